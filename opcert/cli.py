@@ -1,0 +1,292 @@
+"""The command line: a thin layer over the library API.
+
+Exit codes: 0 success; 1 a check failed (a target crashed, a NaN or infinity
+mismatch, a budget exceeded); 2 bad usage (the message says what is allowed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+
+from . import __version__
+from .errors import OpcertError, UsageError, choices
+from .formats import FLOAT_FORMATS, get_format, hex_bits
+from .report.io import write_json_atomic
+from .spec import get_operator, operators
+from .spec.attrs import exact_decimal, resolve
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 too; keep its message, lose the noise
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def _attrs(pairs) -> dict[str, str]:
+    out = {}
+    for p in pairs or []:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--attr {p!r} is not of the form name=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _console():
+    from rich.console import Console
+    # Piped output (CI logs, files) gets wide tables rather than wrapped cells.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+# ---- ops ----------------------------------------------------------------------
+
+def operator_record(op) -> dict:
+    return {
+        "name": op.name,
+        "summary": op.summary,
+        "family": op.family,
+        "primary_standard": op.primary,
+        "dtypes": list(op.dtypes),
+        "attributes": [
+            {"name": a.name, "aliases": list(a.aliases), "domain": a.domain.description, "doc": a.doc,
+             "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults}}
+            for a in op.attributes],
+        "standards": [
+            {"key": s.key, "name": s.op_name, "document": s.document, "formula": s.formula_text,
+             "defaults": s.defaults, "attribute_names": s.attribute_names, "in_place": s.in_place,
+             "support": [{"since": u.since, "dtypes": list(u.dtypes),
+                          "ranks": list(u.ranks) if u.ranks else None} for u in s.support],
+             "notes": s.notes}
+            for s in op.standards],
+        "implementation": str(op.implementation),
+        "properties": [{"name": p.name, "kind": p.kind, "statement": p.statement,
+                        "condition": str(p.condition) if p.condition is not None else None}
+                       for p in op.properties],
+        "integer_semantics": op.integer_semantics or None,
+        "notes": op.notes or None,
+    }
+
+
+def cmd_ops(args) -> int:
+    records = [operator_record(op) for op in operators()]
+    if args.json:
+        print(json.dumps(records, indent=2))
+        return 0
+    from rich.table import Table
+    t = Table(title="opcert operator catalog")
+    for col in ("operator", "standards", "attributes (defaults)", "dtypes (standards)", "definition"):
+        t.add_column(col)
+    for op, r in zip(operators(), records):
+        stds = ", ".join(f"{s.key}:{s.op_name}" for s in op.standards)
+        at = ", ".join(f"{a['name']}=" + "/".join(f"{v:g}" for v in sorted(set(a["defaults"].values())))
+                       for a in r["attributes"]) or "-"
+        t.add_row(op.name, stds, at, ", ".join(op.dtypes), op.standard().formula_text)
+    _console().print(t)
+    return 0
+
+
+# ---- ref ----------------------------------------------------------------------
+
+def _parse_input(text: str, fmt) -> np.ndarray:
+    t = text.strip()
+    if t.lower().startswith(("0x", "+0x", "-0x")) and fmt.kind == "float" and t.lower().startswith("0x") \
+            and "p" not in t.lower() and "." not in t:
+        bits = int(t, 16)
+        if bits >= 1 << fmt.bits:
+            raise UsageError(f"input {text!r} has more than {fmt.bits} bits")
+        return np.array([bits], dtype=fmt.uint).view(fmt.dtype)
+    try:
+        if fmt.kind == "int":
+            v = int(t, 0)
+            if not (fmt.min <= v <= fmt.max):
+                raise UsageError(f"input {text!r} is outside {fmt.name} [{fmt.min}, {fmt.max}]")
+            return np.array([v], dtype=fmt.dtype)
+        from fractions import Fraction
+
+        from .formats import round_fraction
+        low = t.lower()
+        if low in ("nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"):
+            return np.array([float(low)]).astype(fmt.dtype)
+        q = Fraction(float.fromhex(t)) if "0x" in low else Fraction(t)
+        return np.array([round_fraction(q, fmt, negative_zero=t.startswith("-"))]).astype(fmt.dtype)
+    except (ValueError, ZeroDivisionError):
+        raise UsageError(f"input {text!r} is not a number (decimal, hex float such as 0x1.8p-3, "
+                         f"bit pattern such as 0x3c00, inf or nan)") from None
+
+
+def cmd_ref(args) -> int:
+    from .spec.reference import check_dtype, reference_detailed
+    op = get_operator(args.op)
+    fmt = get_format(args.dtype)
+    check_dtype(op, fmt)
+    attrs = resolve(op, _attrs(args.attr), args.standard)
+    if not args.x:
+        raise UsageError("give at least one input value")
+    x = np.concatenate([_parse_input(t, fmt) for t in args.x])
+    r = reference_detailed(op, x, attrs, args.standard, exact_bits=64 if fmt.kind == "float" else 0)
+    rows = []
+    for i in range(x.size):
+        xv, rv = x[i], r.rounded[i]
+        rows.append({"input": _num(xv, fmt), "input_bits": hex_bits(xv, fmt),
+                     "result": _num(rv, fmt), "result_bits": hex_bits(rv, fmt),
+                     "exact": _exact_text(r.exact_hi[i], r.exact_lo[i])})
+    out = {"op": op.name, "dtype": fmt.name, "standard": args.standard or op.primary,
+           "attrs": {k: {"value": float(v), "exact": exact_decimal(v)} for k, v in attrs.items()},
+           "results": rows}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    from rich.table import Table
+    title = f"{op.name} reference, {fmt.name}, correctly rounded (nearest, ties to even)"
+    if attrs:
+        title += "; " + ", ".join(f"{k}={exact_decimal(v)}" for k, v in attrs.items())
+    t = Table(title=title)
+    for col in ("x", "x bits", "result", "result bits", "exact value (about)"):
+        t.add_column(col)
+    for row in rows:
+        t.add_row(str(row["input"]), row["input_bits"], str(row["result"]), row["result_bits"], row["exact"])
+    _console().print(t)
+    return 0
+
+
+def _num(v, fmt):
+    if fmt.kind == "int":
+        return int(v)
+    f = float(np.asarray(v).astype(np.float64))
+    return "nan" if math.isnan(f) else f
+
+
+def _exact_text(hi, lo) -> str:
+    if math.isnan(hi):
+        return "nan"
+    if math.isinf(hi):
+        return str(hi)
+    from fractions import Fraction
+    q = Fraction(float(hi)) + Fraction(float(lo))
+    import decimal
+    with decimal.localcontext() as ctx:
+        ctx.prec = 25
+        return str(+(decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)))
+
+
+# ---- accuracy -----------------------------------------------------------------
+
+def cmd_accuracy(args) -> int:
+    from .verify.accuracy import measure
+    if args.exhaustive and args.samples:
+        raise UsageError("--exhaustive and --samples exclude each other")
+    fmt = get_format(args.dtype)
+    mode = "exhaustive" if args.exhaustive else "sample"
+    if fmt.kind == "int":
+        raise UsageError("accuracy sweeps cover float formats; integer Shrink is checked by the tests")
+    res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
+                  standard=args.standard, **_attrs(args.attr))
+    if args.json:
+        write_json_atomic(args.json, res.to_dict())
+    _print_accuracy(res)
+    if res.status != "ok":
+        print(f"opcert: {res.error}", file=sys.stderr)
+    failed = res.status != "ok" or res.failed_special_values
+    if args.max_ulp is not None and res.max_ulp is not None and res.max_ulp > args.max_ulp:
+        failed = True
+    return 1 if failed else 0
+
+
+def _print_accuracy(res) -> None:
+    from rich.table import Table
+    c = _console()
+    t = Table(title=f"{res.op} {res.dtype} target={res.target} "
+                    f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)")
+    t.add_column("measure")
+    t.add_column("value")
+    if res.status != "ok":
+        t.add_row("status", f"[red]{res.status}[/red]: {res.error}")
+    else:
+        t.add_row("attributes", ", ".join(f"{k}={v['exact']}" for k, v in res.attrs.items()) or "-")
+        t.add_row("max ULP error", f"{res.max_ulp!r}" if res.max_ulp is not None else "-")
+        t.add_row("max distance (representable values)", str(res.max_ulp_distance))
+        if res.worst_input is not None:
+            t.add_row("worst input", f"{res.worst_input!r} ({res.worst_input_bits})")
+            t.add_row("output there", f"{res.worst_output!r} ({res.worst_output_bits})")
+            t.add_row("correctly rounded", f"{res.worst_reference!r} ({res.worst_reference_bits})")
+            t.add_row("exact value", str(res.worst_exact))
+        t.add_row("correctly rounded results", f"{res.correctly_rounded:,} / {res.inputs_checked:,}")
+        for key, label in (("nan_mismatches", "NaN mismatches"), ("inf_mismatches", "infinity mismatches"),
+                           ("signed_zero_mismatches", "signed-zero mismatches"),
+                           ("subnormal_flushes", "subnormal outputs flushed to zero")):
+            n = getattr(res, key)
+            t.add_row(label, f"[red]{n}[/red]" if n and key in ("nan_mismatches", "inf_mismatches") else str(n))
+        for kind, ex in res.examples.items():
+            t.add_row(f"first {kind.replace('_', ' ')}",
+                      f"x={ex['input']['value']} ({ex['input']['bits']}) -> {ex['output']['value']} "
+                      f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})")
+        t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
+        t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
+    t.add_row("reproduce", res.command)
+    c.print(t)
+
+
+# ---- main ---------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="opcert", description="Formal specification and verification of activation operators.")
+    p.add_argument("--version", action="version", version=f"opcert {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub.required = True
+
+    s = sub.add_parser("ops", help="list the operator catalog")
+    s.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    s.set_defaults(func=cmd_ops)
+
+    dtypes = choices(FLOAT_FORMATS)
+    s = sub.add_parser("ref", help="correctly rounded reference values")
+    s.add_argument("op")
+    s.add_argument("--dtype", required=True, help=f"one of {dtypes} (integers for Shrink)")
+    s.add_argument("--attr", action="append", metavar="NAME=VALUE", help="attribute (ONNX or DirectML name)")
+    s.add_argument("--standard", help="whose definition: onnx, directml, sonnx (default: the operator's primary)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("x", nargs="*", help="inputs: decimal, hex float, bit pattern (0x3c00), inf, nan "
+                                        "(put -- before values such as -inf)")
+    s.set_defaults(func=cmd_ref)
+
+    s = sub.add_parser("accuracy", help="ULP accuracy of a target against the reference")
+    s.add_argument("op")
+    s.add_argument("--dtype", required=True, help=f"one of {dtypes}")
+    s.add_argument("--target", default="opcert", help="opcert, or module:function (e.g. numpy:tanh)")
+    s.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    s.add_argument("--standard")
+    s.add_argument("--exhaustive", action="store_true", help="every input (8- and 16-bit formats)")
+    s.add_argument("--samples", type=int, help="stratified samples (default 100000 float32, 10000 float64)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--max-ulp", type=float, help="fail (exit 1) above this ULP error")
+    s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
+    s.set_defaults(func=cmd_accuracy)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        extra = [e for e in extra if e != "--"]
+        if extra:
+            # `ref` takes its inputs anywhere on the line (argparse binds all
+            # positionals at their first position); anything else is an error.
+            flags = [e for e in extra if e.startswith("--")]
+            if args.command != "ref" or flags:
+                parser.error(f"unrecognized arguments: {' '.join(flags or extra)}")
+            args.x = list(args.x) + extra
+        return args.func(args)
+    except UsageError as exc:
+        print(f"opcert: error: {exc}", file=sys.stderr)
+        return 2
+    except OpcertError as exc:
+        print(f"opcert: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("opcert: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,142 @@
+"""One small expression language for operator definitions and implementations.
+
+An operator's formula is written once as an `Expr` tree and interpreted several
+ways: exactly (interval arithmetic in mpmath, `opcert.spec.exact`), in floating
+point with NumPy (`opcert.impl.numpy_eval`), and as z3 models
+(`opcert.verify.z3models`). The operations are those of FPCore (FPBench), to
+which `to_fpcore` exports an expression.
+
+Semantics shared by every interpreter:
+- `min`/`max` are IEEE 754-2019 minimum/maximum: a NaN operand gives NaN, and
+  -0 < +0.
+- comparisons with a NaN operand are false; `select(c, a, b)` is `a` where c.
+- `fma(a, b, c)` is a*b + c rounded once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+ARITY = {
+    "var": 0, "attr": 0, "const": 0,
+    "neg": 1, "exp": 1, "expm1": 1, "tanh": 1, "log1p": 1, "isnan": 1,
+    "add": 2, "sub": 2, "mul": 2, "div": 2, "min": 2, "max": 2,
+    "lt": 2, "le": 2, "gt": 2, "ge": 2, "eq": 2,
+    "and": 2, "or": 2, "not": 1,
+    "fma": 3, "select": 3,
+}
+TRANSCENDENTAL = frozenset({"exp", "expm1", "tanh", "log1p"})
+BOOLEAN = frozenset({"lt", "le", "gt", "ge", "eq", "isnan", "and", "or", "not"})
+
+
+@dataclass(frozen=True)
+class Expr:
+    op: str
+    args: tuple = ()
+    name: str | None = None        # for var and attr
+    value: Fraction | None = None  # for const
+
+    def __post_init__(self):
+        if self.op not in ARITY or len(self.args) != ARITY[self.op]:
+            raise ValueError(f"bad expression node {self.op}/{len(self.args)}")
+
+    # Operator overloading keeps the catalog readable: alpha * tanh(beta * x).
+    def __add__(self, o): return Expr("add", (self, lift(o)))
+    def __radd__(self, o): return Expr("add", (lift(o), self))
+    def __sub__(self, o): return Expr("sub", (self, lift(o)))
+    def __rsub__(self, o): return Expr("sub", (lift(o), self))
+    def __mul__(self, o): return Expr("mul", (self, lift(o)))
+    def __rmul__(self, o): return Expr("mul", (lift(o), self))
+    def __truediv__(self, o): return Expr("div", (self, lift(o)))
+    def __rtruediv__(self, o): return Expr("div", (lift(o), self))
+    def __neg__(self): return Expr("neg", (self,))
+    def __lt__(self, o): return Expr("lt", (self, lift(o)))
+    def __le__(self, o): return Expr("le", (self, lift(o)))
+    def __gt__(self, o): return Expr("gt", (self, lift(o)))
+    def __ge__(self, o): return Expr("ge", (self, lift(o)))
+
+    def __str__(self) -> str:
+        return to_infix(self)
+
+    def nodes(self):
+        yield self
+        for a in self.args:
+            yield from a.nodes()
+
+    def uses(self, op: str) -> bool:
+        return any(n.op == op for n in self.nodes())
+
+    def attributes(self) -> set[str]:
+        return {n.name for n in self.nodes() if n.op == "attr"}
+
+
+def lift(v) -> Expr:
+    if isinstance(v, Expr):
+        return v
+    if isinstance(v, bool):
+        raise TypeError("booleans are not expression constants")
+    return const(v)
+
+
+def var(name: str = "x") -> Expr: return Expr("var", name=name)
+def attr(name: str) -> Expr: return Expr("attr", name=name)
+def const(v) -> Expr: return Expr("const", value=Fraction(v))
+def exp(a) -> Expr: return Expr("exp", (lift(a),))
+def expm1(a) -> Expr: return Expr("expm1", (lift(a),))
+def tanh(a) -> Expr: return Expr("tanh", (lift(a),))
+def log1p(a) -> Expr: return Expr("log1p", (lift(a),))
+def isnan(a) -> Expr: return Expr("isnan", (lift(a),))
+def minimum(a, b) -> Expr: return Expr("min", (lift(a), lift(b)))
+def maximum(a, b) -> Expr: return Expr("max", (lift(a), lift(b)))
+def fma(a, b, c) -> Expr: return Expr("fma", (lift(a), lift(b), lift(c)))
+def select(c, a, b) -> Expr: return Expr("select", (c, lift(a), lift(b)))
+def eq(a, b) -> Expr: return Expr("eq", (lift(a), lift(b)))
+def both(a, b) -> Expr: return Expr("and", (a, b))
+def either(a, b) -> Expr: return Expr("or", (a, b))
+def negate(a) -> Expr: return Expr("not", (a,))
+def absolute(a) -> Expr: return maximum(a, -lift(a))
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
+          "gt": ">", "ge": ">=", "eq": "==", "and": "and", "or": "or"}
+
+
+def to_infix(e: Expr) -> str:
+    if e.op in ("var", "attr"):
+        return e.name
+    if e.op == "const":
+        v = e.value
+        return str(v.numerator) if v.denominator == 1 else f"({v})"
+    if e.op in _INFIX:
+        return f"({to_infix(e.args[0])} {_INFIX[e.op]} {to_infix(e.args[1])})"
+    if e.op == "neg":
+        return f"-{to_infix(e.args[0])}"
+    if e.op == "not":
+        return f"not {to_infix(e.args[0])}"
+    if e.op == "select":
+        c, a, b = (to_infix(x) for x in e.args)
+        return f"({a} if {c} else {b})"
+    return f"{e.op}({', '.join(to_infix(a) for a in e.args)})"
+
+
+_FPCORE = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "lt": "<",
+           "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "select": "if",
+           "min": "fmin", "max": "fmax", "and": "and", "or": "or", "not": "not"}
+
+
+def to_fpcore(e: Expr, name: str, variables=("x",), attributes=()) -> str:
+    """Export as an FPCore benchmark. FPCore's fmin/fmax ignore NaN operands,
+    unlike this language's min/max; the export says so in a property."""
+    def walk(n: Expr) -> str:
+        if n.op in ("var", "attr"):
+            return n.name
+        if n.op == "const":
+            return str(n.value.numerator) if n.value.denominator == 1 else \
+                f"(/ {n.value.numerator} {n.value.denominator})"
+        head = _FPCORE.get(n.op, n.op)
+        if n.op == "isnan":
+            head = "isnan"
+        return f"({head} {' '.join(walk(a) for a in n.args)})"
+    args = " ".join(list(variables) + list(attributes))
+    return (f'(FPCore ({args})\n  :name "{name}"\n  :opcert-minmax "ieee-754-2019-minimum-maximum"\n'
+            f"  {walk(e)})")

@@ -1,0 +1,73 @@
+"""NumPy interpretation of an expression, in binary64.
+
+Inputs are widened exactly to binary64 and the caller rounds the result once
+into the output format. `fma(a, b, c)` whose product operands are the input and
+an attribute is a*b + c in binary64 when the input has at most 26 significant
+bits: the product is then exact, so the single rounding is that of a fused
+multiply-add. Otherwise libm's fma is called per element (ctypes).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+import numpy as np
+
+from . import Expr
+
+_libm = ctypes.CDLL(ctypes.util.find_library("m"))
+_libm.fma.restype = ctypes.c_double
+_libm.fma.argtypes = (ctypes.c_double,) * 3
+_fma = np.frompyfunc(_libm.fma, 3, 1)
+
+
+def _minimum(a, b):
+    # IEEE 754-2019 minimum: NaN if either is NaN, and -0 < +0.
+    r = np.where(a < b, a, b)
+    r = np.where(a == b, np.where(np.signbit(a), a, b), r)
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, r)
+
+
+def _maximum(a, b):
+    r = np.where(a > b, a, b)
+    r = np.where(a == b, np.where(np.signbit(a), b, a), r)
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, r)
+
+
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "min": _minimum, "max": _maximum, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+    "and": np.logical_and, "or": np.logical_or,
+}
+_UNARY = {"neg": np.negative, "exp": np.exp, "expm1": np.expm1, "tanh": np.tanh,
+          "log1p": np.log1p, "isnan": np.isnan, "not": np.logical_not}
+
+
+def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int = 53) -> np.ndarray:
+    """Evaluate `e` at the binary64 array x; `input_bits` is the precision of
+    the format x was widened from."""
+    with np.errstate(all="ignore"):
+        return np.asarray(_eval(e, x, attrs, input_bits), dtype=None)
+
+
+def _eval(e: Expr, x, attrs, input_bits):
+    op = e.op
+    if op == "var":
+        return x
+    if op == "attr":
+        return np.float64(attrs[e.name])
+    if op == "const":
+        return np.float64(e.value)
+    args = [_eval(a, x, attrs, input_bits) for a in e.args]
+    if op == "select":
+        return np.where(*args)
+    if op == "fma":
+        leaves = all(a.op in ("var", "attr", "const") for a in e.args[:2])
+        if leaves and input_bits <= 26:
+            return args[0] * args[1] + args[2]
+        a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
+        return _fma(a, b, c).astype(np.float64)
+    if op in _BINARY:
+        return _BINARY[op](args[0], args[1])
+    return _UNARY[op](args[0])

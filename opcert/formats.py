@@ -1,0 +1,194 @@
+"""Floating-point and integer formats, and exact rounding into them.
+
+A format is described by its precision p (significand bits, hidden bit
+included), its minimum normal exponent emin and maximum exponent emax, as in
+IEEE 754. Rounding is always done here, from exact values (Fraction) or from
+float64 arrays, never by a library cast: ml_dtypes converts float64 to
+bfloat16 through float32, which rounds twice (1 + 2**-8 + 2**-30 becomes 1.0
+instead of 1.0078125).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+
+from .errors import UsageError, choices
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    name: str
+    p: int          # precision in bits, hidden bit included
+    emin: int       # exponent of the smallest normal number
+    emax: int       # exponent of the largest finite number
+    dtype: np.dtype
+    bits: int       # storage width
+
+    @property
+    def kind(self) -> str:
+        return "float"
+
+    @property
+    def max_finite(self) -> Fraction:
+        return Fraction(2 ** self.p - 1) * Fraction(2) ** (self.emax - self.p + 1)
+
+    @property
+    def min_subnormal(self) -> Fraction:
+        return Fraction(2) ** (self.emin - self.p + 1)
+
+    @property
+    def uint(self) -> np.dtype:
+        return np.dtype(f"uint{self.bits}")
+
+
+@dataclass(frozen=True)
+class IntFormat:
+    name: str
+    dtype: np.dtype
+    bits: int
+    signed: bool
+
+    @property
+    def kind(self) -> str:
+        return "int"
+
+    @property
+    def min(self) -> int:
+        return -(2 ** (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max(self) -> int:
+        return 2 ** (self.bits - 1) - 1 if self.signed else 2 ** self.bits - 1
+
+
+FLOAT_FORMATS = {
+    "float16": FloatFormat("float16", 11, -14, 15, np.dtype(np.float16), 16),
+    "bfloat16": FloatFormat("bfloat16", 8, -126, 127, np.dtype(ml_dtypes.bfloat16), 16),
+    "float32": FloatFormat("float32", 24, -126, 127, np.dtype(np.float32), 32),
+    "float64": FloatFormat("float64", 53, -1022, 1023, np.dtype(np.float64), 64),
+}
+INT_FORMATS = {
+    f"{'u' if not s else ''}int{b}": IntFormat(f"{'u' if not s else ''}int{b}",
+                                                np.dtype(f"{'u' if not s else ''}int{b}"), b, s)
+    for b in (8, 16, 32, 64) for s in (True, False)
+}
+FORMATS = {**FLOAT_FORMATS, **INT_FORMATS}
+# Spellings people use, mapped to the canonical names.
+_ALIASES = {"half": "float16", "fp16": "float16", "f16": "float16", "bf16": "bfloat16",
+            "float": "float32", "single": "float32", "fp32": "float32", "f32": "float32",
+            "double": "float64", "fp64": "float64", "f64": "float64"}
+
+
+def get_format(name) -> FloatFormat | IntFormat:
+    """The format called `name` (a dtype name, alias, or a NumPy dtype)."""
+    if isinstance(name, (FloatFormat, IntFormat)):
+        return name
+    if not isinstance(name, str):
+        try:
+            name = np.dtype(name).name
+        except TypeError:
+            name = str(name)
+    key = _ALIASES.get(name.lower(), name.lower())
+    if key not in FORMATS:
+        raise UsageError(f"unknown dtype {name!r}; allowed: {choices(FORMATS)}")
+    return FORMATS[key]
+
+
+def format_of(array: np.ndarray) -> FloatFormat | IntFormat:
+    return get_format(array.dtype)
+
+
+# ---- exact rounding ----------------------------------------------------------
+
+def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False) -> float:
+    """Round an exact rational to `fmt`, to nearest with ties to even.
+
+    Returns a Python float holding the rounded value exactly (every value of the
+    four formats is a binary64 value), or +-inf on overflow. An exact zero is
+    returned as -0.0 when `negative_zero`.
+    """
+    if q == 0:
+        return -0.0 if negative_zero else 0.0
+    sign = -1.0 if q < 0 else 1.0
+    a = abs(q)
+    # floor(log2(a)) exactly, from the bit lengths, corrected by one comparison.
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, fmt.emin) - fmt.p + 1)
+    m = a / quantum
+    n = m.numerator // m.denominator
+    rem = m - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    r = n * quantum
+    if r > fmt.max_finite:
+        return sign * math.inf
+    return sign * float(r) if r != 0 else (-0.0 if sign < 0 else 0.0)
+
+
+def round_float64(y: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Round float64 values to `fmt` (nearest, ties to even); float64 result.
+
+    Exact: dividing by a power of two is exact, and np.rint rounds ties to even.
+    NaN and infinities pass through; overflow gives infinity.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if fmt.name == "float64":
+        return y.copy()
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(y)
+        mag = np.where(finite, np.abs(y), 1.0)
+        _, e2 = np.frexp(mag)                 # mag = f * 2**e2 with f in [0.5, 1)
+        e = np.maximum(e2 - 1, fmt.emin)       # exponent of the quantum's binade
+        quantum = np.ldexp(1.0, (e - fmt.p + 1).astype(np.int32))
+        r = np.rint(np.where(finite, y, 0.0) / quantum) * quantum
+        r = np.where(np.abs(r) > float(fmt.max_finite), np.copysign(np.inf, y), r)
+        # Keep the sign of zero results (a tiny negative value rounds to -0).
+        r = np.where(r == 0, np.copysign(0.0, y), r)
+    return np.where(finite, r, y)
+
+
+def to_format(y: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Round float64 values into an array of fmt's dtype (exactly, see above)."""
+    return round_float64(y, fmt).astype(fmt.dtype)
+
+
+# ---- bits and order -----------------------------------------------------------
+
+def bits_of(x: np.ndarray) -> np.ndarray:
+    fmt = format_of(x)
+    return np.ascontiguousarray(x).view(fmt.uint) if fmt.kind == "float" else x
+
+
+def from_bits(bits, fmt: FloatFormat) -> np.ndarray:
+    return np.asarray(bits, dtype=fmt.uint).view(fmt.dtype)
+
+
+def hex_bits(value, fmt) -> str:
+    """The bit pattern of one value of `fmt`, as 0x-prefixed hex of its width."""
+    fmt = get_format(fmt)
+    a = np.asarray([value]).astype(fmt.dtype)
+    if fmt.kind == "int":
+        return f"0x{int(a.view(f'uint{fmt.bits}')[0]):0{fmt.bits // 4}x}"
+    return f"0x{int(a.view(fmt.uint)[0]):0{fmt.bits // 4}x}"
+
+
+def ordinal(x: np.ndarray) -> np.ndarray:
+    """Map finite floats to integers in the order of their values (as int64,
+    object for float64): consecutive representable values differ by 1, and +0
+    and -0 both map to 0."""
+    fmt = format_of(x)
+    b = bits_of(x).astype(np.uint64)
+    sign_bit = np.uint64(1) << np.uint64(fmt.bits - 1)
+    mag = b & (sign_bit - np.uint64(1))
+    neg = (b & sign_bit) != 0
+    if fmt.bits < 64:
+        m = mag.astype(np.int64)
+        return np.where(neg, -m, m)
+    m = mag.astype(object)
+    return np.where(neg, -m, m)

@@ -1,0 +1,69 @@
+"""Descriptor validation: the tensor constraints of each standard, read from the catalog.
+
+A DirectML operator descriptor binds an input and an output tensor; both must
+have the same data type, dimension count and sizes, a data type and dimension
+count that the feature level supports, and the output may alias the input
+(in-place execution) where the operator allows it. ONNX fixes no rank bound.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError, choices
+from ..spec import get_operator
+from ..spec.model import _version_key
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    dtype: str
+    sizes: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.sizes)
+
+
+def violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml",
+               level: str | None = None, in_place: bool = False) -> list[str]:
+    """Every constraint the descriptor breaks (empty when it is valid)."""
+    op = get_operator(op)
+    std = op.standard(standard)
+    sup = std.support_at(level)
+    if sup is None:
+        return [f"{op.name} is not available before {standard} level {std.support[0].since} "
+                f"(asked for {level})"]
+    found = []
+    for role, t in (("input", inp), ("output", out)):
+        if t.dtype not in sup.dtypes:
+            found.append(f"{role} data type {t.dtype} is not supported at {standard} level "
+                         f"{level or sup.since}; allowed: {choices(sup.dtypes)}")
+        if sup.ranks is not None and not (sup.ranks[0] <= t.rank <= sup.ranks[1]):
+            lo, hi = sup.ranks
+            allowed = str(lo) if lo == hi else f"{lo} to {hi}"
+            found.append(f"{role} dimension count {t.rank} is not supported at {standard} level "
+                         f"{level or sup.since}; allowed: {allowed}")
+        if any(s < 0 for s in t.sizes):
+            found.append(f"{role} sizes {t.sizes} have a negative size")
+    if inp.dtype != out.dtype:
+        found.append(f"input and output data types differ ({inp.dtype} vs {out.dtype})")
+    if inp.rank != out.rank:
+        found.append(f"input and output dimension counts differ ({inp.rank} vs {out.rank})")
+    elif inp.sizes != out.sizes:
+        found.append(f"input and output sizes differ ({inp.sizes} vs {out.sizes})")
+    if in_place and not std.in_place:
+        found.append(f"{op.name} does not allow in-place execution in {standard}")
+    return found
+
+
+def validate(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml",
+             level: str | None = None, in_place: bool = False) -> None:
+    """Raise UsageError naming every broken constraint, if any."""
+    found = violations(op, inp, out, standard=standard, level=level, in_place=in_place)
+    if found:
+        raise UsageError(f"invalid {get_operator(op).name} descriptor: " + "; ".join(found))
+
+
+def levels(op, standard: str) -> list[str]:
+    std = get_operator(op).standard(standard)
+    return sorted({s.since for s in std.support}, key=_version_key)

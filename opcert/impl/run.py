@@ -1,0 +1,44 @@
+"""Execute an operator's implementation expression on a tensor."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from ..expr.numpy_eval import eval_numpy
+from ..formats import IntFormat, format_of, round_float64
+from ..spec import get_operator
+from ..spec.attrs import resolve
+from ..spec.reference import check_dtype
+from .integer import run_integer
+
+
+def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **attrs) -> np.ndarray:
+    """opcert's implementation of `op` on tensor x (rank 0 to 8, empty allowed).
+
+    `out` receives the result when given; it must have x's dtype and shape and
+    may be x itself (in place). Raises UsageError on an unsupported dtype,
+    unknown or out-of-domain attributes, or a mismatched `out`."""
+    op = get_operator(op)
+    return run_resolved(op, x, resolve(op, attrs, standard), out=out)
+
+
+def run_resolved(op, x, attrs, out=None) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    fmt = format_of(x)
+    check_dtype(op, fmt)
+    if out is not None:
+        if not isinstance(out, np.ndarray) or out.dtype != x.dtype or out.shape != x.shape:
+            got = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__)
+            raise UsageError(f"out must have the input's dtype and shape ({x.dtype} {x.shape}); got {got}")
+    if isinstance(fmt, IntFormat):
+        result = run_integer(op, x, attrs, fmt)
+    else:
+        with np.errstate(invalid="ignore"):
+            x64 = x.astype(np.float64)
+        y = eval_numpy(op.implementation, x64, {k: float(v) for k, v in attrs.items()}, input_bits=fmt.p)
+        result = round_float64(np.broadcast_to(y, x.shape), fmt).astype(fmt.dtype)
+    if out is None:
+        return result
+    out[...] = result
+    return out

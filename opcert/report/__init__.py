@@ -1,0 +1,1 @@
+"""Reports: JSON (and later Markdown, HTML, JUnit)."""

@@ -1,0 +1,1 @@
+"""Verification: ULP accuracy measurement (and, later, proofs)."""

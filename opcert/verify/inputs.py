@@ -1,0 +1,89 @@
+"""Input sets for accuracy sweeps: exhaustive, or stratified samples plus hard cases."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..formats import FloatFormat, from_bits, round_fraction
+
+NEIGHBOURS = 4  # representable values on each side of every hard case
+
+
+def exhaustive(fmt: FloatFormat) -> np.ndarray:
+    """Every bit pattern of a format of at most 16 bits, in bit order."""
+    if fmt.bits > 16:
+        raise ValueError("exhaustive() enumerates 8- and 16-bit formats; binary32 uses the chunked sweep")
+    return from_bits(np.arange(2 ** fmt.bits, dtype=np.uint64).astype(fmt.uint), fmt)
+
+
+def _from_ordinal(o: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    sign = np.uint64(1) << np.uint64(fmt.bits - 1)
+    o = np.asarray(o, dtype=np.int64)
+    mag = np.abs(o).astype(np.uint64)
+    bits = np.where(o < 0, mag | sign, mag)
+    return from_bits(bits.astype(fmt.uint), fmt)
+
+
+def _max_ordinal(fmt: FloatFormat) -> int:
+    # the ordinal of +inf: every exponent field but the all-ones one, times the mantissas
+    return ((2 ** (fmt.bits - 1 - (fmt.p - 1)) - 1) << (fmt.p - 1))
+
+
+def neighbours(points: list[Fraction], fmt: FloatFormat, k: int = NEIGHBOURS) -> np.ndarray:
+    """Each point rounded to fmt, with k representable values on each side."""
+    out = []
+    top = _max_ordinal(fmt)
+    for q in points:
+        r = round_fraction(q, fmt)
+        if not np.isfinite(r):
+            continue
+        o = _ordinal_of(r, fmt)
+        out.extend(range(max(o - k, -top), min(o + k, top) + 1))
+    return _from_ordinal(np.array(out, dtype=np.int64), fmt) if out else np.array([], dtype=fmt.dtype)
+
+
+def _ordinal_of(value: float, fmt: FloatFormat) -> int:
+    bits = int(np.array([value], dtype=np.float64).astype(fmt.dtype).view(fmt.uint)[0])
+    sign = 1 << (fmt.bits - 1)
+    return -(bits & (sign - 1)) if bits & sign else bits
+
+
+def special_values(fmt: FloatFormat) -> np.ndarray:
+    """Zeros, extreme subnormals and normals, the largest finite values,
+    infinities, and NaNs (quiet and signalling, both signs)."""
+    top = _max_ordinal(fmt)
+    mant = fmt.p - 1
+    ords = [0, 1, 2, (1 << mant) - 1, 1 << mant, (1 << mant) + 1, top - 1, top]
+    vals = _from_ordinal(np.array(ords + [-o for o in ords], dtype=np.int64), fmt)
+    exp_all = ((1 << (fmt.bits - 1)) - 1) ^ ((1 << mant) - 1)
+    sign = 1 << (fmt.bits - 1)
+    nans = [exp_all | (1 << (mant - 1)), exp_all | 1, sign | exp_all | (1 << (mant - 1)), sign | exp_all | 1]
+    one = np.array([1.0, -1.0], dtype=np.float64).astype(fmt.dtype)
+    return np.concatenate([vals, from_bits(np.array(nans, dtype=np.uint64).astype(fmt.uint), fmt),
+                           np.array([-0.0], dtype=np.float64).astype(fmt.dtype), one])
+
+
+def stratified(fmt: FloatFormat, n: int, rng: np.random.Generator) -> np.ndarray:
+    """About n finite values spread evenly over both signs and every binade
+    (the subnormals are one more binade), uniform within each."""
+    mant = fmt.p - 1
+    binades = (1 << (fmt.bits - 1 - mant)) - 1   # exponent fields 0 .. max-1
+    per = max(1, n // (2 * binades))
+    exps = np.repeat(np.arange(binades, dtype=np.uint64), per)
+    m = rng.integers(0, 1 << mant, size=exps.size, dtype=np.uint64)
+    mag = (exps << np.uint64(mant)) | m
+    both = np.concatenate([mag, mag | (np.uint64(1) << np.uint64(fmt.bits - 1))])
+    return from_bits(both.astype(fmt.uint), fmt)
+
+
+def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int = 0) -> np.ndarray:
+    """Stratified samples, the special values, and the neighbours of the
+    operator's special points (branch points, thresholds, saturation points),
+    without duplicates, in bit order."""
+    rng = np.random.default_rng(seed)
+    parts = [stratified(fmt, n, rng), special_values(fmt),
+             neighbours(op.special_points(attrs, fmt), fmt)]
+    allv = np.concatenate([np.asarray(p, dtype=fmt.dtype) for p in parts])
+    bits = np.unique(np.ascontiguousarray(allv).view(fmt.uint))
+    return from_bits(bits, fmt)

@@ -1,0 +1,91 @@
+"""ULP arithmetic, one definition for the whole project (DESIGN.md).
+
+For a format of precision p and minimum normal exponent emin, and an exact
+real v: ulp(v) = 2**(max(floor(log2|v|), emin) - p + 1); ulp(0) is the
+smallest subnormal. The error of a computed y is |y - v| / ulp(v): y is
+correctly rounded exactly when its error is at most 0.5 (and, at a tie, even).
+An infinite y where v is finite enters the formula as +-2**(emax + 1).
+Besides it: the integer distance, in representable values, from the correctly
+rounded result r (what numpy.testing.assert_array_max_ulp counts).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..formats import FloatFormat, ordinal
+
+
+def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    v = np.abs(np.asarray(v, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _, e2 = np.frexp(np.where(v > 0, v, 1.0))
+    e = np.maximum(e2 - 1, fmt.emin)
+    u = np.ldexp(1.0, (e - fmt.p + 1).astype(np.int32))
+    return np.where(v > 0, u, np.ldexp(1.0, fmt.emin - fmt.p + 1))
+
+
+def ulp_error(y: np.ndarray, v_hi: np.ndarray, v_lo: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """|y - v| / ulp(v), with v = v_hi + v_lo exactly enough (see Reference).
+
+    Elements where y or v is NaN, or v is infinite, give NaN: those are
+    special-value cases, counted apart from the ULP figure."""
+    y = np.asarray(y, dtype=np.float64)
+    # binary64 values of 2**1020 or more are scaled by 1/4 so that 2**1024 and
+    # the differences stay finite; scaling by a power of two is exact and
+    # leaves the ratio alone (and tiny values keep their ulp unscaled).
+    big = np.ldexp(1.0, fmt.emax + 1 - 2) if fmt.name == "float64" else np.ldexp(1.0, fmt.emax + 1)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if fmt.name == "float64":
+            large = (np.abs(y) >= 2.0 ** 1020) | (np.abs(v_hi) >= 2.0 ** 1020)
+            scale = np.where(large, 4.0, 1.0)
+            yy = np.where(np.isinf(y), np.copysign(big, y), y / scale)
+        else:
+            scale = 1.0
+            yy = np.where(np.isinf(y), np.copysign(big, y), y)
+        d = np.abs((yy - v_hi / scale) - v_lo / scale)
+        err = d / (ulp_of(v_hi, fmt) / scale)
+    bad = np.isnan(y) | np.isnan(v_hi) | np.isinf(v_hi)
+    return np.where(bad, np.nan, err)
+
+
+def ulp_of_exact(v: Fraction, fmt: FloatFormat) -> Fraction:
+    if v == 0:
+        return Fraction(2) ** (fmt.emin - fmt.p + 1)
+    a = abs(v)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    return Fraction(2) ** (max(e, fmt.emin) - fmt.p + 1)
+
+
+def ulp_error_exact(y: float, v: Fraction, fmt: FloatFormat) -> Fraction:
+    """The same error, in rational arithmetic, for one finite exact value v."""
+    if math.isinf(y):
+        yq = Fraction(2) ** (fmt.emax + 1) * (1 if y > 0 else -1)
+    else:
+        yq = Fraction(y)
+    return abs(yq - v) / ulp_of_exact(v, fmt)
+
+
+def ulp_distance(y: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Representable values between y and the correctly rounded r (same
+    format; finite values and infinities, which sit one step past the largest
+    finite). Returns an int64 array, or an object array for 64-bit formats."""
+    return np.abs(ordinal(y) - ordinal(r))
+
+
+HISTOGRAM_EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0)
+
+
+def histogram(err: np.ndarray) -> dict[str, int]:
+    """Counts of finite ULP errors in the bins 0, (0, 0.5], (0.5, 1], (1, 2], ..."""
+    e = err[~np.isnan(err)]
+    out = {"0": int(np.count_nonzero(e == 0))}
+    edges = HISTOGRAM_EDGES
+    for lo, hi in zip(edges, edges[1:]):
+        out[f"({lo:g}, {hi:g}]"] = int(np.count_nonzero((e > lo) & (e <= hi)))
+    out[f"> {edges[-1]:g}"] = int(np.count_nonzero(e > edges[-1]))
+    return out

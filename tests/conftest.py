@@ -1,0 +1,35 @@
+import os
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # oracle.py, bad_targets.py
+
+DTYPES = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+          "float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+
+
+def all_16bit(dtype: str) -> np.ndarray:
+    return np.arange(65536, dtype=np.uint16).view(DTYPES[dtype])
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise: identical values, zero signs included; any NaN equals any NaN."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    both_nan = np.isnan(a64) & np.isnan(b64)
+    eq = (a64 == b64) & (np.signbit(a64) == np.signbit(b64))
+    return both_nan | eq
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run the CLI in-process: returns (exit code, stdout, stderr)."""
+    from opcert.cli import main
+
+    def run(*args):
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+    return run

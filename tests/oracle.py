@@ -1,0 +1,75 @@
+"""An independent correctly rounded oracle: MPFR through gmpy2.
+
+Written from the operators' textual definitions, sharing no code with opcert's
+reference: MPFR evaluates each formula at 320 bits (transcendental operators)
+or exactly in rationals (mpq: HardSigmoid, Shrink), then MPFR itself rounds to
+the target format with IEEE subnormals. The sign of a zero result follows IEEE
+arithmetic on the formula, as MPFR applies it.
+"""
+from __future__ import annotations
+
+import math
+
+import gmpy2
+import numpy as np
+from gmpy2 import mpfr, mpq
+
+CONTEXTS = {
+    "float16": lambda: gmpy2.ieee(16),
+    "float32": lambda: gmpy2.ieee(32),
+    "float64": lambda: gmpy2.ieee(64),
+    # bfloat16: 8-bit significand, binary32's exponent range.
+    "bfloat16": lambda: gmpy2.context(precision=8, emin=-132, emax=128, subnormalize=True),
+}
+WORK = 320
+
+
+def _round(value, dtype: str) -> float:
+    with gmpy2.context(CONTEXTS[dtype]()):
+        return float(+value)
+
+
+def _exact_q(x: float) -> mpq:
+    return mpq(*x.as_integer_ratio())
+
+
+def oracle_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> float:
+    if math.isnan(x):
+        return math.nan
+    if op in ("HardSigmoid", "Shrink"):
+        if math.isinf(x):
+            if op == "Shrink":
+                return x
+            slope = attrs["alpha"] * (1 if x > 0 else -1)
+            return 1.0 if slope > 0 else (0.0 if slope < 0 else min(max(attrs["beta"], 0.0), 1.0))
+        q = _exact_q(x)
+        if op == "HardSigmoid":
+            v = max(mpq(0), min(_exact_q(attrs["alpha"]) * q + _exact_q(attrs["beta"]), mpq(1)))
+        else:
+            lam, b = _exact_q(attrs["lambd"]), _exact_q(attrs["bias"])
+            v = q + b if q < -lam else (q - b if q > lam else mpq(0))
+        with gmpy2.context(CONTEXTS[dtype]()):
+            return float(mpfr(v))
+    with gmpy2.context(gmpy2.context(precision=WORK)):
+        xx = mpfr(x)
+        if op == "Tanh":
+            v = gmpy2.tanh(xx)
+        elif op == "ScaledTanh":
+            v = mpfr(attrs["alpha"]) * gmpy2.tanh(mpfr(attrs["beta"]) * xx)
+        elif op == "Celu":
+            a = mpfr(attrs["alpha"])
+            # alpha > 0: max(0, x) + min(0, alpha*(exp(x/alpha) - 1)) is x for x > 0 and the
+            # second term for x < 0; at x = +-0 the formula's IEEE value is max(0, -0) + min(0, +0) = +0.
+            v = xx if x > 0 else (a * gmpy2.expm1(xx / a) if x < 0 else mpfr(0))
+        else:
+            raise ValueError(op)
+    return _round(v, dtype)
+
+
+def oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:
+    dtype = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
+             "float64": "float64"}[x.dtype.name]
+    with np.errstate(invalid="ignore"):
+        xs = x.astype(np.float64).tolist()
+    out = np.array([oracle_scalar(op, v, attrs, dtype) for v in xs], dtype=np.float64)
+    return out

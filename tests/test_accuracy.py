@@ -1,0 +1,98 @@
+"""measure(): exhaustive and sampled sweeps, targets, and deliberately wrong implementations."""
+import json
+
+import numpy as np
+import pytest
+
+from opcert.errors import UsageError
+from opcert.verify.accuracy import measure
+from opcert.verify.inputs import sample
+
+KEYS = {"op", "dtype", "target", "attrs", "inputs_checked", "exhaustive", "max_ulp", "worst_input_bits",
+        "worst_input", "worst_output", "worst_reference", "correctly_rounded", "nan_mismatches",
+        "inf_mismatches", "signed_zero_mismatches", "elapsed_s"}
+
+
+def test_exhaustive_float16_opcert():
+    r = measure("Tanh", "opcert", "float16", "exhaustive")
+    assert r.inputs_checked == 65536 and r.exhaustive and r.status == "ok"
+    assert r.max_ulp <= 0.5 and r.correctly_rounded == 65536
+    assert KEYS <= set(r.to_dict()) and json.dumps(r.to_dict())
+
+
+def test_numpy_tanh_is_audited():
+    r = measure("Tanh", "numpy:tanh", "float16", "exhaustive")
+    assert r.inputs_checked == 65536 and r.status == "ok"
+    assert r.provenance["target_version"] == np.__version__
+    assert r.nan_mismatches == 0 and r.inf_mismatches == 0
+
+
+def test_nan_is_one_is_caught_with_its_input():
+    r = measure("Tanh", "bad_targets:tanh_nan_is_one", "float16", "exhaustive")
+    assert r.nan_mismatches == 2046  # every float16 NaN pattern: 2 signs x (2**10 - 1) payloads
+    ex = r.examples["nan_mismatch"]
+    assert ex["output"]["value"] == 1.0 and ex["reference"]["value"] == "nan"
+    assert ex["input"]["bits"] == "0x7c01"  # the first NaN in bit order
+
+
+def test_shrink_ge_at_threshold_is_caught_with_its_input():
+    r = measure("Shrink", "bad_targets:shrink_ge", "float16", "exhaustive")
+    # At x = +-0.5 the correct result is 0 and the wrong one +-0.5: 0.5 / 2**-24 ULP.
+    assert r.max_ulp == 0.5 / 2 ** -24
+    assert r.worst_input_bits in ("0x3800", "0xb800") and abs(r.worst_input) == 0.5
+    assert r.worst_reference == 0.0 and abs(r.worst_output) == 0.5
+    s = measure("Shrink", "bad_targets:shrink_ge", "float32", "sample", samples=2000)
+    assert abs(s.worst_input) == 0.5  # the sample includes the thresholds and their neighbours
+
+
+@pytest.mark.parametrize("name,message", [("bad_targets:crashes", "RuntimeError: kernel exploded"),
+                                          ("bad_targets:wrong_dtype", "returned dtype float64"),
+                                          ("bad_targets:wrong_shape", "returned shape")])
+def test_broken_targets_fail(name, message):
+    r = measure("Tanh", name, "float16", "exhaustive")
+    assert r.status == "crashed" and message in r.error
+
+
+@pytest.mark.parametrize("target,message", [("nosuchmodule:f", "cannot import module"),
+                                            ("numpy:nosuchfunc", "has no 'nosuchfunc'"),
+                                            ("numpy:pi", "not callable"), ("tensorrt", "unknown target")])
+def test_bad_targets_are_usage_errors(target, message):
+    with pytest.raises(UsageError, match=message):
+        measure("Tanh", target, "float16", "exhaustive")
+
+
+def test_float32_cannot_be_exhaustive_here():
+    with pytest.raises(UsageError, match="sampled"):
+        measure("Tanh", "opcert", "float32", "exhaustive")
+
+
+def test_sample_covers_binades_specials_and_branch_points():
+    import opcert
+    from opcert.formats import get_format
+    from opcert.spec.attrs import resolve
+    op = opcert.get_operator("HardSigmoid")
+    fmt = get_format("float32")
+    x = sample(op, fmt, resolve(op, {}), 4000, seed=1)
+    with np.errstate(invalid="ignore"):
+        x64 = x.astype(np.float64)
+    assert np.isnan(x64).any() and np.isinf(x64).sum() == 2 and (x64 == 0).sum() == 2
+    exps = np.frexp(np.abs(x64[np.isfinite(x64) & (x64 != 0)]))[1]
+    assert len(np.unique(exps)) >= 250  # every binade of binary32 (normal and subnormal)
+    # the saturation points -2.5 and 2.5 (alpha = 0.2, beta = 0.5), with neighbours
+    assert -2.5 in x64 and np.nextafter(np.float32(2.5), np.float32(3)) in x
+
+
+def test_signed_zero_and_flush_are_counted_apart():
+    def flush_and_flip(x):
+        y = np.tanh(x)
+        y[np.abs(y.astype(np.float64)) < 6.2e-5] = 0  # flush subnormal outputs, and +-0 becomes +0
+        return y
+    import sys
+    import types
+    mod = types.ModuleType("flushmod")
+    mod.f = flush_and_flip
+    sys.modules["flushmod"] = mod
+    r = measure("Tanh", "flushmod:f", "float16", "exhaustive")
+    assert r.signed_zero_mismatches == 1  # -0 -> +0
+    assert r.subnormal_flushes == 2 * 1023  # every nonzero subnormal, both signs
+    assert r.examples["signed_zero_mismatch"]["input"]["bits"] == "0x8000"

@@ -1,0 +1,96 @@
+"""The command line: outputs, exit codes, and every bad-input path (exit 2, no traceback)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def test_ops_json_lists_the_catalog(cli):
+    code, out, _ = cli("ops", "--json")
+    data = json.loads(out)
+    assert code == 0 and [d["name"] for d in data] == ["Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"]
+    hs = data[2]
+    assert hs["attributes"][0]["defaults"] == {"onnx": 0.2, "directml": 0.2}
+    assert {s["key"] for s in hs["standards"]} == {"onnx", "directml"}
+    shrink_dml = next(s for s in data[3]["standards"] if s["key"] == "directml")
+    assert shrink_dml["support"][-1] == {"since": "5.1", "ranks": [1, 8], "dtypes": [
+        "float16", "float32", "int32", "int16", "int8", "uint32", "uint16", "uint8"]}
+
+
+def test_ops_table(cli):
+    code, out, _ = cli("ops")
+    assert code == 0 and "ScaledTanh" in out
+
+
+def test_ref_prints_values_and_bits(cli):
+    code, out, _ = cli("ref", "Tanh", "--dtype", "float16", "--json", "1", "0x3c00", "-0", "inf", "nan")
+    rows = json.loads(out)["results"]
+    assert code == 0
+    assert rows[0]["result_bits"] == rows[1]["result_bits"] == "0x3a18"  # tanh(1) = 0.76171875 in float16
+    assert rows[0]["result"] == 0.76171875
+    assert rows[2]["result_bits"] == "0x8000" and rows[3]["result"] == 1.0 and rows[4]["result"] == "nan"
+
+
+def test_ref_with_directml_attribute_name(cli):
+    code, out, _ = cli("ref", "DML_ACTIVATION_SHRINK", "--dtype", "float32", "--attr", "Threshold=1",
+                       "--attr", "Bias=0.5", "--json", "2", "0.5")
+    rows = json.loads(out)["results"]
+    assert code == 0 and [r["result"] for r in rows] == [1.5, 0.0]
+
+
+def test_accuracy_json_file(cli, tmp_path):
+    f = tmp_path / "r.json"
+    code, out, _ = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "opcert", "--exhaustive", "--json", f)
+    data = json.loads(f.read_text())
+    assert code == 0 and data["inputs_checked"] == 65536 and data["exhaustive"] is True
+    assert data["worst_input_bits"].startswith("0x") and "reproduce" in out
+
+
+def test_accuracy_exit_1_on_nan_mismatch(cli):
+    code, out, _ = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:tanh_nan_is_one",
+                       "--exhaustive")
+    assert code == 1 and "0x7c01" in out
+
+
+def test_accuracy_exit_1_on_crash(cli):
+    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:crashes", "--exhaustive")
+    assert code == 1 and "kernel exploded" in out and "kernel exploded" in err
+
+
+def test_accuracy_max_ulp_budget(cli):
+    code, _, _ = cli("accuracy", "Shrink", "--dtype", "float16", "--target", "bad_targets:shrink_ge",
+                     "--exhaustive", "--max-ulp", "1")
+    assert code == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["accuracy", "Tanhh", "--dtype", "float16"], "unknown operator 'Tanhh'"),
+    (["accuracy", "Tanh", "--dtype", "float8"], "unknown dtype 'float8'"),
+    (["accuracy", "Tanh", "--dtype", "float16", "--target", "cuda"], "unknown target 'cuda'"),
+    (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha=0"], "outside its domain"),
+    (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha=nan"], "not finite"),
+    (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha"], "not of the form name=value"),
+    (["accuracy", "Celu", "--dtype", "float16", "--attr", "beta=1"], "unknown attribute 'beta'"),
+    (["accuracy", "Tanh", "--dtype", "float16", "--exhaustive", "--samples", "5"], "exclude each other"),
+    (["accuracy", "Tanh", "--dtype", "float32", "--exhaustive"], "sampled"),
+    (["accuracy", "Tanh"], "required: --dtype"),
+    (["ref", "Tanh", "--dtype", "float16", "abc"], "not a number"),
+    (["ref", "Tanh", "--dtype", "float16"], "at least one input"),
+    (["ref", "Tanh", "--dtype", "float16", "0x10000"], "more than 16 bits"),
+    (["ref", "Tanh", "--dtype", "int8", "1"], "Tanh does not take int8"),
+    (["prove-everything"], "invalid choice"),
+    (["ops", "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bad_input_exits_2_with_a_message(cli, args, message):
+    code, out, err = cli(*args)
+    assert code == 2 and message in err and "Traceback" not in err + out
+
+
+def test_console_script_and_module_entry_points(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    for cmd in ([sys.executable, "-m", "opcert"], [os.path.join(os.path.dirname(sys.executable), "opcert")]):
+        p = subprocess.run(cmd + ["accuracy", "Tanh", "--dtype", "float16", "--target", "nosuch:f"],
+                           capture_output=True, text=True, env=env)
+        assert p.returncode == 2 and "cannot import module 'nosuch'" in p.stderr and "Traceback" not in p.stderr

@@ -1,0 +1,95 @@
+"""Rounding into formats and the ULP arithmetic, against MPFR and hand-worked values."""
+from fractions import Fraction
+
+import gmpy2
+import numpy as np
+import pytest
+from oracle import CONTEXTS
+
+from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, ordinal, round_float64, round_fraction
+from opcert.verify.ulp import histogram, ulp_distance, ulp_error, ulp_of
+
+
+@pytest.mark.parametrize("name", list(FLOAT_FORMATS))
+def test_round_fraction_matches_mpfr(name):
+    fmt = FLOAT_FORMATS[name]
+    rng = np.random.default_rng(1)
+    for _ in range(3000):
+        e = int(rng.integers(fmt.emin - fmt.p - 3, fmt.emax + 3))
+        q = Fraction(int(rng.integers(1, 2 ** 62)), 2 ** 61) * Fraction(2) ** e
+        q = -q if rng.integers(2) else q
+        with gmpy2.context(CONTEXTS[name]()):
+            want = float(gmpy2.mpfr(gmpy2.mpq(q.numerator, q.denominator)))
+        assert round_fraction(q, fmt, negative_zero=q < 0) == want, q
+
+
+def test_round_fraction_ties_go_to_even():
+    f16 = FLOAT_FORMATS["float16"]
+    # 1 + 2**-11 is halfway between 1 and 1 + 2**-10: ties to 1 (even).
+    assert round_fraction(Fraction(1) + Fraction(1, 2 ** 11), f16) == 1.0
+    # 1 + 3 * 2**-11 is halfway between 1 + 2**-10 (odd) and 1 + 2**-9: up.
+    assert round_fraction(Fraction(1) + Fraction(3, 2 ** 11), f16) == 1 + 2 ** -9
+    # The largest float16 is 65504; 65520 is the midpoint to 2**16: overflows.
+    assert round_fraction(Fraction(65519), f16) == 65504.0
+    assert round_fraction(Fraction(65520), f16) == np.inf
+    # Half the smallest subnormal rounds to zero (even), a bit more to 2**-24.
+    assert round_fraction(Fraction(1, 2 ** 25), f16) == 0.0
+    assert round_fraction(Fraction(1, 2 ** 25) + Fraction(1, 2 ** 40), f16) == 2.0 ** -24
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
+def test_round_float64_equals_exact_rounding(name):
+    fmt = FLOAT_FORMATS[name]
+    rng = np.random.default_rng(2)
+    y = rng.standard_normal(5000) * np.ldexp(1.0, rng.integers(fmt.emin - fmt.p - 2, fmt.emax + 2, 5000))
+    got = round_float64(y, fmt)
+    want = np.array([round_fraction(Fraction(v), fmt, negative_zero=v < 0) for v in y])
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_bfloat16_rounding_is_not_ml_dtypes_double_rounding():
+    v = np.array([1 + 2 ** -8 + 2 ** -30])  # just above the midpoint of 1 and 1 + 2**-7
+    assert round_float64(v, get_format("bfloat16"))[0] == 1 + 2 ** -7
+
+
+def test_ulp_definition():
+    f32 = FLOAT_FORMATS["float32"]
+    # ulp(v) = 2**(max(floor(log2|v|), emin) - p + 1)
+    assert ulp_of(np.array([1.0]), f32)[0] == 2.0 ** -23
+    assert ulp_of(np.array([0.75]), f32)[0] == 2.0 ** -24
+    assert ulp_of(np.array([2.0 ** -130]), f32)[0] == 2.0 ** -149   # subnormal range
+    assert ulp_of(np.array([0.0]), f32)[0] == 2.0 ** -149           # ulp(0): smallest subnormal
+
+
+def test_ulp_error_hand_values():
+    f16 = FLOAT_FORMATS["float16"]
+    one = np.array([1.0])
+    # exact v = 1 + 0.3 ulp, computed y = 1: error 0.3
+    assert ulp_error(one, np.array([1.0]), np.array([0.3 * 2 ** -10]), f16)[0] == pytest.approx(0.3)
+    # y = 65504 (max) where v is 2**16 exactly: 32 / 64 = 0.5
+    assert ulp_error(np.array([65504.0]), np.array([65536.0]), np.zeros(1), f16)[0] == 0.5
+    # infinite y where v = 65504 enters as 2**16: (65536 - 65504) / 32 = 1
+    assert ulp_error(np.array([np.inf]), np.array([65504.0]), np.zeros(1), f16)[0] == 1.0
+    # NaN or an infinite exact value is a special case, not a ULP figure
+    assert np.isnan(ulp_error(np.array([np.nan]), one, np.zeros(1), f16)[0])
+    assert np.isnan(ulp_error(one, np.array([np.inf]), np.zeros(1), f16)[0])
+
+
+def test_float64_ulp_error_near_overflow_is_finite():
+    f64 = FLOAT_FORMATS["float64"]
+    m = np.finfo(np.float64).max
+    assert ulp_error(np.array([np.inf]), np.array([m]), np.zeros(1), f64)[0] == 1.0
+
+
+def test_distance_and_order():
+    x = np.array([-0.0, 0.0, np.float16(2 ** -24), 1.0, np.inf], dtype=np.float16)
+    assert ordinal(x).tolist() == [0, 0, 1, 0x3C00, 0x7C00]
+    a = np.array([1.0, -1.0], dtype=np.float32)
+    b = np.nextafter(a, np.float32(np.inf))
+    assert ulp_distance(a, b).tolist() == [1, 1]
+    assert hex_bits(1.0, "float16") == "0x3c00" and hex_bits(-0.0, "bfloat16") == "0x8000"
+
+
+def test_histogram_bins():
+    h = histogram(np.array([0.0, 0.25, 0.5, 0.75, 3.0, np.nan]))
+    assert h["0"] == 1 and h["(0, 0.5]"] == 2 and h["(0.5, 1]"] == 1 and h["(2, 4]"] == 1

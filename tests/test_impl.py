@@ -1,0 +1,124 @@
+"""opcert's implementation: accuracy against the reference, tensor semantics, integers."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import DTYPES, all_16bit
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opcert
+from opcert.errors import UsageError
+from opcert.formats import get_format
+from opcert.impl import run
+from opcert.spec.attrs import resolve
+from opcert.spec.reference import reference_detailed
+from opcert.verify.ulp import ulp_error
+
+OPS = ["Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"]
+# Error budgets from the error analysis, not from measurements. Outputs of at
+# most 24 bits are computed in binary64 (a few binary64 roundings and libm's
+# error, under 2**-48 relative) then rounded once: 0.5 ULP plus 2**-20 covers it.
+# binary64 outputs: HardSigmoid (libm fma) and Shrink (one subtraction) are
+# correctly rounded; Tanh is libm's tanh (< 1 ULP); ScaledTanh and Celu add
+# two roundings of 0.5 ULP (the inner product/quotient has condition <= 1).
+NARROW_BUDGET = 0.5 + 2 ** -20
+FLOAT64_BUDGET = {"Tanh": 1.0, "ScaledTanh": 2.0, "HardSigmoid": 0.5, "Shrink": 0.5, "Celu": 2.0}
+
+
+def _max_err(op, x, **attrs):
+    resolved = resolve(opcert.get_operator(op), attrs)
+    y = run(op, x, **attrs)
+    ref = reference_detailed(op, x, resolved)
+    err = ulp_error(y.astype(np.float64), ref.exact_hi, ref.exact_lo, get_format(x.dtype))
+    nan_ok = np.array_equal(np.isnan(y.astype(np.float64)), np.isnan(ref.rounded.astype(np.float64)))
+    return float(np.nanmax(err, initial=0.0)), nan_ok
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", OPS)
+def test_every_16bit_input_within_budget(op, dtype):
+    err, nan_ok = _max_err(op, all_16bit(dtype))
+    assert nan_ok and err <= NARROW_BUDGET, err
+
+
+finite32 = st.floats(width=32, allow_nan=True, allow_infinity=True)
+finite64 = st.floats(allow_nan=True, allow_infinity=True)
+attr32 = st.floats(min_value=-8, max_value=8, width=32)
+pos32 = st.floats(min_value=2 ** -7, max_value=8, width=32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(xs=st.lists(finite32, min_size=1, max_size=64), a=attr32, b=attr32, c=pos32)
+def test_hypothesis_float32(xs, a, b, c):
+    x = np.array(xs, dtype=np.float32)
+    attrs = {"ScaledTanh": {"alpha": a, "beta": b}, "HardSigmoid": {"alpha": a, "beta": b},
+             "Shrink": {"bias": a, "lambd": abs(b)}, "Celu": {"alpha": c}, "Tanh": {}}
+    for op in OPS:
+        if op == "HardSigmoid" and a == 0:
+            continue  # alpha = 0: 0 * inf is NaN in IEEE arithmetic; the limit is beta (see notes)
+        if op == "ScaledTanh" and b == 0:
+            continue  # beta = 0: likewise at +-inf
+        err, nan_ok = _max_err(op, x, **attrs[op])
+        assert nan_ok and err <= NARROW_BUDGET, (op, err)
+
+
+@settings(max_examples=25, deadline=None)
+@given(xs=st.lists(finite64, min_size=1, max_size=16), a=attr32, b=attr32, c=pos32)
+def test_hypothesis_float64(xs, a, b, c):
+    x = np.array(xs, dtype=np.float64)
+    attrs = {"ScaledTanh": {"alpha": a, "beta": b}, "HardSigmoid": {"alpha": a, "beta": b},
+             "Shrink": {"bias": a, "lambd": abs(b)}, "Celu": {"alpha": c}, "Tanh": {}}
+    for op in OPS:
+        if (op == "HardSigmoid" and a == 0) or (op == "ScaledTanh" and b == 0):
+            continue
+        err, nan_ok = _max_err(op, x, **attrs[op])
+        assert nan_ok and err <= FLOAT64_BUDGET[op], (op, err)
+
+
+@pytest.mark.parametrize("rank", range(9))
+def test_ranks_0_to_8_and_in_place(rank):
+    rng = np.random.default_rng(rank)
+    shape = tuple(int(s) for s in rng.integers(1, 3, size=rank))
+    x = rng.normal(0, 3, size=shape).astype(np.float32)
+    for op in OPS:
+        y = run(op, x)
+        assert y.shape == x.shape and y.dtype == x.dtype
+        assert np.array_equal(y.reshape(-1), run(op, x.reshape(-1)))  # rank does not change values
+        inplace = x.copy()
+        ret = run(op, inplace, out=inplace)
+        assert ret is inplace and np.array_equal(inplace, y, equal_nan=True)
+
+
+def test_empty_tensors():
+    for op in OPS:
+        for shape in [(0,), (2, 0, 3)]:
+            y = run(op, np.zeros(shape, dtype=np.float16))
+            assert y.shape == shape and y.dtype == np.float16
+
+
+def test_bad_out_and_dtype():
+    x = np.zeros(3, dtype=np.float32)
+    with pytest.raises(UsageError, match="out must have the input's dtype and shape"):
+        run("Tanh", x, out=np.zeros(3, dtype=np.float16))
+    with pytest.raises(UsageError, match="out must have"):
+        run("Tanh", x, out=np.zeros(4, dtype=np.float32))
+    with pytest.raises(UsageError, match="Tanh does not take int32"):
+        run("Tanh", np.zeros(3, dtype=np.int32))
+    with pytest.raises(UsageError, match="unknown dtype"):
+        run("Tanh", np.zeros(3, dtype=np.complex64))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64"])
+def test_integer_shrink_against_fractions(dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.integers(info.min, info.max, 2000, dtype=dtype, endpoint=True),
+                        np.array([info.min, info.max, 0, 1, 2, 3], dtype=dtype)])
+    for bias, lambd in [(0.0, 0.5), (1.5, 1.0), (2.5, 0.0), (-3.25, 2.0), (1e10, 0.5)]:
+        y = run("Shrink", x, bias=bias, lambd=lambd)
+        b, lam = Fraction(float(np.float32(bias))), Fraction(float(np.float32(lambd)))
+        for xi, yi in zip(x.tolist(), y.tolist()):
+            q = xi + b if xi < -lam else (xi - b if xi > lam else Fraction(0))
+            want = min(max(round(q), int(info.min)), int(info.max))  # round(): ties to even
+            assert yi == want, (dtype, bias, lambd, xi, yi, want)

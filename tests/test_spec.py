@@ -1,0 +1,131 @@
+"""The catalog against its sources: ONNX's own schemas (onnx.defs), the seed documents."""
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import opcert
+from opcert.errors import UsageError
+from opcert.spec import CATALOG, get_operator
+from opcert.spec.attrs import describe, exact_decimal, resolve
+
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+ONNX_TYPE = {"tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16", "tensor(float)": "float32",
+             "tensor(double)": "float64", **{f"tensor({t})": t for t in
+                                             ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}
+
+
+def test_the_five_seed_operators():
+    assert set(CATALOG) == {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}
+
+
+@pytest.mark.parametrize("name", ["Tanh", "HardSigmoid", "Shrink", "Celu"])
+def test_onnx_types_and_defaults_match_onnx_defs(name):
+    from onnx import defs
+    std = get_operator(name).standard("onnx")
+    for row in std.support:
+        schema = defs.get_schema(name, max_inclusive_version=int(row.since))
+        assert schema.since_version == int(row.since), (name, row.since)
+        types = {ONNX_TYPE[t] for t in schema.type_constraints[0].allowed_type_strs}
+        assert types == set(row.dtypes), (name, row.since)
+    latest = defs.get_schema(name)
+    assert latest.since_version == int(std.support[-1].since)
+    for attr_name, a in latest.attributes.items():
+        # the same binary32 value (the catalog writes 0.2; the schema stores binary32 0.2)
+        assert np.float32(std.defaults[attr_name]) == np.float32(a.default_value.f), attr_name
+
+
+def _seed_tables(path: Path):
+    """(feature level, dimension counts, data types) rows of a seed's tensor-support tables."""
+    text = path.read_text()
+    rows = []
+    for m in re.finditer(r"DML_FEATURE_LEVEL_(\d+)_(\d+) and above\n\|.*\n\|.*\n\| InputTensor \| Input \| ([^|]+)\| ([^|]+)\|",
+                         text):
+        rows.append((f"{m.group(1)}.{m.group(2)}", m.group(3).strip(), m.group(4).strip()))
+    return rows
+
+
+DML_TYPE = {"FLOAT32": "float32", "FLOAT16": "float16", "INT32": "int32", "INT16": "int16", "INT8": "int8",
+            "UINT32": "uint32", "UINT16": "uint16", "UINT8": "uint8"}
+
+
+@pytest.mark.skipif(not SEEDS.exists(), reason="the seed documents are in ../shared/seeds, beside the repository")
+@pytest.mark.parametrize("name,seed", [("ScaledTanh", "000"), ("HardSigmoid", "001"), ("Shrink", "002")])
+def test_directml_tables_match_the_seed_documents(name, seed):
+    path = next(SEEDS.glob(f"{seed}_*.txt"))
+    rows = _seed_tables(path)
+    assert rows, "no table found in the seed"
+    std = get_operator(name).standard("directml")
+    for level, dims, types in rows:
+        sup = std.support_at(level)
+        lo, _, hi = dims.partition(" to ")
+        assert sup.ranks == (int(lo), int(hi or lo)), (level, dims)
+        assert set(sup.dtypes) == {DML_TYPE[t.strip()] for t in types.split(",")}, (level, types)
+    intro = re.search(r"introduced in `DML_FEATURE_LEVEL_(\d+)_(\d+)`", path.read_text())
+    assert std.support[0].since == f"{intro.group(1)}.{intro.group(2)}"
+
+
+@pytest.mark.skipif(not SEEDS.exists(), reason="the seed documents are in ../shared/seeds")
+def test_celu_table_matches_its_seed():
+    text = next(SEEDS.glob("004_*.txt")).read_text()
+    assert "DML_FEATURE_LEVEL_3_0" in text and "1 to 8" in text
+    std = get_operator("Celu").standard("directml")
+    assert std.support == (std.support[0],) and std.support[0].since == "3.0"
+    assert std.support[0].ranks == (1, 8) and set(std.support[0].dtypes) == {"float16", "float32"}
+
+
+@pytest.mark.parametrize("spelling", ["ScaledTanh", "scaledtanh", "SCALEDTANH", "DML_ACTIVATION_SCALED_TANH",
+                                      "dml_activation_scaled_tanh_operator_desc"])
+def test_lookup_by_any_spelling(spelling):
+    assert get_operator(spelling).name == "ScaledTanh"
+
+
+def test_unknown_operator_names_the_allowed_ones():
+    with pytest.raises(UsageError, match="unknown operator 'Relu'.*Tanh"):
+        get_operator("Relu")
+
+
+def test_attributes_are_exact_binary32():
+    a = resolve(get_operator("HardSigmoid"), {})
+    assert a["alpha"] == Fraction(13421773, 2 ** 26)
+    assert exact_decimal(a["alpha"]) == "0.20000000298023223876953125"
+    assert describe(a)["alpha"]["bits"] == "0x3e4ccccd"
+
+
+def test_directml_attribute_names_are_accepted():
+    a = resolve(get_operator("Shrink"), {"Threshold": "1.5", "Bias": 0.25})
+    assert a == {"bias": Fraction(1, 4), "lambd": Fraction(3, 2)}
+
+
+@pytest.mark.parametrize("op,attrs,message", [
+    ("Celu", {"alpha": 0}, "outside its domain"),
+    ("Celu", {"alpha": -1}, "outside its domain"),
+    ("HardSigmoid", {"alpha": "nan"}, "not finite"),
+    ("HardSigmoid", {"alpha": float("inf")}, "not finite"),
+    ("HardSigmoid", {"alpha": "1e39"}, "overflows binary32"),
+    ("HardSigmoid", {"gamma": 1}, "unknown attribute 'gamma'.*allowed: alpha, beta"),
+    ("Tanh", {"alpha": 1}, "no attributes"),
+    ("Shrink", {"lambd": "abc"}, "not a number"),
+    ("Shrink", {"lambd": 1, "Threshold": 2}, "given twice"),
+])
+def test_bad_attributes(op, attrs, message):
+    with pytest.raises(UsageError, match=message):
+        resolve(get_operator(op), attrs)
+
+
+def test_defaults_per_standard_are_recorded():
+    for op in CATALOG.values():
+        for std in op.standards:
+            assert set(std.defaults) == {a.name for a in op.attributes}, (op.name, std.key)
+    assert get_operator("ScaledTanh").standard("directml").defaults == {"alpha": 1.0, "beta": 0.5}
+
+
+def test_reference_of_integer_shrink_rounds_half_even_and_saturates():
+    # Hand-computed: bias 1.5, lambd 0.5. 5 - 1.5 = 3.5 -> 4; 4 - 1.5 = 2.5 -> 2; -5 + 1.5 = -3.5 -> -4;
+    # 0 is in the dead zone; -128 + 1.5 = -126.5 -> -126; with bias -100: 100 + 100 saturates to 127.
+    x = np.array([5, 4, -5, 0, -128], dtype=np.int8)
+    assert opcert.reference("Shrink", x, bias=1.5, lambd=0.5).tolist() == [4, 2, -4, 0, -126]
+    assert opcert.reference("Shrink", np.array([100], np.int8), bias=-100, lambd=0.5).tolist() == [127]
+    assert opcert.reference("Shrink", np.array([1, 200], np.uint8), bias=3, lambd=0.5).tolist() == [0, 197]
