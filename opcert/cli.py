@@ -230,6 +230,65 @@ def _print_accuracy(res) -> None:
     c.print(t)
 
 
+# ---- prove --------------------------------------------------------------------
+
+def cmd_prove(args) -> int:
+    from .verify.proofs import prove, prove_all
+    if args.all:
+        if args.op or args.dtype or args.attr or args.property:
+            raise UsageError("--all proves every operator at every dtype; give no operator, --dtype, --attr "
+                             "or --property with it")
+        from rich.progress import Progress
+        import time
+        t0 = time.perf_counter()
+        with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+            task = progress.add_task("proving", total=25)
+            reports = prove_all(args.timeout, progress=lambda: progress.advance(task))
+        wall = time.perf_counter() - t0
+    else:
+        if not args.op:
+            raise UsageError("give an operator, or --all")
+        reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.timeout, args.standard)]
+        wall = reports[0].elapsed_s
+    if args.json:
+        write_json_atomic(args.json, {"schema": "opcert.proofs/1", "wall_s": wall,
+                                      "reports": [r.to_dict() for r in reports]})
+    _print_proofs(reports, wall)
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def _print_proofs(reports, wall) -> None:
+    from rich.table import Table
+    c = _console()
+    t = Table(title=f"opcert proofs ({wall:.1f} s wall)")
+    for col in ("operator", "dtype", "property", "verdict", "expected", "method", "time"):
+        t.add_column(col)
+    colour = {"proved": "green", "refuted": "red", "unknown": "yellow", "skipped": "dim"}
+    details = []
+    for r in reports:
+        for p in r.properties:
+            verdict = f"[{colour[p.status]}]{p.status}[/{colour[p.status]}]"
+            if not p.ok:
+                verdict += " [red](!)[/red]"
+            t.add_row(r.op, r.dtype, p.name, verdict, p.expected, _short(p.method), f"{p.elapsed_s:.2f} s")
+            if p.counterexample or p.note or (p.outside_condition or {}).get("counterexample"):
+                details.append((r, p))
+    c.print(t)
+    for r, p in details:
+        c.print(f"[bold]{r.op} {r.dtype} {p.name}[/bold]: {p.statement}")
+        if p.counterexample:
+            c.print(f"  counterexample: {json.dumps(p.counterexample)}")
+        oc = p.outside_condition or {}
+        if oc.get("counterexample"):
+            c.print(f"  outside its condition ({oc['status']}): {json.dumps(oc['counterexample'])}")
+        if p.note:
+            c.print(f"  note: {p.note}")
+
+
+def _short(method: str) -> str:
+    return method.split(";")[0].split(" (")[0][:60]
+
+
 # ---- main ---------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -265,6 +324,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-ulp", type=float, help="fail (exit 1) above this ULP error")
     s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_accuracy)
+
+    s = sub.add_parser("prove", help="z3 proofs of the declared properties")
+    s.add_argument("op", nargs="?")
+    s.add_argument("--dtype", help="a float format: proofs about opcert's implementation in it "
+                                   "(default: the exact specification, for every attribute value)")
+    s.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    s.add_argument("--standard")
+    s.add_argument("--property", action="append", help="only this property (repeatable)")
+    s.add_argument("--timeout", type=float, default=30.0, help="seconds per z3 query (default 30)")
+    s.add_argument("--all", action="store_true", help="every operator, the specification and every float dtype")
+    s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
+    s.set_defaults(func=cmd_prove)
     return p
 
 

@@ -106,6 +106,8 @@ def to_infix(e: Expr) -> str:
         return e.name
     if e.op == "const":
         v = e.value
+        if v.numerator == 1 and v.denominator > 1 and v.denominator & (v.denominator - 1) == 0:
+            return f"2^-{v.denominator.bit_length() - 1}"
         return str(v.numerator) if v.denominator == 1 else f"({v})"
     if e.op in _INFIX:
         return f"({to_infix(e.args[0])} {_INFIX[e.op]} {to_infix(e.args[1])})"

@@ -59,7 +59,7 @@ CELU = Operator(
     properties=(
         Property("range", "range", "Celu(x) >= -alpha", lower=-alpha),
         Property("monotonic", "monotonic", "Celu is non-decreasing (alpha > 0)"),
-        Property("zero", "exact_point", "Celu(0) = 0", at=(const(0),), value=const(0)),
+        Property("zero", "exact_point", "Celu(0) = 0", points=((const(0), const(0)),)),
         Property("continuity", "continuity", "continuous at 0", at=(const(0),)),
         NAN_PROPAGATION,
     ),

@@ -70,8 +70,8 @@ class Property:
     """A mathematical property the operator declares.
 
     kind: "range" (lower <= f(x) <= upper, either side may be None), "monotonic"
-    (non-decreasing), "odd" (f(-x) = -f(x)), "exact_point" (f(at) = value),
-    "nan_propagation", "continuity" (at the points `at`).
+    (non-decreasing), "odd" (f(-x) = -f(x)), "exact_point" (f(p) = v for each
+    (p, v) in `points`), "nan_propagation", "continuity" (at the points `at`).
     `condition` is a boolean expression over the attributes under which the
     property holds (None: always); bounds and points are expressions over the
     attributes.
@@ -83,7 +83,7 @@ class Property:
     lower: Expr | None = None
     upper: Expr | None = None
     at: tuple[Expr, ...] = ()
-    value: Expr | None = None
+    points: tuple[tuple[Expr, Expr], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,7 @@ class Operator:
     special_points: Callable[[dict, object], list[Fraction]]  # (attrs, format) -> branch points, thresholds
     properties: tuple[Property, ...] = ()
     integer_semantics: str = ""                 # how integer inputs are handled, if any
+    standards_differ_where: Expr | None = None  # attribute region where the standards' definitions differ
     notes: str = ""
     family: str = ""
     extra: dict = field(default_factory=dict)

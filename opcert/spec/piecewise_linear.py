@@ -56,7 +56,7 @@ HARD_SIGMOID = Operator(
         Property("monotonic", "monotonic", "non-decreasing when alpha >= 0", condition=alpha >= 0),
         Property("saturation", "exact_point",
                  "HardSigmoid(-beta/alpha) = 0 and HardSigmoid((1-beta)/alpha) = 1 when alpha > 0",
-                 condition=alpha > 0, at=(-beta / alpha, (1 - beta) / alpha), value=None),
+                 condition=alpha > 0, points=((-beta / alpha, const(0)), ((1 - beta) / alpha, const(1)))),
         Property("continuity", "continuity", "continuous at the saturation points when alpha != 0",
                  condition=either(alpha > 0, alpha < 0), at=(-beta / alpha, (1 - beta) / alpha)),
         NAN_PROPAGATION,
@@ -112,11 +112,14 @@ SHRINK = Operator(
                  condition=bias <= maximum(lambd, 0)),
         Property("odd", "odd", "Shrink(-x) = -Shrink(x) when lambd >= 0", condition=lambd >= 0),
         Property("zero", "exact_point", "Shrink(0) = 0 when lambd >= 0", condition=lambd >= 0,
-                 at=(const(0),), value=const(0)),
+                 points=((const(0), const(0)),)),
+        Property("dead_zone", "exact_point", "Shrink(+-lambd) = 0 (the thresholds are in the dead zone) "
+                 "when lambd >= 0", condition=lambd >= 0, points=((lambd, const(0)), (-lambd, const(0)))),
         Property("continuity", "continuity", "continuous at +-lambd when bias = lambd >= 0",
                  condition=both(bias <= lambd, both(bias >= lambd, lambd >= 0)), at=(lambd, -lambd)),
         NAN_PROPAGATION,
     ),
+    standards_differ_where=both(lambd < 0, either(bias < 0, bias > 0)),
     integer_semantics=(
         "Integer tensors: the comparisons are exact (the integer against the binary32 lambd); "
         "x - bias and x + bias are computed exactly, rounded to the nearest integer with ties "

@@ -49,7 +49,7 @@ TANH = Operator(
         Property("range", "range", "-1 <= Tanh(x) <= 1", lower=const(-1), upper=const(1)),
         Property("monotonic", "monotonic", "Tanh is non-decreasing"),
         Property("odd", "odd", "Tanh(-x) = -Tanh(x)"),
-        Property("zero", "exact_point", "Tanh(0) = 0", at=(const(0),), value=const(0)),
+        Property("zero", "exact_point", "Tanh(0) = 0", points=((const(0), const(0)),)),
         NAN_PROPAGATION,
     ),
 )
@@ -89,7 +89,7 @@ SCALED_TANH = Operator(
         Property("monotonic", "monotonic", "non-decreasing when alpha * beta >= 0",
                  condition=alpha * beta >= 0),
         Property("odd", "odd", "ScaledTanh(-x) = -ScaledTanh(x)"),
-        Property("zero", "exact_point", "ScaledTanh(0) = 0", at=(const(0),), value=const(0)),
+        Property("zero", "exact_point", "ScaledTanh(0) = 0", points=((const(0), const(0)),)),
         NAN_PROPAGATION,
     ),
 )

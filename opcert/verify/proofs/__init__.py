@@ -1,0 +1,83 @@
+"""z3-backed proofs of the properties the catalog declares.
+
+    prove(op)                      the specification, for every attribute value, and
+                                   the agreement of the standards' definitions
+    prove(op, dtype, attrs)        the implementation in that format
+"""
+from __future__ import annotations
+
+import time
+
+from ...errors import UsageError, choices
+from ...formats import get_format
+from ...spec import get_operator
+from ...spec.attrs import describe, resolve
+from . import descriptors, impl_level, spec_level
+from .result import ProofReport, PropertyResult
+
+__all__ = ["ProofReport", "PropertyResult", "prove"]
+
+
+def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=None,
+          timeout_s: float = 30.0, standard: str | None = None) -> ProofReport:
+    op = get_operator(op)
+    t0 = time.perf_counter()
+    names = [p.name for p in op.properties]
+    wanted = list(properties) if properties else None
+    if wanted:
+        extra = [n for n in wanted if n not in names and not n.startswith("agrees")]
+        if extra:
+            raise UsageError(f"{op.name} declares no property {extra[0]!r}; declared: {choices(names)}")
+    props = [p for p in op.properties if wanted is None or p.name in wanted]
+    ms = int(timeout_s * 1000)
+    if dtype in (None, "real"):
+        resolved = resolve(op, attrs, standard) if attrs else None
+        formula = op.standard(standard).formula
+        report = ProofReport(op.name, "real", describe(resolved) if resolved else "all values in their domains")
+        report.properties = [spec_level.prove_property(op, p, resolved, ms, formula) for p in props]
+        if not attrs and (wanted is None or any(n.startswith("agrees") for n in wanted)):
+            report.properties += spec_level.cross_standard(op, ms)
+        if not attrs and wanted is None:
+            report.properties += [descriptors.prove_descriptors(op, s.key, ms) for s in op.standards]
+    else:
+        fmt = get_format(dtype)
+        if fmt.kind != "float":
+            raise UsageError(f"proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
+        resolved = resolve(op, attrs, standard)
+        report = ProofReport(op.name, fmt.name, describe(resolved))
+        report.properties = [impl_level.prove_property(op, p, fmt, resolved, ms) for p in props]
+    report.elapsed_s = time.perf_counter() - t0
+    return report
+
+
+def _prove_task(args):
+    op, dtype, timeout_s = args
+    return prove(op, dtype, timeout_s=timeout_s)
+
+
+def prove_all(timeout_s: float = 30.0, workers: int | None = None, progress=None) -> list[ProofReport]:
+    """Every operator: the specification (all attribute values, agreement of
+    the standards, descriptors) and the implementation in every float format
+    at default attributes; in parallel processes."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ...spec import operators
+    tasks = [(op.name, dt, timeout_s) for op in operators() for dt in ("real", "float16", "bfloat16", "float32",
+                                                                       "float64")]
+    workers = workers or os.cpu_count() or 1
+    if workers == 1:
+        out = []
+        for t in tasks:
+            out.append(_prove_task(t))
+            if progress:
+                progress()
+        return out
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(_prove_task, t) for t in tasks]
+        out = []
+        for f in futures:
+            out.append(f.result())
+            if progress:
+                progress()
+        return out

@@ -1,0 +1,130 @@
+"""Expressions as bit-precise z3 floating-point terms (the implementation, exactly).
+
+The input x is a value of the I/O format (float16: FPSort(5, 11), bfloat16:
+FPSort(8, 8)), widened exactly to binary64; attributes and constants are binary64
+values; every operation is IEEE binary64 with rounding to nearest even, as NumPy
+executes it; the result is rounded once to the I/O format. min/max are IEEE
+754-2019 minimum/maximum. The platform's exp/expm1/tanh are uninterpreted
+binary64 functions with contracts.PLATFORM_CONTRACT, instantiated on the terms
+that occur.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from fractions import Fraction
+
+import z3
+
+from ...expr import TRANSCENDENTAL, Expr
+from ...formats import FloatFormat
+
+F64 = z3.Float64()
+RNE = z3.RNE()
+
+
+def fp_sort(fmt: FloatFormat) -> z3.FPSortRef:
+    ebits = fmt.bits - fmt.p
+    return z3.FPSort(ebits, fmt.p)
+
+
+def val64(v) -> z3.FPRef:
+    return z3.FPVal(float(Fraction(v)), F64)
+
+
+class FPModel:
+    def __init__(self):
+        self.funcs = {}
+        self.apps = defaultdict(list)
+
+    def apply(self, name, arg):
+        f = self.funcs.get(name)
+        if f is None:
+            f = self.funcs[name] = z3.Function(name + "64", F64, F64)
+        app = f(arg)
+        self.apps[name].append((arg, app))
+        return app
+
+    def eval(self, e: Expr, x, attrs: dict):
+        ev = lambda n: self.eval(n, x, attrs)  # noqa: E731
+        op = e.op
+        if op == "var":
+            return x
+        if op == "attr":
+            return val64(attrs[e.name])
+        if op == "const":
+            return val64(e.value)
+        if op == "select":
+            return z3.If(ev(e.args[0]), ev(e.args[1]), ev(e.args[2]))
+        a = [ev(n) for n in e.args]
+        if op in TRANSCENDENTAL:
+            return self.apply(op, a[0])
+        if op == "isnan":
+            return z3.fpIsNaN(a[0])
+        if op == "neg":
+            return z3.fpNeg(a[0])
+        if op in ("min", "max"):
+            return _ieee_minmax(op, a[0], a[1])
+        if op in ("lt", "le", "gt", "ge", "eq"):
+            return {"lt": z3.fpLT, "le": z3.fpLEQ, "gt": z3.fpGT, "ge": z3.fpGEQ, "eq": z3.fpEQ}[op](a[0], a[1])
+        if op == "and":
+            return z3.And(a[0], a[1])
+        if op == "or":
+            return z3.Or(a[0], a[1])
+        if op == "not":
+            return z3.Not(a[0])
+        if op == "add":
+            return z3.fpAdd(RNE, a[0], a[1])
+        if op == "sub":
+            return z3.fpSub(RNE, a[0], a[1])
+        if op == "mul":
+            return z3.fpMul(RNE, a[0], a[1])
+        if op == "div":
+            return z3.fpDiv(RNE, a[0], a[1])
+        if op == "fma":
+            return z3.fpFMA(RNE, a[0], a[1], a[2])
+        raise ValueError(f"no floating-point semantics for {op}")
+
+    def implementation(self, e: Expr, x, attrs, fmt: FloatFormat):
+        """The implementation on an input x of fmt's sort: widen, evaluate, round once."""
+        wide = z3.fpToFP(RNE, x, F64)
+        return z3.fpToFP(RNE, self.eval(e, wide, attrs), fp_sort(fmt))
+
+    def axioms(self) -> list:
+        ax = []
+        one, zero = val64(1), val64(0)
+        for name, apps in self.apps.items():
+            for t, ft in apps:
+                ax.append(z3.Implies(z3.fpIsNaN(t), z3.fpIsNaN(ft)))
+                ax.append(z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.Not(z3.fpIsNaN(ft))))
+                if name == "tanh":
+                    ax += [z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.And(z3.fpGEQ(ft, z3.fpNeg(one)), z3.fpLEQ(ft, one))),
+                           z3.Implies(z3.fpIsZero(t), ft == t),
+                           z3.Implies(z3.fpIsInf(t), ft == z3.If(z3.fpIsPositive(t), one, z3.fpNeg(one))),
+                           z3.Implies(z3.fpGT(t, zero), z3.fpGEQ(ft, zero)),
+                           z3.Implies(z3.fpLT(t, zero), z3.fpLEQ(ft, zero))]
+                elif name == "expm1":
+                    ax += [z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.fpGEQ(ft, z3.fpNeg(one))),
+                           z3.Implies(z3.fpIsZero(t), ft == t),
+                           z3.Implies(z3.fpIsInf(t), ft == z3.If(z3.fpIsPositive(t), t, z3.fpNeg(one))),
+                           z3.Implies(z3.fpGT(t, zero), z3.fpGEQ(ft, zero)),
+                           z3.Implies(z3.fpLT(t, zero), z3.fpLEQ(ft, zero))]
+                elif name == "exp":
+                    ax += [z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.fpGEQ(ft, zero)),
+                           z3.Implies(z3.fpIsZero(t), ft == one)]
+            for i, (t1, f1) in enumerate(apps):
+                for t2, f2 in apps[i + 1:]:
+                    ax += [z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(f1, f2)),
+                           z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(f2, f1))]
+                    if name == "tanh":
+                        ax.append(z3.Implies(t1 == z3.fpNeg(t2), f1 == z3.fpNeg(f2)))
+        return ax
+
+
+def _ieee_minmax(op, a, b):
+    nan = z3.fpNaN(a.sort())
+    either_nan = z3.Or(z3.fpIsNaN(a), z3.fpIsNaN(b))
+    if op == "min":
+        pick = z3.If(z3.fpLT(a, b), a, z3.If(z3.fpLT(b, a), b, z3.If(z3.fpIsNegative(a), a, b)))
+    else:
+        pick = z3.If(z3.fpGT(a, b), a, z3.If(z3.fpGT(b, a), b, z3.If(z3.fpIsNegative(a), b, a)))
+    return z3.If(either_nan, nan, pick)
