@@ -183,17 +183,53 @@ def cmd_accuracy(args) -> int:
     mode = "exhaustive" if args.exhaustive else "sample"
     if fmt.kind == "int":
         raise UsageError("accuracy sweeps cover float formats; integer Shrink is checked by the tests")
-    res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
-                  standard=args.standard, **_attrs(args.attr))
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1 (got {args.workers})")
+    if args.scheduler and not args.scheduler.startswith("dask://"):
+        raise UsageError(f"--scheduler {args.scheduler!r}: allowed is dask://HOST:PORT")
+    if (args.workers or args.scheduler or args.checkpoint) and not (args.exhaustive and fmt.name == "float32"):
+        raise UsageError("--workers, --scheduler and --checkpoint apply to exhaustive float32 sweeps")
+    with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
+        res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
+                      standard=args.standard, workers=args.workers, scheduler=args.scheduler,
+                      checkpoint=args.checkpoint, progress=progress, **_attrs(args.attr))
     if args.json:
         write_json_atomic(args.json, res.to_dict())
     _print_accuracy(res)
+    if res.status == "unsupported":
+        print(f"opcert: skipped: {res.error}", file=sys.stderr)
+        return 0
     if res.status != "ok":
         print(f"opcert: {res.error}", file=sys.stderr)
     failed = res.status != "ok" or res.failed_special_values
     if args.max_ulp is not None and res.max_ulp is not None and res.max_ulp > args.max_ulp:
         failed = True
     return 1 if failed else 0
+
+
+class _sweep_progress:
+    """A rich progress bar over the sweep's chunks (on a terminal), as a callback."""
+    def __init__(self, active: bool):
+        self.active = active and sys.stderr.isatty()
+        self.bar = self.task = None
+
+    def __enter__(self):
+        if not self.active:
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        self.bar = Progress(TextColumn("sweeping 2^32 inputs"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("chunks"), TimeRemainingColumn(), transient=True)
+        self.bar.__enter__()
+        self.task = self.bar.add_task("sweep", total=256)
+
+        def update(done, total):
+            self.bar.update(self.task, completed=done, total=total)
+        return update
+
+    def __exit__(self, *exc):
+        if self.bar:
+            self.bar.__exit__(*exc)
+        return False
 
 
 def _print_accuracy(res) -> None:
@@ -226,6 +262,11 @@ def _print_accuracy(res) -> None:
                       f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})")
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
         t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
+        if res.sweep:
+            rate = res.sweep.get("inputs_per_s")
+            t.add_row("sweep", f"{res.sweep['chunks']} chunks ({res.sweep['resumed_chunks']} resumed from "
+                               f"{res.sweep['checkpoint']}); undecided by the fast path: {res.sweep['undecided']}"
+                               + (f"; {rate / 1e6:.1f} M inputs/s" if rate else ""))
     t.add_row("reproduce", res.command)
     c.print(t)
 
@@ -318,7 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--target", default="opcert", help="opcert, or module:function (e.g. numpy:tanh)")
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
-    s.add_argument("--exhaustive", action="store_true", help="every input (8- and 16-bit formats)")
+    s.add_argument("--exhaustive", action="store_true", help="every input (16-bit formats; float32: all 2^32)")
+    s.add_argument("--workers", type=int, help="processes for float32 sweeps (default: every core)")
+    s.add_argument("--scheduler", help="run float32 sweep chunks on a Dask cluster: dask://HOST:PORT")
+    s.add_argument("--checkpoint", help="directory of finished chunks (default .opcert-cache/sweeps/KEY); "
+                                        "running the same command again resumes")
     s.add_argument("--samples", type=int, help="stratified samples (default 100000 float32, 10000 float64)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--max-ulp", type=float, help="fail (exit 1) above this ULP error")
@@ -359,5 +404,6 @@ def main(argv=None) -> int:
         print(f"opcert: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("opcert: interrupted", file=sys.stderr)
+        print("opcert: interrupted; finished sweep chunks are kept: run the same command again to resume",
+              file=sys.stderr)
         return 130

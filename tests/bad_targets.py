@@ -23,3 +23,19 @@ def wrong_dtype(x, **attrs):
 
 def wrong_shape(x, **attrs):
     return np.tanh(x)[:-1]
+
+
+def exact_tanh(x):
+    """The exact reference itself, per input (no fast path): a perfect Tanh."""
+    from opcert.spec.attrs import resolve
+    from opcert.spec.reference import reference_detailed
+    import opcert
+    return reference_detailed("Tanh", x, resolve(opcert.get_operator("Tanh")), exact_bits=64).rounded
+
+
+def exact_tanh_plus_one(x):
+    """The exact reference moved one representable value up (NaN and inf kept)."""
+    y = exact_tanh(x)
+    finite = np.isfinite(y)
+    y[finite] = np.nextafter(y[finite], np.float32(np.inf))
+    return y

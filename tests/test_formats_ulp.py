@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from oracle import CONTEXTS
 
-from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, ordinal, round_float64, round_fraction
+from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, ordinal, round_float64, round_fraction, to_format
 from opcert.verify.ulp import histogram, ulp_distance, ulp_error, ulp_of
 
 
@@ -44,6 +44,21 @@ def test_round_float64_equals_exact_rounding(name):
     y = rng.standard_normal(5000) * np.ldexp(1.0, rng.integers(fmt.emin - fmt.p - 2, fmt.emax + 2, 5000))
     got = round_float64(y, fmt)
     want = np.array([round_fraction(Fraction(v), fmt, negative_zero=v < 0) for v in y])
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
+def test_to_format_casts_round_exactly(name):
+    # random binary64 values at every scale of the format, and the midpoints between its values
+    fmt = FLOAT_FORMATS[name]
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal(20000) * np.ldexp(1.0, rng.integers(fmt.emin - fmt.p - 2, fmt.emax + 2, 20000))
+    v = rng.integers(0, 2 ** fmt.bits, 20000, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype).astype(np.float64)
+    v = v[np.isfinite(v)]
+    mids = (v + np.nextafter(v.astype(fmt.dtype), np.array(np.inf, dtype=fmt.dtype)).astype(np.float64)) / 2
+    y = np.concatenate([y, mids[np.isfinite(mids)]])
+    got = to_format(y, fmt).astype(np.float64)
+    want = np.array([round_fraction(Fraction(t), fmt, negative_zero=t < 0) for t in y])
     assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..expr.numpy_eval import eval_numpy
-from ..formats import IntFormat, format_of, round_float64
+from ..formats import IntFormat, format_of, to_format
 from ..spec import get_operator
 from ..spec.attrs import resolve
 from ..spec.reference import check_dtype
@@ -37,7 +37,7 @@ def run_resolved(op, x, attrs, out=None) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             x64 = x.astype(np.float64)
         y = eval_numpy(op.implementation, x64, {k: float(v) for k, v in attrs.items()}, input_bits=fmt.p)
-        result = round_float64(np.broadcast_to(y, x.shape), fmt).astype(fmt.dtype)
+        result = to_format(np.broadcast_to(y, x.shape), fmt)
     if out is None:
         return result
     out[...] = result

@@ -20,17 +20,21 @@ import numpy as np
 from ..errors import TargetFailure, UsageError, choices
 
 
+class Unsupported(UsageError):
+    """The target does not support this operator, dtype or attribute set (a skip, with its reason)."""
+
+
 @dataclass
 class Target:
     name: str
     version: str
     call: Callable[[object, np.ndarray, dict], np.ndarray]
-    unsupported: Callable[[object, str], str | None] = lambda op, dtype: None
+    unsupported: Callable[[object, str, dict], str | None] = lambda op, dtype, attrs: None
 
     def run(self, op, x: np.ndarray, attrs: dict[str, Fraction]) -> np.ndarray:
-        why = self.unsupported(op, x.dtype.name if hasattr(x.dtype, "name") else str(x.dtype))
+        why = self.unsupported(op, x.dtype.name, attrs)
         if why:
-            raise UsageError(why)
+            raise Unsupported(why)
         try:
             # Floating-point warnings (invalid in tanh(NaN), ...) are expected here.
             with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -78,7 +82,16 @@ def _callable_target(spec: str) -> Target:
     return Target(spec, version, call)
 
 
-BUILTIN = {"opcert": _opcert_target}
+def _runtime_target(name: str):
+    def build() -> Target:
+        from .runtimes import make
+        rt = make(name)
+        return Target(name, rt.version, rt, rt.unsupported)
+    return build
+
+
+BUILTIN = {"opcert": _opcert_target, "onnxruntime": _runtime_target("onnxruntime"),
+           "onnx-reference": _runtime_target("onnx-reference"), "torch": _runtime_target("torch")}
 
 
 def get_target(name: str) -> Target:

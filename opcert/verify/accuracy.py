@@ -17,11 +17,11 @@ from ..spec.attrs import describe, exact_decimal, resolve
 from ..spec.reference import check_dtype, reference_detailed
 from ..targets import get_target
 from . import inputs as inputs_mod
-from .ulp import histogram, ulp_distance, ulp_error, ulp_error_exact
+from .stats import HIST_LABELS, Stats, stats_of
+from .ulp import ulp_distance, ulp_error, ulp_error_exact
 
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 10_000}
 REVERIFY_BITS = 96     # the worst cases' exact values are enclosed to this many bits
-REVERIFY_COUNT = 8     # how many of the largest errors are re-verified
 
 
 @dataclass
@@ -51,19 +51,23 @@ class AccuracyResult:
     signed_zero_mismatches: int = 0
     subnormal_flushes: int = 0
     examples: dict = field(default_factory=dict)
-    status: str = "ok"               # ok | crashed | unsupported
+    status: str = "ok"               # ok | crashed | unsupported (skipped: `error` says why)
     error: str | None = None
     elapsed_s: float = 0.0
     seed: int | None = None
+    sweep: dict | None = None          # chunks, resumed chunks, checkpoint, wall time, inputs/s
     command: str = ""
     provenance: dict = field(default_factory=dict)
+    errors: tuple | None = field(default=None, repr=False)   # (inputs, ULP errors) when kept; not serialised
 
     @property
     def failed_special_values(self) -> bool:
         return self.nan_mismatches > 0 or self.inf_mismatches > 0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("errors", None)
+        return d
 
 
 def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str,
@@ -88,23 +92,36 @@ def _value(v, fmt) -> dict:
 
 
 def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: int | None = None,
-            seed: int = 0, standard: str | None = None, progress=None, **attrs) -> AccuracyResult:
+            seed: int = 0, standard: str | None = None, progress=None, workers: int | None = None,
+            scheduler: str | None = None, checkpoint=None, flush_allowed: bool = False,
+            keep_errors: bool = False, **attrs) -> AccuracyResult:
     """Measure `target` against the reference for `op` in `dtype`.
 
-    inputs: "exhaustive" (every value of an 8- or 16-bit format), "sample"
-    (stratified over signs and binades, plus special values and the neighbours
-    of every branch point, threshold and saturation point), or an array of
-    inputs of that dtype."""
+    inputs: "exhaustive" (every value of the format: 16-bit formats in one
+    pass, binary32 through the chunked, resumable sweep of opcert.verify.sweep
+    on `workers` processes or a Dask `scheduler`), "sample" (stratified over
+    signs and binades, plus special values and the neighbours of every branch
+    point, threshold and saturation point), or an array of inputs of that dtype."""
     t0 = time.perf_counter()
     op = get_operator(op)
     fmt = get_format(dtype)
     check_dtype(op, fmt)
     resolved = resolve(op, attrs, standard)
     tgt = get_target(target)
+    why = tgt.unsupported(op, fmt.name, resolved)
+    if why:
+        return AccuracyResult(op=op.name, dtype=fmt.name, target=tgt.name, standard=standard or op.primary,
+                              attrs=describe(resolved), inputs_checked=0, exhaustive=False,
+                              mode=inputs if isinstance(inputs, str) else "given", status="unsupported",
+                              error=why, provenance=provenance(tgt.name, tgt.version),
+                              elapsed_s=time.perf_counter() - t0)
     if isinstance(inputs, str):
         if inputs == "exhaustive":
+            if fmt.name == "float32":
+                return _measure_sweep(op, tgt, fmt, resolved, standard, workers, scheduler, checkpoint,
+                                      progress, t0, flush_allowed)
             if fmt.kind != "float" or fmt.bits > 16:
-                raise UsageError(f"--exhaustive covers the 8- and 16-bit formats here; {fmt.name} is sampled "
+                raise UsageError(f"--exhaustive covers float16, bfloat16 and float32; {fmt.name} is sampled "
                                  "(use --samples N)")
             x = inputs_mod.exhaustive(fmt)
             mode = "exhaustive"
@@ -139,8 +156,40 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
     if isinstance(fmt, IntFormat):
         _compare_int(res, x, y, ref.rounded, fmt)
     else:
-        _compare_float(res, op, x, y, ref, fmt, resolved, standard)
+        keep = [] if keep_errors else None
+        _compare_float(res, op, x, y, ref, fmt, resolved, standard, flush_allowed, keep)
+        if keep:
+            with np.errstate(invalid="ignore"):
+                res.errors = (x.astype(np.float64), keep[0])
     res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _measure_sweep(op, tgt, fmt, resolved, standard, workers, scheduler, checkpoint, progress, t0,
+                   flush_allowed=False):
+    from .sweep import FULL, SweepConfig, sweep
+    cfg = SweepConfig(op.name, tgt.name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolved.items()),
+                      standard, 0, FULL, flush_allowed=flush_allowed)
+    res = AccuracyResult(op=op.name, dtype=fmt.name, target=tgt.name, standard=standard or op.primary,
+                         attrs=describe(resolved), inputs_checked=FULL, exhaustive=True, mode="exhaustive",
+                         command=reproduce_command(op.name, fmt.name, tgt.name, resolved, "exhaustive", None, None,
+                                                   standard),
+                         provenance=provenance(tgt.name, tgt.version))
+    try:
+        stats, info = sweep(cfg, workers=workers, scheduler=scheduler, checkpoint=checkpoint, progress=progress)
+    except TargetFailure as exc:
+        res.status, res.error = "crashed", str(exc)
+        res.elapsed_s = time.perf_counter() - t0
+        return res
+    res.inputs_checked = stats.n
+    res.sweep = info
+
+    def at(bits_list):
+        x = np.array(bits_list, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        return x, tgt.run(op, x, resolved), reference_detailed(op, x, resolved, standard).rounded
+    finish(res, op, fmt, resolved, standard, stats, at)
+    res.elapsed_s = time.perf_counter() - t0
+    res.sweep["inputs_per_s"] = FULL / max(info["wall_s"], 1e-9) if info["resumed_chunks"] == 0 else None
     return res
 
 
@@ -156,65 +205,83 @@ def _compare_int(res, x, y, r, fmt):
         res.worst_reference, res.worst_reference_bits = int(r[i]), hex_bits(r[i], fmt)
 
 
-def _compare_float(res, op, x, y, ref, fmt: FloatFormat, attrs, standard):
+def _compare_float(res, op, x, y, ref, fmt: FloatFormat, attrs, standard, flush_allowed=False, keep=None):
+    stats = float_stats(x, y, ref, fmt, flush_allowed, keep)
+    lookup = {int(b): i for i, b in enumerate(np.ascontiguousarray(x).view(fmt.uint).tolist())}
+
+    def at(bits_list):
+        idx = [lookup[b] for b in bits_list]
+        return x[idx], y[idx], ref.rounded[idx]
+    finish(res, op, fmt, attrs, standard, stats, at)
+
+
+def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=None) -> Stats:
+    """Per-element comparison of outputs y with the reference, reduced to Stats.
+    flush_allowed: outputs flushed to zero where the reference is subnormal are
+    counted but left out of the ULP figure. keep: a list that receives the
+    per-element errors (for plots)."""
     with np.errstate(invalid="ignore"):
         y64 = y.astype(np.float64)
         r64 = ref.rounded.astype(np.float64)
-        x64 = x.astype(np.float64)
     ynan, rnan = np.isnan(y64), np.isnan(r64)
     nan_mm = ynan != rnan
-    exact_inf = np.isinf(ref.exact_hi)
-    inf_mm = exact_inf & ~rnan & ~ynan & (y64 != r64)
+    inf_mm = np.isinf(ref.exact_hi) & ~rnan & ~ynan & (y64 != r64)
     zero = (y64 == 0) & (r64 == 0)
-    sz_mm = zero & (np.signbit(y64) != np.signbit(r64))
-    tiny = float(Fraction(2) ** fmt.emin)
-    flush = (y64 == 0) & (r64 != 0) & (np.abs(r64) < tiny)
+    masks = {"nan_mismatch": nan_mm, "inf_mismatch": inf_mm,
+             "signed_zero_mismatch": zero & (np.signbit(y64) != np.signbit(r64)),
+             "subnormal_flush": (y64 == 0) & (r64 != 0) & (np.abs(r64) < float(Fraction(2) ** fmt.emin))}
     same_bits = (np.ascontiguousarray(y).view(fmt.uint) == np.ascontiguousarray(ref.rounded).view(fmt.uint))
-    res.correctly_rounded = int(np.count_nonzero(same_bits | (ynan & rnan)))
-    res.nan_mismatches = int(nan_mm.sum())
-    res.inf_mismatches = int(inf_mm.sum())
-    res.signed_zero_mismatches = int(sz_mm.sum())
-    res.subnormal_flushes = int(flush.sum())
-    for name, mask in (("nan_mismatch", nan_mm), ("inf_mismatch", inf_mm),
-                       ("signed_zero_mismatch", sz_mm), ("subnormal_flush", flush)):
-        if mask.any():
-            i = int(np.argmax(mask))
-            res.examples[name] = {"input": _value(x[i], fmt), "output": _value(y[i], fmt),
-                                  "reference": _value(ref.rounded[i], fmt)}
-
     err = ulp_error(y64, ref.exact_hi, ref.exact_lo, fmt)
     if fmt.name == "float64" and ref.exact_q is not None:
         for i, q in enumerate(ref.exact_q):
             if q is not None and not np.isnan(y64[i]):
                 err[i] = float(ulp_error_exact(float(y64[i]), q, fmt))
     err = np.where(nan_mm | inf_mm, np.nan, err)
-    res.histogram = histogram(err)
-    comparable = ~np.isnan(err)
-    if not comparable.any():
+    if flush_allowed:
+        err = np.where(masks["subnormal_flush"], np.nan, err)
+    if keep is not None:
+        keep.append(err)
+    dist = np.full(x.size, -1, dtype=np.int64)
+    ok = ~np.isnan(err)
+    if ok.any():
+        dist[ok] = np.minimum(ulp_distance(y[ok], ref.rounded[ok]), np.iinfo(np.int64).max).astype(np.int64)
+    bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.int64)
+    return stats_of(bits, err, same_bits | (ynan & rnan), masks, dist)
+
+
+def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
+    """Fill res from stats: counts, histogram, the first example of each
+    special-value mismatch, and the worst case re-verified exactly.
+    at(list of input bits) -> (inputs, outputs, references) for those inputs."""
+    res.correctly_rounded = stats.correctly_rounded
+    res.nan_mismatches = stats.nan_mismatches
+    res.inf_mismatches = stats.inf_mismatches
+    res.signed_zero_mismatches = stats.signed_zero_mismatches
+    res.subnormal_flushes = stats.subnormal_flushes
+    res.histogram = dict(zip(HIST_LABELS, stats.histogram))
+    for kind, b in sorted(stats.first.items()):
+        xs, ys, rs = at([b])
+        res.examples[kind] = {"input": _value(xs[0], fmt), "output": _value(ys[0], fmt),
+                              "reference": _value(rs[0], fmt)}
+    cands = sorted({b for _, b in stats.top + stats.top_wrong})
+    if not cands:
         return
-    dist = ulp_distance(y[comparable], ref.rounded[comparable])
-    res.max_ulp_distance = int(max(dist.tolist()))
-    # Re-verify the largest errors with the exact reference enclosed to many bits.
-    # Estimates cannot tell 0.5 from 0.5 + 2**-200: re-verify the largest
-    # estimates and, apart, the largest among the incorrectly rounded results.
-    e = np.where(comparable, err, -1.0)
-    wrong = np.where(same_bits, -1.0, e)
-    order = list(np.argsort(-e, kind="stable")[:REVERIFY_COUNT]) + \
-        list(np.argsort(-wrong, kind="stable")[:REVERIFY_COUNT])
-    order = sorted({int(i) for i in order if e[i] >= 0})
+    res.max_ulp_distance = stats.max_distance
+    xs, ys, rs = at(cands)
+    with np.errstate(invalid="ignore"):
+        y64 = ys.astype(np.float64)
     best = None
-    for i in order:
-        exact = _exact_error(op, x[i:i + 1], y64[i], attrs, standard, fmt)
-        if best is None or exact[0] > best[1][0] or (exact[0] == best[1][0] and i < best[0]):
-            best = (i, exact)
-    i, (error, exact_text) = best
-    res.max_ulp = error
-    res.worst_exact = exact_text
-    res.worst_reverified = True
-    res.worst_input, res.worst_input_bits = float(x64[i]), hex_bits(x[i], fmt)
-    res.worst_output, res.worst_output_bits = float(y64[i]), hex_bits(y[i], fmt)
-    res.worst_reference = float(ref.rounded[i].astype(np.float64))
-    res.worst_reference_bits = hex_bits(ref.rounded[i], fmt)
+    for i, b in enumerate(cands):
+        error, exact_text = _exact_error(op, xs[i:i + 1], float(y64[i]), attrs, standard, fmt)
+        if best is None or error > best[1] or (error == best[1] and b < best[0]):
+            best = (b, error, exact_text, i)
+    b, error, exact_text, i = best
+    res.max_ulp, res.worst_exact, res.worst_reverified = error, exact_text, True
+    with np.errstate(invalid="ignore"):
+        res.worst_input, res.worst_input_bits = float(xs[i].astype(np.float64)), hex_bits(xs[i], fmt)
+        res.worst_output, res.worst_output_bits = float(y64[i]), hex_bits(ys[i], fmt)
+        res.worst_reference = float(rs[i].astype(np.float64))
+        res.worst_reference_bits = hex_bits(rs[i], fmt)
 
 
 def _exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str]:

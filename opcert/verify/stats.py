@@ -1,0 +1,96 @@
+"""Accuracy statistics as a mergeable record: a sweep adds up chunks, in any
+order and from any worker, and gets the same result as one pass."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ulp import HISTOGRAM_EDGES
+
+TOP = 8          # candidates kept for exact re-verification, per list
+KINDS = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
+HIST_LABELS = ["0"] + [f"({lo:g}, {hi:g}]" for lo, hi in zip(HISTOGRAM_EDGES, HISTOGRAM_EDGES[1:])] + \
+    [f"> {HISTOGRAM_EDGES[-1]:g}"]
+
+
+@dataclass
+class Stats:
+    n: int = 0
+    correctly_rounded: int = 0
+    nan_mismatches: int = 0
+    inf_mismatches: int = 0
+    signed_zero_mismatches: int = 0
+    subnormal_flushes: int = 0
+    histogram: list = field(default_factory=lambda: [0] * len(HIST_LABELS))
+    max_distance: int = -1
+    top: list = field(default_factory=list)        # [(estimated error, input bits)], largest first
+    top_wrong: list = field(default_factory=list)  # the same among incorrectly rounded results
+    first: dict = field(default_factory=dict)      # kind -> input bits of its first occurrence
+
+    def merge(self, o: "Stats") -> "Stats":
+        self.n += o.n
+        self.correctly_rounded += o.correctly_rounded
+        self.nan_mismatches += o.nan_mismatches
+        self.inf_mismatches += o.inf_mismatches
+        self.signed_zero_mismatches += o.signed_zero_mismatches
+        self.subnormal_flushes += o.subnormal_flushes
+        self.histogram = [a + b for a, b in zip(self.histogram, o.histogram)]
+        self.max_distance = max(self.max_distance, o.max_distance)
+        self.top = _best(self.top + o.top)
+        self.top_wrong = _best(self.top_wrong + o.top_wrong)
+        for k, v in o.first.items():
+            self.first[k] = min(self.first.get(k, v), v)
+        return self
+
+    def to_json(self) -> dict:
+        return {"n": self.n, "correctly_rounded": self.correctly_rounded, "nan_mismatches": self.nan_mismatches,
+                "inf_mismatches": self.inf_mismatches, "signed_zero_mismatches": self.signed_zero_mismatches,
+                "subnormal_flushes": self.subnormal_flushes, "histogram": self.histogram,
+                "max_distance": self.max_distance, "top": self.top, "top_wrong": self.top_wrong,
+                "first": self.first}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Stats":
+        s = cls(**{k: d[k] for k in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches",
+                                     "signed_zero_mismatches", "subnormal_flushes", "histogram",
+                                     "max_distance", "first")})
+        s.top = [tuple(t) for t in d["top"]]
+        s.top_wrong = [tuple(t) for t in d["top_wrong"]]
+        return s
+
+
+def _best(items):
+    # largest error first; among equal errors the smallest input bits (first in bit order)
+    return sorted({(float(e), int(b)) for e, b in items}, key=lambda t: (-t[0], t[1]))[:TOP]
+
+
+def stats_of(bits: np.ndarray, err: np.ndarray, same_bits: np.ndarray, masks: dict, dist: np.ndarray) -> Stats:
+    """Reduce per-element results (NumPy arrays over the same inputs) to Stats.
+    err is NaN where the element is a special-value case; dist is -1 there."""
+    s = Stats(n=int(bits.size), correctly_rounded=int(np.count_nonzero(same_bits)))
+    for kind, attr in zip(KINDS, ("nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
+                                  "subnormal_flushes")):
+        m = masks[kind]
+        setattr(s, attr, int(np.count_nonzero(m)))
+        if m.any():
+            s.first[kind] = int(bits[m].min())
+    e = err[~np.isnan(err)]
+    s.histogram = histogram_counts(e)
+    s.max_distance = int(dist.max()) if dist.size else -1
+    ok = ~np.isnan(err)
+    for name, mask in (("top", ok), ("top_wrong", ok & ~same_bits)):
+        idx = np.nonzero(mask)[0]
+        if idx.size:
+            order = np.lexsort((bits[idx], -err[idx]))[:TOP]
+            setattr(s, name, _best([(err[idx][i], bits[idx][i]) for i in order]))
+    return s
+
+
+def histogram_counts(e: np.ndarray) -> list:
+    edges = HISTOGRAM_EDGES
+    out = [int(np.count_nonzero(e == 0))]
+    for lo, hi in zip(edges, edges[1:]):
+        out.append(int(np.count_nonzero((e > lo) & (e <= hi))))
+    out.append(int(np.count_nonzero(e > edges[-1])))
+    return out

@@ -1,0 +1,165 @@
+"""The compiled inner loop of the exhaustive binary32 sweep (numba).
+
+For each input of a block: the correctly rounded reference from the binary64
+fast path (decided when the enclosing interval rounds to one binary32 value,
+else handed back as undecided), then the same classification and statistics as
+accuracy.float_stats, accumulated in place. tests/test_sweep.py checks the two
+agree on the same inputs.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+TOP = 8
+TWO128 = 2.0 ** 128
+TINY32 = 2.0 ** -126
+EDGES = np.array([0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def dcast_bits_of(v, dcast, dcast_bits):
+    dcast[0] = v
+    return dcast_bits[0]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _ordinal(b):
+    m = np.int64(b & np.uint32(0x7FFFFFFF))
+    return -m if (b >> np.uint32(31)) else m
+
+
+@numba.njit(cache=True, nogil=True)
+def _insert(err_arr, bits_arr, e, b):
+    k = err_arr.size - 1
+    if e < err_arr[k] or (e == err_arr[k] and b >= bits_arr[k]):
+        return
+    j = k
+    while j > 0 and (e > err_arr[j - 1] or (e == err_arr[j - 1] and b < bits_arr[j - 1])):
+        err_arr[j] = err_arr[j - 1]
+        bits_arr[j] = bits_arr[j - 1]
+        j -= 1
+    err_arr[j] = e
+    bits_arr[j] = b
+
+
+@numba.njit(cache=True, nogil=True)
+def _bits(v, cast, cast_bits):
+    cast[0] = v
+    return cast_bits[0]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def block(xbits, yvals, ybits, v, rel, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf,
+          counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist, undecided, flush_ok):
+    """counts: n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes.
+    first: first input bits of each mismatch kind (same order), 2**32 when none.
+    Returns the number of undecided inputs written to `undecided` (indices)."""
+    n_und = 0
+    cast = np.empty(1, dtype=np.float32)   # one float32 seen as its bits: casts without allocation
+    cast_bits = cast.view(np.uint32)
+    # |v - exact| <= rel |v|; widening to 2 rel |v| also covers the rounding of
+    # v +- e (2**-53 |v| < rel |v|), so the enclosure needs no nextafter.
+    rel2 = 2.0 * rel
+    dcast = np.empty(1, dtype=np.float64)
+    dcast_bits = dcast.view(np.uint64)
+    for i in range(xbits.size):
+        xb = xbits[i]
+        y = np.float64(yvals[i])
+        mag = xb & np.uint32(0x7FFFFFFF)
+        exact_inf = False
+        special = mag >= np.uint32(0x7F800000)
+        if not special:
+            vv = v[i]
+            if vv == 0.0:
+                r = vv                      # an exact zero, with its sign
+                rneg = 1.0 / vv < 0.0
+            else:
+                # decided when both ends of the enclosure round to one binary32
+                # value (|e| < |v|: both ends have v's sign)
+                e = abs(vv) * rel2
+                r32 = np.float32(vv - e)
+                if r32 != np.float32(vv + e) or not (vv - vv == 0.0):   # the second: vv not finite
+                    undecided[n_und] = i
+                    n_und += 1
+                    continue
+                r = np.float64(r32)
+                rneg = vv < 0.0
+                if r == 0.0 and rneg:
+                    r = -0.0
+        elif mag > np.uint32(0x7F800000):   # NaN input: NaN reference
+            r = np.nan
+            vv = np.nan
+            rneg = False
+        else:                               # +-inf: the operator's limit
+            if xb >> np.uint32(31):
+                rb, vv = r_neg_inf, v_neg_inf
+            else:
+                rb, vv = r_pos_inf, v_pos_inf
+            cast_bits[0] = rb
+            r = np.float64(cast[0])
+            rneg = (rb >> np.uint32(31)) == 1
+            exact_inf = vv == np.inf or vv == -np.inf
+        counts[0] += 1
+        ynan = y != y
+        rnan = r != r
+        yneg = (ybits[i] >> np.uint32(31)) == 1
+        if ynan or rnan:
+            same = ynan and rnan
+        else:
+            same = y == r and yneg == rneg
+        if same:
+            counts[1] += 1
+        nan_mm = ynan != rnan
+        inf_mm = exact_inf and not rnan and not ynan and y != r
+        if nan_mm:
+            counts[2] += 1
+            first[0] = min(first[0], np.int64(xb))
+        if inf_mm:
+            counts[3] += 1
+            first[1] = min(first[1], np.int64(xb))
+        if y == 0.0 and r == 0.0 and yneg != rneg:
+            counts[4] += 1
+            first[2] = min(first[2], np.int64(xb))
+        if y == 0.0 and r != 0.0 and abs(r) < TINY32:
+            counts[5] += 1
+            first[3] = min(first[3], np.int64(xb))
+            if flush_ok:
+                continue
+        if nan_mm or inf_mm or rnan or exact_inf or ynan:
+            continue
+        yy = y
+        if y == np.inf:
+            yy = TWO128
+        elif y == -np.inf:
+            yy = -TWO128
+        av = abs(vv)
+        if av == 0.0:
+            inv_u = 2.0 ** 149
+        else:
+            # vv is a normal binary64 here: its exponent field gives floor(log2 |v|);
+            # 1/ulp is a power of two, so multiplying by it is exact (and no division)
+            ex = np.int64((dcast_bits_of(av, dcast, dcast_bits) >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
+            dcast_bits[0] = np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)
+            inv_u = dcast[0]
+        err = abs(yy - vv) * inv_u
+        if err == 0.0:
+            hist[0] += 1
+        else:
+            k = 1
+            while k < EDGES.size and err > EDGES[k]:
+                k += 1
+            hist[k] += 1
+        if not same:
+            d = abs(_ordinal(ybits[i]) - _ordinal(_bits(r, cast, cast_bits)))
+            if d > maxdist[0]:
+                maxdist[0] = d
+        elif maxdist[0] < 0:
+            maxdist[0] = 0
+        if err >= top_err[TOP - 1]:
+            _insert(top_err, top_bits, err, np.int64(xb))
+        if not same and err >= topw_err[TOP - 1]:
+            _insert(topw_err, topw_bits, err, np.int64(xb))
+    return n_und

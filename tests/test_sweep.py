@@ -1,0 +1,140 @@
+"""The exhaustive binary32 sweep, on reduced ranges: its reference is the exact
+one, it equals measure() on the same inputs, and the result does not depend on
+workers, resumption or the scheduler."""
+import numpy as np
+import pytest
+
+from opcert.spec.attrs import resolve
+from opcert.verify.accuracy import AccuracyResult, float_stats, measure
+from opcert.verify.sweep import SweepConfig, sweep
+
+import opcert
+
+# Around 0.5 and across the binary32 subnormal/normal boundary.
+RANGE = (0x3EFF0000, 0x3F010000)
+TINY = (0x007F8000, 0x00808000)
+
+
+def cfg(op="Tanh", target="numpy:tanh", rng=RANGE, chunk=1 << 13, attrs=()):
+    return SweepConfig(op, target, attrs, None, rng[0], rng[1], chunk)
+
+
+def as_dict(stats):
+    d = stats.to_json()
+    return d
+
+
+@pytest.mark.parametrize("rng", [RANGE, TINY, (0x7F7FF000, 0x7F801000), (0xFF7FF000, 0xFF801000)])
+def test_kernel_reference_is_the_exact_reference(rng, tmp_path):
+    # 8192 inputs per range, including infinities and NaNs at the top of the exponent range
+    n = 0x1000 if rng[1] - rng[0] > 0x1000 else rng[1] - rng[0]
+    r = (rng[0], rng[0] + n)
+    good, _ = sweep(cfg(target="bad_targets:exact_tanh", rng=r), workers=1, checkpoint=tmp_path / "a")
+    assert good.n == n and good.correctly_rounded == n and good.max_distance <= 0
+    assert good.nan_mismatches == good.inf_mismatches == good.signed_zero_mismatches == 0
+    assert all(e <= 0.5 for e, _ in good.top)
+    bad, _ = sweep(cfg(target="bad_targets:exact_tanh_plus_one", rng=r), workers=1, checkpoint=tmp_path / "b")
+    finite = np.isfinite(np.arange(r[0], r[1], dtype=np.uint64).astype(np.uint32).view(np.float32)).sum()
+    assert bad.correctly_rounded == n - finite
+
+
+def test_sweep_equals_measure_on_the_same_inputs(tmp_path):
+    stats, _ = sweep(cfg(), workers=1, checkpoint=tmp_path)
+    x = np.arange(*RANGE, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    from opcert.spec.reference import reference_detailed
+    ref = reference_detailed("Tanh", x, {}, None)
+    direct = float_stats(x, np.tanh(x), ref, opcert.formats.FLOAT_FORMATS["float32"])
+    a, b = as_dict(stats), as_dict(direct)
+    for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
+                "subnormal_flushes", "histogram", "max_distance", "first"):
+        assert a[key] == b[key], key
+    assert [t[1] for t in a["top"]] == [t[1] for t in b["top"]]
+    for (ea, _), (eb, _) in zip(a["top"], b["top"]):
+        assert abs(ea - eb) <= 2 ** -18   # both estimate from a binary64 value within 2**-44
+
+
+def test_workers_and_resumption_do_not_change_the_result(tmp_path):
+    c = cfg(op="Celu", target="opcert", attrs=(("alpha", "1/1"),))
+    one, _ = sweep(c, workers=1, checkpoint=tmp_path / "one")
+    two, _ = sweep(c, workers=2, checkpoint=tmp_path / "two")
+    assert one.to_json() == two.to_json()
+
+    # interrupt after 5 of the 16 chunks, then run again
+    class Stop(Exception):
+        pass
+
+    def interrupt(done, total):
+        if done >= 5:
+            raise Stop
+    with pytest.raises(Stop):
+        sweep(c, workers=1, checkpoint=tmp_path / "resumed", progress=interrupt)
+    assert len(list((tmp_path / "resumed").glob("chunk-*.json"))) == 5
+    again, info = sweep(c, workers=1, checkpoint=tmp_path / "resumed")
+    assert info["resumed_chunks"] == 5 and again.to_json() == one.to_json()
+
+
+def test_dask_equals_local(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    c = cfg(rng=(0x3F000000, 0x3F004000))
+    local, _ = sweep(c, workers=1, checkpoint=tmp_path / "local")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote, _ = sweep(c, scheduler=f"dask://{cluster.scheduler_address}", checkpoint=tmp_path / "dask")
+    assert local.to_json() == remote.to_json()
+
+
+def test_a_crashing_target_fails_the_sweep(tmp_path):
+    from opcert.errors import TargetFailure
+    with pytest.raises(TargetFailure, match="kernel exploded"):
+        sweep(cfg(target="bad_targets:crashes"), workers=1, checkpoint=tmp_path)
+
+
+@pytest.mark.parametrize("target,op,dtype,reason", [
+    ("onnxruntime", "Celu", "float16", "Celu in float16"),
+    ("onnxruntime", "Tanh", "bfloat16", "NOT_IMPLEMENTED"),
+    ("onnx-reference", "ScaledTanh", "float32", "No registered schema"),
+    ("torch", "ScaledTanh", "float32", "no operator defined as ScaledTanh"),
+    ("torch", "HardSigmoid", "float32", "alpha = 1/6"),
+])
+def test_unsupported_combinations_give_their_reasons(target, op, dtype, reason):
+    r = measure(op, target, dtype, "exhaustive" if dtype != "float32" else "sample", samples=100)
+    assert r.status == "unsupported" and reason in r.error and r.inputs_checked == 0
+
+
+def test_torch_hardsigmoid_maps_at_one_sixth():
+    r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5)
+    assert r.status == "ok" and r.inputs_checked == 65536
+
+
+@pytest.mark.parametrize("target", ["onnxruntime", "onnx-reference", "torch"])
+def test_targets_agree_with_their_libraries(target):
+    import ml_dtypes
+    import torch
+    from opcert.targets import get_target
+    t = get_target(target)
+    op = opcert.get_operator("Tanh")
+    for dtype in ("float16", "float32", "float64", "bfloat16"):
+        x = np.linspace(-3, 3, 13).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+        if t.unsupported(op, dtype, {}):
+            continue
+        y = t.run(op, x, {})
+        if target == "torch":
+            tx = torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16 if dtype == "bfloat16" else
+                                                            getattr(torch, dtype))
+            want = torch.tanh(tx).to(torch.float64).numpy()
+        elif target == "onnxruntime":
+            import onnxruntime as ort
+            from opcert.targets.runtimes import onnx_model
+            if dtype == "bfloat16":
+                continue
+            s = ort.InferenceSession(onnx_model(op, dtype, {}).SerializeToString(), providers=["CPUExecutionProvider"])
+            want = s.run(None, {"X": x})[0].astype(np.float64)
+        else:
+            want = np.tanh(x).astype(np.float64)  # onnx.reference's Tanh is np.tanh in the input's dtype
+        assert y.dtype == x.dtype and np.array_equal(y.astype(np.float64), want)
+
+
+def test_accuracy_result_records_the_target_version():
+    r = measure("Tanh", "torch", "float16", "exhaustive")
+    import torch
+    assert r.provenance["target_version"] == torch.__version__ and isinstance(r, AccuracyResult)
