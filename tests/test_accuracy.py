@@ -61,9 +61,9 @@ def test_bad_targets_are_usage_errors(target, message):
         measure("Tanh", target, "float16", "exhaustive")
 
 
-def test_float32_cannot_be_exhaustive_here():
-    with pytest.raises(UsageError, match="sampled"):
-        measure("Tanh", "opcert", "float32", "exhaustive")
+def test_float64_cannot_be_exhaustive():
+    with pytest.raises(UsageError, match="float64 is sampled"):
+        measure("Tanh", "opcert", "float64", "exhaustive")
 
 
 def test_sample_covers_binades_specials_and_branch_points():
