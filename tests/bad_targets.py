@@ -39,3 +39,8 @@ def exact_tanh_plus_one(x):
     finite = np.isfinite(y)
     y[finite] = np.nextafter(y[finite], np.float32(np.inf))
     return y
+
+
+def negated(x, **attrs):
+    """-x for any operator: wrong almost everywhere."""
+    return -x

@@ -96,3 +96,11 @@ def test_signed_zero_and_flush_are_counted_apart():
     assert r.signed_zero_mismatches == 1  # -0 -> +0
     assert r.subnormal_flushes == 2 * 1023  # every nonzero subnormal, both signs
     assert r.examples["signed_zero_mismatch"]["input"]["bits"] == "0x8000"
+
+
+def test_float64_worst_case_with_the_sign_bit_set():
+    # Every input negative: the worst input's 64-bit pattern has its top bit set.
+    x = -np.abs(np.random.default_rng(9).normal(0, 3, 500))
+    r = measure("Celu", "bad_targets:negated", "float64", x)  # -x: wrong everywhere
+    assert r.worst_input < 0 and int(r.worst_input_bits, 16) >= 2 ** 63
+    assert r.max_ulp > 1e10 and r.worst_reverified

@@ -245,7 +245,8 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     ok = ~np.isnan(err)
     if ok.any():
         dist[ok] = np.minimum(ulp_distance(y[ok], ref.rounded[ok]), np.iinfo(np.int64).max).astype(np.int64)
-    bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.int64)
+    # bit patterns as unsigned integers: a 64-bit pattern with the sign bit set is no int64
+    bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
     return stats_of(bits, err, same_bits | (ynan & rnan), masks, dist)
 
 

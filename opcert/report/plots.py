@@ -1,0 +1,58 @@
+"""Plots for the reports (matplotlib, Agg): ULP error over the input range, and its histogram."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+
+def _fig():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def error_plot(data, title: str, budget: float | None) -> bytes:
+    """PNG bytes. data: (inputs, errors) arrays, or ("chunks", [max error per 2^24 chunk])."""
+    plt = _fig()
+    fig, ax = plt.subplots(figsize=(7.5, 3.2), dpi=100)
+    if isinstance(data[0], str):
+        chunk_max = np.asarray(data[1], dtype=float)
+        ax.step(np.arange(chunk_max.size) * 2 ** 24, chunk_max, where="post", lw=1)
+        ax.set_xlabel("input bit pattern (binary32; chunks of 2^24; sign bit at 2^31)")
+        ax.set_ylabel("max ULP error in chunk")
+    else:
+        x, err = np.asarray(data[0]), np.asarray(data[1])
+        ok = np.isfinite(x) & ~np.isnan(err)
+        ax.scatter(x[ok], err[ok], s=1.5, alpha=0.5, lw=0)
+        ax.set_xscale("symlog", linthresh=2.0 ** -14)
+        ax.set_xlabel("input x (symmetric log scale)")
+        ax.set_ylabel("ULP error")
+    if budget is not None:
+        ax.axhline(budget, color="red", lw=0.8, ls="--", label=f"budget {budget:g}")
+        ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    return _png(fig, plt)
+
+
+def histogram_plot(hist: dict, title: str) -> bytes:
+    plt = _fig()
+    fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=100)
+    labels, counts = list(hist), [max(v, 0) for v in hist.values()]
+    ax.bar(range(len(labels)), counts, color="#4477aa")
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylabel("inputs")
+    ax.set_xlabel("ULP error")
+    ax.set_title(title, fontsize=10)
+    return _png(fig, plt)
+
+
+def _png(fig, plt) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()

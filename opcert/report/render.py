@@ -1,0 +1,171 @@
+"""Markdown and self-contained HTML reports of a gate result (JSON schema opcert.gate/1).
+
+Layout: a summary matrix (operator x dtype x target: max ULP and verdicts), then
+a section per check with its plot of ULP error over the inputs, the histogram,
+the worst case, the special-value mismatches, the proofs with their
+counterexamples, and the command that reproduces it; provenance at the end.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import os
+from pathlib import Path
+
+from .io import write_text_atomic
+from .plots import error_plot, histogram_plot
+
+MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
+
+
+def _cell(c) -> str:
+    a = c.get("accuracy") or {}
+    if c["status"] == "skipped":
+        return "skipped"
+    mu = a.get("max_ulp")
+    proofs = c.get("proofs") or []
+    pv = ""
+    if proofs:
+        n_ok = sum(p["ok"] for p in proofs)
+        pv = f"; proofs {n_ok}/{len(proofs)}"
+    return f"{MARK[c['status']]} {mu:.4g} ULP{pv}" if mu is not None else f"{MARK[c['status']]}{pv}"
+
+
+def _matrix(checks):
+    ops = list(dict.fromkeys(c["op"] for c in checks))
+    cols = list(dict.fromkeys((c["target"], c["dtype"]) for c in checks))
+    rows = []
+    for op in ops:
+        row = []
+        for t, d in cols:
+            cs = [c for c in checks if c["op"] == op and c["target"] == t and c["dtype"] == d]
+            row.append("<br>".join(_cell(c) for c in cs) if cs else "")
+        rows.append((op, row))
+    return cols, rows
+
+
+def _slug(c, i) -> str:
+    return f"check-{i:03d}-{c['op']}-{c['dtype']}-{c['target']}".replace(":", "_").replace("/", "_")
+
+
+def _images(c, i, plots) -> dict:
+    a = c.get("accuracy") or {}
+    out = {}
+    if plots.get(i) is not None and a:
+        out["errors"] = error_plot(plots[i], f"{c['op']} {c['dtype']} {c['target']}: ULP error",
+                                   c["policy"]["max_ulp"])
+    if a.get("histogram"):
+        out["histogram"] = histogram_plot(a["histogram"], "ULP error histogram")
+    return out
+
+
+def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
+    plots = plots or {}
+    L = [f"# opcert gate report", "",
+         f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
+         f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
+         f"{gate['config']}; {gate['elapsed_s']:.1f} s.", "",
+         f"Reproduce: `{gate['command']}`", "", "## Summary", ""]
+    cols, rows = _matrix(gate["checks"])
+    L.append("| operator | " + " | ".join(f"{d} {t}" for t, d in cols) + " |")
+    L.append("|---|" + "---|" * len(cols))
+    for op, row in rows:
+        L.append(f"| {op} | " + " | ".join(row) + " |")
+    L.append("")
+    for i, c in enumerate(gate["checks"]):
+        a = c.get("accuracy") or {}
+        L += [f"## {c['name']}: {MARK[c['status']]}", ""]
+        L.append(f"- attributes: {', '.join(f'{k}={v['exact']}' for k, v in (a.get('attrs') or {}).items()) or '-'}")
+        L.append(f"- mode: {c['mode']}, {a.get('inputs_checked', 0):,} inputs; policy: max ULP {c['policy']['max_ulp']!r}, "
+                 f"signed zero {c['policy']['signed_zero']}, subnormals {c['policy']['subnormals']}")
+        for r in c["reasons"]:
+            L.append(f"- **{'reason' if c['status'] == 'fail' else 'skipped'}**: {r}")
+        if a.get("max_ulp") is not None:
+            L.append(f"- max ULP error **{a['max_ulp']!r}** at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
+                     f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly rounded "
+                     f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact {a['worst_exact']}")
+            L.append(f"- correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
+                     f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
+                     f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}")
+        if images_dir and a:
+            for kind, png in _images(c, i, plots).items():
+                name = f"{_slug(c, i)}-{kind}.png"
+                Path(images_dir, name).write_bytes(png)
+                L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
+        for p in c.get("proofs") or []:
+            line = f"- proof `{p['name']}`: **{p['status']}** ({p['method']}, {p['elapsed_s']:.2f} s)"
+            if p.get("counterexample"):
+                line += f"; counterexample: `{p['counterexample']}`"
+            L.append(line)
+        if c.get("proof_note"):
+            L.append(f"- proofs: {c['proof_note']}")
+        L += ["", f"Reproduce: `{c['command']}`", ""]
+    prov = gate["provenance"]
+    L += ["## Provenance", ""] + [f"- {k}: {v}" for k, v in prov.items()] + [""]
+    return "\n".join(L)
+
+
+def html_page(gate: dict, plots=None) -> str:
+    plots = plots or {}
+    e = html.escape
+    cols, rows = _matrix(gate["checks"])
+    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
+           "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f3f3f3}"
+           ".PASS{color:#176f2c}.FAIL{color:#b00020;font-weight:bold}.skipped{color:#777}"
+           "code{background:#f6f6f6;padding:1px 4px}section{border-top:1px solid #ddd;margin-top:1.5em}")
+    H = [f"<!doctype html><html><head><meta charset='utf-8'><title>opcert gate report</title>"
+         f"<style>{css}</style></head><body>",
+         f"<h1>opcert gate report</h1><p id='verdict' class='{'PASS' if gate['ok'] else 'FAIL'}'>"
+         f"Result: {'PASS' if gate['ok'] else 'FAIL'}: {gate['counts']['pass']} passed, "
+         f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped "
+         f"({e(gate['config'])}; {gate['elapsed_s']:.1f} s)</p>",
+         f"<p>Reproduce: <code>{e(gate['command'])}</code></p>",
+         "<h2>Summary</h2><table id='summary'><tr><th>operator</th>" +
+         "".join(f"<th>{e(d)}<br>{e(t)}</th>" for t, d in cols) + "</tr>"]
+    for op, row in rows:
+        H.append(f"<tr><th>{e(op)}</th>" + "".join(
+            f"<td class='{v.split(' ')[0] if v else ''}'>{v}</td>" for v in row) + "</tr>")
+    H.append("</table>")
+    for i, c in enumerate(gate["checks"]):
+        a = c.get("accuracy") or {}
+        H.append(f"<section class='check' id='{_slug(c, i)}'><h2 class='{MARK[c['status']]}'>"
+                 f"{e(c['name'])}: {MARK[c['status']]}</h2><ul>")
+        for r in c["reasons"]:
+            H.append(f"<li><b>{'reason' if c['status'] == 'fail' else 'skipped'}</b>: {e(r)}</li>")
+        if a.get("max_ulp") is not None:
+            H.append(f"<li>max ULP error <b>{a['max_ulp']!r}</b> at x = {a['worst_input']!r} "
+                     f"(<code>{a['worst_input_bits']}</code>): output {a['worst_output']!r}, correctly rounded "
+                     f"{a['worst_reference']!r}, exact {e(str(a['worst_exact']))}</li>")
+            H.append(f"<li>{a['inputs_checked']:,} inputs ({c['mode']}); correctly rounded "
+                     f"{a['correctly_rounded']:,}; NaN mismatches {a['nan_mismatches']}, infinity "
+                     f"{a['inf_mismatches']}, signed zero {a['signed_zero_mismatches']}, flushed "
+                     f"{a['subnormal_flushes']}</li>")
+        H.append("</ul>")
+        if a:
+            for kind, png in _images(c, i, plots).items():
+                H.append(f"<img class='plot {kind}' alt='{kind}' src='data:image/png;base64,"
+                         f"{base64.b64encode(png).decode()}'>")
+        if c.get("proofs"):
+            H.append("<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
+                     "<th>counterexample</th></tr>")
+            for p in c["proofs"]:
+                H.append(f"<tr><td>{e(p['name'])}</td><td>{e(p['status'])}</td><td>{e(p['method'])}</td>"
+                         f"<td>{p['elapsed_s']:.2f} s</td><td>{e(str(p.get('counterexample') or ''))}</td></tr>")
+            H.append("</table>")
+        if c.get("proof_note"):
+            H.append(f"<p>{e(c['proof_note'])}</p>")
+        H.append(f"<p>Reproduce: <code>{e(c['command'])}</code></p></section>")
+    H.append("<h2>Provenance</h2><ul>" + "".join(f"<li>{e(k)}: {e(str(v))}</li>"
+                                                   for k, v in gate["provenance"].items()) + "</ul></body></html>")
+    return "\n".join(H)
+
+
+def write_reports(gate: dict, directory: str, plots=None) -> list[str]:
+    """gate.json, report.md (with images/), report.html (self-contained); each atomically."""
+    import json
+    d = Path(directory)
+    (d / "images").mkdir(parents=True, exist_ok=True)
+    write_text_atomic(str(d / "gate.json"), json.dumps(gate, indent=2, default=str) + "\n")
+    write_text_atomic(str(d / "report.md"), markdown(gate, str(d / "images"), plots))
+    write_text_atomic(str(d / "report.html"), html_page(gate, plots))
+    return [str(d / n) for n in ("gate.json", "report.md", "report.html")]
