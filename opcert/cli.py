@@ -36,6 +36,12 @@ def _attrs(pairs) -> dict[str, str]:
     return out
 
 
+def esc(text) -> str:
+    """Text for rich: brackets in names, lists and messages are not markup."""
+    from rich.markup import escape
+    return escape(str(text))
+
+
 def _console():
     from rich.console import Console
     # Piped output (CI logs, files) gets wide tables rather than wrapped cells.
@@ -84,7 +90,7 @@ def cmd_ops(args) -> int:
         stds = ", ".join(f"{s.key}:{s.op_name}" for s in op.standards)
         at = ", ".join(f"{a['name']}=" + "/".join(f"{v:g}" for v in sorted(set(a["defaults"].values())))
                        for a in r["attributes"]) or "-"
-        t.add_row(op.name, stds, at, ", ".join(op.dtypes), op.standard().formula_text)
+        t.add_row(op.name, esc(stds), esc(at), ", ".join(op.dtypes), esc(op.standard().formula_text))
     _console().print(t)
     return 0
 
@@ -144,7 +150,7 @@ def cmd_ref(args) -> int:
     title = f"{op.name} reference, {fmt.name}, correctly rounded (nearest, ties to even)"
     if attrs:
         title += "; " + ", ".join(f"{k}={exact_decimal(v)}" for k, v in attrs.items())
-    t = Table(title=title)
+    t = Table(title=esc(title))
     for col in ("x", "x bits", "result", "result bits", "exact value (about)"):
         t.add_column(col)
     for row in rows:
@@ -235,12 +241,12 @@ class _sweep_progress:
 def _print_accuracy(res) -> None:
     from rich.table import Table
     c = _console()
-    t = Table(title=f"{res.op} {res.dtype} target={res.target} "
-                    f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)")
+    t = Table(title=esc(f"{res.op} {res.dtype} target={res.target} "
+                        f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)"))
     t.add_column("measure")
     t.add_column("value")
     if res.status != "ok":
-        t.add_row("status", f"[red]{res.status}[/red]: {res.error}")
+        t.add_row("status", f"[red]{res.status}[/red]: {esc(res.error)}")
     else:
         t.add_row("attributes", ", ".join(f"{k}={v['exact']}" for k, v in res.attrs.items()) or "-")
         t.add_row("max ULP error", f"{res.max_ulp!r}" if res.max_ulp is not None else "-")
@@ -258,16 +264,16 @@ def _print_accuracy(res) -> None:
             t.add_row(label, f"[red]{n}[/red]" if n and key in ("nan_mismatches", "inf_mismatches") else str(n))
         for kind, ex in res.examples.items():
             t.add_row(f"first {kind.replace('_', ' ')}",
-                      f"x={ex['input']['value']} ({ex['input']['bits']}) -> {ex['output']['value']} "
-                      f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})")
+                      esc(f"x={ex['input']['value']} ({ex['input']['bits']}) -> {ex['output']['value']} "
+                          f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})"))
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
         t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
         if res.sweep:
             rate = res.sweep.get("inputs_per_s")
-            t.add_row("sweep", f"{res.sweep['chunks']} chunks ({res.sweep['resumed_chunks']} resumed from "
+            t.add_row("sweep", esc(f"{res.sweep['chunks']} chunks ({res.sweep['resumed_chunks']} resumed from "
                                f"{res.sweep['checkpoint']}); undecided by the fast path: {res.sweep['undecided']}"
-                               + (f"; {rate / 1e6:.1f} M inputs/s" if rate else ""))
-    t.add_row("reproduce", res.command)
+                               + (f"; {rate / 1e6:.1f} M inputs/s" if rate else "")))
+    t.add_row("reproduce", esc(res.command))
     c.print(t)
 
 
@@ -311,23 +317,108 @@ def _print_proofs(reports, wall) -> None:
             verdict = f"[{colour[p.status]}]{p.status}[/{colour[p.status]}]"
             if not p.ok:
                 verdict += " [red](!)[/red]"
-            t.add_row(r.op, r.dtype, p.name, verdict, p.expected, _short(p.method), f"{p.elapsed_s:.2f} s")
+            t.add_row(r.op, r.dtype, esc(p.name), verdict, p.expected, esc(_short(p.method)), f"{p.elapsed_s:.2f} s")
             if p.counterexample or p.note or (p.outside_condition or {}).get("counterexample"):
                 details.append((r, p))
     c.print(t)
     for r, p in details:
-        c.print(f"[bold]{r.op} {r.dtype} {p.name}[/bold]: {p.statement}")
+        c.print(f"[bold]{esc(f'{r.op} {r.dtype} {p.name}')}[/bold]: {esc(p.statement)}")
         if p.counterexample:
-            c.print(f"  counterexample: {json.dumps(p.counterexample)}")
+            c.print(f"  counterexample: {esc(json.dumps(p.counterexample))}")
         oc = p.outside_condition or {}
         if oc.get("counterexample"):
-            c.print(f"  outside its condition ({oc['status']}): {json.dumps(oc['counterexample'])}")
+            c.print(f"  outside its condition ({oc['status']}): {esc(json.dumps(oc['counterexample']))}")
         if p.note:
-            c.print(f"  note: {p.note}")
+            c.print(f"  note: {esc(p.note)}")
 
 
 def _short(method: str) -> str:
     return method.split(";")[0].split(" (")[0][:60]
+
+
+# ---- gate, diff, report -----------------------------------------------------------
+
+def cmd_gate(args) -> int:
+    from .gate import load_config, run_gate
+    from .report.diff import load_gate, regressions
+    from .report.junit import junit_xml
+    from .report.render import write_reports
+    config = load_config(args.config)
+    baseline = load_gate(args.baseline) if args.baseline else None
+    n = sum(len(c.dtypes) for c in config.checks)
+    from rich.progress import Progress
+    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task(f"gate ({config.source})", total=n)
+        result = run_gate(config, workers=args.workers, progress=lambda: progress.advance(task))
+    data = result.to_dict()
+    plots = {i: r.plot for i, r in enumerate(result.results)}
+    if args.json:
+        write_json_atomic(args.json, data)
+    if args.junit:
+        from .report.io import write_text_atomic
+        write_text_atomic(args.junit, junit_xml(data))
+    if args.report:
+        write_reports(data, args.report, plots)
+    _print_gate(data)
+    failed = not result.ok
+    if baseline is not None:
+        found = regressions(baseline, data)
+        for r in found:
+            print(f"regression: {r}", file=sys.stderr)
+        failed = failed or bool(found)
+    return 1 if failed else 0
+
+
+def _print_gate(data) -> None:
+    from rich.table import Table
+    c = _console()
+    t = Table(title=esc(f"opcert gate: {data['config']} ({data['elapsed_s']:.1f} s)"))
+    for col in ("check", "mode", "inputs", "max ULP", "budget", "proofs", "result"):
+        t.add_column(col)
+    colour = {"pass": "green", "fail": "red", "skipped": "dim"}
+    for ch in data["checks"]:
+        a = ch.get("accuracy") or {}
+        proofs = ch.get("proofs") or []
+        pv = f"{sum(p['ok'] for p in proofs)}/{len(proofs)}" if proofs else ("-" if not ch.get("proof_note") else "n/a")
+        t.add_row(esc(ch["name"]), ch["mode"], f"{a.get('inputs_checked', 0):,}",
+                  repr(a['max_ulp']) if a.get('max_ulp') is not None else '-', repr(ch['policy']['max_ulp']),
+                  pv, f"[{colour[ch['status']]}]{ch['status']}[/{colour[ch['status']]}]")
+    c.print(t)
+    for ch in data["checks"]:
+        if ch["status"] == "fail":
+            c.print(f"[red]FAIL[/red] {esc(ch['name'])}:")
+            for r in ch["reasons"]:
+                c.print(f"  {esc(r)}")
+            c.print(f"  reproduce: {esc(ch['command'])}")
+        elif ch["status"] == "skipped":
+            c.print(f"skipped {esc(ch['name'])}: {esc('; '.join(ch['reasons']))}")
+    k = data["counts"]
+    c.print(f"{k['pass']} passed, {k['fail']} failed, {k['skipped']} skipped")
+
+
+def cmd_diff(args) -> int:
+    from .report.diff import load_gate, regressions
+    found = regressions(load_gate(args.old), load_gate(args.new))
+    if args.json:
+        print(json.dumps({"regressions": found}, indent=2))
+    else:
+        for r in found:
+            print(f"regression: {r}")
+        print(f"{len(found)} regression(s) between {args.old} and {args.new}")
+    return 1 if found else 0
+
+
+def cmd_report(args) -> int:
+    from .report.diff import load_gate
+    from .report.render import write_reports
+    data = load_gate(args.results)
+    files = write_reports(data, args.out)
+    if args.json:
+        print(json.dumps({"written": files}))
+    else:
+        for f in files:
+            print(f)
+    return 0
 
 
 # ---- main ---------------------------------------------------------------------
@@ -381,6 +472,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--all", action="store_true", help="every operator, the specification and every float dtype")
     s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_prove)
+
+    s = sub.add_parser("gate", help="run the accuracy gate (opcert.toml, [tool.opcert], or the built-in default)")
+    s.add_argument("--config", help="opcert.toml or pyproject.toml (default: ./opcert.toml, then "
+                                    "./pyproject.toml [tool.opcert], then the built-in default)")
+    s.add_argument("--json", metavar="FILE", help="the result (schema opcert.gate/1)")
+    s.add_argument("--junit", metavar="FILE", help="JUnit XML")
+    s.add_argument("--report", metavar="DIR", help="gate.json, report.md and report.html with plots")
+    s.add_argument("--baseline", metavar="FILE", help="a previous --json result: fail on any regression")
+    s.add_argument("--workers", type=int, help="processes (default: every core)")
+    s.set_defaults(func=cmd_gate)
+
+    s = sub.add_parser("diff", help="regressions between two gate results (exit 1 on any)")
+    s.add_argument("old")
+    s.add_argument("new")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_diff)
+
+    s = sub.add_parser("report", help="write Markdown and HTML reports from a gate result")
+    s.add_argument("results", help="a gate --json result")
+    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_report)
     return p
 
 
@@ -407,3 +520,10 @@ def main(argv=None) -> int:
         print("opcert: interrupted; finished sweep chunks are kept: run the same command again to resume",
               file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug in opcert: say so in one line; OPCERT_DEBUG=1 shows the traceback
+        import os
+        if os.environ.get("OPCERT_DEBUG"):
+            raise
+        print(f"opcert: internal error: {type(exc).__name__}: {exc} (run with OPCERT_DEBUG=1 for the traceback, "
+              "and please report it)", file=sys.stderr)
+        return 3

@@ -33,3 +33,4 @@ def cli(capsys):
         out = capsys.readouterr()
         return code, out.out, out.err
     return run
+pytest_plugins = ["pytester"]

@@ -104,3 +104,9 @@ def test_float64_worst_case_with_the_sign_bit_set():
     r = measure("Celu", "bad_targets:negated", "float64", x)  # -x: wrong everywhere
     assert r.worst_input < 0 and int(r.worst_input_bits, 16) >= 2 ** 63
     assert r.max_ulp > 1e10 and r.worst_reverified
+
+
+def test_astronomical_float64_error_is_inf_not_a_crash():
+    # inf where the exact value is tiny: about 2**2098 ULP, beyond the largest double
+    r = measure("Tanh", "bad_targets:negated_inf", "float64", np.array([1e-300, 0.5]))
+    assert r.status == "ok" and r.max_ulp == float("inf") and r.worst_input == 1e-300

@@ -138,3 +138,17 @@ def test_accuracy_result_records_the_target_version():
     r = measure("Tanh", "torch", "float16", "exhaustive")
     import torch
     assert r.provenance["target_version"] == torch.__version__ and isinstance(r, AccuracyResult)
+
+
+def test_checkpoints_are_keyed_by_code_and_target_version():
+    a = cfg()
+    b = SweepConfig(a.op, a.target, a.attrs, a.standard, a.start, a.stop, a.chunk, target_version="2.0")
+    assert a.key() != b.key()
+    from opcert.verify import sweep as sweep_mod
+    original = a.key()
+    saved = list(sweep_mod._FINGERPRINT)
+    sweep_mod._FINGERPRINT[:] = ["another version of the code"]
+    try:
+        assert cfg().key() != original
+    finally:
+        sweep_mod._FINGERPRINT[:] = saved

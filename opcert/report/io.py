@@ -19,6 +19,7 @@ def write_text_atomic(path: str, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is for reading
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -28,6 +28,7 @@ def error_plot(data, title: str, budget: float | None) -> bytes:
         ax.scatter(x[ok], err[ok], s=1.5, alpha=0.5, lw=0)
         ax.set_xscale("symlog", linthresh=2.0 ** -14)
         ax.set_xlabel("input x (symmetric log scale)")
+        ax.tick_params(axis="x", labelsize=7, labelrotation=45)
         ax.set_ylabel("ULP error")
     if budget is not None:
         ax.axhline(budget, color="red", lw=0.8, ls="--", label=f"budget {budget:g}")
@@ -51,8 +52,12 @@ def histogram_plot(hist: dict, title: str) -> bytes:
 
 
 def _png(fig, plt) -> bytes:
+    import warnings
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # symlog axes over binary64's range overflow in matplotlib's inverse transform: harmless
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fig.tight_layout()
+        fig.savefig(buf, format="png")
     plt.close(fig)
     return buf.getvalue()

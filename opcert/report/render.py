@@ -18,6 +18,16 @@ from .plots import error_plot, histogram_plot
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
 
 
+def short_ulp(v: float) -> str:
+    """An error figure to 4 significant digits, rounded up: 0.5000000000000001 shows as 0.5001."""
+    import decimal
+    d = decimal.Decimal(v)
+    if d == 0:
+        return "0"
+    q = decimal.Decimal(1).scaleb(d.adjusted() - 3)
+    return f"{d.quantize(q, rounding=decimal.ROUND_CEILING).normalize():f}"
+
+
 def _cell(c) -> str:
     a = c.get("accuracy") or {}
     if c["status"] == "skipped":
@@ -28,7 +38,7 @@ def _cell(c) -> str:
     if proofs:
         n_ok = sum(p["ok"] for p in proofs)
         pv = f"; proofs {n_ok}/{len(proofs)}"
-    return f"{MARK[c['status']]} {mu:.4g} ULP{pv}" if mu is not None else f"{MARK[c['status']]}{pv}"
+    return f"{MARK[c['status']]} {short_ulp(mu)} ULP{pv}" if mu is not None else f"{MARK[c['status']]}{pv}"
 
 
 def _matrix(checks):
@@ -42,6 +52,25 @@ def _matrix(checks):
             row.append("<br>".join(_cell(c) for c in cs) if cs else "")
         rows.append((op, row))
     return cols, rows
+
+
+def _facts(c) -> list[tuple[str | None, str]]:
+    """What both report formats say of a check, as (bold label or None, text)."""
+    a = c.get("accuracy") or {}
+    attrs = ", ".join(f"{k}={v['exact']}" for k, v in (a.get("attrs") or {}).items()) or "-"
+    out = [(None, f"attributes: {attrs}"),
+           (None, f"mode: {c['mode']}, {a.get('inputs_checked', 0):,} inputs; policy: max ULP "
+                  f"{c['policy']['max_ulp']!r}, signed zero {c['policy']['signed_zero']}, "
+                  f"subnormals {c['policy']['subnormals']}")]
+    out += [("reason" if c["status"] == "fail" else "skipped", r) for r in c["reasons"]]
+    if a.get("max_ulp") is not None:
+        out.append(("max ULP error", f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
+                                     f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly rounded "
+                                     f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact {a['worst_exact']}"))
+        out.append((None, f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
+                          f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
+                          f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}"))
+    return out
 
 
 def _slug(c, i) -> str:
@@ -75,18 +104,7 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
         L += [f"## {c['name']}: {MARK[c['status']]}", ""]
-        L.append(f"- attributes: {', '.join(f'{k}={v['exact']}' for k, v in (a.get('attrs') or {}).items()) or '-'}")
-        L.append(f"- mode: {c['mode']}, {a.get('inputs_checked', 0):,} inputs; policy: max ULP {c['policy']['max_ulp']!r}, "
-                 f"signed zero {c['policy']['signed_zero']}, subnormals {c['policy']['subnormals']}")
-        for r in c["reasons"]:
-            L.append(f"- **{'reason' if c['status'] == 'fail' else 'skipped'}**: {r}")
-        if a.get("max_ulp") is not None:
-            L.append(f"- max ULP error **{a['max_ulp']!r}** at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
-                     f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly rounded "
-                     f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact {a['worst_exact']}")
-            L.append(f"- correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
-                     f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
-                     f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}")
+        L += [f"- **{label}**: {text}" if label else f"- {text}" for label, text in _facts(c)]
         if images_dir and a:
             for kind, png in _images(c, i, plots).items():
                 name = f"{_slug(c, i)}-{kind}.png"
@@ -130,16 +148,7 @@ def html_page(gate: dict, plots=None) -> str:
         a = c.get("accuracy") or {}
         H.append(f"<section class='check' id='{_slug(c, i)}'><h2 class='{MARK[c['status']]}'>"
                  f"{e(c['name'])}: {MARK[c['status']]}</h2><ul>")
-        for r in c["reasons"]:
-            H.append(f"<li><b>{'reason' if c['status'] == 'fail' else 'skipped'}</b>: {e(r)}</li>")
-        if a.get("max_ulp") is not None:
-            H.append(f"<li>max ULP error <b>{a['max_ulp']!r}</b> at x = {a['worst_input']!r} "
-                     f"(<code>{a['worst_input_bits']}</code>): output {a['worst_output']!r}, correctly rounded "
-                     f"{a['worst_reference']!r}, exact {e(str(a['worst_exact']))}</li>")
-            H.append(f"<li>{a['inputs_checked']:,} inputs ({c['mode']}); correctly rounded "
-                     f"{a['correctly_rounded']:,}; NaN mismatches {a['nan_mismatches']}, infinity "
-                     f"{a['inf_mismatches']}, signed zero {a['signed_zero_mismatches']}, flushed "
-                     f"{a['subnormal_flushes']}</li>")
+        H += [f"<li><b>{e(label)}</b>: {e(text)}</li>" if label else f"<li>{e(text)}</li>" for label, text in _facts(c)]
         H.append("</ul>")
         if a:
             for kind, png in _images(c, i, plots).items():

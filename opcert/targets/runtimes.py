@@ -42,6 +42,18 @@ def _is_bf16(x):
     return x.dtype.name == "bfloat16"
 
 
+def _built(cache: dict, op, dtype, attrs, build):
+    """build() once per operator, dtype and attributes; its error message, as
+    a string, where the library cannot build it (an unsupported combination)."""
+    key = (op.name, dtype, tuple(sorted(attrs.items())))
+    if key not in cache:
+        try:
+            cache[key] = build()
+        except Exception as exc:  # the library's own refusal: NOT_IMPLEMENTED, unknown schema, ...
+            cache[key] = str(exc).splitlines()[0][:300]
+    return cache[key]
+
+
 class OnnxRuntime:
     name = "onnxruntime"
 
@@ -52,18 +64,14 @@ class OnnxRuntime:
         self.sessions = {}
 
     def _session(self, op, dtype, attrs):
-        key = (op.name, dtype, tuple(sorted(attrs.items())))
-        if key not in self.sessions:
+        def build():
             opts = self.ort.SessionOptions()
             opts.intra_op_num_threads = 1   # opcert parallelises over processes
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
-            try:
-                self.sessions[key] = self.ort.InferenceSession(
-                    onnx_model(op, dtype, attrs).SerializeToString(), opts, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # ORT's NOT_IMPLEMENTED / INVALID_GRAPH: no kernel for this
-                self.sessions[key] = str(exc).splitlines()[0][:300]
-        return self.sessions[key]
+            return self.ort.InferenceSession(onnx_model(op, dtype, attrs).SerializeToString(), opts,
+                                             providers=["CPUExecutionProvider"])
+        return _built(self.sessions, op, dtype, attrs, build)
 
     def unsupported(self, op, dtype, attrs):
         s = self._session(op, dtype, attrs)
@@ -87,14 +95,8 @@ class OnnxReference:
         self.evaluators = {}
 
     def _evaluator(self, op, dtype, attrs):
-        key = (op.name, dtype, tuple(sorted(attrs.items())))
-        if key not in self.evaluators:
-            from onnx.reference import ReferenceEvaluator
-            try:
-                self.evaluators[key] = ReferenceEvaluator(onnx_model(op, dtype, attrs))
-            except Exception as exc:
-                self.evaluators[key] = str(exc).splitlines()[0][:300]
-        return self.evaluators[key]
+        from onnx.reference import ReferenceEvaluator
+        return _built(self.evaluators, op, dtype, attrs, lambda: ReferenceEvaluator(onnx_model(op, dtype, attrs)))
 
     def unsupported(self, op, dtype, attrs):
         e = self._evaluator(op, dtype, attrs)

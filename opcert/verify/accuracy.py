@@ -169,7 +169,7 @@ def _measure_sweep(op, tgt, fmt, resolved, standard, workers, scheduler, checkpo
                    flush_allowed=False):
     from .sweep import FULL, SweepConfig, sweep
     cfg = SweepConfig(op.name, tgt.name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolved.items()),
-                      standard, 0, FULL, flush_allowed=flush_allowed)
+                      standard, 0, FULL, flush_allowed=flush_allowed, target_version=tgt.version)
     res = AccuracyResult(op=op.name, dtype=fmt.name, target=tgt.name, standard=standard or op.primary,
                          attrs=describe(resolved), inputs_checked=FULL, exhaustive=True, mode="exhaustive",
                          command=reproduce_command(op.name, fmt.name, tgt.name, resolved, "exhaustive", None, None,
@@ -235,7 +235,7 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     if fmt.name == "float64" and ref.exact_q is not None:
         for i, q in enumerate(ref.exact_q):
             if q is not None and not np.isnan(y64[i]):
-                err[i] = float(ulp_error_exact(float(y64[i]), q, fmt))
+                err[i] = round_up(ulp_error_exact(float(y64[i]), q, fmt))
     err = np.where(nan_mm | inf_mm, np.nan, err)
     if flush_allowed:
         err = np.where(masks["subnormal_flush"], np.nan, err)
@@ -293,6 +293,10 @@ def _exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str]:
 
 
 def round_up(q: Fraction) -> float:
-    """The smallest double >= q: a reported error is never smaller than the true one."""
-    f = float(q)
+    """The smallest double >= q (inf beyond the largest): a reported error is
+    never smaller than the true one."""
+    try:
+        f = float(q)
+    except OverflowError:
+        return math.inf
     return f if Fraction(f) >= q else float(np.nextafter(f, math.inf))

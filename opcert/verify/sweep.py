@@ -41,15 +41,17 @@ class SweepConfig:
     stop: int = FULL
     chunk: int = CHUNK
     flush_allowed: bool = False
+    target_version: str = ""
 
     @property
     def chunks(self) -> int:
         return -(-(self.stop - self.start) // self.chunk)
 
     def key(self) -> str:
-        from .. import __version__
-        text = json.dumps([__version__, self.op, self.target, self.attrs, self.standard, self.start,
-                           self.stop, self.chunk, self.flush_allowed])
+        """Checkpoints are reused only by the same sweep of the same code: the
+        key covers opcert's source, the target's version and every setting."""
+        text = json.dumps([code_fingerprint(), self.op, self.target, self.target_version, self.attrs,
+                           self.standard, self.start, self.stop, self.chunk, self.flush_allowed])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def resolved(self) -> dict[str, Fraction]:
@@ -57,6 +59,20 @@ class SweepConfig:
 
 
 _CACHE: dict = {}
+_FINGERPRINT: list = []
+
+
+def code_fingerprint() -> str:
+    """A hash of opcert's own source files: a changed reference, kernel or
+    implementation never resumes a sweep that older code started."""
+    if not _FINGERPRINT:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+        _FINGERPRINT.append(h.hexdigest())
+    return _FINGERPRINT[0]
 
 
 def _setup(cfg: SweepConfig):

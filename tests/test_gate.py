@@ -1,0 +1,194 @@
+"""The gate: exit codes, JUnit, configuration errors, reports, baselines, the pytest plugin."""
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+PASSING = """
+[[check]]
+op = "Tanh"
+dtypes = ["float16"]
+mode = "exhaustive"
+max_ulp = 0.5
+proofs = ["range", "nan"]
+"""
+FAILING = """
+[[check]]
+op = "Tanh"
+dtypes = ["float16"]
+target = "numpy:tanh"
+mode = "exhaustive"
+max_ulp = 0.0
+"""
+
+
+def write(tmp_path, text, name="opcert.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_passing_gate_exits_0_and_writes_everything(cli, tmp_path):
+    cfg = write(tmp_path, PASSING)
+    code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--junit", tmp_path / "j.xml",
+                       "--report", tmp_path / "rep", "--workers", "1")
+    assert code == 0 and "1 passed, 0 failed" in out
+    g = json.loads((tmp_path / "g.json").read_text())
+    assert g["schema"] == "opcert.gate/1" and g["ok"] and g["checks"][0]["proofs"][0]["status"] == "proved"
+    assert (tmp_path / "rep" / "report.md").exists() and (tmp_path / "rep" / "report.html").exists()
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("tests") == "1" and suite.get("failures") == "0"
+
+
+def test_budget_broken_exits_1_with_junit_failure(cli, tmp_path):
+    cfg = write(tmp_path, FAILING)
+    code, out, _ = cli("gate", "--config", cfg, "--junit", tmp_path / "j.xml", "--workers", "1")
+    assert code == 1 and "reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive" in out
+    failure = ET.parse(tmp_path / "j.xml").getroot().find("testcase/failure")
+    msg = failure.get("message")
+    # the operator, the dtype, the worst input and its error
+    assert "Tanh float16" in msg and "max ULP error 0.4999" in msg and "x = 0.0283966064453125 (0x2745)" in msg
+    assert "reproduce:" in failure.text
+
+
+def test_crashing_target_fails_the_gate(cli, tmp_path):
+    cfg = write(tmp_path, FAILING.replace("numpy:tanh", "bad_targets:crashes"))
+    code, out, _ = cli("gate", "--config", cfg, "--workers", "1")
+    assert code == 1 and "target crashed" in out and "kernel exploded" in out
+
+
+def test_unsupported_is_skipped_with_its_reason(cli, tmp_path):
+    cfg = write(tmp_path, FAILING.replace("numpy:tanh", "torch").replace('"Tanh"', '"ScaledTanh"'))
+    code, out, _ = cli("gate", "--config", cfg, "--workers", "1")
+    assert code == 0 and "skipped" in out and "no operator defined as ScaledTanh" in out
+
+
+def test_signed_zero_and_flush_policies(cli, tmp_path):
+    base = """
+[[check]]
+op = "Tanh"
+dtypes = ["float16"]
+target = "bad_targets:flush_tiny"
+mode = "exhaustive"
+max_ulp = 0.5
+"""
+    code, out, _ = cli("gate", "--config", write(tmp_path, base), "--workers", "1")
+    assert code == 1 and "signed-zero mismatches (policy strict)" in out and "flushed to zero (policy strict)" in out
+    relaxed = base + 'signed_zero = "ignore"\nsubnormals = "flush-allowed"\n'
+    code, out, _ = cli("gate", "--config", write(tmp_path, relaxed, "relaxed.toml"), "--workers", "1")
+    assert code == 0, out
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[[check]]\nop = "Tanhh"\n', "check[0].op: unknown operator 'Tanhh'"),
+    ('[[check]]\nop = "Tanh"\nmax_ulps = 1\n', "check[0].max_ulps: unknown key; allowed:"),
+    ('[[check]]\nop = "Tanh"\nmode = "fast"\n', "check[0].mode: 'fast' is not allowed; allowed: exhaustive, sample"),
+    ('[[check]]\nop = "Tanh"\ndtypes = ["float8"]\n', "check[0].dtypes: unknown dtype 'float8'"),
+    ('[[check]]\nop = "Celu"\n[check.attrs]\nalpha = 0\n', "check[0].attrs: attribute alpha=0.0 of Celu is outside"),
+    ('[[check]]\nop = "Tanh"\nproofs = ["convex"]\n', "check[0].proofs: Tanh declares no property 'convex'"),
+    ('[[check]]\nop = "Tanh"\nmax_ulp = -1\n', "check[0].max_ulp: must be a number >= 0"),
+    ('[[check]]\nop = "Tanh"\ntarget = "tpu"\n', "check[0].target: unknown target 'tpu'"),
+    ('[[check]\nop = "Tanh"\n', "not valid TOML"),
+    ('[gate]\nx = 1\n', "gate: unknown key; allowed: check"),
+    ('', "no [[check]] tables"),
+])
+def test_configuration_errors_exit_2(cli, tmp_path, text, message):
+    cfg = write(tmp_path, text)
+    code, out, err = cli("gate", "--config", cfg)
+    assert code == 2 and message in err and cfg in err and "Traceback" not in err
+
+
+def test_tool_opcert_in_pyproject(cli, tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[tool.opcert]\n" + PASSING.replace("[[check]]", "[[tool.opcert.check]]")
+                                             .replace("[tool.opcert]\n", ""))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli("gate", "--workers", "1")
+    assert code == 0 and "pyproject.toml [tool.opcert]" in out
+
+
+def test_missing_config_file(cli):
+    code, _, err = cli("gate", "--config", "/nonexistent/opcert.toml")
+    assert code == 2 and "no such configuration file" in err
+
+
+def test_interrupted_report_write_leaves_the_previous_report(tmp_path, monkeypatch):
+    from opcert.report import io
+    target = tmp_path / "gate.json"
+    io.write_json_atomic(str(target), {"old": True})
+
+    def broken_replace(src, dst):
+        raise KeyboardInterrupt  # the process is stopped between writing and renaming
+    monkeypatch.setattr(io.os, "replace", broken_replace)
+    with pytest.raises(KeyboardInterrupt):
+        io.write_json_atomic(str(target), {"new": True})
+    assert json.loads(target.read_text()) == {"old": True}
+    assert [p.name for p in tmp_path.iterdir()] == ["gate.json"]  # no temporary left behind
+
+
+def test_html_report_structure(cli, tmp_path):
+    cli("gate", "--config", write(tmp_path, PASSING + FAILING), "--report", tmp_path / "rep", "--workers", "1")
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "id='summary'" in page and "id='verdict' class='FAIL'" in page
+    assert page.count("<section class='check'") == 2
+    assert page.count("src='data:image/png;base64,") == 4   # error plot and histogram per check
+    assert "Provenance" in page and "Reproduce:" in page and "http" not in page.split("<body>")[1].split("Provenance")[0]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| Tanh | PASS 0.5 ULP; proofs 2/2 | FAIL 0.5 ULP |" in md
+    for line in md.splitlines():
+        if line.startswith("!["):
+            assert (tmp_path / "rep" / line.split("(")[1].rstrip(")")).exists()
+
+
+def test_diff_flags_regressions(cli, tmp_path):
+    good = write(tmp_path, PASSING.replace('proofs = ["range", "nan"]', ""), "good.toml")
+    cli("gate", "--config", good, "--json", tmp_path / "old.json", "--workers", "1")
+    worse = PASSING.replace('proofs = ["range", "nan"]', "").replace('mode = "exhaustive"',
+                                                                     'mode = "exhaustive"\ntarget = "numpy:tanh"')
+    old = json.loads((tmp_path / "old.json").read_text())
+    new = json.loads(json.dumps(old))
+    new["checks"][0]["accuracy"]["max_ulp"] = 0.75
+    new["checks"][0]["accuracy"]["nan_mismatches"] = 3
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    code, out, _ = cli("diff", tmp_path / "old.json", tmp_path / "new.json")
+    assert code == 1 and "max ULP error up from 0.4999448018321617 to 0.75" in out and "nan mismatches up" in out
+    code, out, _ = cli("diff", tmp_path / "old.json", tmp_path / "old.json")
+    assert code == 0 and "0 regression(s)" in out
+    # the gate's --baseline: a proof lost
+    base = json.loads((tmp_path / "old.json").read_text())
+    base["checks"][0]["proofs"] = [{"name": "range", "status": "proved", "ok": True}]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    code, _, err = cli("gate", "--config", good, "--baseline", tmp_path / "base.json", "--workers", "1")
+    assert code == 1 and "proof range lost" in err
+    del worse
+    code, _, err = cli("diff", tmp_path / "old.json", tmp_path / "nope.json")
+    assert code == 2 and "no such file" in err
+
+
+def test_default_config_covers_the_catalog():
+    from opcert.gate import default_config
+    cfg = default_config()
+    cells = {(c.op, d) for c in cfg.checks for d in c.dtypes}
+    assert len(cells) == 20 and all(c.target == "opcert" for c in cfg.checks)
+    assert all(c.mode == "exhaustive" for c in cfg.checks if set(c.dtypes) <= {"float16", "bfloat16"})
+
+
+def test_pytest_plugin(pytester):
+    pytester.makepyfile(test_kernels="""
+        import pytest
+
+        def test_numpy_tanh(opcert_check):
+            r = opcert_check("Tanh", "numpy:tanh", "float16", max_ulp=0.5)
+            assert r.inputs_checked == 65536
+
+        def test_too_tight(opcert_check):
+            opcert_check("Tanh", "numpy:tanh", "float16", max_ulp=0.1)
+
+        @pytest.mark.opcert(op="Shrink", target="opcert", dtype="float16", max_ulp=0.5, lambd=1.0)
+        def test_marker():
+            pass
+    """)
+    result = pytester.runpytest("-q")  # the plugin loads through its pytest11 entry point
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*max ULP error 0.4999448018321617 > 0.1 at x = 0.0283966064453125 (0x2745)*",
+                                 "*reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive*"])
