@@ -59,6 +59,96 @@ _RATIONAL = {
 }
 
 
+# ---- tiny arguments: Taylor enclosures in rational arithmetic ----------------------
+#
+# Where a transcendental function's argument is tiny its value is decided by a
+# few Taylor terms, whose remainders bound it rigorously: the series of tanh,
+# and of expm1 for t < 0, alternate with decreasing terms for |t| <= 2**-10;
+# expm1's remainder for t >= 0 is at most e**t t**4/24 <= 2 t**4/24. This tier
+# settles, without the interval loop, the inputs whose binary64 value lands on
+# a rounding midpoint (ScaledTanh(x) = 0.5 x for odd subnormal binary32 x),
+# where the loop must climb past 300 bits.
+
+TINY = Fraction(1, 2 ** 10)
+
+
+class NotTiny(Exception):
+    pass
+
+
+def _tanh_enclosure(t: Fraction):
+    if t < 0:
+        lo, hi = _tanh_enclosure(-t)
+        return -hi, -lo
+    t3 = t * t * t
+    return t - t3 / 3, t - t3 / 3 + 2 * t3 * t * t / 15
+
+
+def _expm1_enclosure(t: Fraction):
+    t2 = t * t
+    three = t + t2 / 2 + t2 * t / 6
+    four = t2 * t2 / 24
+    return (three, three + 2 * four) if t >= 0 else (three, three + four)
+
+
+def eval_tiny(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
+    """Exact rational enclosure (lo, hi), or booleans; raises NotTiny where a
+    transcendental argument is not tiny (or not a point)."""
+    ev = lambda n: eval_tiny(n, x, attrs)  # noqa: E731
+    op = e.op
+    if op == "var":
+        return (x, x)
+    if op == "attr":
+        return (attrs[e.name],) * 2
+    if op == "const":
+        return (e.value, e.value)
+    if op == "select":
+        return ev(e.args[1]) if ev(e.args[0]) else ev(e.args[2])
+    if op == "isnan":
+        return False
+    a = [ev(n) for n in e.args]
+    if op in ("lt", "le", "gt", "ge", "eq"):
+        (alo, ahi), (blo, bhi) = a
+        if alo != ahi or blo != bhi:
+            raise NotTiny(op)  # comparisons of enclosures: leave them to the interval loop
+        return _RATIONAL[op](alo, blo)
+    if op in ("and", "or", "not"):
+        return _RATIONAL[op](*a)
+    if op in ("exp", "expm1", "tanh"):
+        lo, hi = a[0]
+        if lo != hi or abs(lo) > TINY:
+            raise NotTiny(op)
+        if lo == 0:
+            return (Fraction(1),) * 2 if op == "exp" else (Fraction(0),) * 2
+        if op == "tanh":
+            return _tanh_enclosure(lo)
+        l, h = _expm1_enclosure(lo)
+        return (l + 1, h + 1) if op == "exp" else (l, h)
+    if op == "log1p":
+        raise NotTiny(op)
+    if op == "neg":
+        lo, hi = a[0]
+        return (-hi, -lo)
+    if op in ("add", "sub"):
+        (alo, ahi), (blo, bhi) = a
+        return (alo + blo, ahi + bhi) if op == "add" else (alo - bhi, ahi - blo)
+    if op in ("mul", "fma", "div"):
+        (alo, ahi), (blo, bhi) = a[0], a[1]
+        if op == "div":
+            if blo <= 0 <= bhi:
+                raise NotTiny("div")
+            blo, bhi = 1 / bhi, 1 / blo
+        p = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
+        lo, hi = min(p), max(p)
+        if op == "fma":
+            lo, hi = lo + a[2][0], hi + a[2][1]
+        return (lo, hi)
+    if op in ("min", "max"):
+        f = min if op == "min" else max
+        return (f(a[0][0], a[1][0]), f(a[0][1], a[1][1]))
+    raise NotTiny(op)
+
+
 # ---- interval evaluation --------------------------------------------------------
 
 iv = mpmath.iv
@@ -188,6 +278,14 @@ def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
         q = eval_rational(e, x, attrs)
         return Exact(q, q)
     except NotRational:
+        pass
+    try:
+        lo, hi = eval_tiny(e, x, attrs)
+        narrow = min_prec == 0 or (hi - lo) <= abs(lo) * Fraction(2) ** (-min_prec)
+        if lo != 0 and hi != 0 and (lo > 0) == (hi > 0) and narrow and \
+                round_fraction(lo, fmt, negative_zero=lo < 0) == round_fraction(hi, fmt, negative_zero=hi < 0):
+            return Exact(lo, hi)
+    except (NotTiny, ZeroDivisionError):
         pass
     prec = max(fmt.p + 40, min_prec + 10, 64)
     while prec <= MAX_PREC:
