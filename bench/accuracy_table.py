@@ -18,7 +18,6 @@ def main():
         for dt in DTYPES:
             mode = "exhaustive" if dt in ("float16", "bfloat16") else "sample"
             r = measure(op.name, "opcert", dt, mode)
-            cr = r.correctly_rounded / r.inputs_checked
             cells.append(f"{r.max_ulp!r} ({r.correctly_rounded:,}/{r.inputs_checked:,} CR)")
         print(f"| {op.name} | " + " | ".join(cells) + " |")
 

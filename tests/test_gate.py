@@ -1,6 +1,5 @@
 """The gate: exit codes, JUnit, configuration errors, reports, baselines, the pytest plugin."""
 import json
-import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -192,3 +191,9 @@ def test_pytest_plugin(pytester):
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*max ULP error 0.4999448018321617 > 0.1 at x = 0.0283966064453125 (0x2745)*",
                                  "*reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive*"])
+
+
+def test_short_ulp_rounds_up_and_handles_infinity():
+    from opcert.report.render import short_ulp
+    assert [short_ulp(v) for v in (0.5000000000000001, 0.5, 0.77259, 104.0, 0.0, float("inf"), 2.3792e285)] == \
+        ["0.5001", "0.5", "0.7726", "104", "0", "inf", "2.380e+285"]

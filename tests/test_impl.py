@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import DTYPES, all_16bit
+from conftest import all_16bit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,7 +4,6 @@ workers, resumption or the scheduler."""
 import numpy as np
 import pytest
 
-from opcert.spec.attrs import resolve
 from opcert.verify.accuracy import AccuracyResult, float_stats, measure
 from opcert.verify.sweep import SweepConfig, sweep
 

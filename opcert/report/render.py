@@ -21,11 +21,15 @@ MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
 def short_ulp(v: float) -> str:
     """An error figure to 4 significant digits, rounded up: 0.5000000000000001 shows as 0.5001."""
     import decimal
+    import math
+    if not math.isfinite(v):
+        return str(v)
     d = decimal.Decimal(v)
     if d == 0:
         return "0"
     q = decimal.Decimal(1).scaleb(d.adjusted() - 3)
-    return f"{d.quantize(q, rounding=decimal.ROUND_CEILING).normalize():f}"
+    up = d.quantize(q, rounding=decimal.ROUND_CEILING)
+    return f"{up:.3e}" if up.adjusted() >= 6 else f"{up.normalize():f}"
 
 
 def _cell(c) -> str:
@@ -41,14 +45,19 @@ def _cell(c) -> str:
     return f"{MARK[c['status']]} {short_ulp(mu)} ULP{pv}" if mu is not None else f"{MARK[c['status']]}{pv}"
 
 
+def target_group(target: str) -> str:
+    """The summary's column: a module:function target is grouped by its module's last name."""
+    return target.split(":")[0].rsplit(".", 1)[-1] if ":" in target else target
+
+
 def _matrix(checks):
     ops = list(dict.fromkeys(c["op"] for c in checks))
-    cols = list(dict.fromkeys((c["target"], c["dtype"]) for c in checks))
+    cols = list(dict.fromkeys((target_group(c["target"]), c["dtype"]) for c in checks))
     rows = []
     for op in ops:
         row = []
         for t, d in cols:
-            cs = [c for c in checks if c["op"] == op and c["target"] == t and c["dtype"] == d]
+            cs = [c for c in checks if c["op"] == op and target_group(c["target"]) == t and c["dtype"] == d]
             row.append("<br>".join(_cell(c) for c in cs) if cs else "")
         rows.append((op, row))
     return cols, rows
@@ -90,7 +99,7 @@ def _images(c, i, plots) -> dict:
 
 def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
     plots = plots or {}
-    L = [f"# opcert gate report", "",
+    L = ["# opcert gate report", "",
          f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
          f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
          f"{gate['config']}; {gate['elapsed_s']:.1f} s.", "",

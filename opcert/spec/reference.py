@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import UsageError, choices
 from ..expr.numpy_eval import eval_numpy
-from ..formats import FloatFormat, IntFormat, format_of, get_format, round_float64, round_fraction
+from ..formats import IntFormat, format_of, get_format, round_float64, round_fraction
 from . import get_operator
 from .attrs import resolve
 from .exact import evaluate, eval_rational

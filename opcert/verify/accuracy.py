@@ -13,7 +13,7 @@ from ..errors import TargetFailure, UsageError
 from ..formats import FloatFormat, IntFormat, get_format, hex_bits
 from ..provenance import provenance
 from ..spec import get_operator
-from ..spec.attrs import describe, exact_decimal, resolve
+from ..spec.attrs import describe, resolve
 from ..spec.reference import check_dtype, reference_detailed
 from ..targets import get_target
 from . import inputs as inputs_mod

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TargetFailure, UsageError
+from ..errors import UsageError
 from ..formats import FLOAT_FORMATS, round_fraction
 from ..report.io import write_json_atomic
 from .stats import Stats

@@ -8,7 +8,6 @@ agree on the same inputs.
 """
 from __future__ import annotations
 
-import math
 
 import numba
 import numpy as np

@@ -42,7 +42,7 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
     else:
         fmt = get_format(dtype)
         if fmt.kind != "float":
-            raise UsageError(f"proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
+            raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
         resolved = resolve(op, attrs, standard)
         report = ProofReport(op.name, fmt.name, describe(resolved))
         report.properties = [impl_level.prove_property(op, p, fmt, resolved, ms) for p in props]

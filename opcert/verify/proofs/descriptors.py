@@ -17,7 +17,6 @@ import time
 import z3
 
 from ...impl.descriptor import TensorDesc, violations
-from ...spec.model import _version_key
 from .result import PropertyResult
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -26,7 +25,6 @@ MAX_RANK = 9
 
 
 def _levels(std) -> list[str]:
-    first = std.support[0].since
     before = "0" if std.key == "onnx" else "0.0"
     return [before] + [s.since for s in std.support] + (
         [] if std.key == "onnx" else [f"{int(std.support[-1].since.split('.')[0]) + 1}.0"])

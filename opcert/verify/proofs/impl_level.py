@@ -20,7 +20,7 @@ from ...formats import FLOAT_FORMATS, FloatFormat, from_bits, hex_bits, ordinal,
 from ...impl.run import run_resolved
 from ...spec.exact import eval_rational
 from .common import force, model_value, selects_on_x, show, solve
-from .fp_model import FPModel, fp_sort, val64
+from .fp_model import FPModel, fp_sort
 from .real_model import Q, RealModel, Rounding
 from .result import PropertyResult
 
