@@ -75,10 +75,27 @@ def code_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
+def _keep_freed_memory() -> None:
+    """Blocks allocate and free arrays of 256-512 KiB thousands of times; glibc
+    maps and unmaps each, and the page faults cost more than the arithmetic
+    (7 ns against 2 ns per input, measured). Keep freed memory instead."""
+    try:
+        import ctypes
+        import ctypes.util
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 28)
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 28)
+    except (OSError, AttributeError, TypeError):
+        pass  # not glibc: slower, not wrong
+
+
 def _setup(cfg: SweepConfig):
     """Per process: the operator, the target and the constants of the kernel."""
     if cfg in _CACHE:
         return _CACHE[cfg]
+    if not _CACHE:
+        _keep_freed_memory()
     from ..spec import get_operator
     from ..targets import get_target
     op = get_operator(cfg.op)

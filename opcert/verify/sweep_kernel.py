@@ -146,8 +146,10 @@ def block(xbits, yvals, ybits, v, rel, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_in
         err = abs(yy - vv) * inv_u
         if err == 0.0:
             hist[0] += 1
+        elif err <= 0.5:                    # the common case first
+            hist[1] += 1
         else:
-            k = 1
+            k = 2
             while k < EDGES.size and err > EDGES[k]:
                 k += 1
             hist[k] += 1
