@@ -497,7 +497,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt  # `kill` stops a sweep as cleanly as Ctrl-C: finished chunks stay on disk
+
+
 def main(argv=None) -> int:
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)

@@ -151,3 +151,24 @@ def test_checkpoints_are_keyed_by_code_and_target_version():
         assert cfg().key() != original
     finally:
         sweep_mod._FINGERPRINT[:] = saved
+
+
+def test_interrupting_a_pool_leaves_no_workers(tmp_path):
+    import multiprocessing
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def interrupt(done, total):
+        if done >= 2:
+            raise Stop
+    c = cfg(op="Celu", target="opcert", attrs=(("alpha", "1/1"),))
+    with pytest.raises(Stop):
+        sweep(c, workers=2, checkpoint=tmp_path, progress=interrupt)
+    deadline = time.time() + 10
+    while multiprocessing.active_children() and time.time() < deadline:
+        time.sleep(0.1)
+    assert not multiprocessing.active_children()
+    again, info = sweep(c, workers=2, checkpoint=tmp_path)
+    assert info["resumed_chunks"] >= 2 and again.n == RANGE[1] - RANGE[0]

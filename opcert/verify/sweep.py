@@ -218,6 +218,11 @@ def _run_local(cfg, todo, workers, record):
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
                 record(pending.pop(f), f.result())
+    except BaseException:
+        # interrupted or failed: stop the workers now (their unfinished chunks are simply redone)
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()  # SIGKILL: forked workers inherit the CLI's SIGTERM handler
+        raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
