@@ -17,7 +17,8 @@ def exhaustive(fmt: FloatFormat) -> np.ndarray:
     return from_bits(np.arange(2 ** fmt.bits, dtype=np.uint64).astype(fmt.uint), fmt)
 
 
-def _from_ordinal(o: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+def from_ordinal(o, fmt: FloatFormat) -> np.ndarray:
+    """The values of fmt at the given ordinals (the inverse of formats.ordinal; -0 is not produced)."""
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
     o = np.asarray(o, dtype=np.int64)
     mag = np.abs(o).astype(np.uint64)
@@ -40,7 +41,7 @@ def neighbours(points: list[Fraction], fmt: FloatFormat, k: int = NEIGHBOURS) ->
             continue
         o = _ordinal_of(r, fmt)
         out.extend(range(max(o - k, -top), min(o + k, top) + 1))
-    return _from_ordinal(np.array(out, dtype=np.int64), fmt) if out else np.array([], dtype=fmt.dtype)
+    return from_ordinal(np.array(out, dtype=np.int64), fmt) if out else np.array([], dtype=fmt.dtype)
 
 
 def _ordinal_of(value: float, fmt: FloatFormat) -> int:
@@ -55,7 +56,7 @@ def special_values(fmt: FloatFormat) -> np.ndarray:
     top = _max_ordinal(fmt)
     mant = fmt.p - 1
     ords = [0, 1, 2, (1 << mant) - 1, 1 << mant, (1 << mant) + 1, top - 1, top]
-    vals = _from_ordinal(np.array(ords + [-o for o in ords], dtype=np.int64), fmt)
+    vals = from_ordinal(np.array(ords + [-o for o in ords], dtype=np.int64), fmt)
     exp_all = ((1 << (fmt.bits - 1)) - 1) ^ ((1 << mant) - 1)
     sign = 1 << (fmt.bits - 1)
     nans = [exp_all | (1 << (mant - 1)), exp_all | 1, sign | exp_all | (1 << (mant - 1)), sign | exp_all | 1]

@@ -12,10 +12,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .ulp import HISTOGRAM_EDGES
+
 TOP = 8
 TWO128 = 2.0 ** 128
 TINY32 = 2.0 ** -126
-EDGES = np.array([0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0])
+EDGES = np.array(HISTOGRAM_EDGES)   # the bins of stats.histogram_counts
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -78,14 +78,3 @@ def ulp_distance(y: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 
 HISTOGRAM_EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0)
-
-
-def histogram(err: np.ndarray) -> dict[str, int]:
-    """Counts of finite ULP errors in the bins 0, (0, 0.5], (0.5, 1], (1, 2], ..."""
-    e = err[~np.isnan(err)]
-    out = {"0": int(np.count_nonzero(e == 0))}
-    edges = HISTOGRAM_EDGES
-    for lo, hi in zip(edges, edges[1:]):
-        out[f"({lo:g}, {hi:g}]"] = int(np.count_nonzero((e > lo) & (e <= hi)))
-    out[f"> {edges[-1]:g}"] = int(np.count_nonzero(e > edges[-1]))
-    return out

@@ -19,6 +19,7 @@ import z3
 from ...formats import FLOAT_FORMATS, FloatFormat, from_bits, hex_bits, ordinal, round_fraction
 from ...impl.run import run_resolved
 from ...spec.exact import eval_rational
+from ..inputs import exhaustive, from_ordinal, special_values
 from .common import force, model_value, selects_on_x, show, solve
 from .fp_model import FPModel, fp_sort
 from .real_model import Q, RealModel, Rounding
@@ -85,11 +86,9 @@ def _nan_state(e, memo=None):
 def prove_nan(op, fmt, attrs) -> PropertyResult:
     t0 = time.perf_counter()
     state = _nan_state(op.implementation)
-    mant = fmt.p - 1
-    expo = ((1 << (fmt.bits - 1)) - 1) ^ ((1 << mant) - 1)
-    sign = 1 << (fmt.bits - 1)
-    nans = from_bits(np.array([expo | 1, expo | (1 << (mant - 1)), sign | expo | 1, sign | expo | ((1 << mant) - 1)],
-                              dtype=np.uint64).astype(fmt.uint), fmt)
+    specials = special_values(fmt)
+    with np.errstate(invalid="ignore"):
+        nans = specials[np.isnan(specials.astype(np.float64))]   # quiet and signalling, both signs
     y = run_resolved(op, nans, attrs)
     replay_ok = bool(np.isnan(y.astype(np.float64)).all())
     res = PropertyResult("nan", "nan_propagation", "a NaN input gives a NaN output", "unknown",
@@ -132,7 +131,7 @@ def _fp_counterexample(op, fmt, attrs, model, xs) -> dict:
 def exhaustive_single(op, prop, fmt, attrs) -> dict | None:
     """Check a single-input property on every input of a 16-bit format;
     the first counterexample, or None."""
-    x = all_values(fmt)
+    x = exhaustive(fmt)
     with np.errstate(invalid="ignore"):
         x64 = x.astype(np.float64)
     keep = ~np.isnan(x64)
@@ -224,13 +223,9 @@ def prove_fp(op, prop, fmt, attrs, timeout_ms) -> PropertyResult:
     return res
 
 
-def all_values(fmt) -> np.ndarray:
-    return from_bits(np.arange(2 ** fmt.bits, dtype=np.uint64).astype(fmt.uint), fmt)
-
-
 def prove_monotonic_exhaustive(op, fmt, attrs) -> PropertyResult:
     t0 = time.perf_counter()
-    x = all_values(fmt)
+    x = exhaustive(fmt)
     with np.errstate(invalid="ignore"):
         keep = ~np.isnan(x.astype(np.float64))
     x = x[keep]
@@ -447,9 +442,7 @@ def _piecewise_monotonic(op, fmt, attrs, timeout_ms, res) -> PropertyResult:
 
 
 def _from_ord(o: int, fmt):
-    sign = 1 << (fmt.bits - 1)
-    bits = (-o) | sign if o < 0 else o
-    return from_bits(np.array([bits], dtype=np.uint64).astype(fmt.uint), fmt)[0]
+    return from_ordinal(np.array([o]), fmt)[0]
 
 
 # ---- exact points -----------------------------------------------------------------
