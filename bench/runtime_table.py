@@ -4,13 +4,15 @@
 
 float16 and bfloat16 exhaustive; float32 exhaustive (all 2^32) by default;
 float64 10,000 stratified samples with hard cases. Each cell: max ULP error,
-correctly rounded share, and special-value mismatches when there are any;
+correctly rounded share, and special-value mismatches when there are any
+(the max ULP figure rounded up to 4 digits: 0.5000000000000001 shows as 0.5001);
 '-' with the reason where the target does not support the combination.
 """
 import argparse
 import sys
 import time
 
+from opcert.report.render import short_ulp
 from opcert.spec import operators
 from opcert.verify.accuracy import measure
 
@@ -23,7 +25,7 @@ def cell(r):
         return "-"
     if r.status != "ok":
         return f"CRASH: {r.error}"
-    s = f"{r.max_ulp:.4g} ({100 * r.correctly_rounded / r.inputs_checked:.2f}% CR)"
+    s = f"{short_ulp(r.max_ulp)} ({100 * r.correctly_rounded / r.inputs_checked:.2f}% CR)"
     extra = [f"{n} {k}" for k, n in (("NaN mm", r.nan_mismatches), ("inf mm", r.inf_mismatches),
                                        ("-0 mm", r.signed_zero_mismatches), ("flushed", r.subnormal_flushes)) if n]
     return s + ("; " + ", ".join(extra) if extra else "")
@@ -32,15 +34,20 @@ def cell(r):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--float32", default="exhaustive", choices=["exhaustive", "sample"])
+    ap.add_argument("--ops", nargs="*", help="operators (default: the catalog)")
+    ap.add_argument("--targets", nargs="*", default=TARGETS)
+    ap.add_argument("--dtypes", nargs="*", default=DTYPES)
     a = ap.parse_args()
     t0 = time.time()
-    print("| operator | target | " + " | ".join(DTYPES) + " |")
-    print("|---|---|" + "---|" * len(DTYPES))
+    print("| operator | target | " + " | ".join(a.dtypes) + " |")
+    print("|---|---|" + "---|" * len(a.dtypes))
     worst = []
     for op in operators():
-        for tgt in TARGETS:
+        if a.ops and op.name not in a.ops:
+            continue
+        for tgt in a.targets:
             cells = []
-            for dt in DTYPES:
+            for dt in a.dtypes:
                 mode = "exhaustive" if dt in ("float16", "bfloat16") or (dt == "float32" and a.float32 == "exhaustive") \
                     else "sample"
                 r = measure(op.name, tgt, dt, mode)

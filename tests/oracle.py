@@ -73,3 +73,35 @@ def oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:
         xs = x.astype(np.float64).tolist()
     out = np.array([oracle_scalar(op, v, attrs, dtype) for v in xs], dtype=np.float64)
     return out
+
+
+def worst_ulp(op: str, x: np.ndarray, y: np.ndarray, attrs: dict[str, float]):
+    """The largest ULP error of outputs y (DESIGN.md's definition), computed from
+    MPFR values at 320 bits in rational arithmetic; (error, input) of the first
+    worst input in bit order. Inputs whose exact result is NaN or infinite are
+    left out, like the figure it checks."""
+    from fractions import Fraction
+    dtype = x.dtype.name
+    p, emin = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "float64": (53, -1022)}[dtype]
+    order = np.argsort(np.ascontiguousarray(x).view(f"uint{8 * x.itemsize}"), kind="stable")
+    best = (Fraction(-1), None)
+    with np.errstate(invalid="ignore"):
+        xs, ys = x.astype(np.float64), y.astype(np.float64)
+    for i in order:
+        xi, yi = float(xs[i]), float(ys[i])
+        if math.isnan(xi) or math.isinf(xi):
+            continue
+        with gmpy2.context(gmpy2.context(precision=WORK)):
+            if op != "Tanh":
+                raise ValueError("worst_ulp covers Tanh")
+            v = Fraction(*gmpy2.tanh(gmpy2.mpfr(xi)).as_integer_ratio())
+        if math.isnan(yi) or math.isinf(yi):
+            continue
+        e = max((abs(v).numerator.bit_length() - abs(v).denominator.bit_length()), emin) if v else emin
+        if v and Fraction(2) ** e > abs(v):
+            e -= 1
+        ulp = Fraction(2) ** (max(e, emin) - p + 1)
+        err = abs(Fraction(yi) - v) / ulp
+        if err > best[0]:
+            best = (err, xi)
+    return float(best[0]), best[1]
