@@ -57,3 +57,12 @@ def flush_tiny(x, **attrs):
 def negated_inf(x, **attrs):
     """+inf for every input."""
     return np.full_like(x, np.inf)
+
+
+def tanh_off_in_blocks(x):
+    """Correct for small arrays, one value off (upwards) for large ones."""
+    y = np.tanh(x)
+    if x.size > 1000:
+        finite = np.isfinite(y) & (y != 0)
+        y[finite] = np.nextafter(y[finite], np.float32(np.inf))
+    return y

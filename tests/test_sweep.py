@@ -172,3 +172,14 @@ def test_interrupting_a_pool_leaves_no_workers(tmp_path):
     assert not multiprocessing.active_children()
     again, info = sweep(c, workers=2, checkpoint=tmp_path)
     assert info["resumed_chunks"] >= 2 and again.n == RANGE[1] - RANGE[0]
+
+
+def test_worst_case_is_the_output_the_sweep_measured(tmp_path):
+    # A target that answers differently for an input alone than inside a block
+    # (as torch's float32 celu does): the reported worst output must be the
+    # block's, and its error the one the histogram counted.
+    r = measure("Tanh", "bad_targets:tanh_off_in_blocks", "float32", "exhaustive", workers=1,
+                bit_range=(0x3F000000, 0x3F020000), checkpoint=tmp_path)
+    assert r.inputs_checked == 0x20000 and not r.exhaustive
+    assert r.max_ulp > 0.5 and r.correctly_rounded == 0
+    assert r.worst_output == np.nextafter(np.tanh(np.float32(r.worst_input)), np.float32(np.inf)).item()
