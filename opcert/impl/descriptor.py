@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError, choices
 from ..spec import get_operator
-from ..spec.model import _version_key
+from ..spec.model import version_key
 
 
 @dataclass(frozen=True)
@@ -66,4 +66,4 @@ def validate(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml"
 
 def levels(op, standard: str) -> list[str]:
     std = get_operator(op).standard(standard)
-    return sorted({s.since for s in std.support}, key=_version_key)
+    return sorted({s.since for s in std.support}, key=version_key)

@@ -56,12 +56,12 @@ class Standard:
             return self.support[-1]
         chosen = None
         for s in self.support:
-            if _version_key(s.since) <= _version_key(level):
+            if version_key(s.since) <= version_key(level):
                 chosen = s
         return chosen
 
 
-def _version_key(v: str) -> tuple[int, ...]:
+def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in str(v).split("."))
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import UsageError
 
+# onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
 ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8": 3, "int16": 5, "int32": 6,
              "int64": 7, "uint8": 2, "uint16": 4, "uint32": 12, "uint64": 13}
 # ScaledTanh was an experimental ONNX operator (opsets 1-9); the others at the opset they last changed in.
@@ -20,11 +21,8 @@ OPSET = {"Tanh": 13, "HardSigmoid": 22, "Shrink": 9, "Celu": 12, "ScaledTanh": 9
 
 def onnx_model(op, dtype: str, attrs: dict[str, Fraction]):
     """A one-node ONNX model: Y = op(X), X and Y of `dtype` and unknown shape."""
-    from onnx import TensorProto, helper
-    std_names = {}
-    for s in op.standards:
-        if s.key == "onnx":
-            std_names = s.attribute_names
+    from onnx import helper
+    std_names = next((s.attribute_names for s in op.standards if s.key == "onnx"), {})
     node = helper.make_node(op.name, ["X"], ["Y"],
                             **{std_names.get(k, k): float(v) for k, v in attrs.items()})
     elem = ONNX_ELEM[dtype]
@@ -33,8 +31,7 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction]):
                               [helper.make_tensor_value_info("Y", elem, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET[op.name])],
                               producer_name="opcert")
-    model.ir_version = 9
-    del TensorProto
+    model.ir_version = 9   # what ONNX Runtime 1.16 and later accept
     return model
 
 
