@@ -20,25 +20,14 @@ def check(op, target, dtype, *, max_ulp=1.0, mode=None, samples=None, signed_zer
     from .verify.accuracy import measure
     mode = mode or ("exhaustive" if dtype in ("float16", "bfloat16") else "sample")
     r = measure(op, target, dtype, mode, samples=samples, flush_allowed=subnormals == "flush-allowed", **attrs)
-    problems = []
-    if r.status == "unsupported":
+    from .gate.config import Check
+    from .gate.run import judge
+    policy = Check(op, (dtype,), target, mode, samples, float(max_ulp), signed_zero, subnormals)
+    verdict = judge(policy, dtype, r, None, None, r.elapsed_s)   # the gate's policies, word for word
+    if verdict.status == "skipped":
         pytest.skip(r.error)
-    if r.status != "ok":
-        problems.append(f"target {r.status}: {r.error}")
-    else:
-        if r.max_ulp is not None and r.max_ulp > max_ulp:
-            problems.append(f"max ULP error {r.max_ulp!r} > {max_ulp!r} at x = {r.worst_input!r} ({r.worst_input_bits}):"
-                            f" output {r.worst_output!r}, correctly rounded {r.worst_reference!r}")
-        if r.nan_mismatches:
-            problems.append(f"{r.nan_mismatches} NaN mismatches: {r.examples['nan_mismatch']}")
-        if r.inf_mismatches:
-            problems.append(f"{r.inf_mismatches} infinity mismatches: {r.examples['inf_mismatch']}")
-        if r.signed_zero_mismatches and signed_zero == "strict":
-            problems.append(f"{r.signed_zero_mismatches} signed-zero mismatches: {r.examples['signed_zero_mismatch']}")
-        if r.subnormal_flushes and subnormals == "strict":
-            problems.append(f"{r.subnormal_flushes} subnormal outputs flushed: {r.examples['subnormal_flush']}")
-    if problems:
-        raise AssertionError(f"opcert: {op} {dtype} {target}:\n  " + "\n  ".join(problems) +
+    if verdict.status == "fail":
+        raise AssertionError(f"opcert: {op} {dtype} {target}:\n  " + "\n  ".join(verdict.reasons) +
                              f"\n  reproduce: {r.command}")
     return r
 

@@ -200,7 +200,7 @@ def test_pytest_plugin(pytester):
     from oracle import worst_ulp
     x = all_16bit("float16")
     err, worst = worst_ulp("Tanh", x, np.tanh(x), {})   # MPFR's figure, not opcert's
-    result.stdout.fnmatch_lines([f"*max ULP error {err:.12g}*> 0.1 at x = {worst!r}*",
+    result.stdout.fnmatch_lines([f"*max ULP error {err:.12g}*> budget 0.1 at x = {worst!r}*",
                                  "*reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive*"])
 
 

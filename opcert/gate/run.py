@@ -121,12 +121,17 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
     return res
 
 
-def _task(args) -> CheckResult:
-    check, dtype = args
+def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResult:
+    """Measure, prove where required, and judge one (check, dtype)."""
     t0 = time.perf_counter()
-    acc = _accuracy(check, dtype, workers=1)
+    acc = _accuracy(check, dtype, workers=workers)
     proofs, note = _proofs(check, dtype) if acc.status == "ok" else (None, None)
     return judge(check, dtype, acc, proofs, note, time.perf_counter() - t0)
+
+
+def _task(args) -> CheckResult:
+    check, dtype = args
+    return run_check(check, dtype, workers=1)
 
 
 def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv=None) -> GateResult:
@@ -152,11 +157,7 @@ def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv
             if progress:
                 progress()
     for t in big:
-        c, d = t
-        s = time.perf_counter()
-        acc = _accuracy(c, d)
-        proofs, note = _proofs(c, d) if acc.status == "ok" else (None, None)
-        done[id(t)] = judge(c, d, acc, proofs, note, time.perf_counter() - s)
+        done[id(t)] = run_check(*t)   # the sweep itself uses every core
         if progress:
             progress()
     results = [done[id(t)] for t in tasks]
