@@ -1,16 +1,52 @@
 """opcert: formal specification and verification of element-wise activation operators.
 
 Library API (the CLI is a thin layer over it):
-    opcert.operators(), opcert.get_operator(name)
-    opcert.reference(op, x, **attrs)   correctly rounded reference
-    opcert.run(op, x, out=None, **attrs)  opcert's implementation
-    opcert.measure(op, target, dtype, inputs=..., **attrs)  ULP accuracy
+
+    opcert.operators(), opcert.get_operator(name)    the catalog
+    opcert.reference(op, x, **attrs)                  the correctly rounded reference
+    opcert.run(op, x, out=None, **attrs)              opcert's implementation
+    opcert.measure(op, target, dtype, inputs, ...)    ULP accuracy of any target, and its properties
+    opcert.prove(op, dtype=None, attrs=None, ...)     the declared properties: z3, enumeration, samples
+    opcert.gate(config=None, ...)                     a CI gate: every check of a configuration, judged
+
+A check that could not be done is a failure with its reason, never a pass:
+see README.md ("How to read a report").
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .errors import OpcertError, TargetFailure, UsageError  # noqa: E402
 from .spec import get_operator, operators  # noqa: E402
 from .spec.reference import reference  # noqa: E402
 
-__all__ = ["OpcertError", "TargetFailure", "UsageError", "__version__", "get_operator",
-           "operators", "reference"]
+
+def run(op, x, *, out=None, standard=None, **attrs):
+    """opcert's implementation of `op` on the tensor x (see opcert.impl.run)."""
+    from .impl.run import run as _run
+    return _run(op, x, out=out, standard=standard, **attrs)
+
+
+def measure(op, target="opcert", dtype="float32", inputs="sample", **kwargs):
+    """ULP accuracy of `target` against the reference, and the declared
+    properties checked on the same outputs (see opcert.verify.accuracy.measure)."""
+    from .verify.accuracy import measure as _measure
+    return _measure(op, target, dtype, inputs, **kwargs)
+
+
+def prove(op, dtype=None, attrs=None, properties=None, timeout_s=30.0, standard=None, **kwargs):
+    """Proofs of the declared properties (see opcert.verify.proofs.prove)."""
+    from .verify.proofs import prove as _prove
+    return _prove(op, dtype, attrs, properties, timeout_s, standard, **kwargs)
+
+
+def gate(config=None, *, workers=None):
+    """Run a gate: `config` is a path (opcert.toml or pyproject.toml), a
+    GateConfig, or None (./opcert.toml, ./pyproject.toml [tool.opcert], else
+    the built-in default over the whole catalog). Returns a GateResult
+    (`.ok`, `.to_dict()`)."""
+    from .gating import GateConfig, load_config, run_gate
+    cfg = config if isinstance(config, GateConfig) else load_config(config)
+    return run_gate(cfg, workers=workers, argv=[])
+
+
+__all__ = ["OpcertError", "TargetFailure", "UsageError", "__version__", "gate", "get_operator", "measure",
+           "operators", "prove", "reference", "run"]

@@ -42,10 +42,11 @@ def esc(text) -> str:
     return escape(str(text))
 
 
-def _console():
+def _console(stderr: bool = False):
     from rich.console import Console
     # Piped output (CI logs, files) gets wide tables rather than wrapped cells.
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(highlight=False, width=None if stream.isatty() else 160, stderr=stderr)
 
 
 # ---- ops ----------------------------------------------------------------------
@@ -98,30 +99,39 @@ def cmd_ops(args) -> int:
 # ---- ref ----------------------------------------------------------------------
 
 def _parse_input(text: str, fmt) -> np.ndarray:
+    """One `ref` input: a decimal, a hex float (0x1.8p-3), an unsigned bit
+    pattern (0x3c00), inf or nan; integers for the integer formats."""
+    from .numbers import Huge, Tiny, is_bit_pattern, parse_real
     t = text.strip()
-    if t.lower().startswith(("0x", "+0x", "-0x")) and fmt.kind == "float" and t.lower().startswith("0x") \
-            and "p" not in t.lower() and "." not in t:
+    if fmt.kind == "int":
+        try:
+            v = int(t, 10)
+        except ValueError:
+            raise UsageError(f"input {text!r} is not an integer (decimal digits, optional sign)") from None
+        if not (fmt.min <= v <= fmt.max):
+            raise UsageError(f"input {text!r} is outside {fmt.name}: allowed {fmt.min} to {fmt.max}")
+        return np.array([v], dtype=fmt.dtype)
+    if is_bit_pattern(t):
         bits = int(t, 16)
         if bits >= 1 << fmt.bits:
-            raise UsageError(f"input {text!r} has more than {fmt.bits} bits")
-        return np.array([bits], dtype=fmt.uint).view(fmt.dtype)
-    try:
-        if fmt.kind == "int":
-            v = int(t, 0)
-            if not (fmt.min <= v <= fmt.max):
-                raise UsageError(f"input {text!r} is outside {fmt.name} [{fmt.min}, {fmt.max}]")
-            return np.array([v], dtype=fmt.dtype)
-        from fractions import Fraction
-
-        from .formats import round_fraction
-        low = t.lower()
-        if low in ("nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"):
+            raise UsageError(f"input {text!r} has more than {fmt.bits} bits (a {fmt.name} bit pattern is "
+                             f"0x0 to 0x{(1 << fmt.bits) - 1:x})")
+        return np.array([bits], dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
+    low = t.lower()
+    if low.lstrip("+-") in ("nan", "inf", "infinity"):
+        with np.errstate(invalid="ignore"):
             return np.array([float(low)]).astype(fmt.dtype)
-        q = Fraction(float.fromhex(t)) if "0x" in low else Fraction(t)
+    from .formats import round_fraction
+    try:
+        q = parse_real(t, "input")
+    except Huge as h:
+        return np.array([-np.inf if h.negative else np.inf]).astype(fmt.dtype)
+    except Tiny as tz:
+        return np.array([-0.0 if tz.negative else 0.0]).astype(fmt.dtype)
+    except UsageError as exc:
+        raise UsageError(f"{exc}, a bit pattern such as 0x3c00, inf or nan") from None
+    with np.errstate(over="ignore"):
         return np.array([round_fraction(q, fmt, negative_zero=t.startswith("-"))]).astype(fmt.dtype)
-    except (ValueError, ZeroDivisionError):
-        raise UsageError(f"input {text!r} is not a number (decimal, hex float such as 0x1.8p-3, "
-                         f"bit pattern such as 0x3c00, inf or nan)") from None
 
 
 def cmd_ref(args) -> int:
@@ -181,35 +191,72 @@ def _exact_text(hi, lo) -> str:
 
 # ---- accuracy -----------------------------------------------------------------
 
+def _outputs(args, files=(), dirs=()) -> None:
+    """Refuse unwritable output paths before a long run."""
+    from .report.io import check_writable
+    for flag in files:
+        v = getattr(args, flag, None)
+        if v:
+            check_writable(v, f"--{flag}")
+    for flag in dirs:
+        v = getattr(args, flag, None)
+        if v:
+            check_writable(v, f"--{flag}", directory=True)
+
+
+def _write(path: str, flag: str, fn) -> None:
+    try:
+        fn()
+    except OSError as exc:
+        raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}") from None
+
+
+def _isolation(args) -> str:
+    return "none" if getattr(args, "in_process", False) else "process"
+
+
 def cmd_accuracy(args) -> int:
+    from . import policy
     from .verify.accuracy import measure
-    if args.exhaustive and args.samples:
+    if args.exhaustive and args.samples is not None:
         raise UsageError("--exhaustive and --samples exclude each other")
     fmt = get_format(args.dtype)
     mode = "exhaustive" if args.exhaustive else "sample"
     if fmt.kind == "int":
         raise UsageError("accuracy sweeps cover float formats; integer Shrink is checked by the tests")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1 (got {args.workers})")
+    if args.workers is not None:
+        policy.workers(args.workers, "--workers")
+    if args.max_ulp is not None:
+        policy.number(args.max_ulp, "--max-ulp")
     if args.scheduler and not args.scheduler.startswith("dask://"):
         raise UsageError(f"--scheduler {args.scheduler!r}: allowed is dask://HOST:PORT")
     if (args.workers or args.scheduler or args.checkpoint) and not (args.exhaustive and fmt.name == "float32"):
         raise UsageError("--workers, --scheduler and --checkpoint apply to exhaustive float32 sweeps")
+    _outputs(args, files=("json",))
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
         res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
                       standard=args.standard, workers=args.workers, scheduler=args.scheduler,
-                      checkpoint=args.checkpoint, progress=progress, **_attrs(args.attr))
+                      checkpoint=args.checkpoint, progress=progress, isolation=_isolation(args),
+                      target_timeout=args.target_timeout, **_attrs(args.attr))
+    to_stdout = args.json == "-"
+    _print_accuracy(res, stderr=to_stdout)
     if args.json:
-        write_json_atomic(args.json, res.to_dict())
-    _print_accuracy(res)
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, res.to_dict()))
     if res.status == "unsupported":
         print(f"opcert: skipped: {res.error}", file=sys.stderr)
         return 0
     if res.status != "ok":
         print(f"opcert: {res.error}", file=sys.stderr)
     failed = res.status != "ok" or res.failed_special_values
-    if args.max_ulp is not None and res.max_ulp is not None and res.max_ulp > args.max_ulp:
+    refuted = [p["name"] for p in res.properties if p["status"] == "refuted" and p["expected"] == "holds"]
+    if refuted:
+        print(f"opcert: declared properties refuted on {res.target}: {', '.join(refuted)}", file=sys.stderr)
         failed = True
+    if args.max_ulp is not None and (res.max_ulp is None or res.max_ulp > args.max_ulp) and res.status == "ok":
+        if res.max_ulp is not None:
+            print(f"opcert: max ULP error {res.max_ulp!r} > --max-ulp {args.max_ulp!r} at x = {res.worst_input!r} "
+                  f"({res.worst_input_bits})", file=sys.stderr)
+            failed = True
     return 1 if failed else 0
 
 
@@ -238,9 +285,9 @@ class _sweep_progress:
         return False
 
 
-def _print_accuracy(res) -> None:
+def _print_accuracy(res, stderr: bool = False) -> None:
     from rich.table import Table
-    c = _console()
+    c = _console(stderr)
     t = Table(title=esc(f"{res.op} {res.dtype} target={res.target} "
                         f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)"))
     t.add_column("measure")
@@ -267,6 +314,10 @@ def _print_accuracy(res) -> None:
                       esc(f"x={ex['input']['value']} ({ex['input']['bits']}) -> {ex['output']['value']} "
                           f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})"))
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
+        if res.properties:
+            t.add_row("properties", esc(", ".join(f"{p['name']}: {p['status']}" for p in res.properties)))
+        for note in res.notes:
+            t.add_row("note", esc(note))
         t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
         if res.sweep:
             rate = res.sweep.get("inputs_per_s")
@@ -275,42 +326,68 @@ def _print_accuracy(res) -> None:
                                + (f"; {rate / 1e6:.1f} M inputs/s" if rate else "")))
     t.add_row("reproduce", esc(res.command))
     c.print(t)
+    bad = [p for p in res.properties if p["status"] == "refuted"]
+    for p in bad:
+        c.print(f"[red]property {esc(p['name'])} refuted[/red] ({p['violations']:,} of {p['inputs_checked']:,}): "
+                f"{esc(_ce_text(p))}")
+
+
+def _ce_text(p) -> str:
+    from .gating.run import _describe_ce
+    first = _describe_ce(p.get("counterexample"))
+    worst = _describe_ce(p.get("worst"))
+    return f"first {first}" + (f"; worst {worst}" if worst and worst != first else "")
 
 
 # ---- prove --------------------------------------------------------------------
 
 def cmd_prove(args) -> int:
+    from . import policy
     from .verify.proofs import prove, prove_all
+    policy.timeout(args.timeout, "--timeout")
+    _outputs(args, files=("json",))
     if args.all:
-        if args.op or args.dtype or args.attr or args.property:
-            raise UsageError("--all proves every operator at every dtype; give no operator, --dtype, --attr "
-                             "or --property with it")
+        if args.op or args.dtype or args.attr or args.property or args.target != "opcert":
+            raise UsageError("--all proves every operator at every dtype on opcert's implementation; give no "
+                             "operator, --dtype, --attr, --property or --target with it")
         from rich.progress import Progress
         import time
+        from .spec import operators
         t0 = time.perf_counter()
         with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-            task = progress.add_task("proving", total=25)
+            task = progress.add_task("proving", total=5 * len(operators()))
             reports = prove_all(args.timeout, progress=lambda: progress.advance(task))
         wall = time.perf_counter() - t0
     else:
         if not args.op:
             raise UsageError("give an operator, or --all")
-        reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.timeout, args.standard)]
+        if args.target != "opcert" and not args.dtype:
+            raise UsageError("--target needs --dtype: a target's properties are decided in one float format "
+                             "(the exact specification has no target)")
+        if args.samples is not None and args.target == "opcert":
+            raise UsageError("--samples applies to --target T (opcert's implementation is proved with z3)")
+        reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.timeout, args.standard,
+                         target=args.target, samples=args.samples, isolation=_isolation(args),
+                         target_timeout=args.target_timeout)]
         wall = reports[0].elapsed_s
+    to_stdout = args.json == "-"
+    _print_proofs(reports, wall, stderr=to_stdout)
     if args.json:
-        write_json_atomic(args.json, {"schema": "opcert.proofs/1", "wall_s": wall,
-                                      "reports": [r.to_dict() for r in reports]})
-    _print_proofs(reports, wall)
-    return 0 if all(r.ok for r in reports) else 1
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, {
+            "schema": "opcert.proofs/1", "wall_s": wall, "reports": [r.to_dict() for r in reports]}))
+    crashed = [r for r in reports if getattr(r, "error", None)]
+    for r in crashed:
+        print(f"opcert: {r.error}", file=sys.stderr)
+    return 0 if all(r.ok for r in reports) and not crashed else 1
 
 
-def _print_proofs(reports, wall) -> None:
+def _print_proofs(reports, wall, stderr: bool = False) -> None:
     from rich.table import Table
-    c = _console()
+    c = _console(stderr)
     t = Table(title=f"opcert proofs ({wall:.1f} s wall)")
     for col in ("operator", "dtype", "property", "verdict", "expected", "method", "time"):
         t.add_column(col)
-    colour = {"proved": "green", "refuted": "red", "unknown": "yellow", "skipped": "dim"}
+    colour = {"proved": "green", "refuted": "red", "unknown": "yellow", "skipped": "dim", "checked": "yellow"}
     details = []
     for r in reports:
         for p in r.properties:
@@ -323,7 +400,9 @@ def _print_proofs(reports, wall) -> None:
     c.print(t)
     for r, p in details:
         c.print(f"[bold]{esc(f'{r.op} {r.dtype} {p.name}')}[/bold]: {esc(p.statement)}")
-        if p.counterexample:
+        if p.counterexample and p.violations is not None:
+            c.print(f"  {p.violations:,} of {p.inputs_checked:,} violate it; {esc(_ce_text(p.to_dict()))}")
+        elif p.counterexample:
             c.print(f"  counterexample: {esc(json.dumps(p.counterexample))}")
         oc = p.outside_condition or {}
         if oc.get("counterexample"):
@@ -339,10 +418,14 @@ def _short(method: str) -> str:
 # ---- gate, diff, report -----------------------------------------------------------
 
 def cmd_gate(args) -> int:
-    from .gate import load_config, run_gate
+    from . import policy
+    from .gating import load_config, run_gate
     from .report.diff import load_gate, regressions
     from .report.junit import junit_xml
     from .report.render import write_reports
+    if args.workers is not None:
+        policy.workers(args.workers, "--workers")
+    _outputs(args, files=("json", "junit"), dirs=("report",))
     config = load_config(args.config)
     baseline = load_gate(args.baseline) if args.baseline else None
     n = sum(len(c.dtypes) for c in config.checks)
@@ -352,34 +435,39 @@ def cmd_gate(args) -> int:
         result = run_gate(config, workers=args.workers, progress=lambda: progress.advance(task))
     data = result.to_dict()
     plots = {i: r.plot for i, r in enumerate(result.results)}
+    _print_gate(data, stderr=args.json == "-")
     if args.json:
-        write_json_atomic(args.json, data)
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, data))
     if args.junit:
         from .report.io import write_text_atomic
-        write_text_atomic(args.junit, junit_xml(data))
+        _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
-        write_reports(data, args.report, plots)
-    _print_gate(data)
+        _write(args.report, "--report", lambda: write_reports(data, args.report, plots))
     failed = not result.ok
     if baseline is not None:
         found = regressions(baseline, data)
         for r in found:
             print(f"regression: {r}", file=sys.stderr)
         failed = failed or bool(found)
+    if result.internal_errors:
+        print(f"opcert: internal error in {result.internal_errors} check(s); their results are in the report "
+              "(please report it)", file=sys.stderr)
+        return 3
     return 1 if failed else 0
 
 
-def _print_gate(data) -> None:
+def _print_gate(data, stderr: bool = False) -> None:
     from rich.table import Table
-    c = _console()
+    c = _console(stderr)
     t = Table(title=esc(f"opcert gate: {data['config']} ({data['elapsed_s']:.1f} s)"))
-    for col in ("check", "mode", "inputs", "max ULP", "budget", "proofs", "result"):
+    for col in ("check", "mode", "inputs", "max ULP", "budget", "properties", "result"):
         t.add_column(col)
     colour = {"pass": "green", "fail": "red", "skipped": "dim"}
     for ch in data["checks"]:
         a = ch.get("accuracy") or {}
         proofs = ch.get("proofs") or []
-        pv = f"{sum(p['ok'] for p in proofs)}/{len(proofs)}" if proofs else ("-" if not ch.get("proof_note") else "n/a")
+        req = ch["policy"]["proofs"]
+        pv = f"{sum(p['status'] == 'proved' or bool(p.get('accepted')) for p in proofs)}/{len(req)}" if req else "-"
         t.add_row(esc(ch["name"]), ch["mode"], f"{a.get('inputs_checked', 0):,}",
                   repr(a['max_ulp']) if a.get('max_ulp') is not None else '-', repr(ch['policy']['max_ulp']),
                   pv, f"[{colour[ch['status']]}]{ch['status']}[/{colour[ch['status']]}]")
@@ -394,6 +482,8 @@ def _print_gate(data) -> None:
             c.print(f"skipped {esc(ch['name'])}: {esc('; '.join(ch['reasons']))}")
     k = data["counts"]
     c.print(f"{k['pass']} passed, {k['fail']} failed, {k['skipped']} skipped")
+    if data.get("verdict_note"):
+        c.print(f"[red]FAIL[/red]: {esc(data['verdict_note'])}")
 
 
 def cmd_diff(args) -> int:
@@ -411,8 +501,10 @@ def cmd_diff(args) -> int:
 def cmd_report(args) -> int:
     from .report.diff import load_gate
     from .report.render import write_reports
+    _outputs(args, dirs=("out",))
     data = load_gate(args.results)
-    files = write_reports(data, args.out)
+    files = []
+    _write(args.out, "--out", lambda: files.extend(write_reports(data, args.out)))
     if args.json:
         print(json.dumps({"written": files}))
     else:
@@ -422,6 +514,35 @@ def cmd_report(args) -> int:
 
 
 # ---- main ---------------------------------------------------------------------
+
+def _int(flag):
+    def parse(text):
+        try:
+            return int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes an integer (got {text!r})") from None
+    parse.__name__ = "integer"
+    return parse
+
+
+def _float(flag):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a number (got {text!r})") from None
+        return v
+    parse.__name__ = "number"
+    return parse
+
+
+def _target_options(s) -> None:
+    s.add_argument("--in-process", action="store_true",
+                   help="run the target in opcert's own process (faster; a target that exits or crashes then "
+                        "takes opcert down): by default every target but opcert runs in a supervised worker")
+    s.add_argument("--target-timeout", type=_float("--target-timeout"), metavar="SECONDS",
+                   help="fail a target call that does not return within SECONDS (isolated targets)")
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="opcert", description="Formal specification and verification of activation operators.")
@@ -451,14 +572,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
     s.add_argument("--exhaustive", action="store_true", help="every input (16-bit formats; float32: all 2^32)")
-    s.add_argument("--workers", type=int, help="processes for float32 sweeps (default: every core)")
+    s.add_argument("--workers", type=_int("--workers"), help="processes for float32 sweeps (default: every core)")
     s.add_argument("--scheduler", help="run float32 sweep chunks on a Dask cluster: dask://HOST:PORT")
     s.add_argument("--checkpoint", help="directory of finished chunks (default .opcert-cache/sweeps/KEY); "
                                         "running the same command again resumes")
-    s.add_argument("--samples", type=int, help="stratified samples (default 100000 float32, 10000 float64)")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--max-ulp", type=float, help="fail (exit 1) above this ULP error")
-    s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
+    s.add_argument("--samples", type=_int("--samples"), help="stratified samples (default 100000 float32, "
+                                                              "10000 float64)")
+    s.add_argument("--seed", type=_int("--seed"), default=0)
+    s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
+    s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes "
+                                                  "to stderr then)")
+    _target_options(s)
     s.set_defaults(func=cmd_accuracy)
 
     s = sub.add_parser("prove", help="z3 proofs of the declared properties")
@@ -468,8 +592,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
     s.add_argument("--property", action="append", help="only this property (repeatable)")
-    s.add_argument("--timeout", type=float, default=30.0, help="seconds per z3 query (default 30)")
+    s.add_argument("--timeout", type=_float("--timeout"), default=30.0, help="seconds per z3 query (default 30)")
     s.add_argument("--all", action="store_true", help="every operator, the specification and every float dtype")
+    s.add_argument("--target", default="opcert", help="decide the properties on this target's outputs: every "
+                                                      "input of float16, bfloat16 and float32 (a proof for that "
+                                                      "target), samples of float64 (evidence)")
+    s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 10000)")
+    _target_options(s)
     s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_prove)
 
@@ -480,7 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--junit", metavar="FILE", help="JUnit XML")
     s.add_argument("--report", metavar="DIR", help="gate.json, report.md and report.html with plots")
     s.add_argument("--baseline", metavar="FILE", help="a previous --json result: fail on any regression")
-    s.add_argument("--workers", type=int, help="processes (default: every core)")
+    s.add_argument("--workers", type=_int("--workers"), help="processes (default: every core)")
     s.set_defaults(func=cmd_gate)
 
     s = sub.add_parser("diff", help="regressions between two gate results (exit 1 on any)")

@@ -104,8 +104,9 @@ def format_of(array: np.ndarray) -> FloatFormat | IntFormat:
 
 # ---- exact rounding ----------------------------------------------------------
 
-def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False) -> float:
-    """Round an exact rational to `fmt`, to nearest with ties to even.
+def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False, mode: str = "nearest") -> float:
+    """Round an exact rational to `fmt`: to nearest with ties to even, or
+    (mode "up"/"down") toward +inf/-inf.
 
     Returns a Python float holding the rounded value exactly (every value of the
     four formats is a binary64 value), or +-inf on overflow. An exact zero is
@@ -113,7 +114,7 @@ def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False) -
     """
     if q == 0:
         return -0.0 if negative_zero else 0.0
-    sign = -1.0 if q < 0 else 1.0
+    sign = -1 if q < 0 else 1
     a = abs(q)
     # floor(log2(a)) exactly, from the bit lengths, corrected by one comparison.
     e = a.numerator.bit_length() - a.denominator.bit_length()
@@ -123,11 +124,16 @@ def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False) -
     m = a / quantum
     n = m.numerator // m.denominator
     rem = m - n
-    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
-        n += 1
+    if mode == "nearest":
+        if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+            n += 1
+    elif rem != 0 and ((mode == "up") == (sign > 0)):
+        n += 1   # away from zero: up for positive values, down for negative ones
     r = n * quantum
     if r > fmt.max_finite:
-        return sign * math.inf
+        if mode == "nearest" or (mode == "up") == (sign > 0):
+            return sign * math.inf
+        return sign * float(fmt.max_finite)
     return sign * float(r) if r != 0 else (-0.0 if sign < 0 else 0.0)
 
 

@@ -1,48 +1,71 @@
 """pytest plugin (entry point `opcert`): assert opcert checks on your own kernels.
 
     def test_my_tanh(opcert_check):
-        opcert_check("Tanh", "mypkg.kernels:tanh", "float16", max_ulp=1.0)
+        opcert_check("Tanh", "mypkg.kernels:tanh", "float16", max_ulp=1.0, proofs=["monotonic"])
 
     @pytest.mark.opcert(op="Celu", target="mypkg.kernels:celu", dtype="float16", max_ulp=2, alpha=1.0)
     def test_my_celu():
         pass
 
-A failure names the worst input, its error, and the command that reproduces it.
+Every keyword is a key of the gate configuration ([[check]] in opcert.toml)
+and goes through the same validator; attributes are the remaining keywords.
+A check is judged by the gate's own rules (opcert.gating.run.judge): a failure
+names the worst input, its error, any property refuted with its
+counterexample, and the command that reproduces it.
 """
 from __future__ import annotations
 
 import pytest
 
+_CHECK_KEYS = ("mode", "samples", "max_ulp", "signed_zero", "subnormals", "proofs", "standard", "seed",
+               "accept_sampled_evidence", "isolation", "target_timeout", "name")
 
-def check(op, target, dtype, *, max_ulp=1.0, mode=None, samples=None, signed_zero="strict",
-          subnormals="strict", **attrs):
+
+def check(op=None, target=None, dtype=None, **kwargs):
     """Measure and assert; returns the AccuracyResult."""
-    from .verify.accuracy import measure
-    mode = mode or ("exhaustive" if dtype in ("float16", "bfloat16") else "sample")
-    r = measure(op, target, dtype, mode, samples=samples, flush_allowed=subnormals == "flush-allowed", **attrs)
-    from .gate.config import Check
-    from .gate.run import judge
-    policy = Check(op, (dtype,), target, mode, samples, float(max_ulp), signed_zero, subnormals)
-    verdict = judge(policy, dtype, r, None, None, r.elapsed_s)   # the gate's policies, word for word
+    from .errors import UsageError
+    from .gating.config import _parse_check
+    from .gating.run import run_check
+    if op is None or target is None or dtype is None:
+        pytest.fail("opcert check: give op, target and dtype (positionally or by name), e.g. "
+                    "opcert_check(\"Tanh\", \"numpy:tanh\", \"float16\", max_ulp=1.0)", pytrace=False)
+    if not isinstance(dtype, str):
+        pytest.fail(f"opcert check: dtype must be one dtype name, such as \"float16\" (got {dtype!r})", pytrace=False)
+    raw = {"op": op, "target": target, "dtypes": [dtype]}
+    raw["mode"] = kwargs.pop("mode", None) or ("exhaustive" if dtype in ("float16", "bfloat16") else "sample")
+    for k in _CHECK_KEYS[1:]:
+        if k in kwargs:
+            raw[k] = kwargs.pop(k)
+    raw["attrs"] = kwargs
+    try:
+        (policy,) = _parse_check(raw, 0, "opcert check")
+        verdict = run_check(policy, dtype)
+    except UsageError as exc:
+        pytest.fail(f"opcert check: {exc}", pytrace=False)
     if verdict.status == "skipped":
-        pytest.skip(r.error)
+        pytest.skip("; ".join(verdict.reasons))
     if verdict.status == "fail":
-        raise AssertionError(f"opcert: {op} {dtype} {target}:\n  " + "\n  ".join(verdict.reasons) +
-                             f"\n  reproduce: {r.command}")
-    return r
+        pytest.fail(f"opcert: {policy.op} {dtype} {target}:\n  " + "\n  ".join(verdict.reasons) +
+                    f"\n  reproduce: {verdict.command}", pytrace=False)
+    from .verify.accuracy import AccuracyResult
+    acc = dict(verdict.accuracy)
+    return AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__})
 
 
 @pytest.fixture
 def opcert_check():
-    """A function: opcert_check(op, target, dtype, max_ulp=..., **attrs) measures and asserts."""
+    """A function: opcert_check(op, target, dtype, max_ulp=..., proofs=[...], **attrs) measures and asserts."""
     return check
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "opcert(op, target, dtype, max_ulp=1.0, **attrs): assert an opcert "
-                                       "accuracy check before the test body runs")
+    config.addinivalue_line("markers", "opcert(op, target, dtype, max_ulp=1.0, proofs=(), **attrs): assert an "
+                                       "opcert check (the keys of a gate [[check]]) before the test body runs")
 
 
 def pytest_runtest_call(item):
     for m in item.iter_markers(name="opcert"):
-        check(**m.kwargs)
+        if len(m.args) > 3:
+            pytest.fail("@pytest.mark.opcert takes at most three positional arguments (op, target, dtype); "
+                        "give the rest by name", pytrace=False)
+        check(*m.args, **m.kwargs)

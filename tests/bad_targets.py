@@ -66,3 +66,119 @@ def tanh_off_in_blocks(x):
         finite = np.isfinite(y) & (y != 0)
         y[finite] = np.nextafter(y[finite], np.float32(np.inf))
     return y
+
+
+# ---- kernels that try to end, crash or fool opcert (tests/test_faults.py) ----
+
+def exits_0(x, **attrs):
+    import sys
+    sys.exit(0)
+
+
+def raises_systemexit(x, **attrs):
+    raise SystemExit
+
+
+def os_exit_0(x, **attrs):
+    import os
+    os._exit(0)
+
+
+def segfault(x, **attrs):
+    import ctypes
+    ctypes.string_at(0)       # reads address 0: SIGSEGV
+    return x
+
+
+def hangs(x, **attrs):
+    import time
+    time.sleep(3600)
+    return x
+
+
+def zeroes_its_input(x, **attrs):
+    """Writes zeros into its input and returns them: measured on what it was given, it is wrong."""
+    x[...] = 0
+    return x
+
+
+def tanh_in_place(x):
+    """np.tanh(x, out=x): correctly rounded in float16, and works in place."""
+    return np.tanh(x, out=x)
+
+
+def tanh_out_of_range(x):
+    """tanh, but one input maps outside [-1, 1] (0x3c00 = 1.0 -> -1.0009765625)."""
+    y = np.tanh(x)
+    if x.dtype == np.float16:
+        y[x.view(np.uint16) == 0x3c00] = np.float16(-1.0009765625)
+    return y
+
+
+def tanh_not_monotone(x):
+    """Within 3 ULP of tanh, but one value steps backwards: tanh(0.5) one ULP up, tanh of its successor 2 down."""
+    y = np.tanh(x)
+    if x.dtype == np.float16:
+        b = x.view(np.uint16)
+        y[b == 0x3800] = np.nextafter(y[b == 0x3800], np.float16(2))
+        nxt = b == 0x3801
+        y[nxt] = np.nextafter(np.nextafter(y[nxt], np.float16(-2)), np.float16(-2))
+    return y
+
+
+def hard_sigmoid_no_upper_clamp(x, alpha=0.2, beta=0.5):
+    """Forgets min(., 1): wrong from x = 2.5 up, and +inf at +inf."""
+    a, b = x.dtype.type(alpha), x.dtype.type(beta)
+    with np.errstate(all="ignore"):
+        return np.maximum(a * x.astype(np.float64) + b, 0).astype(x.dtype)
+
+
+def wrong_at_inf(x, **attrs):
+    y = np.tanh(x)
+    y[np.isinf(x)] = 0
+    return y
+
+
+def wrong_at_negative_zero(x, **attrs):
+    y = np.tanh(x)
+    y[(x == 0) & np.signbit(x)] = x.dtype.type(0.0)
+    return y
+
+
+def wrong_at_subnormals(x, **attrs):
+    y = np.tanh(x)
+    tiny = (x != 0) & (np.abs(x.astype(np.float64)) < np.finfo(x.dtype).tiny)
+    y[tiny] = -y[tiny]
+    return y
+
+
+def wrong_at_nan(x, **attrs):
+    y = np.tanh(x)
+    y[np.isnan(x)] = np.inf
+    return y
+
+
+def wrong_at_largest(x, **attrs):
+    y = np.tanh(x)
+    big = np.abs(x.astype(np.float64)) == float(np.finfo(x.dtype).max)
+    y[big] = np.nan
+    return y
+
+
+def returns_list(x, **attrs):
+    return [0.0] * x.size
+
+
+def returns_nan_payloads(x, **attrs):
+    y = np.tanh(x)
+    bits = y.view(np.uint16) if y.dtype == np.float16 else None
+    if bits is not None:
+        bits[np.isnan(x)] = 0xfe01      # a negative NaN with another payload: still NaN
+    return y
+
+
+def flush_and_flip(x):
+    """float16 tanh with subnormal outputs flushed, and -0 returned as +0."""
+    y = np.tanh(x)
+    y[np.abs(y.astype(np.float64)) < 6.2e-5] = 0
+    return y

@@ -83,16 +83,7 @@ def test_sample_covers_binades_specials_and_branch_points():
 
 
 def test_signed_zero_and_flush_are_counted_apart():
-    def flush_and_flip(x):
-        y = np.tanh(x)
-        y[np.abs(y.astype(np.float64)) < 6.2e-5] = 0  # flush subnormal outputs, and +-0 becomes +0
-        return y
-    import sys
-    import types
-    mod = types.ModuleType("flushmod")
-    mod.f = flush_and_flip
-    sys.modules["flushmod"] = mod
-    r = measure("Tanh", "flushmod:f", "float16", "exhaustive")
+    r = measure("Tanh", "bad_targets:flush_and_flip", "float16", "exhaustive")
     assert r.signed_zero_mismatches == 1  # -0 -> +0
     assert r.subnormal_flushes == 2 * 1023  # every nonzero subnormal, both signs
     assert r.examples["signed_zero_mismatch"]["input"]["bits"] == "0x8000"

@@ -63,9 +63,13 @@ def test_crashing_target_fails_the_gate(cli, tmp_path):
 
 
 def test_unsupported_is_skipped_with_its_reason(cli, tmp_path):
-    cfg = write(tmp_path, FAILING.replace("numpy:tanh", "torch").replace('"Tanh"', '"ScaledTanh"'))
-    code, out, _ = cli("gate", "--config", cfg, "--workers", "1")
-    assert code == 0 and "skipped" in out and "no operator defined as ScaledTanh" in out
+    skipped = FAILING.replace("numpy:tanh", "torch").replace('"Tanh"', '"ScaledTanh"')
+    # alone, the skipped check leaves a gate that verified nothing: it fails
+    code, out, _ = cli("gate", "--config", write(tmp_path, skipped), "--workers", "1")
+    assert code == 1 and "no operator defined as ScaledTanh" in out and "verified nothing" in out
+    # beside a check that passes, a skip says why and does not fail the gate
+    code, out, _ = cli("gate", "--config", write(tmp_path, PASSING + skipped, "both.toml"), "--workers", "1")
+    assert code == 0 and "skipped ScaledTanh float16 torch" in out and "1 passed, 0 failed, 1 skipped" in out
 
 
 def test_signed_zero_and_flush_policies(cli, tmp_path):
@@ -91,7 +95,7 @@ max_ulp = 0.5
     ('[[check]]\nop = "Tanh"\ndtypes = ["float8"]\n', "check[0].dtypes: unknown dtype 'float8'"),
     ('[[check]]\nop = "Celu"\n[check.attrs]\nalpha = 0\n', "check[0].attrs: attribute alpha=0.0 of Celu is outside"),
     ('[[check]]\nop = "Tanh"\nproofs = ["convex"]\n', "check[0].proofs: Tanh declares no property 'convex'"),
-    ('[[check]]\nop = "Tanh"\nmax_ulp = -1\n', "check[0].max_ulp: must be a number >= 0"),
+    ('[[check]]\nop = "Tanh"\nmax_ulp = -1\n', "check[0].max_ulp: must be a finite number >= 0"),
     ('[[check]]\nop = "Tanh"\ntarget = "tpu"\n', "check[0].target: unknown target 'tpu'"),
     ('[[check]\nop = "Tanh"\n', "not valid TOML"),
     ('[gate]\nx = 1\n', "gate: unknown key; allowed: check"),
@@ -171,7 +175,7 @@ def test_diff_flags_regressions(cli, tmp_path):
 
 
 def test_default_config_covers_the_catalog():
-    from opcert.gate import default_config
+    from opcert.gating import default_config
     cfg = default_config()
     cells = {(c.op, d) for c in cfg.checks for d in c.dtypes}
     assert len(cells) == 20 and all(c.target == "opcert" for c in cfg.checks)

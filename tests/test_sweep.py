@@ -1,49 +1,54 @@
-"""The exhaustive binary32 sweep, on reduced ranges: its reference is the exact
-one, it equals measure() on the same inputs, and the result does not depend on
-workers, resumption or the scheduler."""
+"""The exhaustive binary32 sweep, on reduced magnitude ranges: its reference is
+the exact one, it equals measure() on the same inputs, and the result does not
+depend on workers, resumption or the scheduler."""
 import numpy as np
 import pytest
 
+from opcert.targets import describe_target
 from opcert.verify.accuracy import AccuracyResult, float_stats, measure
 from opcert.verify.sweep import SweepConfig, sweep
 
 import opcert
 
-# Around 0.5 and across the binary32 subnormal/normal boundary.
+# Around 0.5 and across the binary32 subnormal/normal boundary (magnitudes; both signs are swept).
 RANGE = (0x3EFF0000, 0x3F010000)
 TINY = (0x007F8000, 0x00808000)
 
 
-def cfg(op="Tanh", target="numpy:tanh", rng=RANGE, chunk=1 << 13, attrs=()):
-    return SweepConfig(op, target, attrs, None, rng[0], rng[1], chunk)
+def cfg(op="Tanh", target="numpy:tanh", rng=RANGE, chunk=1 << 13, attrs=(), properties=()):
+    fp = describe_target(target).fingerprint
+    return SweepConfig(op, target, attrs, None, rng[0], rng[1], chunk, target_fingerprint=fp,
+                       properties=properties)
 
 
-def as_dict(stats):
-    d = stats.to_json()
-    return d
+def both_signs(rng):
+    m = np.arange(*rng, dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([m, m | np.uint32(0x80000000)]).view(np.float32)
 
 
-@pytest.mark.parametrize("rng", [RANGE, TINY, (0x7F7FF000, 0x7F801000), (0xFF7FF000, 0xFF801000)])
+@pytest.mark.parametrize("rng", [RANGE, TINY, (0x7F7FF000, 0x7F801000)])
 def test_kernel_reference_is_the_exact_reference(rng, tmp_path):
-    # 8192 inputs per range, including infinities and NaNs at the top of the exponent range
+    # 4096 magnitudes per range, both signs, including infinities and NaNs at the top of the exponent range
     n = 0x1000 if rng[1] - rng[0] > 0x1000 else rng[1] - rng[0]
     r = (rng[0], rng[0] + n)
-    good, _ = sweep(cfg(target="bad_targets:exact_tanh", rng=r), workers=1, checkpoint=tmp_path / "a")
-    assert good.n == n and good.correctly_rounded == n and good.max_distance <= 0
+    good, _, _ = sweep(cfg(target="bad_targets:exact_tanh", rng=r), workers=1, checkpoint=tmp_path / "a")
+    assert good.n == 2 * n and good.correctly_rounded == 2 * n and good.max_distance <= 0
     assert good.nan_mismatches == good.inf_mismatches == good.signed_zero_mismatches == 0
     assert all(e <= 0.5 for e, _ in good.top)
-    bad, _ = sweep(cfg(target="bad_targets:exact_tanh_plus_one", rng=r), workers=1, checkpoint=tmp_path / "b")
-    finite = np.isfinite(np.arange(r[0], r[1], dtype=np.uint64).astype(np.uint32).view(np.float32)).sum()
-    assert bad.correctly_rounded == n - finite
+    bad, _, _ = sweep(cfg(target="bad_targets:exact_tanh_plus_one", rng=r), workers=1, checkpoint=tmp_path / "b")
+    finite = np.isfinite(both_signs(r)).sum()
+    assert bad.correctly_rounded == 2 * n - finite
 
 
 def test_sweep_equals_measure_on_the_same_inputs(tmp_path):
-    stats, _ = sweep(cfg(), workers=1, checkpoint=tmp_path)
-    x = np.arange(*RANGE, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    stats, _, _ = sweep(cfg(), workers=1, checkpoint=tmp_path)
+    x = both_signs(RANGE)
+    order = np.argsort(x.view(np.uint32), kind="stable")
+    x = x[order]
     from opcert.spec.reference import reference_detailed
     ref = reference_detailed("Tanh", x, {}, None)
     direct = float_stats(x, np.tanh(x), ref, opcert.formats.FLOAT_FORMATS["float32"])
-    a, b = as_dict(stats), as_dict(direct)
+    a, b = stats.to_json(), direct.to_json()
     for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
                 "subnormal_flushes", "histogram", "max_distance", "first"):
         assert a[key] == b[key], key
@@ -53,10 +58,10 @@ def test_sweep_equals_measure_on_the_same_inputs(tmp_path):
 
 
 def test_workers_and_resumption_do_not_change_the_result(tmp_path):
-    c = cfg(op="Celu", target="opcert", attrs=(("alpha", "1/1"),))
-    one, _ = sweep(c, workers=1, checkpoint=tmp_path / "one")
-    two, _ = sweep(c, workers=2, checkpoint=tmp_path / "two")
-    assert one.to_json() == two.to_json()
+    c = cfg(op="Celu", target="opcert", attrs=(("alpha", "1/1"),), properties=("range", "monotonic"))
+    one, p1, _ = sweep(c, workers=1, checkpoint=tmp_path / "one")
+    two, p2, _ = sweep(c, workers=2, checkpoint=tmp_path / "two")
+    assert one.to_json() == two.to_json() and p1.to_json() == p2.to_json()
 
     # interrupt after 5 of the 16 chunks, then run again
     class Stop(Exception):
@@ -68,17 +73,17 @@ def test_workers_and_resumption_do_not_change_the_result(tmp_path):
     with pytest.raises(Stop):
         sweep(c, workers=1, checkpoint=tmp_path / "resumed", progress=interrupt)
     assert len(list((tmp_path / "resumed").glob("chunk-*.json"))) == 5
-    again, info = sweep(c, workers=1, checkpoint=tmp_path / "resumed")
-    assert info["resumed_chunks"] == 5 and again.to_json() == one.to_json()
+    again, p3, info = sweep(c, workers=1, checkpoint=tmp_path / "resumed")
+    assert info["resumed_chunks"] == 5 and again.to_json() == one.to_json() and p3.to_json() == p1.to_json()
 
 
 def test_dask_equals_local(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     c = cfg(rng=(0x3F000000, 0x3F004000))
-    local, _ = sweep(c, workers=1, checkpoint=tmp_path / "local")
+    local, _, _ = sweep(c, workers=1, checkpoint=tmp_path / "local")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
-        remote, _ = sweep(c, scheduler=f"dask://{cluster.scheduler_address}", checkpoint=tmp_path / "dask")
+        remote, _, _ = sweep(c, scheduler=f"dask://{cluster.scheduler_address}", checkpoint=tmp_path / "dask")
     assert local.to_json() == remote.to_json()
 
 
@@ -96,7 +101,8 @@ def test_a_crashing_target_fails_the_sweep(tmp_path):
     ("torch", "HardSigmoid", "float32", "alpha = 1/6"),
 ])
 def test_unsupported_combinations_give_their_reasons(target, op, dtype, reason):
-    r = measure(op, target, dtype, "exhaustive" if dtype != "float32" else "sample", samples=100)
+    exhaustive = dtype != "float32"
+    r = measure(op, target, dtype, "exhaustive" if exhaustive else "sample", samples=None if exhaustive else 100)
     assert r.status == "unsupported" and reason in r.error and r.inputs_checked == 0
 
 
@@ -139,9 +145,9 @@ def test_accuracy_result_records_the_target_version():
     assert r.provenance["target_version"] == torch.__version__ and isinstance(r, AccuracyResult)
 
 
-def test_checkpoints_are_keyed_by_code_and_target_version():
+def test_checkpoints_are_keyed_by_code_and_target_fingerprint():
     a = cfg()
-    b = SweepConfig(a.op, a.target, a.attrs, a.standard, a.start, a.stop, a.chunk, target_version="2.0")
+    b = SweepConfig(a.op, a.target, a.attrs, a.standard, a.start, a.stop, a.chunk, target_fingerprint="other")
     assert a.key() != b.key()
     from opcert.verify import sweep as sweep_mod
     original = a.key()
@@ -170,8 +176,8 @@ def test_interrupting_a_pool_leaves_no_workers(tmp_path):
     while multiprocessing.active_children() and time.time() < deadline:
         time.sleep(0.1)
     assert not multiprocessing.active_children()
-    again, info = sweep(c, workers=2, checkpoint=tmp_path)
-    assert info["resumed_chunks"] >= 2 and again.n == RANGE[1] - RANGE[0]
+    again, _, info = sweep(c, workers=2, checkpoint=tmp_path)
+    assert info["resumed_chunks"] >= 2 and again.n == 2 * (RANGE[1] - RANGE[0])
 
 
 def test_worst_case_is_the_output_the_sweep_measured(tmp_path):
@@ -179,7 +185,7 @@ def test_worst_case_is_the_output_the_sweep_measured(tmp_path):
     # (as torch's float32 celu does): the reported worst output must be the
     # block's, and its error the one the histogram counted.
     r = measure("Tanh", "bad_targets:tanh_off_in_blocks", "float32", "exhaustive", workers=1,
-                bit_range=(0x3F000000, 0x3F020000), checkpoint=tmp_path)
-    assert r.inputs_checked == 0x20000 and not r.exhaustive
-    assert r.max_ulp > 0.5 and r.correctly_rounded == 0
+                magnitude_range=(0x3F000000, 0x3F020000), checkpoint=tmp_path)
+    assert r.inputs_checked == 2 * 0x20000 and not r.exhaustive
+    assert r.max_ulp > 0.5 and r.correctly_rounded < r.inputs_checked // 2
     assert r.worst_output == np.nextafter(np.tanh(np.float32(r.worst_input)), np.float32(np.inf)).item()

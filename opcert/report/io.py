@@ -1,22 +1,49 @@
-"""Atomic writes: a report is either the old one or the new one, never half of one."""
+"""Atomic writes: a report is either the old one or the new one, never half of one.
+
+The new content goes to a temporary file in the target's directory, then
+replaces the target by rename. A symbolic link is followed (the file it points
+to is replaced, the link stays); a path that is not a regular file (a device
+such as /dev/stdout, a FIFO) is written directly, since it cannot be renamed
+over. `-` means standard output.
+"""
 from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 
+from ..errors import UsageError
 
-def write_text_atomic(path: str, text: str) -> None:
+
+def _real(path: str) -> str:
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def _special(path: str) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def write_bytes_atomic(path: str, data: bytes) -> None:
     if path == "-":
-        sys.stdout.write(text)
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    path = _real(path)
+    if _special(path):
+        with open(path, "wb") as f:
+            f.write(data)
         return
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".opcert-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is for reading
@@ -27,5 +54,41 @@ def write_text_atomic(path: str, text: str) -> None:
         raise
 
 
+def write_text_atomic(path: str, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
 def write_json_atomic(path: str, data) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+def check_writable(path: str, what: str, directory: bool = False) -> None:
+    """Before a long run: refuse an output path that cannot be written (UsageError)."""
+    if path == "-" and not directory:
+        return
+    path = _real(path)
+    if directory:
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise UsageError(f"{what} {path}: exists and is not a directory")
+        probe = path
+        while not os.path.exists(probe):
+            probe = os.path.dirname(os.path.abspath(probe))
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise UsageError(f"{what} {path}: cannot be written (no write permission in {probe})")
+        return
+    if os.path.isdir(path):
+        raise UsageError(f"{what} {path}: is a directory; give a file name")
+    if _special(path):
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"{what} {path}: cannot be written")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    probe = parent
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise UsageError(f"{what} {path}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {path}: cannot be written (no write permission in {probe})")
+    if os.path.exists(path) and not os.access(path, os.W_OK) and not os.access(parent, os.W_OK):
+        raise UsageError(f"{what} {path}: cannot be written")

@@ -12,7 +12,7 @@ import html
 import os
 from pathlib import Path
 
-from .io import write_text_atomic
+from .io import write_bytes_atomic, write_text_atomic
 from .plots import error_plot, histogram_plot
 
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
@@ -117,7 +117,7 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
         if images_dir and a:
             for kind, png in _images(c, i, plots).items():
                 name = f"{_slug(c, i)}-{kind}.png"
-                Path(images_dir, name).write_bytes(png)
+                write_bytes_atomic(str(Path(images_dir, name)), png)
                 L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
         for p in c.get("proofs") or []:
             line = f"- proof `{p['name']}`: **{p['status']}** ({p['method']}, {p['elapsed_s']:.2f} s)"

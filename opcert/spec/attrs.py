@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from ..errors import UsageError, choices
 from ..formats import FLOAT_FORMATS, hex_bits, round_fraction
+from ..numbers import FORMS, Huge, Tiny, parse_real
 from .model import Operator
 
 BINARY32 = FLOAT_FORMATS["float32"]
@@ -15,27 +16,37 @@ BINARY32 = FLOAT_FORMATS["float32"]
 def to_binary32(name: str, value) -> Fraction:
     """The exact value of `value` rounded to binary32 (nearest, ties to even).
 
-    Decimal strings are rounded once, from their exact value."""
+    Decimal strings are rounded once, from their exact value. Refused: booleans,
+    non-finite values, values that overflow binary32, and nonzero values that
+    round to zero (the smallest positive binary32 value is 2^-149, about 1.4e-45)."""
+    what = f"attribute {name}"
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, Fraction)):
+        raise UsageError(f"{what}={value!r} is not a number; attributes are finite binary32 values, "
+                         f"written as {FORMS}")
     try:
         if isinstance(value, str):
             text = value.strip()
-            if text.lower() in ("nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"):
-                raise UsageError(f"attribute {name}={value!r} is not finite; attributes are finite binary32 values")
-            q = Fraction(float.fromhex(text)) if text.lower().lstrip("+-").startswith("0x") else Fraction(text)
+            if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                raise UsageError(f"{what}={value!r} is not finite; attributes are finite binary32 values")
+            q = parse_real(text, what)
         elif isinstance(value, Fraction):
             q = value
         else:
             f = float(value)
             if not math.isfinite(f):
-                raise UsageError(f"attribute {name}={value!r} is not finite; attributes are finite binary32 values")
+                raise UsageError(f"{what}={value!r} is not finite; attributes are finite binary32 values")
             q = Fraction(f)
-    except (ValueError, TypeError, ZeroDivisionError) as exc:
-        if isinstance(exc, UsageError):
-            raise
-        raise UsageError(f"attribute {name}={value!r} is not a number") from None
+    except Huge:
+        raise UsageError(f"{what}={value!r} overflows binary32 (largest finite: 3.4028235e38)") from None
+    except Tiny:
+        raise UsageError(f"{what}={value!r} rounds to zero in binary32 (smallest positive value: "
+                         "2^-149, about 1.4e-45); write 0 if zero is meant") from None
     r = round_fraction(q, BINARY32, negative_zero=str(value).strip().startswith("-"))
     if math.isinf(r):
-        raise UsageError(f"attribute {name}={value!r} overflows binary32 (largest finite: 3.4028235e38)")
+        raise UsageError(f"{what}={value!r} overflows binary32 (largest finite: 3.4028235e38)")
+    if r == 0 and q != 0:
+        raise UsageError(f"{what}={value!r} rounds to zero in binary32 (smallest positive value: "
+                         "2^-149, about 1.4e-45); write 0 if zero is meant")
     return Fraction(r) if r != 0 else Fraction(0)
 
 
@@ -55,7 +66,11 @@ def resolve(op: Operator, attrs: dict | None = None, standard: str | None = None
     non-finite values and values outside the domain."""
     std = op.standard(standard)
     given = {}
+    if attrs is not None and not isinstance(attrs, dict):
+        raise UsageError(f"attributes of {op.name} must be a table of name = value (got {type(attrs).__name__})")
     for key, value in (attrs or {}).items():
+        if not isinstance(key, str):
+            raise UsageError(f"attribute names are strings (got {key!r})")
         name = canonical_name(op, key)
         if name in given:
             raise UsageError(f"attribute {name} given twice (as {key!r} too)")

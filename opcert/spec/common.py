@@ -14,3 +14,4 @@ FLOATS_ONNX = ("float16", "bfloat16", "float32", "float64")
 SEEDS = "../shared/seeds/"
 
 NAN_PROPAGATION = Property("nan", "nan_propagation", "a NaN input gives a NaN output")
+LIMITS = Property("limits", "limit", "f(+-inf) is the limit of f at +-inf (the sign of a zero limit included)")

@@ -4,7 +4,7 @@ from fractions import Fraction
 import mpmath
 
 from ..expr import absolute, attr, const, exp, expm1, maximum, minimum, select, var
-from .common import DML_FLOATS, FLOATS_ONNX, NAN_PROPAGATION, ONNX_ANY_RANK, SEEDS
+from .common import DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_ANY_RANK, SEEDS
 from .exact import mpf_to_fraction
 from .model import Attribute, Domain, Operator, Property, Standard, Support
 
@@ -62,6 +62,7 @@ CELU = Operator(
         Property("zero", "exact_point", "Celu(0) = 0", points=((const(0), const(0)),)),
         Property("continuity", "continuity", "continuous at 0", at=(const(0),)),
         NAN_PROPAGATION,
+        LIMITS,
     ),
     notes="alpha must be > 0 (the CELU paper's domain; alpha = 0 divides by zero). "
           "ONNX Celu-12 allows float32 only; Celu-28 adds float16, bfloat16 and float64.",

@@ -65,16 +65,34 @@ def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in str(v).split("."))
 
 
+# Property kinds. Every kind is decided at the specification level (z3 over the
+# reals), on opcert's implementation (z3 models and enumeration), and on any
+# black-box target (every input enumerated, or samples): see verify/properties.py.
+KINDS = {
+    "range": "lower <= f(x) <= upper (either side may be absent), for x in the domain",
+    "monotonic": "non-decreasing over the domain",
+    "odd": "f(-x) = -f(x)",
+    "point_symmetry": "f(-x) = center - f(x)",
+    "exact_point": "f(p) = v at each declared point",
+    "constant": "f(x) = value for every x in the domain (dead zones, saturation)",
+    "limit": "f(+-inf) is the operator's limit, zero sign included",
+    "nan_propagation": "a NaN input gives a NaN output",
+    "continuity": "the real function is continuous at the declared points (a property of the exact definition)",
+}
+SPEC_ONLY = frozenset({"continuity"})
+
+
 @dataclass(frozen=True)
 class Property:
     """A mathematical property the operator declares.
 
-    kind: "range" (lower <= f(x) <= upper, either side may be None), "monotonic"
-    (non-decreasing), "odd" (f(-x) = -f(x)), "exact_point" (f(p) = v for each
-    (p, v) in `points`), "nan_propagation", "continuity" (at the points `at`).
     `condition` is a boolean expression over the attributes under which the
-    property holds (None: always); bounds and points are expressions over the
-    attributes.
+    property is claimed (None: always). `domain` restricts x to [lo, hi]
+    (closed; None: unbounded on that side), both expressions over the
+    attributes. Bounds, points, values and centers are expressions over the
+    attributes. `holds = False` declares that the property does NOT hold (Gelu
+    is not monotone): provers then look for the counterexample. `zero_sign`
+    (odd): f(-x) = -f(x) bit for bit, zeros' signs included; else as values.
     """
     name: str
     kind: str
@@ -84,6 +102,24 @@ class Property:
     upper: Expr | None = None
     at: tuple[Expr, ...] = ()
     points: tuple[tuple[Expr, Expr], ...] = ()
+    domain: tuple[Expr | None, Expr | None] = (None, None)
+    value: Expr | None = None
+    center: Expr | None = None
+    zero_sign: bool = True
+    holds: bool = True
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"property {self.name}: unknown kind {self.kind!r}")
+
+    @property
+    def spec_only(self) -> bool:
+        """A property of the real function that no float kernel can be checked for."""
+        return self.kind in SPEC_ONLY
+
+    @property
+    def bounded_domain(self) -> bool:
+        return self.domain != (None, None)
 
 
 @dataclass(frozen=True)

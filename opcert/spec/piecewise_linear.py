@@ -3,7 +3,7 @@ reference is computed exactly in rational arithmetic."""
 from fractions import Fraction
 
 from ..expr import attr, both, const, either, fma, isnan, maximum, minimum, select, var
-from .common import DML_FLOATS, DML_LEVELS_1_0, NAN_PROPAGATION, ONNX_ANY_RANK, SEEDS
+from .common import DML_FLOATS, DML_LEVELS_1_0, LIMITS, NAN_PROPAGATION, ONNX_ANY_RANK, SEEDS
 from .model import Attribute, Operator, Property, Standard, Support
 
 x = var("x")
@@ -54,12 +54,14 @@ HARD_SIGMOID = Operator(
     properties=(
         Property("range", "range", "0 <= HardSigmoid(x) <= 1", lower=const(0), upper=const(1)),
         Property("monotonic", "monotonic", "non-decreasing when alpha >= 0", condition=alpha >= 0),
-        Property("saturation", "exact_point",
-                 "HardSigmoid(-beta/alpha) = 0 and HardSigmoid((1-beta)/alpha) = 1 when alpha > 0",
-                 condition=alpha > 0, points=((-beta / alpha, const(0)), ((1 - beta) / alpha, const(1)))),
+        Property("saturated_low", "constant", "HardSigmoid(x) = 0 for every x <= -beta/alpha when alpha > 0",
+                 condition=alpha > 0, domain=(None, -beta / alpha), value=const(0)),
+        Property("saturated_high", "constant", "HardSigmoid(x) = 1 for every x >= (1-beta)/alpha when alpha > 0",
+                 condition=alpha > 0, domain=((1 - beta) / alpha, None), value=const(1)),
         Property("continuity", "continuity", "continuous at the saturation points when alpha != 0",
                  condition=either(alpha > 0, alpha < 0), at=(-beta / alpha, (1 - beta) / alpha)),
         NAN_PROPAGATION,
+        LIMITS,
     ),
 )
 
@@ -110,14 +112,16 @@ SHRINK = Operator(
     properties=(
         Property("monotonic", "monotonic", "non-decreasing when bias <= max(lambd, 0)",
                  condition=bias <= maximum(lambd, 0)),
-        Property("odd", "odd", "Shrink(-x) = -Shrink(x) when lambd >= 0", condition=lambd >= 0),
+        Property("odd", "odd", "Shrink(-x) = -Shrink(x) when lambd >= 0 (as values: Shrink(+-0) = +0)",
+                 condition=lambd >= 0, zero_sign=False),
         Property("zero", "exact_point", "Shrink(0) = 0 when lambd >= 0", condition=lambd >= 0,
                  points=((const(0), const(0)),)),
-        Property("dead_zone", "exact_point", "Shrink(+-lambd) = 0 (the thresholds are in the dead zone) "
-                 "when lambd >= 0", condition=lambd >= 0, points=((lambd, const(0)), (-lambd, const(0)))),
+        Property("dead_zone", "constant", "Shrink(x) = 0 for every x in [-lambd, lambd] when lambd >= 0",
+                 condition=lambd >= 0, domain=(-lambd, lambd), value=const(0)),
         Property("continuity", "continuity", "continuous at +-lambd when bias = lambd >= 0",
                  condition=both(bias <= lambd, both(bias >= lambd, lambd >= 0)), at=(lambd, -lambd)),
         NAN_PROPAGATION,
+        LIMITS,
     ),
     standards_differ_where=both(lambd < 0, either(bias < 0, bias > 0)),
     integer_semantics=(

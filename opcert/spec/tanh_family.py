@@ -6,7 +6,7 @@ import mpmath
 from ..expr import absolute, attr, const, select, tanh, var
 from .exact import mpf_to_fraction
 from .model import Attribute, Operator, Property, Standard, Support
-from .common import DML_LEVELS_1_0, FLOATS_ONNX, NAN_PROPAGATION, ONNX_ANY_RANK, SEEDS
+from .common import DML_LEVELS_1_0, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_ANY_RANK, SEEDS
 
 x = var("x")
 alpha, beta = attr("alpha"), attr("beta")
@@ -51,6 +51,7 @@ TANH = Operator(
         Property("odd", "odd", "Tanh(-x) = -Tanh(x)"),
         Property("zero", "exact_point", "Tanh(0) = 0", points=((const(0), const(0)),)),
         NAN_PROPAGATION,
+        LIMITS,
     ),
 )
 
@@ -91,6 +92,7 @@ SCALED_TANH = Operator(
         Property("odd", "odd", "ScaledTanh(-x) = -ScaledTanh(x)"),
         Property("zero", "exact_point", "ScaledTanh(0) = 0", points=((const(0), const(0)),)),
         NAN_PROPAGATION,
+        LIMITS,
     ),
 )
 

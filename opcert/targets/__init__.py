@@ -1,105 +1,100 @@
 """Implementations under test.
 
-A target maps (operator, input array, attributes) to an output array of the
-input's dtype and shape. `opcert` is the project's implementation;
-`module:function` is any callable f(x, **attrs) -> ndarray (attributes by ONNX
-name, as Python floats holding the binary32 values), so `numpy:tanh` audits
-NumPy. A target that does not support an operator or dtype says why
-(`unsupported`); one that raises, or returns the wrong shape or dtype, fails.
+Names: `opcert` (the project's implementation), the runtimes (`onnxruntime`,
+`onnx-reference`, `torch`), and `module:function`, any callable
+f(x, **attrs) -> ndarray (attributes by ONNX name, as Python floats holding
+the binary32 values), so `numpy:tanh` audits NumPy.
+
+Only `opcert` runs in the process that owns the verdict. Every other target
+is loaded and called inside a supervised worker process (opcert.workers): a
+target that exits, crashes or hangs fails its check, with the inputs it was
+given, and never takes opcert down. `isolation="none"` (CLI `--in-process`)
+runs it in the main process instead, faster and without that protection.
 """
 from __future__ import annotations
 
-import importlib
-import warnings
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Callable
+from ..errors import UsageError, choices
+from .base import Target, TargetInfo, Unsupported, describe_inputs
 
-import numpy as np
-
-from ..errors import TargetFailure, UsageError, choices
+RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch")
+BUILTIN = ("opcert",) + RUNTIME_NAMES
+ISOLATION = ("process", "none")
 
 
-class Unsupported(UsageError):
-    """The target does not support this operator, dtype or attribute set (a skip, with its reason)."""
-
-
-@dataclass
-class Target:
-    name: str
-    version: str
-    call: Callable[[object, np.ndarray, dict], np.ndarray]
-    unsupported: Callable[[object, str, dict], str | None] = lambda op, dtype, attrs: None
-
-    def run(self, op, x: np.ndarray, attrs: dict[str, Fraction]) -> np.ndarray:
-        why = self.unsupported(op, x.dtype.name, attrs)
-        if why:
-            raise Unsupported(why)
-        try:
-            # Floating-point warnings (invalid in tanh(NaN), ...) are expected here.
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                y = self.call(op, x, attrs)
-        except Exception as exc:  # the target crashed: a failure, never a pass
-            raise TargetFailure(f"target {self.name} raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(y, np.ndarray):
-            y = np.asarray(y) if np.isscalar(y) or isinstance(y, np.generic) else y
-        if not isinstance(y, np.ndarray):
-            raise TargetFailure(f"target {self.name} returned {type(y).__name__}, not a numpy array")
-        if y.dtype != x.dtype:
-            raise TargetFailure(f"target {self.name} returned dtype {y.dtype}; expected {x.dtype}")
-        if y.shape != x.shape:
-            raise TargetFailure(f"target {self.name} returned shape {y.shape}; expected {x.shape}")
-        return y
-
-
-def _opcert_target() -> Target:
-    from .. import __version__
-    from ..impl.run import run_resolved
-    return Target("opcert", __version__, lambda op, x, attrs: run_resolved(op, x, attrs))
-
-
-def _callable_target(spec: str) -> Target:
-    module_name, _, func_name = spec.partition(":")
-    if not module_name or not func_name:
-        raise UsageError(f"target {spec!r} is not of the form module:function")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"target {spec!r}: cannot import module {module_name!r} ({exc})") from None
-    func = module
-    for part in func_name.split("."):
-        func = getattr(func, part, None)
-        if func is None:
-            raise UsageError(f"target {spec!r}: module {module_name!r} has no {func_name!r}")
-    if not callable(func):
-        raise UsageError(f"target {spec!r}: {func_name!r} is not callable")
-    top = importlib.import_module(module_name.split(".")[0])
-    version = str(getattr(top, "__version__", "unknown"))
-
-    def call(op, x, attrs):
-        return func(x, **{k: float(v) for k, v in attrs.items()})
-    return Target(spec, version, call)
-
-
-def _runtime_target(name: str):
-    def build() -> Target:
-        from .runtimes import make
-        rt = make(name)
-        return Target(name, rt.version, rt, rt.unsupported)
-    return build
-
-
-BUILTIN = {"opcert": _opcert_target, "onnxruntime": _runtime_target("onnxruntime"),
-           "onnx-reference": _runtime_target("onnx-reference"), "torch": _runtime_target("torch")}
-
-
-def get_target(name: str) -> Target:
-    if isinstance(name, Target):
-        return name
+def check_name(name) -> str:
+    """Validate a target's spelling without importing anything (UsageError when malformed)."""
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError(f"target must be a non-empty string; allowed: {choices(BUILTIN)}, or module:function")
+    name = name.strip()
     if name in BUILTIN:
-        return BUILTIN[name]()
+        return name
     if ":" in name:
-        return _callable_target(name)
+        from .python import split
+        split(name)
+        return name
     raise UsageError(f"unknown target {name!r}; allowed: {choices(BUILTIN)}, or module:function "
                      "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh)")
+
+
+def trusted(name: str) -> bool:
+    """Targets that may run in the main process: opcert's own implementation."""
+    return name == "opcert"
+
+
+def load_target(name, timeout: float | None = None) -> Target:
+    """Load `name` in this process (a worker's, unless it is trusted or isolation is off)."""
+    if isinstance(name, Target):
+        return name
+    name = check_name(name)
+    if name == "opcert":
+        from .. import __version__
+        from ..impl.run import run_resolved
+        from ..verify.sweep import code_fingerprint
+        info = TargetInfo("opcert", "opcert", __version__, code_fingerprint(), {}, isolated=False)
+        return Target(info, lambda op, x, attrs: run_resolved(op, x, attrs), timeout=timeout)
+    if name in RUNTIME_NAMES:
+        from .runtimes import load
+        return load(name, timeout)
+    from .python import load
+    return load(name, timeout)
+
+
+def _probe(name: str) -> TargetInfo:
+    # The modules a sweep worker has loaded when it loads the target, loaded
+    # here too: the code fingerprint is computed over the same process state.
+    from ..verify import accuracy, sweep  # noqa: F401
+    return load_target(name).info
+
+
+_INFO: dict = {}
+
+
+def describe_target(name, isolation: str = "process") -> TargetInfo:
+    """The target's identity (version, code fingerprint), loading it where it would run.
+
+    Raises UsageError when it cannot be found, TargetFailure when loading it
+    fails (an exception or an exit at import), WorkerLost when loading it ends
+    its process."""
+    if isinstance(name, Target):
+        return name.info
+    name = check_name(name)
+    if trusted(name) or isolation == "none":
+        info = load_target(name).info
+        info.isolated = False
+        return info
+    if name in _INFO:
+        return _INFO[name]
+    from ..workers import in_worker, run_isolated
+    info = _probe(name) if in_worker() else run_isolated(_probe, name)
+    if name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not
+        _INFO[name] = info
+    return info
+
+
+def get_target(name) -> Target:
+    """Backward-compatible name for load_target."""
+    return load_target(name)
+
+
+__all__ = ["BUILTIN", "ISOLATION", "Target", "TargetInfo", "Unsupported", "check_name", "describe_inputs",
+           "describe_target", "get_target", "load_target", "trusted"]

@@ -6,6 +6,8 @@ the library's own reason; anything that fails at run time is a crash.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -58,6 +60,8 @@ class OnnxRuntime:
         import onnxruntime as ort
         self.ort = ort
         self.version = ort.__version__
+        build = ort.get_build_info() if hasattr(ort, "get_build_info") else ""
+        self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider"}
         self.sessions = {}
 
     def _session(self, op, dtype, attrs):
@@ -89,6 +93,7 @@ class OnnxReference:
     def __init__(self):
         import onnx
         self.version = onnx.__version__
+        self.details = {"onnx": onnx.__version__, "numpy": np.__version__}
         self.evaluators = {}
 
     def _evaluator(self, op, dtype, attrs):
@@ -112,6 +117,8 @@ class Torch:
         torch.set_num_threads(1)
         self.torch = torch
         self.version = torch.__version__
+        self.details = {"torch": torch.__version__, "git": torch.version.git_version,
+                        "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16]}
 
     def _function(self, op, attrs):
         F = self.torch.nn.functional
@@ -154,8 +161,12 @@ class Torch:
 RUNTIMES = {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch}
 
 
-def make(name: str):
+def load(name: str, timeout: float | None = None):
+    from .base import Target, TargetInfo
     try:
-        return RUNTIMES[name]()
+        rt = RUNTIMES[name]()
     except ImportError as exc:
         raise UsageError(f"target {name} needs its library ({exc}); install opcert[runtimes]") from None
+    fp = hashlib.sha256(json.dumps([name, rt.details], sort_keys=True).encode()).hexdigest()[:32]
+    info = TargetInfo(name, "runtime", rt.version, fp, rt.details)
+    return Target(info, rt, rt.unsupported, timeout=timeout)

@@ -1,4 +1,13 @@
-"""ULP accuracy of an implementation under test against the correctly rounded reference."""
+"""ULP accuracy of an implementation under test against the correctly rounded
+reference, and the declared properties checked on the same outputs.
+
+Everything a user gives is validated first, in the caller's process (bad input
+is a UsageError before anything runs). An untrusted target then runs in a
+supervised worker process (opcert.workers): the whole measurement for the
+16-bit formats and samples, chunk by chunk for the exhaustive binary32 sweep.
+A target that crashes, exits or hangs gives a result with status "crashed"
+and the inputs it was given; it never ends opcert.
+"""
 from __future__ import annotations
 
 import math
@@ -9,13 +18,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from .. import policy
 from ..errors import TargetFailure, UsageError
 from ..formats import FloatFormat, IntFormat, get_format, hex_bits
 from ..provenance import provenance
 from ..spec import get_operator
 from ..spec.attrs import describe, resolve
 from ..spec.reference import check_dtype, reference_detailed
-from ..targets import get_target
+from ..targets import Target, check_name, describe_target, load_target, trusted
+from ..workers import WorkerLost, in_worker, run_isolated
 from . import inputs as inputs_mod
 from .stats import HIST_LABELS, Stats, stats_of
 from .ulp import ulp_distance, ulp_error, ulp_error_exact
@@ -51,12 +62,18 @@ class AccuracyResult:
     signed_zero_mismatches: int = 0
     subnormal_flushes: int = 0
     examples: dict = field(default_factory=dict)
+    properties: list = field(default_factory=list)   # PropertyResult dicts, checked on the same outputs
+    target_modified_input: bool = False
     status: str = "ok"               # ok | crashed | unsupported (skipped: `error` says why)
     error: str | None = None
     elapsed_s: float = 0.0
     seed: int | None = None
+    samples: int | None = None
     sweep: dict | None = None          # chunks, resumed chunks, checkpoint, wall time, inputs/s
     command: str = ""
+    isolation: str = "process"
+    notes: list = field(default_factory=list)
+    target_info: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
     errors: tuple | None = field(default=None, repr=False)   # (inputs, ULP errors) when kept; not serialised
 
@@ -91,123 +108,332 @@ def _value(v, fmt) -> dict:
             "bits": hex_bits(v, fmt)}
 
 
+@dataclass(frozen=True)
+class Request:
+    """A validated measurement request (picklable: it crosses to worker processes)."""
+    op: str
+    target: object                # a name, or a Target object (API only: not isolated)
+    dtype: str
+    inputs: object                # "exhaustive", "sample", or an array
+    attrs: tuple                  # ((name, Fraction), ...)
+    standard: str | None
+    samples: int | None
+    seed: int
+    flush_allowed: bool
+    keep_errors: bool
+    properties: object            # "all", a tuple of names, or ()
+    timeout: float | None
+    isolation: str
+
+    @property
+    def resolved(self) -> dict[str, Fraction]:
+        return dict(self.attrs)
+
+    @property
+    def target_name(self) -> str:
+        return self.target.name if isinstance(self.target, Target) else self.target
+
+
 def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: int | None = None,
             seed: int = 0, standard: str | None = None, progress=None, workers: int | None = None,
             scheduler: str | None = None, checkpoint=None, flush_allowed: bool = False,
-            keep_errors: bool = False, bit_range: tuple[int, int] | None = None, **attrs) -> AccuracyResult:
-    """Measure `target` against the reference for `op` in `dtype`.
+            keep_errors: bool = False, magnitude_range: tuple[int, int] | None = None,
+            isolation: str = "process", target_timeout: float | None = None, properties="all",
+            **attrs) -> AccuracyResult:
+    """Measure `target` against the reference for `op` in `dtype`, and check
+    the operator's declared properties on the same outputs.
 
     inputs: "exhaustive" (every value of the format: 16-bit formats in one
     pass, binary32 through the chunked, resumable sweep of opcert.verify.sweep
     on `workers` processes or a Dask `scheduler`), "sample" (stratified over
-    signs and binades, plus special values and the neighbours of every branch
-    point, threshold and saturation point), or an array of inputs of that dtype."""
+    signs and binades, with neighbours, special values and the neighbours of
+    every branch point, threshold and saturation point; closed under
+    negation), or an array of inputs of that dtype (no property checks).
+    isolation: "process" (default: untrusted targets run in a supervised
+    worker) or "none". target_timeout: seconds per target call (isolated only).
+    properties: "all" (the declared properties that apply at these attributes),
+    a list of names, or () for none."""
     t0 = time.perf_counter()
+    req = _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, keep_errors, isolation,
+                   target_timeout, properties, attrs)
+    if workers is not None:
+        policy.workers(workers, "workers")
+    fmt = get_format(req.dtype)
+    if isinstance(req.inputs, str) and req.inputs == "exhaustive" and fmt.name == "float32":
+        return _measure_sweep(req, workers, scheduler, checkpoint, progress, t0, magnitude_range)
+    if workers is not None or scheduler or checkpoint or magnitude_range:
+        raise UsageError("workers, scheduler, checkpoint and magnitude_range apply to exhaustive float32 sweeps")
+    if isinstance(req.target, Target) or trusted(req.target) or req.isolation == "none" or in_worker():
+        return _measure_here(req, t0)
+    try:
+        return run_isolated(_measure_here, req, t0)
+    except WorkerLost as lost:
+        return _crashed(req, f"target {req.target_name} {lost}", t0)
+
+
+def _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, keep_errors, isolation,
+             target_timeout, properties, attrs) -> Request:
     op = get_operator(op)
     fmt = get_format(dtype)
     check_dtype(op, fmt)
+    if standard is not None:
+        op.standard(standard)
     resolved = resolve(op, attrs, standard)
-    tgt = get_target(target)
-    why = tgt.unsupported(op, fmt.name, resolved)
-    if why:
-        return AccuracyResult(op=op.name, dtype=fmt.name, target=tgt.name, standard=standard or op.primary,
-                              attrs=describe(resolved), inputs_checked=0, exhaustive=False,
-                              mode=inputs if isinstance(inputs, str) else "given", status="unsupported",
-                              error=why, provenance=provenance(tgt.name, tgt.version),
-                              elapsed_s=time.perf_counter() - t0)
+    if not isinstance(target, Target):
+        target = check_name(target)
+    policy.choice(isolation, "isolation", policy.ISOLATION)
+    if target_timeout is not None:
+        target_timeout = policy.timeout(target_timeout, "target_timeout")
+    seed = policy.seed(seed)
+    if samples is not None:
+        samples = policy.samples(samples)
     if isinstance(inputs, str):
-        if inputs == "exhaustive":
-            if fmt.name == "float32":
-                return _measure_sweep(op, tgt, fmt, resolved, standard, workers, scheduler, checkpoint,
-                                      progress, t0, flush_allowed, bit_range)
-            if fmt.kind != "float" or fmt.bits > 16:
-                raise UsageError(f"--exhaustive covers float16, bfloat16 and float32; {fmt.name} is sampled "
-                                 "(use --samples N)")
-            x = inputs_mod.exhaustive(fmt)
-            mode = "exhaustive"
-        elif inputs == "sample":
-            if fmt.kind != "float":
-                raise UsageError("sampling covers float formats; pass an array of integer inputs")
-            samples = samples or DEFAULT_SAMPLES.get(fmt.name, 65536)
-            x = inputs_mod.sample(op, fmt, resolved, samples, seed)
-            mode = "sample"
-        else:
+        if inputs not in ("exhaustive", "sample"):
             raise UsageError(f"inputs must be 'exhaustive', 'sample' or an array; got {inputs!r}")
+        if inputs == "exhaustive" and (fmt.kind != "float" or fmt.bits > 32):
+            raise UsageError(f"--exhaustive covers float16, bfloat16 and float32; {fmt.name} is sampled "
+                             "(use --samples N)")
+        if inputs == "exhaustive" and samples is not None:
+            raise UsageError("samples apply to sampled checks, not exhaustive ones")
+        if inputs == "sample" and fmt.kind != "float":
+            raise UsageError("sampling covers float formats; pass an array of integer inputs")
     else:
         x = np.asarray(inputs)
         if x.dtype != fmt.dtype:
             raise UsageError(f"inputs have dtype {x.dtype}; expected {fmt.name}")
-        x = x.reshape(-1)
-        mode = "given"
-    res = AccuracyResult(op=op.name, dtype=fmt.name, target=tgt.name, standard=standard or op.primary,
-                         attrs=describe(resolved), inputs_checked=int(x.size),
-                         exhaustive=mode == "exhaustive", mode=mode,
-                         seed=seed if mode == "sample" else None,
-                         command=reproduce_command(op.name, fmt.name, tgt.name, resolved, mode, samples, seed,
-                                                   standard),
-                         provenance=provenance(tgt.name, tgt.version))
+        inputs = x.reshape(-1).copy()
+    if properties == "all":
+        names = "all"
+    elif properties is None:
+        names = ()
+    else:
+        declared = [p.name for p in op.properties]
+        names = tuple(properties)
+        for n in names:
+            if n not in declared:
+                raise UsageError(f"{op.name} declares no property {n!r}; declared: {', '.join(declared)}")
+    return Request(op.name, target, fmt.name, inputs, tuple(resolved.items()), standard, samples, seed,
+                   bool(flush_allowed), bool(keep_errors), names, target_timeout, isolation)
+
+
+def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
+    op = get_operator(req.op)
+    name = req.target_name
+    version = info.version if info else ""
+    samples = (req.samples or DEFAULT_SAMPLES.get(req.dtype, 65536)) if mode == "sample" else None
+    return AccuracyResult(op=op.name, dtype=req.dtype, target=name, standard=req.standard or op.primary,
+                          attrs=describe(req.resolved), inputs_checked=n, exhaustive=mode == "exhaustive",
+                          mode=mode, seed=req.seed if mode == "sample" else None, samples=samples,
+                          command=reproduce_command(op.name, req.dtype, name, req.resolved, mode, samples, req.seed,
+                                                    req.standard),
+                          isolation="none" if isinstance(req.target, Target) or trusted(name) else req.isolation,
+                          target_info=info.to_dict() if info else {}, provenance=provenance(name, version))
+
+
+def _crashed(req: Request, error: str, t0: float, info=None) -> AccuracyResult:
+    mode = req.inputs if isinstance(req.inputs, str) else "given"
+    res = _base_result(req, mode, 0, info)
+    res.status, res.error, res.elapsed_s = "crashed", error, time.perf_counter() - t0
+    return res
+
+
+def _property_names(req: Request, op):
+    return None if req.properties == "all" else set(req.properties)
+
+
+def _measure_here(req: Request, t0: float) -> AccuracyResult:
+    """The measurement, in the process that runs the target."""
+    op = get_operator(req.op)
+    fmt = get_format(req.dtype)
+    resolved = req.resolved
     try:
-        y = tgt.run(op, x, resolved)
+        tgt = load_target(req.target, req.timeout)
+    except TargetFailure as exc:
+        return _crashed(req, str(exc), t0)
+    why = tgt.unsupported(op, fmt.name, resolved)
+    if isinstance(req.inputs, str) and req.inputs == "exhaustive":
+        x, mode = inputs_mod.exhaustive(fmt), "exhaustive"
+    elif isinstance(req.inputs, str):
+        n = req.samples or DEFAULT_SAMPLES.get(fmt.name, 65536)
+        x, mode = inputs_mod.sample(op, fmt, resolved, n, req.seed), "sample"
+    else:
+        x, mode = req.inputs, "given"
+    res = _base_result(req, mode, int(x.size), tgt.info)
+    if why:
+        res.status, res.error, res.inputs_checked = "unsupported", why, 0
+        res.elapsed_s = time.perf_counter() - t0
+        return res
+    try:
+        y = tgt.run(op, x, resolved, label=_label(x, mode))
     except TargetFailure as exc:
         res.status, res.error = "crashed", str(exc)
         res.elapsed_s = time.perf_counter() - t0
         return res
-    ref = reference_detailed(op, x, resolved, standard)
-    if isinstance(fmt, IntFormat):
-        _compare_int(res, x, y, ref.rounded, fmt)
-    else:
-        keep = [] if keep_errors else None
-        _compare_float(res, op, x, y, ref, fmt, resolved, standard, flush_allowed, keep)
-        if keep:
-            with np.errstate(invalid="ignore"):
-                res.errors = (x.astype(np.float64), keep[0])
+    ref = reference_detailed(op, x, resolved, req.standard)
+    replay = {}
+
+    def rerun():
+        if "y" not in replay:
+            replay["y"] = tgt.run(op, x, resolved, label=_label(x, mode) + " (replay)")
+        return replay["y"]
+    try:
+        if isinstance(fmt, IntFormat):
+            _compare_int(res, x, y, ref.rounded, fmt)
+        else:
+            keep = [] if req.keep_errors else None
+            _compare_float(res, op, x, y, ref, fmt, resolved, req.standard, req.flush_allowed, keep)
+            if keep:
+                with np.errstate(invalid="ignore"):
+                    res.errors = (x.astype(np.float64), keep[0])
+            if mode in ("exhaustive", "sample") and req.properties != ():
+                res.properties = _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun)
+    except TargetFailure as exc:   # a replay failed: the target is not deterministic enough to run twice
+        res.status, res.error = "crashed", str(exc)
+    res.target_modified_input = tgt.modified_input
+    if tgt.modified_input:
+        res.notes.append("the target wrote into its input array (in-place execution); every call got its "
+                         "own copy, so it was measured on what it was given")
     res.elapsed_s = time.perf_counter() - t0
     return res
 
 
-def _measure_sweep(op, tgt, fmt, resolved, standard, workers, scheduler, checkpoint, progress, t0,
-                   flush_allowed=False, bit_range=None):
-    from .sweep import CHUNK, FULL, SweepConfig, sweep
-    start, stop = bit_range or (0, FULL)
-    if not 0 <= start < stop <= FULL:
-        raise UsageError(f"bit range {bit_range} must lie within [0, 2^32)")
-    cfg = SweepConfig(op.name, tgt.name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolved.items()),
-                      standard, start, stop, min(CHUNK, stop - start), flush_allowed=flush_allowed,
-                      target_version=tgt.version)
-    full = (start, stop) == (0, FULL)
-    res = AccuracyResult(op=op.name, dtype=fmt.name, target=tgt.name, standard=standard or op.primary,
-                         attrs=describe(resolved), inputs_checked=stop - start, exhaustive=full,
-                         mode="exhaustive" if full else f"bit range [{start:#x}, {stop:#x})",
-                         command=reproduce_command(op.name, fmt.name, tgt.name, resolved, "exhaustive", None, None,
-                                                   standard),
-                         provenance=provenance(tgt.name, tgt.version))
+def _label(x, mode) -> str:
+    if mode == "exhaustive":
+        return f"every {x.dtype.name} input ({x.size:,})"
+    from ..targets import describe_inputs
+    return f"{describe_inputs(x)} ({mode})"
+
+
+def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> list:
+    from ..provenance import cpu_model
+    from .properties import PropertyChecker, compile_all, value_of, verdicts
+    t0 = time.perf_counter()
+    compiled = compile_all(op, fmt, resolved, _property_names(req, op))
+    checker = PropertyChecker(compiled, fmt)
+    bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
+    sign = np.uint64(1) << np.uint64(fmt.bits - 1)
+    pos = {int(b): i for i, b in enumerate(bits.tolist())}
+    mags = np.unique(bits & ~sign)
+    ip = np.array([pos[int(m)] for m in mags])
+    ineg = np.array([pos[int(m | sign)] for m in mags])
+    inf = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
+    rb = np.ascontiguousarray(ref.rounded).view(fmt.uint)
+    limits = (int(rb[pos[inf]]), int(rb[pos[inf | int(sign)]])) if inf in pos else None
+    checker.add_block(mags, y[ip], y[ineg], limits=limits)
+    checker.finish_chains()
+
+    def describe_bits(blist):
+        yy = rerun()
+        return [{"input": value_of(x[pos[b]], fmt), "output": value_of(y[pos[b]], fmt),
+                 "reference": value_of(ref.rounded[pos[b]], fmt), "replayed": value_of(yy[pos[b]], fmt)}
+                for b in blist]
+    where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
+    return [r.to_dict() for r in verdicts(checker, compiled, complete=mode == "exhaustive", target=tgt.name,
+                                          method_where=where, describe=describe_bits,
+                                          elapsed=time.perf_counter() - t0)]
+
+
+def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range):
+    from ..provenance import cpu_model
+    from .properties import compile_all, value_of, verdicts
+    from .sweep import HALF, SweepConfig, rerun_blocks, sweep
+    op = get_operator(req.op)
+    fmt = get_format("float32")
+    start, stop = magnitude_range or (0, HALF)
+    if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start < stop <= HALF):
+        raise UsageError(f"magnitude range {magnitude_range} must lie within [0, 2^31)")
+    name = req.target_name
+    if isinstance(req.target, Target):
+        raise UsageError("an exhaustive float32 sweep runs its target in worker processes: give the target by "
+                         "name (module:function), not as an object")
     try:
-        stats, info = sweep(cfg, workers=workers, scheduler=scheduler, checkpoint=checkpoint, progress=progress)
+        info = describe_target(req.target, req.isolation)
+    except TargetFailure as exc:
+        return _crashed(req, str(exc), t0)
+    except WorkerLost as lost:
+        return _crashed(req, f"target {name} {lost} (while being loaded)", t0)
+    full = (start, stop) == (0, HALF)
+    compiled = compile_all(op, fmt, req.resolved, _property_names(req, op)) if req.properties != () else []
+    prop_names = tuple(c.name for c in compiled)
+    cfg = SweepConfig(op.name, name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in req.resolved.items()),
+                      req.standard, start, stop, min(1 << 24, stop - start), flush_allowed=req.flush_allowed,
+                      target_fingerprint=info.fingerprint, properties=prop_names, timeout=req.timeout)
+    res = _base_result(req, "exhaustive", 2 * (stop - start), info)
+    res.exhaustive = full
+    if not full:
+        res.mode = f"magnitudes [0x{start:08x}, 0x{stop:08x}), both signs"
+    in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
+    try:
+        from ..targets import load_target as _load
+        probe = _load(req.target) if in_process else None
+        why = probe.unsupported(op, "float32", req.resolved) if probe else _isolated(_unsupported, name, op.name,
+                                                                                      req.attrs)
+    except TargetFailure as exc:
+        return _crashed(req, str(exc), t0, info)
+    except WorkerLost as lost:
+        return _crashed(req, f"target {name} {lost}", t0, info)
+    if why:
+        res.status, res.error, res.inputs_checked = "unsupported", why, 0
+        res.elapsed_s = time.perf_counter() - t0
+        return res
+    try:
+        stats, checker, sinfo = sweep(cfg, workers=workers, scheduler=scheduler, checkpoint=checkpoint,
+                                      progress=progress)
     except TargetFailure as exc:
         res.status, res.error = "crashed", str(exc)
         res.elapsed_s = time.perf_counter() - t0
         return res
     res.inputs_checked = stats.n
-    res.sweep = info
+    res.sweep = sinfo
+    if sinfo["rejected_chunks"]:
+        res.notes.append(f"{len(sinfo['rejected_chunks'])} checkpoint chunk file(s) failed verification and were "
+                         "computed again: " + "; ".join(sinfo["rejected_chunks"][:5]))
+    if sinfo["modified_input"]:
+        res.target_modified_input = True
+        res.notes.append("the target wrote into its input array (in-place execution); every call got its "
+                         "own copy, so it was measured on what it was given")
+    cache: dict = {}
+
+    def outputs(bits_list):
+        need = [b for b in bits_list if b not in cache]
+        if need:
+            got = rerun_blocks(cfg, need) if in_process else _isolated(rerun_blocks, cfg, need)
+            cache.update(got)
+        return [cache[b] for b in bits_list]
 
     def at(bits_list):
-        # The outputs the sweep measured: the target runs on the same aligned
-        # block again, because a runtime may compute an input differently in a
-        # block than alone (torch's float32 celu does: SIMD against scalar code).
-        from .sweep import BLOCK
         x = np.array(bits_list, dtype=np.uint64).astype(np.uint32).view(np.float32)
-        y = np.empty_like(x)
-        for b0 in sorted({start + (b - start) // BLOCK * BLOCK for b in bits_list}):
-            block = np.arange(b0, min(b0 + BLOCK, stop), dtype=np.uint64).astype(np.uint32).view(np.float32)
-            out = tgt.run(op, block, resolved)
-            for i, b in enumerate(bits_list):
-                if b0 <= b < b0 + BLOCK:
-                    y[i] = out[b - b0]
-        return x, y, reference_detailed(op, x, resolved, standard).rounded
-    finish(res, op, fmt, resolved, standard, stats, at)
+        y = np.array(outputs(bits_list), dtype=np.uint64).astype(np.uint32).view(np.float32)
+        return x, y, reference_detailed(op, x, req.resolved, req.standard).rounded
+    try:
+        finish(res, op, fmt, req.resolved, req.standard, stats, at)
+        if compiled:
+            def describe_bits(blist):
+                x, y, r = at(blist)
+                return [{"input": value_of(x[i], fmt), "output": value_of(y[i], fmt),
+                         "reference": value_of(r[i], fmt), "replayed": None} for i in range(len(blist))]
+            where = f"({info.kind} {info.version}, {cpu_model()})"
+            res.properties = [p.to_dict() for p in verdicts(checker, compiled, complete=full, target=name,
+                                                             method_where=where, describe=describe_bits)]
+            if not full:
+                for p in res.properties:
+                    if p["status"] == "checked":
+                        p["method"] += " (a part of the binary32 range)"
+    except (TargetFailure, WorkerLost) as exc:
+        res.status, res.error = "crashed", f"target {name} failed when run again on its worst inputs: {exc}"
     res.elapsed_s = time.perf_counter() - t0
-    res.sweep["inputs_per_s"] = (stop - start) / max(info["wall_s"], 1e-9) if info["resumed_chunks"] == 0 else None
+    res.sweep["inputs_per_s"] = (res.inputs_checked / max(sinfo["wall_s"], 1e-9)
+                                 if sinfo["resumed_chunks"] == 0 else None)
     return res
+
+
+def _isolated(fn, *args):
+    return run_isolated(fn, *args)
+
+
+def _unsupported(name, op_name, attrs):
+    tgt = load_target(name)
+    return tgt.unsupported(get_operator(op_name), "float32", dict(attrs))
 
 
 def _compare_int(res, x, y, r, fmt):
@@ -253,6 +479,9 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
         for i, q in enumerate(ref.exact_q):
             if q is not None and not np.isnan(y64[i]):
                 err[i] = round_up(ulp_error_exact(float(y64[i]), q, fmt))
+    # A correctly rounded infinity (the exact value beyond the largest finite
+    # value plus half its ULP) is exact, whatever the formula's 2**(emax+1) gives.
+    err = np.where(same_bits & np.isinf(y64), 0.0, err)
     err = np.where(nan_mm | inf_mm, np.nan, err)
     if flush_allowed:
         err = np.where(masks["subnormal_flush"], np.nan, err)
@@ -290,9 +519,14 @@ def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
         y64 = ys.astype(np.float64)
     best = None
     for i, b in enumerate(cands):
-        error, exact_text = _exact_error(op, xs[i:i + 1], float(y64[i]), attrs, standard, fmt)
+        got = exact_error(op, xs[i:i + 1], float(y64[i]), attrs, standard, fmt)
+        if got is None:
+            continue
+        error, exact_text = got
         if best is None or error > best[1] or (error == best[1] and b < best[0]):
             best = (b, error, exact_text, i)
+    if best is None:
+        return
     b, error, exact_text, i = best
     res.max_ulp, res.worst_exact, res.worst_reverified = error, exact_text, True
     with np.errstate(invalid="ignore"):
@@ -302,10 +536,28 @@ def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
         res.worst_reference_bits = hex_bits(rs[i], fmt)
 
 
-def _exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str]:
-    """|y - v| / ulp(v) with v enclosed to REVERIFY_BITS bits (Fractions)."""
-    ref = reference_detailed(op, xi, attrs, standard, exact_bits=REVERIFY_BITS)
-    v = ref.exact_q[0]
+def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | None:
+    """|y - v| / ulp(v) with v enclosed to REVERIFY_BITS bits (Fractions);
+    None where the error is not a number (a NaN output or reference, an infinite exact value)."""
+    if math.isnan(yi):
+        return None
+    with np.errstate(invalid="ignore"):
+        xf = float(np.asarray(xi).astype(np.float64)[0])
+    if math.isnan(xf):
+        return None
+    if math.isinf(xf):
+        lim = op.limits(1 if xf > 0 else -1, attrs)
+        if isinstance(lim, float):     # an infinite limit: infinity mismatches are counted apart
+            return None
+        v = Fraction(lim)
+    else:
+        ref = reference_detailed(op, xi, attrs, standard, exact_bits=REVERIFY_BITS)
+        v = ref.exact_q[0]
+        if v is None:
+            return None
+    from ..formats import round_fraction
+    if math.isinf(yi) and round_fraction(v, fmt, negative_zero=v < 0) == yi:
+        return 0.0, f"{float(v):.17g}"       # the correctly rounded result is this infinity
     return round_up(ulp_error_exact(yi, v, fmt)), f"{float(v):.17g}"
 
 

@@ -68,23 +68,35 @@ def special_values(fmt: FloatFormat) -> np.ndarray:
 def stratified(fmt: FloatFormat, n: int, rng: np.random.Generator) -> np.ndarray:
     """About n finite values spread evenly over both signs and every binade
     (the subnormals are one more binade), uniform within each."""
-    mant = fmt.p - 1
-    binades = (1 << (fmt.bits - 1 - mant)) - 1   # exponent fields 0 .. max-1
-    per = max(1, n // (2 * binades))
-    exps = np.repeat(np.arange(binades, dtype=np.uint64), per)
-    m = rng.integers(0, 1 << mant, size=exps.size, dtype=np.uint64)
-    mag = (exps << np.uint64(mant)) | m
-    both = np.concatenate([mag, mag | (np.uint64(1) << np.uint64(fmt.bits - 1))])
+    mags = stratified_magnitudes(fmt, max(1, n // 2), rng)
+    both = np.concatenate([mags, mags | (np.uint64(1) << np.uint64(fmt.bits - 1))])
     return from_bits(both.astype(fmt.uint), fmt)
 
 
+def stratified_magnitudes(fmt: FloatFormat, n: int, rng: np.random.Generator) -> np.ndarray:
+    """About n finite magnitudes (bit patterns without the sign), the same
+    number in every binade, uniform within each."""
+    mant = fmt.p - 1
+    binades = (1 << (fmt.bits - 1 - mant)) - 1   # exponent fields 0 .. max-1
+    per = max(1, n // binades)
+    exps = np.repeat(np.arange(binades, dtype=np.uint64), per)
+    m = rng.integers(0, 1 << mant, size=exps.size, dtype=np.uint64)
+    return (exps << np.uint64(mant)) | m
+
+
 def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int = 0) -> np.ndarray:
-    """Stratified samples, the special values, and the neighbours of the
-    operator's special points (branch points, thresholds, saturation points),
-    without duplicates, in bit order."""
+    """About n inputs, in bit order, closed under negation (every x with -x):
+    stratified magnitudes over every binade, each with its upward neighbour
+    (adjacent pairs for monotonicity), the special values, and the neighbours
+    of the operator's special points (branch points, thresholds, saturation)."""
     rng = np.random.default_rng(seed)
-    parts = [stratified(fmt, n, rng), special_values(fmt),
-             neighbours(op.special_points(attrs, fmt), fmt)]
-    allv = np.concatenate([np.asarray(p, dtype=fmt.dtype) for p in parts])
-    bits = np.unique(np.ascontiguousarray(allv).view(fmt.uint))
-    return from_bits(bits, fmt)
+    sign = np.uint64(1) << np.uint64(fmt.bits - 1)
+    top = np.uint64(_max_ordinal(fmt))            # +inf: the neighbour of the largest finite value
+    base = stratified_magnitudes(fmt, max(1, n // 4), rng)
+    parts = [base, np.minimum(base + np.uint64(1), top)]
+    for extra in (special_values(fmt), neighbours(op.special_points(attrs, fmt), fmt)):
+        b = np.ascontiguousarray(np.asarray(extra, dtype=fmt.dtype)).view(fmt.uint).astype(np.uint64)
+        parts.append(b & ~sign)
+    mags = np.unique(np.concatenate(parts))
+    bits = np.unique(np.concatenate([mags, mags | sign]))
+    return from_bits(bits.astype(fmt.uint), fmt)

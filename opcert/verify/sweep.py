@@ -1,12 +1,27 @@
 """Exhaustive binary32 sweeps: all 2**32 inputs, in chunks, on all cores.
 
-Each chunk (2**24 inputs) runs the target and the reference's binary64 fast
-path block by block, and the compiled kernel (sweep_kernel) classifies every
-input; the few inputs the fast path cannot decide go to the exact reference.
-A finished chunk is written to the checkpoint directory (atomically) before it
-counts: an interrupted sweep resumes with the chunks it lacks. Chunks merge in
-chunk order, so the result does not depend on the number of workers, on the
-scheduler, or on how often the sweep was resumed.
+The sweep walks magnitudes: chunk i covers the bit patterns m of [i * 2**24,
+(i + 1) * 2**24) and runs the target on +m and on -m, block by block (aligned
+blocks of 65,536 consecutive patterns of one sign), so that every pair (x, -x)
+and every pair of adjacent inputs is in one chunk or at the boundary of two
+consecutive ones. In each block the reference's binary64 fast path and a
+compiled kernel (sweep_kernel) classify every input; the few inputs the fast
+path cannot decide go to the exact reference; the declared properties are
+checked on the same outputs (verify.properties). The target runs once per input.
+
+A finished chunk is written to the checkpoint directory, atomically, with a
+checksum, before it counts; an interrupted sweep resumes with the chunks it
+lacks. A chunk is reused only when its checkpoint key matches: the key covers
+opcert's source, the target's code fingerprint (a user module's source and
+what it loads, a runtime's version and build), the operator, attributes,
+standard, range, block size, policies and the properties checked. Chunk files
+are verified (checksum, key, internal consistency) before they count; one that
+fails is recomputed and the result says so. The checksum detects corruption
+and edits; it is not a signature.
+
+Chunks run in supervised worker processes (opcert.workers): a target that
+exits, crashes or overruns its time limit fails the sweep with the block it
+was given, and the finished chunks stay on disk.
 """
 from __future__ import annotations
 
@@ -14,21 +29,23 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import TargetFailure, UsageError
 from ..formats import FLOAT_FORMATS, round_fraction
 from ..report.io import write_json_atomic
-from .stats import Stats
+from .stats import HIST_LABELS, Stats
 
 F32 = FLOAT_FORMATS["float32"]
-CHUNK = 1 << 24
-BLOCK = 1 << 16   # 512 KiB of binary64 per array: stays in L2, and under malloc's mmap threshold
-FULL = 1 << 32
+CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
+BLOCK = 1 << 16          # inputs per target call: 512 KiB of binary64 per array, stays in L2
+HALF = 1 << 31           # every magnitude: 0 .. 0x7fffffff
+SIGN = np.uint32(0x80000000)
+CHUNK_SCHEMA = "opcert.chunk/2"
 
 
 @dataclass(frozen=True)
@@ -37,25 +54,40 @@ class SweepConfig:
     target: str
     attrs: tuple            # ((name, "numerator/denominator"), ...)
     standard: str | None
-    start: int = 0
-    stop: int = FULL
+    start: int = 0          # magnitude range [start, stop): both signs are swept
+    stop: int = HALF
     chunk: int = CHUNK
     flush_allowed: bool = False
-    target_version: str = ""
+    target_fingerprint: str = ""
+    properties: tuple = ()  # names of the properties checked in the same pass
+    block: int = BLOCK
+    timeout: float | None = None   # per target call; not part of the key
 
     @property
     def chunks(self) -> int:
         return -(-(self.stop - self.start) // self.chunk)
 
+    @property
+    def inputs(self) -> int:
+        return 2 * (self.stop - self.start)
+
+    def identity(self) -> dict:
+        d = asdict(self)
+        d.pop("timeout")
+        d["opcert_code"] = code_fingerprint()
+        d["schema"] = CHUNK_SCHEMA
+        return d
+
     def key(self) -> str:
-        """Checkpoints are reused only by the same sweep of the same code: the
-        key covers opcert's source, the target's version and every setting."""
-        text = json.dumps([code_fingerprint(), self.op, self.target, self.target_version, self.attrs,
-                           self.standard, self.start, self.stop, self.chunk, self.flush_allowed])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """Checkpoints are reused only by the same sweep of the same code."""
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:16]
 
     def resolved(self) -> dict[str, Fraction]:
         return {k: Fraction(v) for k, v in self.attrs}
+
+    def chunk_range(self, i: int) -> tuple[int, int]:
+        lo = self.start + i * self.chunk
+        return lo, min(lo + self.chunk, self.stop)
 
 
 _CACHE: dict = {}
@@ -90,6 +122,15 @@ def _keep_freed_memory() -> None:
         pass  # not glibc: slower, not wrong
 
 
+def limits_bits(op, attrs, standard) -> tuple[int, int, float, float]:
+    """The correctly rounded binary32 results at +inf and -inf (bits) and the exact limits (float)."""
+    from ..spec.reference import reference_detailed
+    x = np.array([np.inf, -np.inf], dtype=np.float32)
+    ref = reference_detailed(op, x, attrs, standard)
+    b = ref.rounded.view(np.uint32)
+    return int(b[0]), int(b[1]), float(ref.exact_hi[0]), float(ref.exact_hi[1])
+
+
 def _setup(cfg: SweepConfig):
     """Per process: the operator, the target and the constants of the kernel."""
     if cfg in _CACHE:
@@ -97,54 +138,65 @@ def _setup(cfg: SweepConfig):
     if not _CACHE:
         _keep_freed_memory()
     from ..spec import get_operator
-    from ..targets import get_target
+    from ..targets import load_target
+    from .properties import compile_all
     op = get_operator(cfg.op)
     attrs = cfg.resolved()
-    tgt = get_target(cfg.target)
-    lims = []
-    for sign in (-1, 1):
-        lim = op.limits(sign, attrs)
-        v = float(lim)
-        r = np.float32(v if isinstance(lim, float) else round_fraction(Fraction(lim), F32))
-        lims.append((np.array([r], dtype=np.float32).view(np.uint32)[0], v))
-    _CACHE[cfg] = (op, attrs, {k: float(v) for k, v in attrs.items()}, tgt, lims)
+    tgt = load_target(cfg.target, cfg.timeout)
+    if tgt.info.fingerprint != cfg.target_fingerprint:
+        raise TargetFailure(f"target {cfg.target} changed while the sweep ran (its code fingerprint is "
+                            f"{tgt.info.fingerprint}, the sweep started with {cfg.target_fingerprint}): run it again")
+    lims = limits_bits(op, attrs, cfg.standard)
+    compiled = compile_all(op, F32, attrs, set(cfg.properties))
+    _CACHE[cfg] = (op, attrs, {k: float(v) for k, v in attrs.items()}, tgt, lims, compiled)
     return _CACHE[cfg]
 
 
+def block_label(cfg: SweepConfig, lo: int, hi: int, negative: bool) -> str:
+    s = 0x80000000 if negative else 0
+    return f"binary32 inputs 0x{lo | s:08x}..0x{(hi - 1) | s:08x} ({hi - lo:,} inputs)"
+
+
 def run_chunk(cfg: SweepConfig, index: int) -> dict:
-    """Sweep one chunk; the Stats as JSON (plus the time it took)."""
+    """Sweep one chunk (both signs); its statistics and property state as JSON."""
     from ..expr.numpy_eval import eval_numpy
     from ..spec.reference import reference_detailed
     from .accuracy import float_stats
+    from .properties import PropertyChecker
     from .sweep_kernel import TOP, block
-    op, attrs, a64, tgt, ((rneg, vneg), (rpos, vpos)) = _setup(cfg)
+    op, attrs, a64, tgt, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
     t0 = time.perf_counter()
-    lo = cfg.start + index * cfg.chunk
-    hi = min(lo + cfg.chunk, cfg.stop)
+    lo, hi = cfg.chunk_range(index)
     counts = np.zeros(6, np.int64)
-    hist = np.zeros(9, np.int64)
+    hist = np.zeros(len(HIST_LABELS), np.int64)
     top_e, top_b = np.full(TOP, -1.0), np.full(TOP, -1, np.int64)
     topw_e, topw_b = np.full(TOP, -1.0), np.full(TOP, -1, np.int64)
-    first = np.full(4, FULL, np.int64)
+    first = np.full(4, 1 << 32, np.int64)
     maxdist = np.full(1, -1, np.int64)
     rel = float(op.fast_reference_rel_error)
     slow = Stats()
-    base = np.arange(BLOCK, dtype=np.uint32)
-    und = np.empty(BLOCK, np.int64)
-    for b0 in range(lo, hi, BLOCK):
-        bits = base[:min(BLOCK, hi - b0)] + np.uint32(b0)   # b0 + BLOCK <= 2**32: no wrap
-        x = bits.view(np.float32)
-        y = tgt.run(op, x, attrs)
-        with np.errstate(all="ignore"):
-            v = eval_numpy(op.fast_reference, x.astype(np.float64), a64, input_bits=24)
-        v = np.ascontiguousarray(np.broadcast_to(v, x.shape), dtype=np.float64)
-        y = np.ascontiguousarray(y)
-        n_und = block(bits, y, y.view(np.uint32), v, rel, rneg, rpos, vneg, vpos,
-                      counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed)
-        if n_und:
-            idx = und[:n_und]
-            ref = reference_detailed(op, x[idx], attrs, cfg.standard)
-            slow.merge(float_stats(x[idx], y[idx], ref, F32, cfg.flush_allowed))
+    checker = PropertyChecker(compiled, F32)
+    und = np.empty(cfg.block, np.int64)
+    base = np.arange(cfg.block, dtype=np.uint32)
+    for b0 in range(lo, hi, cfg.block):
+        b1 = min(b0 + cfg.block, hi)
+        mags = base[:b1 - b0] + np.uint32(b0)
+        ys = []
+        for negative in (False, True):
+            bits = mags | SIGN if negative else mags
+            x = bits.view(np.float32)
+            y = np.ascontiguousarray(tgt.run(op, x, attrs, label=block_label(cfg, b0, b1, negative)))
+            ys.append(y)
+            with np.errstate(all="ignore"):
+                v = eval_numpy(op.fast_reference, x.astype(np.float64), a64, input_bits=24)
+            v = np.ascontiguousarray(np.broadcast_to(v, x.shape), dtype=np.float64)
+            n_und = block(bits, y, y.view(np.uint32), v, rel, np.uint32(rneg), np.uint32(rpos), vneg, vpos,
+                          counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed)
+            if n_und:
+                idx = und[:n_und]
+                ref = reference_detailed(op, x[idx], attrs, cfg.standard)
+                slow.merge(float_stats(x[idx], y[idx], ref, F32, cfg.flush_allowed))
+        checker.add_block(mags, ys[0], ys[1], limits=(rpos, rneg))
     kinds = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
     fast = Stats(n=int(counts[0]), correctly_rounded=int(counts[1]), nan_mismatches=int(counts[2]),
                  inf_mismatches=int(counts[3]), signed_zero_mismatches=int(counts[4]),
@@ -152,11 +204,60 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                  max_distance=int(maxdist[0]),
                  top=[(float(e), int(b)) for e, b in zip(top_e, top_b) if b >= 0],
                  top_wrong=[(float(e), int(b)) for e, b in zip(topw_e, topw_b) if b >= 0],
-                 first={k: int(f) for k, f in zip(kinds, first) if f < FULL})
-    out = fast.merge(slow).to_json()
-    out["elapsed_s"] = time.perf_counter() - t0
-    out["undecided"] = slow.n
+                 first={k: int(f) for k, f in zip(kinds, first) if f < (1 << 32)})
+    out = {"schema": CHUNK_SCHEMA, "key": cfg.key(), "index": index, "range": [lo, hi],
+           "stats": fast.merge(slow).to_json(), "properties": checker.to_json(),
+           "elapsed_s": time.perf_counter() - t0, "undecided": slow.n,
+           "modified_input": tgt.modified_input}
+    out["sha256"] = chunk_digest(out)
     return out
+
+
+def chunk_digest(data: dict) -> str:
+    body = {k: v for k, v in data.items() if k not in ("sha256", "elapsed_s")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
+    """Why a chunk file cannot be used (None when it can)."""
+    try:
+        if not isinstance(data, dict) or data.get("schema") != CHUNK_SCHEMA:
+            return "not a chunk of this version"
+        if data.get("sha256") != chunk_digest(data):
+            return "checksum mismatch (the file was changed after it was written)"
+        if data.get("key") != cfg.key() or data.get("index") != index:
+            return "written by another sweep"
+        lo, hi = cfg.chunk_range(index)
+        if data.get("range") != [lo, hi]:
+            return "covers another range"
+        s = Stats.from_json(data["stats"])
+        n = 2 * (hi - lo)
+        counts = [s.correctly_rounded, s.nan_mismatches, s.inf_mismatches, s.signed_zero_mismatches,
+                  s.subnormal_flushes] + list(s.histogram)
+        if s.n != n or any(not isinstance(c, int) or c < 0 or c > n for c in counts):
+            return f"counts inconsistent with its {n:,} inputs"
+        if sum(s.histogram) > n or s.correctly_rounded > n - sum(s.histogram[2:]):
+            return "more correctly rounded results than its histogram allows"
+        if len(s.histogram) != len(HIST_LABELS):
+            return "histogram of the wrong shape"
+        for e, b in s.top + s.top_wrong:
+            if not (isinstance(b, int) and (lo <= (b & 0x7FFFFFFF) < hi) and e >= 0):
+                return "worst-case candidates outside the chunk"
+        for name, a in data["properties"]["acc"].items():
+            if name not in cfg.properties or not 0 <= a["violations"] <= a["evaluated"] <= n:
+                return f"property counts for {name!r} inconsistent"
+        if set(data["properties"]["acc"]) != set(cfg.properties) - _skipped(cfg):
+            return "property set differs"
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"malformed ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _skipped(cfg: SweepConfig) -> set:
+    from ..spec import get_operator
+    from .properties import compile_all
+    return {c.name for c in compile_all(get_operator(cfg.op), F32, cfg.resolved(), set(cfg.properties))
+            if c.skip is not None}
 
 
 def default_checkpoint_dir(cfg: SweepConfig) -> Path:
@@ -164,18 +265,56 @@ def default_checkpoint_dir(cfg: SweepConfig) -> Path:
     return root / "sweeps" / cfg.key()
 
 
-def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None = None,
-          checkpoint: Path | None = None, progress=None) -> tuple[Stats, dict]:
-    """Run (or resume) the sweep; (merged Stats, info)."""
-    checkpoint = Path(checkpoint) if checkpoint else default_checkpoint_dir(cfg)
-    checkpoint.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(str(checkpoint / "config.json"), cfg.__dict__)
-    done = {}
-    for f in checkpoint.glob("chunk-*.json"):
+def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
+    d = Path(checkpoint) if checkpoint else default_checkpoint_dir(cfg)
+    if d.exists() and not d.is_dir():
+        raise UsageError(f"--checkpoint {d}: not a directory")
+    conf = d / "config.json"
+    if d.is_dir() and conf.exists():
         try:
-            done[int(f.stem.split("-")[1])] = json.loads(f.read_text())
-        except (ValueError, json.JSONDecodeError):
-            f.unlink()  # a torn file cannot exist (atomic writes); anything unreadable is redone
+            old = json.loads(conf.read_text())
+            old_key = old.get("key")
+        except (OSError, ValueError, AttributeError):
+            old, old_key = {}, None
+        if old_key != cfg.key():
+            mine = cfg.identity()
+            diff = [k for k in sorted(mine) if (old.get("identity") or {}).get(k) != mine[k]]
+            raise UsageError(f"checkpoint directory {d} holds another sweep (key {old_key}; this one is "
+                             f"{cfg.key()}; differs in: {', '.join(diff) or 'everything'}); give another "
+                             "--checkpoint directory, or delete this one")
+    elif d.is_dir() and any(d.iterdir()):
+        raise UsageError(f"checkpoint directory {d} is not empty and holds no opcert sweep (no config.json); "
+                         "give an empty or new directory")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(str(conf), {"key": cfg.key(), "identity": cfg.identity()})
+    except OSError as exc:
+        raise UsageError(f"checkpoint directory {d} cannot be written: {exc.strerror or exc}") from None
+    return d
+
+
+def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None = None,
+          checkpoint: Path | None = None, progress=None) -> tuple[Stats, dict, dict]:
+    """Run (or resume) the sweep: (merged Stats, merged property state (PropertyChecker), info)."""
+    from ..spec import get_operator
+    from .properties import PropertyChecker, compile_all
+    directory = _open_checkpoint(cfg, checkpoint)
+    done, rejected = {}, []
+    for i in range(cfg.chunks):
+        f = directory / f"chunk-{i:05d}.json"
+        if not f.exists():
+            continue
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError) as exc:
+            data, why = None, f"unreadable ({exc})"
+        else:
+            why = verify_chunk(data, cfg, i)
+        if why is None:
+            done[i] = data
+        else:
+            rejected.append(f"chunk {i}: {why}")
+            f.unlink(missing_ok=True)
     resumed = len(done)
     todo = [i for i in range(cfg.chunks) if i not in done]
     t0 = time.perf_counter()
@@ -183,7 +322,10 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
         progress(len(done), cfg.chunks)
 
     def record(i, data):
-        write_json_atomic(str(checkpoint / f"chunk-{i:05d}.json"), data)
+        why = verify_chunk(data, cfg, i)
+        if why is not None:
+            raise RuntimeError(f"a freshly computed chunk {i} fails its own verification: {why}")
+        write_json_atomic(str(directory / f"chunk-{i:05d}.json"), data)
         done[i] = data
         if progress:
             progress(len(done), cfg.chunks)
@@ -194,37 +336,40 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
         else:
             _run_local(cfg, todo, workers, record)
     total = Stats()
+    op = get_operator(cfg.op)
+    checker = PropertyChecker(compile_all(op, F32, cfg.resolved(), set(cfg.properties)), F32)
     for i in range(cfg.chunks):
-        total.merge(Stats.from_json(done[i]))
-    info = {"chunks": cfg.chunks, "resumed_chunks": resumed, "checkpoint": str(checkpoint),
-            "wall_s": time.perf_counter() - t0,
+        total.merge(Stats.from_json(done[i]["stats"]))
+    checker.merge_chunks([done[i]["properties"] for i in range(cfg.chunks)])
+    checker.finish_chains()
+    info = {"chunks": cfg.chunks, "resumed_chunks": resumed, "rejected_chunks": rejected,
+            "checkpoint": str(directory), "key": cfg.key(), "wall_s": time.perf_counter() - t0,
             "undecided": sum(d.get("undecided", 0) for d in done.values()),
+            "modified_input": any(d.get("modified_input") for d in done.values()),
             # the largest (estimated) error of each chunk, for the report's plot
-            "chunk_max": [max([t[0] for t in done[i]["top"]], default=0.0) for i in range(cfg.chunks)]}
-    return total, info
+            "chunk_max": [max([t[0] for t in done[i]["stats"]["top"]], default=0.0) for i in range(cfg.chunks)]}
+    return total, checker, info
+
+
+def _chunk_failure(cfg, i, exc) -> Exception:
+    from ..workers import WorkerLost
+    lo, hi = cfg.chunk_range(i)
+    where = f"chunk {i} (magnitudes 0x{lo:08x}..0x{hi - 1:08x})"
+    if isinstance(exc, WorkerLost):
+        return TargetFailure(f"target {cfg.target} {exc} [{where}]")
+    if isinstance(exc, TargetFailure):
+        return TargetFailure(f"{exc} [{where}]")
+    return exc
 
 
 def _run_local(cfg, todo, workers, record):
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        for i in todo:
-            record(i, run_chunk(cfg, i))
-        return
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    pool = ProcessPoolExecutor(workers)
-    try:
-        pending = {pool.submit(run_chunk, cfg, i): i for i in todo}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for f in finished:
-                record(pending.pop(f), f.result())
-    except BaseException:
-        # interrupted or failed: stop the workers now (their unfinished chunks are simply redone)
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.kill()  # SIGKILL: forked workers inherit the CLI's SIGTERM handler
-        raise
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    from ..workers import Pool
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    with Pool(workers) as pool:
+        for j, ok, value in pool.run([(run_chunk, (cfg, i), {}) for i in todo]):
+            if not ok:
+                raise _chunk_failure(cfg, todo[j], value)
+            record(todo[j], value)
 
 
 def _run_dask(cfg, todo, scheduler, record):
@@ -232,12 +377,51 @@ def _run_dask(cfg, todo, scheduler, record):
         from dask.distributed import Client, as_completed
     except ImportError:
         raise UsageError("--scheduler dask://... needs dask.distributed (pip install 'opcert[dask]')") from None
-    address = scheduler[len("dask://"):] if scheduler.startswith("dask://") else scheduler
-    client = scheduler if not isinstance(scheduler, str) else Client(address, timeout=10)
+    address = scheduler[len("dask://"):] if isinstance(scheduler, str) and scheduler.startswith("dask://") \
+        else scheduler
+    try:
+        client = scheduler if not isinstance(scheduler, str) else Client(address, timeout=10)
+    except OSError as exc:
+        raise UsageError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
     try:
         futures = {client.submit(run_chunk, cfg, i, pure=False): i for i in todo}
         for f in as_completed(futures):
-            record(futures[f], f.result())
+            i = futures[f]
+            try:
+                data = f.result()
+            except TargetFailure as exc:
+                raise _chunk_failure(cfg, i, exc) from None
+            except Exception as exc:   # noqa: BLE001 - a worker lost on the cluster (KilledWorker)
+                if type(exc).__name__ == "KilledWorker":
+                    raise TargetFailure(f"target {cfg.target}: the Dask worker running chunk {i} died "
+                                        f"({exc})") from None
+                raise
+            record(i, data)
     finally:
         if isinstance(scheduler, str):
             client.close()
+
+
+def rerun_blocks(cfg: SweepConfig, bits_list: list[int]) -> dict[int, int]:
+    """The target's outputs at the given inputs, each computed again inside the
+    same aligned block as in the sweep (a runtime may compute an input
+    differently in a block than alone: torch's float32 celu does)."""
+    op, attrs, _, tgt, _, _ = _setup(cfg)
+    out = {}
+    starts = sorted({(b & 0x7FFFFFFF, b >> 31) for b in bits_list})
+    blocks = sorted({(cfg.start + (m - cfg.start) // cfg.block * cfg.block, s) for m, s in starts})
+    for b0, s in blocks:
+        b1 = min(b0 + cfg.block, cfg.stop)
+        bits = np.arange(b0, b1, dtype=np.uint64).astype(np.uint32)
+        if s:
+            bits = bits | SIGN
+        y = tgt.run(op, bits.view(np.float32), attrs, label=block_label(cfg, b0, b1, bool(s)))
+        yb = np.ascontiguousarray(y).view(np.uint32)
+        for b in bits_list:
+            if (b >> 31) == s and b0 <= (b & 0x7FFFFFFF) < b1:
+                out[b] = int(yb[(b & 0x7FFFFFFF) - b0])
+    return out
+
+
+def round_limit(lim, fmt=F32) -> float:
+    return float(lim) if isinstance(lim, float) else round_fraction(Fraction(lim), fmt)

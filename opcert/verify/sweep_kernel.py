@@ -131,6 +131,11 @@ def block(xbits, yvals, ybits, v, rel, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_in
                 continue
         if nan_mm or inf_mm or rnan or exact_inf or ynan:
             continue
+        if same and (y == np.inf or y == -np.inf):
+            hist[0] += 1                    # the correctly rounded result is this infinity: exact
+            if maxdist[0] < 0:
+                maxdist[0] = 0
+            continue
         yy = y
         if y == np.inf:
             yy = TWO128

@@ -19,9 +19,16 @@ __all__ = ["ProofReport", "PropertyResult", "prove"]
 
 
 def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=None,
-          timeout_s: float = 30.0, standard: str | None = None) -> ProofReport:
+          timeout_s: float = 30.0, standard: str | None = None, *, target="opcert", samples: int | None = None,
+          isolation: str = "process", target_timeout: float | None = None) -> ProofReport:
+    """The declared properties: of the exact specification (dtype None), of
+    opcert's implementation in a format (z3 and enumeration), or of any other
+    target in a format (every input of float16, bfloat16 and float32: a proof
+    for that target; samples of float64: evidence)."""
     op = get_operator(op)
     t0 = time.perf_counter()
+    if target != "opcert":
+        return _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0)
     names = [p.name for p in op.properties]
     wanted = list(properties) if properties else None
     if wanted:
@@ -45,7 +52,32 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
             raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
         resolved = resolve(op, attrs, standard)
         report = ProofReport(op.name, fmt.name, describe(resolved))
-        report.properties = [impl_level.prove_property(op, p, fmt, resolved, ms) for p in props]
+        enumerated = None
+        if fmt.bits <= 16:
+            plain = [p for p in props if not p.spec_only and p.kind not in ("nan_propagation", "limit")]
+            enumerated = impl_level.prove_enumerated(op, plain, fmt, resolved, ms) if plain else {}
+        report.properties = [impl_level.prove_property(op, p, fmt, resolved, ms, enumerated) for p in props]
+    report.elapsed_s = time.perf_counter() - t0
+    return report
+
+
+def _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0):
+    from ..accuracy import measure
+    fmt = get_format(dtype)
+    if fmt.kind != "float":
+        raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
+    names = list(properties) if properties else "all"
+    mode = "sample" if fmt.name == "float64" else "exhaustive"
+    res = measure(op, target, fmt.name, mode, samples=samples if mode == "sample" else None, standard=standard,
+                  isolation=isolation, target_timeout=target_timeout, properties=names, **(attrs or {}))
+    report = ProofReport(op.name, fmt.name, res.attrs, target=res.target)
+    report.error = res.error if res.status == "crashed" else None
+    if res.status == "unsupported":
+        report.properties = [PropertyResult(p.name, p.kind, p.statement, "skipped", "-", note=res.error)
+                             for p in op.properties if names == "all" or p.name in names]
+    report.properties = report.properties or [PropertyResult(**{k: v for k, v in d.items() if k != "ok"})
+                                              for d in res.properties]
+    report.accuracy = res.to_dict()
     report.elapsed_s = time.perf_counter() - t0
     return report
 

@@ -318,49 +318,92 @@ def _replay_real(op, fmt, attrs, kind, model, xs, bounds=None):
     return ce
 
 
+def _domain(prop, attrs, fmt):
+    """The property's x-range as values of fmt (inclusive), None where unbounded."""
+    lo, hi = prop.domain
+    return (round_fraction(eval_rational(lo, Fraction(0), attrs), fmt, mode="up") if lo is not None else None,
+            round_fraction(eval_rational(hi, Fraction(0), attrs), fmt, mode="down") if hi is not None else None)
+
+
+def _region_builder(dom):
+    lo, hi = dom
+    if lo is None and hi is None:
+        return None
+
+    def build(m, xs):
+        out = []
+        for x in xs.values():
+            if lo is not None:
+                out.append(x >= Q(Fraction(lo)) if np.isfinite(lo) else z3.BoolVal(lo < 0))
+            if hi is not None:
+                out.append(x <= Q(Fraction(hi)) if np.isfinite(hi) else z3.BoolVal(hi > 0))
+        return out
+    return build
+
+
 def prove_abstract(op, prop, fmt, attrs, timeout_ms) -> PropertyResult:
     method = "z3 rounding abstraction (monotone, odd rounding within 2^-53 relative; libm contract) " \
              "over every finite input, and the inputs +-0 and +-inf evaluated"
     res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", method)
     spec = _specials(op, fmt, attrs)
-    bounds = _bounds(prop, attrs, fmt) if prop.kind == "range" else None
+    dom = _domain(prop, attrs, fmt)
+    kind = prop.kind
+    if kind == "constant":
+        v = round_fraction(eval_rational(prop.value, Fraction(0), attrs), fmt)
+        bounds = (v, v)
+        kind = "range"
+    else:
+        bounds = _bounds(prop, attrs, fmt) if kind == "range" else None
+    xval = {"+0": 0.0, "-0": -0.0, "+inf": np.inf, "-inf": -np.inf}
+
+    def in_dom(k):
+        x = xval[k]
+        return (dom[0] is None or x >= dom[0]) and (dom[1] is None or x <= dom[1])
     # The special inputs, evaluated on the code.
     bad = None
-    if prop.kind == "range":
+    if kind == "range":
         lo, hi = bounds
-        res.statement += f" (in {fmt.name}: [{lo}, {hi}])"
+        res.statement += f" (in {fmt.name}: [{lo}, {hi}]" + (f" for x in [{dom[0]}, {dom[1]}]" if dom != (None, None)
+                                                             else "") + ")"
         for k, y in spec.items():
-            if np.isnan(y) or (lo is not None and y < lo) or (hi is not None and y > hi):
+            if in_dom(k) and (np.isnan(y) or (lo is not None and y < lo) or (hi is not None and y > hi)):
                 bad = {"inputs": {"x": k}, "outputs": {"f(x)": float(y)}, "replayed": True}
-    elif prop.kind == "odd":
+    elif kind == "odd":
         res.statement += " (as values: +0 = -0)"
         if not (spec["-0"] == -spec["+0"] and spec["-inf"] == -spec["+inf"]):
             bad = {"inputs": {"x": "+-0, +-inf"}, "outputs": {k: float(v) for k, v in spec.items()}, "replayed": True}
-    elif prop.kind == "monotonic":
-        if not (spec["-inf"] <= spec["-0"] == spec["+0"] <= spec["+inf"]):
-            bad = {"inputs": {"x": "+-0, +-inf"}, "outputs": {k: float(v) for k, v in spec.items()}, "replayed": True}
+    elif kind == "monotonic":
+        chain = [k for k in ("-inf", "-0", "+0", "+inf") if in_dom(k)]
+        ys = [spec[k] for k in chain]
+        if not all(a <= b for a, b in zip(ys, ys[1:])) or ("-0" in chain and "+0" in chain
+                                                            and not spec["-0"] == spec["+0"]):
+            bad = {"inputs": {"x": ", ".join(chain)}, "outputs": {k: float(spec[k]) for k in chain}, "replayed": True}
     if bad:
         res.status, res.counterexample = "refuted", bad
         return res
-    status, model, dt, reason, xs = _abstract_query(op, fmt, attrs, op.implementation, prop.kind, timeout_ms, bounds)
+    region = _region_builder(dom)
+    status, model, dt, reason, xs = _abstract_query(op, fmt, attrs, op.implementation, kind, timeout_ms, bounds,
+                                                    region)
     res.elapsed_s = dt
-    if prop.kind == "monotonic" and status == "unsat":
-        # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf)
-        st2, _, dt2, _, _ = _abstract_query(op, fmt, attrs, op.implementation, "range", timeout_ms,
-                                            (Fraction(spec["-inf"]) if np.isfinite(spec["-inf"]) else None,
-                                             Fraction(spec["+inf"]) if np.isfinite(spec["+inf"]) else None))
-        res.elapsed_s += dt2
-        status = st2 if st2 != "sat" else "unknown"
+    if kind == "monotonic" and status == "unsat":
+        # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf) (those in the domain)
+        lo_b = Fraction(spec["-inf"]) if in_dom("-inf") and np.isfinite(spec["-inf"]) else None
+        hi_b = Fraction(spec["+inf"]) if in_dom("+inf") and np.isfinite(spec["+inf"]) else None
+        if lo_b is not None or hi_b is not None:
+            st2, _, dt2, _, _ = _abstract_query(op, fmt, attrs, op.implementation, "range", timeout_ms,
+                                                (lo_b, hi_b), region)
+            res.elapsed_s += dt2
+            status = st2 if st2 != "sat" else "unknown"
     if status == "unsat":
         res.status = "proved"
         return res
     if status == "sat":
-        ce = _replay_real(op, fmt, attrs, prop.kind, model, xs, bounds)
+        ce = _replay_real(op, fmt, attrs, kind, model, xs, bounds)
         if ce["replayed"]:
             res.status, res.counterexample = "refuted", ce
             return res
         res.note = "the abstraction's counterexample does not replay on the code"
-        if prop.kind == "monotonic":
+        if kind == "monotonic" and region is None:
             return _piecewise_monotonic(op, fmt, attrs, timeout_ms, res)
     else:
         res.note = f"z3: {reason} after {dt:.1f} s"
@@ -473,22 +516,86 @@ def prove_points(op, prop, fmt, attrs) -> PropertyResult:
     return res
 
 
-def prove_property(op, prop, fmt, attrs, timeout_ms) -> PropertyResult:
-    expected = "holds"
+def prove_limits(op, prop, fmt, attrs, standard=None) -> PropertyResult:
+    from ...spec.reference import reference_detailed
+    t0 = time.perf_counter()
+    x = np.array([np.inf, -np.inf], dtype=np.float64).astype(fmt.dtype)
+    y = run_resolved(op, x, attrs)
+    r = reference_detailed(op, x, attrs, standard).rounded
+    yb, rb = np.ascontiguousarray(y).view(fmt.uint), np.ascontiguousarray(r).view(fmt.uint)
+    with np.errstate(invalid="ignore"):
+        both_nan = np.isnan(y.astype(np.float64)) & np.isnan(r.astype(np.float64))
+    res = PropertyResult(prop.name, prop.kind, prop.statement, "proved",
+                         "evaluation of the code at +inf and -inf, bit for bit against the reference's limits",
+                         time.perf_counter() - t0)
+    for i, k in enumerate(("+inf", "-inf")):
+        if not (yb[i] == rb[i] or both_nan[i]):
+            res.status = "refuted"
+            res.counterexample = {"inputs": {"x": k}, "outputs": {"f(x)": _point(float(y[i].astype(np.float64)), fmt)},
+                                  "reference": _point(float(r[i].astype(np.float64)), fmt), "replayed": True}
+            break
+    return res
+
+
+def prove_enumerated(op, props, fmt, attrs, timeout_ms) -> dict:
+    """Every property over every input of a 16-bit format, on the code: the same
+    enumeration that checks black-box targets (verify.properties), complete; the
+    bit-precise z3 model queried beside it for single-input properties."""
+    from ..properties import PropertyChecker, compile_property, value_of, verdicts
+    t0 = time.perf_counter()
+    x = exhaustive(fmt)
+    y = run_resolved(op, x, attrs)
+    compiled = [compile_property(op, p, fmt, attrs) for p in props]
+    checker = PropertyChecker(compiled, fmt)
+    sign = 1 << (fmt.bits - 1)
+    mags = np.arange(sign, dtype=np.uint64)
+    from ...spec.reference import reference_detailed
+    ref = reference_detailed(op, x, attrs).rounded
+    inf = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
+    rb = np.ascontiguousarray(ref).view(fmt.uint)
+    checker.add_block(mags, y[:sign], y[sign:], limits=(int(rb[inf]), int(rb[inf | sign])))
+    checker.finish_chains()
+
+    def describe(blist):
+        return [{"input": value_of(x[b], fmt), "output": value_of(y[b], fmt), "reference": value_of(ref[b], fmt),
+                 "replayed": None} for b in blist]
+    out = {}
+    for r in verdicts(checker, compiled, complete=True, target="opcert", method_where="(the code)",
+                      describe=describe, elapsed=time.perf_counter() - t0):
+        r.method = f"every {fmt.name} input enumerated on the code (complete)"
+        prop = next(p for p in props if p.name == r.name)
+        if r.status == "proved" and prop.kind in ("range", "odd") and not prop.bounded_domain:
+            z = prove_fp(op, prop, fmt, attrs, min(timeout_ms, CROSS_CHECK_MS))
+            zs = {"proved": f"proved it in {z.elapsed_s:.1f} s", "refuted": "refuted it",
+                  "unknown": f"did not finish in {min(timeout_ms, CROSS_CHECK_MS) / 1000:.0f} s"}[z.status]
+            r.method += f"; z3 bit-precise floating point (binary64 operations, libm contract) {zs}"
+            r.elapsed_s += z.elapsed_s
+            if z.status == "refuted":
+                r.status, r.counterexample = "refuted", z.counterexample
+                r.note = "z3's bit-precise model found a counterexample the enumeration did not: investigate"
+        out[r.name] = r
+    return out
+
+
+def prove_property(op, prop, fmt, attrs, timeout_ms, enumerated=None) -> PropertyResult:
+    expected = "holds" if prop.holds else "fails"
     if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), attrs):
         expected = "not claimed"
-    if prop.kind == "nan_propagation":
-        r = prove_nan(op, fmt, attrs)
-    elif prop.kind == "continuity":
+    if prop.spec_only:
         r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
-                           note="continuity is a property of the real function (proved on the specification)")
+                           note=f"{prop.kind} is a property of the real function (proved on the specification)")
+    elif prop.kind == "nan_propagation":
+        r = prove_nan(op, fmt, attrs)
+    elif prop.kind == "limit":
+        r = prove_limits(op, prop, fmt, attrs)
+    elif fmt.bits <= 16:
+        r = (enumerated or prove_enumerated(op, [prop], fmt, attrs, timeout_ms))[prop.name]
     elif prop.kind == "exact_point":
         r = prove_points(op, prop, fmt, attrs)
-    elif fmt.bits <= 16 and prop.kind == "monotonic":
-        r = prove_monotonic_exhaustive(op, fmt, attrs)
-    elif fmt.bits <= 16:
-        r = prove_16bit(op, prop, fmt, attrs, timeout_ms)
-    else:
+    elif prop.kind in ("range", "monotonic", "odd", "constant"):
         r = prove_abstract(op, prop, fmt, attrs, timeout_ms)
+    else:
+        r = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", "-",
+                           note=f"no implementation-level method for {prop.kind} in {fmt.name} yet")
     r.expected = expected
     return r

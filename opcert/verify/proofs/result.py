@@ -1,9 +1,16 @@
-"""Verdicts. `unknown` is never a pass; a refutation carries a replayed counterexample."""
+"""Verdicts. `unknown` is never a pass; a refutation carries a replayed counterexample.
+
+proved    z3, or every input of the format enumerated (`method` says which)
+refuted   a counterexample, replayed on the implementation before it is reported
+checked   held on a sample: evidence, not a proof
+unknown   undecided (a z3 time-out, with the time spent)
+skipped   not decided, with the reason
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-STATUSES = ("proved", "refuted", "unknown", "skipped")
+STATUSES = ("proved", "refuted", "checked", "unknown", "skipped")
 
 
 @dataclass
@@ -14,16 +21,19 @@ class PropertyResult:
     status: str
     method: str
     elapsed_s: float = 0.0
-    counterexample: dict | None = None
-    expected: str = "holds"          # "holds", or "fails" where the attributes break its condition
+    counterexample: dict | None = None   # the first counterexample (in input bit order)
+    expected: str = "holds"          # "holds"; "not claimed" where the attributes break its condition;
+    #                                  "fails" where the catalog declares that it does not hold
     note: str | None = None
     outside_condition: dict | None = None
+    inputs_checked: int | None = None    # enumeration and samples: inputs (or pairs) examined
+    violations: int | None = None        # enumeration and samples: how many of them break it
+    worst: dict | None = None            # the worst counterexample (largest excess or step back)
 
     @property
     def ok(self) -> bool:
-        """Does this verdict meet the declaration?"""
-        if self.status == "skipped":
-            return True
+        """Does this verdict establish what the catalog declares, with a proof?
+        (A `checked` verdict never does; a gate may accept it by configuration.)"""
         if self.expected == "holds":
             return self.status == "proved"
         return self.status == "refuted"
@@ -41,11 +51,20 @@ class ProofReport:
     attrs: dict | str
     properties: list[PropertyResult] = field(default_factory=list)
     elapsed_s: float = 0.0
+    target: str = "opcert"
+    error: str | None = None          # the target crashed: nothing was decided
+    accuracy: dict | None = None      # a target's properties come with the measurement they were decided in
 
     @property
     def ok(self) -> bool:
-        return all(p.ok for p in self.properties)
+        """No claimed property refuted, undecided, or only sampled (skipped ones say why)."""
+        return self.error is None and all(p.ok or p.status == "skipped" for p in self.properties)
 
     def to_dict(self) -> dict:
-        return {"op": self.op, "dtype": self.dtype, "attrs": self.attrs, "ok": self.ok,
-                "elapsed_s": self.elapsed_s, "properties": [p.to_dict() for p in self.properties]}
+        d = {"op": self.op, "dtype": self.dtype, "attrs": self.attrs, "target": self.target, "ok": self.ok,
+             "elapsed_s": self.elapsed_s, "properties": [p.to_dict() for p in self.properties]}
+        if self.error:
+            d["error"] = self.error
+        if self.accuracy is not None:
+            d["accuracy"] = self.accuracy
+        return d

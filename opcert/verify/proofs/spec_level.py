@@ -99,6 +99,17 @@ def _counterexample(op, kind, model, terms, xs: dict, formula, attrs_terms, prop
             nb = -b if isinstance(b, Fraction) else (-b[1], -b[0])
             ce["values"] = {"f(-x)": _num(a), "-f(x)": _num(nb)}
             ce["replayed"] = bool(_lt(a, nb) or _lt(nb, a))
+        elif kind == "constant":
+            y = _exact(formula, xv["x"], attrs)
+            v = eval_rational(prop.value, Fraction(0), attrs)
+            ce["values"] = {"f(x)": _num(y), "value": show(v)}
+            ce["replayed"] = bool(_lt(y, v) or _lt(v, y))
+        elif kind == "point_symmetry":
+            a, b = _exact(formula, -xv["x"], attrs), _exact(formula, xv["x"], attrs)
+            c = eval_rational(prop.center, Fraction(0), attrs)
+            rest = c - b if isinstance(b, Fraction) else (c - b[1], c - b[0])
+            ce["values"] = {"f(-x)": _num(a), "center - f(x)": _num(rest)}
+            ce["replayed"] = bool(_lt(a, rest) or _lt(rest, a))
         else:
             ce["replayed"], ce["values"] = _replay_points(formula, prop, attrs)
     except (ZeroDivisionError, RuntimeError) as exc:
@@ -108,6 +119,16 @@ def _counterexample(op, kind, model, terms, xs: dict, formula, attrs_terms, prop
     if impl:
         ce["implementation_float64"] = impl
     return ce
+
+
+def _in_domain(m, prop, x, A) -> list:
+    lo, hi = prop.domain
+    out = []
+    if lo is not None:
+        out.append(x >= m.eval(lo, x, A))
+    if hi is not None:
+        out.append(x <= m.eval(hi, x, A))
+    return out
 
 
 def _violation(m: RealModel, prop, formula, A):
@@ -120,13 +141,20 @@ def _violation(m: RealModel, prop, formula, A):
             v.append(y < m.eval(prop.lower, x, A))
         if prop.upper is not None:
             v.append(y > m.eval(prop.upper, x, A))
-        return [z3.Or(*v)], {"x": x}
+        return _in_domain(m, prop, x, A) + [z3.Or(*v)], {"x": x}
+    if prop.kind == "constant":
+        x = z3.Real("x")
+        return _in_domain(m, prop, x, A) + [m.eval(formula, x, A) != m.eval(prop.value, x, A)], {"x": x}
     if prop.kind == "monotonic":
         x1, x2 = z3.Reals("x1 x2")
-        return [x1 <= x2, m.eval(formula, x1, A) > m.eval(formula, x2, A)], {"x1": x1, "x2": x2}
+        return (_in_domain(m, prop, x1, A) + _in_domain(m, prop, x2, A) +
+                [x1 <= x2, m.eval(formula, x1, A) > m.eval(formula, x2, A)]), {"x1": x1, "x2": x2}
     if prop.kind == "odd":
         x = z3.Real("x")
         return [m.eval(formula, -x, A) != -m.eval(formula, x, A)], {"x": x}
+    if prop.kind == "point_symmetry":
+        x = z3.Real("x")
+        return [m.eval(formula, -x, A) + m.eval(formula, x, A) != m.eval(prop.center, x, A)], {"x": x}
     if prop.kind == "exact_point":
         x = z3.Real("x")
         return [z3.Or(*[m.eval(formula, m.eval(p, x, A), A) != m.eval(v, x, A) for p, v in prop.points])], {}
@@ -194,6 +222,10 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None) -> Pro
     if prop.kind == "nan_propagation":
         return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
                               note="NaN is an IEEE value, not a real: proved per dtype on the implementation")
+    if prop.kind == "limit":
+        return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
+                              note="the limits at +-inf are part of the definition (the reference's value at "
+                                   "+-inf); each format's code is checked against them")
     A, dom = _attr_terms(op, attrs)
 
     def run(extra):
@@ -203,7 +235,7 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None) -> Pro
         return m, viol, xs, cond
 
     m, viol, xs, cond = run(None)
-    expected = "holds"
+    expected = "holds" if prop.holds else "fails"
     if attrs is not None and prop.condition is not None and not eval_rational(prop.condition, Fraction(0), attrs):
         expected = "not claimed"
         cond = []

@@ -1,0 +1,247 @@
+"""Gate configuration: `opcert.toml`, or `[tool.opcert]` in pyproject.toml.
+
+    [[check]]
+    op = "Tanh"                # an operator, a list of them, or "*" (the whole catalog)
+    dtypes = ["float16", "float32"]
+    target = "opcert"          # or onnxruntime, torch, onnx-reference, module:function
+    mode = "exhaustive"        # or "sample"
+    samples = 100000           # sample mode; default 100,000 (float32), 10,000 (float64)
+    max_ulp = 1.0
+    signed_zero = "strict"     # or "ignore"
+    subnormals = "strict"      # or "flush-allowed"
+    proofs = ["range", "monotonic"]   # or "all", or []: required of every target
+    accept_sampled_evidence = false   # true: a property checked on samples counts as established
+    isolation = "process"      # or "none": run the target in opcert's own process
+    target_timeout = 600       # seconds per target call (isolated targets)
+    standard = "onnx"          # whose definition; default: the operator's primary
+    name = "tanh-fp16"         # optional label
+    [check.attrs]
+    alpha = 0.2
+
+Every value goes through opcert.policy, the validator the CLI, the API and
+the pytest plugin use too. Every error names the file, the key and what is
+allowed.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+from .. import policy
+from ..errors import UsageError, choices
+from ..formats import FLOAT_FORMATS
+from ..spec import get_operator, operators
+from ..spec.attrs import resolve
+
+KEYS = {"op", "dtypes", "target", "mode", "samples", "max_ulp", "signed_zero", "subnormals", "proofs",
+        "standard", "name", "attrs", "seed", "accept_sampled_evidence", "isolation", "target_timeout"}
+MODES = ("exhaustive", "sample")
+
+
+@dataclass(frozen=True)
+class Check:
+    op: str
+    dtypes: tuple[str, ...]
+    target: str = "opcert"
+    mode: str = "sample"
+    samples: int | None = None
+    max_ulp: float = 1.0
+    signed_zero: str = "strict"
+    subnormals: str = "strict"
+    proofs: tuple[str, ...] = ()
+    standard: str | None = None
+    attrs: tuple = ()
+    name: str = ""
+    seed: int = 0
+    accept_sampled_evidence: bool = False
+    isolation: str = "process"
+    target_timeout: float | None = None
+    proofs_left_out: tuple[str, ...] = ()   # what proofs = "all" left out, and why
+
+    def label(self, dtype: str) -> str:
+        return self.name or f"{self.op} {dtype} {self.target}"
+
+    def mode_for(self, dtype: str) -> str:
+        # exhaustive float64 is not a thing: 2^64 inputs
+        return "sample" if dtype == "float64" else self.mode
+
+    def identity(self, dtype: str) -> dict:
+        """Everything that identifies a (check, dtype): what `opcert diff` keys on."""
+        return {"op": self.op, "dtype": dtype, "target": self.target, "attrs": dict(self.attrs),
+                "standard": self.standard, "mode": self.mode_for(dtype),
+                "samples": self.samples if self.mode_for(dtype) == "sample" else None,
+                "seed": self.seed if self.mode_for(dtype) == "sample" else None,
+                "max_ulp": self.max_ulp, "signed_zero": self.signed_zero, "subnormals": self.subnormals,
+                "proofs": list(self.proofs), "accept_sampled_evidence": self.accept_sampled_evidence,
+                "name": self.name}
+
+
+@dataclass
+class GateConfig:
+    checks: list[Check] = field(default_factory=list)
+    source: str = "built-in default"
+
+
+def _err(source, where, msg):
+    raise UsageError(f"{source}: {where}: {msg}")
+
+
+def _ops(raw, where, source) -> list:
+    spec = raw["op"]
+    if spec == "*":
+        return operators()
+    names = spec if isinstance(spec, list) else [spec]
+    if not names or not all(isinstance(n, str) for n in names):
+        _err(source, f"{where}.op", "must be an operator name, a list of names, or \"*\" (the whole catalog)")
+    out = []
+    for n in names:
+        try:
+            out.append(get_operator(n))
+        except UsageError as exc:
+            _err(source, f"{where}.op", str(exc))
+    return out
+
+
+def _parse_check(raw, i, source) -> list[Check]:
+    where = f"check[{i}]"
+    if not isinstance(raw, dict):
+        _err(source, where, "must be a table ([[check]])")
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        _err(source, f"{where}.{unknown[0]}", f"unknown key; allowed: {choices(sorted(KEYS))}")
+    if "op" not in raw:
+        _err(source, where, "missing key 'op'")
+    ops = _ops(raw, where, source)
+    dtypes = raw.get("dtypes", list(FLOAT_FORMATS))
+    if isinstance(dtypes, str):
+        dtypes = [dtypes]
+    if not isinstance(dtypes, list) or not dtypes or not all(isinstance(d, str) for d in dtypes):
+        _err(source, f"{where}.dtypes", f"must be a non-empty list of dtype names; allowed: {choices(FLOAT_FORMATS)}")
+    for d in dtypes:
+        if d not in FLOAT_FORMATS:
+            _err(source, f"{where}.dtypes", f"unknown dtype {d!r}; allowed: {choices(FLOAT_FORMATS)}")
+    if len(set(dtypes)) != len(dtypes):
+        _err(source, f"{where}.dtypes", "lists a dtype twice")
+    try:
+        from ..targets import check_name
+        try:
+            target = check_name(raw.get("target", "opcert"))
+        except UsageError as exc:
+            raise UsageError(f"{where}.target: {exc}") from None
+        mode = policy.choice(raw.get("mode", "sample"), f"{where}.mode", MODES)
+        samples = policy.samples(raw["samples"], f"{where}.samples") if raw.get("samples") is not None else None
+        pol = policy.make_policy(raw.get("max_ulp", 1.0), raw.get("signed_zero", "strict"),
+                                 raw.get("subnormals", "strict"), raw.get("accept_sampled_evidence", False), where)
+        seed = policy.seed(raw.get("seed", 0), f"{where}.seed")
+        isolation = policy.choice(raw.get("isolation", "process"), f"{where}.isolation", policy.ISOLATION)
+        timeout = policy.timeout(raw["target_timeout"], f"{where}.target_timeout") \
+            if raw.get("target_timeout") is not None else None
+    except UsageError as exc:
+        raise UsageError(f"{source}: {exc}") from None
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        _err(source, f"{where}.name", f"must be a string (got {name!r})")
+    attrs = raw.get("attrs", {})
+    if not isinstance(attrs, dict):
+        _err(source, f"{where}.attrs", "must be a table of name = value")
+    if attrs and len(ops) > 1:
+        _err(source, f"{where}.attrs", "attributes apply to one operator; give op as a single name")
+    standard = raw.get("standard")
+    out = []
+    for op in ops:
+        if standard is not None:
+            if not isinstance(standard, str):
+                _err(source, f"{where}.standard", f"must be a string (got {standard!r})")
+            try:
+                op.standard(standard)
+            except UsageError as exc:
+                _err(source, f"{where}.standard", str(exc))
+        try:
+            resolved = resolve(op, attrs, standard)
+        except UsageError as exc:
+            _err(source, f"{where}.attrs", str(exc))
+        try:
+            proofs, left = policy.required_properties(op, raw.get("proofs", []), resolved, f"{where}.proofs")
+        except UsageError as exc:
+            raise UsageError(f"{source}: {exc}") from None
+        out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
+                         pol.subnormals, proofs, standard, tuple(sorted(attrs.items())), name, seed,
+                         pol.accept_sampled_evidence, isolation, timeout, left))
+    return out
+
+
+def parse(data: dict, source: str) -> GateConfig:
+    unknown = sorted(set(data) - {"check"})
+    if unknown:
+        _err(source, unknown[0], "unknown key; allowed: check (an array of tables: [[check]])")
+    raw = data.get("check")
+    if not raw:
+        _err(source, "check", "no [[check]] tables: nothing to gate")
+    if not isinstance(raw, list):
+        _err(source, "check", "must be an array of tables ([[check]])")
+    return GateConfig([c for i, r in enumerate(raw) for c in _parse_check(r, i, source)], source)
+
+
+def load_config(path: str | None = None) -> GateConfig:
+    """The configuration at `path`; else ./opcert.toml; else [tool.opcert] of
+    ./pyproject.toml; else the built-in default."""
+    if path is None:
+        if os.path.exists("opcert.toml"):
+            path = "opcert.toml"
+        elif os.path.exists("pyproject.toml"):
+            data = _read("pyproject.toml")
+            tool = data.get("tool", {}).get("opcert")
+            if tool is not None:
+                return parse(tool, "pyproject.toml [tool.opcert]")
+        if path is None:
+            return default_config()
+    data = _read(path)
+    if path.endswith("pyproject.toml"):
+        tool = data.get("tool", {}).get("opcert")
+        if tool is None:
+            _err(path, "tool.opcert", "missing: no [tool.opcert] table")
+        if not isinstance(tool, dict):
+            _err(path, "tool.opcert", "must be a table")
+        return parse(tool, f"{path} [tool.opcert]")
+    return parse(data, path)
+
+
+def _read(path: str) -> dict:
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory; give an opcert.toml or pyproject.toml file")
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such configuration file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: cannot be read (permission denied)") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); TOML files are UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML: {exc}") from None
+
+
+# Budgets of the built-in gate, from the error analysis of opcert's implementation
+# (README, 'What the implementation achieves'): one rounding after binary64 for
+# outputs of at most 24 bits; libm's tanh and two more roundings in binary64.
+DEFAULT_BUDGET = {"float16": 0.5 + 2 ** -20, "bfloat16": 0.5 + 2 ** -20, "float32": 0.5 + 2 ** -20}
+DEFAULT_BUDGET_FLOAT64 = {"Tanh": 1.0, "ScaledTanh": 2.0, "HardSigmoid": 0.5, "Shrink": 0.5, "Celu": 2.0}
+
+
+def default_config() -> GateConfig:
+    """The whole catalog against opcert's implementation: exhaustive for the
+    16-bit formats, sampled for float32 and float64, every declared proof."""
+    checks = []
+    for op in operators():
+        proofs, left = policy.required_properties(op, "all", resolve(op))
+        checks.append(Check(op.name, ("float16", "bfloat16"), "opcert", "exhaustive",
+                            max_ulp=DEFAULT_BUDGET["float16"], proofs=proofs, proofs_left_out=left))
+        checks.append(Check(op.name, ("float32",), "opcert", "sample", max_ulp=DEFAULT_BUDGET["float32"],
+                            proofs=proofs, proofs_left_out=left))
+        checks.append(Check(op.name, ("float64",), "opcert", "sample", max_ulp=DEFAULT_BUDGET_FLOAT64[op.name],
+                            proofs=proofs, proofs_left_out=left))
+    return GateConfig(checks, "built-in default")

@@ -1,0 +1,307 @@
+"""Run a gate: every (check, dtype), judged by the check's policies.
+
+Checks run in supervised worker processes (opcert.workers); exhaustive
+binary32 sweeps are orchestrated from here and use every core themselves. A
+worker that dies or overruns its time limit fails its check, with what it was
+doing; the other checks go on and every finished result is kept. The gate
+passes only when every check passes or is skipped with its reason, and at
+least one check passed: a gate that verified nothing fails.
+
+Required properties (`proofs`) apply to every target. For opcert's own
+implementation they are proved with z3 (and enumeration); for any other
+target they are decided on the target's outputs, in the same pass as the
+accuracy measurement (verify.properties). A property passes only when it is
+`proved`; `checked` (samples) passes only where the check accepts sampled
+evidence; anything else fails with its reason.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from .. import __version__
+from ..errors import TargetFailure, UsageError
+from ..provenance import command_line, provenance
+from .config import Check, GateConfig
+
+SCHEMA = "opcert.gate/1"
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    dtype: str
+    status: str                      # pass | fail | skipped
+    reasons: list = field(default_factory=list)
+    accuracy: dict | None = None
+    proofs: list | None = None       # the required properties' verdicts
+    proof_note: str | None = None
+    command: str = ""
+    elapsed_s: float = 0.0
+    plot: tuple | None = field(default=None, repr=False)   # (inputs, errors) or ("chunks", [...])
+    internal_error: bool = False
+
+    @property
+    def key(self) -> str:
+        import json
+        return json.dumps(self.check.identity(self.dtype), sort_keys=True, default=str)
+
+    def to_dict(self) -> dict:
+        c = self.check
+        return {"key": self.key, "identity": c.identity(self.dtype), "name": c.label(self.dtype), "op": c.op,
+                "dtype": self.dtype, "target": c.target, "mode": c.mode_for(self.dtype), "attrs": dict(c.attrs),
+                "standard": c.standard,
+                "policy": {"max_ulp": c.max_ulp, "signed_zero": c.signed_zero, "subnormals": c.subnormals,
+                           "proofs": list(c.proofs), "accept_sampled_evidence": c.accept_sampled_evidence,
+                           "proofs_left_out": list(c.proofs_left_out)},
+                "status": self.status, "reasons": self.reasons, "command": self.command,
+                "elapsed_s": self.elapsed_s, "accuracy": self.accuracy, "proofs": self.proofs,
+                "proof_note": self.proof_note}
+
+
+@dataclass
+class GateResult:
+    results: list
+    source: str
+    elapsed_s: float
+    provenance: dict
+    command: str
+
+    @property
+    def counts(self) -> dict:
+        return {s: sum(r.status == s for r in self.results) for s in ("pass", "fail", "skipped")}
+
+    @property
+    def ok(self) -> bool:
+        c = self.counts
+        return c["fail"] == 0 and c["pass"] > 0
+
+    @property
+    def internal_errors(self) -> int:
+        return sum(r.internal_error for r in self.results)
+
+    @property
+    def verdict_note(self) -> str | None:
+        if self.counts["pass"] == 0 and self.counts["fail"] == 0:
+            return "no check passed: every one was skipped, so the gate verified nothing"
+        return None
+
+    def to_dict(self) -> dict:
+        return {"schema": SCHEMA, "opcert": __version__, "config": self.source, "ok": self.ok,
+                "counts": self.counts, "verdict_note": self.verdict_note, "elapsed_s": self.elapsed_s,
+                "command": self.command, "provenance": self.provenance,
+                "checks": [r.to_dict() for r in self.results]}
+
+
+def _accuracy(check: Check, dtype: str, workers=None):
+    from ..verify.accuracy import measure
+    if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
+        workers = None
+    return measure(check.op, check.target, dtype, check.mode_for(dtype), samples=check.samples, seed=check.seed,
+                   standard=check.standard, flush_allowed=check.subnormals == "flush-allowed",
+                   keep_errors=True, workers=workers, isolation=check.isolation,
+                   target_timeout=check.target_timeout, properties=check.proofs or (), **dict(check.attrs))
+
+
+def _z3_proofs(check: Check, dtype: str):
+    from ..verify.proofs import prove
+    rep = prove(check.op, dtype, dict(check.attrs), check.proofs, standard=check.standard)
+    return [p.to_dict() for p in rep.properties]
+
+
+def _describe_ce(ce: dict | None) -> str:
+    if not ce:
+        return ""
+    parts = []
+    for label, inp in (ce.get("inputs") or {}).items():
+        if isinstance(inp, dict):
+            out = (ce.get("outputs") or {}).get(f"f({label})") or {}
+            ref = (ce.get("reference") or {}).get(f"f({label})") or {}
+            text = f"{label} = {inp.get('value')!r} ({inp.get('bits')})"
+            if out:
+                text += f" -> {out.get('value')!r} ({out.get('bits')})"
+            if ref:
+                text += f", correctly rounded {ref.get('value')!r}"
+            parts.append(text)
+        else:
+            parts.append(f"{label} = {inp}")
+    if not parts and ce.get("outputs"):
+        parts.append(str(ce["outputs"]))
+    return "; ".join(parts)
+
+
+def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool) -> tuple[list, list]:
+    """(reasons to fail, the required verdicts) for the check's required properties."""
+    reasons, chosen = [], []
+    by_name = {v["name"]: v for v in verdicts or []}
+    for name in check.proofs:
+        v = by_name.get(name)
+        if v is None:
+            reasons.append(f"property {name}: no verdict (no method decided it for target {check.target}); "
+                           "required: proved")
+            continue
+        chosen.append(v)
+        st = v["status"]
+        if st == "proved":
+            continue
+        if st == "checked" and check.accept_sampled_evidence:
+            v["accepted"] = "sampled evidence, accepted by accept_sampled_evidence = true"
+            continue
+        if st == "checked":
+            reasons.append(f"property {name}: checked on {v.get('inputs_checked') or 0:,} sampled inputs, not "
+                           "proved (a sample is not a proof: use mode = \"exhaustive\" where the format allows, "
+                           "or accept_sampled_evidence = true)")
+        elif st == "refuted":
+            ce = v.get("counterexample") or {}
+            n = v.get("violations")
+            text = f"property {name}: refuted" + (f" by {n:,} input(s) or pair(s)" if n else "")
+            first = _describe_ce(ce)
+            if first:
+                text += f"; first: {first}"
+            worst = _describe_ce(v.get("worst"))
+            if worst and worst != first:
+                text += f"; worst: {worst}"
+            reasons.append(text)
+        else:
+            reasons.append(f"property {name}: {st} (required: proved)" + (f"; {v['note']}" if v.get("note") else ""))
+    return reasons, chosen
+
+
+def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckResult:
+    res = CheckResult(check, dtype, "pass", command=acc.command, elapsed_s=elapsed)
+    res.accuracy = acc.to_dict()
+    res.proof_note = proof_note
+    if acc.errors is not None:
+        res.plot = acc.errors
+    elif acc.sweep and acc.sweep.get("chunk_max"):
+        res.plot = ("chunks", acc.sweep["chunk_max"])
+    if acc.status == "unsupported":
+        res.status, res.reasons = "skipped", [acc.error]
+        return res
+    if acc.status != "ok":
+        res.status, res.reasons = "fail", [f"target crashed: {acc.error}"]
+        return res
+    r = res.reasons
+    if acc.max_ulp is not None and acc.max_ulp > check.max_ulp:
+        r.append(f"max ULP error {acc.max_ulp!r} > budget {check.max_ulp!r} at x = {acc.worst_input!r} "
+                 f"({acc.worst_input_bits}): output {acc.worst_output!r}, correctly rounded {acc.worst_reference!r}")
+    elif acc.max_ulp is None and acc.inputs_checked and acc.histogram and sum(acc.histogram.values()):
+        r.append("the worst case could not be re-verified: no ULP figure")
+    for n, what, ex in ((acc.nan_mismatches, "NaN mismatches", "nan_mismatch"),
+                        (acc.inf_mismatches, "infinity mismatches", "inf_mismatch")):
+        if n:
+            e = acc.examples.get(ex, {})
+            r.append(f"{n} {what}, first at x = {e.get('input', {}).get('value')} ({e.get('input', {}).get('bits')}): "
+                     f"output {e.get('output', {}).get('value')}, reference {e.get('reference', {}).get('value')}")
+    if acc.signed_zero_mismatches and check.signed_zero == "strict":
+        e = acc.examples["signed_zero_mismatch"]
+        r.append(f"{acc.signed_zero_mismatches} signed-zero mismatches (policy strict), first at x = "
+                 f"{e['input']['value']} ({e['input']['bits']})")
+    if acc.subnormal_flushes and check.subnormals == "strict":
+        e = acc.examples["subnormal_flush"]
+        r.append(f"{acc.subnormal_flushes} subnormal outputs flushed to zero (policy strict), first at x = "
+                 f"{e['input']['value']} ({e['input']['bits']})")
+    if check.proofs:
+        verdicts = proofs if proofs is not None else acc.properties
+        why, chosen = judge_properties(check, verdicts, proofs is not None)
+        r += why
+        res.proofs = chosen
+    if r:
+        res.status = "fail"
+    return res
+
+
+def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResult:
+    """Measure, prove where required, and judge one (check, dtype)."""
+    t0 = time.perf_counter()
+    acc = _accuracy(check, dtype, workers=workers)
+    proofs = None
+    note = None
+    if check.proofs and acc.status == "ok" and check.target == "opcert":
+        proofs = _z3_proofs(check, dtype)
+        note = "opcert's implementation: properties proved with z3 and enumeration (opcert prove)"
+    elif check.proofs and acc.status == "ok":
+        note = f"properties decided on {check.target}'s outputs, in the measurement's pass"
+    if check.proofs_left_out:
+        note = (note + ". " if note else "") + "Not required: " + "; ".join(check.proofs_left_out)
+    return judge(check, dtype, acc, proofs, note, time.perf_counter() - t0)
+
+
+def _task(check, dtype) -> CheckResult:
+    return run_check(check, dtype, workers=1)
+
+
+def _lost(check: Check, dtype: str, exc) -> CheckResult:
+    from ..verify.accuracy import reproduce_command
+    from ..spec import get_operator
+    from ..spec.attrs import resolve
+    op = get_operator(check.op)
+    cmd = reproduce_command(op.name, dtype, check.target, resolve(op, dict(check.attrs), check.standard),
+                            check.mode_for(dtype), check.samples, check.seed, check.standard)
+    return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
+
+
+def _internal(check: Check, dtype: str, exc) -> CheckResult:
+    r = _lost(check, dtype, exc)
+    r.reasons = [f"internal error in opcert: {type(exc).__name__}: {exc} (please report it)"]
+    r.internal_error = True
+    return r
+
+
+def _probe_targets(config: GateConfig) -> dict:
+    """Load every untrusted target once, where it will run: a target that cannot be
+    found is a configuration error (exit 2); one that fails to load fails its checks."""
+    from ..targets import describe_target, trusted
+    from ..workers import WorkerLost
+    broken = {}
+    for i, c in enumerate(config.checks):
+        if trusted(c.target) or c.target in broken:
+            continue
+        try:
+            describe_target(c.target, c.isolation)
+        except UsageError as exc:
+            raise UsageError(f"{config.source}: check for {c.op} ({c.label(c.dtypes[0])}): {exc}") from None
+        except (TargetFailure, WorkerLost) as exc:
+            broken[c.target] = str(exc) if isinstance(exc, TargetFailure) else \
+                f"target {c.target} {exc} (while being loaded)"
+    return broken
+
+
+def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv=None) -> GateResult:
+    """Every (check, dtype) of the configuration; in supervised worker processes,
+    except exhaustive float32 sweeps, which use every core themselves."""
+    from ..workers import Pool, WorkerLost
+    t0 = time.perf_counter()
+    broken = _probe_targets(config)
+    tasks = [(c, d) for c in config.checks for d in c.dtypes]
+    big = [i for i, (c, d) in enumerate(tasks) if d == "float32" and c.mode == "exhaustive"]
+    done: dict = {}
+    for i, (c, d) in enumerate(tasks):
+        if c.target in broken:
+            done[i] = _lost(c, d, broken[c.target].removeprefix(f"target {c.target} "))
+    small = [i for i in range(len(tasks)) if i not in big and i not in done]
+    workers = workers or os.cpu_count() or 1
+    if small:
+        with Pool(min(workers, len(small))) as pool:
+            for j, ok, value in pool.run([(_task, tasks[i], {}) for i in small]):
+                i = small[j]
+                if ok:
+                    done[i] = value
+                elif isinstance(value, UsageError):
+                    raise value
+                elif isinstance(value, (TargetFailure, WorkerLost)):
+                    done[i] = _lost(*tasks[i], value)
+                else:   # a bug in opcert: this check fails, the others go on, the exit status says so
+                    done[i] = _internal(*tasks[i], value)
+                if progress:
+                    progress()
+    for i in big:
+        if i in done:
+            continue
+        done[i] = run_check(*tasks[i], workers=workers)   # the sweep itself uses every core
+        if progress:
+            progress()
+    results = [done[i] for i in range(len(tasks))]
+    return GateResult(results, config.source, time.perf_counter() - t0, provenance(),
+                      command_line(argv) if argv is not None else command_line())

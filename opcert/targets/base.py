@@ -1,0 +1,123 @@
+"""What every target shares: the call contract and its enforcement.
+
+A target maps (operator, input array, attributes) to an output array of the
+input's dtype and shape. `Target.run` gives each call its own copy of the
+inputs (a kernel that works in place is measured on what it was given, and the
+caller's array is never touched), announces the call to the supervising
+process (so a crash or a hang is reported with the block of inputs), and turns
+anything a target does wrong into a `TargetFailure`: an exception of any kind,
+SystemExit included, a non-array result, the wrong dtype or shape.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import TargetFailure, UsageError
+from ..workers import activity
+
+
+class Unsupported(UsageError):
+    """The target does not support this operator, dtype or attribute set (a skip, with its reason)."""
+
+
+@dataclass
+class TargetInfo:
+    """What identifies a target's code: reported in provenance, and keyed into sweep checkpoints."""
+    name: str
+    kind: str                   # opcert | runtime | python | c
+    version: str
+    fingerprint: str            # changes whenever the target's code may have changed
+    details: dict = field(default_factory=dict)
+    isolated: bool = True       # runs in a supervised worker process
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "version": self.version,
+                "fingerprint": self.fingerprint, "details": self.details, "isolated": self.isolated}
+
+
+def describe_inputs(x: np.ndarray) -> str:
+    """A block of inputs as people can find it again: count, dtype, first and last bit patterns."""
+    n = x.size
+    if n == 0:
+        return f"0 {x.dtype.name} inputs"
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
+        bits = flat.view(f"uint{8 * x.itemsize}")
+        width = 2 * x.itemsize
+        a, b = int(bits[0]), int(bits[-1])
+        span = f"0x{a:0{width}x}" if n == 1 else f"0x{a:0{width}x}..0x{b:0{width}x}"
+    else:
+        span = f"{flat[0]}" if n == 1 else f"{flat[0]}..{flat[-1]}"
+    return f"{n:,} {x.dtype.name} input{'s' if n != 1 else ''} {span}"
+
+
+class Target:
+    """A target as loaded in the process that calls it."""
+
+    def __init__(self, info: TargetInfo, call, unsupported=None, timeout: float | None = None):
+        self.info = info
+        self._call = call
+        self._unsupported = unsupported or (lambda op, dtype, attrs: None)
+        self.timeout = timeout
+        self.modified_input = False   # sticky: some call wrote into its input
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def version(self) -> str:
+        return self.info.version
+
+    def unsupported(self, op, dtype: str, attrs: dict[str, Fraction]) -> str | None:
+        try:
+            return self._unsupported(op, dtype, attrs)
+        except Unsupported as exc:
+            return str(exc)
+        except Exception as exc:   # noqa: BLE001 - a library failing to say: its reason, not a crash
+            return f"{self.name} could not tell whether it supports {op.name} in {dtype}: " \
+                   f"{type(exc).__name__}: {exc}"
+
+    def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None) -> np.ndarray:
+        why = self.unsupported(op, x.dtype.name, attrs)
+        if why:
+            raise Unsupported(why)
+        given = np.array(x, copy=True)
+        where = label or describe_inputs(x)
+        what = f"running on {where}"
+        try:
+            # Floating-point warnings (invalid in tanh(NaN), ...) are expected here.
+            with activity(what, self.timeout), np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                y = self._call(op, given, attrs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and the like are the target's failure
+            kind = type(exc).__name__
+            detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
+            raise TargetFailure(f"target {self.name} raised {kind}{detail} on {where}") from None
+        if not _same_bits(given, x):
+            self.modified_input = True
+        if isinstance(y, np.generic) or np.isscalar(y):
+            y = np.asarray(y)
+        if not isinstance(y, np.ndarray):
+            raise TargetFailure(f"target {self.name} returned {type(y).__name__}, not a numpy array "
+                                f"(on {label or describe_inputs(x)})")
+        if y.dtype != x.dtype:
+            raise TargetFailure(f"target {self.name} returned dtype {y.dtype}; expected {x.dtype} "
+                                f"(on {label or describe_inputs(x)})")
+        if y.shape != x.shape:
+            raise TargetFailure(f"target {self.name} returned shape {y.shape}; expected {x.shape} "
+                                f"(on {label or describe_inputs(x)})")
+        return y
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind in "fV" or a.dtype.name == "bfloat16":
+        w = f"uint{8 * a.itemsize}"
+        return np.array_equal(np.ascontiguousarray(a).view(w), np.ascontiguousarray(b).view(w))
+    return np.array_equal(a, b)

@@ -1,0 +1,138 @@
+"""`module:function` targets: any callable f(x: numpy.ndarray, **attrs) -> numpy.ndarray.
+
+Attributes are passed by ONNX name, as Python floats holding the binary32
+values. The fingerprint that keys sweep checkpoints covers the code the
+function can reach (see `fingerprint`): editing the kernel, or any module of
+the user's it imports, changes it; upgrading a library it uses does too.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import platform
+import re
+import sys
+import sysconfig
+from functools import lru_cache
+
+from ..errors import TargetFailure, UsageError
+from .base import Target, TargetInfo
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def split(spec: str) -> tuple[str, str]:
+    module_name, sep, func_name = spec.partition(":")
+    if not sep or not _NAME.match(module_name) or not _NAME.match(func_name):
+        raise UsageError(f"target {spec!r} is not of the form module:function (a dotted module path, a colon, "
+                         "a function name), e.g. numpy:tanh")
+    return module_name, func_name
+
+
+def load(spec: str, timeout: float | None = None) -> Target:
+    module_name, func_name = split(spec)
+    top = module_name.split(".")[0]
+    if top not in sys.modules and importlib.util.find_spec(top) is None:
+        raise UsageError(f"target {spec!r}: cannot import module {module_name!r} (no module named {top!r} on "
+                         "the path; PYTHONPATH adds directories)")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            raise UsageError(f"target {spec!r}: cannot import module {module_name!r} ({exc})") from None
+        raise TargetFailure(f"target {spec!r}: importing module {module_name!r} failed: "
+                            f"ModuleNotFoundError: {exc}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the target's failure
+        detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
+        raise TargetFailure(f"target {spec!r}: importing module {module_name!r} raised "
+                            f"{type(exc).__name__}{detail}") from None
+    func = module
+    for part in func_name.split("."):
+        func = getattr(func, part, None)
+        if func is None:
+            raise UsageError(f"target {spec!r}: module {module_name!r} has no {func_name!r}")
+    if not callable(func):
+        raise UsageError(f"target {spec!r}: {func_name!r} is not callable")
+    version = str(getattr(sys.modules[top], "__version__", "unknown"))
+
+    def call(op, x, attrs):
+        return func(x, **{k: float(v) for k, v in attrs.items()})
+    info = TargetInfo(spec, "python", version, fingerprint(module), {"module_file": getattr(module, "__file__", None)})
+    return Target(info, call, timeout=timeout)
+
+
+@lru_cache(maxsize=1)
+def _distributions() -> dict[str, list[str]]:
+    from importlib.metadata import packages_distributions
+    return packages_distributions()
+
+
+def _site_dirs() -> list[str]:
+    paths = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}
+    return [os.path.realpath(p) + os.sep for p in paths if p]
+
+
+def _opcert_dir() -> str:
+    return os.path.realpath(os.path.dirname(os.path.dirname(__file__))) + os.sep
+
+
+# opcert's own dependencies are loaded in every worker, whatever the target:
+# their versions always count.
+_BASE_DISTS = ("numpy", "ml_dtypes", "mpmath", "numba", "llvmlite", "z3-solver", "python-flint", "rich")
+
+
+def fingerprint(module) -> str:
+    """A hash of the code the target's module can reach: its own file and, through
+    its globals, every module of the user's (outside site-packages and the
+    standard library) that it imports, by the bytes of their files, transitively;
+    the installed distributions those modules use, by name and version; and the
+    Python version. Code imported inside a function at call time is not seen."""
+    from importlib.metadata import version as dist_version
+    from types import ModuleType
+    h = hashlib.sha256(f"python {platform.python_version()} {platform.machine()}".encode())
+    dists, files = set(_BASE_DISTS), set()
+    site, own, top_dists = _site_dirs(), _opcert_dir(), _distributions()
+    seen, stack = set(), [module]
+    while stack:
+        m = stack.pop()
+        name = getattr(m, "__name__", None)
+        if not isinstance(name, str) or name in seen:
+            continue
+        seen.add(name)
+        path = getattr(m, "__file__", None)
+        if not isinstance(path, str):
+            continue
+        real = os.path.realpath(path)
+        if real.startswith(own):
+            continue
+        if any(real.startswith(d) for d in site):
+            dists.update(top_dists.get(name.split(".")[0], []))
+            continue
+        files.add(real)
+        parent = name.rpartition(".")[0]
+        if parent and parent in sys.modules:
+            stack.append(sys.modules[parent])
+        for v in list(vars(m).values()):
+            if isinstance(v, ModuleType):
+                stack.append(v)
+            else:
+                owner = getattr(v, "__module__", None)
+                if isinstance(owner, str) and owner in sys.modules:
+                    stack.append(sys.modules[owner])
+    for d in sorted(dists):
+        try:
+            h.update(f"dist {d} {dist_version(d)}\n".encode())
+        except Exception:  # noqa: BLE001 - not installed, or no metadata: the name still counts
+            h.update(f"dist {d} ?\n".encode())
+    for f in sorted(files):
+        h.update(f"file {f}\n".encode())
+        try:
+            with open(f, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()[:32]

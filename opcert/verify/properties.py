@@ -1,0 +1,424 @@
+"""The declared properties, checked on any target's outputs (black box).
+
+Inputs are taken by magnitude: an ascending array of non-negative bit patterns
+(every one of a 16-bit format, a block of binary32 ones, or the magnitudes of
+a symmetric sample), with the target's outputs at +m and at -m. Then:
+
+- monotonicity runs over adjacent inputs in value order: the positive side
+  ascends with the magnitude and the negative side descends, and the two meet
+  at zero, where -0 and +0 are one point (their outputs must be equal as
+  values); blocks and chunks carry their ends, so no boundary pair is missed;
+- oddness compares f(-x) with -f(x) for every pair (x, -x), bit for bit (or as
+  values where the catalog says zero signs are exempt);
+- ranges, constant regions (dead zones, saturation), NaN propagation, exact
+  points and the limits at +-inf are checked at every input they concern.
+
+Over every input of a format the verdict is a proof for that target (on that
+machine and library version): `proved` or `refuted`. Over samples it is
+`checked` or `refuted`. Each refutation counts the violating inputs (or
+pairs) and names the first (in input bit order) and the worst (largest excess
+over a bound, largest step backwards), with outputs and the correctly rounded
+reference, replayed on the target before it is reported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..formats import FloatFormat, from_bits, hex_bits, round_fraction
+from ..spec.exact import eval_rational
+from .proofs.result import PropertyResult
+
+
+# ---- a property in one format, at given attributes -----------------------------------
+
+@dataclass
+class Compiled:
+    prop: object
+    skip: str | None = None          # why it is not checked (not claimed, not representable, ...)
+    expected: str = "holds"
+    dom_lo: float | None = None      # x >= dom_lo (a value of the format), None: unbounded
+    dom_hi: float | None = None
+    lower: float | None = None       # range bounds, rounded to the format
+    upper: float | None = None
+    value: float | None = None       # constant regions
+    center: float | None = None      # point symmetry
+    points: list = field(default_factory=list)   # [(x, expected value)] exact points, representable
+    statement: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.prop.name
+
+    @property
+    def kind(self) -> str:
+        return self.prop.kind
+
+
+def _q(e, attrs) -> Fraction:
+    return eval_rational(e, Fraction(0), attrs)
+
+
+def _fmt_num(v: float) -> str:
+    return repr(float(v))
+
+
+def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction]) -> Compiled:
+    c = Compiled(prop, statement=prop.statement)
+    if not prop.holds:
+        c.expected = "fails"
+    if prop.condition is not None and not _q(prop.condition, attrs):
+        c.skip = f"not claimed at these attributes (its condition {prop.condition} is false)"
+        c.expected = "not claimed"
+        return c
+    if prop.spec_only:
+        c.skip = "a property of the exact definition (proved by `opcert prove`), not of a float kernel"
+        return c
+    lo, hi = prop.domain
+    if lo is not None:
+        c.dom_lo = round_fraction(_q(lo, attrs), fmt, mode="up")
+    if hi is not None:
+        c.dom_hi = round_fraction(_q(hi, attrs), fmt, mode="down")
+    where = ""
+    if lo is not None or hi is not None:
+        where = f" for x in [{_fmt_num(c.dom_lo) if lo is not None else '-inf'}, " \
+                f"{_fmt_num(c.dom_hi) if hi is not None else 'inf'}]"
+    if prop.kind == "range":
+        if prop.lower is not None:
+            c.lower = round_fraction(_q(prop.lower, attrs), fmt)
+        if prop.upper is not None:
+            c.upper = round_fraction(_q(prop.upper, attrs), fmt)
+        c.statement += (f" (in {fmt.name}: f(x) in [{_fmt_num(c.lower) if c.lower is not None else '-inf'}, "
+                        f"{_fmt_num(c.upper) if c.upper is not None else 'inf'}]{where}, bounds rounded to nearest)")
+    elif prop.kind == "constant":
+        c.value = round_fraction(_q(prop.value, attrs), fmt)
+        c.statement += f" (in {fmt.name}: f(x) = {_fmt_num(c.value)}{where})"
+    elif prop.kind == "point_symmetry":
+        c.center = float(_q(prop.center, attrs))
+        c.statement += f" (in {fmt.name}: within half an ULP of each output)"
+    elif prop.kind == "monotonic":
+        c.statement += f" (in {fmt.name}: every adjacent pair of inputs{where}; -0 and +0 are one point)"
+    elif prop.kind == "odd":
+        c.statement += " (bit for bit)" if prop.zero_sign else " (as values)"
+    elif prop.kind == "exact_point":
+        skipped = []
+        for p, v in prop.points:
+            pq, vq = _q(p, attrs), _q(v, attrs)
+            if Fraction(round_fraction(pq, fmt)) != pq:
+                skipped.append(repr(float(pq)))
+                continue
+            c.points.append((float(pq), round_fraction(vq, fmt)))
+            if pq == 0:
+                c.points.append((-0.0, round_fraction(vq, fmt)))
+        if not c.points:
+            c.skip = f"its points ({', '.join(skipped)}) are not values of {fmt.name}"
+    return c
+
+
+def compile_all(op, fmt, attrs, names=None) -> list[Compiled]:
+    props = [p for p in op.properties if names is None or p.name in names]
+    return [compile_property(op, p, fmt, attrs) for p in props]
+
+
+# ---- accumulation -----------------------------------------------------------------------
+
+@dataclass
+class Acc:
+    """Counts of one property over some inputs; mergeable (sweep chunks)."""
+    evaluated: int = 0
+    violations: int = 0
+    first: list | None = None     # [key, [input bits...]]: smallest key in input bit order
+    worst: list | None = None     # [magnitude, key, [input bits...]]
+
+    def add(self, evaluated: int, mask: np.ndarray, keys: np.ndarray, inputs: list, magnitude: np.ndarray):
+        """mask over candidate elements; inputs: a list of arrays (one per input of a violation)."""
+        self.evaluated += int(evaluated)
+        idx = np.nonzero(mask)[0]
+        if not idx.size:
+            return
+        self.violations += int(idx.size)
+        k = keys[idx]
+        i = int(idx[np.argmin(k)])
+        cand = [int(keys[i]), [int(a[i]) for a in inputs]]
+        if self.first is None or cand[0] < self.first[0]:
+            self.first = cand
+        mag = np.where(np.isnan(magnitude[idx]), np.inf, magnitude[idx])
+        best = np.max(mag)
+        j = int(idx[np.nonzero(mag == best)[0][np.argmin(k[mag == best])]])
+        cand = [float(best), int(keys[j]), [int(a[j]) for a in inputs]]
+        if self.worst is None or (cand[0], -cand[1]) > (self.worst[0], -self.worst[1]):
+            self.worst = cand
+
+    def merge(self, o: "Acc") -> "Acc":
+        self.evaluated += o.evaluated
+        self.violations += o.violations
+        if o.first is not None and (self.first is None or o.first[0] < self.first[0]):
+            self.first = o.first
+        if o.worst is not None and (self.worst is None or (o.worst[0], -o.worst[1]) > (self.worst[0], -self.worst[1])):
+            self.worst = o.worst
+        return self
+
+    def to_json(self) -> dict:
+        return {"evaluated": self.evaluated, "violations": self.violations, "first": self.first, "worst": self.worst}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Acc":
+        return cls(int(d["evaluated"]), int(d["violations"]), d["first"], d["worst"])
+
+
+class PropertyChecker:
+    """Accumulates every compiled property over blocks of magnitudes (see the module doc)."""
+
+    def __init__(self, compiled: list[Compiled], fmt: FloatFormat):
+        self.fmt = fmt
+        self.compiled = [c for c in compiled if c.skip is None]
+        self.acc = {c.name: Acc() for c in self.compiled}
+        self.sign = 1 << (fmt.bits - 1)
+        self.inf_bits = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
+        # monotonic chains: per property and side, the first and the last valid (mag, y bits)
+        self.ends = {c.name: {"pos": [None, None], "neg": [None, None]}
+                     for c in self.compiled if c.kind == "monotonic"}
+        self.limit_expect = None
+
+    # -- values ---------------------------------------------------------------------
+    def _y(self, bits) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return from_bits(np.asarray(bits, dtype=np.uint64).astype(self.fmt.uint), self.fmt).astype(np.float64)
+
+    def _in_domain(self, c: Compiled, x: np.ndarray) -> np.ndarray:
+        ok = ~np.isnan(x)
+        if c.dom_lo is not None:
+            ok &= x >= c.dom_lo
+        if c.dom_hi is not None:
+            ok &= x <= c.dom_hi
+        return ok
+
+    def add_block(self, mags: np.ndarray, yp: np.ndarray, yn: np.ndarray, limits=None) -> None:
+        """mags: ascending magnitudes (bit patterns without the sign); yp, yn: the
+        target's outputs at +m and -m (arrays of the format). limits: the
+        correctly rounded outputs at (+inf, -inf), as bit patterns."""
+        fmt = self.fmt
+        mags = np.asarray(mags, dtype=np.uint64)
+        with np.errstate(invalid="ignore"):
+            xp = from_bits(mags.astype(fmt.uint), fmt).astype(np.float64)
+        xn = -xp
+        ybp = np.ascontiguousarray(yp).view(fmt.uint).astype(np.uint64)
+        ybn = np.ascontiguousarray(yn).view(fmt.uint).astype(np.uint64)
+        with np.errstate(invalid="ignore"):
+            yp64, yn64 = yp.astype(np.float64), yn.astype(np.float64)
+        negb = mags | np.uint64(self.sign)
+        for c in self.compiled:
+            acc, k = self.acc[c.name], c.kind
+            if k == "nan_propagation":
+                for xb, x, yv in ((mags, xp, yp64), (negb, xn, yn64)):
+                    sel = np.isnan(x)
+                    acc.add(sel.sum(), sel & ~np.isnan(yv), xb, [xb], np.full(x.size, np.inf))
+            elif k in ("range", "constant"):
+                for xb, x, yv in ((mags, xp, yp64), (negb, xn, yn64)):
+                    sel = self._in_domain(c, x)
+                    with np.errstate(invalid="ignore"):
+                        if k == "range":
+                            bad = np.isnan(yv)
+                            excess = np.zeros(x.size)
+                            if c.lower is not None:
+                                bad |= yv < c.lower
+                                excess = np.maximum(excess, c.lower - yv)
+                            if c.upper is not None:
+                                bad |= yv > c.upper
+                                excess = np.maximum(excess, yv - c.upper)
+                        else:
+                            bad = ~(yv == c.value)
+                            excess = np.abs(yv - c.value)
+                    acc.add(sel.sum(), sel & bad, xb, [xb], excess)
+            elif k == "odd":
+                sel = ~np.isnan(xp)
+                if c.prop.zero_sign:
+                    good = (ybn == (ybp ^ np.uint64(self.sign))) | (np.isnan(yp64) & np.isnan(yn64))
+                else:
+                    good = (yn64 == -yp64) | (np.isnan(yp64) & np.isnan(yn64))
+                with np.errstate(invalid="ignore"):
+                    acc.add(sel.sum(), sel & ~good, mags, [mags, negb], np.abs(yn64 + yp64))
+            elif k == "point_symmetry":
+                sel = ~np.isnan(xp)
+                bad, excess = _symmetry_violations(yp64, yn64, c.center, fmt)
+                acc.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
+            elif k == "monotonic":
+                self._monotonic(c, mags, negb, xp, xn, yp64, yn64, ybp, ybn)
+            elif k == "exact_point":
+                for p, v in c.points:
+                    pb = int(np.array([abs(p)]).astype(fmt.dtype).view(fmt.uint)[0])
+                    hit = np.nonzero(mags == pb)[0]
+                    if not hit.size:
+                        continue
+                    i = int(hit[0])
+                    neg = p < 0 or (p == 0 and np.signbit(p))
+                    y = yn64[i] if neg else yp64[i]
+                    xb = np.array([negb[i] if neg else mags[i]], dtype=np.uint64)
+                    acc.add(1, np.array([not (y == v)]), xb, [xb], np.array([abs(y - v)]))
+            elif k == "limit":
+                hit = np.nonzero(mags == self.inf_bits)[0]
+                if hit.size and limits is not None:
+                    i = int(hit[0])
+                    for side, (xb, yb) in enumerate(((mags[i], ybp[i]), (negb[i], ybn[i]))):
+                        want = limits[side]
+                        got_nan = bool(np.isnan(self._y([yb])[0]))
+                        want_nan = bool(np.isnan(self._y([want])[0]))
+                        bad = not (got_nan and want_nan) and int(yb) != int(want)
+                        arr = np.array([xb], dtype=np.uint64)
+                        acc.add(1, np.array([bad]), arr, [arr], np.array([np.inf]))
+
+    def _monotonic(self, c, mags, negb, xp, xn, yp64, yn64, ybp, ybn):
+        acc, ends = self.acc[c.name], self.ends[c.name]
+        for side, xb, x, yv, yb in (("pos", mags, xp, yp64, ybp), ("neg", negb, xn, yn64, ybn)):
+            valid = np.nonzero(self._in_domain(c, x))[0]
+            if not valid.size:
+                continue
+            v, b, yy = yv[valid], xb[valid], yb[valid]
+            prev = ends[side][1]
+            if prev is not None:   # the pair across the block boundary
+                v = np.concatenate([[self._y([prev[1]])[0]], v])
+                b = np.concatenate([np.array([prev[0]], dtype=np.uint64), b])
+                yy = np.concatenate([np.array([prev[1]], dtype=np.uint64), yy])
+            if ends[side][0] is None:
+                ends[side][0] = (int(b[0]), int(yy[0]))
+            ends[side][1] = (int(b[-1]), int(yy[-1]))
+            if v.size < 2:
+                continue
+            # positive side: x ascends along the array; negative side: x descends
+            left, right = (v[:-1], v[1:]) if side == "pos" else (v[1:], v[:-1])
+            lb, rb = (b[:-1], b[1:]) if side == "pos" else (b[1:], b[:-1])
+            with np.errstate(invalid="ignore"):
+                bad = ~(left <= right)
+                step = left - right
+            acc.add(v.size - 1, bad, np.minimum(lb, rb), [lb, rb], step)
+
+    # -- sweep chunks -------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {"acc": {n: a.to_json() for n, a in self.acc.items()},
+                "ends": {n: {s: [list(e) if e else None for e in v] for s, v in d.items()}
+                         for n, d in self.ends.items()}}
+
+    def merge_chunks(self, chunks: list[dict]) -> None:
+        """Merge chunk states given in ascending magnitude order, checking the
+        monotonic pairs across every chunk boundary."""
+        for ch in chunks:
+            for n, a in ch["acc"].items():
+                if n in self.acc:
+                    self.acc[n].merge(Acc.from_json(a))
+            for n, sides in ch["ends"].items():
+                if n not in self.ends:
+                    continue
+                for side in ("pos", "neg"):
+                    first, last = sides[side]
+                    if first is None:
+                        continue
+                    prev = self.ends[n][side][1]
+                    if prev is not None:
+                        (pb, py), (fb, fy) = prev, first
+                        ya, yb = self._y([py])[0], self._y([fy])[0]
+                        left, right = (ya, yb) if side == "pos" else (yb, ya)
+                        lb, rb = (pb, fb) if side == "pos" else (fb, pb)
+                        arr = [np.array([lb], dtype=np.uint64), np.array([rb], dtype=np.uint64)]
+                        self.acc[n].add(1, np.array([not (left <= right)]), np.array([min(lb, rb)], dtype=np.uint64),
+                                        arr, np.array([left - right]))
+                    if self.ends[n][side][0] is None:
+                        self.ends[n][side][0] = tuple(first)
+                    self.ends[n][side][1] = tuple(last)
+
+    def finish_chains(self) -> None:
+        """The pair where the negative and the positive sides meet (at zero)."""
+        for n, sides in self.ends.items():
+            (pf, _), (nf, _) = sides["pos"], sides["neg"]
+            if pf is None or nf is None:
+                continue
+            pb, py = pf
+            nb, ny = nf
+            yp, yn = self._y([py])[0], self._y([ny])[0]
+            if pb == 0 and (nb & ~self.sign) == 0:
+                bad = not (yn == yp)          # -0 and +0 are one point
+                mag = abs(yn - yp) if not np.isnan(yn - yp) else np.inf
+            else:
+                bad = not (yn <= yp)
+                mag = yn - yp
+            arr = [np.array([nb], dtype=np.uint64), np.array([pb], dtype=np.uint64)]
+            self.acc[n].add(1, np.array([bad]), np.array([pb], dtype=np.uint64), arr, np.array([mag]))
+
+
+def _symmetry_violations(yp, yn, center, fmt):
+    """|f(x) + f(-x) - center| <= (ulp(f(x)) + ulp(f(-x))) / 2, decided exactly where close."""
+    from .ulp import ulp_of
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = yp + yn
+        bb = s - yp
+        e = (yp - (s - bb)) + (yn - bb)          # s + e = yp + yn exactly (TwoSum)
+        d = (s - center) + e
+        tol = 0.5 * (ulp_of(yp, fmt) + ulp_of(yn, fmt))
+        bad = ~(np.abs(d) <= tol)
+        close = np.abs(np.abs(d) - tol) <= tol * 2.0 ** -40
+    for i in np.nonzero(close & np.isfinite(yp) & np.isfinite(yn))[0]:
+        a, b = Fraction(float(yp[i])), Fraction(float(yn[i]))
+        ta = Fraction(float(ulp_of(np.array([yp[i]]), fmt)[0])) + Fraction(float(ulp_of(np.array([yn[i]]), fmt)[0]))
+        bad[i] = abs(a + b - Fraction(center)) > ta / 2
+    return bad, np.abs(d) - tol
+
+
+# ---- verdicts ---------------------------------------------------------------------------
+
+def verdicts(checker: PropertyChecker, compiled: list[Compiled], *, complete: bool, target: str, method_where: str,
+             describe, elapsed: float = 0.0) -> list[PropertyResult]:
+    """PropertyResults from the accumulated counts. describe(input bits list) ->
+    dict with each input's value, bits, output, reference and replayed output."""
+    out = []
+    for c in compiled:
+        base = PropertyResult(c.name, c.kind, c.statement, "skipped", "-", expected=c.expected)
+        if c.skip is not None:
+            base.note = c.skip
+            out.append(base)
+            continue
+        acc = checker.acc[c.name]
+        base.inputs_checked, base.violations = acc.evaluated, acc.violations
+        unit = "pairs of inputs" if c.kind in ("monotonic", "odd", "point_symmetry") else "inputs"
+        if complete:
+            base.method = f"every input enumerated on target {target} {method_where}: {acc.evaluated:,} {unit}"
+        else:
+            base.method = f"sampled on target {target} {method_where}: {acc.evaluated:,} {unit} (evidence, not a proof)"
+        base.elapsed_s = elapsed
+        if acc.violations:
+            base.status = "refuted"
+            base.counterexample = _counterexample(acc.first[1], describe, c, first=True)
+            base.counterexample["violations"] = acc.violations
+            base.worst = _counterexample(acc.worst[2], describe, c, first=False)
+            base.worst["magnitude"] = acc.worst[0]
+        elif acc.evaluated == 0:
+            base.status = "proved" if complete else "checked"
+            base.note = f"vacuous: no input of {checker.fmt.name} falls where the property applies"
+        else:
+            base.status = "proved" if complete else "checked"
+        out.append(base)
+    return out
+
+
+def _counterexample(bits: list, describe, c: Compiled, first: bool) -> dict:
+    d = describe(bits)
+    labels = ("x1", "x2") if c.kind == "monotonic" else ("x", "-x") if len(bits) == 2 else ("x",)
+    ce = {"which": "first" if first else "worst", "inputs": {}, "outputs": {}, "reference": {}}
+    replayed = True
+    for label, item in zip(labels, d):
+        ce["inputs"][label] = item["input"]
+        ce["outputs"][f"f({label})"] = item["output"]
+        ce["reference"][f"f({label})"] = item["reference"]
+        if item.get("replayed") is not None and item["replayed"]["bits"] != item["output"]["bits"]:
+            replayed = False
+            ce.setdefault("replay", {})[f"f({label})"] = item["replayed"]
+    ce["replayed"] = replayed
+    if not replayed:
+        ce["note"] = "the target returned a different output when run again on the same block: not reproducible"
+    return ce
+
+
+def value_of(v, fmt) -> dict:
+    with np.errstate(invalid="ignore"):
+        f = float(np.asarray(v).astype(np.float64))
+    return {"value": f if f == f else "nan", "bits": hex_bits(v, fmt)}

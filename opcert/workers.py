@@ -1,0 +1,283 @@
+"""Supervised worker processes: where code opcert does not control runs.
+
+A target under test may raise SystemExit, call os._exit, crash the interpreter
+(a segfault in a C extension), hang, or write into its input. opcert therefore
+never runs an untrusted target in the process that owns the verdict: targets
+run in worker processes that this module supervises. The parent learns, for
+every task, one of three outcomes: the task's value, the exception it raised,
+or `WorkerLost` (the process ended or overran its time limit), and in the last
+case what the worker was doing at that moment ("running target T on inputs
+A..B"). A lost worker is replaced; the other tasks go on and no finished
+result is lost.
+
+Workers die with their parent (PR_SET_PDEATHSIG on Linux, and a check of the
+parent's pid), so a killed opcert leaves no orphan behind. They ignore SIGINT:
+the parent handles Ctrl-C and stops them.
+
+Inside a worker, `activity(text, timeout)` announces a target call to the
+parent; the parent kills the worker when the call overruns `timeout`.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+# In a worker: the connection to the parent (None in the parent itself).
+_CHANNEL = None
+_IN_WORKER = False
+# Libraries that start threads at import: after one of them is loaded, fork()
+# may deadlock the child, so workers are spawned instead.
+_THREADED = ("torch", "jax", "jaxlib", "onnxruntime", "openvino", "tensorflow")
+
+
+def in_worker() -> bool:
+    return _IN_WORKER
+
+
+class activity:
+    """Announce what the worker is about to do (a target call), with an optional time limit."""
+
+    def __init__(self, text: str, timeout: float | None = None):
+        self.text, self.timeout = text, timeout
+
+    def __enter__(self):
+        if _CHANNEL is not None:
+            _CHANNEL.send(("begin", self.text, self.timeout))
+        return self
+
+    def __exit__(self, *exc):
+        if _CHANNEL is not None:
+            _CHANNEL.send(("end",))
+        return False
+
+
+@dataclass
+class WorkerLost(Exception):
+    """The worker running a task ended, or was stopped after its time limit."""
+    exitcode: int | None
+    doing: str | None
+    timed_out: bool = False
+    timeout: float | None = None
+
+    def __str__(self) -> str:
+        if self.timed_out:
+            head = f"did not return within {self.timeout:g} s (the process running it was stopped)"
+        else:
+            head = f"ended the process running it ({describe_exit(self.exitcode)})"
+        return head + (f" while {self.doing}" if self.doing else "")
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exit status {code}"
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the lifeline check below still ends orphans between tasks
+    if os.getppid() != parent_pid:   # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _fresh_stdio() -> None:
+    # Another thread of the parent may have held the locks of sys.stdout and
+    # sys.stderr at fork time; new objects on the same descriptors have new locks.
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        try:
+            setattr(sys, name, open(os.dup(fd), "w", buffering=1, closefd=True))
+        except OSError:
+            pass
+
+
+def _worker_main(conn, parent_pid: int) -> None:
+    global _CHANNEL, _IN_WORKER
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _fresh_stdio()
+    _CHANNEL, _IN_WORKER = conn, True
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        if msg is None:
+            os._exit(0)
+        tid, fn, args, kwargs = msg
+        try:
+            value = fn(*args, **kwargs)
+            reply = ("done", tid, value)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from a target is an outcome
+            reply = ("raised", tid, _portable(exc))
+        try:
+            conn.send(reply)
+        except Exception as exc:  # an unpicklable value: say so rather than vanish
+            conn.send(("raised", tid, RuntimeError(f"task result could not be sent: {exc!r}")))
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """The exception itself when it pickles, else a RuntimeError with its text."""
+    import pickle
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return RuntimeError(text)
+
+
+def _context():
+    method = "spawn" if any(m in sys.modules for m in _THREADED) else "fork"
+    return multiprocessing.get_context(method)
+
+
+class _Worker:
+    def __init__(self, ctx):
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task = None          # task id in flight
+        self.doing = None         # the announced activity
+        self.deadline = None      # monotonic time after which the activity has overrun
+        self.timeout = None
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+class Pool:
+    """N supervised workers. `run(tasks)` yields (index, ok, value) as tasks
+    finish, in any order: ok is False when the task raised (value is the
+    exception) or its worker was lost (value is a WorkerLost)."""
+
+    def __init__(self, workers: int = 1):
+        if workers < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.size = workers
+        self.ctx = _context()
+        self.workers: list[_Worker] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close(kill=exc[0] is not None)
+        return False
+
+    def close(self, kill: bool = False) -> None:
+        for w in self.workers:
+            if kill or w.task is not None:
+                w.kill()
+                continue
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
+            w.proc.join(2)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(5)
+            w.conn.close()
+        self.workers = []
+
+    def run(self, tasks):
+        """tasks: a list of (fn, args, kwargs); fn must be a module-level function."""
+        pending = list(enumerate(tasks))[::-1]
+        try:
+            while pending or any(w.task is not None for w in self.workers):
+                self.workers = [w for w in self.workers if w.proc.is_alive() or w.task is not None]
+                while pending and (len(self.workers) < self.size or any(w.task is None for w in self.workers)):
+                    idle = next((w for w in self.workers if w.task is None), None)
+                    if idle is None:
+                        idle = _Worker(self.ctx)
+                        self.workers.append(idle)
+                    i, (fn, args, kwargs) = pending.pop()
+                    idle.task, idle.doing, idle.deadline = i, None, None
+                    idle.conn.send((i, fn, args, kwargs))
+                yield from self._collect()
+        except BaseException:
+            self.close(kill=True)
+            raise
+
+    def _collect(self):
+        busy = [w for w in self.workers if w.task is not None]
+        now = time.monotonic()
+        deadlines = [w.deadline for w in busy if w.deadline is not None]
+        timeout = max(0.0, min(deadlines) - now) if deadlines else None
+        ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
+        for w in busy:
+            eof = False
+            if w.conn in ready:
+                while w.task is not None:
+                    try:
+                        if not w.conn.poll():
+                            break
+                        msg = w.conn.recv()
+                    except (EOFError, OSError):
+                        eof = True
+                        break
+                    out = self._message(w, msg)
+                    if out is not None:
+                        yield out
+            if w.task is not None and (eof or not w.proc.is_alive()):
+                w.proc.join(10)      # the connection closed: the process is ending
+                if w.proc.is_alive():
+                    w.proc.kill()
+                    w.proc.join(5)
+                lost = WorkerLost(w.proc.exitcode, w.doing)
+                i, w.task = w.task, None
+                w.conn.close()
+                yield i, False, lost
+            elif w.task is not None and w.deadline is not None and time.monotonic() > w.deadline:
+                lost = WorkerLost(None, w.doing, timed_out=True, timeout=w.timeout)
+                i, w.task = w.task, None
+                w.kill()
+                yield i, False, lost
+        self.workers = [w for w in self.workers if w.proc.is_alive()]
+
+    @staticmethod
+    def _message(w: _Worker, msg):
+        kind = msg[0]
+        if kind == "begin":
+            w.doing, w.timeout = msg[1], msg[2]
+            w.deadline = time.monotonic() + msg[2] if msg[2] else None
+            return None
+        if kind == "end":
+            w.doing = w.deadline = None
+            return None
+        i = w.task
+        w.task = None
+        return (i, kind == "done", msg[2])
+
+
+def run_isolated(fn, *args, **kwargs):
+    """Run one task in a fresh supervised worker: its value, or raise what it
+    raised, or WorkerLost."""
+    with Pool(1) as pool:
+        for _, ok, value in pool.run([(fn, args, kwargs)]):
+            if ok:
+                return value
+            raise value
+    raise RuntimeError("the worker returned nothing")  # not reached
