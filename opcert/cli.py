@@ -228,6 +228,11 @@ def cmd_accuracy(args) -> int:
         policy.workers(args.workers, "--workers")
     if args.max_ulp is not None:
         policy.number(args.max_ulp, "--max-ulp")
+    if args.samples is not None:
+        policy.samples(args.samples, "--samples")
+    policy.seed(args.seed, "--seed")
+    if args.target_timeout is not None:
+        policy.timeout(args.target_timeout, "--target-timeout")
     if args.scheduler and not args.scheduler.startswith("dask://"):
         raise UsageError(f"--scheduler {args.scheduler!r}: allowed is dask://HOST:PORT")
     if (args.workers or args.scheduler or args.checkpoint) and not (args.exhaustive and fmt.name == "float32"):
@@ -345,6 +350,10 @@ def cmd_prove(args) -> int:
     from . import policy
     from .verify.proofs import prove, prove_all
     policy.timeout(args.timeout, "--timeout")
+    if args.samples is not None:
+        policy.samples(args.samples, "--samples")
+    if args.target_timeout is not None:
+        policy.timeout(args.target_timeout, "--target-timeout")
     _outputs(args, files=("json",))
     if args.all:
         if args.op or args.dtype or args.attr or args.property or args.target != "opcert":

@@ -81,6 +81,8 @@ def parse_real(text: str, what: str) -> Fraction:
         hint = " (digit separators are not accepted)"
     elif t.lstrip("+-").lower().startswith("0x") and t[:1] in "+-":
         hint = " (a bit pattern has no sign: write the pattern of the negative value, or a hex float such as -0x1p0)"
-    elif t.lower().startswith("0x") and "p" not in t.lower():
+    elif t.lower().startswith("0x") and not re.fullmatch(r"0[xX][0-9a-fA-F.]+", t):
+        hint = " (after 0x come hex digits: a bit pattern such as 0x3c00, or a hex float such as 0x1.8p-3)"
+    elif t.lower().startswith("0x"):
         hint = " (a hex float needs a binary exponent, such as 0x1.8p-3)"
     raise UsageError(f"{what} {text!r} is not a number{hint}; write {FORMS}")

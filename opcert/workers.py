@@ -110,6 +110,8 @@ def _fresh_stdio() -> None:
 def _worker_main(conn, parent_pid: int) -> None:
     global _CHANNEL, _IN_WORKER
     _die_with_parent(parent_pid)
+    import faulthandler
+    faulthandler.disable()   # a target's crash is reported by the parent, with what it was running
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _fresh_stdio()
@@ -255,7 +257,8 @@ class Pool:
                 i, w.task = w.task, None
                 w.kill()
                 yield i, False, lost
-        self.workers = [w for w in self.workers if w.proc.is_alive()]
+        # a worker that died after the checks above keeps its task: the next round reports it
+        self.workers = [w for w in self.workers if w.proc.is_alive() or w.task is not None]
 
     @staticmethod
     def _message(w: _Worker, msg):

@@ -49,7 +49,7 @@ def negated(x, **attrs):
 def flush_tiny(x, **attrs):
     """tanh with subnormal outputs flushed to zero, and -0 returned as +0."""
     y = np.tanh(x)
-    tiny = np.abs(y.astype(np.float64)) < np.finfo(x.dtype).tiny
+    tiny = np.abs(y.astype(np.float64)) < _finfo(x.dtype).tiny
     y[tiny] = 0
     return y
 
@@ -147,7 +147,7 @@ def wrong_at_negative_zero(x, **attrs):
 
 def wrong_at_subnormals(x, **attrs):
     y = np.tanh(x)
-    tiny = (x != 0) & (np.abs(x.astype(np.float64)) < np.finfo(x.dtype).tiny)
+    tiny = (x != 0) & (np.abs(x.astype(np.float64)) < _finfo(x.dtype).tiny)
     y[tiny] = -y[tiny]
     return y
 
@@ -160,7 +160,7 @@ def wrong_at_nan(x, **attrs):
 
 def wrong_at_largest(x, **attrs):
     y = np.tanh(x)
-    big = np.abs(x.astype(np.float64)) == float(np.finfo(x.dtype).max)
+    big = np.abs(x.astype(np.float64)) == float(_finfo(x.dtype).max)
     y[big] = np.nan
     return y
 
@@ -182,3 +182,31 @@ def flush_and_flip(x):
     y = np.tanh(x)
     y[np.abs(y.astype(np.float64)) < 6.2e-5] = 0
     return y
+
+
+def tanh_step_back_at_chunk_edge(x):
+    """float32 tanh that steps backwards across the magnitude 0x3f008000 (a chunk edge in the tests)."""
+    y = np.tanh(x)
+    if x.dtype == np.float32:
+        b = x.view(np.uint32)
+        y[b == 0x3f007fff] = np.float32(0.47)
+    return y
+
+
+def tanh_not_odd_at_one_point(x):
+    y = np.tanh(x)
+    if x.dtype == np.float32:
+        b = x.view(np.uint32)
+        y[b == (0x3f004000 | 0x80000000)] = np.nextafter(y[b == (0x3f004000 | 0x80000000)], np.float32(-1))
+    return y
+
+
+def opcert_tanh(x):
+    """opcert's own implementation, as a black box."""
+    import opcert
+    return opcert.run("Tanh", x)
+
+
+def _finfo(dtype):
+    import ml_dtypes
+    return ml_dtypes.finfo(dtype)

@@ -113,36 +113,19 @@ def test_torch_hardsigmoid_maps_at_one_sixth():
 
 @pytest.mark.parametrize("target", ["onnxruntime", "onnx-reference", "torch"])
 def test_targets_agree_with_their_libraries(target):
-    import ml_dtypes
-    import torch
-    from opcert.targets import get_target
-    t = get_target(target)
-    op = opcert.get_operator("Tanh")
-    for dtype in ("float16", "float32", "float64", "bfloat16"):
-        x = np.linspace(-3, 3, 13).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
-        if t.unsupported(op, dtype, {}):
-            continue
-        y = t.run(op, x, {})
-        if target == "torch":
-            tx = torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16 if dtype == "bfloat16" else
-                                                            getattr(torch, dtype))
-            want = torch.tanh(tx).to(torch.float64).numpy()
-        elif target == "onnxruntime":
-            import onnxruntime as ort
-            from opcert.targets.runtimes import onnx_model
-            if dtype == "bfloat16":
-                continue
-            s = ort.InferenceSession(onnx_model(op, dtype, {}).SerializeToString(), providers=["CPUExecutionProvider"])
-            want = s.run(None, {"X": x})[0].astype(np.float64)
-        else:
-            want = np.tanh(x).astype(np.float64)  # onnx.reference's Tanh is np.tanh in the input's dtype
-        assert y.dtype == x.dtype and np.array_equal(y.astype(np.float64), want)
+    from opcert.workers import run_isolated
+    from runtime_helpers import agree_with_library
+    rows = run_isolated(agree_with_library, target)
+    assert rows
+    for dtype, ydtype, y, want in rows:
+        assert ydtype == dtype and np.array_equal(y, want), dtype
 
 
 def test_accuracy_result_records_the_target_version():
+    from importlib.metadata import version
     r = measure("Tanh", "torch", "float16", "exhaustive")
-    import torch
-    assert r.provenance["target_version"] == torch.__version__ and isinstance(r, AccuracyResult)
+    assert r.provenance["target_version"] == version("torch") and isinstance(r, AccuracyResult)
+    assert r.target_info["details"]["git"] and r.target_info["fingerprint"]
 
 
 def test_checkpoints_are_keyed_by_code_and_target_fingerprint():

@@ -183,7 +183,7 @@ def parse(data: dict, source: str) -> GateConfig:
     return GateConfig([c for i, r in enumerate(raw) for c in _parse_check(r, i, source)], source)
 
 
-def load_config(path: str | None = None) -> GateConfig:
+def load_config(path=None) -> GateConfig:
     """The configuration at `path`; else ./opcert.toml; else [tool.opcert] of
     ./pyproject.toml; else the built-in default."""
     if path is None:
@@ -196,6 +196,7 @@ def load_config(path: str | None = None) -> GateConfig:
                 return parse(tool, "pyproject.toml [tool.opcert]")
         if path is None:
             return default_config()
+    path = os.fspath(path)
     data = _read(path)
     if path.endswith("pyproject.toml"):
         tool = data.get("tool", {}).get("opcert")

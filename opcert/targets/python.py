@@ -39,17 +39,14 @@ def load(spec: str, timeout: float | None = None) -> Target:
                          "the path; PYTHONPATH adds directories)")
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            raise UsageError(f"target {spec!r}: cannot import module {module_name!r} ({exc})") from None
-        raise TargetFailure(f"target {spec!r}: importing module {module_name!r} failed: "
-                            f"ModuleNotFoundError: {exc}") from None
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the target's failure
-        detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
-        raise TargetFailure(f"target {spec!r}: importing module {module_name!r} raised "
-                            f"{type(exc).__name__}{detail}") from None
+    except SystemExit as exc:   # a module that ends the process at import: the target's failure
+        raise TargetFailure(f"target {spec!r}: importing module {module_name!r} raised SystemExit({exc.code!r})") \
+            from None
+    except BaseException as exc:  # noqa: BLE001 - cannot be loaded: the target as given is unusable
+        raise UsageError(f"target {spec!r}: importing module {module_name!r} failed with "
+                         f"{type(exc).__name__}: {exc}") from None
     func = module
     for part in func_name.split("."):
         func = getattr(func, part, None)

@@ -299,7 +299,8 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
 
 def _label(x, mode) -> str:
     if mode == "exhaustive":
-        return f"every {x.dtype.name} input ({x.size:,})"
+        w = 2 * x.itemsize
+        return f"every {x.dtype.name} input 0x{0:0{w}x}..0x{x.size - 1:0{w}x} ({x.size:,})"
     from ..targets import describe_inputs
     return f"{describe_inputs(x)} ({mode})"
 

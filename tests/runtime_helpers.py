@@ -1,0 +1,38 @@
+"""Helpers that import the runtimes (torch, ONNX Runtime): the tests call them
+in a worker process (opcert.workers.run_isolated), so that the test process
+never loads a multithreaded runtime (after which workers must be spawned
+rather than forked, which is slower)."""
+import numpy as np
+
+
+def agree_with_library(target: str) -> list:
+    """For each dtype the target supports: (dtype, target's outputs, the library's own outputs)."""
+    import ml_dtypes
+
+    import opcert
+    from opcert.targets import load_target
+    t = load_target(target)
+    op = opcert.get_operator("Tanh")
+    out = []
+    for dtype in ("float16", "float32", "float64", "bfloat16"):
+        x = np.linspace(-3, 3, 13).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+        if t.unsupported(op, dtype, {}):
+            continue
+        y = t.run(op, x, {})
+        if target == "torch":
+            import torch
+            tx = torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16 if dtype == "bfloat16" else
+                                                            getattr(torch, dtype))
+            want = torch.tanh(tx).to(torch.float64).numpy()
+        elif target == "onnxruntime":
+            import onnxruntime as ort
+
+            from opcert.targets.runtimes import onnx_model
+            if dtype == "bfloat16":
+                continue
+            s = ort.InferenceSession(onnx_model(op, dtype, {}).SerializeToString(), providers=["CPUExecutionProvider"])
+            want = s.run(None, {"X": x})[0].astype(np.float64)
+        else:
+            want = np.tanh(x).astype(np.float64)  # onnx.reference's Tanh is np.tanh in the input's dtype
+        out.append((dtype, str(y.dtype), y.astype(np.float64), want))
+    return out
