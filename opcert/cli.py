@@ -73,7 +73,7 @@ def operator_record(op) -> dict:
         "properties": [{"name": p.name, "kind": p.kind, "statement": p.statement,
                         "condition": str(p.condition) if p.condition is not None else None}
                        for p in op.properties],
-        "integer_semantics": op.integer_semantics or None,
+        "integer_semantics": op.integer.note if op.integer else None,
         "notes": op.notes or None,
     }
 
@@ -89,7 +89,8 @@ def cmd_ops(args) -> int:
         t.add_column(col)
     for op, r in zip(operators(), records):
         stds = ", ".join(f"{s.key}:{s.op_name}" for s in op.standards)
-        at = ", ".join(f"{a['name']}=" + "/".join(f"{v:g}" for v in sorted(set(a["defaults"].values())))
+        at = ", ".join(f"{a['name']}=" + ("/".join(v if isinstance(v, str) else f"{v:g}"
+                                                   for v in sorted(set(a["defaults"].values()), key=str)) or "-")
                        for a in r["attributes"]) or "-"
         t.add_row(op.name, esc(stds), esc(at), ", ".join(op.dtypes), esc(op.standard().formula_text))
     _console().print(t)

@@ -85,16 +85,14 @@ def make_policy(max_ulp=1.0, signed_zero="strict", subnormals="strict", accept_s
                   choice(subnormals, f"{p}subnormals", SUBNORMALS), accept_sampled_evidence)
 
 
-def required_properties(op, requested, attrs, where: str = "proofs") -> tuple[tuple[str, ...], tuple[str, ...]]:
+def required_properties(op, requested, attrs, where: str = "proofs", standard: str | None = None) \
+        -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The properties a check requires, and those `"all"` left out with why.
 
     `requested` is a list of names or "all". A name must be declared by the
     operator, apply to float kernels, be claimed at these attributes (its
     condition holds) and be declared to hold; "all" takes every such property.
     Returns (required names, notes on the ones "all" left out)."""
-    from fractions import Fraction
-
-    from .spec.exact import eval_rational
     declared = {p.name: p for p in op.properties}
     if requested == "all":
         names, explicit = list(declared), False
@@ -113,9 +111,8 @@ def required_properties(op, requested, attrs, where: str = "proofs") -> tuple[tu
                    "it does not apply to a float kernel")
         elif not p.holds:
             why = f"{n} is declared NOT to hold for {op.name} ({p.statement}); it cannot be required"
-        elif p.condition is not None and not eval_rational(p.condition, Fraction(0), attrs):
-            why = (f"{n} is claimed only when {p.condition}, which these attributes break "
-                   f"({', '.join(f'{k}={float(v)!r}' for k, v in attrs.items())})")
+        elif p.not_claimed(attrs, standard or op.primary) is not None:
+            why = f"{n} is not claimed: {p.not_claimed(attrs, standard or op.primary)}"
         if why is None:
             out.append(n)
         elif explicit:

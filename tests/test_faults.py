@@ -140,7 +140,7 @@ def test_a_kernel_that_zeroes_its_input_is_measured_on_what_it_was_given():
 @pytest.mark.parametrize("text,message", [
     ('op = "Celu"\nproofs = ["continuity"]', "a property of the exact definition"),
     ('op = "Shrink"\nproofs = ["monotonic"]\n[check.attrs]\nbias = 1.0\nlambd = 0.5',
-     "monotonic is claimed only when"),
+     "monotonic is not claimed: claimed only when"),
 ])
 def test_a_required_property_that_cannot_be_established_is_a_configuration_error(cli, tmp_path, text, message):
     cfg = tmp_path / "g.toml"
@@ -157,7 +157,7 @@ def test_proofs_all_leaves_out_what_is_not_claimed_and_says_so(cli, tmp_path):
     g = json.loads((tmp_path / "g.json").read_text())
     (c,) = g["checks"]
     assert code == 0 and "monotonic" not in c["policy"]["proofs"]
-    assert any("monotonic is claimed only when" in why for why in c["policy"]["proofs_left_out"])
+    assert any("monotonic is not claimed: claimed only when" in why for why in c["policy"]["proofs_left_out"])
     assert all(p["status"] == "proved" for p in c["proofs"])
 
 

@@ -17,24 +17,78 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .primitives import REGISTRY as PRIMITIVES
+
 ARITY = {
     "var": 0, "attr": 0, "const": 0,
-    "neg": 1, "exp": 1, "expm1": 1, "tanh": 1, "log1p": 1, "isnan": 1,
+    "neg": 1, "abs": 1, "isnan": 1,
     "add": 2, "sub": 2, "mul": 2, "div": 2, "min": 2, "max": 2,
     "lt": 2, "le": 2, "gt": 2, "ge": 2, "eq": 2,
     "and": 2, "or": 2, "not": 1,
     "fma": 3, "select": 3,
+    **{name: 1 for name in PRIMITIVES},
 }
-TRANSCENDENTAL = frozenset({"exp", "expm1", "tanh", "log1p"})
+TRANSCENDENTAL = frozenset(PRIMITIVES)
 BOOLEAN = frozenset({"lt", "le", "gt", "ge", "eq", "isnan", "and", "or", "not"})
+
+
+@dataclass(frozen=True)
+class Named:
+    """An irrational constant the standards write by name: sqrt(2/pi), 1/sqrt(2).
+    The exact specification uses the real number (an Arb enclosure); NumPy uses
+    its correctly rounded binary64 value; z3 uses a real variable bounded by a
+    rational enclosure 2^-80 wide, with its algebraic identities where it has some."""
+    name: str
+    ball: object          # prec -> flint.arb
+    square: Fraction | None = None   # c^2, when rational
+
+    def value64(self) -> float:
+        """The correctly rounded binary64 value."""
+        if self.name in _VALUE64:
+            return _VALUE64[self.name]
+        from ..formats import FLOAT_FORMATS, round_fraction
+        lo, hi = self.enclosure(200)
+        f64 = FLOAT_FORMATS["float64"]
+        a, b = round_fraction(lo, f64), round_fraction(hi, f64)
+        assert a == b, f"{self.name}: enclosure too wide to round"
+        _VALUE64[self.name] = a
+        return a
+
+    def enclosure(self, bits: int = 80) -> tuple[Fraction, Fraction]:
+        from flint import ctx
+        saved = ctx.prec
+        try:
+            ctx.prec = bits + 20
+            b = self.ball(bits + 20)
+            lo, hi = b.lower().man_exp(), b.upper().man_exp()
+            return (Fraction(int(lo[0])) * Fraction(2) ** int(lo[1]),
+                    Fraction(int(hi[0])) * Fraction(2) ** int(hi[1]))
+        finally:
+            ctx.prec = saved
+
+
+_VALUE64: dict = {}
+
+
+def _sqrt_2_over_pi(prec):
+    from flint import arb
+    return (2 / arb.pi()).sqrt()
+
+
+def _inv_sqrt2(prec):
+    from flint import arb
+    return 1 / arb(2).sqrt()
+
+
+NAMED = {c.name: c for c in (Named("sqrt(2/pi)", _sqrt_2_over_pi), Named("1/sqrt(2)", _inv_sqrt2, Fraction(1, 2)))}
 
 
 @dataclass(frozen=True)
 class Expr:
     op: str
     args: tuple = ()
-    name: str | None = None        # for var and attr
-    value: Fraction | None = None  # for const
+    name: str | None = None        # for var and attr; for a named irrational constant
+    value: Fraction | None = None  # for a rational const
 
     def __post_init__(self):
         if self.op not in ARITY or len(self.args) != ARITY[self.op]:
@@ -80,11 +134,29 @@ def lift(v) -> Expr:
 
 def var(name: str = "x") -> Expr: return Expr("var", name=name)
 def attr(name: str) -> Expr: return Expr("attr", name=name)
-def const(v) -> Expr: return Expr("const", value=Fraction(v))
-def exp(a) -> Expr: return Expr("exp", (lift(a),))
-def expm1(a) -> Expr: return Expr("expm1", (lift(a),))
-def tanh(a) -> Expr: return Expr("tanh", (lift(a),))
-def log1p(a) -> Expr: return Expr("log1p", (lift(a),))
+def const(v) -> Expr:
+    """A rational constant. A float is taken at its exact binary64 value: write
+    decimals the standards print (0.044715) as strings, which are exact."""
+    if isinstance(v, str) and v in NAMED:
+        return Expr("const", name=v)
+    return Expr("const", value=Fraction(v))
+
+
+def named(name: str) -> Expr:
+    if name not in NAMED:
+        raise ValueError(f"unknown named constant {name!r}; known: {', '.join(NAMED)}")
+    return Expr("const", name=name)
+
+
+def _unary(op):
+    def build(a) -> Expr:
+        return Expr(op, (lift(a),))
+    build.__name__ = op
+    return build
+
+
+exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (_unary(n) for n in
+                                                 ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sqrt"))
 def isnan(a) -> Expr: return Expr("isnan", (lift(a),))
 def minimum(a, b) -> Expr: return Expr("min", (lift(a), lift(b)))
 def maximum(a, b) -> Expr: return Expr("max", (lift(a), lift(b)))
@@ -94,7 +166,7 @@ def eq(a, b) -> Expr: return Expr("eq", (lift(a), lift(b)))
 def both(a, b) -> Expr: return Expr("and", (a, b))
 def either(a, b) -> Expr: return Expr("or", (a, b))
 def negate(a) -> Expr: return Expr("not", (a,))
-def absolute(a) -> Expr: return maximum(a, -lift(a))
+def absolute(a) -> Expr: return Expr("abs", (lift(a),))
 
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
@@ -103,6 +175,8 @@ _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
 
 def to_infix(e: Expr) -> str:
     if e.op in ("var", "attr"):
+        return e.name
+    if e.op == "const" and e.name is not None:
         return e.name
     if e.op == "const":
         v = e.value
@@ -121,7 +195,7 @@ def to_infix(e: Expr) -> str:
     return f"{e.op}({', '.join(to_infix(a) for a in e.args)})"
 
 
-_FPCORE = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "lt": "<",
+_FPCORE = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "abs": "fabs", "lt": "<",
            "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "select": "if",
            "min": "fmin", "max": "fmax", "and": "and", "or": "or", "not": "not"}
 
@@ -132,6 +206,8 @@ def to_fpcore(e: Expr, name: str, variables=("x",), attributes=()) -> str:
     def walk(n: Expr) -> str:
         if n.op in ("var", "attr"):
             return n.name
+        if n.op == "const" and n.name is not None:
+            return {"sqrt(2/pi)": "(sqrt (/ 2 PI))", "1/sqrt(2)": "(/ 1 (sqrt 2))"}[n.name]
         if n.op == "const":
             return str(n.value.numerator) if n.value.denominator == 1 else \
                 f"(/ {n.value.numerator} {n.value.denominator})"

@@ -13,7 +13,7 @@ import ctypes.util
 
 import numpy as np
 
-from . import Expr
+from . import NAMED, PRIMITIVES, Expr
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
 _libm.fma.restype = ctypes.c_double
@@ -40,8 +40,8 @@ _BINARY = {
     "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
     "and": np.logical_and, "or": np.logical_or,
 }
-_UNARY = {"neg": np.negative, "exp": np.exp, "expm1": np.expm1, "tanh": np.tanh,
-          "log1p": np.log1p, "isnan": np.isnan, "not": np.logical_not}
+_UNARY = {"neg": np.negative, "abs": np.abs, "isnan": np.isnan, "not": np.logical_not,
+          **{name: p.numpy for name, p in PRIMITIVES.items()}}
 
 
 def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int = 53) -> np.ndarray:
@@ -58,7 +58,7 @@ def _eval(e: Expr, x, attrs, input_bits):
     if op == "attr":
         return np.float64(attrs[e.name])
     if op == "const":
-        return np.float64(e.value)
+        return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
     args = [_eval(a, x, attrs, input_bits) for a in e.args]
     if op == "select":
         return np.where(*args)

@@ -162,7 +162,7 @@ def _parse_check(raw, i, source) -> list[Check]:
         except UsageError as exc:
             _err(source, f"{where}.attrs", str(exc))
         try:
-            proofs, left = policy.required_properties(op, raw.get("proofs", []), resolved, f"{where}.proofs")
+            proofs, left = policy.required_properties(op, raw.get("proofs", []), resolved, f"{where}.proofs", standard)
         except UsageError as exc:
             raise UsageError(f"{source}: {exc}") from None
         out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
@@ -230,7 +230,6 @@ def _read(path: str) -> dict:
 # (README, 'What the implementation achieves'): one rounding after binary64 for
 # outputs of at most 24 bits; libm's tanh and two more roundings in binary64.
 DEFAULT_BUDGET = {"float16": 0.5 + 2 ** -20, "bfloat16": 0.5 + 2 ** -20, "float32": 0.5 + 2 ** -20}
-DEFAULT_BUDGET_FLOAT64 = {"Tanh": 1.0, "ScaledTanh": 2.0, "HardSigmoid": 0.5, "Shrink": 0.5, "Celu": 2.0}
 
 
 def default_config() -> GateConfig:
@@ -243,6 +242,6 @@ def default_config() -> GateConfig:
                             max_ulp=DEFAULT_BUDGET["float16"], proofs=proofs, proofs_left_out=left))
         checks.append(Check(op.name, ("float32",), "opcert", "sample", max_ulp=DEFAULT_BUDGET["float32"],
                             proofs=proofs, proofs_left_out=left))
-        checks.append(Check(op.name, ("float64",), "opcert", "sample", max_ulp=DEFAULT_BUDGET_FLOAT64[op.name],
+        checks.append(Check(op.name, ("float64",), "opcert", "sample", max_ulp=op.budget64,
                             proofs=proofs, proofs_left_out=left))
     return GateConfig(checks, "built-in default")

@@ -1,41 +1,126 @@
-"""The operator catalog: every operator, declared once as data."""
+"""The operator catalog: every operator, declared once as data, one module per
+operator in opcert/spec/ops/ (as ONNX's onnx/reference/ops/ has one file per
+operator). Adding an operator is adding a module there (and its tests).
+
+The catalog is checked when it loads: every expression uses only operations
+every interpreter knows, every attribute an expression or a mapping names is
+declared, and every standard's defaults name its own attributes.
+"""
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from ..errors import UsageError, choices
-from . import exponential, piecewise_linear, tanh_family
-from .model import Attribute, Domain, Operator, Property, Standard, Support
-
-CATALOG: dict[str, Operator] = {
-    op.name: op
-    for module in (tanh_family, piecewise_linear, exponential)
-    for op in module.OPERATORS
-}
+from .model import Attribute, Domain, Limit, Operator, Property, RuntimeMap, Standard, Support
 
 
-def _spellings(op: Operator) -> list[str]:
-    names = [op.name]
+def _load() -> dict[str, Operator]:
+    from . import ops
+    found = {}
+    for info in sorted(pkgutil.iter_modules(ops.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{ops.__name__}.{info.name}")
+        op = module.OPERATOR
+        if op.name in found:
+            raise RuntimeError(f"operator {op.name} is declared twice (ops/{info.name}.py)")
+        found[op.name] = op
+    return dict(sorted(found.items()))
+
+
+def _expressions(op: Operator):
+    yield "implementation", op.implementation
     for s in op.standards:
-        names += [s.op_name, s.op_name + "_OPERATOR_DESC"]
+        yield f"{s.key} formula", s.formula
+        if s.implementation is not None:
+            yield f"{s.key} implementation", s.implementation
+        if s.reference_form is not None:
+            yield f"{s.key} reference form", s.reference_form
+    for p in op.properties:
+        for field in ("condition", "lower", "upper", "value", "center"):
+            e = getattr(p, field)
+            if e is not None:
+                yield f"property {p.name}.{field}", e
+        for e in p.domain:
+            if e is not None:
+                yield f"property {p.name}.domain", e
+    for lim in op.limits:
+        if not isinstance(lim.value, str):
+            yield "limit", lim.value
+        if lim.condition is not None:
+            yield "limit condition", lim.condition
+
+
+def check_catalog(catalog: dict[str, Operator]) -> None:
+    """Raise RuntimeError naming the first inconsistency of the declarations."""
+    from ..expr import ARITY
+    from ..expr.primitives import check_registry
+    check_registry()
+    for op in catalog.values():
+        names = {a.name for a in op.attributes}
+        for where, e in _expressions(op):
+            for n in e.nodes():
+                if n.op not in ARITY:
+                    raise RuntimeError(f"{op.name} {where}: unknown operation {n.op}")
+                if n.op == "attr" and n.name not in names:
+                    raise RuntimeError(f"{op.name} {where}: undeclared attribute {n.name}")
+        for s in op.standards:
+            for k in list(s.defaults) + list(s.attribute_names):
+                if k not in names:
+                    raise RuntimeError(f"{op.name} {s.key}: unknown attribute {k}")
+            for n in s.formula.nodes():
+                if n.op == "attr" and not s.has(n.name):
+                    raise RuntimeError(f"{op.name} {s.key}: its formula uses {n.name}, which it does not have")
+        if op.primary not in {s.key for s in op.standards}:
+            raise RuntimeError(f"{op.name}: primary standard {op.primary} is not declared")
+        for lib, maps in op.runtimes.items():
+            for m in maps if isinstance(maps, tuple) else (maps,):
+                for kw, src in m.kwargs.items():
+                    ref = src[1] if isinstance(src, tuple) and src[0] == "tensor" else src
+                    if isinstance(ref, str) and ref not in names:
+                        raise RuntimeError(f"{op.name} {lib} mapping: {kw} names unknown attribute {ref}")
+
+
+CATALOG: dict[str, Operator] = _load()
+check_catalog(CATALOG)
+
+
+def _spellings(op: Operator) -> list[tuple[str, str | None]]:
+    names = [(op.name, None)]
+    for s in op.standards:
+        names += [(s.op_name, s.key), (s.op_name + "_OPERATOR_DESC", s.key)]
     return names
 
 
-_LOOKUP = {name.lower(): op for op in CATALOG.values() for name in _spellings(op)}
+_LOOKUP = {name.lower(): (op, std) for op in CATALOG.values() for name, std in _spellings(op)}
 
 
 def get_operator(name) -> Operator:
-    """The operator called `name`: its ONNX name (any case) or DirectML name."""
+    """The operator called `name`: its ONNX name (any case) or a standard's name."""
     if isinstance(name, Operator):
         return name
-    op = _LOOKUP.get(str(name).lower())
-    if op is None:
+    hit = _LOOKUP.get(str(name).lower())
+    if hit is None:
         raise UsageError(f"unknown operator {name!r}; allowed: {choices(CATALOG)} "
                          "(any case; DirectML names such as DML_ACTIVATION_SCALED_TANH too)")
-    return op
+    return hit[0]
+
+
+def standard_named(name) -> str | None:
+    """The standard whose own name for the operator is `name` (DML_ACTIVATION_SOFTPLUS: "directml"), if any."""
+    if isinstance(name, Operator):
+        return None
+    hit = _LOOKUP.get(str(name).lower())
+    if hit is None or hit[1] is None:
+        return None
+    op, std = hit
+    return std if std != op.primary and op.name.lower() != str(name).lower() else None
 
 
 def operators() -> list[Operator]:
     return list(CATALOG.values())
 
 
-__all__ = ["Attribute", "CATALOG", "Domain", "Operator", "Property", "Standard", "Support",
-           "get_operator", "operators"]
+__all__ = ["Attribute", "CATALOG", "Domain", "Limit", "Operator", "Property", "RuntimeMap", "Standard", "Support",
+           "get_operator", "operators", "standard_named"]

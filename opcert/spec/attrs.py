@@ -60,10 +60,20 @@ def canonical_name(op: Operator, key: str) -> str:
     raise UsageError(f"unknown attribute {key!r} for {op.name}; allowed: {choices(allowed)}")
 
 
+def _value(op: Operator, a, value) -> Fraction:
+    if a.kind == "choice":
+        if not isinstance(value, str) or value not in a.choices:
+            raise UsageError(f"attribute {a.name}={value!r} of {op.name}: allowed {choices(repr(c) for c in a.choices)}")
+        return Fraction(a.choices.index(value))
+    return to_binary32(a.name, value)
+
+
 def resolve(op: Operator, attrs: dict | None = None, standard: str | None = None) -> dict[str, Fraction]:
-    """Every attribute of `op` as an exact binary32 value: the given ones, the
-    standard's defaults for the rest. Raises UsageError on unknown names,
-    non-finite values and values outside the domain."""
+    """Every attribute the standard gives `op` as an exact value (binary32, or a
+    choice's index): the given ones, the standard's defaults for the rest, and
+    opcert's example value where the standard gives none. Raises UsageError on
+    unknown names, attributes the standard does not have, non-finite values and
+    values outside the domain."""
     std = op.standard(standard)
     given = {}
     if attrs is not None and not isinstance(attrs, dict):
@@ -74,11 +84,24 @@ def resolve(op: Operator, attrs: dict | None = None, standard: str | None = None
         name = canonical_name(op, key)
         if name in given:
             raise UsageError(f"attribute {name} given twice (as {key!r} too)")
-        given[name] = to_binary32(name, value)
+        if not std.has(name):
+            where = [s.key for s in op.standards if s.has(name)]
+            raise UsageError(f"{op.name} as defined by {std.key} has no attribute {name!r}"
+                             + (f"; it belongs to {choices(where)} (--standard {where[0]})" if where else ""))
+        given[name] = _value(op, op.attribute(name), value)
     out = {}
     for a in op.attributes:
-        v = given[a.name] if a.name in given else to_binary32(a.name, std.defaults[a.name])
-        if not a.domain.contains(v):
+        if not std.has(a.name):
+            continue
+        if a.name in given:
+            v = given[a.name]
+        elif a.name in std.defaults:
+            v = _value(op, a, std.defaults[a.name])
+        elif a.example is not None:
+            v = _value(op, a, a.example)
+        else:
+            raise UsageError(f"{op.name} ({std.key}) needs attribute {a.name}: the standard gives no default")
+        if a.kind == "float" and not a.domain.contains(v):
             raise UsageError(f"attribute {a.name}={float(v)!r} of {op.name} is outside its domain: "
                              f"allowed is {a.domain.description}")
         out[a.name] = v
@@ -96,7 +119,19 @@ def exact_decimal(q: Fraction) -> str:
     return s
 
 
-def describe(attrs: dict[str, Fraction]) -> dict[str, dict]:
-    """Attributes as reports record them: value, exact decimal, binary32 bits."""
-    return {k: {"value": float(v), "exact": exact_decimal(v), "bits": hex_bits(float(v), "float32")}
-            for k, v in attrs.items()}
+def describe(attrs: dict[str, Fraction], op: Operator | None = None) -> dict[str, dict]:
+    """Attributes as reports record them: value, exact decimal, binary32 bits (a choice: its name)."""
+    out = {}
+    for k, v in attrs.items():
+        a = next((a for a in op.attributes if a.name == k), None) if op is not None else None
+        if a is not None and a.kind == "choice":
+            out[k] = {"value": a.choices[int(v)], "exact": a.choices[int(v)], "bits": None}
+        else:
+            out[k] = {"value": float(v), "exact": exact_decimal(v), "bits": hex_bits(float(v), "float32")}
+    return out
+
+
+def user_value(op: Operator, name: str, v: Fraction):
+    """An attribute as a target receives it: a float, or a choice's name."""
+    a = op.attribute(name)
+    return a.choices[int(v)] if a.kind == "choice" else float(v)

@@ -23,11 +23,19 @@ class Domain:
 
 @dataclass(frozen=True)
 class Attribute:
-    name: str                                  # ONNX spelling
+    """An attribute. kind "float": a binary32 value (ONNX and DirectML FLOAT
+    attributes). kind "choice": one of `choices` (Gelu's `approximate`); in
+    expressions it is the index of the choice. `input`: a tensor input in the
+    standards (PRelu's slope), checked one scalar value at a time. `example`:
+    the value opcert uses where no standard gives a default (said so in results)."""
+    name: str                                  # opcert's spelling (ONNX's where ONNX has the attribute)
     doc: str
     domain: Domain = Domain()
     aliases: tuple[str, ...] = ()              # DirectML and other spellings
-
+    kind: str = "float"
+    choices: tuple[str, ...] = ()
+    input: bool = False
+    example: object = None
 
 @dataclass(frozen=True)
 class Support:
@@ -39,16 +47,19 @@ class Support:
 
 @dataclass(frozen=True)
 class Standard:
-    key: str                                   # "onnx", "directml", "sonnx"
+    key: str                                   # "onnx", "directml", "sonnx", ...
     op_name: str                               # the standard's own name of the operator
     document: str                              # where the text comes from
     formula_text: str                          # the formula as the standard writes it
     formula: Expr                              # the same formula, as an expression
-    defaults: dict[str, float]                 # attribute defaults, by ONNX name
-    attribute_names: dict[str, str]            # ONNX name -> this standard's name
+    defaults: dict[str, object]                # attribute defaults, by opcert's name (absent: none given)
+    attribute_names: dict[str, str]            # opcert's name -> this standard's name: the attributes it has
     support: tuple[Support, ...]               # ascending by `since`
     in_place: bool = True
     notes: str = ""
+    implementation: Expr | None = None         # opcert's implementation of this standard's form, when the
+    #                                            operator's own (`Operator.implementation`) does not apply
+    reference_form: Expr | None = None         # well-conditioned, proved equal to `formula` (spec.ball)
 
     def support_at(self, level: str | None) -> Support | None:
         """The support table in force at `level` (the newest one when None)."""
@@ -59,6 +70,9 @@ class Standard:
             if version_key(s.since) <= version_key(level):
                 chosen = s
         return chosen
+
+    def has(self, attr: str) -> bool:
+        return attr in self.attribute_names
 
 
 def version_key(v: str) -> tuple[int, ...]:
@@ -107,6 +121,7 @@ class Property:
     center: Expr | None = None
     zero_sign: bool = True
     holds: bool = True
+    standards: tuple[str, ...] | None = None   # the standards whose definition it is declared for (None: all)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -121,6 +136,58 @@ class Property:
     def bounded_domain(self) -> bool:
         return self.domain != (None, None)
 
+    def not_claimed(self, attrs: dict, standard: str) -> str | None:
+        """Why the property is not claimed for `standard`'s definition at these
+        attribute values (None: it is claimed). One rule for every layer."""
+        if self.standards is not None and standard not in self.standards:
+            return f"declared for {', '.join(self.standards)}'s definition, not {standard}'s"
+        if self.condition is None:
+            return None
+        from .exact import eval_rational
+        try:
+            if eval_rational(self.condition, Fraction(0), attrs):
+                return None
+        except KeyError as exc:
+            return f"its condition {self.condition} names {exc.args[0]}, which {standard}'s definition does not have"
+        shown = ", ".join(f"{k}={float(v)!r}" for k, v in attrs.items())
+        return f"claimed only when {self.condition}, which these attributes break ({shown})"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """f(x) as x -> side * inf: an expression over the attributes, or "inf" /
+    "-inf"; `zero_sign` is the sign of a zero limit (-1 where f approaches 0
+    from below: Gelu, SiLU and Mish at -inf are -0). Limits are tried in
+    order; the first whose `condition` holds applies."""
+    side: int
+    value: object
+    zero_sign: int = 1
+    condition: Expr | None = None
+
+
+@dataclass(frozen=True)
+class RuntimeMap:
+    """How a runtime library computes this operator, where its definition is the operator's.
+
+    function: a dotted path in the library (torch.nn.functional.elu).
+    kwargs: the function's keyword -> an attribute name (its binary32 value, or
+    its choice string), or a constant (a non-string value). condition: the
+    attribute values where the library's definition is the operator's
+    (elsewhere the target skips, with `why_not`)."""
+    function: str
+    kwargs: dict = field(default_factory=dict)
+    condition: Expr | None = None
+    why_not: str = ""
+    positional: tuple = ()          # attribute names passed positionally after x
+
+
+@dataclass(frozen=True)
+class IntegerSemantics:
+    """Integer tensors: the exact value of the definition at the integer input,
+    rounded to the nearest integer (ties to even) and saturated to the type's
+    range. `note` says what the standards leave open."""
+    note: str
+
 
 @dataclass(frozen=True)
 class Operator:
@@ -130,16 +197,17 @@ class Operator:
     standards: tuple[Standard, ...]
     primary: str                                # key of the standard the reference follows by default
     implementation: Expr                        # what opcert runs and proves
-    fast_reference: Expr                        # well-conditioned float64 formula (see spec.reference)
-    fast_reference_rel_error: Fraction          # bound on its relative error in binary64
-    limits: Callable[[int, dict], Fraction | float]  # f(x) as x -> sign*inf
-    special_points: Callable[[dict, object], list[Fraction]]  # (attrs, format) -> branch points, thresholds
+    limits: tuple[Limit, ...]                   # f at +-inf
     properties: tuple[Property, ...] = ()
-    integer_semantics: str = ""                 # how integer inputs are handled, if any
-    standards_differ_where: Expr | None = None  # attribute region where the standards' definitions differ
+    integer: IntegerSemantics | None = None
+    standards_differ_where: Expr | None = None  # attribute region where two standards' definitions differ
     notes: str = ""
     family: str = ""
-    extra: dict = field(default_factory=dict)
+    budget64: float = 1.0                       # opcert's implementation in binary64: max ULP error (tested)
+    onnx_opsets: dict = field(default_factory=dict)   # dtype -> the ONNX opset the runtime targets build
+    runtimes: dict = field(default_factory=dict)      # "torch", "jax" -> RuntimeMap
+    hard_points: Callable | None = None         # attrs -> [Fraction]: points sampling must include
+    constants: dict = field(default_factory=dict)     # decimal constants of the formulas, as the standard writes them
 
     def standard(self, key: str | None = None) -> Standard:
         key = key or self.primary
@@ -154,6 +222,16 @@ class Operator:
     def definition(self) -> Expr:
         return self.standard().formula
 
+    def implementation_for(self, key: str | None = None) -> Expr:
+        return self.standard(key).implementation or self.implementation
+
+    def reference_form(self, key: str | None = None) -> Expr:
+        s = self.standard(key)
+        return s.reference_form or s.formula
+
+    def attribute(self, name: str) -> Attribute:
+        return next(a for a in self.attributes if a.name == name)
+
     @property
     def dtypes(self) -> tuple[str, ...]:
         """Every data type some standard allows, in a stable order."""
@@ -166,3 +244,20 @@ class Operator:
         order = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
                  "int64", "uint8", "uint16", "uint32", "uint64"]
         return tuple(sorted(seen, key=order.index))
+
+    @property
+    def integer_dtypes(self) -> tuple[str, ...]:
+        return tuple(d for d in self.dtypes if d.startswith(("int", "uint"))) if self.integer else ()
+
+    def limit(self, side: int, attrs: dict) -> Limit:
+        from .exact import eval_rational
+        for lim in self.limits:
+            if lim.side != side:
+                continue
+            try:
+                holds = lim.condition is None or eval_rational(lim.condition, Fraction(0), attrs)
+            except KeyError:   # a condition on an attribute this standard does not have
+                holds = False
+            if holds:
+                return lim
+        raise ValueError(f"{self.name} declares no limit at {side:+d}*inf for {attrs}")

@@ -1,16 +1,18 @@
-"""The correctly rounded reference: exact value, rounded to nearest, ties to even.
+"""The correctly rounded reference: the exact value, rounded to nearest, ties to even.
 
 For each input:
-- NaN gives NaN (opcert's specification propagates NaN, see each operator);
-- +-inf gives the limit of f at +-inf, rounded;
-- a finite input of a format of at most 24 bits first takes the fast path: the
-  operator's `fast_reference` formula in binary64, whose relative error is at
-  most `fast_reference_rel_error` (no underflow is possible there for binary32
-  inputs and attributes, so a zero result is exact). Where the enclosing
-  interval rounds to one value, that value is the correctly rounded result;
-- every other input is evaluated exactly (`spec.exact`): rational arithmetic,
-  else interval arithmetic at increasing precision.
+- NaN gives NaN (opcert's specification propagates NaN, for every operator);
+- +-inf gives the operator's declared limit, rounded, with the sign of a zero limit;
+- a finite input of a format of at most 24 bits first takes the fast path:
+  the standard's `reference_form` in binary64 ball arithmetic (spec.ball),
+  which bounds its own error; where the ball rounds to one value, that value
+  is the correctly rounded result;
+- every other input is evaluated exactly (spec.exact): rational arithmetic,
+  rational Taylor enclosures for tiny arguments, else Arb ball arithmetic at
+  increasing precision.
 A zero result takes the sign that IEEE arithmetic gives the standard's formula.
+Integer inputs: the exact value, rounded to the nearest integer (ties to even)
+and saturated (the operator's `integer` semantics).
 """
 from __future__ import annotations
 
@@ -21,10 +23,10 @@ import numpy as np
 
 from ..errors import UsageError, choices
 from ..expr.numpy_eval import eval_numpy
-from ..formats import IntFormat, format_of, get_format, round_float64, round_fraction
-from . import get_operator
+from ..formats import IntFormat, format_of, get_format, round_fraction
+from . import get_operator, standard_named
 from .attrs import resolve
-from .exact import evaluate, eval_rational
+from .exact import evaluate
 from .model import Operator
 
 
@@ -32,12 +34,11 @@ from .model import Operator
 class Reference:
     """Correctly rounded results and the exact values they round.
 
-    `exact` holds the exact value as a binary64 pair hi + lo (lo = 0 where the
-    fast path decided: then hi is within the fast path's relative error bound,
-    2**-44 or better, which bounds the error of ULP figures computed from it by
-    2**-19 ULP for binary32 and far less for 16-bit formats). NaN where the
-    result is NaN, +-inf where the exact value is infinite (an infinite limit).
-    """
+    `exact_hi` + `exact_lo` holds the exact value as a binary64 pair (for the
+    fast path, the ball's midpoint, within its radius: at most a few binary64
+    ULPs, which bounds the error of ULP figures computed from it by ~2^-28 ULP
+    for binary32). NaN where the result is NaN, +-inf where the exact value is
+    infinite (an infinite limit)."""
     rounded: np.ndarray
     exact_hi: np.ndarray
     exact_lo: np.ndarray
@@ -48,21 +49,45 @@ class Reference:
     exact_q: list | None = None
 
 
-# opcert's implementation and reference take every float format for every
-# operator, whatever a given standard allows (the descriptor validation checks that).
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def check_dtype(op: Operator, fmt) -> None:
-    allowed = FLOAT_DTYPES + (
-        tuple(d for d in op.dtypes if d.startswith(("int", "uint"))) if op.integer_semantics else ())
+    """opcert's implementation and reference take every float format for every
+    operator, whatever a given standard allows (the descriptor validation checks
+    that), and the integer types a standard allows where the operator has integer semantics."""
+    allowed = FLOAT_DTYPES + op.integer_dtypes
     if fmt.name not in allowed:
         raise UsageError(f"{op.name} does not take {fmt.name}; allowed: {choices(allowed)}")
 
 
-def _zero_sign(op: Operator, std: str | None, xi: float, attrs64: dict[str, float]) -> float:
-    v = eval_numpy(op.standard(std).formula, np.array([xi]), attrs64)[()]
+def _attrs64(attrs) -> dict[str, float]:
+    return {k: float(v) for k, v in attrs.items()}
+
+
+def _zero_sign(formula, xi: float, attrs64) -> float:
+    v = eval_numpy(formula, np.array([xi]), attrs64)[()]
     return -0.0 if (v == 0 and np.signbit(v)) else 0.0
+
+
+def limit_value(op: Operator, side: int, attrs, fmt) -> tuple[float, float]:
+    """(the correctly rounded limit in fmt, the exact limit as a binary64 value or +-inf)."""
+    from .exact import eval_rational
+    lim = op.limit(side, attrs)
+    if isinstance(lim.value, str):
+        v = float(lim.value)
+        return v, v
+    try:
+        q = eval_rational(lim.value, Fraction(0), attrs)
+    except Exception:   # noqa: BLE001 - an irrational limit (alpha ln 2): evaluate it exactly
+        ex = evaluate(lim.value, Fraction(0), attrs, fmt)
+        q = ex.mid if not ex.is_rational else ex.lo
+        r = round_fraction(ex.lo, fmt, negative_zero=ex.lo < 0)
+        return r, float(q)
+    if q == 0:
+        z = -0.0 if lim.zero_sign < 0 else 0.0
+        return z, z
+    return round_fraction(q, fmt, negative_zero=q < 0), float(q)
 
 
 def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None = None,
@@ -71,6 +96,7 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
 
     `exact_bits` > 0 forces the exact path everywhere and encloses each exact
     value to that many bits (used to re-verify worst cases)."""
+    from . import ball
     op = get_operator(op)
     x = np.asarray(x)
     fmt = format_of(x)
@@ -85,64 +111,88 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
     out = np.full(n, np.nan)
     hi = np.full(n, np.nan)
     lo = np.zeros(n)
-    attrs64 = {k: float(v) for k, v in attrs.items()}
+    a64 = _attrs64(attrs)
 
-    for sign in (1, -1):
-        where = np.isinf(x64) & ((x64 > 0) if sign > 0 else (x64 < 0))
+    for side in (1, -1):
+        where = np.isinf(x64) & ((x64 > 0) if side > 0 else (x64 < 0))
         if where.any():
-            limit = op.limits(sign, attrs)
-            if isinstance(limit, float):  # +-inf
-                out[where], hi[where] = limit, limit
-            else:
-                out[where] = round_fraction(limit, fmt, negative_zero=False)
-                hi[where] = float(limit)
+            r, v = limit_value(op, side, attrs, fmt)
+            out[where], hi[where] = r, v
 
     pending = np.isfinite(x64)
-    if fmt.p <= 24 and exact_bits == 0 and std.key == op.primary:
+    if fmt.p <= 24 and exact_bits == 0:
         idx = np.nonzero(pending)[0]
-        y = eval_numpy(op.fast_reference, x64[idx], attrs64, input_bits=fmt.p)
-        rel = float(op.fast_reference_rel_error)
-        err = np.abs(y) * rel
-        with np.errstate(invalid="ignore", over="ignore"):
-            r_lo = round_float64(np.nextafter(y - err, -np.inf), fmt)
-            r_hi = round_float64(np.nextafter(y + err, np.inf), fmt)
-        same = (r_lo == r_hi) & (np.signbit(r_lo) == np.signbit(r_hi)) & np.isfinite(y)
-        zero = y == 0  # exact: the relative bound admits no other zero
-        ok = same | zero
-        out[idx[ok]] = np.where(zero[ok], y[ok], r_lo[ok])
-        hi[idx[ok]] = y[ok]
-        pending[idx[ok]] = False
+        m, r, ok, sg = ball.evaluate(op.reference_form(std.key), x64[idx], a64)
+        val, decided = ball.decide(m, r, ok, fmt, sg)
+        zero = decided & (m == 0) & (r == 0)
+        if zero.any():   # an exact zero: the sign IEEE arithmetic gives the standard's formula
+            zs = eval_numpy(std.formula, x64[idx][zero], a64)
+            val = val.copy()
+            val[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
+        out[idx[decided]] = val[decided]
+        hi[idx[decided]] = np.where(zero[decided], val[decided], m[decided])
+        pending[idx[decided]] = False
 
     slow = np.nonzero(pending)[0]
     exact_q = [None] * n
     for i in slow:
         xi = float(x64[i])
-        v = evaluate(std.formula, Fraction(xi), attrs, fmt, min_prec=exact_bits)
+        v = exact_value(op, std, Fraction(xi), attrs, fmt, exact_bits)
         if v.is_rational and v.lo == 0:
-            out[i] = hi[i] = _zero_sign(op, standard, xi, attrs64)
+            out[i] = hi[i] = _zero_sign(std.formula, xi, a64)
             exact_q[i] = Fraction(0)
             continue
-        m = v.mid
-        exact_q[i] = m
-        out[i] = round_fraction(m if v.is_rational else v.lo, fmt, negative_zero=m < 0)
-        h = float(m)
-        hi[i], lo[i] = h, float(m - Fraction(h))
+        mid = v.mid
+        exact_q[i] = mid
+        out[i] = round_fraction(mid if v.is_rational else v.lo, fmt, negative_zero=mid < 0)
+        h = float(mid)
+        hi[i], lo[i] = h, float(mid - Fraction(h))
     shape = x.shape
     return Reference(out.reshape(shape).astype(fmt.dtype), hi.reshape(shape), lo.reshape(shape),
                      slow_path=len(slow), exact_q=exact_q)
 
 
+def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):
+    """The exact value of the standard's formula at x; where an enclosure cannot
+    decide it (a value so far below the smallest subnormal that the formula's
+    ln(1 + e^x) cannot tell it from 0), the standard's reference form, which is
+    the same function written without that cancellation (tests/test_catalog.py
+    checks the two agree)."""
+    from .exact import MAX_PREC
+    try:
+        return evaluate(std.formula, x, attrs, fmt, min_prec=min_prec, max_prec=2048)
+    except RuntimeError:
+        form = op.reference_form(std.key)
+        if form is std.formula:
+            return evaluate(std.formula, x, attrs, fmt, min_prec=min_prec, max_prec=MAX_PREC)
+        return evaluate(form, x, attrs, fmt, min_prec=min_prec, max_prec=MAX_PREC)
+
+
 def _reference_int(op: Operator, x: np.ndarray, attrs, standard, fmt: IntFormat) -> Reference:
+    from ..formats import FLOAT_FORMATS
     formula = op.standard(standard).formula
     flat = x.reshape(-1)
     out = np.empty(flat.size, dtype=object)
     exact = np.empty(flat.size)
+    wide = FLOAT_FORMATS["float64"]
     for i, xi in enumerate(flat.tolist()):
-        q = eval_rational(formula, Fraction(xi), attrs)
+        v = evaluate(formula, Fraction(int(xi)), attrs, wide)
+        q = v.lo if v.is_rational else _decide_integer(formula, int(xi), attrs)
         exact[i] = float(q)
         out[i] = min(max(round_half_even(q), fmt.min), fmt.max)
-    return Reference(out.astype(fmt.dtype).reshape(x.shape), exact.reshape(x.shape),
-                     np.zeros(x.shape))
+    return Reference(out.astype(fmt.dtype).reshape(x.shape), exact.reshape(x.shape), np.zeros(x.shape))
+
+
+def _decide_integer(formula, xi: int, attrs) -> Fraction:
+    """An irrational value, enclosed until its nearest integer is decided (never a half-integer)."""
+    from ..formats import FloatFormat
+    bits = 64
+    while True:
+        fmt = FloatFormat(f"enclosure{bits}", bits, -16382, 16383, np.dtype(np.float64), 64)
+        v = evaluate(formula, Fraction(xi), attrs, fmt, min_prec=bits)
+        if round_half_even(v.lo) == round_half_even(v.hi):
+            return v.mid
+        bits *= 2
 
 
 def round_half_even(q: Fraction) -> int:
@@ -154,7 +204,9 @@ def reference(op, x, *, standard: str | None = None, **attrs) -> np.ndarray:
 
     Attributes take ONNX or DirectML names; missing ones take the standard's
     defaults. `standard` selects whose definition ("onnx", "directml", ...);
-    by default the operator's primary standard."""
+    by default the operator's primary standard (or the standard whose own name
+    `op` is, such as DML_ACTIVATION_SOFTPLUS)."""
+    standard = standard or standard_named(op)
     op = get_operator(op)
     x = np.asarray(x)
     get_format(x.dtype)

@@ -1,4 +1,4 @@
-"""Real runtimes under test: ONNX Runtime (CPU), onnx.reference, PyTorch (CPU).
+"""Real runtimes under test: ONNX Runtime (CPU), onnx.reference, PyTorch (CPU), JAX (CPU), OpenVINO (CPU).
 
 Each builds what its library needs once per operator, dtype and attributes.
 A combination the library does not support is reported as unsupported with
@@ -17,21 +17,59 @@ from ..errors import UsageError
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
 ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8": 3, "int16": 5, "int32": 6,
              "int64": 7, "uint8": 2, "uint16": 4, "uint32": 12, "uint64": 13}
-# ScaledTanh was an experimental ONNX operator (opsets 1-9); the others at the opset they last changed in.
-OPSET = {"Tanh": 13, "HardSigmoid": 22, "Shrink": 9, "Celu": 12, "ScaledTanh": 9}
 
 
-def onnx_model(op, dtype: str, attrs: dict[str, Fraction]):
-    """A one-node ONNX model: Y = op(X), X and Y of `dtype` and unknown shape."""
-    from onnx import helper
-    std_names = next((s.attribute_names for s in op.standards if s.key == "onnx"), {})
-    node = helper.make_node(op.name, ["X"], ["Y"],
-                            **{std_names.get(k, k): float(v) for k, v in attrs.items()})
+def onnx_opset(op, dtype: str) -> int | None:
+    """The opset a one-node model of `op` is built at: the operator's override
+    for the dtype (ScaledTanh, experimental, lived in opsets 1-9), else the
+    newest version the ONNX standard lists; None where ONNX does not define it."""
+    if op.onnx_opsets:
+        return op.onnx_opsets.get(dtype)
+    std = next((s for s in op.standards if s.key == "onnx"), None)
+    return int(std.support[-1].since) if std is not None else None
+
+
+def onnx_mismatch(op, attrs: dict) -> str | None:
+    """Why these attributes cannot be given to ONNX's operator (None: they can)."""
+    std = next((s for s in op.standards if s.key == "onnx"), None)
+    if std is None:
+        if op.onnx_opsets:    # an experimental ONNX operator the runtimes still register, attributes as opcert's
+            return None
+        return f"ONNX has no {op.name} operator (it is defined by {', '.join(s.key for s in op.standards)})"
+    extra = [k for k in attrs if not std.has(k)]
+    if extra:
+        return f"ONNX's {std.op_name} has no attribute {', '.join(extra)}"
+    return None
+
+
+def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None):
+    """A one-node ONNX model: Y = op(X), X and Y of `dtype` and `shape`
+    (None: unknown). A tensor-input attribute (PRelu's slope) is a
+    one-element initializer, broadcast by the operator."""
+    from onnx import helper, numpy_helper
+    from ..formats import get_format
+    from ..spec.attrs import user_value
+    std = next((s for s in op.standards if s.key == "onnx"), None)
+    op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
     elem = ONNX_ELEM[dtype]
+    inputs, inits, node_attrs = ["X"], [], {}
+    for k, v in attrs.items():
+        a = op.attribute(k)
+        if a.input:
+            name = names.get(k, k)
+            arr = np.asarray([float(v)]).astype(get_format(dtype).dtype)
+            t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
+            if dtype == "bfloat16":
+                t.data_type = elem
+            inputs.append(name)
+            inits.append(t)
+        else:
+            node_attrs[names.get(k, k)] = user_value(op, k, v)
+    node = helper.make_node(op_name, inputs, ["Y"], **node_attrs)
     graph = helper.make_graph([node], f"opcert_{op.name}",
-                              [helper.make_tensor_value_info("X", elem, None)],
-                              [helper.make_tensor_value_info("Y", elem, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET[op.name])],
+                              [helper.make_tensor_value_info("X", elem, shape)],
+                              [helper.make_tensor_value_info("Y", elem, shape)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_opset(op, dtype))],
                               producer_name="opcert")
     model.ir_version = 9   # what ONNX Runtime 1.16 and later accept
     return model
@@ -75,6 +113,9 @@ class OnnxRuntime:
         return _built(self.sessions, op, dtype, attrs, build)
 
     def unsupported(self, op, dtype, attrs):
+        why = onnx_mismatch(op, attrs)
+        if why:
+            return f"onnxruntime {self.version}: {why}"
         s = self._session(op, dtype, attrs)
         return f"onnxruntime {self.version} cannot run {op.name} in {dtype}: {s}" if isinstance(s, str) else None
 
@@ -101,6 +142,9 @@ class OnnxReference:
         return _built(self.evaluators, op, dtype, attrs, lambda: ReferenceEvaluator(onnx_model(op, dtype, attrs)))
 
     def unsupported(self, op, dtype, attrs):
+        why = onnx_mismatch(op, attrs)
+        if why:
+            return f"onnx.reference {self.version}: {why}"
         e = self._evaluator(op, dtype, attrs)
         return f"onnx.reference {self.version} cannot run {op.name}: {e}" if isinstance(e, str) else None
 
@@ -108,9 +152,62 @@ class OnnxReference:
         return self._evaluator(op, x.dtype.name, attrs).run(None, {"X": x})[0]
 
 
+def runtime_function(op, library: str, attrs: dict):
+    """(the library's function with the attributes bound, None) where the
+    operator declares a RuntimeMap for `library` whose condition these
+    attributes meet; else (None, why not)."""
+    from ..spec.exact import eval_rational
+    maps = op.runtimes.get(library)
+    if maps is None:
+        return None, f"opcert maps no {library} function to {op.name} ({op.summary})"
+    maps = maps if isinstance(maps, tuple) else (maps,)
+    why = ""
+    for m in maps:
+        if m.condition is not None and not eval_rational(m.condition, Fraction(0), attrs):
+            why = why or m.why_not
+            continue
+        return m, None
+    return None, why or f"{maps[0].function} is not {op.name} at these attributes"
+
+
+def _resolve(dotted: str):
+    import importlib
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(dotted)
+
+
+def _arguments(op, m, attrs, tensor):
+    """The RuntimeMap's positional and keyword arguments at these attributes;
+    `tensor(value)` makes a one-element tensor in the input's dtype."""
+    from ..spec.attrs import user_value
+    args = [user_value(op, a, attrs[a]) for a in m.positional]
+    kwargs = {}
+    for kw, spec in m.kwargs.items():
+        if isinstance(spec, str):
+            if spec in attrs:     # absent: the check's standard lacks it (ONNX Softplus has no steepness), and
+                kwargs[kw] = user_value(op, spec, attrs[spec])   # the library's default is that standard's value
+        elif isinstance(spec, tuple) and spec[0] == "tensor":
+            kwargs[kw] = tensor(float(attrs[spec[1]]))
+        elif isinstance(spec, tuple) and spec[0] == "choice":   # the library's value for each choice of `kw`
+            kwargs[kw] = spec[1][user_value(op, kw, attrs[kw])]
+        else:
+            kwargs[kw] = spec
+    return args, kwargs
+
+
 class Torch:
-    """PyTorch operators whose definition is the operator's, and nothing else."""
+    """PyTorch functions whose definition is the operator's, as the catalog
+    declares them (Operator.runtimes["torch"]), and nothing else."""
     name = "torch"
+    floats = ("float16", "bfloat16", "float32", "float64")
 
     def __init__(self):
         import torch
@@ -120,45 +217,108 @@ class Torch:
         self.details = {"torch": torch.__version__, "git": torch.version.git_version,
                         "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16]}
 
-    def _function(self, op, attrs):
-        F = self.torch.nn.functional
-        if op.name == "Tanh":
-            return self.torch.tanh, None
-        if op.name == "Celu":
-            return (lambda t: F.celu(t, alpha=float(attrs["alpha"]))), None
-        if op.name == "HardSigmoid":
-            # relu6(x + 3) / 6 is alpha = 1/6, beta = 1/2; 1/6 as binary32 is the nearest attribute
-            if attrs["alpha"] == Fraction(float(np.float32(1 / 6))) and attrs["beta"] == Fraction(1, 2):
-                return F.hardsigmoid, None
-            return None, ("torch.nn.functional.hardsigmoid is HardSigmoid with alpha = 1/6 (binary32 "
-                          "0.1666666716) and beta = 0.5 only")
-        if op.name == "Shrink":
-            lam, bias = attrs["lambd"], attrs["bias"]
-            if lam >= 0 and bias == 0:
-                return (lambda t: F.hardshrink(t, float(lam))), None
-            if lam >= 0 and bias == lam:
-                return (lambda t: F.softshrink(t, float(lam))), None
-            return None, "torch has Shrink only as hardshrink (bias = 0) and softshrink (bias = lambd), lambd >= 0"
-        return None, f"torch has no operator defined as {op.name} ({op.summary})"
-
     def unsupported(self, op, dtype, attrs):
-        f, why = self._function(op, attrs)
-        if f is None:
+        m, why = runtime_function(op, "torch", attrs)
+        if m is None:
             return f"torch {self.version}: {why}"
-        if dtype not in ("float16", "bfloat16", "float32", "float64"):
-            return f"torch {self.version}: opcert maps {op.name} for float dtypes only"
+        if dtype not in self.floats:
+            return f"torch {self.version}: opcert maps {m.function} for float dtypes only"
         return None
 
     def __call__(self, op, x, attrs):
         torch = self.torch
-        f, _ = self._function(op, attrs)
-        if _is_bf16(x):
-            t = torch.from_numpy(x.view(np.int16).copy()).view(torch.bfloat16)
-            return f(t).view(torch.int16).numpy().view(x.dtype)
-        return f(torch.from_numpy(x.copy())).numpy()
+        m, _ = runtime_function(op, "torch", attrs)
+        bf16 = _is_bf16(x)
+        t = (torch.from_numpy(x.view(np.int16).copy()).view(torch.bfloat16) if bf16
+             else torch.from_numpy(x.copy()))
+        args, kwargs = _arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype))
+        y = _resolve(m.function)(t, *args, **kwargs)
+        if not isinstance(y, torch.Tensor):
+            return np.asarray(y)   # judged as the wrong thing it is
+        if bf16 and y.dtype == torch.bfloat16:
+            return y.view(torch.int16).numpy().view(x.dtype)
+        return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
 
 
-RUNTIMES = {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch}
+class Jax:
+    """JAX (CPU, 64-bit enabled so that float64 stays float64) functions the
+    catalog declares (Operator.runtimes["jax"]), jit-compiled per operator and attributes."""
+    name = "jax"
+    floats = ("float16", "bfloat16", "float32", "float64")
+
+    def __init__(self):
+        import os
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        self.jax = jax
+        self.version = jax.__version__
+        import jaxlib
+        self.details = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "backend": jax.default_backend()}
+        self.compiled = {}
+
+    def unsupported(self, op, dtype, attrs):
+        m, why = runtime_function(op, "jax", attrs)
+        if m is None:
+            return f"jax {self.version}: {why}"
+        if dtype not in self.floats:
+            return f"jax {self.version}: opcert maps {m.function} for float dtypes only"
+        return None
+
+    def __call__(self, op, x, attrs):
+        key = (op.name, tuple(sorted(attrs.items())))
+        if key not in self.compiled:
+            m, _ = runtime_function(op, "jax", attrs)
+            import jax.numpy as jnp
+            f = _resolve(m.function)
+
+            def call(t):
+                args, kwargs = _arguments(op, m, attrs, lambda v: jnp.asarray([v], t.dtype))
+                return f(t, *args, **kwargs)
+            self.compiled[key] = self.jax.jit(call)
+        return np.asarray(self.compiled[key](x))
+
+
+class OpenVino:
+    """OpenVINO's CPU plugin, running the one-node ONNX model through its ONNX
+    frontend; inference precision pinned to f32 (the plugin would otherwise
+    pick bf16 on CPUs that have it), one thread."""
+    name = "openvino"
+
+    def __init__(self):
+        import openvino as ov
+        self.ov = ov
+        self.core = ov.Core()
+        self.version = ov.__version__
+        self.details = {"openvino": ov.__version__, "device": "CPU", "inference_precision_hint": "f32",
+                        "cpu": self.core.get_property("CPU", "FULL_DEVICE_NAME")}
+        self.models = {}
+
+    def _compiled(self, op, dtype, attrs):
+        def build():
+            model = self.core.read_model(onnx_model(op, dtype, attrs, shape=["N"]).SerializeToString())
+            return self.core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": 1,
+                                                          "INFERENCE_PRECISION_HINT": "f32"})
+        return _built(self.models, op, dtype, attrs, build)
+
+    def unsupported(self, op, dtype, attrs):
+        why = onnx_mismatch(op, attrs)
+        if why:
+            return f"openvino {self.version}: {why}"
+        if dtype == "bfloat16":
+            return f"openvino {self.version}: opcert feeds OpenVINO NumPy arrays, which have no bfloat16"
+        c = self._compiled(op, dtype, attrs)
+        return f"openvino {self.version} cannot run {op.name} in {dtype}: {c}" if isinstance(c, str) else None
+
+    def __call__(self, op, x, attrs):
+        c = self._compiled(op, x.dtype.name, attrs)
+        flat = np.ascontiguousarray(x).reshape(-1)
+        y = np.asarray(c([flat])[0])
+        return y.reshape(x.shape) if y.size == x.size else y
+
+
+RUNTIMES = {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax,
+            "openvino": OpenVino}
 
 
 def load(name: str, timeout: float | None = None):
@@ -166,7 +326,8 @@ def load(name: str, timeout: float | None = None):
     try:
         rt = RUNTIMES[name]()
     except ImportError as exc:
-        raise UsageError(f"target {name} needs its library ({exc}); install opcert[runtimes]") from None
+        raise UsageError(f"target {name} needs its library ({exc}); install opcert[runtimes] (torch, onnxruntime) or "
+                         f"opcert[more-runtimes] (jax, openvino)") from None
     fp = hashlib.sha256(json.dumps([name, rt.details], sort_keys=True).encode()).hexdigest()[:32]
     info = TargetInfo(name, "runtime", rt.version, fp, rt.details)
     return Target(info, rt, rt.unsupported, timeout=timeout)

@@ -94,7 +94,8 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
     top = np.uint64(_max_ordinal(fmt))            # +inf: the neighbour of the largest finite value
     base = stratified_magnitudes(fmt, max(1, n // 4), rng)
     parts = [base, np.minimum(base + np.uint64(1), top)]
-    for extra in (special_values(fmt), neighbours(op.special_points(attrs, fmt), fmt)):
+    from ..spec.points import special_points
+    for extra in (special_values(fmt), neighbours(special_points(op, attrs, fmt), fmt)):
         b = np.ascontiguousarray(np.asarray(extra, dtype=fmt.dtype)).view(fmt.uint).astype(np.uint64)
         parts.append(b & ~sign)
     mags = np.unique(np.concatenate(parts))

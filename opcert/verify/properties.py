@@ -65,12 +65,13 @@ def _fmt_num(v: float) -> str:
     return repr(float(v))
 
 
-def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction]) -> Compiled:
+def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction], standard: str) -> Compiled:
     c = Compiled(prop, statement=prop.statement)
     if not prop.holds:
         c.expected = "fails"
-    if prop.condition is not None and not _q(prop.condition, attrs):
-        c.skip = f"not claimed at these attributes (its condition {prop.condition} is false)"
+    why_not = prop.not_claimed(attrs, standard)
+    if why_not is not None:
+        c.skip = f"not claimed: {why_not}"
         c.expected = "not claimed"
         return c
     if prop.spec_only:
@@ -117,9 +118,9 @@ def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction]) -> 
     return c
 
 
-def compile_all(op, fmt, attrs, names=None) -> list[Compiled]:
+def compile_all(op, fmt, attrs, standard, names=None) -> list[Compiled]:
     props = [p for p in op.properties if names is None or p.name in names]
-    return [compile_property(op, p, fmt, attrs) for p in props]
+    return [compile_property(op, p, fmt, attrs, standard) for p in props]
 
 
 # ---- accumulation -----------------------------------------------------------------------

@@ -147,7 +147,7 @@ def _setup(cfg: SweepConfig):
         raise TargetFailure(f"target {cfg.target} changed while the sweep ran (its code fingerprint is "
                             f"{tgt.info.fingerprint}, the sweep started with {cfg.target_fingerprint}): run it again")
     lims = limits_bits(op, attrs, cfg.standard)
-    compiled = compile_all(op, F32, attrs, set(cfg.properties))
+    compiled = compile_all(op, F32, attrs, cfg.standard or op.primary, set(cfg.properties))
     _CACHE[cfg] = (op, attrs, {k: float(v) for k, v in attrs.items()}, tgt, lims, compiled)
     return _CACHE[cfg]
 
@@ -173,7 +173,9 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     topw_e, topw_b = np.full(TOP, -1.0), np.full(TOP, -1, np.int64)
     first = np.full(4, 1 << 32, np.int64)
     maxdist = np.full(1, -1, np.int64)
-    rel = float(op.fast_reference_rel_error)
+    from ..spec import ball
+    form = op.reference_form(cfg.standard)
+    formula = op.standard(cfg.standard).formula
     slow = Stats()
     checker = PropertyChecker(compiled, F32)
     und = np.empty(cfg.block, np.int64)
@@ -187,10 +189,17 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             x = bits.view(np.float32)
             y = np.ascontiguousarray(tgt.run(op, x, attrs, label=block_label(cfg, b0, b1, negative)))
             ys.append(y)
-            with np.errstate(all="ignore"):
-                v = eval_numpy(op.fast_reference, x.astype(np.float64), a64, input_bits=24)
-            v = np.ascontiguousarray(np.broadcast_to(v, x.shape), dtype=np.float64)
-            n_und = block(bits, y, y.view(np.uint32), v, rel, np.uint32(rneg), np.uint32(rpos), vneg, vpos,
+            x64 = x.astype(np.float64)
+            v, rad, ok, sg = ball.evaluate(form, x64, a64)
+            v = np.array(v, dtype=np.float64)
+            rad = np.where(ok, rad, np.nan)
+            zero = ok & (v == 0) & (rad == 0)
+            if zero.any():   # an exact zero takes the sign IEEE arithmetic gives the standard's formula
+                with np.errstate(all="ignore"):
+                    z = np.broadcast_to(eval_numpy(formula, x64[zero], a64), (int(zero.sum()),))
+                v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
+            n_und = block(bits, y, y.view(np.uint32), v, np.ascontiguousarray(rad), np.ascontiguousarray(sg),
+                          np.uint32(rneg), np.uint32(rpos), vneg, vpos,
                           counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed)
             if n_und:
                 idx = und[:n_und]
@@ -256,7 +265,7 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
 def _skipped(cfg: SweepConfig) -> set:
     from ..spec import get_operator
     from .properties import compile_all
-    return {c.name for c in compile_all(get_operator(cfg.op), F32, cfg.resolved(), set(cfg.properties))
+    return {c.name for c in compile_all(get_operator(cfg.op), F32, cfg.resolved(), cfg.standard or get_operator(cfg.op).primary, set(cfg.properties))
             if c.skip is not None}
 
 
@@ -337,7 +346,7 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
             _run_local(cfg, todo, workers, record)
     total = Stats()
     op = get_operator(cfg.op)
-    checker = PropertyChecker(compile_all(op, F32, cfg.resolved(), set(cfg.properties)), F32)
+    checker = PropertyChecker(compile_all(op, F32, cfg.resolved(), cfg.standard or op.primary, set(cfg.properties)), F32)
     for i in range(cfg.chunks):
         total.merge(Stats.from_json(done[i]["stats"]))
     checker.merge_chunks([done[i]["properties"] for i in range(cfg.chunks)])

@@ -53,17 +53,17 @@ def _bits(v, cast, cast_bits):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def block(xbits, yvals, ybits, v, rel, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf,
+def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf,
           counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist, undecided, flush_ok):
-    """counts: n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes.
+    """v, rad, sgn: the reference's ball (midpoint, radius, NaN radius where
+    undecided; the sign of the exact value where known, spec.ball).
+    counts: n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes.
     first: first input bits of each mismatch kind (same order), 2**32 when none.
     Returns the number of undecided inputs written to `undecided` (indices)."""
     n_und = 0
     cast = np.empty(1, dtype=np.float32)   # one float32 seen as its bits: casts without allocation
     cast_bits = cast.view(np.uint32)
-    # |v - exact| <= rel |v|; widening to 2 rel |v| also covers the rounding of
-    # v +- e (2**-53 |v| < rel |v|), so the enclosure needs no nextafter.
-    rel2 = 2.0 * rel
+    half_sub = 2.0 ** -150                  # half the smallest binary32 subnormal
     dcast = np.empty(1, dtype=np.float64)
     dcast_bits = dcast.view(np.uint64)
     for i in range(xbits.size):
@@ -74,22 +74,33 @@ def block(xbits, yvals, ybits, v, rel, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_in
         special = mag >= np.uint32(0x7F800000)
         if not special:
             vv = v[i]
-            if vv == 0.0:
+            e = rad[i]
+            if vv == 0.0 and e == 0.0:
                 r = vv                      # an exact zero, with its sign
                 rneg = 1.0 / vv < 0.0
             else:
-                # decided when both ends of the enclosure round to one binary32
-                # value (|e| < |v|: both ends have v's sign)
-                e = abs(vv) * rel2
-                r32 = np.float32(vv - e)
-                if r32 != np.float32(vv + e) or not (vv - vv == 0.0):   # the second: vv not finite
+                # decided when both ends of the ball round to one binary32 value of one sign
+                if not (e == e) or not (vv - vv == 0.0):            # undecided, or vv not finite
                     undecided[n_und] = i
                     n_und += 1
                     continue
-                r = np.float64(r32)
-                rneg = vv < 0.0
-                if r == 0.0 and rneg:
-                    r = -0.0
+                lo = np.nextafter(vv - e, -np.inf)
+                hi = np.nextafter(vv + e, np.inf)
+                r32 = np.float32(lo)
+                if lo >= -half_sub and hi <= half_sub and sgn[i] != 0:
+                    r = 0.0                 # below half the smallest subnormal: a zero of the known sign
+                    rneg = sgn[i] < 0
+                    if rneg:
+                        r = -0.0
+                elif r32 != np.float32(hi) or not (lo > 0.0 or hi < 0.0):
+                    undecided[n_und] = i
+                    n_und += 1
+                    continue
+                else:
+                    r = np.float64(r32)
+                    rneg = vv < 0.0
+                    if r == 0.0 and rneg:
+                        r = -0.0
         elif mag > np.uint32(0x7F800000):   # NaN input: NaN reference
             r = np.nan
             vv = np.nan

@@ -20,7 +20,7 @@ __all__ = ["ProofReport", "PropertyResult", "prove"]
 
 def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=None,
           timeout_s: float = 30.0, standard: str | None = None, *, target="opcert", samples: int | None = None,
-          isolation: str = "process", target_timeout: float | None = None) -> ProofReport:
+          isolation: str = "process", target_timeout: float | None = None, cross_check: bool = False) -> ProofReport:
     """The declared properties: of the exact specification (dtype None), of
     opcert's implementation in a format (z3 and enumeration), or of any other
     target in a format (every input of float16, bfloat16 and float32: a proof
@@ -39,9 +39,8 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
     ms = int(timeout_s * 1000)
     if dtype in (None, "real"):
         resolved = resolve(op, attrs, standard) if attrs else None
-        formula = op.standard(standard).formula
-        report = ProofReport(op.name, "real", describe(resolved) if resolved else "all values in their domains")
-        report.properties = [spec_level.prove_property(op, p, resolved, ms, formula) for p in props]
+        report = ProofReport(op.name, "real", describe(resolved, op) if resolved else "all values in their domains")
+        report.properties = [_spec_property(op, p, resolved, ms, standard) for p in props]
         if not attrs and (wanted is None or any(n.startswith("agrees") for n in wanted)):
             report.properties += spec_level.cross_standard(op, ms)
         if not attrs and wanted is None:
@@ -51,12 +50,13 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
         if fmt.kind != "float":
             raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
         resolved = resolve(op, attrs, standard)
-        report = ProofReport(op.name, fmt.name, describe(resolved))
+        report = ProofReport(op.name, fmt.name, describe(resolved, op))
+        subject = impl_level.Subject(op, fmt, resolved, standard or op.primary)
         enumerated = None
         if fmt.bits <= 16:
             plain = [p for p in props if not p.spec_only and p.kind not in ("nan_propagation", "limit")]
-            enumerated = impl_level.prove_enumerated(op, plain, fmt, resolved, ms) if plain else {}
-        report.properties = [impl_level.prove_property(op, p, fmt, resolved, ms, enumerated) for p in props]
+            enumerated = impl_level.prove_enumerated(subject, plain, ms, cross_check) if plain else {}
+        report.properties = [impl_level.prove_property(subject, p, ms, enumerated) for p in props]
     report.elapsed_s = time.perf_counter() - t0
     return report
 
@@ -80,6 +80,20 @@ def _prove_target(op, dtype, attrs, properties, standard, target, samples, isola
     report.accuracy = res.to_dict()
     report.elapsed_s = time.perf_counter() - t0
     return report
+
+
+def _spec_property(op, p, resolved, ms, standard):
+    """A property of the definition it is declared for (`Property.standards`)."""
+    key = standard or op.primary
+    if p.standards is not None and key not in p.standards:
+        if standard is not None:
+            return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
+                                  note=f"declared for {', '.join(p.standards)}'s definition, not {standard}'s")
+        key = p.standards[0]
+    r = spec_level.prove_property(op, p, resolved if (standard or key == op.primary) else None, ms, std_key=key)
+    if key != op.primary:
+        r.statement += f" ({key}'s definition)"
+    return r
 
 
 def _prove_task(args):

@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import TRANSCENDENTAL, Expr
+from ...expr import NAMED, TRANSCENDENTAL, Expr
+from ...expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING
 from ...formats import FloatFormat
 
 F64 = z3.Float64()
@@ -52,12 +53,16 @@ class FPModel:
         if op == "attr":
             return val64(attrs[e.name])
         if op == "const":
-            return val64(e.value)
+            return z3.FPVal(NAMED[e.name].value64(), F64) if e.name is not None else val64(e.value)
         if op == "select":
             return z3.If(ev(e.args[0]), ev(e.args[1]), ev(e.args[2]))
         a = [ev(n) for n in e.args]
+        if op == "sqrt":
+            return z3.fpSqrt(RNE, a[0])
         if op in TRANSCENDENTAL:
             return self.apply(op, a[0])
+        if op == "abs":
+            return z3.fpAbs(a[0])
         if op == "isnan":
             return z3.fpIsNaN(a[0])
         if op == "neg":
@@ -90,32 +95,39 @@ class FPModel:
         return z3.fpToFP(RNE, self.eval(e, wide, attrs), fp_sort(fmt))
 
     def axioms(self) -> list:
+        """The platform contract of each primitive (expr.primitives), as binary64 facts."""
         ax = []
-        one, zero = val64(1), val64(0)
         for name, apps in self.apps.items():
+            p = REGISTRY[name]
+            lo_dom, lo_open, _ = p.domain
+            neg_inf, pos_inf = AT_INF[name]
             for t, ft in apps:
                 ax.append(z3.Implies(z3.fpIsNaN(t), z3.fpIsNaN(ft)))
-                ax.append(z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.Not(z3.fpIsNaN(ft))))
-                if name == "tanh":
-                    ax += [z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.And(z3.fpGEQ(ft, z3.fpNeg(one)), z3.fpLEQ(ft, one))),
-                           z3.Implies(z3.fpIsZero(t), ft == t),
-                           z3.Implies(z3.fpIsInf(t), ft == z3.If(z3.fpIsPositive(t), one, z3.fpNeg(one))),
-                           z3.Implies(z3.fpGT(t, zero), z3.fpGEQ(ft, zero)),
-                           z3.Implies(z3.fpLT(t, zero), z3.fpLEQ(ft, zero))]
-                elif name == "expm1":
-                    ax += [z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.fpGEQ(ft, z3.fpNeg(one))),
-                           z3.Implies(z3.fpIsZero(t), ft == t),
-                           z3.Implies(z3.fpIsInf(t), ft == z3.If(z3.fpIsPositive(t), t, z3.fpNeg(one))),
-                           z3.Implies(z3.fpGT(t, zero), z3.fpGEQ(ft, zero)),
-                           z3.Implies(z3.fpLT(t, zero), z3.fpLEQ(ft, zero))]
-                elif name == "exp":
-                    ax += [z3.Implies(z3.Not(z3.fpIsNaN(t)), z3.fpGEQ(ft, zero)),
-                           z3.Implies(z3.fpIsZero(t), ft == one)]
+                in_dom = z3.Not(z3.fpIsNaN(t))
+                if lo_dom is not None:
+                    in_dom = z3.And(in_dom, z3.fpGT(t, val64(lo_dom)) if lo_open else z3.fpGEQ(t, val64(lo_dom)))
+                ax.append(z3.Implies(in_dom, z3.Not(z3.fpIsNaN(ft))))
+                lo, hi = p.bounds
+                if lo is not None:
+                    ax.append(z3.Implies(in_dom, z3.fpGEQ(ft, val64(lo))))
+                if hi is not None:
+                    ax.append(z3.Implies(in_dom, z3.fpLEQ(ft, val64(hi))))
+                v0 = p.exact(Fraction(0))
+                if v0 is not None:
+                    ax.append(z3.Implies(z3.fpIsZero(t), ft == (t if v0 == 0 else val64(v0))))
+                if name in SIGN_PRESERVING:
+                    ax += [z3.Implies(z3.fpGT(t, val64(0)), z3.fpGEQ(ft, val64(0))),
+                           z3.Implies(z3.fpLT(t, val64(0)), z3.fpLEQ(ft, val64(0)))]
+                for v, sign in ((pos_inf, 1), (neg_inf, -1)):
+                    is_inf = z3.And(z3.fpIsInf(t), z3.fpIsPositive(t) if sign > 0 else z3.fpIsNegative(t))
+                    if v is not None:
+                        ax.append(z3.Implies(is_inf, ft == val64(v)))
             for i, (t1, f1) in enumerate(apps):
                 for t2, f2 in apps[i + 1:]:
-                    ax += [z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(f1, f2)),
-                           z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(f2, f1))]
-                    if name == "tanh":
+                    a, b = (f1, f2) if p.increasing else (f2, f1)
+                    ax += [z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(a, b)),
+                           z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(b, a))]
+                    if p.odd:
                         ax.append(z3.Implies(t1 == z3.fpNeg(t2), f1 == z3.fpNeg(f2)))
         return ax
 

@@ -1,7 +1,7 @@
 """Expressions as z3 real terms.
 
 Exact mode (spec level): arithmetic is exact; exp, expm1 and tanh are
-uninterpreted functions with the axioms of contracts.SPEC_AXIOMS, instantiated
+uninterpreted functions with the registry's theorems (expr.primitives), instantiated
 on every term that occurs and on every pair of terms (ground instantiation: no
 quantifiers, so z3 decides the queries).
 
@@ -22,7 +22,8 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import TRANSCENDENTAL, Expr
+from ...expr import NAMED, TRANSCENDENTAL, Expr
+from ...expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
 
 
 def Q(v) -> z3.ArithRef:
@@ -48,6 +49,15 @@ class RealModel:
         self.apps: dict[str, list] = defaultdict(list)
         self.anchors: dict[str, set] = defaultdict(set)   # rounding name -> constants
         self.roundings: dict[str, Rounding] = {}
+        self.constants: dict[str, object] = {}
+        self.truth: "RealModel | None" = None if exact else RealModel(exact=True)   # the true functions
+        self.symbolic_anchors: list = []      # representable values that are terms (the input x)
+
+    def named(self, name: str):
+        """A named irrational constant: a real variable inside a 2^-80-wide rational enclosure."""
+        if name not in self.constants:
+            self.constants[name] = z3.Real(f"const[{name}]")
+        return self.constants[name]
 
     # -- building terms --------------------------------------------------------
     def apply(self, name: str, arg):
@@ -80,6 +90,8 @@ class RealModel:
                 self.anchor(self.inner, v)
             return Q(v) if not isinstance(v, z3.ExprRef) else v
         if op == "const":
+            if e.name is not None:
+                return self.named(e.name)
             if self.inner is not None:
                 self.anchor(self.inner, e.value)
             return Q(e.value)
@@ -92,6 +104,8 @@ class RealModel:
             return self.apply(op, a[0])
         if op == "neg":
             return -a[0]
+        if op == "abs":
+            return z3.If(a[0] >= 0, a[0], -a[0])
         if op == "min":
             return z3.If(a[0] <= a[1], a[0], a[1])
         if op == "max":
@@ -112,44 +126,96 @@ class RealModel:
     # -- axioms ------------------------------------------------------------------
     def axioms(self) -> list:
         out = []
+        for name, c in self.constants.items():
+            lo, hi = NAMED[name].enclosure(80)
+            out += [c > Q(lo), c < Q(hi)]
+            if NAMED[name].square is not None:
+                out.append(c * c == Q(NAMED[name].square))
+        done: dict[str, int] = defaultdict(int)
+        # axioms may create terms (erf's bound uses exp(-t^2)): instantiate until none is new
+        for _ in range(4):
+            new = False
+            for name in list(self.apps):
+                apps = self.apps[name]
+                if done[name] == len(apps):
+                    continue
+                new = True
+                start, done[name] = done[name], len(apps)
+                if name in self.roundings:
+                    continue
+                out += self._function_axioms(name, apps, start)
+            if not new:
+                break
         for name, apps in self.apps.items():
             if name in self.roundings:
                 out += self._rounding_axioms(self.roundings[name], apps)
             else:
-                out += self._function_axioms(name, apps)
+                out += self._pair_axioms(name, apps)
+        out += self._links()
+        if self.truth is not None:
+            out += self.truth.axioms()
         return out
 
-    def _function_axioms(self, name, apps):
+    def _platform_truth(self, name, t, ft):
+        """The contract's error bound: the platform's f(t) is within k ULPs of the true f(t),
+        so the true function's theorems (spec level) apply to it, up to that error."""
+        p = REGISTRY[name]
+        true = self.truth.apply(name, t)
+        delta = Q(Fraction(p.ulps) / 2 ** 52)
+        eta = Q(Fraction(p.ulps) / 2 ** 1074)
+        mag = z3.If(true >= 0, true, -true)
+        return [ft - true <= delta * mag + eta, true - ft <= delta * mag + eta]
+
+    def _function_axioms(self, name, apps, start=0):
+        """Facts about each application: the registry's theorems (spec level), or
+        the platform contract's non-strict facts (implementation level)."""
+        p = REGISTRY[name]
         ax = []
+        for t, ft in apps[start:]:
+            if self.exact:
+                ax += p.spec_axioms(self, t, ft)
+                continue
+            lo, hi = p.bounds
+            if lo is not None:
+                ax.append(ft >= Q(lo))
+            if hi is not None:
+                ax.append(ft <= Q(hi))
+            for at in (0, 1):
+                v = p.exact(Fraction(at))
+                if v is not None:
+                    ax.append(z3.Implies(t == at, ft == Q(v)))
+            if name in SIGN_PRESERVING:
+                ax += [z3.Implies(t > 0, ft >= 0), z3.Implies(t < 0, ft <= 0)]
+            ax += self._platform_truth(name, t, ft)
+        return ax
+
+    def _pair_axioms(self, name, apps):
+        p = REGISTRY[name]
         strict = self.exact
-        for t, ft in apps:
-            if name == "tanh":
-                ax += [ft > -1, ft < 1] if strict else [ft >= -1, ft <= 1]
-                ax += [z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0 if strict else ft >= 0),
-                       z3.Implies(t < 0, ft < 0 if strict else ft <= 0)]
-                if strict:
-                    ax += [z3.Implies(t >= 0, ft <= t), z3.Implies(t <= 0, ft >= t)]
-            elif name == "exp":
-                ax += [ft > 0 if strict else ft >= 0, z3.Implies(t == 0, ft == 1)]
-                if strict:
-                    ax.append(ft >= 1 + t)
-            elif name == "expm1":
-                ax += [ft > -1 if strict else ft >= -1, z3.Implies(t == 0, ft == 0),
-                       z3.Implies(t > 0, ft > 0 if strict else ft >= 0),
-                       z3.Implies(t < 0, ft < 0 if strict else ft <= 0)]
-                if strict:
-                    ax.append(ft >= t)
-            elif name == "log1p":
-                ax += [z3.Implies(t == 0, ft == 0)]
+        ax = []
         for i, (t1, f1) in enumerate(apps):
             for t2, f2 in apps[i + 1:]:
+                a, b = (f1, f2) if p.increasing else (f2, f1)
                 if strict:
-                    ax += [z3.Implies(t1 < t2, f1 < f2), z3.Implies(t2 < t1, f2 < f1)]
+                    ax += [z3.Implies(t1 < t2, a < b), z3.Implies(t2 < t1, b < a)]
                 else:
-                    ax += [z3.Implies(t1 <= t2, f1 <= f2), z3.Implies(t2 <= t1, f2 <= f1)]
+                    ax += [z3.Implies(t1 <= t2, a <= b), z3.Implies(t2 <= t1, b <= a)]
                 ax.append(z3.Implies(t1 == t2, f1 == f2))
-                if name == "tanh":
+                if p.odd:
                     ax.append(z3.Implies(t1 == -t2, f1 == -f2))
+        return ax
+
+    def _links(self):
+        """Relations between primitives applied to related arguments (expm1 = exp - 1, ...):
+        theorems over the reals; the platform's functions are not assumed to satisfy them."""
+        if not self.exact:
+            return []
+        ax = []
+        for (f, g), rel in LINKS.items():
+            for t1, a in self.apps.get(f, []):
+                for t2, b in self.apps.get(g, []):
+                    if a is not b:
+                        ax.append(rel(t1, a, t2, b))
         return ax
 
     def _rounding_axioms(self, r: Rounding, apps):
@@ -164,6 +230,9 @@ class RealModel:
             for c in anchors:
                 rc = Q(r.round_const(c))
                 ax += [z3.Implies(t <= Q(c), rt <= rc), z3.Implies(t >= Q(c), rt >= rc)]
+            # values of the format that are terms (the input): rounding is exact on them and monotone
+            for v in self.symbolic_anchors:
+                ax += [z3.Implies(t <= v, rt <= v), z3.Implies(t >= v, rt >= v)]
         for i, (t1, r1) in enumerate(apps):
             for t2, r2 in apps[i + 1:]:
                 ax += [z3.Implies(t1 <= t2, r1 <= r2), z3.Implies(t2 <= t1, r2 <= r1),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +15,7 @@ from .real_model import Q, RealModel
 from .result import PropertyResult
 
 F64 = FLOAT_FORMATS["float64"]
-METHOD = "z3 over the reals (exp/expm1/tanh uninterpreted, with axioms)"
+METHOD = "z3 over the reals (the primitives uninterpreted, with the registry's theorems)"
 
 
 def _attr_terms(op, attrs):
@@ -22,13 +23,49 @@ def _attr_terms(op, attrs):
     terms, dom = {}, []
     for a in op.attributes:
         if attrs is not None:
-            terms[a.name] = attrs[a.name]
+            if a.name in attrs:
+                terms[a.name] = attrs[a.name]
             continue
         t = z3.Real(a.name)
         terms[a.name] = t
-        if a.domain.lower is not None:
+        if a.kind == "choice":
+            dom.append(z3.Or(*[t == i for i in range(len(a.choices))]))
+        elif a.domain.lower is not None:
             dom.append(t > Q(a.domain.lower) if a.domain.lower_open else t >= Q(a.domain.lower))
     return terms, dom
+
+
+def _pins(cond) -> dict:
+    """Attribute values a condition fixes (alpha == 1 inside a conjunction)."""
+    if cond is None:
+        return {}
+    if cond.op == "and":
+        return {**_pins(cond.args[0]), **_pins(cond.args[1])}
+    if cond.op == "eq":
+        a, b = cond.args
+        if a.op == "attr" and b.op == "const" and b.name is None:
+            return {a.name: b.value}
+    return {}
+
+
+def concrete_assignments(op, prop, std_key, attrs):
+    """Every attribute assignment a verified-numerics proof must cover, or None when
+    a float attribute is free (then only z3 can prove it for all values)."""
+    if attrs is not None:
+        return [attrs]
+    std = op.standard(std_key)
+    pins = _pins(prop.condition)
+    out = [{}]
+    for a in op.attributes:
+        if not std.has(a.name):
+            continue
+        if a.kind == "choice":
+            out = [{**o, a.name: Fraction(i)} for o in out for i in range(len(a.choices))]
+        elif a.name in pins:
+            out = [{**o, a.name: pins[a.name]} for o in out]
+        else:
+            return None
+    return out
 
 
 def _exact(e, x: Fraction, attrs) -> Fraction | tuple:
@@ -217,8 +254,9 @@ def _boundary_exact(cond, pq, attrs) -> bool:
     return True
 
 
-def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None) -> PropertyResult:
-    formula = formula or op.definition
+def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_key=None) -> PropertyResult:
+    std_key = std_key or op.primary
+    formula = formula or op.standard(std_key).formula
     if prop.kind == "nan_propagation":
         return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
                               note="NaN is an IEEE value, not a real: proved per dtype on the implementation")
@@ -239,7 +277,15 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None) -> Pro
     if attrs is not None and prop.condition is not None and not eval_rational(prop.condition, Fraction(0), attrs):
         expected = "not claimed"
         cond = []
-    status, model, dt, reason = solve(dom + cond + viol + m.axioms(), timeout_ms)
+    if prop.kind == "monotonic" and expected == "fails":
+        res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", METHOD, 0.0, expected=expected)
+        _search_decrease(op, prop, attrs, formula, res, std_key)
+        if res.status == "refuted":
+            return res
+    # a tight bound (a minimum) is beyond the axioms: give z3 a short try before interval arithmetic
+    first = min(timeout_ms, 3000) if prop.kind == "range" and concrete_assignments(
+        op, prop, std_key, attrs) is not None else timeout_ms
+    status, model, dt, reason = solve(dom + cond + viol + m.axioms(), first)
     res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", METHOD, dt, expected=expected)
     if status == "unsat":
         res.status = "proved"
@@ -251,6 +297,12 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None) -> Pro
             res.note = "z3 found a model the exact replay does not confirm"
     else:
         res.note = f"z3: {reason} after {dt:.1f} s"
+    if res.status == "unknown" and attrs is None and expected == "holds":
+        _per_case(op, prop, formula, res, timeout_ms, std_key)
+    if res.status == "unknown" and prop.kind == "range" and expected == "holds":
+        _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key)
+    if res.status != "refuted" and prop.kind == "monotonic" and expected == "fails":
+        _search_decrease(op, prop, attrs, formula, res, std_key)
     if prop.condition is not None and attrs is None and res.status == "proved":
         m2, viol2, xs2, cond2 = run(None)
         st, model2, dt2, _ = solve(dom + [z3.Not(cond2[0])] + viol2 + m2.axioms(), timeout_ms)
@@ -267,12 +319,152 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None) -> Pro
     return res
 
 
+TAIL = Fraction(16)
+
+
+def _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key) -> None:
+    """f >= lower (<= upper) by interval arithmetic on [-16, 16] for each attribute
+    assignment the property covers, and by z3 beyond."""
+    from .interval import bound_on_interval
+    from ...spec.exact import eval_rational
+    cases = concrete_assignments(op, prop, std_key, attrs)
+    if cases is None:
+        return
+    t0 = time.perf_counter()
+    pieces = 0
+    for case in cases:
+        if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
+            continue
+        lower = eval_rational(prop.lower, Fraction(0), case) if prop.lower is not None else None
+        upper = eval_rational(prop.upper, Fraction(0), case) if prop.upper is not None else None
+        status, info = bound_on_interval(formula, case, -TAIL, TAIL, lower, upper)
+        if status == "refuted":
+            res.status = "refuted"
+            res.counterexample = {"attrs": {k: show(v) for k, v in case.items()}, "inputs": {"x": show(info)},
+                                  "replayed": True, "method": "exact evaluation (Arb)"}
+            return
+        if status != "proved":
+            res.note = f"interval arithmetic: {info}"
+            return
+        pieces += info
+        # the tails, by z3 with the same axioms
+        A, dom = _attr_terms(op, case)
+        for side in (-1, 1):
+            m = RealModel(exact=True)
+            viol, xs = _violation(m, prop, formula, A)
+            x = xs["x"]
+            tail = x <= Q(-TAIL) if side < 0 else x >= Q(TAIL)
+            st, _, _, reason = solve(dom + viol + [tail] + m.axioms(), timeout_ms)
+            if st != "unsat":
+                res.note = f"interval arithmetic proved [-16, 16]; z3 on the tail {'x <= -16' if side < 0 else 'x >= 16'}: " \
+                           f"{st}" + (f" ({reason})" if reason else "")
+                return
+    res.status = "proved"
+    res.method = (f"interval arithmetic (Arb) over [-16, 16], {pieces:,} pieces, for "
+                  f"{'each of ' + str(len(cases)) + ' attribute cases' if len(cases) > 1 else 'the attributes'}; "
+                  "z3 over the reals beyond")
+    res.note = None
+    res.elapsed_s += time.perf_counter() - t0
+
+
+def _per_case(op, prop, formula, res, timeout_ms, std_key) -> None:
+    """Where the attributes take finitely many values (choices, or pinned by the condition),
+    one z3 query per case: smaller problems than one over a symbolic choice."""
+    from ...spec.exact import eval_rational
+    cases = concrete_assignments(op, prop, std_key, None)
+    if cases is None or len(cases) < 2:
+        return
+    spent = 0.0
+    for case in cases:
+        if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
+            continue
+        A, dom = _attr_terms(op, case)
+        m = RealModel(exact=True)
+        viol, xs = _violation(m, prop, formula, A)
+        st, _, dt, reason = solve(dom + viol + m.axioms(), timeout_ms)
+        spent += dt
+        if st != "unsat":
+            res.elapsed_s += spent
+            return
+    res.status = "proved"
+    res.method = METHOD + f", one query for each of the {len(cases)} attribute cases"
+    res.note = None
+    res.elapsed_s += spent
+
+
+def _search_decrease(op, prop, attrs, formula, res, std_key) -> None:
+    """A witness that f decreases somewhere (the property is declared not to hold)."""
+    from .interval import find_decrease
+    from ...spec.attrs import resolve
+    from ...spec.exact import eval_rational
+    case = attrs if attrs is not None else resolve(op, None, std_key)
+    if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
+        return
+    t0 = time.perf_counter()
+    hit = find_decrease(formula, case)
+    res.elapsed_s += time.perf_counter() - t0
+    if hit is None:
+        res.note = (res.note or "") + "; no decrease found on [-8, 8] (step 1/16) at the defaults"
+        return
+    x1, x2, v1, v2 = hit
+    res.status = "refuted"
+    res.method = "exact evaluation (Arb) at two points, " + (
+        "at the given attributes" if attrs is not None else f"at {std_key}'s default attributes")
+    res.counterexample = {"attrs": {k: show(v) for k, v in case.items()}, "inputs": {"x1": show(x1), "x2": show(x2)},
+                          "values": {"f(x1)": _num((v1.lo, v1.hi)), "f(x2)": _num((v2.lo, v2.hi))},
+                          "replayed": True}
+    res.note = None
+
+
+def _witness(op, s1, s2):
+    """Attributes and x where the two definitions provably differ (exact evaluation), or None."""
+    from ...spec.attrs import resolve
+    cases = []
+    for std in (s1, s2):
+        try:
+            base = resolve(op, None, std.key)
+        except Exception:   # noqa: BLE001 - a standard with a required attribute and no example
+            continue
+        choice = [a for a in op.attributes if a.kind == "choice" and a.name in base]
+        cases.append(base)
+        for a in choice:
+            cases += [{**base, a.name: Fraction(i)} for i in range(len(a.choices))]
+    for case in cases:
+        full = {a.name: case.get(a.name, Fraction(1)) for a in op.attributes}
+        for k in range(-64, 65):
+            x = Fraction(k, 8)
+            try:
+                v1, v2 = _exact(s1.formula, x, full), _exact(s2.formula, x, full)
+            except Exception:   # noqa: BLE001 - outside a primitive's domain: try the next point
+                continue
+            if _lt(v1, v2) or _lt(v2, v1):
+                return full, x, v1, v2
+    return None
+
+
 def cross_standard(op, timeout_ms=30_000) -> list[PropertyResult]:
-    """For every pair of standards defining op: equal for every input and attribute, or where not."""
+    """For every pair of standards defining op: equal for every input and attribute, or where
+    not; and whether their defaults agree."""
     out = []
     for s1, s2 in itertools.combinations(op.standards, 2):
         name = f"agrees:{s1.key}={s2.key}"
         statement = f"{s1.key}'s and {s2.key}'s definitions agree for every x and attribute"
+        shared = sorted(set(s1.defaults) & set(s2.defaults))
+        if shared:
+            from ...spec.attrs import to_binary32
+            d1 = {k: s1.defaults[k] for k in shared}
+            d2 = {k: s2.defaults[k] for k in shared}
+            a = op.attributes
+            same = all((d1[k] == d2[k]) if next(x for x in a if x.name == k).kind == "choice"
+                       else to_binary32(k, d1[k]) == to_binary32(k, d2[k]) for k in shared)
+            r = PropertyResult(f"defaults:{s1.key}={s2.key}", "agreement",
+                               f"{s1.key}'s and {s2.key}'s defaults agree ({', '.join(shared)})",
+                               "proved" if same else "refuted", "comparison of the binary32 defaults")
+            if not same:
+                r.expected = "not claimed"
+                r.counterexample = {"defaults": {s1.key: {k: str(v) for k, v in d1.items()},
+                                                 s2.key: {k: str(v) for k, v in d2.items()}}, "replayed": True}
+            out.append(r)
         if s1.formula == s2.formula:
             out.append(PropertyResult(name, "agreement", statement, "proved", "identical expressions"))
             continue
@@ -280,22 +472,33 @@ def cross_standard(op, timeout_ms=30_000) -> list[PropertyResult]:
         m = RealModel(exact=True)
         x = z3.Real("x")
         diff = m.eval(s1.formula, x, A) != m.eval(s2.formula, x, A)
-        status, model, dt, reason = solve(dom + [diff] + m.axioms(), timeout_ms)
+        status, model, dt, reason = solve(dom + [diff] + m.axioms(), min(timeout_ms, 5000))
         res = PropertyResult(name, "agreement", statement, "unknown", METHOD, dt)
         if status == "unsat":
             res.status = "proved"
         elif status == "sat":
             attrs = {k: model_value(model, t) for k, t in A.items()}
             xv = model_value(model, x)
-            v1, v2 = _exact(s1.formula, xv, attrs), _exact(s2.formula, xv, attrs)
-            res.counterexample = {"attrs": {k: show(v) for k, v in attrs.items()}, "inputs": {"x": show(xv)},
-                                  "values": {s1.key: _num(v1), s2.key: _num(v2)},
-                                  "replayed": bool(_lt(v1, v2) or _lt(v2, v1))}
+            try:
+                v1, v2 = _exact(s1.formula, xv, attrs), _exact(s2.formula, xv, attrs)
+                res.counterexample = {"attrs": {k: show(v) for k, v in attrs.items()}, "inputs": {"x": show(xv)},
+                                      "values": {s1.key: _num(v1), s2.key: _num(v2)},
+                                      "replayed": bool(_lt(v1, v2) or _lt(v2, v1))}
+            except Exception:   # noqa: BLE001 - z3's attributes are outside a primitive's domain
+                res.counterexample = {"replayed": False}
             res.status = "refuted" if res.counterexample["replayed"] else "unknown"
+            res.note = _region(op, s1.formula, s2.formula, timeout_ms) if res.status == "refuted" else None
+        if res.status == "unknown":
+            hit = _witness(op, s1, s2)
+            if hit is not None:
+                attrs, xv, v1, v2 = hit
+                res.status, res.method = "refuted", "exact evaluation (Arb) at the standards' defaults"
+                res.counterexample = {"attrs": {k: show(v) for k, v in attrs.items()}, "inputs": {"x": show(xv)},
+                                      "values": {s1.key: _num(v1), s2.key: _num(v2)}, "replayed": True}
+            elif status != "sat":
+                res.note = f"z3: {reason}"
+        if res.status == "refuted":
             res.expected = "not claimed"
-            res.note = _region(op, s1.formula, s2.formula, timeout_ms)
-        else:
-            res.note = f"z3: {reason}"
         out.append(res)
     return out
 

@@ -1,0 +1,253 @@
+"""What opcert knows about each primitive function of the expression language:
+one record per primitive, read by every interpreter.
+
+A record holds
+- `numpy`: the binary64 function opcert's implementation calls (the platform's);
+- `arb`: a rigorous enclosure (Arb ball arithmetic, python-flint), for the exact reference;
+- `exact`: its rational value at rational points where that value is rational
+  (exp(0) = 1, log(1) = 0, sqrt(9/4) = 3/2), else None;
+- `tiny`: a rational Taylor enclosure for tiny rational arguments (decides the
+  inputs whose value lands next to a rounding midpoint, where a precision loop
+  would have to climb past hundreds of bits);
+- facts for the provers: the real domain, monotonicity, oddness, bounds, and
+  axioms (true theorems of analysis, instantiated on the terms that occur);
+- the platform contract: what the proofs assume of the binary64 function
+  (tests/test_contracts.py checks each clause on the platform), and its error
+  bound in binary64 ULPs (the reference's fast path relies on it and the
+  contract tests measure it).
+
+`check_registry()` runs at catalog load: every primitive must have every part,
+and every interpreter must know every primitive.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    doc: str
+    numpy: Callable
+    arb: Callable
+    exact: Callable                     # Fraction -> Fraction | None
+    domain: tuple                       # (lo, lo_open, hi): the real domain; None = unbounded
+    increasing: bool                    # strictly increasing on its domain (False: decreasing)
+    odd: bool
+    bounds: tuple                       # (lo, hi) of its range, open; None = unbounded
+    contract: tuple                     # the platform contract, as stated in reports
+    ulps: float                         # contract: max error of the platform function, binary64 ULPs
+    tiny: Callable | None = None        # Fraction t (|t| <= 2^-10) -> (lo, hi) rational enclosure
+    spec_axioms: Callable | None = None  # (model, t, ft) -> [z3 constraints]: theorems, strict
+    extra: dict = field(default_factory=dict)
+
+    def in_domain(self, t) -> bool:   # a float or an exact Fraction (no overflow)
+        lo, lo_open, hi = self.domain
+        if lo is not None and (t < lo or (lo_open and t == lo)):
+            return False
+        return hi is None or t <= hi
+
+
+def _erf_np(x):
+    from .special import erf
+    return erf(x)
+
+
+def _erfc_np(x):
+    from .special import erfc
+    return erfc(x)
+
+
+# ---- exact values at rational points -------------------------------------------------------
+
+def _at_zero(value):
+    def f(q: Fraction):
+        return Fraction(value) if q == 0 else None
+    return f
+
+
+def _log_exact(q: Fraction):
+    return Fraction(0) if q == 1 else None
+
+
+def _sqrt_exact(q: Fraction):
+    if q < 0:
+        return None
+    n, d = q.numerator, q.denominator
+    rn, rd = math.isqrt(n), math.isqrt(d)
+    return Fraction(rn, rd) if rn * rn == n and rd * rd == d else None
+
+
+# ---- Taylor enclosures for tiny arguments (|t| <= 2^-10) ---------------------------------------
+# Alternating series with decreasing terms are bracketed by consecutive partial
+# sums; expm1's remainder for t >= 0 is at most e^t t^4/24 <= 2 t^4/24.
+
+def _tanh_tiny(t: Fraction):
+    if t < 0:
+        lo, hi = _tanh_tiny(-t)
+        return -hi, -lo
+    t3 = t * t * t
+    return t - t3 / 3, t - t3 / 3 + 2 * t3 * t * t / 15
+
+
+def _expm1_tiny(t: Fraction):
+    t2 = t * t
+    three = t + t2 / 2 + t2 * t / 6
+    four = t2 * t2 / 24
+    return (three, three + 2 * four) if t >= 0 else (three, three + four)
+
+
+def _exp_tiny(t: Fraction):
+    lo, hi = _expm1_tiny(t)
+    return lo + 1, hi + 1
+
+
+def _log1p_tiny(t: Fraction):
+    # t - t^2/2 + t^3/3 - ...: alternating for t >= 0; for t < 0 every term is
+    # negative and the tail after t^3/3 is at most t^4/(4 (1 - |t|)).
+    t2 = t * t
+    s = t - t2 / 2 + t2 * t / 3
+    four = t2 * t2 / 4
+    return (s - four, s) if t >= 0 else (s - four * Fraction(1024, 1023), s - four)
+
+
+# ---- prover facts (spec level: strict theorems over the reals) ---------------------------------
+
+def _ax_exp(m, t, ft):
+    import z3
+    return [ft > 0, ft >= 1 + t, z3.Implies(t == 0, ft == 1),
+            # e^t (1 - t) <= 1 for t < 1 (from e^-t >= 1 - t)
+            z3.Implies(t < 1, ft * (1 - t) <= 1),
+            z3.Implies(t >= 0, ft >= 1 + t + t * t / 2),
+            # e^t (1 - t + t^2/2) <= 1 for t <= 0 (from e^-t >= 1 - t + t^2/2)
+            z3.Implies(t <= 0, ft * (1 - t + t * t / 2) <= 1)]
+
+
+def _ax_expm1(m, t, ft):
+    import z3
+    return [ft > -1, ft >= t, z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0),
+            z3.Implies(t < 1, (ft + 1) * (1 - t) <= 1)]
+
+
+def _ax_tanh(m, t, ft):
+    import z3
+    return [ft > -1, ft < 1, z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0),
+            z3.Implies(t >= 0, ft <= t), z3.Implies(t <= 0, ft >= t),
+            # 1 + tanh(t) = 2/(1 + e^-2t) <= 1/(1 - t) for t <= 0 (from e^-2t >= 1 - 2t)
+            z3.Implies(t <= 0, (1 + ft) * (1 - t) <= 1),
+            z3.Implies(t >= 0, (1 - ft) * (1 + t) <= 1)]
+
+
+def _ax_log1p(m, t, ft):
+    import z3
+    return [z3.Implies(t > -1, ft <= t), z3.Implies(t > -1, ft * (1 + t) >= t), z3.Implies(t == 0, ft == 0),
+            z3.Implies(t > 0, ft > 0), z3.Implies(z3.And(t > -1, t < 0), ft < 0)]
+
+
+def _ax_log(m, t, ft):
+    import z3
+    return [z3.Implies(t > 0, ft <= t - 1), z3.Implies(t > 0, ft * t >= t - 1), z3.Implies(t == 1, ft == 0),
+            z3.Implies(t > 1, ft > 0), z3.Implies(z3.And(t > 0, t < 1), ft < 0)]
+
+
+def _ax_erf(m, t, ft):
+    import z3
+    out = [ft > -1, ft < 1, z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0),
+           # |erf(t)| <= (2/sqrt(pi)) |t| < 1.13 |t|
+           z3.Implies(t >= 0, ft * 100 <= 113 * t), z3.Implies(t <= 0, ft * 100 >= 113 * t)]
+    if m is not None:   # 1 + erf(t) = erfc(-t) <= e^(-t^2) for t <= 0 (the Chernoff bound)
+        out.append(z3.Implies(t <= 0, 1 + ft <= m.apply("exp", -(t * t))))
+    return out
+
+
+def _ax_erfc(m, t, ft):
+    import z3
+    out = [ft > 0, ft < 2, z3.Implies(t == 0, ft == 1), z3.Implies(t > 0, ft < 1), z3.Implies(t < 0, ft > 1)]
+    if m is not None:
+        out.append(z3.Implies(t >= 0, ft <= m.apply("exp", -(t * t))))
+    return out
+
+
+def _ax_sqrt(m, t, ft):
+    import z3
+    return [z3.Implies(t >= 0, ft >= 0), z3.Implies(t >= 0, ft * ft == t)]
+
+
+def _arb(name):
+    return lambda a: getattr(a, name)()
+
+
+# Relations between two primitives applied to the same argument: used by every
+# prover, and checked numerically by tests/test_contracts.py.
+LINKS = {
+    # (f, g): relation(t1, f(t1), t2, g(t2)), a theorem for every t1, t2
+    ("expm1", "exp"): lambda t1, f, t2, g: _implies(t1 == t2, f == g - 1),
+    ("erfc", "erf"): lambda t1, f, t2, g: _implies(t1 == t2, f == 1 - g),
+    ("exp", "exp"): lambda t1, f, t2, g: _implies(t1 == -t2, f * g == 1),
+    ("log1p", "log"): lambda t1, f, t2, g: _implies(t2 == 1 + t1, f == g),
+    ("erfc", "erf "): None,
+}
+LINKS = {k: v for k, v in LINKS.items() if v is not None}
+
+
+def _implies(a, b):
+    import z3
+    return z3.Implies(a, b)
+
+
+# sign(f(t)) = sign(t), and the values at -inf and +inf (None: +-inf)
+SIGN_PRESERVING = frozenset({"expm1", "tanh", "erf", "log1p", "sqrt"})
+AT_INF = {"exp": (0.0, None), "expm1": (-1.0, None), "tanh": (-1.0, 1.0), "log1p": (None, None),
+          "log": (None, None), "erf": (-1.0, 1.0), "erfc": (2.0, 0.0), "sqrt": (None, None)}
+
+
+REGISTRY: dict[str, Primitive] = {p.name: p for p in (
+    Primitive("exp", "e^t", np.exp, _arb("exp"), _at_zero(1), (None, False, None), True, False, (0, None),
+              ("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
+               "exp(NaN) is NaN"), 1.0, _exp_tiny, _ax_exp),
+    Primitive("expm1", "e^t - 1", np.expm1, _arb("expm1"), _at_zero(0), (None, False, None), True, False, (-1, None),
+              ("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t", "expm1 is non-decreasing",
+               "expm1(-inf) = -1", "expm1(NaN) is NaN"), 1.0, _expm1_tiny, _ax_expm1),
+    Primitive("tanh", "hyperbolic tangent", np.tanh, _arb("tanh"), _at_zero(0), (None, False, None), True, True,
+              (-1, 1),
+              ("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t", "tanh is non-decreasing",
+               "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), 2.0, _tanh_tiny, _ax_tanh),
+    Primitive("log1p", "ln(1 + t), t > -1", np.log1p, _arb("log1p"), _at_zero(0), (-1, True, None), True, False,
+              (None, None),
+              ("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign of t",
+               "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), 1.0, _log1p_tiny, _ax_log1p),
+    Primitive("log", "natural logarithm, t > 0", np.log, _arb("log"), _log_exact, (0, True, None), True, False,
+              (None, None),
+              ("log(t) is NaN for t < 0 and -inf at +-0", "log(1) = 0", "log is non-decreasing",
+               "log(+inf) = +inf", "log(NaN) is NaN"), 1.0, None, _ax_log),
+    Primitive("erf", "error function", _erf_np, _arb("erf"), _at_zero(0), (None, False, None), True, True, (-1, 1),
+              ("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
+               "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), 1.0, None, _ax_erf),
+    Primitive("erfc", "complementary error function, 1 - erf(t)", _erfc_np, _arb("erfc"), _at_zero(1),
+              (None, False, None), False, False, (0, 2),
+              ("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing", "erfc(-inf) = 2, erfc(+inf) = 0",
+               "erfc(NaN) is NaN"), 5.0, None, _ax_erfc),
+    Primitive("sqrt", "square root, t >= 0", np.sqrt, _arb("sqrt"), _sqrt_exact, (0, False, None), True, False,
+              (0, None),
+              ("sqrt is IEEE 754's correctly rounded square root",), 0.5, None, _ax_sqrt),
+)}
+
+TINY = Fraction(1, 2 ** 10)
+
+
+def get(name: str) -> Primitive:
+    return REGISTRY[name]
+
+
+def check_registry() -> None:
+    """Every primitive has every part (raises AssertionError naming what is missing)."""
+    for p in REGISTRY.values():
+        for part in ("numpy", "arb", "exact", "spec_axioms"):
+            assert getattr(p, part) is not None, f"primitive {p.name} has no {part}"
+        assert p.contract, f"primitive {p.name} states no platform contract"
+        assert p.ulps > 0, f"primitive {p.name} has no error bound"

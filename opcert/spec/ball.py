@@ -1,0 +1,266 @@
+"""The reference's fast path: an expression evaluated in binary64 ball arithmetic.
+
+Every intermediate value is a midpoint m (binary64) and a radius r with
+|exact - m| <= r. Arithmetic propagates the radius from the operands' radii and
+adds the rounding error of the operation (at most |m| 2^-53, and 2^-1075 where
+a result underflows); a primitive adds its platform error contract (k ULPs,
+expr.primitives) and propagates its operand's radius through a bound on its
+derivative over [m - r, m + r]. Radii are computed with a margin (1 + 2^-50)
+so that their own rounding cannot make them too small, and the ends m - r and
+m + r are taken one binary64 step outward.
+
+An element is decided when both ends round to the same value of the target
+format: then that value is the correctly rounded result, with no assumption
+beyond the stated contracts. A comparison whose balls overlap, a primitive
+whose ball leaves its domain, or a non-finite midpoint leaves the element
+undecided, for the exact path (spec.exact). The expression is the operator's
+`reference_form`: the definition rewritten to be well conditioned in floating
+point, and proved equal to it over the reals (tests/test_catalog.py).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..expr import NAMED, PRIMITIVES, Expr
+
+U = 2.0 ** -53             # unit roundoff of binary64
+ETA = 2.0 ** -1074         # the smallest subnormal: bounds underflow
+MARGIN = 1.0 + 2.0 ** -50  # radius computed with rounding: enlarge it
+
+
+def _up(q: Fraction) -> float:
+    """A binary64 value >= q."""
+    f = float(q)
+    return f if Fraction(f) >= q else float(np.nextafter(f, math.inf))
+
+
+def _const(e: Expr):
+    if e.name is not None:
+        m = NAMED[e.name].value64()
+        lo, hi = NAMED[e.name].enclosure(120)
+        return m, _up(max(abs(Fraction(m) - lo), abs(hi - Fraction(m))))
+    m = float(e.value)
+    return m, _up(abs(Fraction(m) - e.value))
+
+
+def _round_err(m):
+    return np.abs(m) * U + ETA
+
+
+def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):
+    """(midpoints, radii, ok, sign) for the binary64 array x; ok is False where
+    undecided; sign is +1 / -1 where the exact value is known to be > 0 / < 0
+    (from the expression's structure, whatever its magnitude), 0 where unknown."""
+    with np.errstate(all="ignore"):
+        m, r, ok, sg = _ev(e, x, attrs)
+        m = np.broadcast_to(m, x.shape)
+        r = np.broadcast_to(r, x.shape)
+        sg = np.broadcast_to(sg, x.shape)
+        ok = np.broadcast_to(ok, x.shape) & np.isfinite(m) & np.isfinite(r)
+    return m, r, ok, sg
+
+
+def _ball_sign(m, r):
+    """The sign the ball itself proves (0 where it touches zero)."""
+    return np.where(m - r > 0, 1, np.where(m + r < 0, -1, 0))
+
+
+def _ev(e: Expr, x, attrs):
+    m, r, ok, sg = _ev1(e, x, attrs)
+    # an infinite midpoint stands for "beyond the largest double" (see _primitive)
+    return m, np.where(np.isinf(m), 0.0, r), ok, sg
+
+
+def _ev1(e: Expr, x, attrs):
+    op = e.op
+    true = np.ones(x.shape, dtype=bool)
+    if op == "var":
+        return x, np.zeros(x.shape), true, np.sign(x).astype(np.int8)
+    if op == "attr":
+        v = np.float64(attrs[e.name])
+        return v, np.float64(0.0), true, np.int8(np.sign(v))
+    if op == "const":
+        m, r = _const(e)
+        return np.float64(m), np.float64(r), true, np.int8(np.sign(m) if r < abs(m) else 0)
+    if op == "select":
+        (c, cok) = _cond(e.args[0], x, attrs)
+        ma, ra, oka, sa = _ev(e.args[1], x, attrs)
+        mb, rb, okb, sb = _ev(e.args[2], x, attrs)
+        return np.where(c, ma, mb), np.where(c, ra, rb), cok & np.where(c, oka, okb), np.where(c, sa, sb)
+    a = [_ev(n, x, attrs) for n in e.args]
+    ok = true
+    for _, _, o, _ in a:
+        ok = ok & o
+    if op == "neg":
+        return -a[0][0], a[0][1], ok, -a[0][3]
+    if op == "abs":
+        return np.abs(a[0][0]), a[0][1], ok, np.abs(a[0][3])
+    if op in ("add", "sub"):
+        (ma, ra, _, sa), (mb, rb, _, sb) = a
+        if op == "sub":
+            sb = -sb
+        m = ma + mb if op == "add" else ma - mb
+        r = (ra + rb + np.abs(m) * U) * MARGIN          # sums are exact in the subnormal range: no ETA
+        sg = np.where((sa == sb) & (sa != 0), sa, np.where((sa != 0) & (sb == 0) & (mb == 0) & (rb == 0), sa,
+                                                           np.where((sb != 0) & (sa == 0) & (ma == 0) & (ra == 0),
+                                                                    sb, _ball_sign(m, r))))
+        return m, r, ok, sg.astype(np.int8)
+    if op == "mul":
+        (ma, ra, _, sa), (mb, rb, _, sb) = a
+        m = ma * mb
+        exact_zero = ((ma == 0) & (ra == 0)) | ((mb == 0) & (rb == 0))
+        r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(m)) * MARGIN)
+        return m, r, ok, (sa * sb).astype(np.int8)
+    if op == "div":
+        (ma, ra, _, sa), (mb, rb, _, sb) = a
+        den = np.abs(mb) - rb
+        m = ma / mb
+        r = ((ra + np.abs(m) * rb) / den + _round_err(m)) * MARGIN
+        r = np.where((ma == 0) & (ra == 0), 0.0, r)
+        return m, r, ok & (den > 0), (sa * sb).astype(np.int8)
+    if op == "fma":
+        (ma, ra, _, sa), (mb, rb, _, sb), (mc, rc, _, sc) = a
+        p = ma * mb
+        rp = (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(p)) * MARGIN
+        m = p + mc
+        r = (rp + rc + np.abs(m) * U) * MARGIN
+        sp = sa * sb
+        sg = np.where((sp == sc) & (sp != 0), sp, _ball_sign(m, r))
+        return m, r, ok, sg.astype(np.int8)
+    if op in ("min", "max"):
+        # disjoint balls: the result is one of them, with its own radius; else a ball covering both
+        (ma, ra, _, sa), (mb, rb, _, sb) = a
+        a_wins = (ma - ra > mb + rb) if op == "max" else (ma + ra < mb - rb)
+        b_wins = (mb - rb > ma + ra) if op == "max" else (mb + rb < ma - ra)
+        m = np.minimum(ma, mb) if op == "min" else np.maximum(ma, mb)
+        r = np.where(a_wins, ra, np.where(b_wins, rb, np.maximum(ra, rb) + np.abs(ma - mb)))
+        mm = np.where(a_wins, ma, np.where(b_wins, mb, m))
+        if op == "max":
+            sg = np.where((sa > 0) | (sb > 0), 1, np.where((sa < 0) & (sb < 0), -1, 0))
+        else:
+            sg = np.where((sa < 0) | (sb < 0), -1, np.where((sa > 0) & (sb > 0), 1, 0))
+        sg = np.where(a_wins, sa, np.where(b_wins, sb, sg))
+        return mm, r, ok, sg.astype(np.int8)
+    if op in PRIMITIVES:
+        (ma, ra, _, sa), = a
+        m, r, ok2 = _primitive(op, ma, ra, ok)
+        if op in ("exp", "erfc"):
+            sg = np.ones(np.shape(m), dtype=np.int8)
+        elif op in ("expm1", "tanh", "erf", "log1p"):      # sign(f(t)) = sign(t)
+            sg = sa
+        elif op == "sqrt":
+            sg = np.where(sa > 0, 1, 0)
+        else:
+            sg = _ball_sign(m, r)
+        return m, r, ok2, np.asarray(sg, dtype=np.int8)
+    raise ValueError(f"no ball semantics for {op}")
+
+
+def _primitive(name, ma, ra, ok):
+    p = PRIMITIVES[name]
+    m = p.numpy(ma)
+    contract = p.ulps * (np.abs(m) * 2 * U + ETA)     # k ULPs, ULP(m) <= 2 U |m| (+ subnormal)
+    if name == "exp":
+        prop = np.abs(m) * (1 + 4 * U) * np.expm1(ra)
+    elif name == "expm1":
+        prop = np.abs(1 + m) * (1 + 4 * U) * np.expm1(ra)
+    elif name in ("tanh",):
+        prop = ra
+    elif name in ("erf", "erfc"):
+        t = np.maximum(np.abs(ma) - ra, 0.0)
+        prop = 1.1285 * np.exp(-t * t) * ra
+    elif name == "log1p":
+        den = 1 + ma - ra
+        ok = ok & (den > 0)
+        prop = ra / den
+    elif name == "log":
+        den = ma - ra
+        ok = ok & (den > 0)
+        prop = ra / den
+    elif name == "sqrt":
+        den = ma - ra
+        ok = ok & (den > 0)
+        prop = ra / (2 * np.sqrt(den))
+    else:
+        raise ValueError(f"no ball semantics for primitive {name}")
+    lo, lo_open, hi = p.domain
+    if lo is not None:
+        ok = ok & ((ma - ra > lo) if lo_open else (ma - ra >= lo))
+    # exp(0) = 1, log(1) = 0 and the like are exact
+    exact = (ra == 0) & (((ma == 0) & (p.exact(Fraction(0)) is not None)) |
+                         ((ma == 1) & (p.exact(Fraction(1)) is not None)))
+    prop = np.where(ra == 0, 0.0, prop)
+    r = np.where(exact, 0.0, (prop + contract) * MARGIN * MARGIN)
+    # an overflowed midpoint stands for "beyond the largest double": a comparison can still
+    # discard it (min(0, expm1(1000))), and it leaves the result undecided if it reaches it
+    r = np.where(np.isinf(m), 0.0, r)
+    return m, r, ok
+
+
+def _cond(e: Expr, x, attrs):
+    """(value, decided) of a boolean expression over balls."""
+    op = e.op
+    if op == "isnan":
+        return np.zeros(x.shape, dtype=bool), np.ones(x.shape, dtype=bool)
+    if op == "not":
+        v, d = _cond(e.args[0], x, attrs)
+        return ~v, d
+    if op in ("and", "or"):
+        (va, da), (vb, db) = _cond(e.args[0], x, attrs), _cond(e.args[1], x, attrs)
+        if op == "and":
+            v = va & vb
+            d = (da & db) | (da & ~va) | (db & ~vb)
+        else:
+            v = va | vb
+            d = (da & db) | (da & va) | (db & vb)
+        return v, d
+    (ma, ra, oka, _), (mb, rb, okb, _) = _ev(e.args[0], x, attrs), _ev(e.args[1], x, attrs)
+    lo_a, hi_a, lo_b, hi_b = ma - ra, ma + ra, mb - rb, mb + rb
+    exact = (ra == 0) & (rb == 0)
+    if op in ("lt", "gt"):
+        if op == "gt":
+            lo_a, hi_a, lo_b, hi_b = lo_b, hi_b, lo_a, hi_a
+        yes, no = hi_a < lo_b, lo_a >= hi_b
+        yes = yes | (exact & (ma < mb if op == "lt" else mb < ma))
+        no = no | (exact & ~(ma < mb if op == "lt" else mb < ma))
+    elif op in ("le", "ge"):
+        if op == "ge":
+            lo_a, hi_a, lo_b, hi_b = lo_b, hi_b, lo_a, hi_a
+        yes, no = hi_a <= lo_b, lo_a > hi_b
+        yes = yes | (exact & (ma <= mb if op == "le" else mb <= ma))
+        no = no | (exact & ~(ma <= mb if op == "le" else mb <= ma))
+    elif op == "eq":
+        yes = exact & (ma == mb)
+        no = (hi_a < lo_b) | (hi_b < lo_a) | (exact & (ma != mb))
+    else:
+        raise ValueError(f"not a comparison: {op}")
+    shape = x.shape
+    yes, no = np.broadcast_to(yes, shape), np.broadcast_to(no, shape)
+    return yes, (yes | no) & np.broadcast_to(oka & okb, shape)
+
+
+def decide(m, r, ok, fmt, sign=None):
+    """The correctly rounded values in fmt where the ball decides them, and the mask.
+
+    A ball inside [-s/2, s/2] (s the smallest subnormal of fmt) rounds to a
+    zero; its sign is the sign analysis' where that is known."""
+    from ..formats import round_float64
+    with np.errstate(all="ignore"):
+        rr = np.where(ok, r, 0.0)
+        lo = np.where(rr > 0, np.nextafter(m - rr, -np.inf), m)
+        hi = np.where(rr > 0, np.nextafter(m + rr, np.inf), m)
+        rlo, rhi = round_float64(lo, fmt), round_float64(hi, fmt)
+        # an exact zero is decided (its sign comes from the definition); a ball that
+        # straddles zero, or ends on a different sign, is not
+        zero = (m == 0) & (rr == 0)
+        same = (rlo == rhi) & (np.signbit(rlo) == np.signbit(rhi)) & ((lo > 0) | (hi < 0))
+        val = np.where(zero, m, rlo)
+        if sign is not None:
+            half = float(fmt.min_subnormal) / 2
+            under = ~zero & ~same & (lo >= -half) & (hi <= half) & (sign != 0)
+            val = np.where(under, np.where(sign > 0, 0.0, -0.0), val)
+            same = same | under
+    return val, ok & (same | zero)

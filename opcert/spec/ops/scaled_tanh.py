@@ -1,0 +1,43 @@
+"""ScaledTanh: DirectML DML_ACTIVATION_SCALED_TANH (seed 000). ONNX had an
+experimental ScaledTanh and removed it; ONNX Runtime still registers it (opset 9)."""
+from fractions import Fraction
+
+from ...expr import absolute, select, tanh
+from ..model import Attribute, Operator, Standard
+from ._common import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, x
+
+alpha, beta = attr("alpha"), attr("beta")
+
+OPERATOR = Operator(
+    name="ScaledTanh",
+    family="tanh",
+    summary="alpha * tanh(beta * x), element-wise",
+    attributes=(Attribute("alpha", "output scale", aliases=("Alpha",)),
+                Attribute("beta", "input scale", aliases=("Beta",))),
+    standards=(
+        Standard(key="directml", op_name="DML_ACTIVATION_SCALED_TANH", document=SEEDS + "000_77872c7b68f5d332.txt",
+                 formula_text="f(x) = Alpha * tanh(Beta * x)", formula=alpha * tanh(beta * x),
+                 defaults={"alpha": 1.0, "beta": 0.5}, attribute_names={"alpha": "Alpha", "beta": "Beta"},
+                 support=dml_levels_1_0(),
+                 notes="Defaults are the document's 'typical default' values. ONNX had an experimental ScaledTanh "
+                       "and removed it; no ONNX definition is kept."),
+    ),
+    primary="directml",
+    # Where beta * x is a binary64 subnormal it has lost bits; there
+    # tanh(t) = t (1 - t*t/3 + ...) and alpha * beta is exact in binary64.
+    implementation=select(absolute(beta * x) < const(Fraction(2) ** -1022), (alpha * beta) * x,
+                          alpha * tanh(beta * x)),
+    limits=(Limit(1, alpha, condition=beta > 0), Limit(1, -alpha, condition=beta < 0), Limit(1, const(0)),
+            Limit(-1, -alpha, condition=beta > 0), Limit(-1, alpha, condition=beta < 0), Limit(-1, const(0))),
+    properties=(
+        Property("range", "range", "-|alpha| <= ScaledTanh(x) <= |alpha|", lower=-absolute(alpha),
+                 upper=absolute(alpha)),
+        Property("monotonic", "monotonic", "non-decreasing when alpha * beta >= 0", condition=alpha * beta >= 0),
+        Property("odd", "odd", "ScaledTanh(-x) = -ScaledTanh(x)"),
+        Property("zero", "exact_point", "ScaledTanh(0) = 0", points=((const(0), const(0)),)),
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=2.0,
+    onnx_opsets={"float16": 9, "float32": 9, "float64": 9},
+)

@@ -1,0 +1,36 @@
+"""Sigmoid: ONNX Sigmoid-6/13, DirectML DML_ACTIVATION_SIGMOID."""
+from ...expr import exp
+from ..model import Operator, RuntimeMap, Standard
+from ._common import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
+    Support, const, dml_levels_1_0, limits, sigmoid_monotone, sigmoid_stable, x
+
+FORMULA = 1 / (1 + exp(-x))
+
+OPERATOR = Operator(
+    name="Sigmoid",
+    family="exponential",
+    summary="1 / (1 + exp(-x)), element-wise",
+    attributes=(),
+    standards=(
+        Standard(key="onnx", op_name="Sigmoid", document=ONNX_DOC.format("Sigmoid"),
+                 formula_text="y = 1 / (1 + exp(-x))", formula=FORMULA, defaults={}, attribute_names={},
+                 support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+                 reference_form=sigmoid_stable(x)),
+        Standard(key="directml", op_name="DML_ACTIVATION_SIGMOID", document=DML_DOC.format("sigmoid"),
+                 formula_text="f(x) = 1 / (1 + exp(-x))", formula=FORMULA, defaults={}, attribute_names={},
+                 support=dml_levels_1_0(), reference_form=sigmoid_stable(x)),
+    ),
+    primary="onnx",
+    implementation=sigmoid_monotone(x),
+    limits=limits(const(1), const(0)),
+    properties=(
+        Property("range", "range", "0 <= Sigmoid(x) <= 1", lower=const(0), upper=const(1)),
+        Property("monotonic", "monotonic", "Sigmoid is non-decreasing"),
+        Property("symmetry", "point_symmetry", "Sigmoid(-x) = 1 - Sigmoid(x)", center=const(1)),
+        Property("half", "exact_point", "Sigmoid(0) = 1/2", points=((const(0), const("0.5")),)),
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=2.5,
+    runtimes={"torch": RuntimeMap("torch.sigmoid"), "jax": RuntimeMap("jax.nn.sigmoid")},
+)

@@ -1,0 +1,314 @@
+"""Verified numerics for the specification: what z3 cannot settle with its axioms.
+
+- `bound_on_interval`: f(x) >= lower (and/or <= upper) for every x in [a, b],
+  proved by interval arithmetic (Arb): the interval is split until the
+  enclosure of f over each piece clears the bound. An enclosure is a rigorous
+  superset of f's values, so every piece cleared is proved; a piece whose
+  midpoint breaks the bound (evaluated exactly) is a counterexample.
+- `find_decrease`: a pair x1 < x2 with f(x1) > f(x2), both values enclosed
+  and separated (a refutation of monotonicity: one witness suffices).
+"""
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+from ...spec.exact import Undecided, Undefined, arb_to_fractions, eval_ball, evaluate
+from ...formats import FLOAT_FORMATS
+
+F64 = FLOAT_FORMATS["float64"]
+
+
+def _arb_interval(a: Fraction, b: Fraction):
+    """A ball containing [a, b], no wider where the radius is a short dyadic (bisection pieces)."""
+    from flint import arb, fmpq
+    mid = (a + b) / 2
+    rad = (b - a) / 2
+    r = float(rad)
+    if Fraction(r) != rad:
+        r = float(r) * (1 + 2 ** -40)
+    return arb(fmpq(mid.numerator, mid.denominator), r)
+
+
+def bound_on_interval(e, attrs, a: Fraction, b: Fraction, lower: Fraction | None, upper: Fraction | None,
+                      min_width: Fraction = Fraction(1, 2 ** 32), budget: int = 400_000, prec: int = 80):
+    """('proved', pieces) or ('refuted', x) or ('unknown', why)."""
+    from flint import ctx
+    saved = ctx.prec
+    ctx.prec = prec
+    try:
+        stack = [(a, b)]
+        pieces = 0
+        t0 = time.perf_counter()
+        while stack:
+            lo, hi = stack.pop()
+            pieces += 1
+            if pieces > budget:
+                return "unknown", f"{budget:,} pieces were not enough ({time.perf_counter() - t0:.1f} s)"
+            try:
+                v = eval_ball(e, _arb_interval(lo, hi), attrs, prec)
+                vlo, vhi = arb_to_fractions(v) if v.is_finite() else (None, None)
+            except (Undecided, Undefined, ZeroDivisionError):
+                vlo = vhi = None
+            ok = vlo is not None and (lower is None or vlo >= lower) and (upper is None or vhi <= upper)
+            if ok:
+                continue
+            mid = (lo + hi) / 2
+            try:
+                m = evaluate(e, mid, attrs, F64, min_prec=60)
+                if (lower is not None and m.hi < lower) or (upper is not None and m.lo > upper):
+                    return "refuted", mid
+            except (RuntimeError, Undefined):
+                pass
+            if hi - lo < min_width:
+                return "unknown", f"could not separate f from the bound near x = {float(mid)!r}"
+            stack += [(lo, mid), (mid, hi)]
+        return "proved", pieces
+    finally:
+        ctx.prec = saved
+
+
+def find_decrease(e, attrs, a: Fraction = Fraction(-8), b: Fraction = Fraction(8), step: Fraction = Fraction(1, 16)):
+    """x1 < x2 with f(x1) > f(x2) provably, scanning [a, b]; or None."""
+    prev = None
+    x = a
+    while x <= b:
+        try:
+            v = evaluate(e, x, attrs, F64, min_prec=60)
+        except (RuntimeError, Undefined):
+            prev, x = None, x + step
+            continue
+        if prev is not None and prev[1].lo > v.hi:
+            return prev[0], x, prev[1], v
+        prev, x = (x, v), x + step
+    return None
+
+
+# ---- the implementation, in rounding-aware interval arithmetic ---------------------------------
+
+U64 = Fraction(1, 2 ** 53)
+
+
+OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970   # binary64 results at or beyond round to +-inf
+
+
+def _widen(v, ulps_rel, eta):
+    """The values binary64 can return for an exact result in v: v enlarged by a relative
+    error ulps_rel and an absolute eta, kept within the finite range where v is (rounding is
+    monotone, so a result below the overflow threshold rounds to at most the largest
+    finite value), +-inf where all of v overflows."""
+    from flint import arb
+    from ...spec.exact import _arb_of
+    if not v.is_finite():
+        if v.is_nan():
+            raise Undecided("nan")
+        return v
+    big = _arb_of(OVERFLOW)
+    if v >= big:
+        return arb("inf")
+    if v <= -big:
+        return -arb("inf")
+    if not abs(v) < big:
+        raise Undecided("overflow")
+    if ulps_rel or eta:
+        v = v * arb(1, ulps_rel) + arb(0, eta)   # relative at each point of v, not at its largest
+        top = _arb_of(Fraction(F64.max_finite))
+        if not abs(v) <= top:
+            v = v.intersection(arb(0, top))
+    return v
+
+
+def _round64(v):
+    """Every value binary64 rounding (to nearest) gives for an exact result in v: rounding
+    to nearest is monotone, so R([lo, hi]) lies in [R(lo), R(hi)]; +-inf where all of v
+    overflows. (Directed rounding of the ends would be sound too, but it steps past the
+    ball's own outward rounding one binary64 value per operation: 1 * [.., 1] became
+    [.., 1 + 2^-52].)"""
+    from flint import arb
+    from ...formats import round_fraction
+    if not v.is_finite():
+        if v.is_nan():
+            raise Undecided("nan")
+        return v
+    lo, hi = arb_to_fractions(v)
+    n_lo, n_hi = round_fraction(lo, F64), round_fraction(hi, F64)
+    if n_lo == math.inf:
+        return arb("inf")
+    if n_hi == -math.inf:
+        return -arb("inf")
+    if math.isinf(n_lo) or math.isinf(n_hi):
+        raise Undecided("overflow")
+    return arb(n_lo) if n_lo == n_hi else arb(n_lo).union(arb(n_hi))
+
+
+def _clip(v, lo, hi):
+    """v within [lo, hi] (a primitive's range: its contract keeps the platform's values there)."""
+    if not v.is_finite() or ((lo is None or v >= lo) and (hi is None or v <= hi)):
+        return v
+    a, b = arb_to_fractions(v)
+    a = max(a, Fraction(lo)) if lo is not None else a
+    b = min(b, Fraction(hi)) if hi is not None else b
+    if a > b:
+        raise Undecided("empty")
+    return _arb_interval(a, b)
+
+
+def eval_rounded(e, x, attrs, prec: int = 80):
+    """An enclosure of every value the binary64 evaluation of e can take for any
+    input in the ball x: each arithmetic result its exact value rounded (the ends of
+    the enclosure rounded outward to binary64), each primitive within its contract's
+    ULPs of the true function and within its range, constants at their binary64
+    values, overflow to +-inf."""
+    from ...expr import NAMED, PRIMITIVES
+    from ...spec.exact import _arb_of, _cmp, _domain_ok
+    from flint import arb
+    ev = lambda n: eval_rounded(n, x, attrs, prec)  # noqa: E731
+    op = e.op
+    if op == "var":
+        return x
+    if op == "attr":
+        return _arb_of(attrs[e.name])
+    if op == "const":
+        return arb(NAMED[e.name].value64()) if e.name is not None else _arb_of(Fraction(float(e.value)))
+    if op == "select":
+        try:
+            c = ev(e.args[0])
+        except Undecided:      # the piece straddles the condition's boundary: either branch
+            return ev(e.args[1]).union(ev(e.args[2]))
+        return ev(e.args[1]) if c else ev(e.args[2])
+    if op in ("neg", "min", "max"):
+        a = [ev(n) for n in e.args]
+        if op == "neg":
+            return -a[0]
+        return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
+    if op == "isnan":
+        return False
+    a = [ev(n) for n in e.args]
+    if op in ("lt", "le", "gt", "ge", "eq"):
+        return _cmp(op, *a)
+    if op == "and":
+        return a[0] and a[1]
+    if op == "or":
+        return a[0] or a[1]
+    if op == "not":
+        return not a[0]
+    if op == "abs":
+        return abs(a[0])
+    if op == "add":
+        return _round64(a[0] + a[1])
+    if op == "sub":
+        return _round64(a[0] - a[1])
+    if op == "mul":
+        return _round64(a[0] * a[1])
+    if op == "div":
+        if 0 in a[1]:
+            raise Undecided("div")
+        return _round64(a[0] / a[1])
+    if op == "fma":
+        return _round64(a[0] * a[1] + a[2])
+    if op in PRIMITIVES:
+        p = PRIMITIVES[op]
+        _domain_ok(p, a[0])
+        if not a[0].is_finite():
+            v = p.arb(a[0])
+        else:
+            # the function is monotone: its values at the ends enclose it (a wide ball's own
+            # enclosure can be far wider: exp over [3600, 16400] has a lower bound of 0)
+            lo, hi = (p.arb(a[0].lower()), p.arb(a[0].upper()))
+            if not p.increasing:
+                lo, hi = hi, lo
+            big = _arb_of(OVERFLOW)
+            if lo.is_finite() and lo > big:       # all of it overflows
+                return arb("inf")
+            if not lo.is_finite() and not lo.is_nan() and p.increasing and a[0].lower() > 0:
+                return arb("inf")                 # past Arb's exponent range: exp(2^160)
+            if hi.is_finite() and hi < -big:
+                return -arb("inf")
+            if not hi.is_finite() and not hi.is_nan():
+                raise Undecided("overflow")      # Arb gives up past its exponent range (exp(1e308))
+            v = lo.union(hi)
+        return _clip(_round64(_widen(v, p.ulps * 2.0 ** -52, p.ulps * 2.0 ** -1074)), *p.bounds)
+    raise ValueError(op)
+
+
+def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fraction | None, lo=None, hi=None,
+                         run_code=None, budget: int = 200_000, enumerate_below: int = 1 << 22):
+    """Every finite input of fmt in [lo, hi]: the code's value lies within the bounds
+    (rounded to fmt). Pieces are ranges of consecutive values of fmt; a piece whose
+    enclosure does not clear the bounds is split, and one of at most `enumerate_below`
+    values is run on the code (run_code(xs) -> outputs), every value compared.
+    ('proved', pieces) / ('refuted', x) / ('unknown', why)."""
+    import numpy as np
+    from flint import ctx
+    from ...formats import ordinal, round_fraction
+    from ..inputs import from_ordinal
+    # the values whose rounding (to binary64, then to fmt) stays within the bounds' roundings
+    t_lo = _threshold(lower, fmt, -1) if lower is not None else None
+    t_hi = _threshold(upper, fmt, 1) if upper is not None else None
+    r_lo = round_fraction(lower, fmt) if lower is not None else None
+    r_hi = round_fraction(upper, fmt) if upper is not None else None
+
+    def ordinal_of(v: float) -> int:
+        return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
+    big = float(fmt.max_finite)
+    o0 = ordinal_of(max(-big, round_fraction(lo, fmt, mode="up")) if lo is not None else -big)
+    o1 = ordinal_of(min(big, round_fraction(hi, fmt, mode="down")) if hi is not None else big)
+    # start from the binades: relative widths small from the outset
+    cuts = {o0, o1, 0} | {ordinal_of(sg * 2.0 ** k) for k in range(fmt.emin - fmt.p + 1, fmt.emax + 1)
+                          for sg in (1, -1)}
+    edges = sorted(c for c in cuts if o0 <= c <= o1)
+    saved = ctx.prec
+    ctx.prec = 80
+    try:
+        stack = [(p, q) for p, q in zip(edges, edges[1:])] or [(o0, o1)]
+        pieces = 0
+        while stack:
+            a, b = stack.pop()
+            pieces += 1
+            if pieces > budget:
+                return "unknown", f"{budget:,} pieces were not enough"
+            xa, xb = (Fraction(float(v)) for v in from_ordinal(np.array([a, b]), fmt).astype(np.float64))
+            try:
+                v = eval_rounded(impl, _arb_interval(xa, xb), attrs)
+                ok = _within(v, t_lo, t_hi)
+            except (Undecided, Undefined, ZeroDivisionError):
+                ok = False
+            if ok:
+                continue
+            if run_code is not None and b - a < enumerate_below:
+                for c0 in range(a, b + 1, 1 << 20):
+                    xs = from_ordinal(np.arange(c0, min(b, c0 + (1 << 20) - 1) + 1), fmt)
+                    ys = np.asarray(run_code(xs), dtype=np.float64)
+                    bad = np.isnan(ys) | ((ys < r_lo) if r_lo is not None else False) | \
+                        ((ys > r_hi) if r_hi is not None else False)
+                    if bad.any():
+                        return "refuted", Fraction(float(xs[int(np.argmax(bad))]))
+                continue
+            if b - a <= 1:
+                return "unknown", f"could not separate the code's values from the bound near x = {float(xa)!r}"
+            m = (a + b) // 2
+            stack += [(a, m), (m, b)]
+        return "proved", pieces
+    finally:
+        ctx.prec = saved
+
+
+def _within(v, t_lo, t_hi) -> bool:
+    """Does every value of the enclosure v (+-inf included) lie strictly between the thresholds?"""
+    if v.is_finite():
+        vlo, vhi = arb_to_fractions(v)
+        return (t_lo is None or vlo > t_lo) and (t_hi is None or vhi < t_hi)
+    if v.is_nan() or not (v > 0 or v < 0):
+        return False
+    return (t_hi is None) if v > 0 else (t_lo is None)
+
+
+def _threshold(bound: Fraction, fmt, side: int) -> Fraction:
+    """The midpoint between the bound rounded to fmt and its neighbour outside: every value
+    strictly inside it rounds (through binary64, then fmt) to the bound's rounding or beyond."""
+    from ...formats import round_fraction
+    import numpy as np
+    r = round_fraction(bound, fmt)
+    outside = np.nextafter(np.array([r]).astype(fmt.dtype), np.array([side * np.inf]).astype(fmt.dtype))
+    return (Fraction(r) + Fraction(float(outside.astype(np.float64)[0]))) / 2

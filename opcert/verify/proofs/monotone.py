@@ -1,0 +1,175 @@
+"""Monotonicity of the implementation in a float format, by structure.
+
+Every binary64 operation returns round(exact result), and rounding is a
+non-decreasing function; the primitives are monotone by their platform
+contract (tests/test_contracts.py). So a composition of non-decreasing and
+non-increasing steps is monotone in binary64 exactly as it is over the reals,
+rounding included, provided the sign facts the composition rules need (a
+product of two increasing factors increases when both are non-negative) hold
+for every value the computation can take. Those facts come from rounding-aware
+interval enclosures (interval.eval_rounded).
+
+The inputs are split into ranges of consecutive values of the format (pieces
+share their end values, so every pair of adjacent inputs lies in one piece). A
+piece where a branch condition or a sign is undecided is split; a piece of at
+most SMALL values is evaluated on the code, every adjacent pair compared. A
+piece where every condition is decided and the rules still cannot conclude
+(x / (1 + x): a quotient of two increasing terms) ends the attempt: `unknown`.
+"""
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from ...spec.exact import Undecided, Undefined
+from .interval import _arb_interval, eval_rounded
+
+SMALL = 64
+
+
+class Split(Exception):
+    """A condition or a sign is undecided on this piece: smaller pieces may decide it."""
+
+
+class Stuck(Exception):
+    """The rules cannot conclude although everything is decided (the piece and why)."""
+
+
+def _comb(a, b):
+    """Direction of a sum of two terms with directions a and b (0: constant)."""
+    if a == 0:
+        return b
+    if b == 0 or a == b:
+        return a
+    raise Stuck("a sum of an increasing and a decreasing term")
+
+
+def _sign(v) -> int:
+    if v >= 0:
+        return 1
+    if v <= 0:
+        return -1
+    raise Split("sign")
+
+
+def _mul(va, da, vb, db):
+    """Direction of a*b from the factors' enclosures and directions."""
+    if da == 0 and db == 0:
+        return 0
+    sa, sb = _sign(va), _sign(vb)
+    # |a| moves in direction sa*da; the product is sa*sb*|a||b|
+    return sa * sb * _comb_mag(sa * da, sb * db)
+
+
+def _comb_mag(a, b):
+    if a == 0:
+        return b
+    if b == 0 or a == b:
+        return a
+    raise Stuck("a product (or quotient) of a growing and a shrinking magnitude")
+
+
+def direction(e, X, attrs):
+    """(enclosure of the computed values, direction) of e over the input ball X:
+    +1 non-decreasing, -1 non-increasing, 0 independent of x."""
+    from ...expr import PRIMITIVES
+    op = e.op
+    if op == "var":
+        return X, 1
+    if op in ("attr", "const"):
+        return eval_rounded(e, X, attrs), 0
+    if op == "select":
+        try:
+            c = eval_rounded(e.args[0], X, attrs)
+        except Undecided:
+            raise Split("a branch condition") from None
+        return direction(e.args[1] if c else e.args[2], X, attrs)
+    args = [direction(a, X, attrs) for a in e.args]
+    v = eval_rounded(e, X, attrs)
+    if op == "neg":
+        return v, -args[0][1]
+    if op == "abs":
+        return v, _sign(args[0][0]) * args[0][1]
+    if op in ("add", "min", "max"):
+        return v, _comb(args[0][1], args[1][1])
+    if op == "sub":
+        return v, _comb(args[0][1], -args[1][1])
+    if op == "mul":
+        return v, _mul(args[0][0], args[0][1], args[1][0], args[1][1])
+    if op == "div":
+        (va, da), (vb, db) = args
+        _sign(vb)
+        if 0 in vb:
+            raise Split("a divisor")
+        return v, _mul(va, da, 1 / vb, -db)
+    if op == "fma":
+        (va, da), (vb, db), (vc, dc) = args
+        return v, _comb(_mul(va, da, vb, db), dc)
+    if op in PRIMITIVES:
+        d = args[0][1]
+        return v, d if PRIMITIVES[op].increasing else -d
+    raise Stuck(f"no rule for {op}")
+
+
+def prove_monotone(impl, attrs, fmt, run_code, lo_ord: int, hi_ord: int, budget: int = 20_000, seconds: float = 20.0):
+    """Is the code non-decreasing on the format's values with ordinals lo_ord..hi_ord?
+    ('proved', pieces) / ('refuted', (x1, x2, y1, y2)) / ('unknown', why).
+    run_code(xs) runs the implementation on an array of the format."""
+    from flint import ctx
+    from ..inputs import from_ordinal
+    saved = ctx.prec
+    ctx.prec = 80
+    t0 = time.perf_counter()
+    try:
+        stack = [(lo_ord, hi_ord)]
+        pieces = 0
+        while stack:
+            a, b = stack.pop()
+            pieces += 1
+            if pieces > budget or time.perf_counter() - t0 > seconds:
+                return "unknown", f"{pieces - 1:,} pieces in {time.perf_counter() - t0:.1f} s did not cover the inputs"
+            if b - a <= SMALL:
+                xs = from_ordinal(np.arange(a, b + 1), fmt)
+                ys = np.asarray(run_code(xs), dtype=np.float64)
+                bad = np.nonzero(~(ys[:-1] <= ys[1:]))[0]
+                if bad.size:
+                    i = int(bad[0])
+                    return "refuted", (float(xs[i]), float(xs[i + 1]), float(ys[i]), float(ys[i + 1]))
+                continue
+            xa, xb = (Fraction(float(v)) for v in from_ordinal(np.array([a, b]), fmt).astype(np.float64))
+            try:
+                _, d = direction(impl, _arb_interval(xa, xb), attrs)
+                if d >= 0:
+                    continue
+                return "unknown", f"the code decreases structurally on [{float(xa)!r}, {float(xb)!r}]"
+            except (Split, Undecided, Undefined, ZeroDivisionError):
+                pass
+            except Stuck as exc:
+                return "unknown", f"on [{float(xa)!r}, {float(xb)!r}] the composition rules do not apply: {exc}"
+            m = (a + b) // 2
+            stack += [(m, b), (a, m)]
+        return "proved", pieces
+    finally:
+        ctx.prec = saved
+
+
+def find_decrease_on_code(run_code, fmt, centers=(), lo=None, hi=None):
+    """A pair x1 < x2 with code(x1) > code(x2), from a scan of the format's
+    values (log-spaced over both signs, and dense around `centers`); or None."""
+    grid = [np.geomspace(2.0 ** -20, 2.0 ** 20, 20001)]
+    grid += [-g for g in grid] + [np.zeros(1)]
+    for c in centers:
+        grid.append(np.linspace(float(c) - 0.25, float(c) + 0.25, 4001))
+    xs = np.unique(np.concatenate(grid).astype(fmt.dtype).astype(np.float64))
+    if lo is not None:
+        xs = xs[xs >= lo]
+    if hi is not None:
+        xs = xs[xs <= hi]
+    ys = np.asarray(run_code(xs.astype(fmt.dtype)), dtype=np.float64)
+    bad = np.nonzero(ys[:-1] > ys[1:])[0]
+    if not bad.size:
+        return None
+    i = int(bad[np.argmax(ys[bad] - ys[bad + 1])])
+    return float(xs[i]), float(xs[i + 1]), float(ys[i]), float(ys[i + 1])
