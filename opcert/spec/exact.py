@@ -234,10 +234,14 @@ def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
         return abs(a[0])
     if op == "fma":
         return a[0] * a[1] + a[2]
-    if op == "min":
-        return a[0].min(a[1])
-    if op == "max":
-        return a[0].max(a[1])
+    if op in ("min", "max"):
+        # one side wholly below the other: that side exactly (Arb's min of 0 and a ball of
+        # e^(7e76) is not 0 but a ball whose ends are rationals of 10^76 bits)
+        lo_first = a[0] <= a[1]
+        hi_first = a[0] >= a[1]
+        if lo_first or hi_first:
+            return a[0] if (lo_first == (op == "min")) else a[1]
+        return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
     if op in PRIMITIVES:
         p = PRIMITIVES[op]
         _domain_ok(p, a[0])
@@ -245,8 +249,25 @@ def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
     raise ValueError(f"no ball semantics for {op}")
 
 
+WIDEST = 1 << 14   # bits: a ball's ends as rationals at most this far below its midpoint
+
+
 def arb_to_fractions(b) -> tuple[Fraction, Fraction]:
+    """The ends of the ball as exact rationals. A radius far below the midpoint
+    (Celu(-1.4e227) = -alpha + about 2^(-9e226)) is first widened to 2^-WIDEST of
+    the midpoint: still an enclosure, with ends of bounded size."""
+    from flint import arb
+    mid, rad = b.mid(), b.rad()
+    if rad != 0 and mid != 0:
+        m_exp = int(mid.man_exp()[1]) + int(mid.man_exp()[0]).bit_length()
+        r_exp = int(rad.man_exp()[1]) + int(rad.man_exp()[0]).bit_length()
+        if r_exp < m_exp - WIDEST:
+            b = arb(mid, arb(2) ** (m_exp - WIDEST))
     lo, hi = b.lower().man_exp(), b.upper().man_exp()
+    if max(abs(int(lo[1])), abs(int(hi[1]))) > 1 << 20:
+        # an end beyond 2^(2^20) or below 2^-(2^20): Arb's bound on e^(7e76); as a rational it would
+        # take 10^76 bits. Undecided: the caller refines, or takes the reference form.
+        raise Undecided("an end of the enclosure beyond 2^(2^20)")
     return (Fraction(int(lo[0])) * Fraction(2) ** int(lo[1]), Fraction(int(hi[0])) * Fraction(2) ** int(hi[1]))
 
 
@@ -269,6 +290,28 @@ class Exact:
 
 def _narrow(lo, hi, min_prec) -> bool:
     return min_prec == 0 or (hi - lo) <= abs(lo) * Fraction(2) ** (-min_prec)
+
+
+FAR = 64   # bits below the smallest subnormal's half where a value is taken as "rounds to zero"
+
+
+def _far_below(v, fmt) -> Exact | None:
+    """A ball of one sign entirely below 2^(emin - p - FAR) in magnitude (Mish(-1e300)
+    is about 2^(-1.4e300): its exact ends would be rationals of 10^300 bits). It rounds
+    to a zero of its sign in every format; it is represented by the enclosure
+    +-[2^-(FAR+1), 2^-FAR] * 2^(emin - p), so an error figure against it is off by
+    under 2^-FAR ULP, and the rounding is the same."""
+    from flint import arb
+    k = fmt.emin - fmt.p - FAR
+    small = arb(2) ** k
+    if v.is_zero() or not (abs(v) < small):
+        return None
+    q = Fraction(2) ** k
+    if v > 0:
+        return Exact(q / 2, q)
+    if v < 0:
+        return Exact(-q, -q / 2)
+    raise Undecided("a tiny ball of undecided sign")   # more precision, not a rational of 10^300 bits
 
 
 def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
@@ -297,6 +340,9 @@ def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
             v = eval_ball(e, x, attrs, prec)
             if not v.is_finite():
                 raise Undecided("overflow")
+            far = _far_below(v, fmt)
+            if far is not None:
+                return far
             lo, hi = arb_to_fractions(v)
         except Undecided:
             prec *= 2

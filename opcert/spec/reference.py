@@ -145,11 +145,17 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
         mid = v.mid
         exact_q[i] = mid
         out[i] = round_fraction(mid if v.is_rational else v.lo, fmt, negative_zero=mid < 0)
+        if abs(mid) >= F64_OVERFLOW:           # beyond binary64 (Selu's gamma * x at 1.7e308): +-inf, 0
+            hi[i], lo[i] = (np.inf if mid > 0 else -np.inf), 0.0
+            continue
         h = float(mid)
         hi[i], lo[i] = h, float(mid - Fraction(h))
     shape = x.shape
     return Reference(out.reshape(shape).astype(fmt.dtype), hi.reshape(shape), lo.reshape(shape),
                      slow_path=len(slow), exact_q=exact_q)
+
+
+F64_OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970    # the binary64 rounding threshold to infinity
 
 
 def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):

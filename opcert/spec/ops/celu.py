@@ -10,6 +10,10 @@ alpha = attr("alpha")
 TINY64 = Fraction(2) ** -1022  # the smallest normal binary64 value
 FORMULA = maximum(0, x) + minimum(0, alpha * (exp(x / alpha) - 1))
 
+# alpha > 0: for x > 0 the min term is 0 and the max term x. Written as a branch, the reference never
+# evaluates e^(x/alpha) for large x (Arb gives up on expm1(7e76): a ball of infinite radius).
+REFERENCE = select(x > 0, x, alpha * expm1(x / alpha))
+
 OPERATOR = Operator(
     name="Celu",
     family="exponential",
@@ -22,12 +26,12 @@ OPERATOR = Operator(
                  formula_text="y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1))", formula=FORMULA,
                  defaults={"alpha": 1.0}, attribute_names={"alpha": "alpha"},
                  support=(Support("12", ("float32",), ANY_RANK), Support("28", FLOATS_ONNX, ANY_RANK)),
-                 reference_form=maximum(0, x) + minimum(0, alpha * expm1(x / alpha))),
+                 reference_form=REFERENCE),
         Standard(key="directml", op_name="DML_ACTIVATION_CELU", document=SEEDS + "004_2ee12ca1c74b08db.txt",
                  formula_text="f(x) = max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))", formula=FORMULA,
                  defaults={"alpha": 1.0}, attribute_names={"alpha": "Alpha"},
                  support=(Support("3.0", DML_FLOATS, (1, 8)),),
-                 reference_form=maximum(0, x) + minimum(0, alpha * expm1(x / alpha))),
+                 reference_form=REFERENCE),
     ),
     primary="onnx",
     # expm1 instead of exp(.) - 1: no cancellation near 0-. Where x / alpha is

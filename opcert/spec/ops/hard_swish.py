@@ -62,5 +62,17 @@ OPERATOR = Operator(
     standards_differ_where=None,
     budget64=1.5,
     runtimes={"torch": RuntimeMap("torch.nn.functional.hardswish")},
+    own_exceptions={("monotonic_above_minimum", "float64"): (
+        "opcert's binary64 code x * R(R(alpha * x) + beta) is not monotone on [-1.5, 0): the rounded factor "
+        "steps up one ULP while x steps one ULP, e.g. f(-0.9999999999999986) = -0.33333333333333304 > "
+        "f(-0.9999999999999984) = -0.33333333333333315 (`opcert prove HardSwish --dtype float64` refutes it); "
+        "in float32 every pair on [-1.5, 0] is non-decreasing (bench: exhaustive scan)"),
+        ("monotonic_above_minimum", "float32"): (
+        "undecided by the provers (the composition rules stop at a product of a growing and a shrinking factor "
+        "on [-1.5, 0)); an exhaustive scan of the 1,069,547,521 inputs in [-1.5, -0] finds no decreasing pair "
+        "(`python bench/hardswish_monotone_float32.py`, 50 s: too long for the gate)"),
+        ("lower_bound", "float64"): (
+        "undecided: the code attains the bound (-0.375 at x = -1.5), which interval arithmetic cannot separate "
+        "from it; the 6,000,000 values nearest -1.5 and 20,000,001 values spread over [-3, 0] are all >= -0.375")},
     notes="torch's hardswish is x * relu6(x + 3) / 6: the real 1/6, ONNX's definition.",
 )

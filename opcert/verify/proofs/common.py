@@ -51,9 +51,13 @@ def show(q) -> str:
     """A number for people: decimal, and the exact fraction when it is short."""
     if isinstance(q, float):
         return repr(q)
+    if q.numerator.bit_length() - q.denominator.bit_length() > 1100:   # beyond binary64 (no float())
+        return f"about 2^{q.numerator.bit_length() - q.denominator.bit_length()} (beyond binary64)"
     f = float(q)
     text = repr(f)
     if Fraction(f) != q:
+        if q.numerator.bit_length() + q.denominator.bit_length() > 190:   # str() of a huge int is slow
+            return text + " (not a binary64 value)"
         s = f"{q.numerator}/{q.denominator}" if q.denominator != 1 else str(q.numerator)
         text += f" (exactly {s})" if len(s) < 60 else " (not a binary64 value)"
     return text

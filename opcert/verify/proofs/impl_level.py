@@ -447,6 +447,10 @@ def prove_monotonic(s: Subject, prop, timeout_ms) -> PropertyResult:
     if status == "refuted":
         return ce(*info, "evaluation of the code on a piece of adjacent inputs")
     res.note = f"composition rules: {info}"
+    found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
+    if found:
+        return ce(*found, "a decreasing pair found by scanning the code's values (log-spaced, and runs of "
+                          "consecutive values), after the composition rules did not conclude")
     _abstraction(s, prop, res, "monotonic", timeout_ms, dom=dom)
     if res.status == "proved":
         # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf)

@@ -233,7 +233,8 @@ def eval_rounded(e, x, attrs, prec: int = 80):
 
 
 def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fraction | None, lo=None, hi=None,
-                         run_code=None, budget: int = 200_000, enumerate_below: int = 1 << 22):
+                         run_code=None, budget: int = 200_000, enumerate_below: int = 1 << 22,
+                         seconds: float = 15.0):
     """Every finite input of fmt in [lo, hi]: the code's value lies within the bounds
     (rounded to fmt). Pieces are ranges of consecutive values of fmt; a piece whose
     enclosure does not clear the bounds is split, and one of at most `enumerate_below`
@@ -263,11 +264,12 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
     try:
         stack = [(p, q) for p, q in zip(edges, edges[1:])] or [(o0, o1)]
         pieces = 0
+        t0 = time.perf_counter()
         while stack:
             a, b = stack.pop()
             pieces += 1
-            if pieces > budget:
-                return "unknown", f"{budget:,} pieces were not enough"
+            if pieces > budget or time.perf_counter() - t0 > seconds:
+                return "unknown", f"{pieces - 1:,} pieces in {time.perf_counter() - t0:.0f} s did not cover the inputs"
             xa, xb = (Fraction(float(v)) for v in from_ordinal(np.array([a, b]), fmt).astype(np.float64))
             try:
                 v = eval_rounded(impl, _arb_interval(xa, xb), attrs)

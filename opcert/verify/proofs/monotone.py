@@ -162,7 +162,16 @@ def find_decrease_on_code(run_code, fmt, centers=(), lo=None, hi=None):
     grid += [-g for g in grid] + [np.zeros(1)]
     for c in centers:
         grid.append(np.linspace(float(c) - 0.25, float(c) + 0.25, 4001))
-    xs = np.unique(np.concatenate(grid).astype(fmt.dtype).astype(np.float64))
+    # and runs of consecutive values: a one-ULP decrease between neighbours (a rounded
+    # factor inside a product) is invisible to a log-spaced grid
+    from ...formats import ordinal
+    from ..inputs import from_ordinal
+    starts = np.concatenate([np.geomspace(2.0 ** -20, 2.0 ** 20, 81), -np.geomspace(2.0 ** -20, 2.0 ** 20, 81),
+                             np.asarray([float(c) for c in centers], dtype=np.float64)]).astype(fmt.dtype)
+    for o in ordinal(starts):
+        grid.append(from_ordinal(np.arange(int(o) - 1024, int(o) + 1024), fmt).astype(np.float64))
+    xs = np.concatenate(grid).astype(fmt.dtype).astype(np.float64)
+    xs = np.unique(xs[np.isfinite(xs)])
     if lo is not None:
         xs = xs[xs >= lo]
     if hi is not None:

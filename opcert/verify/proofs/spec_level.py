@@ -282,6 +282,10 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_ke
         _search_decrease(op, prop, attrs, formula, res, std_key)
         if res.status == "refuted":
             return res
+    if prop.kind == "monotonic" and expected == "holds":
+        res = _structural_monotone(op, prop, attrs, formula, std_key, expected)
+        if res is not None:
+            return res
     # a tight bound (a minimum) is beyond the axioms: give z3 a short try before interval arithmetic
     first = min(timeout_ms, 3000) if prop.kind == "range" and concrete_assignments(
         op, prop, std_key, attrs) is not None else timeout_ms
@@ -320,6 +324,29 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_ke
 
 
 TAIL = Fraction(16)
+
+
+def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> PropertyResult | None:
+    """Monotonicity by composition rules over the reals (real_monotone), for each attribute
+    case; None where it does not conclude (z3 is tried next)."""
+    from .real_monotone import prove_nondecreasing
+    cases = concrete_assignments(op, prop, std_key, attrs)
+    if cases is None:
+        return None
+    t0 = time.perf_counter()
+    pieces = 0
+    for case in cases:
+        if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
+            continue
+        lo, hi = (eval_rational(d, Fraction(0), case) if d is not None else None for d in prop.domain)
+        status, info = prove_nondecreasing(formula, case, lo, hi, cuts=(0,))
+        if status != "proved":
+            return None
+        pieces += info
+    return PropertyResult(prop.name, prop.kind, prop.statement, "proved",
+                          f"composition rules over the reals (sums, products of non-negative factors, monotone "
+                          f"primitives), interval signs with ends at +-inf; {pieces} pieces, "
+                          f"{len(cases)} attribute case(s)", time.perf_counter() - t0, expected=expected)
 
 
 def _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key) -> None:

@@ -1,0 +1,234 @@
+"""Monotonicity of an exact definition over a half-line or the whole line, by structure.
+
+The same composition rules as monotone.py (a sum of non-decreasing terms is
+non-decreasing; a product of two non-negative non-decreasing factors is
+non-decreasing; a monotone primitive keeps or reverses a direction), over the
+reals: the sign facts come from interval enclosures whose ends may be +-inf
+(exact rationals at finite ends; each primitive's value at its argument's
+ends, by Arb, and its limits at +-inf). Used where z3's axioms do not reach:
+Gelu is non-decreasing for x >= 0 because x and Phi(x) are both non-negative
+and non-decreasing there.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ...spec.exact import Undecided
+from .monotone import Split, Stuck, _comb, _mul
+
+INF = math.inf
+
+
+def _lo_mul(a, b):
+    if a == 0 or b == 0:
+        return Fraction(0)
+    return a * b
+
+
+class Span:
+    """[lo, hi], ends exact Fractions or +-inf; `>= 0` means every value is."""
+    def __init__(self, lo, hi):
+        if lo > hi:
+            raise Undecided("empty")
+        self.lo, self.hi = lo, hi
+
+    def __ge__(self, c):
+        return self.lo >= c
+
+    def __le__(self, c):
+        return self.hi <= c
+
+    def __contains__(self, c):
+        return self.lo <= c <= self.hi
+
+    def __neg__(self):
+        return Span(-self.hi, -self.lo)
+
+    def __add__(self, o):
+        return Span(self.lo + o.lo, self.hi + o.hi)
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def __mul__(self, o):
+        ps = [_lo_mul(a, b) for a in (self.lo, self.hi) for b in (o.lo, o.hi)]
+        return Span(min(ps), max(ps))
+
+    def __rtruediv__(self, c):   # c / self, for the sign rules only
+        if 0 in self:
+            raise Split("a divisor")
+        ends = [Fraction(0) if math.isinf(v) else c / v for v in (self.lo, self.hi)]
+        return Span(min(ends), max(ends))
+
+
+def _point(q) -> Span:
+    return Span(Fraction(q), Fraction(q))
+
+
+def _primitive(p, s: Span) -> Span:
+    from flint import arb, ctx
+    from .interval import arb_to_fractions
+    from ...expr.primitives import AT_INF
+
+    def at(v, side):
+        if math.isinf(v):
+            lim = AT_INF[p.name][0 if v < 0 else 1]
+            return -INF if lim is None and v < 0 and p.increasing else (
+                INF if lim is None else Fraction(lim))
+        saved = ctx.prec
+        ctx.prec = 80
+        try:
+            a, b = arb_to_fractions(p.arb(arb(v.numerator) / v.denominator))
+        finally:
+            ctx.prec = saved
+        return a if side < 0 else b
+    if not (p.domain[0] is None or s.lo > p.domain[0] or (s.lo == p.domain[0] and not p.domain[1])):
+        raise Split("outside the primitive's domain")
+    lo, hi = (at(s.lo, -1), at(s.hi, 1)) if p.increasing else (at(s.hi, -1), at(s.lo, 1))
+    blo, bhi = p.bounds
+    lo = max(lo, Fraction(blo)) if blo is not None else lo
+    hi = min(hi, Fraction(bhi)) if bhi is not None else hi
+    return Span(lo, hi)
+
+
+def enclose(e, X: Span, attrs) -> Span | bool:
+    from ...expr import NAMED, PRIMITIVES
+    ev = lambda n: enclose(n, X, attrs)  # noqa: E731
+    op = e.op
+    if op == "var":
+        return X
+    if op == "attr":
+        return _point(attrs[e.name])
+    if op == "const":
+        if e.name is not None:
+            return Span(*NAMED[e.name].enclosure(80))
+        return _point(e.value)
+    if op == "select":
+        c = ev(e.args[0])
+        return ev(e.args[1]) if c else ev(e.args[2])
+    a = [ev(n) for n in e.args]
+    if op in ("lt", "le", "gt", "ge"):
+        l, r = a
+        yes = {"lt": l.hi < r.lo, "le": l.hi <= r.lo, "gt": l.lo > r.hi, "ge": l.lo >= r.hi}[op]
+        no = {"lt": l.lo >= r.hi, "le": l.lo > r.hi, "gt": l.hi <= r.lo, "ge": l.hi < r.lo}[op]
+        if yes or no:
+            return yes
+        raise Undecided(op)
+    if op == "eq":
+        if a[0].lo == a[0].hi == a[1].lo == a[1].hi:
+            return True
+        if a[0].hi < a[1].lo or a[1].hi < a[0].lo:
+            return False
+        raise Undecided("eq")
+    if op == "and":
+        return a[0] and a[1]
+    if op == "or":
+        return a[0] or a[1]
+    if op == "not":
+        return not a[0]
+    if op == "isnan":
+        return False
+    if op == "neg":
+        return -a[0]
+    if op == "abs":
+        s = a[0]
+        if s.lo >= 0:
+            return s
+        if s.hi <= 0:
+            return -s
+        return Span(Fraction(0), max(-s.lo, s.hi))
+    if op == "min":
+        return Span(min(a[0].lo, a[1].lo), min(a[0].hi, a[1].hi))
+    if op == "max":
+        return Span(max(a[0].lo, a[1].lo), max(a[0].hi, a[1].hi))
+    if op == "add":
+        return a[0] + a[1]
+    if op == "sub":
+        return a[0] - a[1]
+    if op == "mul":
+        return a[0] * a[1]
+    if op == "div":
+        r = 1 / a[1]
+        return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
+    if op == "fma":
+        return a[0] * a[1] + a[2]
+    if op in PRIMITIVES:
+        return _primitive(PRIMITIVES[op], a[0])
+    raise Stuck(f"no rule for {op}")
+
+
+def direction(e, X: Span, attrs):
+    """(enclosure, direction) of e over X: +1 non-decreasing, -1 non-increasing, 0 constant."""
+    from ...expr import PRIMITIVES
+    op = e.op
+    if op == "var":
+        return X, 1
+    if op in ("attr", "const"):
+        return enclose(e, X, attrs), 0
+    if op == "select":
+        try:
+            c = enclose(e.args[0], X, attrs)
+        except Undecided:
+            raise Split("a branch condition") from None
+        return direction(e.args[1] if c else e.args[2], X, attrs)
+    args = [direction(a, X, attrs) for a in e.args]
+    v = enclose(e, X, attrs)
+    if op == "neg":
+        return v, -args[0][1]
+    if op == "abs":
+        s = args[0][0]
+        sg = 1 if s >= 0 else -1 if s <= 0 else None
+        if sg is None:
+            raise Split("sign")
+        return v, sg * args[0][1]
+    if op in ("add", "min", "max"):
+        return v, _comb(args[0][1], args[1][1])
+    if op == "sub":
+        return v, _comb(args[0][1], -args[1][1])
+    if op == "mul":
+        return v, _mul(args[0][0], args[0][1], args[1][0], args[1][1])
+    if op == "div":
+        (va, da), (vb, db) = args
+        return v, _mul(va, da, 1 / vb, -db)
+    if op == "fma":
+        (va, da), (vb, db), (vc, dc) = args
+        return v, _comb(_mul(va, da, vb, db), dc)
+    if op in PRIMITIVES:
+        d = args[0][1]
+        return v, d if PRIMITIVES[op].increasing else -d
+    raise Stuck(f"no rule for {op}")
+
+
+def prove_nondecreasing(formula, attrs, lo=None, hi=None, cuts=(), depth: int = 12):
+    """('proved', pieces) when formula is non-decreasing on [lo, hi] (None: unbounded),
+    by structure on pieces split at `cuts` and halved where a sign or a branch is
+    undecided; ('unknown', why) otherwise. Pieces share their ends, and f is
+    continuous or not, monotone on each closed piece: so on their union."""
+    lo = -INF if lo is None else Fraction(lo)
+    hi = INF if hi is None else Fraction(hi)
+    pts = sorted({lo, hi} | {Fraction(c) for c in cuts if lo < c < hi})
+    stack = [(a, b, depth) for a, b in zip(pts, pts[1:])]
+    pieces = 0
+    while stack:
+        a, b, d = stack.pop()
+        pieces += 1
+        try:
+            _, dr = direction(formula, Span(a, b), attrs)
+            if dr < 0:
+                return "unknown", f"non-increasing on [{a}, {b}]"
+            continue
+        except Stuck as exc:
+            return "unknown", f"on [{a}, {b}]: {exc}"
+        except (Split, Undecided):
+            if d == 0:
+                return "unknown", f"undecided on [{a}, {b}]"
+        if math.isinf(a) or math.isinf(b):
+            m = (Fraction(-1) if b <= 0 else b * 2 - 1) if math.isinf(a) else (Fraction(1) if a >= 0 else a * 2 + 1)
+            m = m if a < m < b else (Fraction(0) if a < 0 < b else None)
+            if m is None:
+                return "unknown", f"undecided on [{a}, {b}]"
+        else:
+            m = (a + b) / 2
+        stack += [(a, m, d - 1), (m, b, d - 1)]
+    return "proved", pieces
