@@ -13,6 +13,21 @@ def _fig():
     return plt
 
 
+def _quiet(f):
+    """Symlog axes over binary64's range overflow in matplotlib's transforms (drawing, not
+    only saving): harmless, and not for the gate's output."""
+    import functools
+    import warnings
+
+    @functools.wraps(f)
+    def run(*a, **k):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return f(*a, **k)
+    return run
+
+
+@_quiet
 def error_plot(data, title: str, budget: float | None) -> bytes:
     """PNG bytes. data: (inputs, errors) arrays, or ("chunks", [max error per 2^24 chunk])."""
     plt = _fig()
@@ -38,6 +53,7 @@ def error_plot(data, title: str, budget: float | None) -> bytes:
     return _png(fig, plt)
 
 
+@_quiet
 def histogram_plot(hist: dict, title: str) -> bytes:
     plt = _fig()
     fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=100)

@@ -210,7 +210,8 @@ class Operator:
     constants: dict = field(default_factory=dict)     # decimal constants of the formulas, as the standard writes them
     # (property, dtype) -> why the built-in gate does not require this property of opcert's own
     # implementation in that dtype: a finding about the code, or a proof no prover here decides in
-    # the gate's time. Stated in the gate's results; a user's kernel is still held to it.
+    # the gate's time. ("subnormals", dtype): flushed subnormal outputs are counted, not failed.
+    # Stated in the gate's results; a user's kernel is still held to it.
     own_exceptions: dict = field(default_factory=dict)
 
     def standard(self, key: str | None = None) -> Standard:

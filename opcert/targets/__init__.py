@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..errors import UsageError, choices
 from .base import Target, TargetInfo, Unsupported, describe_inputs
 
-RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch")
+RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino")
 BUILTIN = ("opcert",) + RUNTIME_NAMES
 ISOLATION = ("process", "none")
 

@@ -66,6 +66,10 @@ OPERATOR = Operator(
     # the result carries about x^2 ULP for -40 < x < -4 (measured 425 ULP at x = -21.06); the tanh form
     # stays under 8. A compensated argument (fma) would remove it: not done yet.
     budget64=1700.0,
+    own_exceptions={("subnormals", "float64"): (
+        "opcert's erf-form Gelu computes 0.5 * x * erfc(-x/sqrt(2)) in binary64, and for x in about "
+        "[-38.6, -37.5] erfc is itself subnormal: the product loses it (x = -38.50389341487503 gives 0 where "
+        "the correctly rounded result is a subnormal). A scaled erfc (erfcx) would keep it: not done yet")},
     runtimes={"torch": RuntimeMap("torch.nn.functional.gelu", {"approximate": "approximate"}),
               "jax": RuntimeMap("jax.nn.gelu", {"approximate": ("choice", {"none": False, "tanh": True})})},
 )

@@ -377,7 +377,7 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
     if status == "proved":
         res.status = "proved"
         res.method = (f"interval arithmetic over every finite {s.fmt.name} input ({info:,} pieces of consecutive "
-                      "values): each binary64 operation's result rounded outward, each primitive within its libm "
+                      "values): each binary64 operation's exact result rounded to nearest (monotone: the enclosure's ends round), each primitive within its libm "
                       "contract, the final rounding monotone; pieces the enclosures could not separate from the "
                       "bound (at most 2^22 inputs each), and +-0 and +-inf, run on the code")
         return res
