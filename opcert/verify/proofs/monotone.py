@@ -71,23 +71,24 @@ def _comb_mag(a, b):
     raise Stuck("a product (or quotient) of a growing and a shrinking magnitude")
 
 
-def direction(e, X, attrs):
+def direction(e, X, attrs, enclose=eval_rounded):
     """(enclosure of the computed values, direction) of e over the input ball X:
-    +1 non-decreasing, -1 non-increasing, 0 independent of x."""
+    +1 non-decreasing, -1 non-increasing, 0 independent of x. `enclose(e, X, attrs)`:
+    rounding-aware enclosures (the code), or real_monotone.enclose (the exact definition)."""
     from ...expr import PRIMITIVES
     op = e.op
     if op == "var":
         return X, 1
     if op in ("attr", "const"):
-        return eval_rounded(e, X, attrs), 0
+        return enclose(e, X, attrs), 0
     if op == "select":
         try:
-            c = eval_rounded(e.args[0], X, attrs)
+            c = enclose(e.args[0], X, attrs)
         except Undecided:
             raise Split("a branch condition") from None
-        return direction(e.args[1] if c else e.args[2], X, attrs)
-    args = [direction(a, X, attrs) for a in e.args]
-    v = eval_rounded(e, X, attrs)
+        return direction(e.args[1] if c else e.args[2], X, attrs, enclose)
+    args = [direction(a, X, attrs, enclose) for a in e.args]
+    v = enclose(e, X, attrs)
     if op == "neg":
         return v, -args[0][1]
     if op == "abs":

@@ -15,7 +15,7 @@ import math
 from fractions import Fraction
 
 from ...spec.exact import Undecided
-from .monotone import Split, Stuck, _comb, _mul
+from .monotone import Split, Stuck, direction as _direction
 
 INF = math.inf
 
@@ -159,45 +159,8 @@ def enclose(e, X: Span, attrs) -> Span | bool:
 
 
 def direction(e, X: Span, attrs):
-    """(enclosure, direction) of e over X: +1 non-decreasing, -1 non-increasing, 0 constant."""
-    from ...expr import PRIMITIVES
-    op = e.op
-    if op == "var":
-        return X, 1
-    if op in ("attr", "const"):
-        return enclose(e, X, attrs), 0
-    if op == "select":
-        try:
-            c = enclose(e.args[0], X, attrs)
-        except Undecided:
-            raise Split("a branch condition") from None
-        return direction(e.args[1] if c else e.args[2], X, attrs)
-    args = [direction(a, X, attrs) for a in e.args]
-    v = enclose(e, X, attrs)
-    if op == "neg":
-        return v, -args[0][1]
-    if op == "abs":
-        s = args[0][0]
-        sg = 1 if s >= 0 else -1 if s <= 0 else None
-        if sg is None:
-            raise Split("sign")
-        return v, sg * args[0][1]
-    if op in ("add", "min", "max"):
-        return v, _comb(args[0][1], args[1][1])
-    if op == "sub":
-        return v, _comb(args[0][1], -args[1][1])
-    if op == "mul":
-        return v, _mul(args[0][0], args[0][1], args[1][0], args[1][1])
-    if op == "div":
-        (va, da), (vb, db) = args
-        return v, _mul(va, da, 1 / vb, -db)
-    if op == "fma":
-        (va, da), (vb, db), (vc, dc) = args
-        return v, _comb(_mul(va, da, vb, db), dc)
-    if op in PRIMITIVES:
-        d = args[0][1]
-        return v, d if PRIMITIVES[op].increasing else -d
-    raise Stuck(f"no rule for {op}")
+    """(enclosure, direction) of e over X: the rules of monotone.direction, with exact enclosures."""
+    return _direction(e, X, attrs, enclose)
 
 
 def prove_nondecreasing(formula, attrs, lo=None, hi=None, cuts=(), depth: int = 12):
