@@ -9,6 +9,15 @@ derivative over [m - r, m + r]. Radii are computed with a margin (1 + 2^-50)
 so that their own rounding cannot make them too small, and the ends m - r and
 m + r are taken one binary64 step outward.
 
+The same arithmetic runs in a wider precision for binary64 results (WIDE:
+NumPy's long double where it has at least 64 significand bits, the x87
+extended format on x86-64 Linux, binary128 on aarch64): unit roundoff 2^-64,
+and the platform's long double functions (glibc's expl, expm1l, tanhl, log1pl,
+logl) under contracts in ULPs of that format (WIDE_ULPS). erf and erfc have no
+long double function in NumPy: an expression that uses them is undecided there
+and goes to the exact path. Where long double is binary64 (Windows, macOS on
+arm64) WIDE is None and binary64 results all take the exact path.
+
 An element is decided when both ends round to the same value of the target
 format: then that value is the correctly rounded result, with no assumption
 beyond the stated contracts. A comparison whose balls overlap, a primitive
@@ -20,6 +29,7 @@ point, and proved equal to it over the reals (tests/test_catalog.py).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -31,31 +41,65 @@ ETA = 2.0 ** -1074         # the smallest subnormal: bounds underflow
 MARGIN = 1.0 + 2.0 ** -50  # radius computed with rounding: enlarge it
 
 
+@dataclass(frozen=True)
+class Precision:
+    dtype: type
+    u: float                 # unit roundoff
+    eta: float               # the smallest subnormal: bounds underflow
+    ulps: dict | None        # primitive contracts in ULPs of this format (None: the binary64 ones)
+
+
+BINARY64 = Precision(np.float64, U, ETA, None)
+
+
+def _wide() -> Precision | None:
+    fi = np.finfo(np.longdouble)
+    if fi.nmant < 63:
+        return None
+    # glibc's libm-test-ulps list at most 4 ULPs (round to nearest) for these long double
+    # functions on x86-64; the contract doubles that. tests/test_reference_wide.py checks
+    # each against Arb, and every decision of this path against the exact path.
+    return Precision(np.longdouble, float(fi.eps) / 2, fi.smallest_subnormal, {
+        "exp": 8.0, "expm1": 8.0, "tanh": 8.0, "log1p": 8.0, "log": 8.0, "sqrt": 0.5})
+
+
+WIDE = _wide()
+
+
 def _up(q: Fraction) -> float:
     """A binary64 value >= q."""
     f = float(q)
     return f if Fraction(f) >= q else float(np.nextafter(f, math.inf))
 
 
-def _const(e: Expr):
+def _const(e: Expr, P: Precision):
     if e.name is not None:
-        m = NAMED[e.name].value64()
         lo, hi = NAMED[e.name].enclosure(120)
-        return m, _up(max(abs(Fraction(m) - lo), abs(hi - Fraction(m))))
-    m = float(e.value)
-    return m, _up(abs(Fraction(m) - e.value))
+        m = NAMED[e.name].value64() if P is BINARY64 else _nearest(Fraction(lo + hi) / 2, P)
+    else:
+        lo = hi = e.value
+        m = float(e.value) if P is BINARY64 else _nearest(e.value, P)
+    q = Fraction(*m.as_integer_ratio()) if P is not BINARY64 else Fraction(m)
+    return P.dtype(m), P.dtype(_up(max(abs(q - lo), abs(hi - q))))
 
 
-def _round_err(m):
-    return np.abs(m) * U + ETA
+def _nearest(q: Fraction, P: Precision):
+    """q in P's format, to within a few of its ULPs (the radius covers the rest)."""
+    h = float(q)
+    return P.dtype(h) + P.dtype(float(q - Fraction(h)))
 
 
-def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):
+def _round_err(m, P: Precision):
+    return np.abs(m) * P.u + P.eta
+
+
+def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precision = BINARY64):
     """(midpoints, radii, ok, sign) for the binary64 array x; ok is False where
     undecided; sign is +1 / -1 where the exact value is known to be > 0 / < 0
-    (from the expression's structure, whatever its magnitude), 0 where unknown."""
+    (from the expression's structure, whatever its magnitude), 0 where unknown.
+    Midpoints and radii are in `precision`'s format."""
     with np.errstate(all="ignore"):
-        m, r, ok, sg = _ev(e, x, attrs)
+        m, r, ok, sg = _ev(e, np.asarray(x).astype(precision.dtype), attrs, precision)
         m = np.broadcast_to(m, x.shape)
         r = np.broadcast_to(r, x.shape)
         sg = np.broadcast_to(sg, x.shape)
@@ -68,29 +112,29 @@ def _ball_sign(m, r):
     return np.where(m - r > 0, 1, np.where(m + r < 0, -1, 0))
 
 
-def _ev(e: Expr, x, attrs):
-    m, r, ok, sg = _ev1(e, x, attrs)
+def _ev(e: Expr, x, attrs, P):
+    m, r, ok, sg = _ev1(e, x, attrs, P)
     # an infinite midpoint stands for "beyond the largest double" (see _primitive)
     return m, np.where(np.isinf(m), 0.0, r), ok, sg
 
 
-def _ev1(e: Expr, x, attrs):
+def _ev1(e: Expr, x, attrs, P):
     op = e.op
     true = np.ones(x.shape, dtype=bool)
     if op == "var":
-        return x, np.zeros(x.shape), true, np.sign(x).astype(np.int8)
+        return x, np.zeros(x.shape, dtype=P.dtype), true, np.sign(x).astype(np.int8)
     if op == "attr":
-        v = np.float64(attrs[e.name])
-        return v, np.float64(0.0), true, np.int8(np.sign(v))
+        v = P.dtype(attrs[e.name])
+        return v, P.dtype(0.0), true, np.int8(np.sign(v))
     if op == "const":
-        m, r = _const(e)
-        return np.float64(m), np.float64(r), true, np.int8(np.sign(m) if r < abs(m) else 0)
+        m, r = _const(e, P)
+        return m, r, true, np.int8(np.sign(m) if r < abs(m) else 0)
     if op == "select":
-        (c, cok) = _cond(e.args[0], x, attrs)
-        ma, ra, oka, sa = _ev(e.args[1], x, attrs)
-        mb, rb, okb, sb = _ev(e.args[2], x, attrs)
+        (c, cok) = _cond(e.args[0], x, attrs, P)
+        ma, ra, oka, sa = _ev(e.args[1], x, attrs, P)
+        mb, rb, okb, sb = _ev(e.args[2], x, attrs, P)
         return np.where(c, ma, mb), np.where(c, ra, rb), cok & np.where(c, oka, okb), np.where(c, sa, sb)
-    a = [_ev(n, x, attrs) for n in e.args]
+    a = [_ev(n, x, attrs, P) for n in e.args]
     ok = true
     for _, _, o, _ in a:
         ok = ok & o
@@ -103,7 +147,7 @@ def _ev1(e: Expr, x, attrs):
         if op == "sub":
             sb = -sb
         m = ma + mb if op == "add" else ma - mb
-        r = (ra + rb + np.abs(m) * U) * MARGIN          # sums are exact in the subnormal range: no ETA
+        r = (ra + rb + np.abs(m) * P.u) * MARGIN          # sums are exact in the subnormal range: no ETA
         sg = np.where((sa == sb) & (sa != 0), sa, np.where((sa != 0) & (sb == 0) & (mb == 0) & (rb == 0), sa,
                                                            np.where((sb != 0) & (sa == 0) & (ma == 0) & (ra == 0),
                                                                     sb, _ball_sign(m, r))))
@@ -112,21 +156,21 @@ def _ev1(e: Expr, x, attrs):
         (ma, ra, _, sa), (mb, rb, _, sb) = a
         m = ma * mb
         exact_zero = ((ma == 0) & (ra == 0)) | ((mb == 0) & (rb == 0))
-        r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(m)) * MARGIN)
+        r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(m, P)) * MARGIN)
         return m, r, ok, (sa * sb).astype(np.int8)
     if op == "div":
         (ma, ra, _, sa), (mb, rb, _, sb) = a
         den = np.abs(mb) - rb
         m = ma / mb
-        r = ((ra + np.abs(m) * rb) / den + _round_err(m)) * MARGIN
+        r = ((ra + np.abs(m) * rb) / den + _round_err(m, P)) * MARGIN
         r = np.where((ma == 0) & (ra == 0), 0.0, r)
         return m, r, ok & (den > 0), (sa * sb).astype(np.int8)
     if op == "fma":
         (ma, ra, _, sa), (mb, rb, _, sb), (mc, rc, _, sc) = a
         p = ma * mb
-        rp = (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(p)) * MARGIN
+        rp = (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(p, P)) * MARGIN
         m = p + mc
-        r = (rp + rc + np.abs(m) * U) * MARGIN
+        r = (rp + rc + np.abs(m) * P.u) * MARGIN
         sp = sa * sb
         sg = np.where((sp == sc) & (sp != 0), sp, _ball_sign(m, r))
         return m, r, ok, sg.astype(np.int8)
@@ -146,7 +190,7 @@ def _ev1(e: Expr, x, attrs):
         return mm, r, ok, sg.astype(np.int8)
     if op in PRIMITIVES:
         (ma, ra, _, sa), = a
-        m, r, ok2 = _primitive(op, ma, ra, ok)
+        m, r, ok2 = _primitive(op, ma, ra, ok, P)
         if op in ("exp", "erfc"):
             sg = np.ones(np.shape(m), dtype=np.int8)
         elif op in ("expm1", "tanh", "erf", "log1p"):      # sign(f(t)) = sign(t)
@@ -159,16 +203,29 @@ def _ev1(e: Expr, x, attrs):
     raise ValueError(f"no ball semantics for {op}")
 
 
-def _primitive(name, ma, ra, ok):
+def _primitive(name, ma, ra, ok, P):
     p = PRIMITIVES[name]
+    ulps = p.ulps if P.ulps is None else P.ulps.get(name)
+    if ulps is None:     # no function of this precision: undecided here, for the exact path
+        return np.zeros(np.shape(ma), dtype=P.dtype), np.zeros(np.shape(ma), dtype=P.dtype), ok & False
     m = p.numpy(ma)
-    contract = p.ulps * (np.abs(m) * 2 * U + ETA)     # k ULPs, ULP(m) <= 2 U |m| (+ subnormal)
-    if name == "exp":
-        prop = np.abs(m) * (1 + 4 * U) * np.expm1(ra)
-    elif name == "expm1":
-        prop = np.abs(1 + m) * (1 + 4 * U) * np.expm1(ra)
+    U = P.u
+    contract = ulps * (np.abs(m) * 2 * U + P.eta)     # k ULPs, ULP(m) <= 2 U |m| (+ subnormal)
+    if name in ("exp", "expm1"):
+        base = np.abs(m) if name == "exp" else np.abs(1 + m)
+        prop = base * (1 + 4 * U) * np.expm1(ra)
+        # where e^ra overflows the derivative bound, the ends of the ball still bound it
+        # (the function is increasing): a saturated exp(-1e300 +- 1e281) is 0 +- tiny
+        f = p.numpy
+        hi = f(np.nextafter(ma + ra, np.inf))
+        lo = f(np.nextafter(ma - ra, -np.inf))
+        hi = hi + ulps * (np.abs(hi) * 2 * U + P.eta)
+        lo = lo - ulps * (np.abs(lo) * 2 * U + P.eta)
+        prop = np.fmin(prop, np.maximum(hi - m, m - lo) * (1 + 4 * U))
     elif name in ("tanh",):
-        prop = ra
+        # tanh' = sech^2 <= 4 e^(-2|t|): saturated arguments carry almost none of their radius
+        t = np.maximum(np.abs(ma) - ra, 0.0)
+        prop = ra * np.minimum(1.0, 4.04 * np.exp(-2 * t))
     elif name in ("erf", "erfc"):
         t = np.maximum(np.abs(ma) - ra, 0.0)
         prop = 1.1285 * np.exp(-t * t) * ra
@@ -200,16 +257,16 @@ def _primitive(name, ma, ra, ok):
     return m, r, ok
 
 
-def _cond(e: Expr, x, attrs):
+def _cond(e: Expr, x, attrs, P):
     """(value, decided) of a boolean expression over balls."""
     op = e.op
     if op == "isnan":
         return np.zeros(x.shape, dtype=bool), np.ones(x.shape, dtype=bool)
     if op == "not":
-        v, d = _cond(e.args[0], x, attrs)
+        v, d = _cond(e.args[0], x, attrs, P)
         return ~v, d
     if op in ("and", "or"):
-        (va, da), (vb, db) = _cond(e.args[0], x, attrs), _cond(e.args[1], x, attrs)
+        (va, da), (vb, db) = _cond(e.args[0], x, attrs, P), _cond(e.args[1], x, attrs, P)
         if op == "and":
             v = va & vb
             d = (da & db) | (da & ~va) | (db & ~vb)
@@ -217,7 +274,7 @@ def _cond(e: Expr, x, attrs):
             v = va | vb
             d = (da & db) | (da & va) | (db & vb)
         return v, d
-    (ma, ra, oka, _), (mb, rb, okb, _) = _ev(e.args[0], x, attrs), _ev(e.args[1], x, attrs)
+    (ma, ra, oka, _), (mb, rb, okb, _) = _ev(e.args[0], x, attrs, P), _ev(e.args[1], x, attrs, P)
     lo_a, hi_a, lo_b, hi_b = ma - ra, ma + ra, mb - rb, mb + rb
     exact = (ra == 0) & (rb == 0)
     if op in ("lt", "gt"):
@@ -248,18 +305,24 @@ def decide(m, r, ok, fmt, sign=None):
     A ball inside [-s/2, s/2] (s the smallest subnormal of fmt) rounds to a
     zero; its sign is the sign analysis' where that is known."""
     from ..formats import round_float64
+    m, r = np.asarray(m), np.asarray(r)
     with np.errstate(all="ignore"):
         rr = np.where(ok, r, 0.0)
         lo = np.where(rr > 0, np.nextafter(m - rr, -np.inf), m)
         hi = np.where(rr > 0, np.nextafter(m + rr, np.inf), m)
-        rlo, rhi = round_float64(lo, fmt), round_float64(hi, fmt)
+        if m.dtype == np.float64:
+            rlo, rhi = round_float64(lo, fmt), round_float64(hi, fmt)
+        elif fmt.p == 53:    # a wider midpoint: the CPU's conversion rounds to nearest, ties to even
+            rlo, rhi = lo.astype(np.float64), hi.astype(np.float64)
+        else:
+            raise ValueError(f"a {m.dtype} ball decides binary64 results only, not {fmt.name}")
         # an exact zero is decided (its sign comes from the definition); a ball that
         # straddles zero, or ends on a different sign, is not
         zero = (m == 0) & (rr == 0)
         same = (rlo == rhi) & (np.signbit(rlo) == np.signbit(rhi)) & ((lo > 0) | (hi < 0))
-        val = np.where(zero, m, rlo)
+        val = np.where(zero, m.astype(np.float64), rlo)
         if sign is not None:
-            half = float(fmt.min_subnormal) / 2
+            half = np.ldexp(m.dtype.type(1), fmt.emin - fmt.p)   # half the smallest subnormal of fmt
             under = ~zero & ~same & (lo >= -half) & (hi <= half) & (sign != 0)
             val = np.where(under, np.where(sign > 0, 0.0, -0.0), val)
             same = same | under

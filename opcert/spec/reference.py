@@ -6,7 +6,8 @@ For each input:
 - a finite input of a format of at most 24 bits first takes the fast path:
   the standard's `reference_form` in binary64 ball arithmetic (spec.ball),
   which bounds its own error; where the ball rounds to one value, that value
-  is the correctly rounded result;
+  is the correctly rounded result; a binary64 input takes the same path in
+  long double (spec.ball.WIDE) where the platform has one;
 - every other input is evaluated exactly (spec.exact): rational arithmetic,
   rational Taylor enclosures for tiny arguments, else Arb ball arithmetic at
   increasing precision.
@@ -37,7 +38,9 @@ class Reference:
     `exact_hi` + `exact_lo` holds the exact value as a binary64 pair (for the
     fast path, the ball's midpoint, within its radius: at most a few binary64
     ULPs, which bounds the error of ULP figures computed from it by ~2^-28 ULP
-    for binary32). NaN where the result is NaN, +-inf where the exact value is
+    for binary32; for binary64, the long double midpoint, within ~2^-7 ULP:
+    a histogram bin edge can be crossed by that much, the worst cases are
+    re-verified exactly). NaN where the result is NaN, +-inf where the exact value is
     infinite (an infinite limit)."""
     rounded: np.ndarray
     exact_hi: np.ndarray
@@ -120,9 +123,10 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
             out[where], hi[where] = r, v
 
     pending = np.isfinite(x64)
-    if fmt.p <= 24 and exact_bits == 0:
+    precision = ball.BINARY64 if fmt.p <= 24 else ball.WIDE if fmt.p == 53 else None
+    if precision is not None and exact_bits == 0:
         idx = np.nonzero(pending)[0]
-        m, r, ok, sg = ball.evaluate(op.reference_form(std.key), x64[idx], a64)
+        m, r, ok, sg = ball.evaluate(op.reference_form(std.key), x64[idx], a64, precision)
         val, decided = ball.decide(m, r, ok, fmt, sg)
         zero = decided & (m == 0) & (r == 0)
         if zero.any():   # an exact zero: the sign IEEE arithmetic gives the standard's formula
@@ -130,7 +134,13 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
             val = val.copy()
             val[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
         out[idx[decided]] = val[decided]
-        hi[idx[decided]] = np.where(zero[decided], val[decided], m[decided])
+        md = m[decided]
+        with np.errstate(over="ignore"):   # a decided overflow: the midpoint is beyond binary64
+            mh = md.astype(np.float64)
+        hi[idx[decided]] = np.where(zero[decided], val[decided], mh)
+        if md.dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold
+            with np.errstate(all="ignore"):
+                lo[idx[decided]] = np.where(zero[decided] | ~np.isfinite(mh), 0.0, (md - mh).astype(np.float64))
         pending[idx[decided]] = False
 
     slow = np.nonzero(pending)[0]

@@ -1,9 +1,10 @@
 """Implementations under test.
 
 Names: `opcert` (the project's implementation), the runtimes (`onnxruntime`,
-`onnx-reference`, `torch`), and `module:function`, any callable
+`onnx-reference`, `torch`, `jax`, `openvino`), `module:function`, any callable
 f(x, **attrs) -> ndarray (attributes by ONNX name, as Python floats holding
-the binary32 values), so `numpy:tanh` audits NumPy.
+the binary32 values), so `numpy:tanh` audits NumPy, and `c:PATH:SYMBOL`, a C
+kernel in a shared library (targets.c_abi).
 
 Only `opcert` runs in the process that owns the verdict. Every other target
 is loaded and called inside a supervised worker process (opcert.workers): a
@@ -24,16 +25,21 @@ ISOLATION = ("process", "none")
 def check_name(name) -> str:
     """Validate a target's spelling without importing anything (UsageError when malformed)."""
     if not isinstance(name, str) or not name.strip():
-        raise UsageError(f"target must be a non-empty string; allowed: {choices(BUILTIN)}, or module:function")
+        raise UsageError(f"target must be a non-empty string; allowed: {choices(BUILTIN)}, module:function, "
+                         "or c:PATH:SYMBOL")
     name = name.strip()
     if name in BUILTIN:
+        return name
+    if name.startswith("c:"):
+        from .c_abi import split as c_split
+        c_split(name)
         return name
     if ":" in name:
         from .python import split
         split(name)
         return name
-    raise UsageError(f"unknown target {name!r}; allowed: {choices(BUILTIN)}, or module:function "
-                     "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh)")
+    raise UsageError(f"unknown target {name!r}; allowed: {choices(BUILTIN)}, module:function "
+                     "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)")
 
 
 def trusted(name: str) -> bool:
@@ -54,6 +60,9 @@ def load_target(name, timeout: float | None = None) -> Target:
         return Target(info, lambda op, x, attrs: run_resolved(op, x, attrs), timeout=timeout)
     if name in RUNTIME_NAMES:
         from .runtimes import load
+        return load(name, timeout)
+    if name.startswith("c:"):
+        from .c_abi import load
         return load(name, timeout)
     from .python import load
     return load(name, timeout)

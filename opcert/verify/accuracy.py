@@ -313,21 +313,23 @@ def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> li
     checker = PropertyChecker(compiled, fmt)
     bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
-    pos = {int(b): i for i, b in enumerate(bits.tolist())}
-    mags = np.unique(bits & ~sign)
-    ip = np.array([pos[int(m)] for m in mags])
-    ineg = np.array([pos[int(m | sign)] for m in mags])
+    at = inputs_mod.index_of(bits)
+    def pos_of(b):
+        return min(int(at(np.uint64(b))), bits.size - 1)
+    mags = inputs_mod.sorted_unique(bits & ~sign)
+    ip, ineg = at(mags), at(mags | sign)
     inf = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
     rb = np.ascontiguousarray(ref.rounded).view(fmt.uint)
-    limits = (int(rb[pos[inf]]), int(rb[pos[inf | int(sign)]])) if inf in pos else None
+    has_inf = all(int(bits[pos_of(b)]) == b for b in (inf, inf | int(sign)))
+    limits = (int(rb[pos_of(inf)]), int(rb[pos_of(inf | int(sign))])) if has_inf else None
     checker.add_block(mags, y[ip], y[ineg], limits=limits)
     checker.finish_chains()
 
     def describe_bits(blist):
         yy = rerun()
-        return [{"input": value_of(x[pos[b]], fmt), "output": value_of(y[pos[b]], fmt),
-                 "reference": value_of(ref.rounded[pos[b]], fmt), "replayed": value_of(yy[pos[b]], fmt)}
-                for b in blist]
+        return [{"input": value_of(x[i], fmt), "output": value_of(y[i], fmt),
+                 "reference": value_of(ref.rounded[i], fmt), "replayed": value_of(yy[i], fmt)}
+                for i in (pos_of(b) for b in blist)]
     where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
     return [r.to_dict() for r in verdicts(checker, compiled, complete=mode == "exhaustive", target=tgt.name,
                                           method_where=where, describe=describe_bits,
@@ -451,10 +453,10 @@ def _compare_int(res, x, y, r, fmt):
 
 def _compare_float(res, op, x, y, ref, fmt: FloatFormat, attrs, standard, flush_allowed=False, keep=None):
     stats = float_stats(x, y, ref, fmt, flush_allowed, keep)
-    lookup = {int(b): i for i, b in enumerate(np.ascontiguousarray(x).view(fmt.uint).tolist())}
+    index = inputs_mod.index_of(np.ascontiguousarray(x).view(fmt.uint))
 
     def at(bits_list):
-        idx = [lookup[b] for b in bits_list]
+        idx = index(np.array(bits_list, dtype=fmt.uint)) if len(bits_list) else np.array([], dtype=np.int64)
         return x[idx], y[idx], ref.rounded[idx]
     finish(res, op, fmt, attrs, standard, stats, at)
 

@@ -98,6 +98,22 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
     for extra in (special_values(fmt), neighbours(special_points(op, attrs, fmt), fmt)):
         b = np.ascontiguousarray(np.asarray(extra, dtype=fmt.dtype)).view(fmt.uint).astype(np.uint64)
         parts.append(b & ~sign)
-    mags = np.unique(np.concatenate(parts))
-    bits = np.unique(np.concatenate([mags, mags | sign]))
+    mags = sorted_unique(np.concatenate(parts))
+    bits = np.concatenate([mags, mags | sign])     # both halves ascending, the positive one first
     return from_bits(bits.astype(fmt.uint), fmt)
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """np.unique by sorting: NumPy 2's hash-based unique is ~10x slower on 10^6 integers."""
+    a = np.sort(a)
+    return a[np.concatenate([[True], a[1:] != a[:-1]])] if a.size else a
+
+
+def index_of(bits: np.ndarray):
+    """A function mapping bit patterns (array or int) to their positions in `bits`."""
+    order = np.argsort(bits, kind="stable")
+    ordered = bits[order]
+
+    def at(b):
+        return order[np.searchsorted(ordered, b)]
+    return at

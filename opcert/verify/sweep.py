@@ -189,7 +189,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             x = bits.view(np.float32)
             y = np.ascontiguousarray(tgt.run(op, x, attrs, label=block_label(cfg, b0, b1, negative)))
             ys.append(y)
-            x64 = x.astype(np.float64)
+            with np.errstate(invalid="ignore"):    # signalling NaN inputs widen quietly
+                x64 = x.astype(np.float64)
             v, rad, ok, sg = ball.evaluate(form, x64, a64)
             v = np.array(v, dtype=np.float64)
             rad = np.where(ok, rad, np.nan)

@@ -1,0 +1,84 @@
+"""`c:PATH:SYMBOL` targets: a kernel in a shared library, called through ctypes.
+
+The symbol has this C signature:
+
+    void SYMBOL(const T *x, T *y, size_t n, const float *attrs);
+
+T is `float` for float32, `double` for float64, and `uint16_t` holding the
+bits of float16 and bfloat16 (other dtypes are skipped with that reason).
+`attrs` holds the operator's attributes as binary32 values in the catalog's
+declared order (`opcert ops OP` lists it; a choice attribute such as Gelu's
+`approximate` is its index in the list of choices), or NULL when the operator
+has none. The kernel writes y[0..n-1] and must not keep the pointers.
+
+Like every target but `opcert`, the library is loaded and called in a
+supervised worker process: a kernel that dereferences NULL or aborts fails its
+check with the block of inputs it was given, and opcert goes on. The
+fingerprint that keys sweep checkpoints is the SHA-256 of the library's bytes.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+
+import numpy as np
+
+from ..errors import UsageError
+from .base import Target, TargetInfo
+
+PREFIX = "c:"
+C_TYPES = {"float32": "float", "float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t"}
+
+
+def split(spec: str) -> tuple[str, str]:
+    body = spec[len(PREFIX):]
+    path, sep, symbol = body.rpartition(":")
+    if not sep or not path or not symbol.isidentifier():
+        raise UsageError(f"target {spec!r} is not of the form c:PATH:SYMBOL (a shared library, a colon, a C "
+                         "function name), e.g. c:./libkernels.so:my_tanh")
+    return path, symbol
+
+
+def _digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load(spec: str, timeout: float | None = None) -> Target:
+    path, symbol = split(spec)
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        raise UsageError(f"target {spec!r}: no shared library at {path!r}")
+    try:
+        lib = ctypes.CDLL(real)
+    except OSError as exc:
+        raise UsageError(f"target {spec!r}: cannot load {path!r} as a shared library: {exc}") from None
+    try:
+        func = getattr(lib, symbol)
+    except AttributeError:
+        raise UsageError(f"target {spec!r}: {path!r} exports no symbol {symbol!r}") from None
+    func.restype = None
+    func.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    digest = _digest(real)
+
+    def unsupported(op, dtype, attrs):
+        if dtype not in C_TYPES:
+            return (f"the C ABI passes {', '.join(C_TYPES)} ({', '.join(sorted(set(C_TYPES.values())))}); "
+                    f"{dtype} has no C type here")
+        return None
+
+    def call(op, x, attrs):
+        x = np.ascontiguousarray(x)
+        y = np.empty_like(x)
+        # the catalog's declared order, whatever order the resolved dict has
+        values = [float(attrs[a.name]) for a in op.attributes if a.name in attrs]
+        a32 = np.array(values, dtype=np.float32) if values else None
+        func(x.ctypes.data, y.ctypes.data, x.size, None if a32 is None else a32.ctypes.data)
+        return y
+
+    info = TargetInfo(spec, "c", f"sha256:{digest[:16]}", digest[:32], {"library": real, "symbol": symbol})
+    return Target(info, call, unsupported=unsupported, timeout=timeout)

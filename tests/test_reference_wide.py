@@ -1,0 +1,105 @@
+"""The binary64 reference's long double fast path (spec.ball.WIDE).
+
+Two independent checks: every decision of the fast path equals the exact
+path's (Arb at increasing precision), bit for bit, on stratified samples with
+hard cases for every operator of the catalog; and each platform long double
+function it relies on stays within its stated contract against Arb."""
+from fractions import Fraction
+
+import flint
+import numpy as np
+import pytest
+
+import opcert
+from opcert.spec import ball
+from opcert.spec.attrs import resolve
+from opcert.spec.reference import reference_detailed
+from opcert.verify.inputs import sample
+
+pytestmark = pytest.mark.skipif(ball.WIDE is None, reason="long double is binary64 on this platform: "
+                                "binary64 references all take the exact path, nothing to compare")
+
+OPS = [op.name for op in opcert.operators()]
+ATTRS = {"Celu": {"alpha": 0.1}, "Elu": {"alpha": 2.5}, "LeakyRelu": {"alpha": -0.3},
+         "Swish": {"alpha": 1.702}, "ScaledTanh": {"alpha": 1.7159, "beta": 0.6666667},
+         "Linear": {"alpha": 3.0, "beta": -0.1}}
+
+
+def _exact(op, x, attrs, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(ball, "WIDE", None)
+        return reference_detailed(op, x, attrs)
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("which", ["defaults", "other"])
+def test_fast_path_decides_as_the_exact_path(name, which, monkeypatch):
+    op = opcert.get_operator(name)
+    if which == "other" and name not in ATTRS:
+        pytest.skip(f"{name}: one attribute set is enough (no attribute, or none whose value changes the form)")
+    attrs = resolve(op, ATTRS.get(name, {}) if which == "other" else {})
+    x = sample(op, opcert.formats.get_format("float64"), attrs, 240, seed=7)
+    fast = reference_detailed(op, x, attrs)
+    exact = _exact(op, x, attrs, monkeypatch)
+    bad = fast.rounded.view(np.uint64) != exact.rounded.view(np.uint64)
+    bad &= ~(np.isnan(fast.rounded) & np.isnan(exact.rounded))
+    assert not bad.any(), f"{bad.sum()} differ, first x={x[bad][:3]}: fast {fast.rounded[bad][:3]}, exact {exact.rounded[bad][:3]}"
+    if name not in ("Erf", "Gelu"):   # erf has no long double function in NumPy: those stay exact
+        assert fast.slow_path < x.size // 4, f"the fast path decided only {x.size - fast.slow_path} of {x.size}"
+
+
+def test_fast_path_exact_value_is_close(monkeypatch):
+    # the (hi, lo) pair of a decided element is the long double midpoint: within 2^-7 ULP of binary64
+    op = opcert.get_operator("Tanh")
+    x = np.array([0.3, -1.7, 2.0 ** -30, 7.5, -0.011])
+    fast = reference_detailed(op, x, resolve(op))
+    assert fast.slow_path == 0
+    flint.ctx.prec = 200
+    try:
+        for xi, h, lo in zip(x, fast.exact_hi, fast.exact_lo):
+            v = flint.arb(Fraction(float(xi)).numerator) / flint.arb(Fraction(float(xi)).denominator)
+            err = abs(flint.arb(h) + flint.arb(lo) - v.tanh())
+            assert float(err.upper()) < abs(h) * 2.0 ** -59, (xi, h, lo)
+    finally:
+        flint.ctx.prec = 53
+
+
+def _ulp(y):
+    fi = np.finfo(np.longdouble)
+    if y == 0:
+        return fi.smallest_subnormal
+    _, e = np.frexp(abs(y))
+    return max(np.ldexp(np.longdouble(1), int(e) - 1 - fi.nmant), fi.smallest_subnormal)
+
+
+def _arb_value(x):
+    n, d = x.as_integer_ratio()
+    return flint.arb(n) / flint.arb(d)
+
+
+@pytest.mark.parametrize("name", sorted(ball.WIDE.ulps) if ball.WIDE else [])
+def test_long_double_function_within_its_contract(name):
+    """The platform long double function against Arb at 200 bits, on arguments
+    spread over the binades where the catalog uses it, with the tiny and the huge."""
+    flint.ctx.prec = 200
+    try:
+        rng = np.random.default_rng(3)
+        mag = np.exp2(rng.uniform(-60, 9, 3000).astype(np.longdouble))
+        t = mag * rng.choice([-1, 1], mag.size)
+        if name in ("log", "sqrt"):
+            t = np.abs(t)
+        if name == "log1p":
+            t = np.where(t < -1, -np.abs(t) / (1 + np.abs(t)), t)
+        if name in ("exp", "expm1"):
+            t = np.clip(t, -11000, 11000)
+        f = {"exp": np.exp, "expm1": np.expm1, "tanh": np.tanh, "log1p": np.log1p, "log": np.log,
+             "sqrt": np.sqrt}[name]
+        got = f(t)
+        worst = 0.0
+        for ti, gi in zip(t, got):
+            v = getattr(_arb_value(ti), name)()
+            err = abs(_arb_value(gi) - v) / _arb_value(_ulp(gi))   # in ULPs of the result
+            worst = max(worst, float(err.upper()))
+        assert worst <= ball.WIDE.ulps[name], f"{name}: {worst} ULPs, contract {ball.WIDE.ulps[name]}"
+    finally:
+        flint.ctx.prec = 53
