@@ -214,18 +214,24 @@ def _primitive(name, ma, ra, ok, P):
     if name in ("exp", "expm1"):
         base = np.abs(m) if name == "exp" else np.abs(1 + m)
         prop = base * (1 + 4 * U) * np.expm1(ra)
-        # where e^ra overflows the derivative bound, the ends of the ball still bound it
-        # (the function is increasing): a saturated exp(-1e300 +- 1e281) is 0 +- tiny
-        f = p.numpy
-        hi = f(np.nextafter(ma + ra, np.inf))
-        lo = f(np.nextafter(ma - ra, -np.inf))
-        hi = hi + ulps * (np.abs(hi) * 2 * U + P.eta)
-        lo = lo - ulps * (np.abs(lo) * 2 * U + P.eta)
-        prop = np.fmin(prop, np.maximum(hi - m, m - lo) * (1 + 4 * U))
+        # where a wide radius blows the derivative bound up, the ends of the ball still bound
+        # it (the function is increasing): a saturated exp(-1e300 +- 1e281) is 0 +- tiny
+        wide = np.nonzero(np.broadcast_to(ra, np.shape(m)) > 2.0 ** -20)[0] if np.ndim(m) else []
+        if len(wide):
+            f, mw, rw = p.numpy, np.asarray(ma)[wide], np.broadcast_to(ra, np.shape(m))[wide]
+            hi = f(np.nextafter(mw + rw, np.inf))
+            lo = f(np.nextafter(mw - rw, -np.inf))
+            hi = hi + ulps * (np.abs(hi) * 2 * U + P.eta)
+            lo = lo - ulps * (np.abs(lo) * 2 * U + P.eta)
+            prop = np.array(np.broadcast_to(prop, np.shape(m)))
+            prop[wide] = np.fmin(prop[wide], np.maximum(hi - m[wide], m[wide] - lo) * (1 + 4 * U))
     elif name in ("tanh",):
         # tanh' = sech^2 <= 4 e^(-2|t|): saturated arguments carry almost none of their radius
-        t = np.maximum(np.abs(ma) - ra, 0.0)
-        prop = ra * np.minimum(1.0, 4.04 * np.exp(-2 * t))
+        prop = np.array(np.broadcast_to(ra, np.shape(m)), copy=True)
+        big = np.nonzero(prop > 0)[0] if np.ndim(m) else []
+        if len(big):
+            t = np.maximum(np.abs(np.asarray(ma)[big]) - prop[big], 0.0)
+            prop[big] = prop[big] * np.minimum(1.0, 4.04 * np.exp(-2 * t))
     elif name in ("erf", "erfc"):
         t = np.maximum(np.abs(ma) - ra, 0.0)
         prop = 1.1285 * np.exp(-t * t) * ra

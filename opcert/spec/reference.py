@@ -126,21 +126,11 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
     precision = ball.BINARY64 if fmt.p <= 24 else ball.WIDE if fmt.p == 53 else None
     if precision is not None and exact_bits == 0:
         idx = np.nonzero(pending)[0]
-        m, r, ok, sg = ball.evaluate(op.reference_form(std.key), x64[idx], a64, precision)
-        val, decided = ball.decide(m, r, ok, fmt, sg)
-        zero = decided & (m == 0) & (r == 0)
-        if zero.any():   # an exact zero: the sign IEEE arithmetic gives the standard's formula
-            zs = eval_numpy(std.formula, x64[idx][zero], a64)
-            val = val.copy()
-            val[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
+        form = op.reference_form(std.key)
+        val, decided, h, l = _fast_threads(form, std.formula, x64[idx], a64, precision, fmt)
         out[idx[decided]] = val[decided]
-        md = m[decided]
-        with np.errstate(over="ignore"):   # a decided overflow: the midpoint is beyond binary64
-            mh = md.astype(np.float64)
-        hi[idx[decided]] = np.where(zero[decided], val[decided], mh)
-        if md.dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold
-            with np.errstate(all="ignore"):
-                lo[idx[decided]] = np.where(zero[decided] | ~np.isfinite(mh), 0.0, (md - mh).astype(np.float64))
+        hi[idx[decided]] = h[decided]
+        lo[idx[decided]] = l[decided]
         pending[idx[decided]] = False
 
     slow = np.nonzero(pending)[0]
@@ -163,6 +153,43 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
     shape = x.shape
     return Reference(out.reshape(shape).astype(fmt.dtype), hi.reshape(shape), lo.reshape(shape),
                      slow_path=len(slow), exact_q=exact_q)
+
+
+THREAD_MIN = 1 << 17     # inputs per thread below which one thread does the fast path
+
+
+def _fast_threads(form, formula, xs, a64, precision, fmt):
+    """The fast path over xs, split across threads: NumPy's loops release the GIL, so the
+    long double evaluation of a 10^6-input sample uses every core."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    k = max(1, min(os.cpu_count() or 1, 8, xs.size // THREAD_MIN))
+    if k == 1:
+        return _fast(form, formula, xs, a64, precision, fmt)
+    parts = np.array_split(xs, k)
+    with ThreadPoolExecutor(k) as pool:
+        done = list(pool.map(lambda p: _fast(form, formula, p, a64, precision, fmt), parts))
+    return tuple(np.concatenate([d[i] for d in done]) for i in range(4))
+
+
+def _fast(form, formula, xs, a64, precision, fmt):
+    """(rounded values, decided mask, exact value as hi + lo) of the ball fast path."""
+    from . import ball
+    m, r, ok, sg = ball.evaluate(form, xs, a64, precision)
+    val, decided = ball.decide(m, r, ok, fmt, sg)
+    zero = decided & (m == 0) & (r == 0)
+    if zero.any():   # an exact zero: the sign IEEE arithmetic gives the standard's formula
+        zs = eval_numpy(formula, xs[zero], a64)
+        val = val.copy()
+        val[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
+    with np.errstate(over="ignore"):   # a decided overflow: the midpoint is beyond binary64
+        mh = np.asarray(m).astype(np.float64)
+    h = np.where(zero, val, mh)
+    l = np.zeros(xs.size)
+    if np.asarray(m).dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold
+        with np.errstate(all="ignore"):
+            l = np.where(zero | ~np.isfinite(mh) | ~decided, 0.0, (m - mh).astype(np.float64))
+    return val, decided, h, l
 
 
 F64_OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970    # the binary64 rounding threshold to infinity

@@ -81,6 +81,9 @@ def stats_of(bits: np.ndarray, err: np.ndarray, same_bits: np.ndarray, masks: di
     ok = ~np.isnan(err)
     for name, mask in (("top", ok), ("top_wrong", ok & ~same_bits)):
         idx = np.nonzero(mask)[0]
+        if idx.size > 4 * TOP:   # only the TOP largest errors (and ties with them) need sorting
+            cut = np.partition(err[idx], idx.size - TOP)[idx.size - TOP]
+            idx = idx[err[idx] >= cut]
         if idx.size:
             order = np.lexsort((bits[idx], -err[idx]))[:TOP]
             setattr(s, name, _best([(err[idx][i], bits[idx][i]) for i in order]))

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..formats import FloatFormat, ordinal
+from ..formats import FloatFormat, bits_of, format_of, ordinal
 
 
 def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
@@ -73,8 +73,16 @@ def ulp_error_exact(y: float, v: Fraction, fmt: FloatFormat) -> Fraction:
 def ulp_distance(y: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Representable values between y and the correctly rounded r (same
     format; finite values and infinities, which sit one step past the largest
-    finite). Returns an int64 array, or an object array for 64-bit formats."""
-    return np.abs(ordinal(y) - ordinal(r))
+    finite). Returns an int64 array, or a uint64 array for 64-bit formats
+    (two magnitudes below 2^63 sum to less than 2^64)."""
+    fmt = format_of(y)
+    if fmt.bits < 64:
+        return np.abs(ordinal(y) - ordinal(r))
+    sign = np.uint64(1) << np.uint64(63)
+    a, b = bits_of(y).astype(np.uint64), bits_of(r).astype(np.uint64)
+    ma, mb = a & ~sign, b & ~sign
+    same = (a & sign) == (b & sign)
+    return np.where(same, np.maximum(ma, mb) - np.minimum(ma, mb), ma + mb)
 
 
 HISTOGRAM_EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0)
