@@ -238,6 +238,10 @@ def cmd_accuracy(args) -> int:
         raise UsageError(f"--scheduler {args.scheduler!r}: allowed is dask://HOST:PORT")
     if (args.workers or args.scheduler or args.checkpoint) and not (args.exhaustive and fmt.name == "float32"):
         raise UsageError("--workers, --scheduler and --checkpoint apply to exhaustive float32 sweeps")
+    if args.plot and not args.attr_sweep:
+        raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
+    if args.attr_sweep:
+        return _accuracy_attr_sweep(args, fmt, mode)
     _outputs(args, files=("json",))
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
         res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
@@ -264,6 +268,58 @@ def cmd_accuracy(args) -> int:
                   f"({res.worst_input_bits})", file=sys.stderr)
             failed = True
     return 1 if failed else 0
+
+
+def _accuracy_attr_sweep(args, fmt, mode) -> int:
+    from .verify.attr_sweep import plot, sweep_attributes
+    if args.attr:
+        raise UsageError("--attr-sweep chooses the attribute values; give no --attr with it")
+    if args.exhaustive and fmt.name == "float32":
+        raise UsageError("--attr-sweep runs one check per attribute set: float32 is sampled there (--samples N); "
+                         "sweep all 2^32 inputs at one set with --attr instead")
+    if args.workers or args.scheduler or args.checkpoint:
+        raise UsageError("--workers, --scheduler and --checkpoint apply to one exhaustive float32 sweep, not to "
+                         "--attr-sweep")
+    _outputs(args, files=("json", "plot"))
+    res = sweep_attributes(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
+                           standard=args.standard, max_ulp=args.max_ulp, isolation=_isolation(args),
+                           target_timeout=args.target_timeout)
+    to_stdout = args.json == "-"
+    console = _console(stderr=to_stdout)
+    from rich.table import Table
+    t = Table(title=f"{res.op} {res.dtype} target={res.target} ({mode}, {len(res.rows)} attribute sets)")
+    for c in ("set", "attributes", "inputs", "max ULP", "CR", "properties refuted", "result"):
+        t.add_column(c)
+    for r in res.rows:
+        attrs = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v:.9g}" for k, v in r["attrs"].items())
+        if r["status"] == "skipped":
+            t.add_row(r["label"], attrs, "-", "-", "-", "-", f"skipped: {r['reason']}")
+            continue
+        cr = f"{r['correctly_rounded']:,}/{r['inputs']:,}" if r.get("inputs") else "-"
+        mu = "-" if r.get("max_ulp") is None else repr(r["max_ulp"])
+        result = r["verdict"] if r["status"] == "ok" else f"fail: {r['status']}: {r['reason']}"
+        t.add_row(r["label"], attrs, f"{r.get('inputs') or 0:,}", mu, cr, ", ".join(r.get("refuted") or []) or "-",
+                  result)
+    console.print(t)
+    w = res.worst
+    if w is None:
+        print("opcert: every attribute set was skipped (reasons above): nothing was checked", file=sys.stderr)
+    else:
+        print(f"worst attribute set: {w['label']} {w['attrs']}: max ULP {w.get('max_ulp')!r}"
+              + (f" at x = {w['worst_input']!r} ({w['worst_input_bits']})" if w.get("worst_input_bits") else "")
+              + (f"; reproduce: {w['command']}" if w.get("command") else ""), file=sys.stderr)
+    if args.json:
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, res.to_dict()))
+    if args.plot and w is not None:
+        _write(args.plot, "--plot", lambda: plot(res, args.plot))
+    failed = [r for r in res.rows if r.get("verdict") == "fail"]
+    for r in failed:
+        print(f"opcert: FAIL at {r['attrs']}:" + (f" {r['reason']}" if r.get("reason") else "")
+              + "".join(f" {r[k]} {k.replace('_', ' ')}" for k in ("nan_mismatches", "inf_mismatches") if r.get(k))
+              + (f" refuted {r['refuted']}" if r.get("refuted") else "")
+              + (f" max ULP {r['max_ulp']!r} > --max-ulp {args.max_ulp!r}" if args.max_ulp is not None
+                 and r.get("max_ulp") is not None and r["max_ulp"] > args.max_ulp else ""), file=sys.stderr)
+    return 1 if failed or w is None else 0
 
 
 class _sweep_progress:
@@ -590,6 +646,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                               "10000 float64)")
     s.add_argument("--seed", type=_int("--seed"), default=0)
     s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
+    s.add_argument("--attr-sweep", action="store_true", help="run the check at every standard's defaults, the "
+                   "values of ONNX's backend tests, and a grid over each attribute's domain")
+    s.add_argument("--plot", metavar="PNG", help="with --attr-sweep: max ULP over each attribute's grid")
     s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes "
                                                   "to stderr then)")
     _target_options(s)

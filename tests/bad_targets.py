@@ -210,3 +210,10 @@ def opcert_tanh(x):
 def _finfo(dtype):
     import ml_dtypes
     return ml_dtypes.finfo(dtype)
+
+
+def elu_ignores_alpha(x, alpha=1.0):
+    """Elu that always uses alpha = 1: right at the default, wrong at every other alpha."""
+    with np.errstate(all="ignore"):
+        y = np.where(x > 0, x.astype(np.float64), np.expm1(x.astype(np.float64)))
+    return y.astype(x.dtype)

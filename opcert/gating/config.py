@@ -35,7 +35,7 @@ from ..spec import get_operator, operators
 from ..spec.attrs import resolve
 
 KEYS = {"op", "dtypes", "target", "mode", "samples", "max_ulp", "signed_zero", "subnormals", "proofs",
-        "standard", "name", "attrs", "seed", "accept_sampled_evidence", "isolation", "target_timeout"}
+        "standard", "name", "attrs", "seed", "accept_sampled_evidence", "isolation", "target_timeout", "attr_sweep"}
 MODES = ("exhaustive", "sample")
 
 
@@ -58,9 +58,14 @@ class Check:
     isolation: str = "process"
     target_timeout: float | None = None
     proofs_left_out: tuple[str, ...] = ()   # what proofs = "all" left out, and why
+    attr_set: str = ""                       # attr_sweep: where this attribute set comes from
 
     def label(self, dtype: str) -> str:
-        return self.name or f"{self.op} {dtype} {self.target}"
+        base = self.name or f"{self.op} {dtype} {self.target}"
+        if not self.attr_set:
+            return base
+        shown = ", ".join(f"{k}={v}" for k, v in self.attrs)
+        return f"{base} [{self.attr_set}: {shown}]"
 
     def mode_for(self, dtype: str) -> str:
         # exhaustive float64 is not a thing: 2^64 inputs
@@ -74,7 +79,7 @@ class Check:
                 "seed": self.seed if self.mode_for(dtype) == "sample" else None,
                 "max_ulp": self.max_ulp, "signed_zero": self.signed_zero, "subnormals": self.subnormals,
                 "proofs": list(self.proofs), "accept_sampled_evidence": self.accept_sampled_evidence,
-                "name": self.name}
+                "name": self.name, "attr_set": self.attr_set}
 
 
 @dataclass
@@ -148,6 +153,17 @@ def _parse_check(raw, i, source) -> list[Check]:
     if attrs and len(ops) > 1:
         _err(source, f"{where}.attrs", "attributes apply to one operator; give op as a single name")
     standard = raw.get("standard")
+    sweep = raw.get("attr_sweep", False)
+    if not isinstance(sweep, bool):
+        _err(source, f"{where}.attr_sweep", f"must be true or false (got {sweep!r})")
+    if sweep and attrs:
+        _err(source, f"{where}.attr_sweep", "chooses the attribute values itself; give no [check.attrs] with it")
+    if sweep and any(d == "float32" for d in dtypes) and mode == "exhaustive":
+        _err(source, f"{where}.attr_sweep", "runs one check per attribute set: float32 is sampled there "
+             "(mode = \"sample\"); sweep all 2^32 float32 inputs at one attribute set with [check.attrs]")
+    if sweep:
+        return _expand_sweep(raw, ops, where, source, standard, dtypes, target, mode, samples, pol, name, seed,
+                             isolation, timeout)
     out = []
     for op in ops:
         if standard is not None:
@@ -168,6 +184,36 @@ def _parse_check(raw, i, source) -> list[Check]:
         out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
                          pol.subnormals, proofs, standard, tuple(sorted(attrs.items())), name, seed,
                          pol.accept_sampled_evidence, isolation, timeout, left))
+    return out
+
+
+def _expand_sweep(raw, ops, where, source, standard, dtypes, target, mode, samples, pol, name, seed, isolation,
+                  timeout) -> list[Check]:
+    """attr_sweep = true: one check per attribute set of verify.attr_sweep (values outside an
+    attribute's domain are no attribute set; a required property not claimed at a set is left
+    out there, with the reason)."""
+    from ..verify.attr_sweep import attribute_sets
+    out = []
+    for op in ops:
+        if not any(op.standard(standard).has(a.name) for a in op.attributes):
+            _err(source, f"{where}.attr_sweep", f"{op.name} has no attributes to sweep")
+        for s in attribute_sets(op, standard):
+            try:
+                resolved = resolve(op, s.attrs, standard)
+            except UsageError:
+                continue
+            requested = raw.get("proofs", [])
+            try:
+                proofs, left = policy.required_properties(op, requested, resolved, f"{where}.proofs", standard)
+            except UsageError as exc:
+                if requested == "all" or "not claimed" not in str(exc):
+                    raise UsageError(f"{source}: {exc}") from None
+                every, left = policy.required_properties(op, "all", resolved, f"{where}.proofs", standard)
+                proofs = tuple(n for n in requested if n in every)
+                left = tuple(f"{n} is not claimed at this attribute set" for n in requested if n not in every)
+            out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
+                             pol.subnormals, proofs, standard, tuple(sorted(s.attrs.items())), name, seed,
+                             pol.accept_sampled_evidence, isolation, timeout, left, s.label))
     return out
 
 
