@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import UsageError, choices
 from ..expr.numpy_eval import eval_numpy
 from ..formats import IntFormat, format_of, get_format, round_fraction
-from . import get_operator, standard_named
+from . import get_operator, one_sided, standard_named
 from .attrs import resolve
 from .exact import evaluate
 from .model import Operator
@@ -184,6 +184,18 @@ def _fast(form, formula, xs, a64, precision, fmt):
         val[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
     with np.errstate(over="ignore"):   # a decided overflow: the midpoint is beyond binary64
         mh = np.asarray(m).astype(np.float64)
+    if fmt.p <= 24 and not decided.all() and one_sided.supported(form):
+        und = np.nonzero(~decided)[0]
+        om, orr, os_, ook = one_sided.evaluate(form, xs[und], a64)
+        good, oval, rep = one_sided.decide(om, orr, os_, ook, fmt)
+        if good.any():
+            # the exact value: a binary64 value just past the midpoint, on its side (as the sweep takes it),
+            # so that a result rounded the other way shows more than half an ULP
+            val, decided, mh = val.copy(), decided.copy(), mh.copy()
+            val[und[good]] = oval[good]
+            decided[und[good]] = True
+            mh[und[good]] = rep[good]
+            zero = zero & decided
     h = np.where(zero, val, mh)
     l = np.zeros(xs.size)
     if np.asarray(m).dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold

@@ -179,6 +179,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     slow = Stats()
     checker = PropertyChecker(compiled, F32)
     und = np.empty(cfg.block, np.int64)
+    und2 = np.empty(cfg.block, np.int64)
+    from ..spec import one_sided
     base = np.arange(cfg.block, dtype=np.uint32)
     for b0 in range(lo, hi, cfg.block):
         b1 = min(b0 + cfg.block, hi)
@@ -202,6 +204,18 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             n_und = block(bits, y, y.view(np.uint32), v, np.ascontiguousarray(rad), np.ascontiguousarray(sg),
                           np.uint32(rneg), np.uint32(rpos), vneg, vpos,
                           counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed)
+            if n_und and one_sided.supported(form):   # midpoints decided by the side of the exact value
+                idx = und[:n_und].copy()
+                om, orr, os_, ook = one_sided.evaluate(form, x64[idx], a64)
+                good, _, rep = one_sided.decide(om, orr, os_, ook, F32)
+                if good.any():
+                    j = idx[good]
+                    block(bits[j], y[j], y.view(np.uint32)[j], np.ascontiguousarray(rep[good]),
+                          np.zeros(j.size), np.ascontiguousarray(sg[j]), np.uint32(rneg), np.uint32(rpos), vneg,
+                          vpos, counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und2, cfg.flush_allowed)
+                    idx = idx[~good]
+                n_und = idx.size
+                und[:n_und] = idx
             if n_und:
                 idx = und[:n_und]
                 ref = reference_detailed(op, x[idx], attrs, cfg.standard)

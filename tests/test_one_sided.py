@@ -1,0 +1,60 @@
+"""Results exactly on a rounding midpoint (ScaledTanh at beta = 0.5 on binary32
+subnormals), decided by the side of the exact value: against MPFR, and the sweep
+against the per-input path on the same inputs."""
+import numpy as np
+from conftest import same_bits
+from oracle import oracle
+
+import opcert
+from opcert.formats import get_format
+from opcert.spec import one_sided
+from opcert.spec.attrs import resolve
+from opcert.spec.reference import reference_detailed
+
+
+def _subnormal_heavy_inputs():
+    rng = np.random.default_rng(5)
+    b = np.concatenate([np.arange(0, 4000, dtype=np.uint32), rng.integers(0, 1 << 24, 8000).astype(np.uint32),
+                        np.arange((1 << 23) - 2000, (1 << 23) + 2000, dtype=np.uint32)])
+    return np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
+
+
+def test_midpoints_are_decided_without_the_exact_path_and_agree_with_mpfr():
+    op = opcert.get_operator("ScaledTanh")
+    for attrs in ({}, {"alpha": -3.0, "beta": 0.5}, {"alpha": 1.0, "beta": 0.25}):
+        a = resolve(op, attrs)
+        x = _subnormal_heavy_inputs()
+        ref = reference_detailed(op, x, a)
+        want = oracle("ScaledTanh", x, {k: float(v) for k, v in a.items()})
+        bad = ~same_bits(ref.rounded.astype(np.float64), want)
+        assert not bad.any(), (attrs, x[bad][:4], ref.rounded[bad][:4], want[bad][:4])
+        assert ref.slow_path < 50, (attrs, ref.slow_path)
+
+
+def test_a_value_off_the_midpoint_or_of_unknown_side_is_left_undecided():
+    f32 = get_format("float32")
+    m = np.array([2.0 ** -150, 1.0 + 2.0 ** -24, 1.0 + 2.0 ** -30, 2.0 ** -150])
+    r = np.array([2.0 ** -300, 2.0 ** -80, 2.0 ** -80, 2.0 ** -300])
+    side = np.array([-1.0, 1.0, 1.0, 0.0])
+    good, val, _ = one_sided.decide(m, r, side, np.ones(4, dtype=bool), f32)
+    # 2^-150 (half the smallest subnormal) approached from below: +0; 1 + 2^-24 from above: 1 + 2^-23
+    assert good.tolist() == [True, True, False, False]
+    assert val[0] == 0 and not np.signbit(val[0]) and val[1] == 1.0 + 2.0 ** -23
+
+
+def test_expressions_outside_the_known_shapes_are_not_described():
+    from opcert.expr import Expr
+    x = Expr("var", name="x")
+    assert one_sided.supported(opcert.get_operator("ScaledTanh").reference_form(None))
+    assert not one_sided.supported(Expr("exp", (x,)))
+
+
+def test_the_sweep_decides_midpoints_like_the_per_input_path(tmp_path):
+    from opcert.verify.accuracy import measure
+    r = measure("ScaledTanh", "opcert", "float32", "exhaustive", magnitude_range=(0, 1 << 20), workers=1,
+                checkpoint=tmp_path / "ck")
+    assert r.sweep["undecided"] == 0 and r.inputs_checked == 1 << 21
+    b = np.arange(0, 1 << 20, dtype=np.uint32)
+    x = np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
+    g = measure("ScaledTanh", "opcert", "float32", x)
+    assert (g.correctly_rounded, g.max_ulp, g.histogram) == (r.correctly_rounded, r.max_ulp, r.histogram)
