@@ -27,6 +27,7 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
     from . import __version__
     return {
         "opcert": __version__,
+        "opcert_commit": opcert_commit(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "mpmath": mpmath.__version__,
@@ -36,6 +37,34 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
         "platform": platform.platform(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def opcert_commit() -> str | None:
+    """The git commit opcert runs from (with "+modified" for uncommitted changes), or None
+    outside a checkout (an installed wheel)."""
+    return _commit_cached()
+
+
+def _git(*args) -> str | None:
+    import os
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(["git", "-C", here, *args], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+_COMMIT: list = []
+
+
+def _commit_cached() -> str | None:
+    if not _COMMIT:
+        head = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".")
+        _COMMIT.append(None if head is None else head + ("+modified" if dirty else ""))
+    return _COMMIT[0]
 
 
 def command_line(argv=None) -> str:

@@ -41,8 +41,11 @@ def error_plot(data, title: str, budget: float | None) -> bytes:
         x, err = np.asarray(data[0]), np.asarray(data[1])
         ok = np.isfinite(x) & ~np.isnan(err)
         ax.scatter(x[ok], err[ok], s=1.5, alpha=0.5, lw=0)
-        ax.set_xscale("symlog", linthresh=2.0 ** -14)
-        ax.set_xlabel("input x (symmetric log scale)")
+        lin = 2.0 ** -14
+        ax.set_xscale("symlog", linthresh=lin)
+        ticks = _symlog_ticks(float(np.max(np.abs(x[ok]))) if ok.any() else 1.0, lin)
+        ax.set_xticks(ticks, [_tick_label(t) for t in ticks])
+        ax.set_xlabel("input x (symmetric log scale; linear within +-2^-14)")
         ax.tick_params(axis="x", labelsize=7, labelrotation=45)
         ax.set_ylabel("ULP error")
     if budget is not None:
@@ -51,6 +54,23 @@ def error_plot(data, title: str, budget: float | None) -> bytes:
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     return _png(fig, plt)
+
+
+def _symlog_ticks(top: float, lin: float, per_side: int = 5) -> list:
+    """0 and a few decades on each side: none closer to 0 than 100 x the linear
+    threshold (their labels would overlap the 0 label), at most `per_side` a side."""
+    lo = int(np.ceil(np.log10(lin * 100)))
+    hi = int(np.floor(np.log10(max(top, 10.0 ** lo))))
+    step = max(1, -(-(hi - lo + 1) // per_side))
+    decades = list(range(hi, lo - 1, -step))[::-1]
+    pos = [10.0 ** d for d in decades]
+    return [-p for p in reversed(pos)] + [0.0] + pos
+
+
+def _tick_label(t: float) -> str:
+    if t == 0:
+        return "0"
+    return f"{'-' if t < 0 else ''}1e{int(round(np.log10(abs(t))))}"
 
 
 @_quiet

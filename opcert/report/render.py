@@ -97,13 +97,31 @@ def _images(c, i, plots) -> dict:
     return out
 
 
+def provenance_rows(gate: dict) -> list:
+    """What produced the report: opcert (version, commit), the command, the machine, the date,
+    and every target's version as its checks recorded it."""
+    prov = dict(gate.get("provenance") or {})
+    rows = [("opcert", f"{prov.get('opcert')} (commit {prov.get('opcert_commit') or 'unknown: not a git checkout'})"),
+            ("command", gate.get("command")), ("date", prov.get("date")), ("cpu", prov.get("cpu")),
+            ("platform", prov.get("platform")), ("python", prov.get("python")), ("numpy", prov.get("numpy")),
+            ("mpmath", prov.get("mpmath"))]
+    targets = {}
+    for c in gate.get("checks", []):
+        info = (c.get("accuracy") or {}).get("target_info") or {}
+        if info.get("name") and info["name"] not in targets:
+            targets[info["name"]] = f"{info.get('kind')} {info.get('version')}"
+    rows += [(f"target {k}", v) for k, v in sorted(targets.items())]
+    return rows
+
+
 def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
     plots = plots or {}
     L = ["# opcert gate report", "",
          f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
          f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
          f"{gate['config']}; {gate['elapsed_s']:.1f} s.", "",
-         f"Reproduce: `{gate['command']}`", "", "## Summary", ""]
+         f"Reproduce: `{gate['command']}`", "", "## Provenance", ""]
+    L += [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
     cols, rows = _matrix(gate["checks"])
     L.append("| operator | " + " | ".join(f"{d} {t}" for t, d in cols) + " |")
     L.append("|---|" + "---|" * len(cols))
@@ -127,8 +145,6 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
         if c.get("proof_note"):
             L.append(f"- proofs: {c['proof_note']}")
         L += ["", f"Reproduce: `{c['command']}`", ""]
-    prov = gate["provenance"]
-    L += ["## Provenance", ""] + [f"- {k}: {v}" for k, v in prov.items()] + [""]
     return "\n".join(L)
 
 
@@ -139,7 +155,8 @@ def html_page(gate: dict, plots=None) -> str:
     css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
            "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f3f3f3}"
            ".PASS{color:#176f2c}.FAIL{color:#b00020;font-weight:bold}.skipped{color:#777}"
-           "code{background:#f6f6f6;padding:1px 4px}section{border-top:1px solid #ddd;margin-top:1.5em}")
+           "code{background:#f6f6f6;padding:1px 4px}section{border-top:1px solid #ddd;margin-top:1.5em}"
+           ".wide{overflow-x:auto;max-width:100%}img.plot{max-width:100%}")
     H = [f"<!doctype html><html><head><meta charset='utf-8'><title>opcert gate report</title>"
          f"<style>{css}</style></head><body>",
          f"<h1>opcert gate report</h1><p id='verdict' class='{'PASS' if gate['ok'] else 'FAIL'}'>"
@@ -147,12 +164,14 @@ def html_page(gate: dict, plots=None) -> str:
          f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped "
          f"({e(gate['config'])}; {gate['elapsed_s']:.1f} s)</p>",
          f"<p>Reproduce: <code>{e(gate['command'])}</code></p>",
-         "<h2>Summary</h2><table id='summary'><tr><th>operator</th>" +
+         "<h2>Provenance</h2><ul id='provenance'>" + "".join(f"<li>{e(k)}: {e(str(v))}</li>"
+                                                              for k, v in provenance_rows(gate)) + "</ul>",
+         "<h2>Summary</h2><div class='wide'><table id='summary'><tr><th>operator</th>" +
          "".join(f"<th>{e(d)}<br>{e(t)}</th>" for t, d in cols) + "</tr>"]
     for op, row in rows:
         H.append(f"<tr><th>{e(op)}</th>" + "".join(
             f"<td class='{v.split(' ')[0] if v else ''}'>{v}</td>" for v in row) + "</tr>")
-    H.append("</table>")
+    H.append("</table></div>")
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
         H.append(f"<section class='check' id='{_slug(c, i)}'><h2 class='{MARK[c['status']]}'>"
@@ -173,8 +192,7 @@ def html_page(gate: dict, plots=None) -> str:
         if c.get("proof_note"):
             H.append(f"<p>{e(c['proof_note'])}</p>")
         H.append(f"<p>Reproduce: <code>{e(c['command'])}</code></p></section>")
-    H.append("<h2>Provenance</h2><ul>" + "".join(f"<li>{e(k)}: {e(str(v))}</li>"
-                                                   for k, v in gate["provenance"].items()) + "</ul></body></html>")
+    H.append("</body></html>")
     return "\n".join(H)
 
 

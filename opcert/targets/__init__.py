@@ -17,7 +17,8 @@ from __future__ import annotations
 from ..errors import UsageError, choices
 from .base import Target, TargetInfo, Unsupported, describe_inputs
 
-RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino")
+RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino",
+                 "torch:cuda", "jax:gpu")   # the same functions on a GPU; skipped, with the reason, where none exists
 BUILTIN = ("opcert",) + RUNTIME_NAMES
 ISOLATION = ("process", "none")
 

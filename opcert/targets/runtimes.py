@@ -209,15 +209,20 @@ class Torch:
     name = "torch"
     floats = ("float16", "bfloat16", "float32", "float64")
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         import torch
         torch.set_num_threads(1)
         self.torch = torch
+        self.device = device
         self.version = torch.__version__
-        self.details = {"torch": torch.__version__, "git": torch.version.git_version,
+        self.details = {"torch": torch.__version__, "git": torch.version.git_version, "device": device,
                         "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16]}
+        if device == "cuda" and torch.cuda.is_available():
+            self.details["cuda_device"] = torch.cuda.get_device_name(0)
 
     def unsupported(self, op, dtype, attrs):
+        if self.device == "cuda" and not self.torch.cuda.is_available():
+            return f"torch {self.version}: no CUDA device on this machine (torch.cuda.is_available() is False)"
         m, why = runtime_function(op, "torch", attrs)
         if m is None:
             return f"torch {self.version}: {why}"
@@ -230,11 +235,12 @@ class Torch:
         m, _ = runtime_function(op, "torch", attrs)
         bf16 = _is_bf16(x)
         t = (torch.from_numpy(x.view(np.int16).copy()).view(torch.bfloat16) if bf16
-             else torch.from_numpy(x.copy()))
-        args, kwargs = _arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype))
+             else torch.from_numpy(x.copy())).to(self.device)
+        args, kwargs = _arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype, device=self.device))
         y = _resolve(m.function)(t, *args, **kwargs)
         if not isinstance(y, torch.Tensor):
             return np.asarray(y)   # judged as the wrong thing it is
+        y = y.cpu()
         if bf16 and y.dtype == torch.bfloat16:
             return y.view(torch.int16).numpy().view(x.dtype)
         return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
@@ -246,18 +252,27 @@ class Jax:
     name = "jax"
     floats = ("float16", "bfloat16", "float32", "float64")
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         import os
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        if device == "cpu":
+            os.environ.setdefault("JAX_PLATFORMS", "cpu")
         import jax
         jax.config.update("jax_enable_x64", True)
         self.jax = jax
         self.version = jax.__version__
+        self.device, self.dev, self.dev_error = device, None, None
+        try:
+            self.dev = jax.devices(device)[0]
+        except RuntimeError as exc:   # no such backend on this machine (or JAX was started CPU-only)
+            self.dev_error = str(exc).splitlines()[0]
         import jaxlib
-        self.details = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "backend": jax.default_backend()}
+        self.details = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "device": device,
+                        "backend": str(self.dev.platform) if self.dev is not None else None}
         self.compiled = {}
 
     def unsupported(self, op, dtype, attrs):
+        if self.dev is None:
+            return f"jax {self.version}: no {self.device} device on this machine ({self.dev_error})"
         m, why = runtime_function(op, "jax", attrs)
         if m is None:
             return f"jax {self.version}: {why}"
@@ -276,7 +291,7 @@ class Jax:
                 args, kwargs = _arguments(op, m, attrs, lambda v: jnp.asarray([v], t.dtype))
                 return f(t, *args, **kwargs)
             self.compiled[key] = self.jax.jit(call)
-        return np.asarray(self.compiled[key](x))
+        return np.asarray(self.compiled[key](self.jax.device_put(x, self.dev)))
 
 
 class OpenVino:
@@ -323,8 +338,9 @@ RUNTIMES = {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch"
 
 def load(name: str, timeout: float | None = None):
     from .base import Target, TargetInfo
+    base, _, device = name.partition(":")
     try:
-        rt = RUNTIMES[name]()
+        rt = RUNTIMES[base](device) if device else RUNTIMES[base]()
     except ImportError as exc:
         raise UsageError(f"target {name} needs its library ({exc}); install opcert[runtimes] (torch, onnxruntime) or "
                          f"opcert[more-runtimes] (jax, openvino)") from None
