@@ -317,6 +317,9 @@ BAD_INPUTS = [
     (["accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets_missing_module:f"], "cannot import module"),
     (["accuracy", "Tanh", "--dtype", "float16", "--target", "bad_import_error:f"], "failed with ZeroDivisionError"),
     (["diff", "OLDDIR", "OLDDIR"], "is a directory"),
+    (["gate", "--config", "CFG", "--baseline", "BADJSON"], "not JSON"),
+    (["report", "BADJSON", "--out", "/etc/passwd/out"], "--out /etc/passwd/out: cannot be written"),
+    (["report", "BADJSON", "--out", "OLDDIR"], "not JSON"),
 ]
 
 
@@ -325,7 +328,9 @@ def test_bad_input_exits_2(cli, tmp_path, monkeypatch, args, message):
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "bad_import_error.py").write_text("1 / 0\n")
     cfg = _toml(tmp_path, '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n')
-    args = [str(cfg) if a == "CFG" else str(tmp_path) if a == "OLDDIR" else a for a in args]
+    (tmp_path / "bad.json").write_text("{not json")
+    args = [str(cfg) if a == "CFG" else str(tmp_path) if a == "OLDDIR" else str(tmp_path / "bad.json")
+            if a == "BADJSON" else a for a in args]
     code, out, err = cli(*args)
     assert code == 2 and message in err and "Traceback" not in out + err
 
@@ -432,3 +437,14 @@ def test_public_api():
     assert {"reference", "run", "measure", "prove", "gate", "operators", "get_operator"} <= set(opcert.__all__)
     for name in opcert.__all__:
         assert hasattr(opcert, name), name
+
+
+def test_the_readme_python_examples_run():
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    for code in blocks:
+        namespace = {"pytest": pytest}
+        exec(compile(code, "README.md", "exec"), namespace)   # noqa: S102 - our own documentation
