@@ -50,39 +50,46 @@ def _onnx_cases():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cases = collect_testcases()  # collects once; filter by node type below
-    wanted = {"Tanh", "HardSigmoid", "Shrink", "Celu"}
+    # every operator of the catalog that ONNX defines; PRelu's slope is a tensor input (opcert
+    # checks one scalar slope at a time), so its cases are not single-attribute cases
+    wanted = {op.name for op in opcert.operators() if any(s.key == "onnx" for s in op.standards)} - {"PRelu"}
     out = []
     for case in cases:
         node = case.model.graph.node
-        if len(node) == 1 and node[0].op_type in wanted:
+        if len(node) == 1 and node[0].op_type in wanted and len(node[0].input) == 1:
             out.append(case)
     return out
 
 
 CASES = _onnx_cases()
+ONNX_TOLERANCE = 8.0
 
 
 def test_onnx_cases_were_found():
     names = {c.model.graph.node[0].op_type for c in CASES}
-    assert names == {"Tanh", "HardSigmoid", "Shrink", "Celu"}
+    assert {"Tanh", "HardSigmoid", "Shrink", "Celu", "Relu", "Elu", "Selu", "Sigmoid", "Gelu", "Mish", "Swish",
+            "Softplus", "Softsign", "HardSwish", "LeakyRelu", "ThresholdedRelu", "Erf"} <= names, names
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_onnx_backend_cases(case):
     """ONNX computes its expected outputs with NumPy in the tensor's dtype, so
-    they are not correctly rounded: they must lie within 2 ULP of the exact
-    value (the float32 NumPy error on these formulas). opcert's implementation
+    they are not correctly rounded: they must lie within ONNX_TOLERANCE ULP of
+    the exact value (the float32 NumPy error of those formulas: up to 3.4 ULP
+    for HardSwish and 3.0 for Mish, measured), which confirms opcert's function
+    is ONNX's. opcert's implementation
     must be within 0.5 ULP + the double-rounding margin of the exact value."""
     from onnx import helper
     node = case.model.graph.node[0]
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}   # STRING attributes
     for inputs, outputs in case.data_sets:
         x, expected = inputs[0], outputs[0]
         fmt = get_format(x.dtype)
         resolved = resolve(opcert.get_operator(node.op_type), attrs)
         ref = reference_detailed(node.op_type, x, resolved)
         onnx_err = ulp_error(expected.astype(np.float64), ref.exact_hi, ref.exact_lo, fmt)
-        assert np.nanmax(onnx_err, initial=0) <= 2.0, (case.name, np.nanmax(onnx_err))
+        assert np.nanmax(onnx_err, initial=0) <= ONNX_TOLERANCE, (case.name, np.nanmax(onnx_err))
         ours = run(node.op_type, x, **attrs)
         our_err = ulp_error(ours.astype(np.float64), ref.exact_hi, ref.exact_lo, fmt)
         assert np.nanmax(our_err, initial=0) <= 0.5 + 2 ** -20, case.name
