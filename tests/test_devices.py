@@ -35,3 +35,15 @@ def test_a_gpu_target_runs_where_a_gpu_exists_and_says_why_not_elsewhere(target,
         assert r.status == "ok" and r.inputs_checked == 65536 and r.target_info["details"]["device"] != "cpu"
     else:
         assert r.status == "unsupported" and reason in r.error
+
+
+def test_onnxruntime_bfloat16_outputs_are_read_back():
+    # ONNX Runtime's Python API has no NumPy bfloat16: the target binds uint16 buffers of the same bits
+    pytest.importorskip("onnxruntime")
+    import ml_dtypes
+    import opcert
+    x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, np.inf], dtype=ml_dtypes.bfloat16)
+    r = measure("Celu", "onnxruntime", "bfloat16", x)
+    assert r.status == "ok", r.error
+    assert r.correctly_rounded == x.size      # these inputs are far from Celu's cancellation zone
+    assert opcert.reference("Celu", x).dtype == x.dtype

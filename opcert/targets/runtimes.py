@@ -122,9 +122,16 @@ class OnnxRuntime:
     def __call__(self, op, x, attrs):
         sess = self._session(op, x.dtype.name, attrs)
         if _is_bf16(x):
-            v = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(x.view(np.uint16), ONNX_ELEM["bfloat16"])
-            out = sess.run_with_ort_values(["Y"], {"X": v})[0]
-            return np.asarray(out.numpy()).view(x.dtype)
+            # NumPy has no bfloat16 for ONNX Runtime's Python API: bind both tensors to uint16 buffers
+            # of the same bits (the output buffer is the one ONNX Runtime writes into)
+            xb = np.ascontiguousarray(x).view(np.uint16)
+            yb = np.zeros(x.shape, dtype=np.uint16)
+            make = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+            io = sess.io_binding()
+            io.bind_ortvalue_input("X", make(xb, ONNX_ELEM["bfloat16"]))
+            io.bind_ortvalue_output("Y", make(yb, ONNX_ELEM["bfloat16"]))
+            sess.run_with_iobinding(io)
+            return yb.view(x.dtype)
         return sess.run(["Y"], {"X": x})[0]
 
 
