@@ -5,6 +5,8 @@ import io
 
 import numpy as np
 
+DPI = 72   # a report holds two plots per check, hundreds of checks for a catalog: keep each small
+
 
 def _fig():
     import matplotlib
@@ -31,7 +33,7 @@ def _quiet(f):
 def error_plot(data, title: str, budget: float | None) -> bytes:
     """PNG bytes. data: (inputs, errors) arrays, or ("chunks", [max error per 2^24 chunk])."""
     plt = _fig()
-    fig, ax = plt.subplots(figsize=(7.5, 3.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(7.5, 3.2), dpi=DPI)
     if isinstance(data[0], str):
         chunk_max = np.asarray(data[1], dtype=float)
         ax.step(np.arange(chunk_max.size) * 2 ** 24, chunk_max, where="post", lw=1)
@@ -76,7 +78,7 @@ def _tick_label(t: float) -> str:
 @_quiet
 def histogram_plot(hist: dict, title: str) -> bytes:
     plt = _fig()
-    fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=100)
+    fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=DPI)
     labels, counts = list(hist), [max(v, 0) for v in hist.values()]
     ax.bar(range(len(labels)), counts, color="#4477aa")
     ax.set_xticks(range(len(labels)), labels, fontsize=7)
@@ -94,6 +96,6 @@ def _png(fig, plt) -> bytes:
         # symlog axes over binary64's range overflow in matplotlib's inverse transform: harmless
         warnings.simplefilter("ignore", RuntimeWarning)
         fig.tight_layout()
-        fig.savefig(buf, format="png")
+        fig.savefig(buf, format="png", dpi=DPI, pil_kwargs={"optimize": True})
     plt.close(fig)
     return buf.getvalue()
