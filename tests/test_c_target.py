@@ -33,6 +33,11 @@ void relu_f16(const uint16_t *x, uint16_t *y, size_t n, const float *attrs) {
         y[i] = (!nan && (b & 0x8000)) ? 0 : b;
     }
 }
+/* Relu on float16 bits, wrong at exactly one input: 1.0 (0x3c00) gives the next value up */
+void relu_f16_one_wrong(const uint16_t *x, uint16_t *y, size_t n, const float *attrs) {
+    relu_f16(x, y, n, attrs);
+    for (size_t i = 0; i < n; i++) if (x[i] == 0x3c00) y[i] = 0x3c01;
+}
 /* HardSigmoid that forgets the upper clamp: max(0, alpha x + beta) */
 void hard_sigmoid_noclamp(const float *x, float *y, size_t n, const float *attrs) {
     for (size_t i = 0; i < n; i++) {
@@ -138,3 +143,15 @@ def test_rebuilding_the_library_changes_its_fingerprint(tmp_path, lib):
     import opcert
     y = load(f"c:{other}:tanh_f32").run(opcert.get_operator("Tanh"), x, {})
     assert np.array_equal(y, np.tanh(x))
+
+
+def test_a_c_kernel_wrong_at_one_input_is_caught_by_the_gate(cli, tmp_path, lib):
+    cfg = tmp_path / "g.toml"
+    cfg.write_text(f'[[check]]\nop = "Relu"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+                   f'target = "c:{lib}:relu_f16_one_wrong"\n')
+    code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
+    check = json.loads((tmp_path / "g.json").read_text())["checks"][0]
+    acc = check["accuracy"]
+    assert code == 1 and check["status"] == "fail"
+    assert acc["correctly_rounded"] == 65535 and acc["worst_input_bits"] == "0x3c00"
+    assert "x = 1.0 (0x3c00)" in out
