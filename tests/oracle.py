@@ -105,3 +105,63 @@ def worst_ulp(op: str, x: np.ndarray, y: np.ndarray, attrs: dict[str, float]):
         if err > best[0]:
             best = (err, xi)
     return float(best[0]), best[1]
+
+
+# ---- the rest of the catalog (finite inputs; zeros compared by value: the sign of an exact zero is
+# the standard's IEEE formula's, which this oracle does not model) ----------------------------------
+
+def _rational(op: str, q, a: dict):
+    A = {k: _exact_q(v) for k, v in a.items()}
+    zero = mpq(0)
+    if op == "Relu":
+        return max(zero, q)
+    if op == "LeakyRelu":
+        return q if q >= 0 else A["alpha"] * q
+    if op == "PRelu":
+        return q if q >= 0 else A["slope"] * q
+    if op == "ThresholdedRelu":
+        return q if q > A["alpha"] else zero
+    if op == "HardSwish":     # ONNX: alpha = 1/6 and beta = 1/2, the real numbers
+        return q * max(zero, min(mpq(1), q / 6 + mpq(1, 2)))
+    if op == "Softsign":
+        return q / (1 + abs(q))
+    if op == "Identity":
+        return q
+    if op == "Linear":
+        return A["alpha"] * q + A["beta"]
+    return None
+
+
+def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> float:
+    if op in ("Tanh", "ScaledTanh", "Celu", "HardSigmoid", "Shrink"):
+        return oracle_scalar(op, x, attrs, dtype)
+    v = _rational(op, _exact_q(x), attrs)
+    if v is not None:
+        with gmpy2.context(CONTEXTS[dtype]()):
+            return float(mpfr(v))
+    with gmpy2.context(gmpy2.context(precision=WORK)):
+        t = mpfr(x)
+        if op == "Elu":
+            v = mpfr(attrs["alpha"]) * gmpy2.expm1(t) if x < 0 else t
+        elif op == "Selu":
+            v = mpfr(attrs["gamma"]) * t if x > 0 else mpfr(attrs["gamma"]) * mpfr(attrs["alpha"]) * gmpy2.expm1(t)
+        elif op == "Sigmoid":
+            v = 1 / (1 + gmpy2.exp(-t))
+        elif op == "Softplus":   # ln(1 + e^t) = t + ln(1 + e^-t): no overflow of e^t for huge t
+            v = gmpy2.log1p(gmpy2.exp(t)) if x < 100 else t + gmpy2.log1p(gmpy2.exp(-t))
+        elif op == "Gelu":   # approximate = none; erfc keeps 1 + erf(t) accurate far below 0
+            v = t * gmpy2.erfc(-t / gmpy2.sqrt(mpfr(2))) / 2
+        elif op == "Mish":
+            v = t * gmpy2.tanh(gmpy2.log1p(gmpy2.exp(t)))
+        elif op == "Swish":
+            v = t / (1 + gmpy2.exp(-mpfr(attrs["alpha"]) * t))
+        elif op == "Erf":
+            v = gmpy2.erf(t)
+        else:
+            raise ValueError(op)
+    return _round(v, dtype)
+
+
+def catalog_oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:
+    dtype = x.dtype.name
+    return np.array([catalog_scalar(op, float(v), attrs, dtype) for v in x.astype(np.float64)])
