@@ -13,7 +13,7 @@ The same arithmetic runs in a wider precision for binary64 results (WIDE:
 NumPy's long double where it has at least 64 significand bits, the x87
 extended format on x86-64 Linux, binary128 on aarch64): unit roundoff 2^-64,
 and the platform's long double functions (glibc's expl, expm1l, tanhl, log1pl,
-logl) under contracts in ULPs of that format (WIDE_ULPS). erf and erfc have no
+logl) under contracts in ULPs of that format (WIDE.ulps). erf and erfc have no
 long double function in NumPy: an expression that uses them is undecided there
 and goes to the exact path. Where long double is binary64 (Windows, macOS on
 arm64) WIDE is None and binary64 results all take the exact path.
