@@ -60,7 +60,15 @@ _COMMIT: list = []
 
 
 def _commit_cached() -> str | None:
+    import os
     if not _COMMIT:
+        # only opcert's own checkout: an installed copy inside someone else's repository (a .venv
+        # in a project) must not report that project's commit as opcert's
+        top = _git("rev-parse", "--show-toplevel")
+        here = os.path.dirname(os.path.abspath(__file__))
+        if top is None or os.path.realpath(os.path.join(top, "opcert")) != os.path.realpath(here):
+            _COMMIT.append(None)
+            return None
         head = _git("rev-parse", "--short=12", "HEAD")
         dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".")
         _COMMIT.append(None if head is None else head + ("+modified" if dirty else ""))
