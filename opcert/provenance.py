@@ -39,12 +39,6 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
     }
 
 
-def opcert_commit() -> str | None:
-    """The git commit opcert runs from (with "+modified" for uncommitted changes), or None
-    outside a checkout (an installed wheel)."""
-    return _commit_cached()
-
-
 def _git(*args) -> str | None:
     import os
     import subprocess
@@ -59,7 +53,9 @@ def _git(*args) -> str | None:
 _COMMIT: list = []
 
 
-def _commit_cached() -> str | None:
+def opcert_commit() -> str | None:
+    """The git commit opcert runs from (with "+modified" for uncommitted changes), or None
+    outside its own checkout (an installed wheel). Asked once per process."""
     import os
     if not _COMMIT:
         # only opcert's own checkout: an installed copy inside someone else's repository (a .venv

@@ -161,9 +161,6 @@ def _parse_check(raw, i, source) -> list[Check]:
     if sweep and any(d == "float32" for d in dtypes) and mode == "exhaustive":
         _err(source, f"{where}.attr_sweep", "runs one check per attribute set: float32 is sampled there "
              "(mode = \"sample\"); sweep all 2^32 float32 inputs at one attribute set with [check.attrs]")
-    if sweep:
-        return _expand_sweep(raw, ops, where, source, standard, dtypes, target, mode, samples, pol, name, seed,
-                             isolation, timeout)
     out = []
     for op in ops:
         if standard is not None:
@@ -173,48 +170,42 @@ def _parse_check(raw, i, source) -> list[Check]:
                 op.standard(standard)
             except UsageError as exc:
                 _err(source, f"{where}.standard", str(exc))
-        try:
-            resolved = resolve(op, attrs, standard)
-        except UsageError as exc:
-            _err(source, f"{where}.attrs", str(exc))
-        try:
-            proofs, left = policy.required_properties(op, raw.get("proofs", []), resolved, f"{where}.proofs", standard)
-        except UsageError as exc:
-            raise UsageError(f"{source}: {exc}") from None
-        out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
-                         pol.subnormals, proofs, standard, tuple(sorted(attrs.items())), name, seed,
-                         pol.accept_sampled_evidence, isolation, timeout, left))
-    return out
-
-
-def _expand_sweep(raw, ops, where, source, standard, dtypes, target, mode, samples, pol, name, seed, isolation,
-                  timeout) -> list[Check]:
-    """attr_sweep = true: one check per attribute set of verify.attr_sweep (values outside an
-    attribute's domain are no attribute set; a required property not claimed at a set is left
-    out there, with the reason)."""
-    from ..verify.attr_sweep import attribute_sets
-    out = []
-    for op in ops:
-        if not any(op.standard(standard).has(a.name) for a in op.attributes):
-            _err(source, f"{where}.attr_sweep", f"{op.name} has no attributes to sweep")
-        for s in attribute_sets(op, standard):
+        for set_attrs, label in _attribute_sets(op, attrs, sweep, standard, where, source):
             try:
-                resolved = resolve(op, s.attrs, standard)
-            except UsageError:
-                continue
-            requested = raw.get("proofs", [])
-            try:
-                proofs, left = policy.required_properties(op, requested, resolved, f"{where}.proofs", standard)
+                resolved = resolve(op, set_attrs, standard)
             except UsageError as exc:
-                if requested == "all" or "not claimed" not in str(exc):
-                    raise UsageError(f"{source}: {exc}") from None
-                every, left = policy.required_properties(op, "all", resolved, f"{where}.proofs", standard)
-                proofs = tuple(n for n in requested if n in every)
-                left = tuple(f"{n} is not claimed at this attribute set" for n in requested if n not in every)
+                if sweep:      # a grid value outside the attribute's domain is no attribute set
+                    continue
+                _err(source, f"{where}.attrs", str(exc))
+            proofs, left = _required(op, raw.get("proofs", []), resolved, sweep, where, source, standard)
             out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
-                             pol.subnormals, proofs, standard, tuple(sorted(s.attrs.items())), name, seed,
-                             pol.accept_sampled_evidence, isolation, timeout, left, s.label))
+                             pol.subnormals, proofs, standard, tuple(sorted(set_attrs.items())), name, seed,
+                             pol.accept_sampled_evidence, isolation, timeout, left, label))
     return out
+
+
+def _attribute_sets(op, attrs, sweep, standard, where, source) -> list:
+    """(attributes, label) of each check for op: the given attributes, or with attr_sweep = true
+    every set of verify.attr_sweep."""
+    if not sweep:
+        return [(attrs, "")]
+    from ..verify.attr_sweep import attribute_sets
+    if not any(op.standard(standard).has(a.name) for a in op.attributes):
+        _err(source, f"{where}.attr_sweep", f"{op.name} has no attributes to sweep")
+    return [(s.attrs, s.label) for s in attribute_sets(op, standard)]
+
+
+def _required(op, requested, resolved, sweep, where, source, standard):
+    """The required properties and the notes on those left out. In an attribute sweep, a named
+    property not claimed at one set is left out there, with the reason, not a configuration error."""
+    try:
+        return policy.required_properties(op, requested, resolved, f"{where}.proofs", standard)
+    except UsageError as exc:
+        if not sweep or requested == "all" or "not claimed" not in str(exc):
+            raise UsageError(f"{source}: {exc}") from None
+    every, _ = policy.required_properties(op, "all", resolved, f"{where}.proofs", standard)
+    return (tuple(n for n in requested if n in every),
+            tuple(f"{n} is not claimed at this attribute set" for n in requested if n not in every))
 
 
 def parse(data: dict, source: str) -> GateConfig:

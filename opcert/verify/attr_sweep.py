@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from ..errors import UsageError
 from ..spec import get_operator
@@ -146,37 +145,7 @@ def _worst(rows: list) -> dict | None:
 
 
 def plot(result: AttrSweepResult, path: str) -> None:
-    """Max ULP over each attribute's grid (symmetric log x: the grid spans -3.4e38 .. 3.4e38)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """Write the PNG of report.plots.attr_sweep_plot to path, atomically."""
     from ..report.io import write_bytes_atomic
-    import io
-    names = sorted({r["grid"] for r in result.rows if r["grid"]})
-    fig, axes = plt.subplots(1, max(1, len(names)), figsize=(5.5 * max(1, len(names)), 3.8), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        # one slot per grid value, labelled with it: the grid spans 40 decades on both sides of 0
-        rows = [r for r in result.rows if r["grid"] == name]
-        xs = list(range(len(rows)))
-        labels = [v if isinstance(v, str) else f"{v:.2g}" for v in (r["attrs"][name] for r in rows)]
-        floor = 1e-3
-        for x, r in zip(xs, rows):
-            mu = r.get("max_ulp")
-            if r["status"] != "ok" or mu is None:
-                ax.plot(x, floor, "x", color="0.6")            # skipped or crashed: a grey cross
-            elif r.get("verdict") == "fail":
-                ax.plot(x, max(mu, floor), "o", color="tab:red")
-            else:
-                ax.plot(x, max(mu, floor), "o", color="tab:blue")
-        ax.set_yscale("log")
-        ax.set_ylim(floor / 2, None)
-        ax.set_xticks(xs, labels, rotation=60, fontsize=7)
-        ax.set_xlabel(f"{name} (others at their defaults); x: skipped, red: failed; 0 ULP drawn at {floor:g}",
-                      fontsize=8)
-        ax.set_ylabel("max ULP error")
-        ax.set_title(f"{result.op} {result.dtype} on {result.target}", fontsize=9)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    write_bytes_atomic(path, buf.getvalue())
+    from ..report.plots import attr_sweep_plot
+    write_bytes_atomic(path, attr_sweep_plot(result))
