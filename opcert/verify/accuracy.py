@@ -139,7 +139,7 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
             scheduler: str | None = None, checkpoint=None, flush_allowed: bool = False,
             keep_errors: bool = False, magnitude_range: tuple[int, int] | None = None,
             isolation: str = "process", target_timeout: float | None = None, properties="all",
-            **attrs) -> AccuracyResult:
+            accuracy: bool = True, **attrs) -> AccuracyResult:
     """Measure `target` against the reference for `op` in `dtype`, and check
     the operator's declared properties on the same outputs.
 
@@ -152,7 +152,10 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
     isolation: "process" (default: untrusted targets run in a supervised
     worker) or "none". target_timeout: seconds per target call (isolated only).
     properties: "all" (the declared properties that apply at these attributes),
-    a list of names, or () for none."""
+    a list of names, or () for none. accuracy=False: the properties alone,
+    for an exhaustive float32 sweep (the reference is then computed only at
+    counterexamples; the result has no ULP figures); elsewhere ignored, as
+    the accuracy costs little next to the target there."""
     t0 = time.perf_counter()
     req = _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, keep_errors, isolation,
                    target_timeout, properties, attrs)
@@ -160,7 +163,7 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
         policy.workers(workers, "workers")
     fmt = get_format(req.dtype)
     if isinstance(req.inputs, str) and req.inputs == "exhaustive" and fmt.name == "float32":
-        return _measure_sweep(req, workers, scheduler, checkpoint, progress, t0, magnitude_range)
+        return _measure_sweep(req, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy)
     if workers is not None or scheduler or checkpoint or magnitude_range:
         raise UsageError("workers, scheduler, checkpoint and magnitude_range apply to exhaustive float32 sweeps")
     if isinstance(req.target, Target) or trusted(req.target) or req.isolation == "none" or in_worker():
@@ -336,7 +339,7 @@ def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> li
                                           elapsed=time.perf_counter() - t0)]
 
 
-def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range):
+def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy=True):
     from ..provenance import cpu_model
     from .properties import compile_all, value_of, verdicts
     from .sweep import HALF, SweepConfig, rerun_blocks, sweep
@@ -360,7 +363,8 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     prop_names = tuple(c.name for c in compiled)
     cfg = SweepConfig(op.name, name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in req.resolved.items()),
                       req.standard, start, stop, min(1 << 24, stop - start), flush_allowed=req.flush_allowed,
-                      target_fingerprint=info.fingerprint, properties=prop_names, timeout=req.timeout)
+                      target_fingerprint=info.fingerprint, properties=prop_names, timeout=req.timeout,
+                      accuracy=bool(accuracy) or not prop_names)
     res = _base_result(req, "exhaustive", 2 * (stop - start), info)
     res.exhaustive = full
     if not full:
@@ -386,7 +390,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         res.status, res.error = "crashed", str(exc)
         res.elapsed_s = time.perf_counter() - t0
         return res
-    res.inputs_checked = stats.n
+    res.inputs_checked = stats.n if cfg.accuracy else cfg.inputs
     res.sweep = sinfo
     if sinfo["rejected_chunks"]:
         res.notes.append(f"{len(sinfo['rejected_chunks'])} checkpoint chunk file(s) failed verification and were "
@@ -409,7 +413,12 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         y = np.array(outputs(bits_list), dtype=np.uint64).astype(np.uint32).view(np.float32)
         return x, y, reference_detailed(op, x, req.resolved, req.standard).rounded
     try:
-        finish(res, op, fmt, req.resolved, req.standard, stats, at)
+        if cfg.accuracy:
+            finish(res, op, fmt, req.resolved, req.standard, stats, at)
+        else:
+            res.mode = "properties only" if full else f"properties only, {res.mode}"
+            res.notes.append("the properties alone were checked (no ULP statistics): "
+                             f"{res.command} measures the accuracy")
         if compiled:
             def describe_bits(blist):
                 x, y, r = at(blist)
@@ -417,7 +426,8 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                          "reference": value_of(r[i], fmt), "replayed": None} for i in range(len(blist))]
             where = f"({info.kind} {info.version}, {cpu_model()})"
             res.properties = [p.to_dict() for p in verdicts(checker, compiled, complete=full, target=name,
-                                                             method_where=where, describe=describe_bits)]
+                                                             method_where=where, describe=describe_bits,
+                                                             elapsed=sinfo["wall_s"])]
             if not full:
                 for p in res.properties:
                     if p["status"] == "checked":

@@ -29,7 +29,23 @@ import numpy as np
 
 from ..formats import FloatFormat, from_bits, hex_bits, round_fraction
 from ..spec.exact import eval_rational
+from . import property_kernels as kernels
 from .proofs.result import PropertyResult
+
+
+def _bound(v, default: float) -> float:
+    return default if v is None else float(v)
+
+
+def _native(a: np.ndarray) -> np.ndarray:
+    """binary32 and binary64 as they are (exact comparisons either way); the
+    16-bit formats, which numba does not know, widened to binary64 (exactly)."""
+    return a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
+
+
+def _find(ascending: np.ndarray, b: int) -> int | None:
+    i = int(np.searchsorted(ascending, np.uint64(b)))
+    return i if i < ascending.size and int(ascending[i]) == b else None
 
 
 # ---- a property in one format, at given attributes -----------------------------------
@@ -152,6 +168,18 @@ class Acc:
         if self.worst is None or (cand[0], -cand[1]) > (self.worst[0], -self.worst[1]):
             self.worst = cand
 
+    def take(self, st: np.ndarray, wmag: np.ndarray, pairs: bool = False) -> None:
+        """Add the state of a compiled scan (verify.property_kernels); pairs:
+        its violations have two inputs."""
+        def inputs(a, b):
+            return [int(a), int(b)] if pairs else [int(a)]
+        K = kernels
+        o = Acc(int(st[K.EVALUATED]), int(st[K.VIOLATIONS]))
+        if o.violations:
+            o.first = [int(st[K.FIRST_KEY]), inputs(st[K.FIRST_A], st[K.FIRST_B])]
+            o.worst = [float(wmag[0]), int(st[K.WORST_KEY]), inputs(st[K.WORST_A], st[K.WORST_B])]
+        self.merge(o)
+
     def merge(self, o: "Acc") -> "Acc":
         self.evaluated += o.evaluated
         self.violations += o.violations
@@ -188,14 +216,6 @@ class PropertyChecker:
         with np.errstate(invalid="ignore"):
             return from_bits(np.asarray(bits, dtype=np.uint64).astype(self.fmt.uint), self.fmt).astype(np.float64)
 
-    def _in_domain(self, c: Compiled, x: np.ndarray) -> np.ndarray:
-        ok = ~np.isnan(x)
-        if c.dom_lo is not None:
-            ok &= x >= c.dom_lo
-        if c.dom_hi is not None:
-            ok &= x <= c.dom_hi
-        return ok
-
     def add_block(self, mags: np.ndarray, yp: np.ndarray, yn: np.ndarray, limits=None) -> None:
         """mags: ascending magnitudes (bit patterns without the sign); yp, yn: the
         target's outputs at +m and -m (arrays of the format). limits: the
@@ -203,44 +223,29 @@ class PropertyChecker:
         fmt = self.fmt
         mags = np.asarray(mags, dtype=np.uint64)
         with np.errstate(invalid="ignore"):
-            xp = from_bits(mags.astype(fmt.uint), fmt).astype(np.float64)
+            xp = _native(from_bits(mags.astype(fmt.uint), fmt))
+            yp64, yn64 = _native(np.ascontiguousarray(yp)), _native(np.ascontiguousarray(yn))
         xn = -xp
-        ybp = np.ascontiguousarray(yp).view(fmt.uint).astype(np.uint64)
-        ybn = np.ascontiguousarray(yn).view(fmt.uint).astype(np.uint64)
-        with np.errstate(invalid="ignore"):
-            yp64, yn64 = yp.astype(np.float64), yn.astype(np.float64)
+        ybp = np.ascontiguousarray(yp).view(fmt.uint)
+        ybn = np.ascontiguousarray(yn).view(fmt.uint)
         negb = mags | np.uint64(self.sign)
+        sides = ((mags, xp, yp64), (negb, xn, yn64))
         for c in self.compiled:
             acc, k = self.acc[c.name], c.kind
-            if k == "nan_propagation":
-                for xb, x, yv in ((mags, xp, yp64), (negb, xn, yn64)):
-                    sel = np.isnan(x)
-                    acc.add(sel.sum(), sel & ~np.isnan(yv), xb, [xb], np.full(x.size, np.inf))
-            elif k in ("range", "constant"):
-                for xb, x, yv in ((mags, xp, yp64), (negb, xn, yn64)):
-                    sel = self._in_domain(c, x)
-                    with np.errstate(invalid="ignore"):
-                        if k == "range":
-                            bad = np.isnan(yv)
-                            excess = np.zeros(x.size)
-                            if c.lower is not None:
-                                bad |= yv < c.lower
-                                excess = np.maximum(excess, c.lower - yv)
-                            if c.upper is not None:
-                                bad |= yv > c.upper
-                                excess = np.maximum(excess, yv - c.upper)
-                        else:
-                            bad = ~(yv == c.value)
-                            excess = np.abs(yv - c.value)
-                    acc.add(sel.sum(), sel & bad, xb, [xb], excess)
+            dlo, dhi = _bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf)
+            if k in ("nan_propagation", "range", "constant"):
+                kind = {"range": 0, "constant": 1, "nan_propagation": 2}[k]
+                lo, hi = _bound(c.lower, -np.inf), _bound(c.upper, np.inf)
+                value = 0.0 if c.value is None else float(c.value)
+                st, wmag = kernels.new_state()
+                for xb, x, yv in sides:
+                    kernels.scan_values(kind, x, yv, xb, dlo, dhi, lo, hi, value, st, wmag)
+                acc.take(st, wmag)
             elif k == "odd":
-                sel = ~np.isnan(xp)
-                if c.prop.zero_sign:
-                    good = (ybn == (ybp ^ np.uint64(self.sign))) | (np.isnan(yp64) & np.isnan(yn64))
-                else:
-                    good = (yn64 == -yp64) | (np.isnan(yp64) & np.isnan(yn64))
-                with np.errstate(invalid="ignore"):
-                    acc.add(sel.sum(), sel & ~good, mags, [mags, negb], np.abs(yn64 + yp64))
+                st, wmag = kernels.new_state()
+                kernels.scan_odd(xp, yp64, yn64, ybp, ybn, mags, negb, np.uint64(self.sign), bool(c.prop.zero_sign),
+                                 st, wmag)
+                acc.take(st, wmag, pairs=True)
             elif k == "point_symmetry":
                 sel = ~np.isnan(xp)
                 bad, excess = _symmetry_violations(yp64, yn64, c.center, fmt)
@@ -250,18 +255,16 @@ class PropertyChecker:
             elif k == "exact_point":
                 for p, v in c.points:
                     pb = int(np.array([abs(p)]).astype(fmt.dtype).view(fmt.uint)[0])
-                    hit = np.nonzero(mags == pb)[0]
-                    if not hit.size:
+                    i = _find(mags, pb)
+                    if i is None:
                         continue
-                    i = int(hit[0])
                     neg = p < 0 or (p == 0 and np.signbit(p))
                     y = yn64[i] if neg else yp64[i]
                     xb = np.array([negb[i] if neg else mags[i]], dtype=np.uint64)
                     acc.add(1, np.array([not (y == v)]), xb, [xb], np.array([abs(y - v)]))
             elif k == "limit":
-                hit = np.nonzero(mags == self.inf_bits)[0]
-                if hit.size and limits is not None:
-                    i = int(hit[0])
+                i = _find(mags, self.inf_bits)
+                if i is not None and limits is not None:
                     for side, (xb, yb) in enumerate(((mags[i], ybp[i]), (negb[i], ybn[i]))):
                         want = limits[side]
                         got_nan = bool(np.isnan(self._y([yb])[0]))
@@ -272,28 +275,18 @@ class PropertyChecker:
 
     def _monotonic(self, c, mags, negb, xp, xn, yp64, yn64, ybp, ybn):
         acc, ends = self.acc[c.name], self.ends[c.name]
+        dlo, dhi = _bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf)
+        st, wmag = kernels.new_state()
         for side, xb, x, yv, yb in (("pos", mags, xp, yp64, ybp), ("neg", negb, xn, yn64, ybn)):
-            valid = np.nonzero(self._in_domain(c, x))[0]
-            if not valid.size:
-                continue
-            v, b, yy = yv[valid], xb[valid], yb[valid]
             prev = ends[side][1]
-            if prev is not None:   # the pair across the block boundary
-                v = np.concatenate([[self._y([prev[1]])[0]], v])
-                b = np.concatenate([np.array([prev[0]], dtype=np.uint64), b])
-                yy = np.concatenate([np.array([prev[1]], dtype=np.uint64), yy])
-            if ends[side][0] is None:
-                ends[side][0] = (int(b[0]), int(yy[0]))
-            ends[side][1] = (int(b[-1]), int(yy[-1]))
-            if v.size < 2:
-                continue
-            # positive side: x ascends along the array; negative side: x descends
-            left, right = (v[:-1], v[1:]) if side == "pos" else (v[1:], v[:-1])
-            lb, rb = (b[:-1], b[1:]) if side == "pos" else (b[1:], b[:-1])
-            with np.errstate(invalid="ignore"):
-                bad = ~(left <= right)
-                step = left - right
-            acc.add(v.size - 1, bad, np.minimum(lb, rb), [lb, rb], step)
+            got = np.zeros(5, np.uint64)
+            pb, py = (np.uint64(prev[0]), float(self._y([prev[1]])[0])) if prev else (np.uint64(0), 0.0)
+            kernels.scan_monotonic(x, yv, yb, xb, dlo, dhi, side == "neg", prev is not None, pb, py, st, wmag, got)
+            if got[0]:
+                if ends[side][0] is None:
+                    ends[side][0] = (int(got[1]), int(got[2]))
+                ends[side][1] = (int(got[3]), int(got[4]))
+        acc.take(st, wmag, pairs=True)
 
     # -- sweep chunks -------------------------------------------------------------------
     def to_json(self) -> dict:

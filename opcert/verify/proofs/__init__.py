@@ -69,7 +69,8 @@ def _prove_target(op, dtype, attrs, properties, standard, target, samples, isola
     names = list(properties) if properties else "all"
     mode = "sample" if fmt.name == "float64" else "exhaustive"
     res = measure(op, target, fmt.name, mode, samples=samples if mode == "sample" else None, standard=standard,
-                  isolation=isolation, target_timeout=target_timeout, properties=names, **(attrs or {}))
+                  isolation=isolation, target_timeout=target_timeout, properties=names, accuracy=False,
+                  **(attrs or {}))
     report = ProofReport(op.name, fmt.name, res.attrs, target=res.target)
     report.error = res.error if res.status == "crashed" else None
     if res.status == "unsupported":

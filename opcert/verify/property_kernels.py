@@ -1,0 +1,104 @@
+"""The compiled inner loops of the property checks (numba).
+
+One pass over a block per property, with no temporaries: the NumPy version
+built a dozen masks per property and made the checks cost more than the target
+(tests/test_properties.py compares both on the same outputs).
+
+Each scan accumulates into `st` (uint64): evaluated, violations, then the first
+violation (smallest key: key, input 1, input 2) and the worst (largest
+magnitude, smallest key among equals: key, input 1, input 2), and `wmag[0]`,
+the worst magnitude (NaN counts as +inf). Keys and inputs are bit patterns
+(binary64 ones use all 64 bits); input 2 is 0 where a violation has one input.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+EVALUATED, VIOLATIONS, FIRST_KEY, FIRST_A, FIRST_B, WORST_KEY, WORST_A, WORST_B = range(8)
+
+
+def new_state():
+    return np.zeros(8, np.uint64), np.full(1, -np.inf)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _record(st, wmag, key, a, b, mag):
+    none = st[VIOLATIONS] == 0
+    st[VIOLATIONS] += 1
+    if none or key < st[FIRST_KEY]:
+        st[FIRST_KEY], st[FIRST_A], st[FIRST_B] = key, a, b
+    if mag != mag:
+        mag = np.inf
+    if none or mag > wmag[0] or (mag == wmag[0] and key < st[WORST_KEY]):
+        wmag[0] = mag
+        st[WORST_KEY], st[WORST_A], st[WORST_B] = key, a, b
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def scan_values(kind, x, y, keys, dlo, dhi, lo, hi, value, st, wmag):
+    """kind 0: lo <= y <= hi (NaN outputs violate); 1: y == value; 2: NaN in, NaN out.
+    Inputs outside [dlo, dhi] and NaN inputs are not evaluated (except by kind 2)."""
+    for i in range(x.size):
+        xi, yi = x[i], y[i]
+        if kind == 2:
+            if xi == xi:
+                continue
+            st[EVALUATED] += 1
+            if yi == yi:
+                _record(st, wmag, np.uint64(keys[i]), np.uint64(keys[i]), np.uint64(0), np.inf)
+            continue
+        if not (xi >= dlo and xi <= dhi):
+            continue
+        st[EVALUATED] += 1
+        if kind == 1:
+            if not (yi == value):
+                _record(st, wmag, np.uint64(keys[i]), np.uint64(keys[i]), np.uint64(0), abs(np.float64(yi) - value))
+        elif yi != yi:
+            _record(st, wmag, np.uint64(keys[i]), np.uint64(keys[i]), np.uint64(0), np.inf)
+        elif yi < lo:
+            _record(st, wmag, np.uint64(keys[i]), np.uint64(keys[i]), np.uint64(0), lo - np.float64(yi))
+        elif yi > hi:
+            _record(st, wmag, np.uint64(keys[i]), np.uint64(keys[i]), np.uint64(0), np.float64(yi) - hi)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def scan_odd(xp, yp, yn, ybp, ybn, mags, negb, sign, bitwise, st, wmag):
+    """f(-x) = -f(x) on every pair (bit for bit, or as values); NaN = NaN."""
+    for i in range(xp.size):
+        if xp[i] != xp[i]:
+            continue
+        st[EVALUATED] += 1
+        a, b = yp[i], yn[i]
+        if a != a and b != b:
+            continue
+        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == -a)
+        if not good:
+            _record(st, wmag, np.uint64(mags[i]), np.uint64(mags[i]), np.uint64(negb[i]), abs(np.float64(a) + np.float64(b)))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def scan_monotonic(x, y, yb, xb, dlo, dhi, negative, has_prev, prev_b, prev_y, st, wmag, ends):
+    """Adjacent valid inputs along the array (x ascends on the positive side and
+    descends on the negative one), continuing the chain from (prev_b, prev_y).
+    ends receives [found, first bits, first output bits, last bits, last output bits]."""
+    have, lb_, ly, lyb = has_prev, prev_b, prev_y, np.uint64(0)
+    found = False
+    for i in range(x.size):
+        xi = x[i]
+        if not (xi >= dlo and xi <= dhi):
+            continue
+        b, v = np.uint64(xb[i]), y[i]
+        if not found:
+            found = True
+            ends[1], ends[2] = b, np.uint64(yb[i])
+        if have:
+            st[EVALUATED] += 1
+            if negative:
+                if not (v <= ly):
+                    _record(st, wmag, min(b, lb_), b, lb_, np.float64(v) - np.float64(ly))
+            elif not (ly <= v):
+                _record(st, wmag, min(b, lb_), lb_, b, np.float64(ly) - np.float64(v))
+        have, lb_, ly, lyb = True, b, v, np.uint64(yb[i])
+    if found:
+        ends[0], ends[3], ends[4] = 1, lb_, lyb
