@@ -1,7 +1,8 @@
 """An independent correctly rounded oracle: MPFR through gmpy2.
 
 Written from the operators' textual definitions, sharing no code with opcert's
-reference: MPFR evaluates each formula at 320 bits (transcendental operators)
+reference: MPFR evaluates each formula at 320 bits (transcendental operators;
+more where that value is a value of the format or a midpoint, _ziv)
 or exactly in rationals (mpq: HardSigmoid, Shrink), then MPFR itself rounds to
 the target format with IEEE subnormals. The sign of a zero result follows IEEE
 arithmetic on the formula, as MPFR applies it.
@@ -29,6 +30,27 @@ def _round(value, dtype: str) -> float:
         return float(+value)
 
 
+def _ziv(at, dtype: str) -> float:
+    """Round at(prec) to dtype, raising the working precision while the value
+    computed is exactly a midpoint between two values of dtype: there the bits
+    below the working precision decide (alpha * expm1(x) at x = -1e-240 is
+    alpha * x to 320 bits, but its exact value is not). A value computed within
+    2^-300 of a value of dtype rounds to it whatever those bits are."""
+    for prec in (WORK, 1400, 3000):
+        v = at(prec)
+        if not gmpy2.is_finite(v) or v == 0:
+            return _round(v, dtype)
+        with gmpy2.context(CONTEXTS[dtype](), round=gmpy2.RoundDown):
+            lo = +v
+        with gmpy2.context(CONTEXTS[dtype](), round=gmpy2.RoundUp):
+            hi = +v
+        with gmpy2.context(gmpy2.context(precision=128)):   # two neighbours: their mean is exact
+            mid = (lo + hi) / 2
+        if lo == hi or not gmpy2.is_finite(mid) or v != mid:
+            break
+    return _round(v, dtype)
+
+
 def _exact_q(x: float) -> mpq:
     return mpq(*x.as_integer_ratio())
 
@@ -50,20 +72,20 @@ def oracle_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> flo
             v = q + b if q < -lam else (q - b if q > lam else mpq(0))
         with gmpy2.context(CONTEXTS[dtype]()):
             return float(mpfr(v))
-    with gmpy2.context(gmpy2.context(precision=WORK)):
-        xx = mpfr(x)
-        if op == "Tanh":
-            v = gmpy2.tanh(xx)
-        elif op == "ScaledTanh":
-            v = mpfr(attrs["alpha"]) * gmpy2.tanh(mpfr(attrs["beta"]) * xx)
-        elif op == "Celu":
-            a = mpfr(attrs["alpha"])
-            # alpha > 0: max(0, x) + min(0, alpha*(exp(x/alpha) - 1)) is x for x > 0 and the
-            # second term for x < 0; at x = +-0 the formula's IEEE value is max(0, -0) + min(0, +0) = +0.
-            v = xx if x > 0 else (a * gmpy2.expm1(xx / a) if x < 0 else mpfr(0))
-        else:
+    def at(prec):
+        with gmpy2.context(gmpy2.context(precision=prec)):
+            xx = mpfr(x)
+            if op == "Tanh":
+                return gmpy2.tanh(xx)
+            if op == "ScaledTanh":
+                return mpfr(attrs["alpha"]) * gmpy2.tanh(mpfr(attrs["beta"]) * xx)
+            if op == "Celu":
+                a = mpfr(attrs["alpha"])
+                # alpha > 0: max(0, x) + min(0, alpha*(exp(x/alpha) - 1)) is x for x > 0 and the
+                # second term for x < 0; at x = +-0 the formula's IEEE value is max(0, -0) + min(0, +0) = +0.
+                return xx if x > 0 else (a * gmpy2.expm1(xx / a) if x < 0 else mpfr(0))
             raise ValueError(op)
-    return _round(v, dtype)
+    return _ziv(at, dtype)
 
 
 def oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:
@@ -121,7 +143,9 @@ def _rational(op: str, q, a: dict):
         return q if q >= 0 else A["slope"] * q
     if op == "ThresholdedRelu":
         return q if q > A["alpha"] else zero
-    if op == "HardSwish":     # ONNX: alpha = 1/6 and beta = 1/2, the real numbers
+    if op == "HardSwish":     # ONNX: alpha = 1/6 and beta = 1/2, the real numbers; DirectML: its attributes
+        if "alpha" in A:
+            return q * max(zero, min(mpq(1), A["alpha"] * q + A["beta"]))
         return q * max(zero, min(mpq(1), q / 6 + mpq(1, 2)))
     if op == "Softsign":
         return q / (1 + abs(q))
@@ -139,27 +163,36 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
     if v is not None:
         with gmpy2.context(CONTEXTS[dtype]()):
             return float(mpfr(v))
-    with gmpy2.context(gmpy2.context(precision=WORK)):
-        t = mpfr(x)
-        if op == "Elu":
-            v = mpfr(attrs["alpha"]) * gmpy2.expm1(t) if x < 0 else t
-        elif op == "Selu":
-            v = mpfr(attrs["gamma"]) * t if x > 0 else mpfr(attrs["gamma"]) * mpfr(attrs["alpha"]) * gmpy2.expm1(t)
-        elif op == "Sigmoid":
-            v = 1 / (1 + gmpy2.exp(-t))
-        elif op == "Softplus":   # ln(1 + e^t) = t + ln(1 + e^-t): no overflow of e^t for huge t
-            v = gmpy2.log1p(gmpy2.exp(t)) if x < 100 else t + gmpy2.log1p(gmpy2.exp(-t))
-        elif op == "Gelu":   # approximate = none; erfc keeps 1 + erf(t) accurate far below 0
-            v = t * gmpy2.erfc(-t / gmpy2.sqrt(mpfr(2))) / 2
-        elif op == "Mish":
-            v = t * gmpy2.tanh(gmpy2.log1p(gmpy2.exp(t)))
-        elif op == "Swish":
-            v = t / (1 + gmpy2.exp(-mpfr(attrs["alpha"]) * t))
-        elif op == "Erf":
-            v = gmpy2.erf(t)
-        else:
-            raise ValueError(op)
-    return _round(v, dtype)
+    def at(prec):
+        with gmpy2.context(gmpy2.context(precision=prec)):
+            t = mpfr(x)
+            if op == "Elu":
+                v = mpfr(attrs["alpha"]) * gmpy2.expm1(t) if x < 0 else t
+            elif op == "Selu":
+                v = mpfr(attrs["gamma"]) * t if x > 0 else mpfr(attrs["gamma"]) * mpfr(attrs["alpha"]) * gmpy2.expm1(t)
+            elif op == "Sigmoid":
+                v = 1 / (1 + gmpy2.exp(-t))
+            elif op == "Softplus":   # alpha ln(1 + e^(beta t)) (DirectML's steepness s: alpha = 1/s, beta = s)
+                a, b = mpfr(attrs.get("alpha", 1.0)), mpfr(attrs.get("beta", 1.0))
+                if "steepness" in attrs:
+                    a, b = 1 / mpfr(attrs["steepness"]), mpfr(attrs["steepness"])
+                u = b * t   # ln(1 + e^u) = u + ln(1 + e^-u): no overflow of e^u for huge u
+                v = a * (gmpy2.log1p(gmpy2.exp(u)) if u < 100 else u + gmpy2.log1p(gmpy2.exp(-u)))
+            elif op == "Gelu" and attrs.get("approximate", 0) == 1:   # tanh form; 0.044715 is the decimal
+                z = gmpy2.sqrt(2 / gmpy2.const_pi()) * (t + mpfr(mpq(44715, 10 ** 6)) * t * t * t)
+                v = t * (1 + gmpy2.tanh(z)) / 2 if z > -1 else t * gmpy2.exp(z) / (2 * gmpy2.cosh(z))
+            elif op == "Gelu":   # approximate = none; erfc keeps 1 + erf(t) accurate far below 0
+                v = t * gmpy2.erfc(-t / gmpy2.sqrt(mpfr(2))) / 2
+            elif op == "Mish":
+                v = t * gmpy2.tanh(gmpy2.log1p(gmpy2.exp(t)))
+            elif op == "Swish":
+                v = t / (1 + gmpy2.exp(-mpfr(attrs["alpha"]) * t))
+            elif op == "Erf":
+                v = gmpy2.erf(t)
+            else:
+                raise ValueError(op)
+            return v
+    return _ziv(at, dtype)
 
 
 def catalog_oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:

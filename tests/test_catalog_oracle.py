@@ -1,6 +1,11 @@
 """The reference of every catalog operator against MPFR (gmpy2, tests/oracle.py): every finite
-float16 input at the defaults and at another attribute set, and random finite float32 and float64
-inputs. Zeros are compared by value (their sign is the standard's IEEE formula's, checked elsewhere)."""
+float16 and bfloat16 input at the defaults and at two other attribute sets, and random finite
+float32 and float64 inputs (a few thousand here; 10^5 each in the slow test). Zeros are compared by
+value (their sign is the standard's IEEE formula's, checked elsewhere).
+
+Operators without attributes (Erf, Identity, Mish, Relu, Sigmoid, Softsign) have only their
+definition; Gelu's one attribute is a choice of two forms, so it has one other set; HardSwish's and
+Softplus's attributes exist only in DirectML's definitions, which are checked with their standard."""
 import numpy as np
 import pytest
 from oracle import catalog_oracle
@@ -8,13 +13,23 @@ from oracle import catalog_oracle
 import opcert
 from opcert.spec.attrs import resolve
 
-OTHER = {"Elu": {"alpha": 2.5}, "LeakyRelu": {"alpha": -0.3}, "PRelu": {"slope": 0.25},
-         "ThresholdedRelu": {"alpha": -1.5}, "Selu": {"alpha": 2.0, "gamma": 3.0}, "Swish": {"alpha": 1.702},
-         "Linear": {"alpha": 3.0, "beta": -0.1}}
+# (operator, standard, attributes): two sets besides the defaults for every operator with FLOAT attributes
+OTHER = [("Elu", None, {"alpha": 2.5}), ("Elu", None, {"alpha": 0.1}),
+         ("LeakyRelu", None, {"alpha": -0.3}), ("LeakyRelu", None, {"alpha": 5.5}),
+         ("PRelu", None, {"slope": 0.25}), ("PRelu", None, {"slope": -2.0}),
+         ("ThresholdedRelu", None, {"alpha": -1.5}), ("ThresholdedRelu", None, {"alpha": 0.75}),
+         ("Selu", None, {"alpha": 2.0, "gamma": 3.0}), ("Selu", None, {"alpha": 1.0, "gamma": 0.5}),
+         ("Swish", None, {"alpha": 1.702}), ("Swish", None, {"alpha": 0.5}),
+         ("Linear", None, {"alpha": 3.0, "beta": -0.1}), ("Linear", None, {"alpha": -0.25, "beta": 3.0}),
+         ("Gelu", None, {"approximate": "tanh"}),
+         ("HardSwish", "directml", {}), ("HardSwish", "directml", {"alpha": 0.2, "beta": 0.5}),
+         ("HardSwish", "directml", {"alpha": 0.125, "beta": 0.25}),
+         ("Softplus", "directml", {"steepness": 2.0}), ("Softplus", "directml", {"steepness": 7.5}),
+         ("Softplus", "directml-parametric", {"alpha": 2.0, "beta": 0.5})]
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}   # tests/test_reference_oracle.py
-OPS = [op.name for op in opcert.operators() if op.name not in SEEDS
-       and not any(a.kind == "choice" and a.name != "approximate" for a in op.attributes)]
-CASES = [(n, {}) for n in OPS] + [(n, a) for n, a in OTHER.items() if n in OPS]
+OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]
+CASES = [(n, None, {}) for n in OPS] + OTHER
+IDS = [f"{n}-{s or 'primary'}-" + (",".join(f"{k}={v}" for k, v in a.items()) or "default") for n, s, a in CASES]
 
 
 def _same(got, want):
@@ -22,28 +37,49 @@ def _same(got, want):
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
-def _check(name, attrs, x):
+def _check(name, standard, attrs, x):
     op = opcert.get_operator(name)
-    a = {k: float(v) for k, v in resolve(op, attrs).items()}
-    got = opcert.reference(name, x, **attrs)
+    a = {k: float(v) for k, v in resolve(op, attrs, standard).items()}
+    got = opcert.reference(name, x, standard=standard, **attrs)
     want = catalog_oracle(name, x, a)
     bad = ~_same(got, want)
     assert not bad.any(), f"{name} {attrs}: {bad.sum()} differ; x={x[bad][:4]} got={got[bad][:4]} MPFR={want[bad][:4]}"
 
 
-@pytest.mark.parametrize("name,attrs", CASES, ids=[f"{n}-{'default' if not a else 'other'}" for n, a in CASES])
-def test_every_finite_float16_input(name, attrs):
-    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
-    _check(name, attrs, x[np.isfinite(x)])
+def test_the_cases_cover_every_operator_and_attribute():
+    assert set(OPS) == {n for n, _, _ in CASES}
+    for op in opcert.operators():
+        floats = [a for a in op.attributes if a.kind == "float"]
+        if op.name not in SEEDS and floats:
+            assert sum(1 for n, _, a in OTHER if n == op.name) >= 2, op.name
 
 
-@pytest.mark.parametrize("name", OPS)
-@pytest.mark.parametrize("dtype,n", [("float32", 3000), ("float64", 400)])
-def test_random_float32_and_float64(name, dtype, n):
-    rng = np.random.default_rng(11)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name,standard,attrs", CASES, ids=IDS)
+def test_every_finite_16bit_input(name, standard, attrs, dtype):
+    from opcert.formats import get_format
+    x = np.arange(1 << 16, dtype=np.uint16).view(get_format(dtype).dtype)
+    _check(name, standard, attrs, x[np.isfinite(x.astype(np.float32))])
+
+
+def _random(dtype, n, seed=11):
+    rng = np.random.default_rng(seed)
     width = 32 if dtype == "float32" else 64
     bits = rng.integers(0, 2 ** width - 1, n, dtype=np.uint64).astype(f"uint{width}")
     x = bits.view(dtype)
     # half of them in [-40, 40], where every operator does something other than saturate
     x = np.concatenate([x, rng.uniform(-40, 40, n).astype(dtype)])
-    _check(name, {}, x[np.isfinite(x)])
+    return x[np.isfinite(x)]
+
+
+@pytest.mark.parametrize("name,standard,attrs", CASES, ids=IDS)
+@pytest.mark.parametrize("dtype,n", [("float32", 3000), ("float64", 400)])
+def test_random_float32_and_float64(name, standard, attrs, dtype, n):
+    _check(name, standard, attrs, _random(dtype, n))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,standard,attrs", CASES, ids=IDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_100000_random_float32_and_float64(name, standard, attrs, dtype):
+    _check(name, standard, attrs, _random(dtype, 50000, seed=12))
