@@ -101,3 +101,61 @@ def test_astronomical_float64_error_is_inf_not_a_crash():
     # inf where the exact value is tiny: about 2**2098 ULP, beyond the largest double
     r = measure("Tanh", "bad_targets:negated_inf", "float64", np.array([1e-300, 0.5]))
     assert r.status == "ok" and r.max_ulp == float("inf") and r.worst_input == 1e-300
+
+
+def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input():
+    """The compiled classification against DESIGN.md's definition in rationals,
+    with MPFR's tanh (320 bits) as the exact value: every float16 input, outputs
+    that are the correctly rounded one, one or many steps off, NaN, infinite, the
+    other zero, or flushed to zero."""
+    from fractions import Fraction
+
+    import gmpy2
+
+    from opcert.formats import FLOAT_FORMATS
+    from opcert.spec.reference import reference_detailed
+    from opcert.verify.accuracy import float_stats
+    from opcert.verify.ulp import ulp_error_exact
+    fmt = FLOAT_FORMATS["float16"]
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    x = bits.view(np.float16)
+    ref = reference_detailed("Tanh", x, {})
+    rng = np.random.default_rng(5)
+    kind = rng.integers(0, 8, x.size)
+    rb = ref.rounded.view(np.uint16).astype(np.int64)
+    yb = np.where(kind == 1, rb + 1, np.where(kind == 2, rb - rng.integers(1, 300, x.size), rb))
+    yb = np.where(kind == 3, 0x7E00, np.where(kind == 4, 0x7C00 | (rb & 0x8000), yb))   # NaN, +-inf
+    yb = np.where(kind == 5, rb ^ 0x8000, np.where(kind == 6, 0, yb))                   # sign flipped, +0
+    y = (yb & 0xFFFF).astype(np.uint16).view(np.float16)
+    keep = []
+    s = float_stats(x, y, ref, fmt, keep=keep)
+    err = keep[0]
+    nan_mm = cr = amb_wrong = 0
+    with gmpy2.context(gmpy2.context(precision=320)):
+        for i in range(x.size):
+            xi, yi, ri = float(x[i]), float(y[i]), float(ref.rounded[i])
+            if np.isnan(yi) != np.isnan(ri):
+                nan_mm += 1
+                assert np.isnan(err[i])
+                continue
+            cr += int(y.view(np.uint16)[i] == ref.rounded.view(np.uint16)[i] or (np.isnan(yi) and np.isnan(ri)))
+            if np.isnan(xi) or np.isnan(yi):
+                assert np.isnan(err[i])
+                continue
+            v = Fraction(*gmpy2.tanh(gmpy2.mpfr(xi)).as_integer_ratio())
+            want = float(ulp_error_exact(yi, v, fmt))
+            if ref.ambiguous_binade[i]:   # the exact value's binade unknown to the fast path: an upper bound
+                below = float(ulp_error_exact(yi, v, fmt) * 2)
+                assert want - 1e-9 <= err[i] <= below * (1 + 1e-9) + 1e-9, (xi, yi, err[i], want)
+                amb_wrong += yi != ri
+            else:
+                assert err[i] == pytest.approx(want, rel=1e-9, abs=1e-12), (xi, yi, err[i], want)
+    assert (s.nan_mismatches, s.correctly_rounded, s.n) == (nan_mm, cr, x.size)
+    assert amb_wrong > 1000    # tanh saturates: wrong outputs where the midpoint is 1 were exercised
+    assert s.signed_zero_mismatches == int(np.sum((y == 0) & (ref.rounded == 0) & (np.signbit(y) != np.signbit(ref.rounded))))
+    # the largest distance in representable values, from the outputs built above
+    def ordinal(b):
+        b = b & 0xFFFF
+        return np.where(b & 0x8000, -(b & 0x7FFF), b)
+    d = np.abs(ordinal(yb) - ordinal(rb))[~np.isnan(err)]
+    assert s.max_distance == int(d.max())

@@ -50,6 +50,11 @@ class Reference:
     # decided by the fast path). Kept for binary64 results, whose hi + lo pair
     # cannot hold values in binary64's own subnormal range.
     exact_q: list | None = None
+    # True where the fast path's midpoint is a power of two with a radius around
+    # it (tanh(19) = 1 - 2^-55.x: midpoint 1): the exact value may lie in the
+    # binade below, whose ULP is half as large. ULP figures there take the
+    # smaller ULP (an upper bound on the error); the worst cases are re-verified.
+    ambiguous_binade: np.ndarray | None = None
 
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -114,6 +119,7 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
     out = np.full(n, np.nan)
     hi = np.full(n, np.nan)
     lo = np.zeros(n)
+    amb = np.zeros(n, dtype=bool)
     a64 = _attrs64(attrs)
 
     for side in (1, -1):
@@ -127,10 +133,11 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
     if precision is not None and exact_bits == 0:
         idx = np.nonzero(pending)[0]
         form = op.reference_form(std.key)
-        val, decided, h, l = _fast_threads(form, std.formula, x64[idx], a64, precision, fmt)
+        val, decided, h, l, a = _fast_threads(form, std.formula, x64[idx], a64, precision, fmt)
         out[idx[decided]] = val[decided]
         hi[idx[decided]] = h[decided]
         lo[idx[decided]] = l[decided]
+        amb[idx[decided]] = a[decided]
         pending[idx[decided]] = False
 
     slow = np.nonzero(pending)[0]
@@ -152,7 +159,7 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
         hi[i], lo[i] = h, float(mid - Fraction(h))
     shape = x.shape
     return Reference(out.reshape(shape).astype(fmt.dtype), hi.reshape(shape), lo.reshape(shape),
-                     slow_path=len(slow), exact_q=exact_q)
+                     slow_path=len(slow), exact_q=exact_q, ambiguous_binade=amb.reshape(shape))
 
 
 THREAD_MIN = 1 << 17     # inputs per thread below which one thread does the fast path
@@ -169,11 +176,11 @@ def _fast_threads(form, formula, xs, a64, precision, fmt):
     parts = np.array_split(xs, k)
     with ThreadPoolExecutor(k) as pool:
         done = list(pool.map(lambda p: _fast(form, formula, p, a64, precision, fmt), parts))
-    return tuple(np.concatenate([d[i] for d in done]) for i in range(4))
+    return tuple(np.concatenate([d[i] for d in done]) for i in range(5))
 
 
 def _fast(form, formula, xs, a64, precision, fmt):
-    """(rounded values, decided mask, exact value as hi + lo) of the ball fast path."""
+    """(rounded values, decided mask, exact value as hi + lo, ambiguous binade) of the ball fast path."""
     from . import ball
     m, r, ok, sg = ball.evaluate(form, xs, a64, precision)
     val, decided = ball.decide(m, r, ok, fmt, sg)
@@ -201,7 +208,9 @@ def _fast(form, formula, xs, a64, precision, fmt):
     if np.asarray(m).dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold
         with np.errstate(all="ignore"):
             l = np.where(zero | ~np.isfinite(mh) | ~decided, 0.0, (m - mh).astype(np.float64))
-    return val, decided, h, l
+    with np.errstate(invalid="ignore"):
+        amb = decided & ~zero & (np.asarray(r) > 0) & (l == 0) & np.isfinite(h) & (np.frexp(np.abs(h))[0] == 0.5)
+    return val, decided, h, l, amb
 
 
 F64_OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970    # the binary64 rounding threshold to infinity

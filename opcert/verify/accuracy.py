@@ -29,7 +29,7 @@ from ..targets import Target, check_name, describe_target, load_target, trusted
 from ..workers import WorkerLost, in_worker, run_isolated
 from . import inputs as inputs_mod
 from .stats import HIST_LABELS, Stats, stats_of
-from .ulp import ulp_distance, ulp_error, ulp_error_exact
+from .ulp import ulp_error_exact
 
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 10_000}
 REVERIFY_BITS = 96     # the worst cases' exact values are enclosed to this many bits
@@ -476,42 +476,39 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     flush_allowed: outputs flushed to zero where the reference is subnormal are
     counted but left out of the ULP figure. keep: a list that receives the
     per-element errors (for plots)."""
+    from . import classify as C
     with np.errstate(invalid="ignore"):
-        y64 = y.astype(np.float64)
-        r64 = ref.rounded.astype(np.float64)
-    ynan, rnan = np.isnan(y64), np.isnan(r64)
-    nan_mm = ynan != rnan
-    inf_mm = np.isinf(ref.exact_hi) & ~rnan & ~ynan & (y64 != r64)
-    zero = (y64 == 0) & (r64 == 0)
-    same_bits = (np.ascontiguousarray(y).view(fmt.uint) == np.ascontiguousarray(ref.rounded).view(fmt.uint))
-    err = ulp_error(y64, ref.exact_hi, ref.exact_lo, fmt)
-    if fmt.name == "float64" and ref.exact_q is not None:
+        y64 = np.ascontiguousarray(y.astype(np.float64)).reshape(-1)
+        r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)
+    over_idx, over_err = [], []
+    if fmt.name == "float64" and ref.exact_q is not None:   # rational exact values: the error in rationals
         for i, q in enumerate(ref.exact_q):
             if q is not None and not np.isnan(y64[i]):
-                err[i] = round_up(ulp_error_exact(float(y64[i]), q, fmt))
+                over_idx.append(i)
+                over_err.append(float(round_up(ulp_error_exact(float(y64[i]), q, fmt))))
+    n = x.size
+    err, dist, flags = np.empty(n), np.empty(n, np.int64), np.empty(n, np.uint8)
     # A flush: 0 where the correctly rounded result is a non-zero subnormal, at least 3/4 ULP from
     # the exact value. A 0 just over half an ULP away (the exact value just above half the smallest
     # subnormal, rounded twice: Gelu(2^-149) in float32) is a rounding error, which the ULP figure
-    # measures; tanh(2^-24) -> 0 in float16 (0.99997 ULP) is a flush.
-    masks = {"nan_mismatch": nan_mm, "inf_mismatch": inf_mm,
-             "signed_zero_mismatch": zero & (np.signbit(y64) != np.signbit(r64)),
-             "subnormal_flush": (y64 == 0) & (r64 != 0) & (np.abs(r64) < float(Fraction(2) ** fmt.emin))
-             & ~(err < 0.75)}
-    # A correctly rounded infinity (the exact value beyond the largest finite
-    # value plus half its ULP) is exact, whatever the formula's 2**(emax+1) gives.
-    err = np.where(same_bits & np.isinf(y64), 0.0, err)
-    err = np.where(nan_mm | inf_mm, np.nan, err)
-    if flush_allowed:
-        err = np.where(masks["subnormal_flush"], np.nan, err)
+    # measures; tanh(2^-24) -> 0 in float16 (0.99997 ULP) is a flush. A correctly rounded infinity
+    # (the exact value beyond the largest finite value plus half its ULP) is exact, whatever the
+    # formula's 2**(emax+1) gives.
+    C.classify(y64, r64, np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
+               np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
+               np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
+               np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
+               np.zeros(n, bool) if ref.ambiguous_binade is None else np.ascontiguousarray(ref.ambiguous_binade).reshape(-1),
+               np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64),
+               fmt.emin, fmt.p, fmt.emax, fmt.bits, bool(flush_allowed), err, dist, flags)
     if keep is not None:
         keep.append(err)
-    dist = np.full(x.size, -1, dtype=np.int64)
-    ok = ~np.isnan(err)
-    if ok.any():
-        dist[ok] = np.minimum(ulp_distance(y[ok], ref.rounded[ok]), np.iinfo(np.int64).max).astype(np.int64)
+    masks = {k: (flags & bit) != 0 for k, bit in (("nan_mismatch", C.NAN_MM), ("inf_mismatch", C.INF_MM),
+                                                   ("signed_zero_mismatch", C.SIGNED_ZERO_MM),
+                                                   ("subnormal_flush", C.FLUSH))}
     # bit patterns as unsigned integers: a 64-bit pattern with the sign bit set is no int64
     bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
-    return stats_of(bits, err, same_bits | (ynan & rnan), masks, dist)
+    return stats_of(bits, err, (flags & C.CORRECT) != 0, masks, dist)
 
 
 def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:

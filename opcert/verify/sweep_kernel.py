@@ -158,7 +158,10 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
         else:
             # vv is a normal binary64 here: its exponent field gives floor(log2 |v|);
             # 1/ulp is a power of two, so multiplying by it is exact (and no division)
-            ex = np.int64((dcast_bits_of(av, dcast, dcast_bits) >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
+            avb = dcast_bits_of(av, dcast, dcast_bits)
+            ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
+            if rad[i] > 0.0 and (avb & np.uint64(0xFFFFFFFFFFFFF)) == 0:
+                ex -= 1     # a power of two with a radius: the exact value may be in the binade below (smaller ULP)
             dcast_bits[0] = np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)
             inv_u = dcast[0]
         err = abs(yy - vv) * inv_u

@@ -46,7 +46,9 @@ def ulp_error(y: np.ndarray, v_hi: np.ndarray, v_lo: np.ndarray, fmt: FloatForma
             scale = 1.0
             yy = np.where(np.isinf(y), np.copysign(big, y), y)
         d = np.abs((yy - v_hi / scale) - v_lo / scale)
-        err = d / (ulp_of(v_hi, fmt) / scale)
+        # v = v_hi + v_lo lies one binade lower where v_hi is a power of two and v_lo points below it
+        below = (np.frexp(np.abs(v_hi))[0] == 0.5) & (v_lo * v_hi < 0)
+        err = d / (np.where(below, np.maximum(ulp_of(v_hi, fmt) / 2, ulp_of(0.0, fmt)), ulp_of(v_hi, fmt)) / scale)
     bad = np.isnan(y) | np.isnan(v_hi) | np.isinf(v_hi)
     return np.where(bad, np.nan, err)
 
