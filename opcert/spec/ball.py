@@ -118,6 +118,27 @@ def _ev(e: Expr, x, attrs, P):
     return m, np.where(np.isinf(m), 0.0, r), ok, sg
 
 
+def _select(e: Expr, x, attrs, P):
+    """Each branch on the elements that take it (Gelu's choice of form is one
+    branch for every element: the other is not evaluated at all)."""
+    c, cok = _cond(e.args[0], x, attrs, P)
+    c, cok = np.broadcast_to(c, x.shape), np.broadcast_to(cok, x.shape)
+    if x.ndim != 1:
+        ma, ra, oka, sa = _ev(e.args[1], x, attrs, P)
+        mb, rb, okb, sb = _ev(e.args[2], x, attrs, P)
+        return np.where(c, ma, mb), np.where(c, ra, rb), cok & np.where(c, oka, okb), np.where(c, sa, sb)
+    m, r = np.zeros(x.shape, dtype=P.dtype), np.zeros(x.shape, dtype=P.dtype)
+    ok, sg = cok.copy(), np.zeros(x.shape, dtype=np.int8)
+    for idx, branch in ((np.nonzero(c)[0], e.args[1]), (np.nonzero(~c)[0], e.args[2])):
+        if not idx.size:
+            continue
+        whole = idx.size == x.size
+        mm, rr, oo, ss = _ev(branch, x if whole else x[idx], attrs, P)
+        m[idx], r[idx], sg[idx] = mm, rr, ss
+        ok[idx] &= oo
+    return m, r, ok, sg
+
+
 def _ev1(e: Expr, x, attrs, P):
     op = e.op
     true = np.ones(x.shape, dtype=bool)
@@ -130,10 +151,7 @@ def _ev1(e: Expr, x, attrs, P):
         m, r = _const(e, P)
         return m, r, true, np.int8(np.sign(m) if r < abs(m) else 0)
     if op == "select":
-        (c, cok) = _cond(e.args[0], x, attrs, P)
-        ma, ra, oka, sa = _ev(e.args[1], x, attrs, P)
-        mb, rb, okb, sb = _ev(e.args[2], x, attrs, P)
-        return np.where(c, ma, mb), np.where(c, ra, rb), cok & np.where(c, oka, okb), np.where(c, sa, sb)
+        return _select(e, x, attrs, P)
     a = [_ev(n, x, attrs, P) for n in e.args]
     ok = true
     for _, _, o, _ in a:

@@ -55,6 +55,7 @@ class Reference:
     # binade below, whose ULP is half as large. ULP figures there take the
     # smaller ULP (an upper bound on the error); the worst cases are re-verified.
     ambiguous_binade: np.ndarray | None = None
+    exact_at: np.ndarray | None = None   # the flat indices where exact_q holds a value
 
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -159,7 +160,8 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
         hi[i], lo[i] = h, float(mid - Fraction(h))
     shape = x.shape
     return Reference(out.reshape(shape).astype(fmt.dtype), hi.reshape(shape), lo.reshape(shape),
-                     slow_path=len(slow), exact_q=exact_q, ambiguous_binade=amb.reshape(shape))
+                     slow_path=len(slow), exact_q=exact_q, ambiguous_binade=amb.reshape(shape),
+                     exact_at=np.array([i for i in slow if exact_q[i] is not None], dtype=np.int64))
 
 
 THREAD_MIN = 1 << 17     # inputs per thread below which one thread does the fast path

@@ -482,7 +482,9 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
         r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)
     over_idx, over_err = [], []
     if fmt.name == "float64" and ref.exact_q is not None:   # rational exact values: the error in rationals
-        for i, q in enumerate(ref.exact_q):
+        at = ref.exact_at if ref.exact_at is not None else range(len(ref.exact_q))
+        for i in at:
+            q = ref.exact_q[i]
             if q is not None and not np.isnan(y64[i]):
                 over_idx.append(i)
                 over_err.append(float(round_up(ulp_error_exact(float(y64[i]), q, fmt))))
