@@ -9,8 +9,12 @@ it is the side: 0 < t - tanh(t) < t^3/3 for t > 0 (odd for t < 0).
 `evaluate` describes an expression as (m, r, side): the exact value is m
 (side 0, r 0), or lies strictly on `side` of m within r. It knows what keeps
 that description exact: inputs and binary32 attributes, negation, products
-whose binary64 result is exact (checked with an error-free product), and
-tanh of a tiny exact argument. Everything else is `ok = False` (the exact
+whose binary64 result is exact (checked with an error-free product), tanh of
+a tiny exact argument, erfc of a tiny product of inputs and constants (Gelu:
+0.5 x erfc(-x/sqrt 2) is above 0.5 x by less than 0.4 x^2), an exact value
+plus such a tiny product, min and max with an exact bound the value is
+strictly inside of (HardSwish: x max(0, min(1, x/6 + 1/2)) = x/2 + x^2/6),
+and selects whose condition is on attributes alone. Everything else is `ok = False` (the exact
 path decides it). `decide` rounds: where m is a midpoint of the target format
 and every binary64 value in (m, m + side r] rounds to one value, that value is
 the correctly rounded result.
@@ -25,11 +29,63 @@ from ..expr import Expr
 
 SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
 TANH_TINY = 2.0 ** -26       # below it, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53
-SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh"})
+ERFC_TINY = 2.0 ** -30      # below it, 1 - erfc(u) = erf(u) is in (0, 2/sqrt(pi) u) for u > 0
+SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh", "erfc", "add", "min", "max"})
 
 
 def supported(e: Expr) -> bool:
+    """Whether any part of the domain may be decided: a select whose condition
+    is on attributes alone counts when one of its branches does."""
+    if e.op == "select":
+        return _attr_only(e.args[0]) and (supported(e.args[1]) or supported(e.args[2]))
     return e.op in SUPPORTED and all(supported(a) for a in e.args)
+
+
+def _attr_only(e: Expr) -> bool:
+    return e.op != "var" and all(_attr_only(a) for a in e.args)
+
+
+def _attr_cond(e: Expr, attrs) -> bool | None:
+    """The value of a condition on attributes and constants (None: not one)."""
+    if e.op in ("and", "or"):
+        a, b = _attr_cond(e.args[0], attrs), _attr_cond(e.args[1], attrs)
+        return None if a is None or b is None else (a and b) if e.op == "and" else (a or b)
+    if e.op == "not":
+        a = _attr_cond(e.args[0], attrs)
+        return None if a is None else not a
+    cmp = {"eq": lambda a, b: a == b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+           "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}.get(e.op)
+    if cmp is None or len(e.args) != 2:
+        return None
+    vals = []
+    for a in e.args:
+        if a.op == "attr":
+            vals.append(Fraction(attrs[a.name]))
+        elif a.op == "const" and a.name is None:
+            vals.append(Fraction(a.value))
+        else:
+            return None
+    return cmp(*vals)
+
+
+def _sign_bound(e: Expr, x, attrs):
+    """(sign, bound on |value|) of a product of inputs and constants, or None."""
+    if e.op == "var":
+        return np.sign(x), np.abs(x)
+    if e.op in ("attr", "const"):
+        from ..expr import NAMED
+        v = float(attrs[e.name]) if e.op == "attr" else NAMED[e.name].value64() if e.name else float(e.value)
+        return np.float64(np.sign(v)), abs(v) * (1 + 2.0 ** -50)    # a named constant: within an ULP
+    if e.op == "neg":
+        sb = _sign_bound(e.args[0], x, attrs)
+        return None if sb is None else (-sb[0], sb[1])
+    if e.op == "mul":
+        a, b = _sign_bound(e.args[0], x, attrs), _sign_bound(e.args[1], x, attrs)
+        if a is None or b is None:
+            return None
+        s = a[0] * b[0]
+        return s, np.where(s == 0, 0.0, np.maximum(a[1] * b[1] * (1 + 2.0 ** -50), 2.0 ** -1074))
+    return None
 
 
 def _product_exact(a, b):
@@ -86,6 +142,41 @@ def _ev(e: Expr, x, attrs):
         # t - tanh(t) is in (0, t^3/3) for t > 0; |t|^3/3 <= |t| t^2, never below the smallest double
         gap = np.maximum(np.abs(t) * (t * t), 2.0 ** -1074)
         return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
+    if e.op == "erfc":
+        sb = _sign_bound(e.args[0], x, attrs)
+        if sb is None:
+            return np.float64(0.0), 0.0, 0.0, False
+        su, bound = sb
+        # erfc(u) = 1 - erf(u), and 0 < erf(u) < (2/sqrt(pi)) u for u > 0 (odd): below 1 for u > 0
+        gap = np.where(su == 0, 0.0, 1.1284 * (1 + 2.0 ** -20) * bound)
+        return np.float64(1.0), gap, -su, np.abs(bound) < ERFC_TINY
+    if e.op == "add":
+        # an exact value plus a tiny term of known sign (HardSwish: 1/2 + x/6, x subnormal)
+        for a, b in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
+            ma, ra, sa, oka = _ev(a, x, attrs)
+            sb = _sign_bound(b, x, attrs)
+            if sb is None:
+                continue
+            exact = oka & (sa == 0) & (ra == 0)
+            sgn, bound = sb
+            ok = exact & (np.abs(bound) <= np.abs(ma) * 2.0 ** -60) & (ma != 0)
+            if np.any(ok):
+                return ma, np.where(sgn == 0, 0.0, bound), sgn, ok
+        return np.float64(0.0), 0.0, 0.0, False
+    if e.op in ("min", "max"):
+        # min(c, v) and max(c, v) with an exact c and v's interval strictly on one side: v
+        ev = [_ev(a, x, attrs) for a in e.args]
+        for (ma, ra, sa, oka), (mb, rb, sb, okb) in ((ev[0], ev[1]), (ev[1], ev[0])):
+            if np.all(np.asarray(sa) == 0) and np.all(np.asarray(ra) == 0) and np.all(oka):
+                lo, hi = np.minimum(mb, mb + sb * rb), np.maximum(mb, mb + sb * rb)
+                b_wins = (hi < ma) if e.op == "min" else (lo > ma)
+                return mb, rb, sb, okb & b_wins
+        return np.float64(0.0), 0.0, 0.0, False
+    if e.op == "select":
+        c = _attr_cond(e.args[0], attrs)
+        if c is None:
+            return np.float64(0.0), 0.0, 0.0, False
+        return _ev(e.args[1] if c else e.args[2], x, attrs)
     return np.float64(0.0), 0.0, 0.0, False
 
 
