@@ -87,3 +87,18 @@ def test_hardswish_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
     bad = ~same_bits(ref.rounded.astype(np.float64), want) & ~((want == 0) & (ref.rounded == 0))
     assert not bad.any(), (x[bad][:4], ref.rounded[bad][:4], want[bad][:4])
     assert ref.slow_path < 50, ref.slow_path
+
+
+def test_swish_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
+    """Swish(x) = x sigmoid(alpha x) is on alpha's side of 0.5 x for tiny x: both
+    stable forms of the sigmoid (chosen by the sign of alpha x), three alphas."""
+    from oracle import catalog_oracle
+    op = opcert.get_operator("Swish")
+    x = _subnormal_heavy_inputs()
+    for attrs in ({}, {"alpha": -0.5}, {"alpha": 1.702}):
+        a = resolve(op, attrs)
+        ref = reference_detailed(op, x, a)
+        want = catalog_oracle("Swish", x, {k: float(v) for k, v in a.items()})
+        bad = ~same_bits(ref.rounded.astype(np.float64), want) & ~((want == 0) & (ref.rounded == 0))
+        assert not bad.any(), (attrs, x[bad][:4], ref.rounded[bad][:4], want[bad][:4])
+        assert ref.slow_path < 50, (attrs, ref.slow_path)

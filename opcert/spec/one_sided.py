@@ -14,7 +14,9 @@ a tiny exact argument, erfc of a tiny product of inputs and constants (Gelu:
 0.5 x erfc(-x/sqrt 2) is above 0.5 x by less than 0.4 x^2), an exact value
 plus such a tiny product, min and max with an exact bound the value is
 strictly inside of (HardSwish: x max(0, min(1, x/6 + 1/2)) = x/2 + x^2/6),
-and selects whose condition is on attributes alone. Everything else is `ok = False` (the exact
+sigmoid of a tiny argument in its two stable forms (Swish: x sigmoid(alpha x)
+is on the side of alpha of 0.5 x), and selects whose condition is on
+attributes alone or on the sign of such a product. Everything else is `ok = False` (the exact
 path decides it). `decide` rounds: where m is a midpoint of the target format
 and every binary64 value in (m, m + side r] rounds to one value, that value is
 the correctly rounded result.
@@ -30,19 +32,49 @@ from ..expr import Expr
 SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
 TANH_TINY = 2.0 ** -26       # below it, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53
 ERFC_TINY = 2.0 ** -30      # below it, 1 - erfc(u) = erf(u) is in (0, 2/sqrt(pi) u) for u > 0
-SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh", "erfc", "add", "min", "max"})
+SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh", "erfc", "add", "min", "max", "div"})
+SIGMOID_TINY = 2.0 ** -30   # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
 
 
 def supported(e: Expr) -> bool:
-    """Whether any part of the domain may be decided: a select whose condition
-    is on attributes alone counts when one of its branches does."""
+    """Whether any part of the domain may be decided: a select counts when one
+    of its branches does; a division when it is a sigmoid (see _sigmoid_arg)."""
     if e.op == "select":
-        return _attr_only(e.args[0]) and (supported(e.args[1]) or supported(e.args[2]))
+        return supported(e.args[1]) or supported(e.args[2])
+    if e.op == "div":
+        return _sigmoid_arg(e) is not None
     return e.op in SUPPORTED and all(supported(a) for a in e.args)
 
 
-def _attr_only(e: Expr) -> bool:
-    return e.op != "var" and all(_attr_only(a) for a in e.args)
+def _is_one(e: Expr) -> bool:
+    return e.op == "const" and e.name is None and e.value == 1
+
+
+def _sigmoid_arg(e: Expr):
+    """u where e is 1 / (1 + exp(-u)) or exp(u) / (1 + exp(u)), the two stable forms of sigmoid(u)."""
+    if e.op != "div":
+        return None
+    num, den = e.args
+    if den.op != "add" or not _is_one(den.args[0]) or den.args[1].op != "exp":
+        return None
+    t = den.args[1].args[0]
+    if _is_one(num) and t.op == "neg":
+        return t.args[0]
+    if num.op == "exp" and num.args[0] == t:
+        return t
+    return None
+
+
+def _sign_cond(e: Expr, x, attrs):
+    """A comparison of a product of inputs and constants with 0, decided by its sign (or None)."""
+    ops = {"lt": lambda s: s < 0, "le": lambda s: s <= 0, "gt": lambda s: s > 0, "ge": lambda s: s >= 0}
+    if e.op not in ops:
+        return None
+    a, b = e.args
+    if b.op == "const" and b.name is None and b.value == 0:
+        sb = _sign_bound(a, x, attrs)
+        return None if sb is None else ops[e.op](sb[0])
+    return None
 
 
 def _attr_cond(e: Expr, attrs) -> bool | None:
@@ -172,11 +204,24 @@ def _ev(e: Expr, x, attrs):
                 b_wins = (hi < ma) if e.op == "min" else (lo > ma)
                 return mb, rb, sb, okb & b_wins
         return np.float64(0.0), 0.0, 0.0, False
+    if e.op == "div":
+        u = _sigmoid_arg(e)
+        sb = None if u is None else _sign_bound(u, x, attrs)
+        if sb is None:
+            return np.float64(0.0), 0.0, 0.0, False
+        su, bound = sb
+        # sigmoid(u) = 1/2 + u/4 - u^3/48 + ...: on the side of u, by less than |u|/4
+        return np.float64(0.5), np.where(su == 0, 0.0, 0.25 * (1 + 2.0 ** -20) * bound), su, \
+            np.abs(bound) < SIGMOID_TINY
     if e.op == "select":
         c = _attr_cond(e.args[0], attrs)
+        if c is not None:
+            return _ev(e.args[1] if c else e.args[2], x, attrs)
+        c = _sign_cond(e.args[0], x, attrs)
         if c is None:
             return np.float64(0.0), 0.0, 0.0, False
-        return _ev(e.args[1] if c else e.args[2], x, attrs)
+        a, b = _ev(e.args[1], x, attrs), _ev(e.args[2], x, attrs)
+        return tuple(np.where(c, va, vb) for va, vb in zip(a, b))
     return np.float64(0.0), 0.0, 0.0, False
 
 
