@@ -101,3 +101,17 @@ def test_console_script_and_module_entry_points(tmp_path):
         p = subprocess.run(cmd + ["accuracy", "Tanh", "--dtype", "float16", "--target", "nosuch:f"],
                            capture_output=True, text=True, env=env)
         assert p.returncode == 2 and "cannot import module 'nosuch'" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_printed_reproduce_command_runs_and_gives_the_same_figure(cli):
+    """A choice attribute is printed by its name (the CLI takes no index)."""
+    import json
+    import shlex
+    code, out, _ = cli("accuracy", "Gelu", "--dtype", "float16", "--target", "opcert", "--attr", "approximate=tanh",
+                       "--exhaustive", "--json", "-")
+    first = json.loads(out)
+    argv = shlex.split(first["command"])
+    assert argv[0] == "opcert" and "approximate=tanh" in argv
+    code2, out2, _ = cli(*argv[1:], "--json", "-")
+    again = json.loads(out2)
+    assert (code2, again["max_ulp"], again["worst_input_bits"]) == (code, first["max_ulp"], first["worst_input_bits"])

@@ -89,9 +89,12 @@ class AccuracyResult:
 
 def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str,
                       samples: int | None, seed: int | None, standard: str | None) -> str:
+    from ..spec.attrs import user_value
     parts = ["opcert", "accuracy", op, "--dtype", dtype, "--target", target]
+    operator = get_operator(op)
     for k, v in attrs.items():
-        parts += ["--attr", f"{k}={float(v)!r}"]
+        u = user_value(operator, k, v)    # a choice by its name: the CLI takes no index
+        parts += ["--attr", f"{k}={u if isinstance(u, str) else repr(u)}"]
     if mode == "exhaustive":
         parts.append("--exhaustive")
     elif mode == "sample":
