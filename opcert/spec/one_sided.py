@@ -16,8 +16,8 @@ plus such a tiny product, min and max with an exact bound the value is
 strictly inside of (HardSwish: x max(0, min(1, x/6 + 1/2)) = x/2 + x^2/6),
 sigmoid of a tiny argument in its two stable forms (Swish: x sigmoid(alpha x)
 is on the side of alpha of 0.5 x), and selects whose condition is on
-attributes alone or on the sign of such a product. Everything else is `ok = False` (the exact
-path decides it). `decide` rounds: where m is a midpoint of the target format
+attributes alone or on the sign of such a product. Everything else is
+`ok = False` (the exact path decides it). `decide` rounds: where m is a midpoint of the target format
 and every binary64 value in (m, m + side r] rounds to one value, that value is
 the correctly rounded result.
 """
