@@ -172,3 +172,18 @@ def test_worst_case_is_the_output_the_sweep_measured(tmp_path):
     assert r.inputs_checked == 2 * 0x20000 and not r.exhaustive
     assert r.max_ulp > 0.5 and r.correctly_rounded < r.inputs_checked // 2
     assert r.worst_output == np.nextafter(np.tanh(np.float32(r.worst_input)), np.float32(np.inf)).item()
+
+
+def test_exact_midpoints_are_rounded_in_the_sweep_not_sent_to_the_exact_path(tmp_path):
+    """Linear's 0.5 x + 0.25 is exact in binary64 and often a binary32 midpoint:
+    the exact sum has no radius, so it rounds as it is (ties to even), and the
+    sweep agrees with the per-input path on every input."""
+    lo = 0x3f000000
+    r = measure("Linear", "opcert", "float32", "exhaustive", magnitude_range=(lo, lo + (1 << 18)), workers=1,
+                checkpoint=tmp_path / "ck")
+    assert r.sweep["undecided"] == 0 and r.inputs_checked == 1 << 19
+    b = np.arange(lo, lo + (1 << 18), dtype=np.uint32)
+    x = np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
+    g = measure("Linear", "opcert", "float32", x)
+    assert (g.correctly_rounded, g.max_ulp, g.histogram) == (r.correctly_rounded, r.max_ulp, r.histogram)
+    assert r.histogram["(0, 0.5]"] > 0       # midpoints were among them

@@ -166,6 +166,12 @@ def _ev1(e: Expr, x, attrs, P):
             sb = -sb
         m = ma + mb if op == "add" else ma - mb
         r = (ra + rb + np.abs(m) * P.u) * MARGIN          # sums are exact in the subnormal range: no ETA
+        # an exact sum adds no rounding error (TwoSum: m + err = ma +- mb exactly): an exact
+        # midpoint (Linear's 0.5 x + 0.25) then rounds as it is, as the exact path would
+        b = mb if op == "add" else -mb
+        bb = m - ma
+        err = (ma - (m - bb)) + (b - bb)
+        r = np.where(err == 0, (ra + rb) * MARGIN, r)
         sg = np.where((sa == sb) & (sa != 0), sa, np.where((sa != 0) & (sb == 0) & (mb == 0) & (rb == 0), sa,
                                                            np.where((sb != 0) & (sa == 0) & (ma == 0) & (ra == 0),
                                                                     sb, _ball_sign(m, r))))
@@ -174,7 +180,11 @@ def _ev1(e: Expr, x, attrs, P):
         (ma, ra, _, sa), (mb, rb, _, sb) = a
         m = ma * mb
         exact_zero = ((ma == 0) & (ra == 0)) | ((mb == 0) & (rb == 0))
-        r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(m, P)) * MARGIN)
+        rounding = _round_err(m, P)
+        if P.dtype == np.float64:   # an exact product (Dekker's error-free product) adds no rounding error
+            from .one_sided import _product_exact
+            rounding = np.where(_product_exact(np.asarray(ma), np.asarray(mb))[1], 0.0, rounding)
+        r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + rounding) * MARGIN)
         return m, r, ok, (sa * sb).astype(np.int8)
     if op == "div":
         (ma, ra, _, sa), (mb, rb, _, sb) = a

@@ -84,8 +84,12 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
                     undecided[n_und] = i
                     n_und += 1
                     continue
-                lo = np.nextafter(vv - e, -np.inf)
-                hi = np.nextafter(vv + e, np.inf)
+                if e > 0.0:
+                    lo = np.nextafter(vv - e, -np.inf)
+                    hi = np.nextafter(vv + e, np.inf)
+                else:                       # an exact value (a midpoint too): it rounds as it is
+                    lo = vv
+                    hi = vv
                 r32 = np.float32(lo)
                 if lo >= -half_sub and hi <= half_sub and sgn[i] != 0:
                     r = 0.0                 # below half the smallest subnormal: a zero of the known sign
