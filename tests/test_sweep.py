@@ -187,3 +187,18 @@ def test_exact_midpoints_are_rounded_in_the_sweep_not_sent_to_the_exact_path(tmp
     g = measure("Linear", "opcert", "float32", x)
     assert (g.correctly_rounded, g.max_ulp, g.histogram) == (r.correctly_rounded, r.max_ulp, r.histogram)
     assert r.histogram["(0, 0.5]"] > 0       # midpoints were among them
+
+
+def test_kernel_next_down_and_up_are_nextafter():
+    """The sweep kernel steps a ball's ends outward on the bits (numba's nextafter is a libm call)."""
+    from opcert.verify.sweep_kernel import next_down, next_up
+    rng = np.random.default_rng(3)
+    xs = np.concatenate([rng.integers(0, 2 ** 64, 2000, dtype=np.uint64).view(np.float64),
+                         [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.0, -1.0,
+                          1.7976931348623157e308, -1.7976931348623157e308, np.inf, -np.inf]])
+    for x in xs.tolist():
+        for got, want in ((next_down(x), np.nextafter(x, -np.inf)), (next_up(x), np.nextafter(x, np.inf))):
+            if np.isnan(want):
+                assert np.isnan(got)
+            else:
+                assert np.float64(got).view(np.uint64) == np.float64(want).view(np.uint64), x

@@ -169,9 +169,13 @@ def _ev1(e: Expr, x, attrs, P):
         # an exact sum adds no rounding error (TwoSum: m + err = ma +- mb exactly): an exact
         # midpoint (Linear's 0.5 x + 0.25) then rounds as it is, as the exact path would
         b = mb if op == "add" else -mb
-        bb = m - ma
-        err = (ma - (m - bb)) + (b - bb)
-        r = np.where(err == 0, (ra + rb) * MARGIN, r)
+        if P.dtype == np.float64:
+            from .errorfree import sum_is_exact
+            exact = sum_is_exact(ma, b)
+        else:
+            bb = m - ma
+            exact = (ma - (m - bb)) + (b - bb) == 0
+        r = np.where(exact, (ra + rb) * MARGIN, r)
         sg = np.where((sa == sb) & (sa != 0), sa, np.where((sa != 0) & (sb == 0) & (mb == 0) & (rb == 0), sa,
                                                            np.where((sb != 0) & (sa == 0) & (ma == 0) & (ra == 0),
                                                                     sb, _ball_sign(m, r))))
@@ -182,8 +186,8 @@ def _ev1(e: Expr, x, attrs, P):
         exact_zero = ((ma == 0) & (ra == 0)) | ((mb == 0) & (rb == 0))
         rounding = _round_err(m, P)
         if P.dtype == np.float64:   # an exact product (Dekker's error-free product) adds no rounding error
-            from .one_sided import _product_exact
-            rounding = np.where(_product_exact(np.asarray(ma), np.asarray(mb))[1], 0.0, rounding)
+            from .errorfree import product_is_exact
+            rounding = np.where(product_is_exact(ma, mb), 0.0, rounding)
         r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + rounding) * MARGIN)
         return m, r, ok, (sa * sb).astype(np.int8)
     if op == "div":

@@ -21,9 +21,20 @@ EDGES = np.array(HISTOGRAM_EDGES)   # the bins of stats.histogram_counts
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def dcast_bits_of(v, dcast, dcast_bits):
-    dcast[0] = v
-    return dcast_bits[0]
+def next_down(x):
+    """np.nextafter(x, -inf) on the bits: numba's nextafter calls libm, ~20 ns
+    per call, which was most of this kernel's time (two calls per input)."""
+    if x != x or x == -np.inf:
+        return x
+    if x == 0.0:
+        return -5e-324
+    b = np.float64(x).view(np.uint64)
+    return np.uint64(b - np.uint64(1) if x > 0.0 else b + np.uint64(1)).view(np.float64)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def next_up(x):
+    return -next_down(-x)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -46,12 +57,6 @@ def _insert(err_arr, bits_arr, e, b):
     bits_arr[j] = b
 
 
-@numba.njit(cache=True, nogil=True)
-def _bits(v, cast, cast_bits):
-    cast[0] = v
-    return cast_bits[0]
-
-
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf,
           counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist, undecided, flush_ok):
@@ -60,12 +65,16 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
     counts: n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes.
     first: first input bits of each mismatch kind (same order), 2**32 when none.
     Returns the number of undecided inputs written to `undecided` (indices)."""
+    # the counters that change on every input live in locals until the end: kept
+    # in the arrays, each increment was a load and a store (the arrays may alias)
     n_und = 0
-    cast = np.empty(1, dtype=np.float32)   # one float32 seen as its bits: casts without allocation
-    cast_bits = cast.view(np.uint32)
+    n_all = 0
+    n_cr = 0
+    h_zero = 0
+    h_half = 0
+    top_min = top_err[TOP - 1]
+    topw_min = topw_err[TOP - 1]
     half_sub = 2.0 ** -150                  # half the smallest binary32 subnormal
-    dcast = np.empty(1, dtype=np.float64)
-    dcast_bits = dcast.view(np.uint64)
     for i in range(xbits.size):
         xb = xbits[i]
         y = np.float64(yvals[i])
@@ -85,8 +94,8 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
                     n_und += 1
                     continue
                 if e > 0.0:
-                    lo = np.nextafter(vv - e, -np.inf)
-                    hi = np.nextafter(vv + e, np.inf)
+                    lo = next_down(vv - e)
+                    hi = next_up(vv + e)
                 else:                       # an exact value (a midpoint too): it rounds as it is
                     lo = vv
                     hi = vv
@@ -114,11 +123,10 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
                 rb, vv = r_neg_inf, v_neg_inf
             else:
                 rb, vv = r_pos_inf, v_pos_inf
-            cast_bits[0] = rb
-            r = np.float64(cast[0])
+            r = np.float64(np.uint32(rb).view(np.float32))
             rneg = (rb >> np.uint32(31)) == 1
             exact_inf = vv == np.inf or vv == -np.inf
-        counts[0] += 1
+        n_all += 1
         ynan = y != y
         rnan = r != r
         yneg = (ybits[i] >> np.uint32(31)) == 1
@@ -127,7 +135,7 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
         else:
             same = y == r and yneg == rneg
         if same:
-            counts[1] += 1
+            n_cr += 1
         nan_mm = ynan != rnan
         inf_mm = exact_inf and not rnan and not ynan and y != r
         if nan_mm:
@@ -147,7 +155,7 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
         if nan_mm or inf_mm or rnan or exact_inf or ynan:
             continue
         if same and (y == np.inf or y == -np.inf):
-            hist[0] += 1                    # the correctly rounded result is this infinity: exact
+            h_zero += 1                     # the correctly rounded result is this infinity: exact
             if maxdist[0] < 0:
                 maxdist[0] = 0
             continue
@@ -162,30 +170,35 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
         else:
             # vv is a normal binary64 here: its exponent field gives floor(log2 |v|);
             # 1/ulp is a power of two, so multiplying by it is exact (and no division)
-            avb = dcast_bits_of(av, dcast, dcast_bits)
+            avb = np.float64(av).view(np.uint64)
             ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
             if rad[i] > 0.0 and (avb & np.uint64(0xFFFFFFFFFFFFF)) == 0:
                 ex -= 1     # a power of two with a radius: the exact value may be in the binade below (smaller ULP)
-            dcast_bits[0] = np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)
-            inv_u = dcast[0]
+            inv_u = np.uint64(np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)).view(np.float64)
         err = abs(yy - vv) * inv_u
         if err == 0.0:
-            hist[0] += 1
+            h_zero += 1
         elif err <= 0.5:                    # the common case first
-            hist[1] += 1
+            h_half += 1
         else:
             k = 2
             while k < EDGES.size and err > EDGES[k]:
                 k += 1
             hist[k] += 1
         if not same:
-            d = abs(_ordinal(ybits[i]) - _ordinal(_bits(r, cast, cast_bits)))
+            d = abs(_ordinal(ybits[i]) - _ordinal(np.float32(r).view(np.uint32)))
             if d > maxdist[0]:
                 maxdist[0] = d
         elif maxdist[0] < 0:
             maxdist[0] = 0
-        if err >= top_err[TOP - 1]:
+        if err >= top_min:
             _insert(top_err, top_bits, err, np.int64(xb))
-        if not same and err >= topw_err[TOP - 1]:
+            top_min = top_err[TOP - 1]
+        if not same and err >= topw_min:
             _insert(topw_err, topw_bits, err, np.int64(xb))
+            topw_min = topw_err[TOP - 1]
+    counts[0] += n_all
+    counts[1] += n_cr
+    hist[0] += h_zero
+    hist[1] += h_half
     return n_und

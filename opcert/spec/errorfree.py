@@ -1,0 +1,44 @@
+"""Whether a binary64 sum or product is exact, compiled (numba ufuncs).
+
+The ball evaluator asks this of every sum and product of every block, so that
+an exact result (an exact midpoint such as Linear's 0.5 x + 0.25) carries no
+rounding radius. In NumPy each test is a dozen temporaries over the block, 13
+ns per input and per product (measured, ScaledTanh's sweep); compiled it is one
+pass. tests/test_errorfree.py checks both against rational arithmetic.
+"""
+from __future__ import annotations
+
+import numba
+
+SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
+
+
+@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
+def product_is_exact(a, b):
+    """a * b == the real product (Dekker's error-free product; False where the
+    splitting could overflow or the product reaches the subnormal range)."""
+    p = a * b
+    if a == 0.0 or b == 0.0:
+        return a - a == 0.0 and b - b == 0.0      # 0 * inf is NaN
+    # a zero p here is an underflow, not an exact zero (the NumPy version this
+    # replaced took it for one)
+    if not (abs(a) < 2.0 ** 990 and abs(b) < 2.0 ** 990 and abs(p) > 2.0 ** -960):
+        return False
+    c = SPLIT * a
+    ah = c - (c - a)
+    al = a - ah
+    c = SPLIT * b
+    bh = c - (c - b)
+    bl = b - bh
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl == 0.0
+
+
+@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
+def sum_is_exact(a, b):
+    """a + b == the real sum (Knuth's TwoSum: the rounding error is exactly zero;
+    False where a, b or the sum is not finite)."""
+    s = a + b
+    if not (s - s == 0.0 and a - a == 0.0 and b - b == 0.0):
+        return False
+    bb = s - a
+    return (a - (s - bb)) + (b - bb) == 0.0
