@@ -642,8 +642,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scheduler", help="run float32 sweep chunks on a Dask cluster: dask://HOST:PORT")
     s.add_argument("--checkpoint", help="directory of finished chunks (default .opcert-cache/sweeps/KEY); "
                                         "running the same command again resumes")
-    s.add_argument("--samples", type=_int("--samples"), help="stratified samples (default 100000 float32, "
-                                                              "10000 float64)")
+    s.add_argument("--samples", type=_int("--samples"), help="stratified samples (default 100000 float32; "
+                   "float64 1000000, or 10000 where its reference has no fast path: Erf, Gelu)")
     s.add_argument("--seed", type=_int("--seed"), default=0)
     s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
     s.add_argument("--attr-sweep", action="store_true", help="run the check at every standard's defaults, the "
@@ -666,7 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--target", default="opcert", help="decide the properties on this target's outputs: every "
                                                       "input of float16, bfloat16 and float32 (a proof for that "
                                                       "target), samples of float64 (evidence)")
-    s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 10000)")
+    s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 1000000, "
+                   "or 10000 where its reference has no fast path: Erf, Gelu)")
     _target_options(s)
     s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_prove)

@@ -66,6 +66,19 @@ def _wide() -> Precision | None:
 WIDE = _wide()
 
 
+def without_fast_path(e: Expr, precision: Precision | None) -> set[str]:
+    """The primitives of e that have no function in `precision` (every input of
+    an expression that uses one takes the exact path)."""
+    if precision is None:
+        return {"long double"}
+    out = set()
+    if e.op in PRIMITIVES and precision.ulps is not None and precision.ulps.get(e.op) is None:
+        out.add(e.op)
+    for a in e.args:
+        out |= without_fast_path(a, precision)
+    return out
+
+
 def _up(q: Fraction) -> float:
     """A binary64 value >= q."""
     f = float(q)

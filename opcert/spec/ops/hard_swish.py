@@ -60,7 +60,10 @@ OPERATOR = Operator(
         LIMITS,
     ),
     standards_differ_where=None,
-    budget64=1.5,
+    # x + 3 and / 6 each round to within u = 2^-53 relative, so the factor is within 2u (+u^2); times
+    # x, that is at most 2u * 2^53 = 2 ULP of the product (|y| / ulp(y) < 2^53), and the product's
+    # own rounding 0.5 more: 2.5. (1.5 held on 10^4 samples; 10^6 found 1.774 ULP at x = 0.0075806)
+    budget64=2.5,
     runtimes={"torch": RuntimeMap("torch.nn.functional.hardswish")},
     own_exceptions={("monotonic_above_minimum", "float64"): (
         "opcert's binary64 code x * R(R(alpha * x) + beta) is not monotone on [-1.5, 0): the rounded factor "

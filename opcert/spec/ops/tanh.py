@@ -30,6 +30,8 @@ OPERATOR = Operator(
         NAN_PROPAGATION,
         LIMITS,
     ),
-    budget64=1.0,
+    # libm's tanh under its contract (2 ULP, the primitive's record): 1.0 held on 10^4 samples, and
+    # 10^6 found 1.104 ULP at x = 0.5089993968964391
+    budget64=2.0,
     runtimes={"torch": RuntimeMap("torch.tanh"), "jax": RuntimeMap("jax.numpy.tanh")},
 )
