@@ -2,6 +2,7 @@
 implementations refuted with counterexamples that replay."""
 import dataclasses
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -87,6 +88,20 @@ def test_false_property_is_refuted_with_a_replayed_counterexample():
     assert p.status == "refuted" and p.counterexample["replayed"] is True
     assert float(p.counterexample["inputs"]["x"].split()[0]) < 0
     (q,) = prove(op, "float32").properties
+    assert q.status == "refuted" and q.counterexample["replayed"] is True
+    (r,) = prove(op, "float64").properties     # binary64: z3's abstraction is asked first, then intervals
+    assert r.status == "refuted" and r.counterexample["replayed"] is True
+    assert float(str(r.counterexample["inputs"]["x"]).split()[0]) < 0
+
+
+def test_float64_range_by_the_abstraction_first():
+    """Softplus(x) >= 0 in binary64: the interval prover ran out of its 60 s on it; z3's
+    rounding abstraction, asked first, proves it; a bound just above the minimum is refuted."""
+    (p,) = prove("Softplus", "float64", properties=["range"]).properties
+    assert p.status == "proved" and "abstraction" in p.method and p.elapsed_s < 20
+    wrong = Property("range", "range", "Softplus(x) >= 2^-1000 (false: it underflows to 0)",
+                     lower=const(Fraction(1, 2 ** 1000)))
+    (q,) = prove(_with("Softplus", properties=(wrong,)), "float64").properties
     assert q.status == "refuted" and q.counterexample["replayed"] is True
 
 
