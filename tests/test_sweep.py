@@ -204,3 +204,17 @@ def test_kernel_next_down_and_up_are_nextafter():
                 assert np.isnan(got)
             else:
                 assert np.float64(got).view(np.uint64) == np.float64(want).view(np.uint64), x
+
+
+def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
+    """A worker started after opcert's files changed runs other code than the sweep's: it says so
+    (a usage error, exit 2), instead of failing the chunk's own key check (an internal error)."""
+    import dataclasses
+    from opcert.errors import UsageError
+    from opcert.verify.sweep import code_fingerprint
+    c = dataclasses.replace(cfg(rng=(RANGE[0], RANGE[0] + 256), chunk=256), opcert_code="0" * 64)
+    with pytest.raises(UsageError, match="source files changed while the sweep ran"):
+        sweep(c, workers=1, checkpoint=tmp_path / "a")
+    ok = dataclasses.replace(c, opcert_code=code_fingerprint())
+    stats, _, _ = sweep(ok, workers=1, checkpoint=tmp_path / "b")
+    assert stats.n == 512

@@ -362,7 +362,7 @@ def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> li
 def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy=True):
     from ..provenance import cpu_model
     from .properties import compile_all, value_of, verdicts
-    from .sweep import HALF, SweepConfig, rerun_blocks, sweep
+    from .sweep import HALF, SweepConfig, code_fingerprint, rerun_blocks, sweep
     op = get_operator(req.op)
     fmt = get_format("float32")
     start, stop = magnitude_range or (0, HALF)
@@ -384,7 +384,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     cfg = SweepConfig(op.name, name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in req.resolved.items()),
                       req.standard, start, stop, min(1 << 24, stop - start), flush_allowed=req.flush_allowed,
                       target_fingerprint=info.fingerprint, properties=prop_names, timeout=req.timeout,
-                      accuracy=bool(accuracy) or not prop_names)
+                      accuracy=bool(accuracy) or not prop_names, opcert_code=code_fingerprint())
     res = _base_result(req, "exhaustive", 2 * (stop - start), info)
     res.exhaustive = full
     if not full:

@@ -66,6 +66,7 @@ class SweepConfig:
     block: int = BLOCK
     accuracy: bool = True   # False: the properties only (no reference, no ULP statistics)
     timeout: float | None = None   # per target call; not part of the key
+    opcert_code: str = ""   # code_fingerprint() where the sweep started (default: this process's)
 
     @property
     def chunks(self) -> int:
@@ -78,7 +79,7 @@ class SweepConfig:
     def identity(self) -> dict:
         d = asdict(self)
         d.pop("timeout")
-        d["opcert_code"] = code_fingerprint()
+        d["opcert_code"] = self.opcert_code or code_fingerprint()
         d["schema"] = CHUNK_SCHEMA
         return d
 
@@ -168,6 +169,13 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from .accuracy import float_stats
     from .properties import PropertyChecker
     from .sweep_kernel import TOP, block
+    if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
+        # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
+        # sweep) would run other code than the process that started the sweep and keys its chunks
+        raise UsageError(f"opcert's own source files changed while the sweep ran (code fingerprint "
+                         f"{cfg.opcert_code[:12]} when it started, {code_fingerprint()[:12]} in a worker "
+                         f"started for chunk {index}): run the command again; the chunks the old code "
+                         "finished are not reused by the new one")
     op, attrs, a64, tgt, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
     t0 = time.perf_counter()
     lo, hi = cfg.chunk_range(index)
