@@ -32,7 +32,7 @@ from .stats import HIST_LABELS, Stats, stats_of
 from .ulp import ulp_error_exact
 
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 1_000_000}
-FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the exact path (~0.3 ms each)
+FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the exact path (0.2-0.4 ms each)
 
 
 def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, str | None]:
@@ -44,8 +44,10 @@ def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, s
             return FLOAT64_EXACT_SAMPLES, (
                 f"{FLOAT64_EXACT_SAMPLES:,} float64 samples by default, not {DEFAULT_SAMPLES['float64']:,}: "
                 f"{op.name}'s binary64 reference uses {', '.join(sorted(missing))}, which has no long double "
-                "function here, so every input takes the exact path (~0.3 ms each); --samples sets more")
+                "function here, so every input takes the exact path (0.2-0.4 ms each); --samples sets more")
     return DEFAULT_SAMPLES.get(dtype, 65536), None
+
+
 REVERIFY_BITS = 96     # the worst cases' exact values are enclosed to this many bits
 
 

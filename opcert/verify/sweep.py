@@ -171,11 +171,11 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from .sweep_kernel import TOP, block
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
-        # sweep) would run other code than the process that started the sweep and keys its chunks
-        raise UsageError(f"opcert's own source files changed while the sweep ran (code fingerprint "
-                         f"{cfg.opcert_code[:12]} when it started, {code_fingerprint()[:12]} in a worker "
-                         f"started for chunk {index}): run the command again; the chunks the old code "
-                         "finished are not reused by the new one")
+        # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
+        raise UsageError(f"opcert's own source files changed while the sweep ran, or this worker has another "
+                         f"opcert (code fingerprint {cfg.opcert_code[:12]} where the sweep started, "
+                         f"{code_fingerprint()[:12]} in the worker for chunk {index}): run the command again "
+                         "with one opcert everywhere; chunks finished by other code are not reused")
     op, attrs, a64, tgt, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
     t0 = time.perf_counter()
     lo, hi = cfg.chunk_range(index)
