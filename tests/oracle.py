@@ -21,13 +21,16 @@ CONTEXTS = {
     "float64": lambda: gmpy2.ieee(64),
     # bfloat16: 8-bit significand, binary32's exponent range.
     "bfloat16": lambda: gmpy2.context(precision=8, emin=-132, emax=128, subnormalize=True),
+    # not a format: the value itself to 200 bits, returned as an mpfr (tests of the reference's balls)
+    "mpfr200": lambda: gmpy2.context(precision=200, emin=-(10 ** 6), emax=10 ** 6),
 }
 WORK = 320
 
 
 def _round(value, dtype: str) -> float:
     with gmpy2.context(CONTEXTS[dtype]()):
-        return float(+value)
+        r = mpfr(value) if isinstance(value, type(mpq(0))) else +value
+    return r if dtype == "mpfr200" else float(r)
 
 
 def _ziv(at, dtype: str) -> float:
@@ -70,8 +73,7 @@ def oracle_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> flo
         else:
             lam, b = _exact_q(attrs["lambd"]), _exact_q(attrs["bias"])
             v = q + b if q < -lam else (q - b if q > lam else mpq(0))
-        with gmpy2.context(CONTEXTS[dtype]()):
-            return float(mpfr(v))
+        return _round(v, dtype)
     def at(prec):
         with gmpy2.context(gmpy2.context(precision=prec)):
             xx = mpfr(x)
@@ -161,8 +163,7 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
         return oracle_scalar(op, x, attrs, dtype)
     v = _rational(op, _exact_q(x), attrs)
     if v is not None:
-        with gmpy2.context(CONTEXTS[dtype]()):
-            return float(mpfr(v))
+        return _round(v, dtype)
     def at(prec):
         with gmpy2.context(gmpy2.context(precision=prec)):
             t = mpfr(x)

@@ -13,8 +13,8 @@ import numba
 SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
 
 
-@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
-def product_is_exact(a, b):
+@numba.njit(cache=True, nogil=True, inline="always")
+def product_exact(a, b):
     """a * b == the real product (Dekker's error-free product; False where the
     splitting could overflow or the product reaches the subnormal range)."""
     p = a * b
@@ -33,8 +33,8 @@ def product_is_exact(a, b):
     return ((ah * bh - p) + ah * bl + al * bh) + al * bl == 0.0
 
 
-@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
-def sum_is_exact(a, b):
+@numba.njit(cache=True, nogil=True, inline="always")
+def sum_exact(a, b):
     """a + b == the real sum (Knuth's TwoSum: the rounding error is exactly zero;
     False where a, b or the sum is not finite)."""
     s = a + b
@@ -42,3 +42,14 @@ def sum_is_exact(a, b):
         return False
     bb = s - a
     return (a - (s - bb)) + (b - bb) == 0.0
+
+
+# the same tests over arrays (spec.ball); the scalar ones are called by the compiled ball (spec.ball_compiled)
+@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
+def product_is_exact(a, b):
+    return product_exact(a, b)
+
+
+@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
+def sum_is_exact(a, b):
+    return sum_exact(a, b)

@@ -1,0 +1,146 @@
+"""The compiled binary64 ball (spec.ball_compiled), which the float32 sweep uses
+for every input: where it decides a value, that value is MPFR's correctly
+rounded one (tests/oracle.py, no opcert code), and it decides as much as the
+NumPy ball (spec.ball). Also: the primitive functions both balls call (NumPy's
+and the C library's through numba) are within the contract the balls assume
+(expr.primitives, k binary64 ULPs), against Arb."""
+import math
+from fractions import Fraction
+
+import flint
+import numba
+import numpy as np
+import pytest
+import gmpy2
+from oracle import catalog_oracle, catalog_scalar
+from test_catalog_oracle import CASES, IDS
+
+import opcert
+from opcert.expr import PRIMITIVES
+from opcert.formats import FLOAT_FORMATS
+from opcert.spec import ball, ball_compiled
+from opcert.spec.attrs import resolve
+
+F32 = FLOAT_FORMATS["float32"]
+SEEDS = [("Tanh", None, {}), ("ScaledTanh", None, {}), ("ScaledTanh", None, {"alpha": 1.0, "beta": 0.5}),
+         ("HardSigmoid", None, {}), ("Shrink", None, {"lambd": 0.5, "bias": 0.25}), ("Celu", None, {}),
+         ("Celu", None, {"alpha": 0.3})]
+SEED_IDS = [f"{n}-" + (",".join(f"{k}={v}" for k, v in a.items()) or "default") for n, _, a in SEEDS]
+
+
+def _inputs(n=1500, seed=5):
+    """float32 inputs over every binade that matters: tiny, subnormal, around 1, large, and
+    the boundaries (zeros, 1, the largest finite)."""
+    rng = np.random.default_rng(seed)
+    mag = np.exp2(rng.uniform(-149, 128, n)).astype(np.float32)
+    near = np.exp2(rng.uniform(-12, 7, n)).astype(np.float32)
+    x = np.concatenate([mag, near]) * rng.choice(np.float32([-1, 1]), 2 * n)
+    edge = np.float32([0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 2.0 ** -149, -(2.0 ** -149), 3.4028235e38, -3.4028235e38])
+    return np.concatenate([x, edge]).astype(np.float32)
+
+
+def _decided(ev, x64, attrs=None, form=None):
+    m, r, ok, s = ev(x64) if form is None else ball.evaluate(form, x64, attrs)
+    return ball.decide(np.asarray(m, dtype=np.float64), r, ok, F32, s)
+
+
+@pytest.mark.parametrize("name,standard,attrs", CASES + SEEDS, ids=IDS + SEED_IDS)
+def test_decides_mpfrs_value_and_as_much_as_numpy(name, standard, attrs):
+    op = opcert.get_operator(name)
+    a = {k: float(v) for k, v in resolve(op, attrs, standard).items()}
+    form = op.reference_form(standard)
+    ev = ball_compiled.compiled(form, a)
+    assert ev is not None, f"{name}: the generator has no code for some node of {form}"
+    x = _inputs()
+    x64 = x.astype(np.float64)
+    val, dec = _decided(ev, x64)
+    nval, ndec = _decided(None, x64, a, form)
+    want = catalog_oracle(name, x, a)
+    nonzero = val != 0    # a zero's sign comes from the standard's formula, not the ball (spec.reference)
+    bad = dec & nonzero & ~((val == want) | (np.isnan(val) & np.isnan(want)))
+    assert not bad.any(), f"{name}: x={x[bad][:4]} compiled ball {val[bad][:4]}, MPFR {want[bad][:4]}"
+    zero_bad = dec & ~nonzero & (want != 0)
+    assert not zero_bad.any(), f"{name}: x={x[zero_bad][:4]} decided zero, MPFR {want[zero_bad][:4]}"
+    both = dec & ndec
+    assert (val[both] == nval[both]).all() or np.array_equal(val[both], nval[both], equal_nan=True)
+    # the two may differ where a primitive's two platform functions differ by an ULP; not more
+    assert dec.sum() >= ndec.sum() - max(3, ndec.sum() // 1000), (int(dec.sum()), int(ndec.sum()))
+    assert dec.mean() > 0.9, f"{name}: decides only {dec.mean():.1%}"
+
+
+@pytest.mark.parametrize("evaluator", ["compiled", "numpy"])
+@pytest.mark.parametrize("name,standard,attrs", CASES + SEEDS, ids=IDS + SEED_IDS)
+def test_every_ball_holds_the_exact_value(name, standard, attrs, evaluator):
+    """The invariant itself, stronger than the rounded values (a radius too small by a factor
+    of two almost never changes a rounding, but it misses the exact value of many inputs):
+    wherever the ball is ok, m - r <= exact <= m + r, the exact value from MPFR to 200 bits."""
+    op = opcert.get_operator(name)
+    a = {k: float(v) for k, v in resolve(op, attrs, standard).items()}
+    form = op.reference_form(standard)
+    x = _inputs(300, seed=8)
+    x64 = x.astype(np.float64)
+    if evaluator == "compiled":
+        m, r, ok, _ = ball_compiled.compiled(form, a)(x64)
+    else:
+        m, r, ok, _ = ball.evaluate(form, x64, a)
+    missed = []
+    with gmpy2.context(gmpy2.context(precision=400)):
+        for xi, mi, ri in zip(x64[ok].tolist(), np.asarray(m, dtype=np.float64)[ok].tolist(),
+                              np.broadcast_to(r, x64.shape)[ok].tolist()):
+            v = catalog_scalar(name, xi, a, "mpfr200")
+            if abs(v - gmpy2.mpfr(mi)) > gmpy2.mpfr(ri):
+                missed.append((xi, mi, ri, float(v - gmpy2.mpfr(mi))))
+    assert not missed, f"{name}: {len(missed)} balls miss the exact value, e.g. (x, m, r, exact - m) {missed[:3]}"
+    assert ok.mean() > 0.9
+
+
+def test_every_primitive_has_compiled_code():
+    assert set(ball_compiled.LIBM) == set(PRIMITIVES)
+
+
+def _libm(name):
+    f = getattr(math, name)
+    return numba.vectorize(["float64(float64)"])(lambda t: f(t))
+
+
+def _ulp64(y: float) -> float:
+    if y == 0 or not math.isfinite(y):
+        return 2.0 ** -1074
+    return max(math.ulp(y), 2.0 ** -1074)
+
+
+@pytest.mark.parametrize("impl", ["numpy", "libm"])
+@pytest.mark.parametrize("name", sorted(PRIMITIVES))
+def test_primitive_within_its_binary64_contract(name, impl):
+    """Both functions a ball may call, against Arb at 200 bits, on arguments over the binades
+    the catalog reaches (an empirical check of the stated contract, as for the long double ones)."""
+    p = PRIMITIVES[name]
+    rng = np.random.default_rng(11)
+    t = np.exp2(rng.uniform(-60, 9.4, 2500)) * rng.choice([-1, 1], 2500)
+    if name in ("log", "sqrt"):
+        t = np.abs(t)
+    if name == "log1p":
+        t = np.where(t < -1, -np.abs(t) / (1 + np.abs(t)), t)
+    if name in ("exp", "expm1"):
+        t = np.clip(t, -745, 709)
+    if name in ("erf", "erfc"):
+        t = np.clip(t, -27, 27)
+    got = p.numpy(t) if impl == "numpy" else _libm(name)(t)
+    flint.ctx.prec = 200
+    try:
+        worst = 0.0
+        for ti, gi in zip(t.tolist(), got.tolist()):
+            n, d = Fraction(ti).as_integer_ratio()
+            v = _arb(name, flint.arb(n) / flint.arb(d))
+            err = abs(flint.arb(Fraction(gi).numerator) / flint.arb(Fraction(gi).denominator) - v)
+            worst = max(worst, float((err / flint.arb(_ulp64(gi))).upper()))
+    finally:
+        flint.ctx.prec = 53
+    assert worst <= p.ulps, f"{impl} {name}: {worst:.3f} ULPs, contract {p.ulps}"
+
+
+def _arb(name, v):
+    if name == "erfc":
+        return v.erfc()
+    return getattr(v, name)()
+
