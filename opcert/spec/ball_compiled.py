@@ -23,6 +23,7 @@ correctly rounded values as the exact reference and as spec.ball.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import math
@@ -53,21 +54,21 @@ MARGIN = {MARGIN}
 INF = math.inf
 
 
-@numba.njit(inline="always")
+@numba.njit
 def nmax(a, b):                 # np.maximum: NaN wins
     if a != a or b != b:
         return a + b
     return a if a >= b else b
 
 
-@numba.njit(inline="always")
+@numba.njit
 def nmin(a, b):                 # np.minimum
     if a != a or b != b:
         return a + b
     return a if a <= b else b
 
 
-@numba.njit(inline="always")
+@numba.njit
 def fmin(a, b):                 # np.fmin: NaN loses
     if a != a:
         return b
@@ -76,7 +77,7 @@ def fmin(a, b):                 # np.fmin: NaN loses
     return a if a <= b else b
 
 
-@numba.njit(inline="always")
+@numba.njit
 def ball_sign(m, r):
     if m - r > 0:
         return 1
@@ -85,7 +86,7 @@ def ball_sign(m, r):
     return 0
 
 
-@numba.njit(inline="always")
+@numba.njit
 def sgn(v):
     if v > 0:
         return 1
@@ -94,12 +95,12 @@ def sgn(v):
     return 0
 
 
-@numba.njit(inline="always")
+@numba.njit
 def step_up(x):
     return np.nextafter(x, INF)
 
 
-@numba.njit(inline="always")
+@numba.njit
 def step_down(x):
     return np.nextafter(x, -INF)
 '''
@@ -180,6 +181,12 @@ class _Gen:
               f"{s} = {int(np.sign(cm)) if cr < abs(cm) else 0}")
             return m, r, ok, s
         if op == "select":
+            if not any(n.op == "var" for n in e.args[0].nodes()):
+                # a choice made by the attributes alone (Gelu's form): made here, as spec.ball makes it
+                from .ball import _cond
+                c, d = _cond(e.args[0], np.zeros(1), self.attrs, BINARY64)
+                if bool(np.all(d)):
+                    return self.ev1(e.args[1] if bool(np.all(c)) else e.args[2], ind)
             cv, cd = self.cond(e.args[0], ind)
             E(f"{m} = 0.0; {r} = 0.0; {ok} = False; {s} = 0")
             E(f"if {cd}:")
@@ -361,12 +368,24 @@ class _Gen:
         return val, dec
 
 
+@functools.lru_cache(maxsize=None)
+def _generator_digest() -> str:
+    """numba's cache checks the generated file's own date only: the code it calls
+    (errorfree's tests, inlined) and the generator go into the source, so a change
+    to either makes another file."""
+    from . import errorfree
+    h = hashlib.sha256()
+    for mod in (errorfree, sys.modules[__name__]):
+        h.update(Path(mod.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def source(e: Expr, attrs: dict[str, float]) -> str:
     """The generated module for e at these attribute values (raises Unsupported)."""
     g = _Gen(attrs)
     m, r, ok, s = g.ev(e, 1)
     body = "\n".join(g.lines)
-    head = _HEADER.format(U=_hex(U), ETA=_hex(ETA), MARGIN=_hex(MARGIN))
+    head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_hex(U), ETA=_hex(ETA), MARGIN=_hex(MARGIN))
     return (head + "\n" + "\n".join(g.consts) + "\n\n\n@numba.njit(nogil=True, error_model=\"numpy\")\n"
             "def ball(x):\n" + body + f"\n    return {m}, {r}, {ok}, {s}\n" + _FOOTER)
 
