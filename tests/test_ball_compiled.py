@@ -144,3 +144,19 @@ def _arb(name, v):
         return v.erfc()
     return getattr(v, name)()
 
+
+
+def test_without_a_writable_cache_it_compiles_in_process(tmp_path, monkeypatch):
+    """A cache path that cannot be a directory (a file is in the way): the ball is compiled in
+    this process only, and computes the same balls."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(blocker / "kernels"))
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    op = opcert.get_operator("Softsign")
+    ev = ball_compiled.compiled(op.reference_form(None), {})
+    x64 = _inputs(200).astype(np.float64)
+    m, r, ok, s = ev(x64)
+    nm, nr, nok, ns = ball.evaluate(op.reference_form(None), x64, {})
+    assert np.array_equal(ok, nok) and np.array_equal(m[ok], np.asarray(nm)[ok]) and np.array_equal(r[ok], np.asarray(nr)[ok])
+    assert not (tmp_path / "file" / "kernels").exists()
