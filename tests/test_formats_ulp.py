@@ -24,6 +24,37 @@ def test_round_fraction_matches_mpfr(name):
         assert round_fraction(q, fmt, negative_zero=q < 0) == want, q
 
 
+@pytest.mark.parametrize("mode", ["nearest", "up", "down"])
+@pytest.mark.parametrize("name", list(FLOAT_FORMATS))
+def test_round_fraction_every_mode_matches_mpfr(name, mode):
+    """Directed modes too, on rationals that are not dyadic (thirds, sevenths), on exact
+    midpoints and values of the format, beyond the largest finite value and below the
+    smallest subnormal."""
+    fmt = FLOAT_FORMATS[name]
+    rng = np.random.default_rng(7)
+    rnd = {"nearest": gmpy2.RoundToNearest, "up": gmpy2.RoundUp, "down": gmpy2.RoundDown}[mode]
+    qs = []
+    for _ in range(2000):
+        e = int(rng.integers(fmt.emin - fmt.p - 3, fmt.emax + 3))
+        kind = int(rng.integers(3))
+        if kind == 0:     # a value of the format or a midpoint: p + 1 significant bits
+            m = Fraction(int(rng.integers(1 << fmt.p, 1 << (fmt.p + 1))), 1 << fmt.p)
+        elif kind == 1:   # not dyadic
+            m = Fraction(int(rng.integers(1, 10 ** 12)), int(rng.choice([3, 7, 11, 10 ** 6 + 3])))
+        else:
+            m = Fraction(int(rng.integers(1, 2 ** 62)), 2 ** 61)
+        q = m * Fraction(2) ** e
+        qs.append(-q if rng.integers(2) else q)
+    big = fmt.max_finite
+    qs += [big, -big, big + fmt.min_subnormal, big * 2, -big * 2, fmt.min_subnormal / 3, -fmt.min_subnormal / 2,
+           fmt.min_subnormal / 2 + fmt.min_subnormal / 2 ** 30]
+    for q in qs:
+        with gmpy2.context(CONTEXTS[name](), round=rnd):
+            want = float(gmpy2.mpfr(gmpy2.mpq(q.numerator, q.denominator)))
+        got = round_fraction(q, fmt, negative_zero=q < 0, mode=mode)
+        assert got == want and np.signbit(got) == np.signbit(want), (q, mode, got, want)
+
+
 def test_round_fraction_ties_go_to_even():
     f16 = FLOAT_FORMATS["float16"]
     # 1 + 2**-11 is halfway between 1 and 1 + 2**-10: ties to 1 (even).
