@@ -160,3 +160,26 @@ def test_without_a_writable_cache_it_compiles_in_process(tmp_path, monkeypatch):
     nm, nr, nok, ns = ball.evaluate(op.reference_form(None), x64, {})
     assert np.array_equal(ok, nok) and np.array_equal(m[ok], np.asarray(nm)[ok]) and np.array_equal(r[ok], np.asarray(nr)[ok])
     assert not (tmp_path / "file" / "kernels").exists()
+
+
+def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    real = ball_compiled.source
+    monkeypatch.setattr(ball_compiled, "source", lambda e, a: real(e, a).replace("sgn(x)", "undefined_name(x)"))
+    op = opcert.get_operator("Softsign")
+    with pytest.warns(RuntimeWarning, match="did not compile"):
+        assert ball_compiled.compiled(op.reference_form(None), {}) is None
+
+
+def test_a_changed_cache_file_is_rewritten(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    op = opcert.get_operator("Softsign")
+    src = ball_compiled.source(op.reference_form(None), {})
+    path = tmp_path / f"opcert_ball_{__import__('hashlib').sha256(src.encode()).hexdigest()[:24]}.py"
+    path.write_text(src.replace("sgn(x)", "0"))     # someone edited it
+    ev = ball_compiled.compiled(op.reference_form(None), {})
+    assert path.read_text() == src
+    m, r, ok, s = ev(np.array([-2.0, 3.0]))
+    assert s.tolist() == [-1, 1]

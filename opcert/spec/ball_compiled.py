@@ -418,7 +418,7 @@ def compiled(e: Expr, attrs: dict[str, float]):
     d = _cache_dir()
     if d is not None:
         path = d / f"{name}.py"
-        if not path.exists():        # written atomically: concurrent workers may race here
+        if not path.exists() or path.read_text() != src:   # atomically: concurrent workers may race here
             fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
             with os.fdopen(fd, "w") as fh:
                 fh.write(src)
@@ -432,6 +432,14 @@ def compiled(e: Expr, attrs: dict[str, float]):
         ns: dict = {}
         exec(compile(src.replace("cache=True", "cache=False"), name, "exec"), ns)
         kernel = ns["evaluate"]
+
+    try:    # compile now (numba compiles at the first call): a failure falls back to spec.ball, same balls
+        kernel(np.zeros(1), np.empty(1), np.empty(1), np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8))
+    except Exception as exc:   # noqa: BLE001 - numba's errors have no common public base across versions
+        import warnings
+        warnings.warn(f"opcert: the compiled ball for {e} did not compile ({type(exc).__name__}: {exc}); "
+                      "using the NumPy ball (same results, slower)", RuntimeWarning, stacklevel=2)
+        return None
 
     def evaluate(x64: np.ndarray):
         x64 = np.ascontiguousarray(x64, dtype=np.float64).ravel()
