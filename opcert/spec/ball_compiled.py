@@ -290,7 +290,9 @@ class _Gen:
             E(f"prop = {ra}")
             E("if prop > 0:")
             E(f"    t = nmax(abs({ma}) - prop, 0.0)")
-            E("    prop = prop * nmin(1.0, 4.04 * math.exp(-2 * t))")
+            # below t = 0.69 the factor is 1 (4.04 e^-1.38 = 1.016): no exp call, the same radius
+            E("    if not (t < 0.69):")
+            E("        prop = prop * nmin(1.0, 4.04 * math.exp(-2 * t))")
         elif name in ("erf", "erfc"):
             E(f"t = nmax(abs({ma}) - {ra}, 0.0)")
             E(f"prop = 1.1285 * math.exp(-t * t) * {ra}")
