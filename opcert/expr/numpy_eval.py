@@ -48,10 +48,21 @@ def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int 
     """Evaluate `e` at the binary64 array x; `input_bits` is the precision of
     the format x was widened from."""
     with np.errstate(all="ignore"):
-        return np.asarray(_eval(e, x, attrs, input_bits), dtype=None)
+        return np.asarray(_eval(e, x, attrs, input_bits, {}), dtype=None)
 
 
-def _eval(e: Expr, x, attrs, input_bits):
+def _uses_x(e: Expr) -> bool:
+    return any(n.op == "var" for n in e.nodes())
+
+
+def _eval(e: Expr, x, attrs, input_bits, memo):
+    # Two shortcuts, each giving the very values of the plain interpretation (np.where over both
+    # branches, every node on its own): a subexpression written twice (Mish's exp(x), four
+    # times) is computed once, the same ufunc on the same array; and a select whose condition
+    # is a scalar (an attribute's choice: Gelu's form) evaluates only the branch it takes.
+    # tests/test_impl.py checks both against the plain interpretation on every operator.
+    if e in memo:
+        return memo[e]
     op = e.op
     if op == "var":
         return x
@@ -59,15 +70,30 @@ def _eval(e: Expr, x, attrs, input_bits):
         return np.float64(attrs[e.name])
     if op == "const":
         return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
-    args = [_eval(a, x, attrs, input_bits) for a in e.args]
     if op == "select":
-        return np.where(*args)
+        c = _eval(e.args[0], x, attrs, input_bits, memo)
+        if np.ndim(c) == 0:
+            chosen = e.args[1] if bool(c) else e.args[2]
+            other = e.args[2] if bool(c) else e.args[1]
+            v = _eval(chosen, x, attrs, input_bits, memo)
+            # np.where's result has the shape of all three operands
+            v = np.broadcast_to(v, np.broadcast_shapes(np.shape(v), np.shape(x) if _uses_x(other) else ()))
+            memo[e] = v
+            return v
+        args = [c] + [_eval(a, x, attrs, input_bits, memo) for a in e.args[1:]]
+        v = memo[e] = np.where(*args)
+        return v
+    args = [_eval(a, x, attrs, input_bits, memo) for a in e.args]
     if op == "fma":
         leaves = all(a.op in ("var", "attr", "const") for a in e.args[:2])
         if leaves and input_bits <= 26:
-            return args[0] * args[1] + args[2]
-        a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
-        return _fma(a, b, c).astype(np.float64)
-    if op in _BINARY:
-        return _BINARY[op](args[0], args[1])
-    return _UNARY[op](args[0])
+            v = args[0] * args[1] + args[2]
+        else:
+            a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
+            v = _fma(a, b, c).astype(np.float64)
+    elif op in _BINARY:
+        v = _BINARY[op](args[0], args[1])
+    else:
+        v = _UNARY[op](args[0])
+    memo[e] = v
+    return v
