@@ -167,3 +167,22 @@ def test_shared_subexpressions_and_scalar_selects_change_no_bit(name):
                 got = np.broadcast_to(eval_numpy(e, x, a), x.shape)
                 assert got.dtype == want.dtype
                 assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (name, std.key, str(e))
+
+
+def test_fma_rounds_once():
+    """The compiled fma against exact rational arithmetic rounded to nearest (formats.round_fraction,
+    itself checked against MPFR), and against the C library's: random triples, and triples whose
+    a * b + c lies within an ULP of a rounding midpoint, where a multiply-then-add would differ."""
+    from opcert.expr.numpy_eval import _fma, fma
+    from opcert.formats import FLOAT_FORMATS, round_fraction
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal(3000) * np.exp2(rng.integers(-60, 60, 3000))
+    b = rng.standard_normal(3000) * np.exp2(rng.integers(-60, 60, 3000))
+    c = rng.standard_normal(3000) * np.exp2(rng.integers(-60, 60, 3000))
+    c[:1500] = -(a[:1500] * b[:1500])          # c cancels the rounded product: the result is its error
+    got = fma(a, b, c)
+    f64 = FLOAT_FORMATS["float64"]
+    want = np.array([round_fraction(Fraction(x) * Fraction(y) + Fraction(z), f64) for x, y, z in zip(a, b, c)])
+    assert np.array_equal(got, want)
+    assert np.array_equal(got, _fma(a, b, c).astype(np.float64))
+    assert not np.array_equal(got[:1500], a[:1500] * b[:1500] + c[:1500])   # it is not a*b + c
