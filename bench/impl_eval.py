@@ -17,26 +17,19 @@ import time
 import numpy as np
 
 import opcert
-from opcert.expr import NAMED
-from opcert.expr.numpy_eval import _BINARY, _UNARY, _fma, eval_numpy
+from opcert.expr.numpy_eval import _BINARY, _UNARY, eval_numpy, eval_plain
 from opcert.spec.attrs import resolve
 
 
 def plain(e, x, attrs):
-    if e.op == "var":
-        return x
-    if e.op == "attr":
-        return np.float64(attrs[e.name])
-    if e.op == "const":
-        return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
+    """eval_plain, with binary32 inputs' exact products (as eval_numpy has them at input_bits = 24)."""
+    if e.op == "fma" and all(n.op in ("var", "attr", "const") for n in e.args[:2]):
+        return plain(e.args[0], x, attrs) * plain(e.args[1], x, attrs) + plain(e.args[2], x, attrs)
+    if e.op in ("var", "attr", "const"):
+        return eval_plain(e, x, attrs)
     args = [plain(a, x, attrs) for a in e.args]
     if e.op == "select":
         return np.where(*args)
-    if e.op == "fma":     # binary32 inputs (24 bits): x * attr is exact, as eval_numpy has it
-        if all(n.op in ("var", "attr", "const") for n in e.args[:2]):
-            return args[0] * args[1] + args[2]
-        a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
-        return _fma(a, b, c).astype(np.float64)
     return _BINARY[e.op](*args) if e.op in _BINARY else _UNARY[e.op](args[0])
 
 

@@ -119,3 +119,22 @@ def _eval(e: Expr, x, attrs, input_bits, memo):
         v = _UNARY[op](args[0])
     memo[e] = v
     return v
+
+
+def eval_plain(e: Expr, x, attrs: dict[str, float]):
+    """The plain interpretation, for binary64 inputs: every node on its own, both branches of
+    every select over every element, fma through the C library. What eval_numpy's shortcuts
+    must reproduce bit for bit (tests/test_impl.py); the baseline of bench/impl_eval.py."""
+    if e.op == "var":
+        return x
+    if e.op == "attr":
+        return np.float64(attrs[e.name])
+    if e.op == "const":
+        return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
+    args = [eval_plain(a, x, attrs) for a in e.args]
+    if e.op == "select":
+        return np.where(*args)
+    if e.op == "fma":
+        a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
+        return _fma(a, b, c).astype(np.float64)
+    return _BINARY[e.op](*args) if e.op in _BINARY else _UNARY[e.op](args[0])
