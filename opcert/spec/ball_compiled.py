@@ -123,7 +123,7 @@ class Unsupported(Exception):
     """An expression node the generator has no code for (spec.ball handles it)."""
 
 
-def _hex(v: float) -> str:
+def _lit(v: float) -> str:
     v = float(v)
     if math.isnan(v):
         return "math.nan"
@@ -141,7 +141,7 @@ class _Gen:
 
     def const(self, v: float) -> str:
         name = f"C{len(self.consts)}"
-        self.consts.append(f"{name} = {_hex(v)}")
+        self.consts.append(f"{name} = {_lit(v)}")
         return name
 
     def fresh(self) -> str:
@@ -274,7 +274,7 @@ class _Gen:
         p = PRIMITIVES[name]
         f = LIBM[name]
         E = lambda line: self.emit(ind, line)  # noqa: E731
-        k = _hex(p.ulps)
+        k = _lit(p.ulps)
         E(f"{m} = {f}({ma})")
         E(f"contract = {k} * (abs({m}) * 2 * U + ETA)")
         if name in ("exp", "expm1"):
@@ -308,7 +308,7 @@ class _Gen:
             raise Unsupported(name)
         lo, lo_open, _ = p.domain
         if lo is not None:
-            E(f"{ok} = {ok} and ({ma} - {ra} {'>' if lo_open else '>='} {_hex(float(lo))})")
+            E(f"{ok} = {ok} and ({ma} - {ra} {'>' if lo_open else '>='} {_lit(float(lo))})")
         zero_exact = p.exact(Fraction(0)) is not None
         one_exact = p.exact(Fraction(1)) is not None
         E(f"if {ra} == 0:")
@@ -387,7 +387,7 @@ def source(e: Expr, attrs: dict[str, float]) -> str:
     g = _Gen(attrs)
     m, r, ok, s = g.ev(e, 1)
     body = "\n".join(g.lines)
-    head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_hex(U), ETA=_hex(ETA), MARGIN=_hex(MARGIN))
+    head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_lit(U), ETA=_lit(ETA), MARGIN=_lit(MARGIN))
     return (head + "\n" + "\n".join(g.consts) + "\n\n\n@numba.njit(nogil=True, error_model=\"numpy\")\n"
             "def ball(x):\n" + body + f"\n    return {m}, {r}, {ok}, {s}\n" + _FOOTER)
 
