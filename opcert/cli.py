@@ -422,7 +422,8 @@ def cmd_prove(args) -> int:
         t0 = time.perf_counter()
         with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
             task = progress.add_task("proving", total=5 * len(operators()))
-            reports = prove_all(args.timeout, progress=lambda: progress.advance(task))
+            reports = prove_all(args.timeout, progress=lambda: progress.advance(task),
+                                enumerate_float32=args.enumerate)
         wall = time.perf_counter() - t0
     else:
         if not args.op:
@@ -432,9 +433,14 @@ def cmd_prove(args) -> int:
                              "(the exact specification has no target)")
         if args.samples is not None and args.target == "opcert":
             raise UsageError("--samples applies to --target T (opcert's implementation is proved with z3)")
+        if args.enumerate and (args.target != "opcert" or not args.dtype
+                               or get_format(args.dtype).name != "float32"):
+            raise UsageError("--enumerate decides opcert's own float32 properties by running its code on every "
+                             "float32 input: give --dtype float32 and no --target (a --target's float32 "
+                             "properties are always decided on every input)")
         reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.timeout, args.standard,
                          target=args.target, samples=args.samples, isolation=_isolation(args),
-                         target_timeout=args.target_timeout)]
+                         target_timeout=args.target_timeout, enumerate_float32=args.enumerate)]
         wall = reports[0].elapsed_s
     to_stdout = args.json == "-"
     _print_proofs(reports, wall, stderr=to_stdout)
@@ -668,6 +674,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "target), samples of float64 (evidence)")
     s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 1000000, "
                    "or 10000 where its reference has no fast path: Erf, Gelu)")
+    s.add_argument("--enumerate", action="store_true",
+                   help="float32: decide what the provers leave unknown by running opcert's code on every float32 "
+                        "input (1-3 minutes per operator on 2 cores)")
     _target_options(s)
     s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_prove)

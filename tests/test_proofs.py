@@ -168,3 +168,65 @@ def test_cli_prove_json_and_exit_codes(cli, tmp_path):
     assert code == 2 and "declares no property 'convex'" in err
     code, _, err = cli("prove", "--all", "--dtype", "float16")
     assert code == 2
+
+
+# ---- --enumerate: opcert's own float32 unknowns decided on every input ------------------------
+
+def test_an_unknown_float32_verdict_says_how_to_decide_it():
+    rep = prove("Sigmoid", "float32", properties=["symmetry"])
+    (p,) = rep.properties
+    assert p.status == "unknown"
+    assert "`opcert prove Sigmoid --dtype float32 --property symmetry --enumerate`" in p.note
+
+
+def _fake_sweep(status, note=None, error=None):
+    from opcert.verify.proofs import ProofReport, PropertyResult
+
+    def run(op, dtype, attrs, names, *rest):
+        rep = ProofReport(op.name, dtype, "defaults", target="opcert")
+        rep.error = error
+        rep.properties = [PropertyResult(n, "point_symmetry", "s", status, "every input enumerated on target opcert",
+                                         note=note) for n in names]
+        return rep
+    return run
+
+
+def test_enumerate_replaces_unknown_by_the_sweeps_verdict(monkeypatch):
+    import opcert.verify.proofs as P
+    monkeypatch.setattr(P, "_prove_target", _fake_sweep("refuted"))
+    (p,) = prove("Sigmoid", "float32", properties=["symmetry"], enumerate_float32=True).properties
+    assert p.status == "refuted" and p.expected == "holds"
+    assert "the provers left it unknown" in p.note and "every float32 input" in p.note
+
+
+def test_enumerate_that_cannot_decide_leaves_unknown_with_the_reason(monkeypatch):
+    import opcert.verify.proofs as P
+    monkeypatch.setattr(P, "_prove_target", _fake_sweep("unknown", error="target crashed: boom"))
+    (p,) = prove("Sigmoid", "float32", properties=["symmetry"], enumerate_float32=True).properties
+    assert p.status == "unknown" and "did not decide it: target crashed: boom" in p.note
+
+
+def test_enumerate_leaves_decided_verdicts_and_other_formats_alone(monkeypatch):
+    import opcert.verify.proofs as P
+    calls = []
+    monkeypatch.setattr(P, "_prove_target", lambda *a: calls.append(a))
+    rep = prove("Relu", "float32", enumerate_float32=True)          # every verdict decided: no sweep
+    assert calls == [] and all(p.status != "unknown" for p in rep.properties)
+    prove("Sigmoid", "float64", properties=["symmetry"], enumerate_float32=True)
+    assert calls == []
+
+
+@pytest.mark.parametrize("args,message", [
+    (["prove", "Sigmoid", "--enumerate"], "give --dtype float32"),
+    (["prove", "Sigmoid", "--dtype", "float16", "--enumerate"], "give --dtype float32"),
+    (["prove", "Sigmoid", "--dtype", "float32", "--target", "numpy:tanh", "--enumerate"], "no --target"),
+])
+def test_enumerate_usage_errors(cli, args, message):
+    code, out, err = cli(*args)
+    assert code == 2 and message in err and "Traceback" not in out + err
+
+
+@pytest.mark.slow
+def test_enumerate_proves_sigmoid_symmetry_in_float32():
+    (p,) = prove("Sigmoid", "float32", properties=["symmetry"], enumerate_float32=True).properties
+    assert p.status == "proved" and "every input" in p.method
