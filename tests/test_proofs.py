@@ -230,3 +230,23 @@ def test_enumerate_usage_errors(cli, args, message):
 def test_enumerate_proves_sigmoid_symmetry_in_float32():
     (p,) = prove("Sigmoid", "float32", properties=["symmetry"], enumerate_float32=True).properties
     assert p.status == "proved" and "every input" in p.method
+
+
+def test_sigmoid_float64_symmetry_is_refuted_by_a_replayed_search():
+    """opcert's binary64 Sigmoid breaks f(-x) = 1 - f(x) within half an ULP of each output: the
+    search finds it, and the counterexample is checked here in rational arithmetic on the code's
+    own outputs (run again)."""
+    import math
+    from opcert.impl import run
+    (p,) = prove("Sigmoid", "float64", properties=["symmetry"]).properties
+    assert p.status == "refuted" and p.violations > 0
+    x = p.counterexample["inputs"]["x"]["value"]
+    yp, yn = (float(run("Sigmoid", np.array([v]))[0]) for v in (x, -x))
+    assert yp == p.counterexample["outputs"]["f(x)"]["value"] and yn == p.counterexample["outputs"]["f(-x)"]["value"]
+    tol = (Fraction(math.ulp(yp)) + Fraction(math.ulp(yn))) / 2
+    assert abs(Fraction(yp) + Fraction(yn) - 1) > tol
+
+
+def test_a_symmetric_code_is_not_refuted_by_the_search():
+    (p,) = prove("Sigmoid", "float32", properties=["symmetry"]).properties
+    assert p.status == "unknown" and "no violation among" in p.note

@@ -37,6 +37,9 @@ OPERATOR = Operator(
         ("symmetry", "float32"): "no prover here decides point symmetry of the code in float32 short of running it "
                                  "on every input: `opcert prove Sigmoid --dtype float32 --property symmetry "
                                  "--enumerate` does, and proves it (1.5-3 minutes on 2 cores: too long for the gate)",
-        ("symmetry", "float64"): "no prover here decides point symmetry of the code in float64 (it is proved by "
-                                 "enumeration in float16, bfloat16 and, with `opcert prove --enumerate`, float32)"},
+        ("symmetry", "float64"): "opcert's binary64 code breaks it: at x = 5.774490589033502e-16 it returns "
+                                 "0.5 + 2^-53 (correctly rounded) but at -x 0.5 - 2^-52, one ULP below the "
+                                 "correctly rounded 0.5 - 3 2^-54 (1 / (1 + e^x) rounds twice), so f(x) + f(-x) "
+                                 "misses 1 by more than half an ULP of each (`opcert prove Sigmoid --dtype float64` "
+                                 "refutes it by search; in float16, bfloat16 and float32 it is proved)"},
 )
