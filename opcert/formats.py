@@ -124,8 +124,8 @@ def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False, m
     if (den << e if e >= 0 else den) > (num if e >= 0 else num << -e):
         e -= 1
     s = max(e, fmt.emin) - fmt.p + 1          # the quantum is 2^s
-    n, rem = divmod(num, den << s) if s >= 0 else divmod(num << -s, den)
     d = den << s if s >= 0 else den
+    n, rem = divmod(num if s >= 0 else num << -s, d)
     if mode == "nearest":
         if 2 * rem > d or (2 * rem == d and n & 1):
             n += 1

@@ -5,8 +5,8 @@ into the output format. `fma(a, b, c)` whose product operands are the input and
 an attribute is a*b + c in binary64 when the input has at most 26 significant
 bits: the product is then exact, so the single rounding is that of a fused
 multiply-add. Otherwise it is LLVM's fma (compiled with numba: the CPU's fused
-multiply-add, or libm's fma where the CPU has none), 1-2 ns per element where
-libm's through ctypes took 700 ns.
+multiply-add, or libm's fma where the CPU has none): 13.8 ms per 10^6 elements
+where libm's through ctypes took 898 ms (bench/README.md).
 """
 from __future__ import annotations
 

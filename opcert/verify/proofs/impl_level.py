@@ -504,7 +504,7 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
         x = sample(s.op, s.fmt, s.attrs, SYMMETRY_SEARCH).astype(np.float64)
         x = x[np.isfinite(x) & (x > 0)]
         yp, yn = s.run(x), s.run(-x)
-    bad, excess = _symmetry_violations(yp, yn, float(s.q(prop.center)), s.fmt)
+    bad, _ = _symmetry_violations(yp, yn, float(s.q(prop.center)), s.fmt)
     res.elapsed_s = time.perf_counter() - t0
     if bad.any():
         i = int(np.nonzero(bad)[0][0])
