@@ -250,3 +250,53 @@ def test_sigmoid_float64_symmetry_is_refuted_by_a_replayed_search():
 def test_a_symmetric_code_is_not_refuted_by_the_search():
     (p,) = prove("Sigmoid", "float32", properties=["symmetry"]).properties
     assert p.status == "unknown" and "no violation among" in p.note
+
+
+# ---- a bound the code attains: the abstraction plus the values next to its spurious counterexamples ----
+
+def _hardswish64():
+    op = opcert.get_operator("HardSwish")
+    return impl_level.Subject(op, impl_level.F64, {}, "onnx"), op
+
+
+def test_hardswish_float64_lower_bound_is_proved_where_the_code_attains_it():
+    """x * ((x + 3) / 6) >= -0.375 in binary64: the code attains -0.375 at -1.5, and within
+    about 2^-26 of it the roundings move the product by more than the real margin, so neither
+    enclosures nor the abstraction alone decide it. The values there are run on the code."""
+    (p,) = prove("HardSwish", "float64", properties=["lower_bound"]).properties
+    assert p.status == "proved" and "neighbourhood" in p.method and "run on the code" in p.method
+    # independent of the prover: the tight inputs x = -1.5 + k 2^-52, k = 1 mod 3, in exact
+    # arithmetic: (x + 3) is exact, / 6 rounds to 1/4 + j 2^-54 with j = round(2k/3), and the
+    # exact product lies above the midpoint below -0.375 by k j 2^-106: the code gives -0.375
+    from opcert.formats import round_fraction
+    from opcert.impl import run
+    for k in (1, 4, 7, 1000, 3 * 2 ** 20 + 1):
+        xk = -1.5 + k * 2.0 ** -52
+        j = round(Fraction(2 * k, 3))
+        t = Fraction(1, 4) + j * Fraction(1, 2 ** 54)
+        assert t == Fraction(float((xk + 3) / 6))
+        exact = Fraction(xk) * t
+        assert exact - (Fraction(-3, 8) - Fraction(1, 2 ** 55)) == k * j * Fraction(1, 2 ** 106)
+        assert round_fraction(exact, impl_level.F64) == -0.375 == float(run("HardSwish", np.array([xk]))[0])
+
+
+def test_a_bound_broken_next_to_a_spurious_counterexample_is_refuted():
+    """A bound one ULP above HardSwish's minimum: the code breaks it only at and next to -1.5.
+    Started from a spurious counterexample 2^20 values away, the neighbourhood finds it."""
+    s, _ = _hardswish64()
+    above = float(np.nextafter(-0.375, 0.0))
+    res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375 + 1 ULP (false)", "unknown", "-")
+    ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -32, impl_level.F64)}}
+    impl_level._range_with_holes(s, None, res, (above, None), (None, None), ce, 5000)
+    assert res.status == "refuted" and res.counterexample["replayed"] is True
+    x = res.counterexample["inputs"]["x"]["value"]
+    assert abs(x + 1.5) < 2.0 ** -30 and float(res.counterexample["outputs"]["f(x)"]["value"]) < above
+
+
+def test_a_neighbourhood_over_its_budget_leaves_the_verdict_unknown(monkeypatch):
+    s, _ = _hardswish64()
+    monkeypatch.setattr(impl_level, "HOLE_BUDGET", 1 << 16)
+    res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375", "unknown", "-")
+    ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -26, impl_level.F64)}}
+    impl_level._range_with_holes(s, None, res, (-0.375, None), (None, None), ce, 5000)
+    assert res.status == "unknown" and "exceed the budget" in res.note

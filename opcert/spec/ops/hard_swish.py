@@ -73,11 +73,6 @@ OPERATOR = Operator(
         ("monotonic_above_minimum", "float32"): (
         "undecided by the provers (the composition rules stop at a product of a growing and a shrinking factor "
         "on [-1.5, 0)); `opcert prove HardSwish --dtype float32 --property monotonic_above_minimum --enumerate` "
-        "runs the code on every float32 input and proves it (2-3 minutes on 2 cores: too long for the gate)"),
-        ("lower_bound", "float64"): (
-        "undecided: the code attains the bound (-0.375 at x = -1.5), which interval arithmetic cannot separate "
-        "from it (for x = -1.5 + k 2^-52, k = 1 mod 3, the exact product of the rounded factors is within "
-        "k^2 2^-106 of the rounding midpoint below -0.375: it holds by a margin no enclosure resolves); the "
-        "6,000,000 values nearest -1.5 and 20,000,001 values spread over [-3, 0] are all >= -0.375")},
+        "runs the code on every float32 input and proves it (2-3 minutes on 2 cores: too long for the gate)")},
     notes="torch's hardswish is x * relu6(x + 3) / 6: the real 1/6, ONNX's definition.",
 )
