@@ -183,3 +183,28 @@ def test_a_changed_cache_file_is_rewritten(monkeypatch, tmp_path):
     assert path.read_text() == src
     m, r, ok, s = ev(np.array([-2.0, 3.0]))
     assert s.tolist() == [-1, 1]
+
+
+def test_kernels_unused_for_30_days_are_removed_when_another_is_written(monkeypatch, tmp_path):
+    import os
+    import time
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    (tmp_path / "__pycache__").mkdir()
+    old, recent = tmp_path / "opcert_ball_old.py", tmp_path / "opcert_ball_recent.py"
+    old_nbc, recent_nbc = (tmp_path / "__pycache__" / f"{p.stem}.evaluate-9.py311.1.nbc" for p in (old, recent))
+    for f in (old, recent, old_nbc, recent_nbc):
+        f.write_text("")
+    long_ago = time.time() - 31 * 86400
+    os.utime(old, (long_ago, long_ago))
+    os.utime(recent, (time.time() - 29 * 86400,) * 2)
+    op = opcert.get_operator("Softsign")
+    assert ball_compiled.compiled(op.reference_form(None), {}) is not None     # writes a new kernel
+    assert not old.exists() and not old_nbc.exists()
+    assert recent.exists() and recent_nbc.exists()
+    # a kernel in use is touched: it stays
+    (kept,) = [p for p in tmp_path.glob("opcert_ball_*.py") if p not in (recent,)]
+    os.utime(kept, (long_ago, long_ago))
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    ball_compiled.compiled(op.reference_form(None), {})
+    assert kept.stat().st_mtime > time.time() - 3600

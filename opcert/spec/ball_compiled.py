@@ -30,6 +30,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -403,6 +404,28 @@ def _cache_dir() -> Path | None:
 
 
 _LOADED: dict = {}
+KEEP_DAYS = 30   # a kernel not used for this long is removed when another is written
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _evict(d: Path) -> None:
+    """Remove the generated kernels (source and numba's cache files) not used for
+    KEEP_DAYS: every attribute value swept makes one, and nothing else removes them."""
+    cutoff = time.time() - KEEP_DAYS * 86400
+    for src in d.glob("opcert_ball_*.py"):
+        try:
+            if src.stat().st_mtime >= cutoff:
+                continue
+            for f in [src, *(d / "__pycache__").glob(src.stem + ".*")]:
+                f.unlink(missing_ok=True)
+        except OSError:      # another process removed it first
+            pass
 
 
 def compiled(e: Expr, attrs: dict[str, float]):
@@ -421,10 +444,13 @@ def compiled(e: Expr, attrs: dict[str, float]):
     if d is not None:
         path = d / f"{name}.py"
         if not path.exists() or path.read_text() != src:   # atomically: concurrent workers may race here
+            _evict(d)
             fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
             with os.fdopen(fd, "w") as fh:
                 fh.write(src)
             os.replace(tmp, path)
+        else:
+            _touch(path)
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
