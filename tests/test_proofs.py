@@ -300,3 +300,30 @@ def test_a_neighbourhood_over_its_budget_leaves_the_verdict_unknown(monkeypatch)
     ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -26, impl_level.F64)}}
     impl_level._range_with_holes(s, None, res, (-0.375, None), (None, None), ce, 5000)
     assert res.status == "unknown" and "exceed the budget" in res.note
+
+
+# ---- monotonicity through the abstraction: two inputs of the format are at least one spacing apart ----
+
+def test_hardswish_float32_monotone_above_its_minimum_is_proved():
+    (p,) = prove("HardSwish", "float32", properties=["monotonic_above_minimum"]).properties
+    assert p.status == "proved" and "abstraction" in p.method
+    # corroborated on the code, independently of the prover: every adjacent pair on [-1.5, -1]
+    from opcert.impl import run
+    xs = np.arange(np.float32(-1.5).view(np.int32), np.float32(-1.0).view(np.int32) - 1, -1,
+                   dtype=np.int32).view(np.float32)
+    assert xs[0] == -1.5 and xs[-1] == -1.0 and np.all(np.diff(xs) > 0)
+    ys = run("HardSwish", xs)
+    assert np.all(np.diff(ys.astype(np.float64)) >= 0)
+
+
+def test_a_step_down_between_two_adjacent_inputs_is_still_refuted():
+    """The spacing constraint must not hide a real decrease: a code that drops by 2^-10
+    relative at x = -1.25 (one float32 step) is refuted, its counterexample replayed."""
+    hs = x * maximum(0, minimum(1, (x + 3) / 6))
+    bent = select(x < const(Fraction(-5, 4)), hs, hs * const(1 + Fraction(1, 1024)))
+    op = _with("HardSwish", implementation=bent)
+    (p,) = prove(op, "float32", properties=["monotonic_above_minimum"]).properties
+    assert p.status == "refuted" and p.counterexample["replayed"] is True
+    x1 = p.counterexample["inputs"]["x1"]["value"]
+    x2 = p.counterexample["inputs"]["x2"]["value"]
+    assert x1 < x2 and x1 < -1.25 <= x2

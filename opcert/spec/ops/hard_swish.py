@@ -66,13 +66,9 @@ OPERATOR = Operator(
     budget64=2.5,
     runtimes={"torch": RuntimeMap("torch.nn.functional.hardswish")},
     own_exceptions={("monotonic_above_minimum", "float64"): (
-        "opcert's binary64 code x * R(R(alpha * x) + beta) is not monotone on [-1.5, 0): the rounded factor "
+        "opcert's binary64 code x * R(R(x + 3) / 6) is not monotone on [-1.5, 0): the rounded factor "
         "steps up one ULP while x steps one ULP, e.g. f(-0.9999999999999986) = -0.33333333333333304 > "
         "f(-0.9999999999999984) = -0.33333333333333315 (`opcert prove HardSwish --dtype float64` refutes it); "
-        "in float32 every pair on [-1.5, 0] is non-decreasing (bench: exhaustive scan)"),
-        ("monotonic_above_minimum", "float32"): (
-        "undecided by the provers (the composition rules stop at a product of a growing and a shrinking factor "
-        "on [-1.5, 0)); `opcert prove HardSwish --dtype float32 --property monotonic_above_minimum --enumerate` "
-        "runs the code on every float32 input and proves it (2-3 minutes on 2 cores: too long for the gate)")},
+        "in float32 it is proved")},
     notes="torch's hardswish is x * relu6(x + 3) / 6: the real 1/6, ONNX's definition.",
 )

@@ -259,7 +259,12 @@ def _abstract_query(s: Subject, kind, timeout_ms, bounds=None, dom=(None, None),
         x1, c1 = _real_x("x1", s.fmt)
         x2, c2 = _real_x("x2", s.fmt)
         xs = {"x1": x1, "x2": x2}
-        viol = c1 + c2 + [x1 <= x2, _abstract_impl(m, e, x1, s) > _abstract_impl(m, e, x2, s)]
+        # x1 < x2 are two values of the format: they are at least one spacing apart, and the
+        # spacing next to x1 is at least |x1| 2^-p (the smallest subnormal near 0). Without it
+        # the abstraction takes x1 = x2 and rounds the two evaluations apart.
+        gap = z3.If(x1 >= 0, x1, -x1) * Q(Fraction(1, 2 ** s.fmt.p))
+        viol = c1 + c2 + [x2 - x1 >= gap, x2 - x1 >= Q(Fraction(s.fmt.min_subnormal)),
+                          _abstract_impl(m, e, x1, s) > _abstract_impl(m, e, x2, s)]
     elif kind == "range":
         x, c = _real_x("x", s.fmt)
         xs = {"x": x}
