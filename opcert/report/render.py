@@ -103,6 +103,7 @@ def provenance_rows(gate: dict) -> list:
     prov = dict(gate.get("provenance") or {})
     rows = [("opcert", f"{prov.get('opcert')} (commit {prov.get('opcert_commit') or 'unknown: not a git checkout'})"),
             ("command", gate.get("command")), ("date", prov.get("date")), ("cpu", prov.get("cpu")),
+            ("SIMD (NumPy's dispatch)", prov.get("simd", "not recorded")),
             ("platform", prov.get("platform")), ("python", prov.get("python")), ("numpy", prov.get("numpy")),
             ("mpmath", prov.get("mpmath"))]
     targets = {}
