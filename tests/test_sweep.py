@@ -142,6 +142,15 @@ def test_checkpoints_are_keyed_by_code_and_target_fingerprint():
         sweep_mod._FINGERPRINT[:] = saved
 
 
+def test_checkpoints_are_keyed_by_the_cpus_simd_paths(monkeypatch):
+    """onnx.reference's float32 Elu differs with and without AVX-512: chunks swept on one
+    host are not resumed on another."""
+    import opcert.provenance as prov
+    original = cfg().key()
+    monkeypatch.setattr(prov, "simd", lambda: "X86_V2 X86_V3")
+    assert cfg().key() != original
+
+
 def test_interrupting_a_pool_leaves_no_workers(tmp_path):
     import multiprocessing
     import time

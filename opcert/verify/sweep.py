@@ -16,7 +16,8 @@ A finished chunk is written to the checkpoint directory, atomically, with a
 checksum, before it counts; an interrupted sweep resumes with the chunks it
 lacks. A chunk is reused only when its checkpoint key matches: the key covers
 opcert's source, the target's code fingerprint (a user module's source and
-what it loads, a runtime's version and build), the operator, attributes,
+what it loads, a runtime's version and build), the CPU's SIMD paths (as NumPy
+dispatches them: results can differ between AVX2 and AVX-512), the operator, attributes,
 standard, range, block size, policies and the properties checked. Chunk files
 are verified (checksum, key, internal consistency) before they count; one that
 fails is recomputed and the result says so. The checksum detects corruption
@@ -80,6 +81,10 @@ class SweepConfig:
         d = asdict(self)
         d.pop("timeout")
         d["opcert_code"] = self.opcert_code or code_fingerprint()
+        # the same library can compute other bits on another CPU (NumPy's and the runtimes'
+        # SIMD paths): a sweep resumed on a different host must not mix the two
+        from ..provenance import simd
+        d["simd"] = simd()
         d["schema"] = CHUNK_SCHEMA
         return d
 
