@@ -51,3 +51,34 @@ def test_sum_is_exact_matches_rationals():
 def test_broadcasts_over_scalars(f):
     x = np.array([0.5, 1 / 3, 3.0])
     assert f(x, 2.0).shape == (3,) and f(np.float64(2.0), x).shape == (3,)
+
+
+def test_the_power_of_two_shortcut_agrees_with_the_product_test():
+    """product_exact_pow2(a, b), for a = +-2^k (ScaledTanh's 0.5 x, Linear's alpha = 1),
+    answers as product_exact does on every case, and as rational arithmetic says."""
+    import numba
+
+    from opcert.spec.errorfree import product_exact, product_exact_pow2
+
+    @numba.njit
+    def both(a, b, out1, out2):
+        for i in range(a.size):
+            out1[i] = product_exact(a[i], b[i])
+            out2[i] = product_exact_pow2(a[i], b[i])
+    _, b = _cases(9)
+    rng = np.random.default_rng(9)
+    k = rng.integers(-1074, 1024, b.size)
+    a = np.ldexp(np.where(rng.random(b.size) < 0.5, 1.0, -1.0), k)
+    a[:8] = [1.0, -1.0, 0.5, 2.0, 0.0, -0.0, 2.0 ** -1074, 2.0 ** 1023]
+    g1, g2 = np.empty(b.size, dtype=np.bool_), np.empty(b.size, dtype=np.bool_)
+    with np.errstate(all="ignore"):
+        both(a, b, g1, g2)
+    with np.errstate(all="ignore"):
+        below = ~(np.abs(a * b) >= 2.0 ** 1000)
+    assert np.array_equal(g1[below], g2[below]) and below.sum() > b.size // 2
+    assert not g2[~below].any()        # above 2^1000 (or overflowing): "not exact", never wrongly "exact"
+    for x, y, g in zip(a.tolist(), b.tolist(), g2.tolist()):
+        p = x * y
+        exact = math.isfinite(x) and math.isfinite(y) and math.isfinite(p) and Fraction(x) * Fraction(y) == Fraction(p)
+        assert not g or exact, (x, y)
+    assert 1000 < g2.sum() < g2.size
