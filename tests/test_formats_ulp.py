@@ -109,6 +109,29 @@ def test_ulp_definition():
     assert ulp_of(np.array([0.0]), f32)[0] == 2.0 ** -149           # ulp(0): smallest subnormal
 
 
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64"])
+def test_ulp_of_matches_the_definition_in_rationals(name):
+    """ulp(v) = 2**(max(floor(log2|v|), emin) - p + 1) for every kind of binary64 v (random bit
+    patterns: every binade, binary64 subnormals, powers of two); 0 and NaN give the smallest
+    subnormal of the format."""
+    import warnings
+    fmt = FLOAT_FORMATS[name]
+    rng = np.random.default_rng(5)
+    v = rng.integers(0, 2 ** 64, 20_000, dtype=np.uint64).view(np.float64)
+    v = np.concatenate([v[np.isfinite(v)], 2.0 ** np.arange(-1074, 1024, dtype=np.float64),
+                        -(2.0 ** np.arange(-1074, 1024, 7, dtype=np.float64)), [5e-324, 1.7976931348623157e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # NaN must not raise the invalid flag either
+        got = ulp_of(v, fmt)
+        special = ulp_of(np.array([0.0, -0.0, np.nan]), fmt)
+    for x, u in zip(v.tolist(), got.tolist()):
+        a = abs(Fraction(x))
+        e = a.numerator.bit_length() - a.denominator.bit_length()
+        e -= (Fraction(2) ** e > a)               # floor(log2 a), exactly
+        assert Fraction(u) == Fraction(2) ** (max(e, fmt.emin) - fmt.p + 1), (x, u)
+    assert special.tolist() == [float(fmt.min_subnormal)] * 3
+
+
 def test_ulp_error_hand_values():
     f16 = FLOAT_FORMATS["float16"]
     one = np.array([1.0])
