@@ -134,3 +134,15 @@ def test_reference_of_integer_shrink_rounds_half_even_and_saturates():
     assert opcert.reference("Shrink", x, bias=1.5, lambd=0.5).tolist() == [4, 2, -4, 0, -126]
     assert opcert.reference("Shrink", np.array([100], np.int8), bias=-100, lambd=0.5).tolist() == [127]
     assert opcert.reference("Shrink", np.array([1, 200], np.uint8), bias=3, lambd=0.5).tolist() == [0, 197]
+
+
+def test_an_expressions_cached_hash_is_not_pickled():
+    """Expr caches its hash (the NumPy interpreter hashes subexpressions per block); string
+    hashes are salted per process, so a worker must compute its own, never receive one."""
+    import pickle
+    e = opcert.get_operator("Mish").implementation
+    h = hash(e)
+    state = pickle.loads(pickle.dumps(e)).__dict__
+    assert "_hash" not in state
+    e2 = pickle.loads(pickle.dumps(e))
+    assert e2 == e and hash(e2) == h and {e: 1}[e2] == 1

@@ -94,6 +94,24 @@ class Expr:
         if self.op not in ARITY or len(self.args) != ARITY[self.op]:
             raise ValueError(f"bad expression node {self.op}/{len(self.args)}")
 
+    def __hash__(self):
+        # cached: the NumPy interpreter memoises subexpressions by value, and a frozen
+        # dataclass rehashes the whole subtree each time (111 hashes per block of ScaledTanh)
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            h = hash((self.op, self.args, self.name, self.value))
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    def __getstate__(self):
+        # a hash is only valid in the process that computed it (string hashing is salted)
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+
     # Operator overloading keeps the catalog readable: alpha * tanh(beta * x).
     def __add__(self, o): return Expr("add", (self, lift(o)))
     def __radd__(self, o): return Expr("add", (lift(o), self))
