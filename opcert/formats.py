@@ -152,6 +152,13 @@ def round_float64(y: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     y = np.asarray(y, dtype=np.float64)
     if fmt.name == "float64":
         return y.copy()
+    if fmt.name in ("float32", "float16"):
+        # the CPU's conversion rounds to nearest even, subnormals, overflow and the sign of
+        # zero included (to_format; tests/test_formats_ulp.py checks both against MPFR);
+        # a NaN keeps its own bits, as below
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = y.astype(fmt.dtype).astype(np.float64)
+        return np.where(np.isnan(y), y, r)
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(y)
         mag = np.where(finite, np.abs(y), 1.0)

@@ -80,6 +80,17 @@ def test_round_float64_equals_exact_rounding(name):
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
+def test_round_float64_passes_specials_through_and_overflows_to_infinity(name):
+    fmt = FLOAT_FORMATS[name]
+    nan = np.array([0x7FF8000000000123, 0xFFF0000000000001], dtype=np.uint64).view(np.float64)   # payloads
+    y = np.concatenate([nan, [np.inf, -np.inf, 2.0 ** (fmt.emax + 1), -(2.0 ** (fmt.emax + 1)), -1e-300, 1e-300]])
+    got = round_float64(y, fmt)
+    assert np.array_equal(got[:2].view(np.uint64), nan.view(np.uint64))      # the NaN's own bits
+    assert got[2:6].tolist() == [np.inf, -np.inf, np.inf, -np.inf]
+    assert got[6] == 0 and np.signbit(got[6]) and got[7] == 0 and not np.signbit(got[7])
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
 def test_to_format_casts_round_exactly(name):
     # random binary64 values at every scale of the format, and the midpoints between its values
     fmt = FLOAT_FORMATS[name]
