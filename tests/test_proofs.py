@@ -264,7 +264,7 @@ def test_hardswish_float64_lower_bound_is_proved_where_the_code_attains_it():
     about 2^-26 of it the roundings move the product by more than the real margin, so neither
     enclosures nor the abstraction alone decide it. The values there are run on the code."""
     (p,) = prove("HardSwish", "float64", properties=["lower_bound"]).properties
-    assert p.status == "proved" and "neighbourhood" in p.method and "run on the code" in p.method
+    assert p.status == "proved" and "neighbourhood" in p.method and "run on the code" in p.method, (p.status, p.note)
     # independent of the prover: the tight inputs x = -1.5 + k 2^-52, k = 1 mod 3, in exact
     # arithmetic: (x + 3) is exact, / 6 rounds to 1/4 + j 2^-54 with j = round(2k/3), and the
     # exact product lies above the midpoint below -0.375 by k j 2^-106: the code gives -0.375
