@@ -517,7 +517,7 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
     status, info = implementation_bound(s.impl, s.attrs, s.fmt, lower, upper, q(dlo), q(dhi), run_code=s.run)
     res.elapsed_s += time.perf_counter() - t0
     if status == "proved":
-        res.status = "proved"
+        res.status, res.note = "proved", None
         res.method = (f"interval arithmetic over every finite {s.fmt.name} input ({info:,} pieces of consecutive "
                       "values): each binary64 operation's exact result rounded to nearest (monotone: the enclosure's ends round), each primitive within its libm "
                       "contract, the final rounding monotone; pieces the enclosures could not separate from the "
