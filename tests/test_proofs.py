@@ -287,7 +287,7 @@ def test_a_bound_broken_next_to_a_spurious_counterexample_is_refuted():
     above = float(np.nextafter(-0.375, 0.0))
     res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375 + 1 ULP (false)", "unknown", "-")
     ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -32, impl_level.F64)}}
-    impl_level._range_with_holes(s, None, res, (above, None), (None, None), ce, 5000)
+    impl_level._range_with_holes(s, res, (above, None), (None, None), ce, 5000)
     assert res.status == "refuted" and res.counterexample["replayed"] is True
     x = res.counterexample["inputs"]["x"]["value"]
     assert abs(x + 1.5) < 2.0 ** -30 and float(res.counterexample["outputs"]["f(x)"]["value"]) < above
@@ -298,7 +298,7 @@ def test_a_neighbourhood_over_its_budget_leaves_the_verdict_unknown(monkeypatch)
     monkeypatch.setattr(impl_level, "HOLE_BUDGET", 1 << 16)
     res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375", "unknown", "-")
     ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -26, impl_level.F64)}}
-    impl_level._range_with_holes(s, None, res, (-0.375, None), (None, None), ce, 5000)
+    impl_level._range_with_holes(s, res, (-0.375, None), (None, None), ce, 5000)
     assert res.status == "unknown" and "exceed the budget" in res.note
 
 

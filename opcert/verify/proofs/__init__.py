@@ -146,8 +146,8 @@ def prove_all(timeout_s: float = 30.0, workers: int | None = None, progress=None
     from concurrent.futures import ProcessPoolExecutor
 
     from ...spec import operators
-    tasks = [(op.name, dt, timeout_s, enumerate_float32) for op in operators() for dt in ("real", "float16", "bfloat16", "float32",
-                                                                       "float64")]
+    tasks = [(op.name, dt, timeout_s, enumerate_float32) for op in operators()
+             for dt in ("real", "float16", "bfloat16", "float32", "float64")]
     workers = workers or os.cpu_count() or 1
     if workers == 1:
         out = []

@@ -339,41 +339,27 @@ def _abstraction(s: Subject, prop, res, kind, timeout_ms, bounds=None, dom=(None
 
 
 HOLE_START = 1 << 21          # values on each side of a first spurious counterexample
-HOLE_BUDGET = 1 << 30         # values run on the code in all (HardSwish's bound at -1.5: 2-5e8, 8-15 s)
+HOLE_BUDGET = 1 << 30         # values run on the code in all (HardSwish's bound at -1.5: 2.0-2.9e8, 8-19 s)
 HOLE_ROUNDS = 24
 
 
-def _range_with_holes(s: Subject, prop, res, bounds, dom, first_ce, timeout_ms) -> None:
+def _range_with_holes(s: Subject, res, bounds, dom, first_ce, timeout_ms) -> None:
     """Where a bound is attained by the code (HardSwish: -0.375 at x = -1.5), the abstraction's
     errors exceed the margin near that point and its counterexamples there do not replay: run
     every value of a neighbourhood of each such counterexample on the code and ask the
-    abstraction again about the rest, widening the neighbourhood while its counterexamples
-    stay next to it. Together, a proof over every finite input: each is either run or covered
-    by an unsat query. res is updated in place; it stays unknown if the budget runs out."""
-    from ...formats import ordinal
+    abstraction again about the rest, each new counterexample extending the neighbourhood next
+    to it. Together, a proof over every finite input: each is either run or covered by an unsat
+    query. res is updated in place; it stays unknown if the budget runs out."""
     from ..inputs import _max_ordinal, from_ordinal
+    from .interval import first_outside, ordinal_of
     fmt = s.fmt
     lo, hi = bounds
     top = _max_ordinal(fmt) - 1
-
-    def ord_of(v) -> int:
-        return int(ordinal(np.array([v], dtype=fmt.dtype))[0])
-
-    o_min = ord_of(dom[0]) if dom[0] is not None else -top
-    o_max = ord_of(dom[1]) if dom[1] is not None else top
+    o_min = ordinal_of(dom[0], fmt) if dom[0] is not None else -top
+    o_max = ordinal_of(dom[1], fmt) if dom[1] is not None else top
     holes: list[list[int]] = []     # closed ranges of ordinals, every value run on the code
     ran, z3_s = 0, 0.0
     t0 = time.perf_counter()
-
-    def run(a: int, b: int):
-        """Run ordinals a..b on the code: the first input outside the bounds, or None."""
-        for c in range(a, b + 1, 1 << 22):
-            xs = from_ordinal(np.arange(c, min(b, c + (1 << 22) - 1) + 1, dtype=np.int64), fmt)
-            ys = s.run(xs)
-            bad = np.isnan(ys) | ((ys < lo) if lo is not None else False) | ((ys > hi) if hi is not None else False)
-            if bad.any():
-                return float(xs[int(np.argmax(bad))])
-        return None
 
     def add(a: int, b: int):
         """Run the values of a..b not run yet, and merge a..b into the neighbourhoods."""
@@ -391,7 +377,7 @@ def _range_with_holes(s: Subject, prop, res, bounds, dom, first_ce, timeout_ms) 
         if ran > HOLE_BUDGET:
             return "budget"
         for p, q in todo:
-            x = run(p, q)
+            x = first_outside(s.run, p, q, fmt, lo, hi, chunk=1 << 22)
             if x is not None:
                 return x
         merged = []
@@ -408,7 +394,7 @@ def _range_with_holes(s: Subject, prop, res, bounds, dom, first_ce, timeout_ms) 
     # a few rounds whatever points z3 returns (its models vary with what the process asked before).
     ce, w = first_ce, HOLE_START
     for _ in range(HOLE_ROUNDS):
-        o = ord_of(ce["inputs"]["x"]["value"])
+        o = ordinal_of(ce["inputs"]["x"]["value"], fmt)
         near = [h for h in holes if h[0] - 4 * w <= o <= h[1] + 4 * w]
         if near:
             h = min(near, key=lambda h: min(abs(o - h[0]), abs(o - h[1])))
@@ -504,7 +490,7 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
         if spurious is not None:
             # the queries outside the neighbourhoods get the full timeout: each answers in under a
             # second when the machine is idle, and a loaded CI machine must not turn a proof unknown
-            _range_with_holes(s, prop, res, bounds, dom, spurious, timeout_ms)
+            _range_with_holes(s, res, bounds, dom, spurious, timeout_ms)
         if res.status in ("proved", "refuted"):
             return res
         # what the neighbourhoods ran into stays in the note; the quick query's own remark does not
@@ -535,7 +521,7 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
     spurious = _abstraction(s, prop, res, "range", timeout_ms, bounds, dom)
     if spurious is not None and s.fmt.bits == 64 and not holes_tried:
         # the quick query above timed out (a loaded machine) where this one found the point
-        _range_with_holes(s, prop, res, bounds, dom, spurious, timeout_ms)
+        _range_with_holes(s, res, bounds, dom, spurious, timeout_ms)
     return res
 
 

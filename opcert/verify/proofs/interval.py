@@ -232,6 +232,28 @@ def eval_rounded(e, x, attrs, prec: int = 80):
     raise ValueError(op)
 
 
+def ordinal_of(v: float, fmt) -> int:
+    """The ordinal (formats.ordinal) of one value of fmt."""
+    import numpy as np
+    from ...formats import ordinal
+    return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
+
+
+def first_outside(run_code, a: int, b: int, fmt, r_lo, r_hi, chunk: int = 1 << 20) -> float | None:
+    """Run the values of fmt with ordinals a..b on the code (run_code(xs) -> outputs), `chunk`
+    at a time: the first input whose output is NaN or outside [r_lo, r_hi] (None: unbounded),
+    or None when every output is inside."""
+    import numpy as np
+    from ..inputs import from_ordinal
+    for c0 in range(a, b + 1, chunk):
+        xs = from_ordinal(np.arange(c0, min(b, c0 + chunk - 1) + 1, dtype=np.int64), fmt)
+        ys = np.asarray(run_code(xs), dtype=np.float64)
+        bad = np.isnan(ys) | ((ys < r_lo) if r_lo is not None else False) | ((ys > r_hi) if r_hi is not None else False)
+        if bad.any():
+            return float(xs[int(np.argmax(bad))])
+    return None
+
+
 def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fraction | None, lo=None, hi=None,
                          run_code=None, budget: int = 200_000, enumerate_below: int = 1 << 22,
                          seconds: float | None = 60.0):
@@ -242,7 +264,7 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
     ('proved', pieces) / ('refuted', x) / ('unknown', why)."""
     import numpy as np
     from flint import ctx
-    from ...formats import ordinal, round_fraction
+    from ...formats import round_fraction
     from ..inputs import from_ordinal
     # the values whose rounding (to binary64, then to fmt) stays within the bounds' roundings
     t_lo = _threshold(lower, fmt, -1) if lower is not None else None
@@ -250,13 +272,11 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
     r_lo = round_fraction(lower, fmt) if lower is not None else None
     r_hi = round_fraction(upper, fmt) if upper is not None else None
 
-    def ordinal_of(v: float) -> int:
-        return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
     big = float(fmt.max_finite)
-    o0 = ordinal_of(max(-big, round_fraction(lo, fmt, mode="up")) if lo is not None else -big)
-    o1 = ordinal_of(min(big, round_fraction(hi, fmt, mode="down")) if hi is not None else big)
+    o0 = ordinal_of(max(-big, round_fraction(lo, fmt, mode="up")) if lo is not None else -big, fmt)
+    o1 = ordinal_of(min(big, round_fraction(hi, fmt, mode="down")) if hi is not None else big, fmt)
     # start from the binades: relative widths small from the outset
-    cuts = {o0, o1, 0} | {ordinal_of(sg * 2.0 ** k) for k in range(fmt.emin - fmt.p + 1, fmt.emax + 1)
+    cuts = {o0, o1, 0} | {ordinal_of(sg * 2.0 ** k, fmt) for k in range(fmt.emin - fmt.p + 1, fmt.emax + 1)
                           for sg in (1, -1)}
     edges = sorted(c for c in cuts if o0 <= c <= o1)
     saved = ctx.prec
@@ -280,13 +300,9 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
             if ok:
                 continue
             if run_code is not None and b - a < enumerate_below:
-                for c0 in range(a, b + 1, 1 << 20):
-                    xs = from_ordinal(np.arange(c0, min(b, c0 + (1 << 20) - 1) + 1), fmt)
-                    ys = np.asarray(run_code(xs), dtype=np.float64)
-                    bad = np.isnan(ys) | ((ys < r_lo) if r_lo is not None else False) | \
-                        ((ys > r_hi) if r_hi is not None else False)
-                    if bad.any():
-                        return "refuted", Fraction(float(xs[int(np.argmax(bad))]))
+                x = first_outside(run_code, a, b, fmt, r_lo, r_hi)
+                if x is not None:
+                    return "refuted", Fraction(x)
                 continue
             if b - a <= 1:
                 return "unknown", f"could not separate the code's values from the bound near x = {float(xa)!r}"
