@@ -1,0 +1,20 @@
+"""Fused multiply-add for binary64 arrays, compiled (numba): imported at its first use by
+numpy_eval.fma, so that importing opcert does not import numba."""
+import numba
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+
+@intrinsic
+def _llvm_fma(typingctx, a, b, c):
+    # llvm.fma (not llvm.fmuladd): a * b + c rounded once, whatever the target
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 3)
+        return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.fma.f64"), args)
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+@numba.vectorize(["float64(float64, float64, float64)"], cache=True, nopython=True)
+def fma(a, b, c):
+    return _llvm_fma(a, b, c)
