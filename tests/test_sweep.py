@@ -215,6 +215,76 @@ def test_kernel_next_down_and_up_are_nextafter():
                 assert np.float64(got).view(np.uint64) == np.float64(want).view(np.uint64), x
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
+    """The sweep splits each block: a branch-free pass counts the common case
+    (sweep_kernel.easy), block takes the rest. On inputs built to hit every
+    branch (NaNs, infinities, zeros, subnormals, undecided and exact balls,
+    powers of two, outputs right, one step off, wrong in sign, NaN, flushed),
+    in blocks with the worst cases carried over (and taken out of order, so
+    that ties are broken both ways), both give the same state."""
+    from opcert.verify.stats import HIST_LABELS
+    from opcert.verify.sweep_kernel import TOP, block, easy
+    rng = np.random.default_rng(seed)
+    n = 1 << 13
+    bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    pick = rng.random(n)
+    bits[pick < 0.2] &= np.uint32(0x807FFFFF)                    # subnormals and zeros
+    bits[pick > 0.95] |= np.uint32(0x7F800000)                   # infinities, NaNs
+    bits = np.sort(bits)
+    x = bits.view(np.float32)
+    with np.errstate(all="ignore"):
+        v = np.tanh(x.astype(np.float64)) * rng.choice([1.0, 3.0, 1e-30, 1e30], n)
+        if seed % 3 == 0:                                       # every value exact: err 0 everywhere, ties
+            v = v.astype(np.float32).astype(np.float64)
+        v[rng.random(n) < 0.05] = 2.0 ** rng.integers(-160, 10, n)[:1]   # powers of two
+        exact = rng.random(n) < 0.2
+        v[exact] = v[exact].astype(np.float32)                  # exact binary32 values (err 0, ties in the top)
+        rad = np.abs(v) * rng.choice([0.0, 2.0 ** -52, 2.0 ** -30, 2.0 ** -20, np.nan], n, p=[.3, .3, .2, .1, .1])
+        rad[rng.random(n) < 0.02] = 2.0 ** -1074
+        tiny = (rng.random(n) < 0.03) & (seed % 3 != 0)
+        v[tiny] *= 2.0 ** -200                                   # below the binary32 subnormals
+        rad[tiny] *= 2.0 ** -200
+        sg = np.sign(v) * (rng.random(n) < 0.8)                 # the exact value's sign, unknown for some
+        y = v.astype(np.float32)
+        off = rng.random(n) if seed % 3 else np.ones(n)         # every output right in the tied case
+        y[off < 0.1] = np.nextafter(y[off < 0.1], np.float32(np.inf))
+        y[(off > 0.1) & (off < 0.15)] = -y[(off > 0.1) & (off < 0.15)]
+        y[(off > 0.15) & (off < 0.18)] = np.nan
+        y[(off > 0.18) & (off < 0.2)] = 0.0
+        y[(off > 0.2) & (off < 0.22)] = np.inf
+    yb = y.view(np.uint32)
+    states = []
+    for split in (False, True):
+        st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
+              np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        counts, hist, top_e, top_b = st[:4]
+        undecided = []
+        total_easy = 0
+        for b0 in np.random.default_rng(seed).permutation(range(0, n, 1024)).tolist():   # bits not in order
+            s = slice(b0, b0 + 1024)
+            und = np.empty(1024, np.int64)
+            args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], np.uint32(0xBF800000), np.uint32(0x3F800000),
+                    -1.0, 1.0, *st, und, bool(seed % 2))
+            if split:
+                hard = np.empty(1024, np.bool_)
+                n_easy, n_exact = easy(bits[s], yb[s], v[s], rad[s], top_e[TOP - 1], top_b[TOP - 1], hard)
+                counts[:2] += n_easy
+                hist[:2] += (n_exact, n_easy - n_exact)
+                if n_easy and st[7][0] < 0:
+                    st[7][0] = 0
+                k = block(*args, np.flatnonzero(hard))
+                total_easy += n_easy
+            else:
+                k = block(*args)
+            undecided += (und[:k] + b0).tolist()
+        states.append(([a.tolist() for a in st], sorted(undecided)))
+    assert states[0] == states[1]
+    assert states[0][0][0][0] > n // 2 and states[0][1]       # most inputs counted, some undecided
+    assert n // 8 < total_easy < states[0][0][0][0]           # both paths took a share
+
+
 def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
     """A worker started after opcert's files changed runs other code than the sweep's: it says so
     (a usage error, exit 2), instead of failing the chunk's own key check (an internal error)."""

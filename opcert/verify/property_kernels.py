@@ -36,9 +36,33 @@ def _record(st, wmag, key, a, b, mag):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def _count_values(kind, x, y, dlo, dhi, lo, hi, value):
+    """(evaluated, violations) of scan_values, branch-free so that it vectorises:
+    nearly every block has no violation, and then this pass is the whole scan."""
+    n = 0
+    bad = 0
+    for i in range(x.size):
+        xi, yi = x[i], y[i]
+        if kind == 2:
+            isnan = xi != xi
+            n += isnan
+            bad += isnan & (yi == yi)
+        else:
+            inside = (xi >= dlo) & (xi <= dhi)
+            good = (yi == value) if kind == 1 else ((yi >= lo) & (yi <= hi))
+            n += inside
+            bad += inside & ~good
+    return n, bad
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def scan_values(kind, x, y, keys, dlo, dhi, lo, hi, value, st, wmag):
     """kind 0: lo <= y <= hi (NaN outputs violate); 1: y == value; 2: NaN in, NaN out.
     Inputs outside [dlo, dhi] and NaN inputs are not evaluated (except by kind 2)."""
+    n, bad = _count_values(kind, x, y, dlo, dhi, lo, hi, value)
+    if bad == 0:
+        st[EVALUATED] += n
+        return
     for i in range(x.size):
         xi, yi = x[i], y[i]
         if kind == 2:
@@ -65,6 +89,17 @@ def scan_values(kind, x, y, keys, dlo, dhi, lo, hi, value, st, wmag):
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def scan_odd(xp, yp, yn, ybp, ybn, mags, negb, sign, bitwise, st, wmag):
     """f(-x) = -f(x) on every pair (bit for bit, or as values); NaN = NaN."""
+    n = 0
+    bad = 0
+    for i in range(xp.size):    # branch-free count first (vectorised); the recording loop only where needed
+        a, b = yp[i], yn[i]
+        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == -a)
+        isx = xp[i] == xp[i]
+        n += isx
+        bad += isx & ~good & ~((a != a) & (b != b))
+    if bad == 0:
+        st[EVALUATED] += n
+        return
     for i in range(xp.size):
         if xp[i] != xp[i]:
             continue
@@ -82,6 +117,23 @@ def scan_monotonic(x, y, yb, xb, dlo, dhi, negative, has_prev, prev_b, prev_y, s
     """Adjacent valid inputs along the array (x ascends on the positive side and
     descends on the negative one), continuing the chain from (prev_b, prev_y).
     ends receives [found, first bits, first output bits, last bits, last output bits]."""
+    n = x.size
+    inside = 0
+    bad = 0
+    for i in range(n):          # the common case first, branch-free: every input valid, no pair decreasing
+        inside += (x[i] >= dlo) & (x[i] <= dhi)
+    if n and inside == n:
+        for i in range(n - 1):
+            bad += (y[i + 1] > y[i]) if negative else (y[i + 1] < y[i])
+            bad += (y[i] != y[i])
+        bad += y[n - 1] != y[n - 1]
+        if has_prev:
+            bad += not ((y[0] <= prev_y) if negative else (prev_y <= y[0]))
+        if bad == 0:
+            st[EVALUATED] += n - 1 + has_prev
+            ends[0], ends[1], ends[2] = 1, np.uint64(xb[0]), np.uint64(yb[0])
+            ends[3], ends[4] = np.uint64(xb[n - 1]), np.uint64(yb[n - 1])
+            return
     have, lb_, ly, lyb = has_prev, prev_b, prev_y, np.uint64(0)
     found = False
     for i in range(x.size):

@@ -173,7 +173,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed
     from .accuracy import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block
+    from .sweep_kernel import TOP, block, easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -200,6 +200,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     checker = PropertyChecker(compiled, F32)
     und = np.empty(cfg.block, np.int64)
     und2 = np.empty(cfg.block, np.int64)
+    hard = np.empty(cfg.block, np.bool_)
     from ..spec import one_sided
     base = np.arange(cfg.block, dtype=np.uint32)
     for b0 in range(lo, hi, cfg.block):
@@ -226,9 +227,17 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 with np.errstate(all="ignore"):
                     z = np.broadcast_to(eval_numpy(formula, x64[zero], a64), (int(zero.sum()),))
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
-            n_und = block(bits, y, y.view(np.uint32), v, np.ascontiguousarray(rad), np.ascontiguousarray(sg),
+            rad = np.ascontiguousarray(rad)
+            yb = y.view(np.uint32)
+            n_easy, n_exact = easy(bits, yb, v, rad, top_e[TOP - 1], top_b[TOP - 1], hard)
+            counts[:2] += n_easy
+            hist[:2] += (n_exact, n_easy - n_exact)
+            if n_easy and maxdist[0] < 0:
+                maxdist[0] = 0
+            n_und = block(bits, y, yb, v, rad, np.ascontiguousarray(sg),
                           np.uint32(rneg), np.uint32(rpos), vneg, vpos,
-                          counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed)
+                          counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
+                          np.flatnonzero(hard[:bits.size]))
             if n_und and one_sided.supported(form):   # midpoints decided by the side of the exact value
                 idx = und[:n_und].copy()
                 om, orr, os_, ook = one_sided.evaluate(form, x64[idx], a64)
