@@ -223,8 +223,6 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
     powers of two, outputs right, one step off, wrong in sign, NaN, flushed),
     in blocks with the worst cases carried over (and taken out of order, so
     that ties are broken both ways), both give the same state."""
-    from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import TOP, block, easy
     rng = np.random.default_rng(seed)
     n = 1 << 13
     bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
@@ -253,36 +251,75 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
         y[(off > 0.15) & (off < 0.18)] = np.nan
         y[(off > 0.18) & (off < 0.2)] = 0.0
         y[(off > 0.2) & (off < 0.22)] = np.inf
+    states, total_easy, total_wrong = _easy_then_block_and_block_alone(
+        bits, y, v, rad, sg, np.random.default_rng(seed).permutation(n // 1024).tolist(), bool(seed % 2))
+    assert states[0][0][0] > n // 2 and states[1]            # most inputs counted, some undecided
+    assert n // 8 < total_easy < states[0][0][0]              # both paths took a share
+    assert total_wrong > 0 or seed % 3 == 0                   # wrong outputs too
+
+
+def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
+    """Block 3, taken first, fills the worst wrong outputs with errors of 2^20
+    ULPs (same binade: 2^20 values away); the other blocks hold 16 ties of
+    those (smaller bits: they enter the list) and wrong outputs with smaller
+    errors in every bin of the histogram, some in the binade below the exact
+    value (twice as many values away as ULPs of its binade): the easy pass
+    takes those, and the largest distance is one of them."""
+    n = 1 << 12
+    bits = (np.arange(n) + 0x3F800000).astype(np.uint32)
+    v = 1.0 + (np.arange(n) + 1) * 2.0 ** -40          # just above 1: binary32 rounds them to 1.0
+    rad = np.full(n, 2.0 ** -60)
+    sg = np.ones(n)
+    one = np.uint32(0x3F800000)
+    # values below 1.0 (half an ULP of 1's binade each), errors on both sides of every bin's edges
+    steps = np.array([1, 2, 3, 4, 5, 8, 9, 31, 33, 511, 513, 131_071, 131_073, 3 << 19], np.int64)
+    yb = (one - steps[np.arange(n) % steps.size]).astype(np.uint32)
+    neg = np.arange(n) % 3 == 0                         # and the same below zero
+    far = np.zeros(n, bool)
+    far[3072:] = far[:1024:64] = True                   # block 3 (taken first), and 16 ties in block 0
+    yb[far], v[far], neg[far] = one + np.uint32(1 << 20), 1.0 + 2.0 ** -40, False   # errors of 2^20 ULPs
+    v[neg], sg[neg], yb[neg] = -v[neg], -1.0, yb[neg] | np.uint32(0x80000000)
+    y = yb.view(np.float32)
+    states, total_easy, total_wrong = _easy_then_block_and_block_alone(bits, y, v, rad, sg, [3, 0, 1, 2], False)
+    hist = states[0][1]
+    assert all(h > 0 for h in hist[2:]) and states[0][7] == [3 << 19]
+    assert all(b < 1024 for b in np.array(states[0][5]) - 0x3F800000)    # the ties from block 0
+    assert total_wrong > n // 2
+
+
+def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok):
+    """The state after sweep_kernel.easy then block on the rest, and after block alone,
+    over blocks of 1,024 inputs in the given order; they must agree."""
+    from opcert.verify.stats import HIST_LABELS
+    from opcert.verify.sweep_kernel import TOP, block, easy, take_easy
     yb = y.view(np.uint32)
     states = []
     for split in (False, True):
         st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
               np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
               np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
-        counts, hist, top_e, top_b = st[:4]
         undecided = []
-        total_easy = 0
-        for b0 in np.random.default_rng(seed).permutation(range(0, n, 1024)).tolist():   # bits not in order
+        total_easy = total_wrong = 0
+        for k in block_order:
+            b0 = 1024 * k
             s = slice(b0, b0 + 1024)
             und = np.empty(1024, np.int64)
             args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], np.uint32(0xBF800000), np.uint32(0x3F800000),
-                    -1.0, 1.0, *st, und, bool(seed % 2))
+                    -1.0, 1.0, *st, und, flush_ok)
             if split:
                 hard = np.empty(1024, np.bool_)
-                n_easy, n_exact = easy(bits[s], yb[s], v[s], rad[s], top_e[TOP - 1], top_b[TOP - 1], hard)
-                counts[:2] += n_easy
-                hist[:2] += (n_exact, n_easy - n_exact)
-                if n_easy and st[7][0] < 0:
-                    st[7][0] = 0
-                k = block(*args, np.flatnonzero(hard))
-                total_easy += n_easy
+                got = easy(bits[s], y[s], yb[s], v[s], rad[s], st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1],
+                           st[5][TOP - 1], hard)
+                take_easy(got, st[0], st[1], st[7])
+                n_und = block(*args, np.flatnonzero(hard))
+                total_easy += got[0] + got[2]
+                total_wrong += got[2]
             else:
-                k = block(*args)
-            undecided += (und[:k] + b0).tolist()
+                n_und = block(*args)
+            undecided += (und[:n_und] + b0).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
     assert states[0] == states[1]
-    assert states[0][0][0][0] > n // 2 and states[0][1]       # most inputs counted, some undecided
-    assert n // 8 < total_easy < states[0][0][0][0]           # both paths took a share
+    return states[0], total_easy, total_wrong
 
 
 def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):

@@ -173,7 +173,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed
     from .accuracy import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block, easy
+    from .sweep_kernel import TOP, block, easy, take_easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -229,11 +229,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
             rad = np.ascontiguousarray(rad)
             yb = y.view(np.uint32)
-            n_easy, n_exact = easy(bits, yb, v, rad, top_e[TOP - 1], top_b[TOP - 1], hard)
-            counts[:2] += n_easy
-            hist[:2] += (n_exact, n_easy - n_exact)
-            if n_easy and maxdist[0] < 0:
-                maxdist[0] = 0
+            take_easy(easy(bits, y, yb, v, rad, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1],
+                           hard), counts, hist, maxdist)
             n_und = block(bits, y, yb, v, rad, np.ascontiguousarray(sg),
                           np.uint32(rneg), np.uint32(rpos), vneg, vpos,
                           counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,

@@ -18,6 +18,8 @@ TOP = 8
 TWO128 = 2.0 ** 128
 TINY32 = 2.0 ** -126
 EDGES = np.array(HISTOGRAM_EDGES)   # the bins of stats.histogram_counts
+# easy() writes these edges out (its loop vectorises with one counter per bin)
+assert HISTOGRAM_EDGES == (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0), "update easy() with the new bins"
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -58,15 +60,18 @@ def _insert(err_arr, bits_arr, e, b):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy(xbits, ybits, v, rad, top_min, top_min_bits, hard):
-    """The common case of `block`, without its branches (LLVM vectorises this
-    loop: 0.8 ns per input against block's 8-10, bench/sweep_kernel.py): an
-    input whose ball lies strictly on one side of zero and rounds to one finite,
-    nonzero binary32 value, which is the target's output (the same bits),
-    within half an ULP of the midpoint, and not above the 8th worst case kept
-    so far (top_min, top_min_bits). Those are counted here, as block would
-    count them; hard[i] is set for every other input, which block then takes.
-    Returns (easy inputs, of which exact).
+def easy(xbits, yvals, ybits, v, rad, top_min, top_min_bits, topw_min, topw_min_bits, hard):
+    """The common cases of `block`, without its branches (LLVM vectorises this
+    loop: about 1 ns per input against block's 8-10, bench/sweep_kernel.py): an
+    input whose ball lies strictly on one side of zero and rounds to one finite
+    binary32 value r, where the target's output is either r (the same bits)
+    or a finite nonzero value other than r, and whose error is below the worst
+    cases kept so far (the 8th of each list: top_min, topw_min, with its
+    bits). Those are counted here, as block would count them; hard[i] is set
+    for every other input, which block then takes.
+
+    Returns (correctly rounded, of which exact, wrong, the histogram's bins 2..8
+    for the wrong ones, the largest distance in binary32 values among them).
 
     The ball is widened by arithmetic, not by stepping on the bits: t - (|t|
     2^-52 + 2^-1074) is at most next_down(t) (it subtracts at least one ULP of
@@ -76,8 +81,11 @@ def easy(xbits, ybits, v, rad, top_min, top_min_bits, hard):
     (ties broken by smaller bits, as _insert does) stays below it, as the 8th
     only rises; the kept worst cases are the 8 largest of a total order,
     whatever order the inputs come in."""
+    n_cr = 0
     n_exact = 0
-    n_easy = 0
+    n_wrong = 0
+    h2 = h3 = h4 = h5 = h6 = h7 = h8 = 0
+    maxd = -1
     for i in range(xbits.size):
         vv = v[i]
         e = rad[i]
@@ -87,24 +95,58 @@ def easy(xbits, ybits, v, rad, top_min, top_min_bits, hard):
         hi = t + (abs(t) * 2.0 ** -52 + 5e-324)
         r32 = np.float32(lo)
         rb = r32.view(np.uint32)
+        yb = ybits[i]
+        y = np.float64(yvals[i])
         avb = np.float64(abs(vv)).view(np.uint64)
         # err exactly as block computes it (the binade below for a power of two with a radius)
         ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
         ex = ex - 1 if (e > 0.0) & ((avb & np.uint64(0xFFFFFFFFFFFFF)) == 0) else ex
         inv_u = np.uint64(np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)).view(np.float64)
-        err = abs(np.float64(r32) - vv) * inv_u
+        err = abs(y - vv) * inv_u
+        xb = np.int64(xbits[i])
         mr = np.int64(rb & np.uint32(0x7FFFFFFF))
+        my = np.int64(yb & np.uint32(0x7FFFFFFF))
         # bitwise & and |: no short-circuit branches, so the loop vectorises. A ball on one side of
-        # zero that rounds to a zero is a zero of that sign, as in block; err <= 0.5 follows from the
-        # decision, and is tested so that the count lands in the histogram's (0, 0.5] bin by construction
-        ok = ((xbits[i] & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
-            & ((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (ybits[i] == rb) \
-            & (mr < 0x7F800000) & (err <= 0.5) \
-            & ((err < top_min) | ((err == top_min) & (np.int64(xbits[i]) >= top_min_bits)))
-        hard[i] = not ok
-        n_easy += ok
-        n_exact += ok & (err == 0.0)
-    return n_easy, n_exact
+        # zero that rounds to a zero is a zero of that sign, as in block.
+        decided = ((xbits[i] & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
+            & ((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < 0x7F800000) \
+            & ((err < top_min) | ((err == top_min) & (xb >= top_min_bits)))
+        same = yb == rb
+        # err <= 0.5 follows from the decision; tested so that the count lands in the (0, 0.5] bin by construction
+        cr = decided & same & (err <= 0.5)
+        # a wrong finite nonzero output (a zero may be a flush, which block counts apart)
+        wrong = decided & ~same & (my > 0) & (my < 0x7F800000) & (err > 0.5) \
+            & ((err < topw_min) | ((err == topw_min) & (xb >= topw_min_bits)))
+        hard[i] = not (cr | wrong)
+        n_cr += cr
+        n_exact += cr & (err == 0.0)
+        n_wrong += wrong
+        k = 2 + (err > 1.0) + (err > 2.0) + (err > 4.0) + (err > 16.0) + (err > 256.0) + (err > 65536.0)
+        h2 += wrong & (k == 2)
+        h3 += wrong & (k == 3)
+        h4 += wrong & (k == 4)
+        h5 += wrong & (k == 5)
+        h6 += wrong & (k == 6)
+        h7 += wrong & (k == 7)
+        h8 += wrong & (k == 8)
+        oy = -my if yb >> np.uint32(31) else my
+        orr = -mr if rb >> np.uint32(31) else mr
+        d = abs(oy - orr) if wrong else -1
+        maxd = max(maxd, d)
+    return n_cr, n_exact, n_wrong, h2, h3, h4, h5, h6, h7, h8, maxd
+
+
+def take_easy(got, counts, hist, maxdist) -> None:
+    """Add what easy() counted to block's accumulators."""
+    n_cr, n_exact, n_wrong, *bins, maxd = got
+    counts[0] += n_cr + n_wrong
+    counts[1] += n_cr
+    hist[0] += n_exact
+    hist[1] += n_cr - n_exact
+    hist[2:] += bins
+    if n_cr and maxdist[0] < 0:
+        maxdist[0] = 0
+    maxdist[0] = max(maxdist[0], maxd)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
