@@ -166,7 +166,10 @@ def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch, t
     monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
     real = ball_compiled.source
-    monkeypatch.setattr(ball_compiled, "source", lambda e, a: real(e, a).replace("sgn(x)", "undefined_name(x)"))
+    def broken(e, a, precompute=True):
+        src, pre = real(e, a, precompute)
+        return src.replace("sgn(x)", "undefined_name(x)"), pre
+    monkeypatch.setattr(ball_compiled, "source", broken)
     op = opcert.get_operator("Softsign")
     with pytest.warns(RuntimeWarning, match="did not compile"):
         assert ball_compiled.compiled(op.reference_form(None), {}) is None
@@ -176,7 +179,7 @@ def test_a_changed_cache_file_is_rewritten(monkeypatch, tmp_path):
     monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
     op = opcert.get_operator("Softsign")
-    src = ball_compiled.source(op.reference_form(None), {})
+    src, _ = ball_compiled.source(op.reference_form(None), {})
     path = tmp_path / f"opcert_ball_{__import__('hashlib').sha256(src.encode()).hexdigest()[:24]}.py"
     path.write_text(src.replace("sgn(x)", "0"))     # someone edited it
     ev = ball_compiled.compiled(op.reference_form(None), {})
