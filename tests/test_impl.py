@@ -167,3 +167,32 @@ def test_fma_rounds_once():
     assert np.array_equal(got, want)
     assert np.array_equal(got, _fma(a, b, c).astype(np.float64))
     assert not np.array_equal(got[:1500], a[:1500] * b[:1500] + c[:1500])   # it is not a*b + c
+
+
+def _min_plain(a, b):
+    r = np.where(a < b, a, b)
+    r = np.where(a == b, np.where(np.signbit(a), a, b), r)
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, r)
+
+
+def _max_plain(a, b):
+    r = np.where(a > b, a, b)
+    r = np.where(a == b, np.where(np.signbit(a), b, a), r)
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, r)
+
+
+def test_minimum_and_maximum_give_the_bits_of_the_plain_definition():
+    """IEEE 754-2019 minimum/maximum (NaN wins, -0 < +0), written out in seven passes, against
+    numpy_eval's two-pass version: every pair of special values (signed zeros, infinities,
+    NaNs with payloads and signs, subnormals), arrays against scalars and scalars alone."""
+    from opcert.expr import numpy_eval as ne
+    sp = np.concatenate([[0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.5],
+                         np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64).view(np.float64)])
+    a, b = (m.ravel() for m in np.meshgrid(sp, sp))
+    with np.errstate(all="ignore"):
+        for new, plain in ((ne._minimum, _min_plain), (ne._maximum, _max_plain)):
+            for x, y in ((a, b), (a, 0.0), (-0.0, b), (np.float64(-0.0), np.float64(0.0)),
+                         (np.float64(0.0), np.float64(-0.0)), (a, np.float64(np.nan))):
+                got = np.asarray(new(x, y), dtype=np.float64)
+                want = np.asarray(plain(x, y), dtype=np.float64)
+                assert got.shape == want.shape and np.array_equal(got.view(np.uint64), want.view(np.uint64))

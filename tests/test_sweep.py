@@ -238,6 +238,8 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
         v[rng.random(n) < 0.05] = 2.0 ** rng.integers(-160, 10, n)[:1]   # powers of two
         exact = rng.random(n) < 0.2
         v[exact] = v[exact].astype(np.float32)                  # exact binary32 values (err 0, ties in the top)
+        zero = rng.random(n) < 0.05
+        v[zero] = np.where(rng.random(n) < 0.5, 0.0, -0.0)[zero]    # exact zeros of both signs
         rad = np.abs(v) * rng.choice([0.0, 2.0 ** -52, 2.0 ** -30, 2.0 ** -20, np.nan], n, p=[.3, .3, .2, .1, .1])
         rad[rng.random(n) < 0.02] = 2.0 ** -1074
         tiny = (rng.random(n) < 0.03) & (seed % 3 != 0)
