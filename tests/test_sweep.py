@@ -310,7 +310,7 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                     -1.0, 1.0, *st, und, flush_ok)
             if split:
                 hard = np.empty(1024, np.bool_)
-                got = easy(bits[s], y[s], yb[s], v[s], rad[s], st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1],
+                got = easy(bits[s], y[s], yb[s], v[s], rad[s], sg[s], st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1],
                            st[5][TOP - 1], hard)
                 take_easy(got, st[0], st[1], st[7])
                 n_und = block(*args, np.flatnonzero(hard))

@@ -229,9 +229,10 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
             rad = np.ascontiguousarray(rad)
             yb = y.view(np.uint32)
-            take_easy(easy(bits, y, yb, v, rad, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1],
+            sg = np.ascontiguousarray(sg)
+            take_easy(easy(bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1],
                            hard), counts, hist, maxdist)
-            n_und = block(bits, y, yb, v, rad, np.ascontiguousarray(sg),
+            n_und = block(bits, y, yb, v, rad, sg,
                           np.uint32(rneg), np.uint32(rpos), vneg, vpos,
                           counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
                           np.flatnonzero(hard[:bits.size]))

@@ -60,12 +60,13 @@ def _insert(err_arr, bits_arr, e, b):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy(xbits, yvals, ybits, v, rad, top_min, top_min_bits, topw_min, topw_min_bits, hard):
+def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard):
     """The common cases of `block`, without its branches (LLVM vectorises this
     loop: about 1 ns per input against block's 8-10, bench/sweep_kernel.py): an
     input whose ball lies strictly on one side of zero and rounds to one finite
     binary32 value r, or is an exact zero r (a radius of 0: its sign is the
-    midpoint's, as in block), where the target's output is either r (the same bits)
+    midpoint's, as in block), or lies below half the smallest subnormal with a
+    known sign (r is the zero of that sign), where the target's output is either r (the same bits)
     or a finite nonzero value other than r, and whose error is below the worst
     cases kept so far (the 8th of each list: top_min, topw_min, with its
     bits). Those are counted here, as block would count them; hard[i] is set
@@ -96,8 +97,12 @@ def easy(xbits, yvals, ybits, v, rad, top_min, top_min_bits, topw_min, topw_min_
         hi = t + (abs(t) * 2.0 ** -52 + 5e-324)
         vb = np.float64(vv).view(np.uint64)
         zero = (vv == 0.0) & (e == 0.0)        # an exact zero: block takes it with its sign, as here
+        # a ball below half the smallest binary32 subnormal with a known sign: a zero of that sign
+        # (the negative tails of Sigmoid, Swish, Softplus, Gelu, Mish), as in block
+        tiny = ~zero & (lo >= -2.0 ** -150) & (hi <= 2.0 ** -150) & (sgn[i] != 0)
         r32 = np.float32(lo)
         rb = np.uint32(vb >> np.uint64(32)) & np.uint32(0x80000000) if zero else r32.view(np.uint32)
+        rb = (np.uint32(0x80000000) if sgn[i] < 0 else np.uint32(0)) if tiny else rb
         yb = ybits[i]
         y = np.float64(yvals[i])
         avb = np.float64(abs(vv)).view(np.uint64)
@@ -112,7 +117,7 @@ def easy(xbits, yvals, ybits, v, rad, top_min, top_min_bits, topw_min, topw_min_
         # bitwise & and |: no short-circuit branches, so the loop vectorises. A ball on one side of
         # zero that rounds to a zero is a zero of that sign, as in block.
         decided = ((xbits[i] & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
-            & (zero | (((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < 0x7F800000))) \
+            & (zero | tiny | (((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < 0x7F800000))) \
             & ((err < top_min) | ((err == top_min) & (xb >= top_min_bits)))
         same = yb == rb
         # err <= 0.5 follows from the decision; tested so that the count lands in the (0, 0.5] bin by construction
