@@ -328,7 +328,11 @@ class _Gen:
         f = LIBM[name]
         E = lambda line: self.emit(ind, line)  # noqa: E731
         k = _lit(p.ulps)
-        if pre is None:
+        if pre is None and name == "erfc":
+            # erfc(a) < 2^-1080 above 27.3: 0 is within the contract's ETA of it, and glibc's underflow
+            # path is slow (24 ns per input in Gelu's kernel at x = -2^65)
+            E(f"{m} = 0.0 if {ma} > 27.3 else {f}({ma})")
+        elif pre is None:
             E(f"{m} = {f}({ma})")
         else:
             # NumPy's value where its argument is this one, bit for bit (both functions are under
@@ -340,6 +344,15 @@ class _Gen:
         E(f"contract = {k} * (abs({m}) * 2 * U + ETA)")
         if name in ("exp", "expm1"):
             base = f"abs({m})" if name == "exp" else f"abs(1 + {m})"
+            if self.precompute:
+                # no C library call in this kernel (LLVM speculates a call out of its branch: glibc's exp
+                # at x = -2^65 underflows slowly, 30 ns per input in Mish's kernel where the branch is never
+                # taken). expm1(r) <= r (1 + r) for 0 <= r <= 1; the three roundings take at most (1 - U)^3,
+                # covered by 1 + 4U. A wider ball goes to the other kernel, which has the ends' bound.
+                E(f"prop = 0.0 if {ra} == 0 else {base} * (1 + 4 * U) * ({ra} * (1.0 + {ra}) * (1 + 4 * U))")
+                E(f"if {ra} > 2.0 ** -20:")
+                E("    miss = True")
+                return self._primitive_tail(name, p, ma, ra, sa, m, r, ok, s, ind)
             E(f"prop = 0.0 if {ra} == 0 else {base} * (1 + 4 * U) * math.expm1({ra})")   # 0 below in any case
             E(f"if {ra} > 2.0 ** -20:")     # the ends bound a wide ball (the function is increasing)
             E(f"    hi = {f}(step_up({ma} + {ra}))")
@@ -352,7 +365,10 @@ class _Gen:
             E("if prop > 0:")
             E(f"    t = nmax(abs({ma}) - prop, 0.0)")
             # below t = 0.69 the factor is 1 (4.04 e^-1.38 = 1.016): no exp call, the same radius
-            E("    if not (t < 0.69):")
+            # and not below 2^-960: prop times e2t (>= 2^-52 here) would be subnormal, where every
+            # operation takes a microcode assist (Mish's kernel at x = 2^65: 44 ns per input); the factor
+            # is at most 1, so the radius without it bounds too (it is then 2^-960 of the contract's ETA)
+            E("    if not (t < 0.69) and prop > 2.0 ** -960:")
             # e^-2t = e^-2|a| e^2prop, and e^-2|a| = (1 - tanh|a|) / (1 + tanh|a|) <= (1 - |T| + c) / (1 + |T| - c)
             # with T the tanh just computed and c its contract; e^2prop <= 1 + 4 prop for prop < 0.25. No
             # exp call (9 ns per input in Mish's kernel); 1 - |T| is exact (|T| >= 0.59 here), and the
@@ -360,11 +376,15 @@ class _Gen:
             E("        if prop < 0.25:")
             E(f"            e2t = (1.0 - abs({m}) + contract) / (1.0 + abs({m}) - contract) * (1.0 + 4.0 * prop)")
             E("        else:")
-            E("            e2t = math.exp(-2 * t)")
+            if self.precompute:     # a wide ball: the other kernel (no call here, as for exp)
+                E("            e2t = 1.0; miss = True")
+            else:
+                E("            e2t = math.exp(-2 * t)")
             E("        prop = prop * nmin(1.0, 4.04 * e2t)")
         elif name in ("erf", "erfc"):
             E(f"t = nmax(abs({ma}) - {ra}, 0.0)")
-            E(f"prop = 1.1285 * math.exp(-t * t) * {ra}")
+            # e^-700 < 2^-1009 bounds e^-t^2 above t^2 = 700 without glibc's underflow path (9 ns per input)
+            E(f"prop = 1.1285 * math.exp(-nmin(t * t, 700.0)) * {ra}")
         elif name in ("log1p", "log"):
             E(f"den = {'1 + ' if name == 'log1p' else ''}{ma} - {ra}")
             E(f"{ok} = {ok} and den > 0")
@@ -375,6 +395,10 @@ class _Gen:
             E(f"prop = {ra} / (2 * math.sqrt(den)) if den > 0 else math.nan")
         else:
             raise Unsupported(name)
+        self._primitive_tail(name, p, ma, ra, sa, m, r, ok, s, ind)
+
+    def _primitive_tail(self, name, p, ma, ra, sa, m, r, ok, s, ind):
+        E = lambda line: self.emit(ind, line)  # noqa: E731
         lo, lo_open, _ = p.domain
         if lo is not None:
             E(f"{ok} = {ok} and ({ma} - {ra} {'>' if lo_open else '>='} {_lit(float(lo))})")
@@ -482,11 +506,23 @@ def _buffers(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return have[0][:k, :n], have[1][:k, :n]
 
 
-def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+# PA's row of a node that no input of the block reaches: bits of a NaN no midpoint has
+# (the code compares them only in a branch it does not take; this is in case it did)
+_UNREACHED = np.uint64(0x7FF4DEADBEEF0BAD)
+
+
+def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
+               root: Expr | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For each precomputed node: its argument's midpoint, as the generated code
     computes it (PA, as bits), and NumPy's function of it (PV). Where the code's
     midpoint differs (a condition the balls leave undecided, a value taken from
-    the C library), the code sees other bits and calls the C library itself."""
+    the C library), the code sees other bits and the other kernel takes the input.
+
+    With root (the whole expression): a select whose condition has the same
+    value at every midpoint of the block (a sweep's block has one sign) takes
+    one branch; the nodes of the other are not computed. The code takes a
+    branch only where the balls decide the condition, and a decided condition
+    is the midpoints' one, so it never reads those rows."""
     from .ball import _const
     memo: dict = {}
 
@@ -513,6 +549,8 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float]) -> tup
             c = mid(a[0])
             if np.ndim(c) == 0:     # a choice made by the attributes alone: the generated code takes one branch
                 v = mid(a[1]) if bool(c) else mid(a[2])
+            elif c.all() or not c.any():    # one branch for the whole block (see root below)
+                v = np.broadcast_to(mid(a[1]) if c[0] else mid(a[2]), c.shape)
             else:
                 v = np.where(c, mid(a[1]), mid(a[2]))
         elif op in ("lt", "gt", "le", "ge", "eq"):
@@ -530,10 +568,32 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float]) -> tup
         memo[e] = v
         return v
 
+    reached: set | None = None
+    if root is not None and pre:
+        reached = set()
+
+        def reach(e: Expr):
+            if e in reached:
+                return
+            reached.add(e)
+            if e.op == "select" and all(n.op in _MID_OPS or n.op in _COND_OPS for n in e.args[0].nodes()):
+                c = mid(e.args[0])
+                if np.ndim(c) and (c.all() or not c.any()):
+                    reach(e.args[0])
+                    reach(e.args[1] if c[0] else e.args[2])
+                    return
+            for a in e.args:
+                reach(a)
+
+        with np.errstate(all="ignore"):
+            reach(root)
     n = x64.size
     pa, pv = _buffers(len(pre), n)
     with np.errstate(all="ignore"):
         for k, node in enumerate(pre):
+            if reached is not None and node not in reached:
+                pa[k] = _UNREACHED
+                continue
             arg = np.broadcast_to(np.asarray(mid(node.args[0]), dtype=np.float64), (n,))
             pa[k] = arg.view(np.uint64)
             memo[node] = PRIMITIVES[node.op].numpy(arg, out=pv[k])
@@ -613,7 +673,8 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True):
     pure call, measured at 5 ns per input for tanh.)"""
     try:
         src, pre = source(e, attrs, precompute)
-        plain = source(e, attrs, False)[0] if pre else None
+        plain = source(e, attrs, False)[0]
+        plain = plain if plain != src else None
     except Unsupported:
         return None
     key = hashlib.sha256(src.encode()).hexdigest()[:24]
@@ -640,7 +701,7 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True):
         m, r = np.empty(n), np.empty(n)
         ok, s = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
         miss = np.empty(n, dtype=np.int64)
-        n_miss = kernel(x64, *_midpoints(pre, x64, attrs), m, r, ok, s, miss)
+        n_miss = kernel(x64, *_midpoints(pre, x64, attrs, e), m, r, ok, s, miss)
         if n_miss:
             idx = miss[:n_miss]
             out = (np.empty(n_miss), np.empty(n_miss), np.empty(n_miss, dtype=np.bool_),
