@@ -126,8 +126,8 @@ def test_integer_shrink_against_fractions(dtype):
 
 @pytest.mark.parametrize("name", [op.name for op in opcert.operators()])
 def test_shared_subexpressions_and_scalar_selects_change_no_bit(name):
-    """eval_numpy computes a repeated subexpression once and takes an attribute's select
-    without the other branch: on every expression of the operator (implementation,
+    """eval_numpy computes a repeated subexpression once and takes an attribute's select, or a
+    select whose condition has one value over the array, without the other branch: on every expression of the operator (implementation,
     reference form, formula of each standard), at its defaults and at other attribute
     values, every output bit is the plain interpretation's."""
     from opcert.expr.numpy_eval import eval_numpy, eval_plain
@@ -143,11 +143,14 @@ def test_shared_subexpressions_and_scalar_selects_change_no_bit(name):
         for attrs in attr_sets:
             a = {k: float(v) for k, v in attrs.items()}
             for e in {op.implementation_for(std.key), op.reference_form(std.key), std.formula}:
-                with np.errstate(all="ignore"):
-                    want = np.broadcast_to(eval_plain(e, x, a), x.shape)
-                got = np.broadcast_to(eval_numpy(e, x, a), x.shape)
-                assert got.dtype == want.dtype
-                assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (name, std.key, str(e))
+                # and on arrays where a select's condition has one value (one sign, one range)
+                for part in (x, x[x > 0], x[x < 0], x[(x > 1) & (x < 2)], x[(x > -2) & (x < -1)],
+                             x[x < -2000], x[x > 2000], x[(x > -50) & (x < -41)]):
+                    with np.errstate(all="ignore"):
+                        want = np.broadcast_to(eval_plain(e, part, a), part.shape)
+                    got = np.broadcast_to(eval_numpy(e, part, a), part.shape)
+                    assert got.dtype == want.dtype
+                    assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (name, std.key, str(e))
 
 
 def test_fma_rounds_once():

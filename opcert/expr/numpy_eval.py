@@ -78,7 +78,8 @@ def _eval(e: Expr, x, attrs, input_bits, memo):
     # Two shortcuts, each giving the very values of the plain interpretation (np.where over both
     # branches, every node on its own): a subexpression written twice (Mish's exp(x), four
     # times) is computed once, the same ufunc on the same array; and a select whose condition
-    # is a scalar (an attribute's choice: Gelu's form) evaluates only the branch it takes.
+    # is a scalar (an attribute's choice: Gelu's form) or has one value over the array
+    # evaluates only the branch it takes.
     # tests/test_impl.py checks both against the plain interpretation on every operator.
     if e in memo:
         return memo[e]
@@ -98,6 +99,15 @@ def _eval(e: Expr, x, attrs, input_bits, memo):
             # np.where's result has the shape of all three operands
             v = np.broadcast_to(v, np.broadcast_shapes(np.shape(v), np.shape(x) if _uses_x(other) else ()))
             memo[e] = v
+            return v
+        if c.dtype == np.bool_ and c.size and (c.all() or not c.any()):
+            # one branch for every element (a sweep's block has one sign): np.where would take
+            # every value from it; the other is not computed (Swish's four selects, measured)
+            chosen = e.args[1] if c.flat[0] else e.args[2]
+            other = e.args[2] if c.flat[0] else e.args[1]
+            v = _eval(chosen, x, attrs, input_bits, memo)
+            shape = np.broadcast_shapes(np.shape(c), np.shape(v), np.shape(x) if _uses_x(other) else ())
+            v = memo[e] = np.broadcast_to(np.asarray(v, dtype=np.result_type(v, np.float64)), shape)
             return v
         args = [c] + [_eval(a, x, attrs, input_bits, memo) for a in e.args[1:]]
         v = memo[e] = np.where(*args)
