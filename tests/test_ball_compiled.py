@@ -219,3 +219,22 @@ def test_kernels_unused_for_30_days_are_removed_when_another_is_written(monkeypa
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
     ball_compiled.compiled(op.reference_form(None), {})
     assert kept.stat().st_mtime > time.time() - 3600
+
+
+@pytest.mark.parametrize("lo,hi", [(-746.0, -745.2), (-1e300, -745.2), (709.79, 710.0), (709.79, 1e300),
+                                   (-745.2, -700.0), (-745.13, -745.01), (-1.0, 1.0), (700.0, 709.79),
+                                   (709.71, 709.78)])
+def test_exp_of_a_block_has_numpys_bits(lo, hi):
+    """_exp skips NumPy's underflow and overflow path for a block wholly beyond it: the values are
+    still np.exp's (and the exact exponential's: 0 below -745.2 rounds from below 2^-1075, the
+    half of the smallest subnormal; above 709.79 it overflows), up to the blocks' very ends."""
+    x = np.concatenate([np.nextafter(np.float64(lo), np.inf) * np.ones(3), np.linspace(lo, hi, 1000)[1:-1],
+                        np.nextafter(np.float64(hi), -np.inf) * np.ones(3)])
+    out = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        want = np.exp(x)
+        ball_compiled._exp(x, out)
+    assert np.array_equal(out.view(np.uint64), want.view(np.uint64))
+    with gmpy2.context(gmpy2.context(precision=200)):
+        assert gmpy2.exp(gmpy2.mpfr(-745.2)) < gmpy2.mpfr(2) ** -1075
+        assert gmpy2.exp(gmpy2.mpfr(709.79)) > gmpy2.mpfr(np.finfo(np.float64).max)
