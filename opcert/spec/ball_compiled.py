@@ -330,8 +330,11 @@ class _Gen:
         k = _lit(p.ulps)
         if pre is None and name == "erfc":
             # erfc(a) < 2^-1080 above 27.3: 0 is within the contract's ETA of it, and glibc's underflow
-            # path is slow (24 ns per input in Gelu's kernel at x = -2^65)
-            E(f"{m} = 0.0 if {ma} > 27.3 else {f}({ma})")
+            # path is slow (24 ns per input in Gelu's kernel at x = -2^65); below -6 it is within
+            # 2.2e-17 of 2, which is then its binary64 rounding (glibc: 5 ns)
+            E(f"{m} = 0.0 if {ma} > 27.3 else (2.0 if {ma} < -6.0 else {f}({ma}))")
+        elif pre is None and name == "erf":     # beyond +-6: within 2.2e-17 of +-1, rounded to it
+            E(f"{m} = 1.0 if {ma} > 6.0 else (-1.0 if {ma} < -6.0 else {f}({ma}))")
         elif pre is None:
             E(f"{m} = {f}({ma})")
         else:
@@ -383,8 +386,8 @@ class _Gen:
             E("        prop = prop * nmin(1.0, 4.04 * e2t)")
         elif name in ("erf", "erfc"):
             E(f"t = nmax(abs({ma}) - {ra}, 0.0)")
-            # e^-700 < 2^-1009 bounds e^-t^2 above t^2 = 700 without glibc's underflow path (9 ns per input)
-            E(f"prop = 1.1285 * math.exp(-nmin(t * t, 700.0)) * {ra}")
+            # e^-676 < 2^-975 bounds e^-t^2 above t = 26 without glibc's underflow path (9 ns per input)
+            E(f"prop = 1.1285 * (math.exp(-t * t) if t < 26.0 else 2.0 ** -975) * {ra}")
         elif name in ("log1p", "log"):
             E(f"den = {'1 + ' if name == 'log1p' else ''}{ma} - {ra}")
             E(f"{ok} = {ok} and den > 0")
