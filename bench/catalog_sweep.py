@@ -38,7 +38,7 @@ def main():
     compiled = bc.compiled
 
     def use(numpy_ball):
-        bc.compiled = (lambda e, attrs: None) if numpy_ball else compiled
+        bc.compiled = (lambda e, attrs, **kw: None) if numpy_ball else compiled
     fp = load_target(a.target).info.fingerprint
     rows = []
     for op in opcert.operators():

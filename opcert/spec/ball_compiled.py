@@ -478,9 +478,12 @@ def _generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def source(e: Expr, attrs: dict[str, float], precompute: bool = True) -> tuple[str, list[Expr]]:
+def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
+           split: bool = True, inline: bool = True) -> tuple[str, list[Expr]]:
     """The generated module for e at these attribute values (raises Unsupported),
-    and the primitive nodes whose values it takes from NumPy (rows of PA, PV)."""
+    and the primitive nodes whose values it takes from NumPy (rows of PA, PV).
+    split=False: one loop (see _two_loops). inline=False: the loop calls the
+    ball's function (faster for some expressions, slower for others: see compiled)."""
     g = _Gen(attrs, precompute)
     m, r, ok, s = g.ev(e, 1)
     body = "\n".join(g.lines)
@@ -489,10 +492,152 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True) -> tuple[s
     # reference count increment and decrement each per call (36% of Mish's kernel, measured)
     params = "".join(f", A{k}, P{k}" for k in range(len(g.pre)))
     args = "".join(f", PA[{k}, i], PV[{k}, i]" for k in range(len(g.pre)))
-    src = (head + "\n" + "\n".join(g.consts) + "\n\n\n@numba.njit(nogil=True, error_model=\"numpy\")\n"
-           f"def ball(x{params}):\n    miss = False\n" + body + f"\n    return {m}, {r}, {ok}, {s}, miss\n"
+    ret = f"    return {m}, {r}, {ok}, {s}, miss"
+    njit = _NJIT_INLINE if inline else _NJIT_CALLED
+    two = _two_loops(body, ret, len(g.pre), njit) if split else None
+    if two is not None:
+        return head + "\n" + "\n".join(g.consts) + "\n" + two, g.pre
+    # inlined into the loop: called, it cost 1.5-2.5 ns per input (Mish, Swish, Gelu, Sigmoid, measured)
+    src = (head + "\n" + "\n".join(g.consts) + "\n\n\n" + njit +
+           f"def ball(x{params}):\n    miss = False\n" + body + "\n" + ret + "\n"
            + _FOOTER.replace("{PRE}", args))
     return src, g.pre
+
+
+_NJIT_INLINE = '@numba.njit(nogil=True, error_model="numpy", inline="always")\n'
+_NJIT_CALLED = '@numba.njit(nogil=True, error_model="numpy")\n'
+# the generator's temporaries that may live across the cut, by type (the node values are vNm, vNr:
+# float; vNok, vNc, vNd: bool; vNs: int)
+_FLOAT_TEMPS = {"contract", "prop", "den", "rnd", "p", "rp", "hi", "lo", "lo_a", "hi_a", "lo_b", "hi_b", "mm", "e2t"}
+_BOOL_TEMPS = {"miss", "exact", "yes", "no", "aw", "bw"}
+
+
+def _carried_type(name: str) -> str | None:
+    import re
+    if re.fullmatch(r"v\d+[mr]", name) or name in _FLOAT_TEMPS:
+        return "float"
+    if re.fullmatch(r"v\d+(ok|c|d)", name) or name in _BOOL_TEMPS:
+        return "bool"
+    if re.fullmatch(r"v\d+s", name):
+        return "int"
+    return None
+
+
+def _must_define(stmts, defined: set, live: set) -> set:
+    """Names read in stmts before a write on every path (into live); returns the
+    names written on every path (a must-define analysis over if/else)."""
+    import ast
+    defined = set(defined)
+    for st in stmts:
+        if isinstance(st, ast.If):
+            _reads(st.test, defined, live)
+            a = _must_define(st.body, defined, live)
+            b = _must_define(st.orelse, defined, live)
+            defined |= a & b
+        elif isinstance(st, ast.Assign):
+            _reads(st.value, defined, live)
+            for t in st.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        defined.add(n.id)
+        elif isinstance(st, ast.Return):
+            _reads(st.value, defined, live)
+        else:
+            raise Unsupported(f"statement {type(st).__name__}")
+    return defined
+
+
+def _reads(node, defined: set, live: set) -> None:
+    import ast
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in defined:
+            live.add(n.id)
+
+
+def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str | None:
+    """The ball as two loops over the block, cut between two top-level statements
+    near the middle, the values live across the cut kept in a scratch array. The
+    same arithmetic, stored and reloaded exactly (float64 holds the bools and the
+    signs). One loop of Mish's ball is some 300 instructions, more than the CPU's
+    reorder window: each input waited for the previous one's chain of dependent
+    operations (24 ns per input at x = -2^65); two shorter loops overlap inputs
+    (7 ns there, 1.5-3x over most of the range, measured). None: no useful cut."""
+    import ast
+    import re
+    import textwrap
+    code = textwrap.dedent(body + "\n" + ret)
+    tree = ast.parse(code)
+    stmts = tree.body
+    lines = code.splitlines()
+    total = len(lines)
+    # where it pays (tests/test_ball_compiled.py has both ways give the same balls everywhere):
+    # a long body (Mish, 177 lines: 0.56 of the time over ten binades of both signs), or a
+    # C library call, which no two inputs overlap (Gelu's erfc, 68 lines: 0.90); a short one
+    # pays for the stores instead (HardSwish, 84 lines: 1.97 times the time)
+    if not (total >= 120 or (total >= 60 and re.search(r"\bmath\.(erfc?|exp|expm1|tanh|log1p|log)\(", code))):
+        return None
+    assigned_before: set = {"miss"}
+    best = None
+    for j in range(1, len(stmts) - 1):
+        for n in ast.walk(stmts[j - 1]):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                assigned_before.add(n.id)
+        first = stmts[j].lineno - 1
+        if min(first, total - first) < total // 5:
+            continue
+        live: set = set()
+        _must_define(stmts[j:], {"x"}, live)
+        live = sorted(live & assigned_before)
+        if any(_carried_type(v) is None for v in live):
+            continue
+        score = abs(total - 2 * first) + 8 * len(live)
+        if best is None or score < best[0]:
+            best = (score, first, live)
+    if best is None:
+        return None
+    _, first, live = best
+    part1 = textwrap.indent("\n".join(lines[:first]), "    ")
+    part2 = textwrap.indent("\n".join(lines[first:]), "    ")
+    pre1 = sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part1)})
+    pre2 = sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part2)})
+    p1 = "".join(f", A{k}, P{k}" for k in pre1)
+    p2 = "".join(f", A{k}, P{k}" for k in pre2)
+    a1 = "".join(f", PA[{k}, i], PV[{k}, i]" for k in pre1)
+    a2 = "".join(f", PA[{k}, i], PV[{k}, i]" for k in pre2)
+    names = ", ".join(live)
+    store = "\n".join(f"        S[{k}, i] = {'1.0 if ' + v + ' else 0.0' if _carried_type(v) == 'bool' else v}"
+                      for k, v in enumerate(live))
+    load = "".join(f", S[{k}, i] != 0.0" if _carried_type(v) == "bool" else
+                   (f", np.int64(S[{k}, i])" if _carried_type(v) == "int" else f", S[{k}, i]")
+                   for k, v in enumerate(live))
+    return ("\n\n" + njit + f"def ball1(x{p1}):\n    miss = False\n{part1}\n    return ({names},)\n"
+            "\n\n" + njit + f"def ball2(x, {names}{p2}):\n{part2}\n"
+            + _FOOTER_TWO.replace("{N}", str(len(live))).replace("{CALL1}", f"({names},) = ball1(xs[i]{a1})")
+            .replace("{STORE}", store).replace("{CALL2}", f"ball2(xs[i]{load}{a2})"))
+
+
+_FOOTER_TWO = '''
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
+    """Returns the number of inputs written to miss_out: an argument differed from NumPy's."""
+    S = np.empty(({N}, xs.size))
+    for i in range(xs.size):
+        {CALL1}
+{STORE}
+    n_miss = 0
+    for i in range(xs.size):
+        m, r, ok, s, miss = {CALL2}
+        if miss:
+            miss_out[n_miss] = i
+            n_miss += 1
+        ok = ok and (m - m == 0.0) and (r - r == 0.0)
+        m_out[i] = m
+        r_out[i] = r
+        ok_out[i] = ok
+        s_out[i] = s
+    return n_miss
+'''
 
 
 _BUFFERS = threading.local()
@@ -682,7 +827,31 @@ def _load(src: str):
     return mod.evaluate
 
 
-def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True):
+def _tuning_blocks() -> list[np.ndarray]:
+    """One-signed blocks of 2,048 binary32 values over the range (as a sweep's blocks are)."""
+    t = np.linspace(1.0, 2.0, 2048, endpoint=False)
+    return [(sign * 2.0 ** k * t).astype(np.float32).astype(np.float64)
+            for k in (-140, -100, -60, -20, -1, 1, 5, 20, 60, 100) for sign in (1.0, -1.0)]
+
+
+def _faster(kernels: list, pre: list[Expr], attrs: dict[str, float], e: Expr):
+    """The kernel that takes the least time over _tuning_blocks, best of 3 interleaved.
+    They compute the same balls (tests/test_ball_compiled.py): only the time differs."""
+    blocks = [(x, *(a.copy() for a in _midpoints(pre, x, attrs, e))) for x in _tuning_blocks()]
+    n = blocks[0][0].size
+    out = (np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8),
+           np.empty(n, dtype=np.int64))
+    best = [math.inf] * len(kernels)
+    for _ in range(3):
+        for i, k in enumerate(kernels):
+            t0 = time.perf_counter()
+            for x, pa, pv in blocks:
+                k(x, pa, pv, *out)
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return kernels[best.index(min(best))]
+
+
+def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bool = False):
     """A function x64 -> (m, r, ok, sign) computing ball.evaluate(e, x64, attrs)
     in binary64, or None where the generator does not know a node (the caller
     then uses spec.ball). precompute=False: every primitive from the C library.
@@ -692,20 +861,35 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True):
     argument differs from the one NumPy was given; the other, with the C
     library's functions, takes those inputs again. (A kernel that calls the C
     library in the branch not taken runs the call anyway: LLVM speculates the
-    pure call, measured at 5 ns per input for tanh.)"""
+    pure call, measured at 5 ns per input for tanh.)
+
+    tune=True (the float32 sweep, 2^32 inputs): the first kernel is generated
+    twice, with the ball's function inlined into the loop and called from it,
+    and the faster on a sample of blocks is kept. Which is faster depends on
+    the expression and the CPU (inlined: Mish 0.61, HardSwish 0.52 of the
+    time; called: Sigmoid 0.78, ScaledTanh 0.55, per sweep chunk, measured on
+    one host): LLVM lays out and if-converts the two differently. Both compute
+    the same balls."""
     try:
         src, pre = source(e, attrs, precompute)
+        alt = source(e, attrs, precompute, inline=False)[0] if tune else None
+        alt = alt if alt != src else None
         plain = source(e, attrs, False)[0]
         plain = plain if plain != src else None
     except Unsupported:
         return None
-    key = hashlib.sha256(src.encode()).hexdigest()[:24]
+    key = hashlib.sha256((src + (alt or "")).encode()).hexdigest()[:24]
     if key in _LOADED:
         return _LOADED[key]
     try:    # compile now (numba compiles at the first call): a failure falls back to spec.ball, same balls
         kernel = _load(src)
         kernel(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
                np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
+        if alt is not None:
+            other = _load(alt)
+            other(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
+                  np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
+            kernel = _faster([kernel, other], pre, attrs, e)
         fallback = _load(plain) if plain else None
         none = _midpoints([], np.zeros(1), attrs)
         if fallback is not None:

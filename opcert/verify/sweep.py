@@ -194,7 +194,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     form = op.reference_form(cfg.standard)
     from ..spec.ball_compiled import compiled as compiled_ball
     # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no reference
-    fast_ball = compiled_ball(form, a64) if cfg.accuracy else None
+    fast_ball = compiled_ball(form, a64, tune=True) if cfg.accuracy else None
     formula = op.standard(cfg.standard).formula
     slow = Stats()
     checker = PropertyChecker(compiled, F32)
