@@ -289,23 +289,26 @@ def test_the_long_kernels_are_cut_in_two_loops():
     assert "def ball1" not in ball_compiled.source(op.reference_form(None), {})[0]
 
 
-@pytest.mark.parametrize("name", ["Sigmoid", "ScaledTanh", "Mish"])
+@pytest.mark.parametrize("name", ["Sigmoid", "Swish", "Mish", "Selu"])
 def test_the_tuned_kernel_gives_the_same_balls(name):
-    """tune=True keeps the faster of two generated kernels (the ball inlined into the loop or
-    called): either way, the balls are bit for bit the default kernel's."""
+    """tune=True keeps the fastest of four generated kernels (the ball inlined into the loop or
+    called; repeated subexpressions computed once or each time): each gives bit for bit the
+    default kernel's balls and misses."""
     op = opcert.get_operator(name)
     a = {k: float(v) for k, v in resolve(op).items()}
     form = op.reference_form(None)
-    inl = ball_compiled.source(form, a)[0]
-    called = ball_compiled.source(form, a, inline=False)[0]
-    assert inl != called
+    default, pre = ball_compiled.source(form, a)
+    variants = [ball_compiled.source(form, a, inline=i, cse=c)[0] for i, c in ((False, True), (True, False), (False, False))]
+    assert len({default, *variants}) == 4
     x64 = _inputs(400, seed=12).astype(np.float64)
     for part in (x64[x64 > 0], x64[x64 < 0]):
         want = ball_compiled.compiled(form, a)(part)
         got = ball_compiled.compiled(form, a, tune=True)(part)
         for g, w in zip(got, want):
             assert np.array_equal(np.asarray(g).view(np.uint8), np.asarray(w).view(np.uint8)), name
-        pre = ball_compiled.source(form, a)[1]
-        (c, _), (i, _) = (_run_kernel(src, pre, part, a, form) for src in (called, inl))
-        for g, w in zip(c, i):
-            assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), name
+        (ref, ref_miss) = _run_kernel(default, pre, part, a, form)
+        for src in variants:
+            out, miss = _run_kernel(src, pre, part, a, form)
+            for g, w in zip(out, ref):
+                assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), name
+            assert np.array_equal(miss, ref_miss)

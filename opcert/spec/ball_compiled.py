@@ -62,6 +62,7 @@ U = {U}
 ETA = {ETA}
 MARGIN = {MARGIN}
 INF = math.inf
+TILE = 512
 
 
 @numba.njit
@@ -157,13 +158,15 @@ _COND_OPS = {"lt", "gt", "le", "ge", "eq", "not", "and", "or", "isnan"}
 
 
 class _Gen:
-    def __init__(self, attrs: dict[str, float], precompute: bool = True):
+    def __init__(self, attrs: dict[str, float], precompute: bool = True, cse: bool = True):
         self.attrs = attrs
+        self.cse = cse
         self.consts: list[str] = []
         self.lines: list[str] = []
         self.n = 0
         self.precompute = precompute
         self.pre: list[Expr] = []      # the primitive nodes whose values NumPy computes beforehand
+        self.scopes: list[dict] = [{}]  # the balls computed so far, per enclosing branch
 
     def _mid_computable(self, e: Expr) -> bool:
         return all(n.op in _MID_OPS or n.op in _COND_OPS or (n.op in VECTOR and self.precompute)
@@ -196,10 +199,16 @@ class _Gen:
 
     def ev(self, e: Expr, ind: int) -> tuple[str, str, str, str]:
         """Code computing e's ball; the names of (m, r, ok, sign). As ball._ev: an
-        infinite midpoint carries radius 0."""
+        infinite midpoint carries radius 0. A subexpression already computed in this
+        branch or an enclosing one is not computed again (Mish's form writes exp(-x)
+        four times): the same code would give the same ball."""
+        for scope in reversed(self.scopes if self.cse else []):
+            if e in scope:
+                return scope[e]
         m, r, ok, s = self.ev1(e, ind)
         self.emit(ind, f"if {m} == INF or {m} == -INF:")
         self.emit(ind + 1, f"{r} = 0.0")
+        self.scopes[-1][e] = (m, r, ok, s)
         return m, r, ok, s
 
     def out(self):
@@ -234,10 +243,14 @@ class _Gen:
             E(f"{m} = 0.0; {r} = 0.0; {ok} = False; {s} = 0")
             E(f"if {cd}:")
             E(f"    if {cv}:")
+            self.scopes.append({})
             a = self.ev(e.args[1], ind + 2)
+            self.scopes.pop()
             self.emit(ind + 2, f"{m} = {a[0]}; {r} = {a[1]}; {ok} = {a[2]}; {s} = {a[3]}")
             E("    else:")
+            self.scopes.append({})
             b = self.ev(e.args[2], ind + 2)
+            self.scopes.pop()
             self.emit(ind + 2, f"{m} = {b[0]}; {r} = {b[1]}; {ok} = {b[2]}; {s} = {b[3]}")
             return m, r, ok, s
         args = [self.ev(a, ind) for a in e.args]
@@ -479,12 +492,13 @@ def _generator_digest() -> str:
 
 
 def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
-           split: bool = True, inline: bool = True) -> tuple[str, list[Expr]]:
+           split: bool = True, inline: bool = True, cse: bool = True) -> tuple[str, list[Expr]]:
     """The generated module for e at these attribute values (raises Unsupported),
     and the primitive nodes whose values it takes from NumPy (rows of PA, PV).
     split=False: one loop (see _two_loops). inline=False: the loop calls the
-    ball's function (faster for some expressions, slower for others: see compiled)."""
-    g = _Gen(attrs, precompute)
+    ball's function; cse=False: a repeated subexpression is computed each time
+    (each faster for some expressions, slower for others: see compiled)."""
+    g = _Gen(attrs, precompute, cse)
     m, r, ok, s = g.ev(e, 1)
     body = "\n".join(g.lines)
     head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_lit(U), ETA=_lit(ETA_BINARY32), MARGIN=_lit(MARGIN))
@@ -605,10 +619,10 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     a1 = "".join(f", PA[{k}, i], PV[{k}, i]" for k in pre1)
     a2 = "".join(f", PA[{k}, i], PV[{k}, i]" for k in pre2)
     names = ", ".join(live)
-    store = "\n".join(f"        S[{k}, i] = {'1.0 if ' + v + ' else 0.0' if _carried_type(v) == 'bool' else v}"
+    store = "\n".join(f"            S[{k}, j] = {'1.0 if ' + v + ' else 0.0' if _carried_type(v) == 'bool' else v}"
                       for k, v in enumerate(live))
-    load = "".join(f", S[{k}, i] != 0.0" if _carried_type(v) == "bool" else
-                   (f", np.int64(S[{k}, i])" if _carried_type(v) == "int" else f", S[{k}, i]")
+    load = "".join(f", S[{k}, j] != 0.0" if _carried_type(v) == "bool" else
+                   (f", np.int64(S[{k}, j])" if _carried_type(v) == "int" else f", S[{k}, j]")
                    for k, v in enumerate(live))
     return ("\n\n" + njit + f"def ball1(x{p1}):\n    miss = False\n{part1}\n    return ({names},)\n"
             "\n\n" + njit + f"def ball2(x, {names}{p2}):\n{part2}\n"
@@ -621,21 +635,27 @@ _FOOTER_TWO = '''
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
     """Returns the number of inputs written to miss_out: an argument differed from NumPy's."""
-    S = np.empty(({N}, xs.size))
-    for i in range(xs.size):
-        {CALL1}
-{STORE}
+    # in tiles whose scratch stays in the core's L2 cache (a whole block's, 4.7 MB for Mish,
+    # went to memory: two processes on two cores took 1.2 s per chunk, one alone 0.8)
+    S = np.empty(({N}, TILE))
     n_miss = 0
-    for i in range(xs.size):
-        m, r, ok, s, miss = {CALL2}
-        if miss:
-            miss_out[n_miss] = i
-            n_miss += 1
-        ok = ok and (m - m == 0.0) and (r - r == 0.0)
-        m_out[i] = m
-        r_out[i] = r
-        ok_out[i] = ok
-        s_out[i] = s
+    for t0 in range(0, xs.size, TILE):
+        t1 = min(t0 + TILE, xs.size)
+        for i in range(t0, t1):
+            j = i - t0
+            {CALL1}
+{STORE}
+        for i in range(t0, t1):
+            j = i - t0
+            m, r, ok, s, miss = {CALL2}
+            if miss:
+                miss_out[n_miss] = i
+                n_miss += 1
+            ok = ok and (m - m == 0.0) and (r - r == 0.0)
+            m_out[i] = m
+            r_out[i] = r
+            ok_out[i] = ok
+            s_out[i] = s
     return n_miss
 '''
 
@@ -864,32 +884,38 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     pure call, measured at 5 ns per input for tanh.)
 
     tune=True (the float32 sweep, 2^32 inputs): the first kernel is generated
-    twice, with the ball's function inlined into the loop and called from it,
-    and the faster on a sample of blocks is kept. Which is faster depends on
-    the expression and the CPU (inlined: Mish 0.61, HardSwish 0.52 of the
-    time; called: Sigmoid 0.78, ScaledTanh 0.55, per sweep chunk, measured on
-    one host): LLVM lays out and if-converts the two differently. Both compute
-    the same balls."""
+    four ways, with the ball's function inlined into the loop or called from
+    it, with repeated subexpressions computed once or each time, and the
+    fastest on a sample of blocks is kept. Which is fastest depends on the
+    expression and the CPU, by up to 2x and in no pattern we could name
+    (kernel alone, ns per input over eight binades, one host: Sigmoid 6.5 / 8.4
+    / 12.3 / 8.2, Swish 18.2 / 13.3 / 10.7 / 12.9, Selu 9.4 / 6.0 / 4.7 / 5.9 in
+    that order): LLVM lays out and if-converts them differently. All compute the
+    same balls (tests/test_ball_compiled.py)."""
     try:
         src, pre = source(e, attrs, precompute)
-        alt = source(e, attrs, precompute, inline=False)[0] if tune else None
-        alt = alt if alt != src else None
+        alts = []
+        for inline, cse in ((False, True), (True, False), (False, False)) if tune else ():
+            a = source(e, attrs, precompute, inline=inline, cse=cse)[0]
+            if a != src and a not in alts:
+                alts.append(a)
         plain = source(e, attrs, False)[0]
         plain = plain if plain != src else None
     except Unsupported:
         return None
-    key = hashlib.sha256((src + (alt or "")).encode()).hexdigest()[:24]
+    key = hashlib.sha256("".join([src, *alts]).encode()).hexdigest()[:24]
     if key in _LOADED:
         return _LOADED[key]
     try:    # compile now (numba compiles at the first call): a failure falls back to spec.ball, same balls
         kernel = _load(src)
         kernel(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
                np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
-        if alt is not None:
-            other = _load(alt)
-            other(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
+        if alts:
+            others = [_load(a) for a in alts]
+            for k in others:
+                k(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
                   np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
-            kernel = _faster([kernel, other], pre, attrs, e)
+            kernel = _faster([kernel, *others], pre, attrs, e)
         fallback = _load(plain) if plain else None
         none = _midpoints([], np.zeros(1), attrs)
         if fallback is not None:
