@@ -336,3 +336,22 @@ def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
     ok = dataclasses.replace(c, opcert_code=code_fingerprint())
     stats, _, _ = sweep(ok, workers=1, checkpoint=tmp_path / "b")
     assert stats.n == 512
+
+
+@pytest.mark.parametrize("op,target", [("Relu", "opcert"), ("Tanh", "numpy:tanh"), ("Mish", "opcert"),
+                                       ("HardSigmoid", "opcert")])
+def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp_path, monkeypatch):
+    """Where the compiled ball has no code, run_chunk takes spec.ball's: the same statistics, exact
+    zeros (the negative half of Relu, every zero input) and their signs included."""
+    from opcert.spec.attrs import resolve
+    attrs = tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolve(opcert.get_operator(op)).items())
+    rng = (0, 0x1000)
+    fast, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
+    import opcert.spec.ball_compiled as bc
+    monkeypatch.setattr(bc, "compiled", lambda *a, **k: None)
+    slow, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "b")
+    a, b = fast.to_json(), slow.to_json()
+    assert a["n"] == 2 * 0x1000
+    for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
+                "subnormal_flushes", "histogram", "max_distance", "first", "top", "top_wrong"):
+        assert a[key] == b[key], key

@@ -173,7 +173,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed
     from .accuracy import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block, easy, take_easy
+    from .sweep_kernel import TOP, block, easy, prepare, take_easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -220,10 +220,12 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 v, rad, ok, sg = fast_ball(x64)
             else:
                 v, rad, ok, sg = ball.evaluate(form, x64, a64)
-                v = np.array(v, dtype=np.float64)
-            rad = np.where(ok, rad, np.nan)
-            zero = ok & (v == 0) & (rad == 0)
-            if zero.any():   # an exact zero takes the sign IEEE arithmetic gives the standard's formula
+                v = np.array(np.broadcast_to(v, x64.shape), dtype=np.float64)
+                rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
+                ok = np.broadcast_to(ok, x64.shape)
+            if prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_)):
+                # an exact zero takes the sign IEEE arithmetic gives the standard's formula
+                zero = ok & (v == 0) & (rad == 0)
                 with np.errstate(all="ignore"):
                     z = np.broadcast_to(eval_numpy(formula, x64[zero], a64), (int(zero.sum()),))
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)

@@ -39,6 +39,21 @@ def next_up(x):
     return -next_down(-x)
 
 
+@numba.njit(cache=True, nogil=True)
+def prepare(v, rad, ok):
+    """In place, one pass: a radius where the ball is not ok becomes NaN (block and easy
+    read it as undecided); returns how many balls are an exact zero (ok, v == 0,
+    radius 0), whose sign the caller takes from the standard's formula. (NumPy took
+    five passes and two temporaries for this, about 5% of a Tanh chunk.)"""
+    zeros = 0
+    for i in range(v.size):
+        if not ok[i]:
+            rad[i] = np.nan
+        elif v[i] == 0.0 and rad[i] == 0.0:
+            zeros += 1
+    return zeros
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _ordinal(b):
     m = np.int64(b & np.uint32(0x7FFFFFFF))
