@@ -1,13 +1,16 @@
 """Every operator's whole float32 sweep, timed: the slowest first.
 
     .venv/bin/python bench/catalog_full_sweeps.py [--ops Mish Gelu] [--target opcert] [--fresh-kernels]
+    .venv/bin/python bench/catalog_full_sweeps.py --onnx-test-attrs     # the ONNX backend tests' attributes
 
 For each operator of the catalog at its default attributes, runs the command a
 user runs,
 
     opcert accuracy OP --dtype float32 --target opcert --exhaustive
 
-(all 2^32 inputs, every declared property, every core), in a subprocess with a
+(all 2^32 inputs, every declared property, every core; with --onnx-test-attrs,
+at each attribute set of ONNX's backend node tests instead, from
+opcert/spec/onnx_backend_attrs.py, `--attr` per value), in a subprocess with a
 fresh, empty checkpoint directory (a resumed sweep is not a timing), and prints
 its wall time, the peak resident memory of its largest process (GNU time's %M,
 where /usr/bin/time exists), the inputs left to the exact reference and the
@@ -30,7 +33,7 @@ import time
 BAR = 60.0
 
 
-def run(op: str, target: str, fresh_kernels: bool) -> dict:
+def run(op: str, target: str, fresh_kernels: bool, attrs: dict | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"opcert-sweep-{op}-") as d:
         env = dict(os.environ, OPCERT_CACHE=os.path.join(d, "cache"))
         if fresh_kernels:
@@ -38,6 +41,8 @@ def run(op: str, target: str, fresh_kernels: bool) -> dict:
         out = os.path.join(d, "result.json")
         cmd = [sys.executable, "-m", "opcert", "accuracy", op, "--dtype", "float32", "--target", target,
                "--exhaustive", "--checkpoint", os.path.join(d, "ck"), "--json", out]
+        for k, v in (attrs or {}).items():
+            cmd += ["--attr", f"{k}={v}"]
         mem = os.path.join(d, "mem")
         gnu_time = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
         if gnu_time:
@@ -45,7 +50,8 @@ def run(op: str, target: str, fresh_kernels: bool) -> dict:
         t0 = time.perf_counter()
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-        row = {"op": op, "wall_s": wall, "exit": p.returncode, "rss_mb": None, "undecided": None, "verdict": None}
+        label = op + (" " + ", ".join(f"{k}={v}" for k, v in attrs.items()) if attrs else "")
+        row = {"op": label, "wall_s": wall, "exit": p.returncode, "rss_mb": None, "undecided": None, "verdict": None}
         if gnu_time and os.path.exists(mem):
             try:
                 row["rss_mb"] = int(open(mem).read().split()[-1]) / 1024
@@ -67,13 +73,19 @@ def main():
     ap.add_argument("--ops", nargs="*", help="operators (default: the catalog)")
     ap.add_argument("--target", default="opcert")
     ap.add_argument("--fresh-kernels", action="store_true", help="an empty kernel cache per sweep (compile included)")
+    ap.add_argument("--onnx-test-attrs", action="store_true",
+                    help="each attribute set of ONNX's backend node tests instead of the defaults")
     a = ap.parse_args()
     ops = a.ops or [op.name for op in opcert.operators()]
+    runs = [(op, None) for op in ops]
+    if a.onnx_test_attrs:
+        from opcert.spec.onnx_backend_attrs import ATTRS
+        runs = [(op, attrs) for op in ops for attrs in ATTRS.get(op, [])]
     rows = []
-    for op in ops:
-        r = run(op, a.target, a.fresh_kernels)
+    for op, attrs in runs:
+        r = run(op, a.target, a.fresh_kernels, attrs)
         rows.append(r)
-        print(f"{op}: {r['wall_s']:.1f} s, exit {r['exit']}", file=sys.stderr, flush=True)
+        print(f"{r['op']}: {r['wall_s']:.1f} s, exit {r['exit']}", file=sys.stderr, flush=True)
     print(f"\n| operator | wall time, 2^32 inputs | under {BAR:.0f} s | peak RSS (largest process) | "
           "left to the exact path | max ULP | status |\n|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda r: -r["wall_s"]):

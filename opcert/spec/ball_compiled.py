@@ -600,7 +600,10 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
         if min(first, total - first) < total // 5:
             continue
         live: set = set()
-        _must_define(stmts[j:], {"x"}, live)
+        try:
+            _must_define(stmts[j:], {"x"}, live)
+        except Unsupported:         # a statement the analysis does not know: no cut here
+            continue
         live = sorted(live & assigned_before)
         if any(_carried_type(v) is None for v in live):
             continue

@@ -1,0 +1,100 @@
+"""Where a float32 sweep chunk's time goes, stage by stage, for each operator.
+
+    .venv/bin/python bench/chunk_stages.py [--ops Mish Gelu Swish] [--chunks 0 32 64 96 120 127] [--target opcert]
+
+Runs the given chunks (2^24 magnitudes, both signs) of each operator's sweep
+one after the other on one core, every declared property checked, and wraps
+each stage of `verify.sweep.run_chunk` with a timer: the target's call, the
+compiled ball (its NumPy precomputation included), the branch-free pass
+(`easy`), the classification kernel (`block`), the one-sided decisions and the
+exact reference (what the fast path leaves), the property scans
+(`add_block`); "other" is the rest (array conversions, Python). Seconds per
+chunk, mean over the chunks. Chunk 0 (the subnormals) is where Gelu,
+HardSwish, ScaledTanh and Swish put half their inputs on a binary32 midpoint
+(one-sided decisions): the mean of six chunks weighs it 21 times its share of
+a sweep.
+"""
+import argparse
+import collections
+import time
+
+import opcert
+import opcert.expr.numpy_eval as numpy_eval
+import opcert.spec.ball_compiled as ball_compiled
+import opcert.spec.one_sided as one_sided
+import opcert.spec.reference as reference
+import opcert.verify.sweep_kernel as sweep_kernel
+from opcert.spec.attrs import resolve
+from opcert.targets import load_target
+from opcert.verify import sweep
+from opcert.verify.properties import PropertyChecker, compile_all
+
+SPENT = collections.Counter()
+
+
+def timed(owner, name, label):
+    f = getattr(owner, name)
+
+    def wrapper(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            SPENT[label] += time.perf_counter() - t0
+    setattr(owner, name, wrapper)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", nargs="*", help="operators (default: the catalog)")
+    ap.add_argument("--chunks", type=int, nargs="*", default=[0, 32, 64, 96, 120, 127])
+    ap.add_argument("--target", default="opcert")
+    a = ap.parse_args()
+    timed(sweep_kernel, "easy", "easy")
+    timed(sweep_kernel, "block", "block")
+    timed(PropertyChecker, "add_block", "properties")
+    timed(one_sided, "evaluate", "one-sided")
+    timed(one_sided, "decide", "one-sided")
+    timed(reference, "reference_detailed", "exact")
+    timed(numpy_eval, "eval_numpy", "zeros")
+    compiled = ball_compiled.compiled
+
+    def compiled_timed(*args, **kw):
+        f = compiled(*args, **kw)
+        if f is None:
+            return f
+
+        def ball(x):
+            t0 = time.perf_counter()
+            try:
+                return f(x)
+            finally:
+                SPENT["ball"] += time.perf_counter() - t0
+        return ball
+    ball_compiled.compiled = compiled_timed
+    stages = ["target", "ball", "easy", "block", "one-sided", "exact", "zeros", "properties"]
+    print(f"| operator | s per chunk | " + " | ".join(stages) + " | other |\n|---|---|" + "---|" * (len(stages) + 1))
+    for op in ([opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators()):
+        attrs = resolve(op)
+        tgt = load_target(a.target)
+        props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
+        cfg = sweep.SweepConfig(op.name, a.target, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
+                                None, target_fingerprint=tgt.info.fingerprint, properties=props)
+        sweep.run_chunk(cfg, 64)                  # compile, tune, load
+        target = sweep._setup(cfg)[3]
+        if not getattr(target, "_timed", False):
+            timed(target, "run", "target")
+            target._timed = True
+        SPENT.clear()
+        t0 = time.perf_counter()
+        for c in a.chunks:
+            sweep.run_chunk(cfg, c)
+        total = (time.perf_counter() - t0) / len(a.chunks)
+        per = {k: v / len(a.chunks) for k, v in SPENT.items()}
+        other = total - sum(per.values())
+        print(f"| {op.name} | {total:.2f} | " + " | ".join(f"{per.get(s, 0.0):.2f}" for s in stages)
+              + f" | {other:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
