@@ -1,6 +1,7 @@
 """Where a float32 sweep chunk's time goes, stage by stage, for each operator.
 
     .venv/bin/python bench/chunk_stages.py [--ops Mish Gelu Swish] [--chunks 0 32 64 96 120 127] [--target opcert]
+    .venv/bin/python bench/chunk_stages.py --ops Gelu --attr approximate=tanh
 
 Runs the given chunks (2^24 magnitudes, both signs) of each operator's sweep
 one after the other on one core, every declared property checked, and wraps
@@ -49,7 +50,10 @@ def main():
     ap.add_argument("--ops", nargs="*", help="operators (default: the catalog)")
     ap.add_argument("--chunks", type=int, nargs="*", default=[0, 32, 64, 96, 120, 127])
     ap.add_argument("--target", default="opcert")
+    ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
+                    help="an attribute value (as opcert accuracy --attr) instead of the default")
     a = ap.parse_args()
+    given = dict(kv.split("=", 1) for kv in a.attr)
     timed(sweep_kernel, "easy", "easy")
     timed(sweep_kernel, "block", "block")
     timed(PropertyChecker, "add_block", "properties")
@@ -75,7 +79,7 @@ def main():
     stages = ["target", "ball", "easy", "block", "one-sided", "exact", "zeros", "properties"]
     print(f"| operator | s per chunk | " + " | ".join(stages) + " | other |\n|---|---|" + "---|" * (len(stages) + 1))
     for op in ([opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators()):
-        attrs = resolve(op)
+        attrs = resolve(op, given or None)
         tgt = load_target(a.target)
         props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
         cfg = sweep.SweepConfig(op.name, a.target, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),

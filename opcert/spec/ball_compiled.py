@@ -367,7 +367,13 @@ class _Gen:
                 # covered by 1 + 4U. A wider ball goes to the other kernel, which has the ends' bound.
                 E(f"prop = 0.0 if {ra} == 0 else {base} * (1 + 4 * U) * ({ra} * (1.0 + {ra}) * (1 + 4 * U))")
                 E(f"if {ra} > 2.0 ** -20:")
-                E("    miss = True")
+                # a wide ball wholly below -745.2: e^t < 2^-1075 there, so exp's value (0) and expm1's
+                # (-1) are within the contract's ETA of every value of the ball (Gelu's tanh form at
+                # |x| > 4000: every input went to the other kernel, 110 ns each)
+                E(f"    if {ma} + {ra} < -745.2:")
+                E("        prop = 0.0")
+                E("    else:")
+                E("        miss = True")
                 return self._primitive_tail(name, p, ma, ra, sa, m, r, ok, s, ind)
             E(f"prop = 0.0 if {ra} == 0 else {base} * (1 + 4 * U) * math.expm1({ra})")   # 0 below in any case
             E(f"if {ra} > 2.0 ** -20:")     # the ends bound a wide ball (the function is increasing)

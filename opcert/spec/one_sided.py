@@ -15,7 +15,8 @@ a tiny exact argument, erfc of a tiny product of inputs and constants (Gelu:
 plus such a tiny product, min and max with an exact bound the value is
 strictly inside of (HardSwish: x max(0, min(1, x/6 + 1/2)) = x/2 + x^2/6),
 sigmoid of a tiny argument in its two stable forms (Swish: x sigmoid(alpha x)
-is on the side of alpha of 0.5 x), and selects whose condition is on
+is on the side of alpha of 0.5 x; Gelu's tanh form, x sigmoid(2 sqrt(2/pi) (x +
+0.044715 x^3)), on the side of x, the sum's terms having one sign), and selects whose condition is on
 attributes alone or on the sign of such a product. Everything else is
 `ok = False` (the exact path decides it). `decide` rounds: where m is a midpoint of the target format
 and every binary64 value in (m, m + side r] rounds to one value, that value is
@@ -116,6 +117,14 @@ def _sign_bound(e: Expr, x, attrs):
             return None
         s = a[0] * b[0]
         return s, np.where(s == 0, 0.0, np.maximum(a[1] * b[1] * (1 + 2.0 ** -50), 2.0 ** -1074))
+    if e.op == "add":
+        # a sum of terms of one sign (Gelu's tanh form: x + 0.044715 x^3) has their sign, and
+        # at most the sum of their bounds; where the signs differ nothing is known (None)
+        a, b = _sign_bound(e.args[0], x, attrs), _sign_bound(e.args[1], x, attrs)
+        if a is None or b is None or not np.all(a[0] * b[0] >= 0):
+            return None
+        s = np.where(a[0] == 0, b[0], a[0])
+        return s, np.where(s == 0, 0.0, (a[1] + b[1]) * (1 + 2.0 ** -50))
     return None
 
 
