@@ -10,7 +10,8 @@ it is the side: 0 < t - tanh(t) < t^3/3 for t > 0 (odd for t < 0).
 (side 0, r 0), or lies strictly on `side` of m within r. It knows what keeps
 that description exact: inputs and binary32 attributes, negation, products
 whose binary64 result is exact (checked with an error-free product), tanh of
-a tiny exact argument, erfc of a tiny product of inputs and constants (Gelu:
+a tiny exact argument, expm1 of one (above it: Selu at gamma = 3, alpha = 2
+puts 6x on a midpoint), erfc of a tiny product of inputs and constants (Gelu:
 0.5 x erfc(-x/sqrt 2) is above 0.5 x by less than 0.4 x^2), an exact value
 plus such a tiny product, min and max with an exact bound the value is
 strictly inside of (HardSwish: x max(0, min(1, x/6 + 1/2)) = x/2 + x^2/6),
@@ -32,7 +33,8 @@ from ..expr import Expr
 
 TANH_TINY = 2.0 ** -26       # below it, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53
 ERFC_TINY = 2.0 ** -30      # below it, 1 - erfc(u) = erf(u) is in (0, 2/sqrt(pi) u) for u > 0
-SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh", "erfc", "add", "min", "max", "div"})
+SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh", "expm1", "erfc", "add", "min", "max", "div"})
+EXPM1_TINY = 2.0 ** -26     # below it, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2)
 SIGMOID_TINY = 2.0 ** -30   # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
 
 
@@ -174,6 +176,14 @@ def _ev(e: Expr, x, attrs):
         # t - tanh(t) is in (0, t^3/3) for t > 0; |t|^3/3 <= |t| t^2, never below the smallest double
         gap = np.maximum(np.abs(t) * (t * t), 2.0 ** -1074)
         return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
+    if e.op == "expm1":
+        # Selu at gamma = 3, alpha = 2: 6 expm1(x) for tiny x < 0 is 6x plus t^2/2, and 6x is a binary32
+        # midpoint for a quarter of the inputs; expm1(t) > t for every t != 0, by less than t^2 here
+        m, r, s, ok = _ev(e.args[0], x, attrs)
+        t = np.asarray(m, dtype=np.float64)
+        ok = ok & (s == 0) & (r == 0) & (np.abs(t) < EXPM1_TINY)
+        gap = np.maximum(t * t, 2.0 ** -1074)
+        return t, np.where(t == 0, 0.0, gap), np.where(t == 0, 0.0, 1.0), ok
     if e.op == "erfc":
         sb = _sign_bound(e.args[0], x, attrs)
         if sb is None:
