@@ -580,8 +580,9 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     same arithmetic, stored and reloaded exactly (float64 holds the bools and the
     signs). One loop of Mish's ball is some 300 instructions, more than the CPU's
     reorder window: each input waited for the previous one's chain of dependent
-    operations (24 ns per input at x = -2^65); two shorter loops overlap inputs
-    (7 ns there, 1.5-3x over most of the range, measured). None: no useful cut."""
+    operations; two shorter loops overlap inputs (Mish: 15.3 against 20.4 ns per
+    input over eight binades of both signs, `bench/ball_variants.py`). None: no
+    useful cut."""
     import ast
     import re
     import textwrap
@@ -591,9 +592,9 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     lines = code.splitlines()
     total = len(lines)
     # where it pays (tests/test_ball_compiled.py has both ways give the same balls everywhere):
-    # a long body (Mish, 177 lines: 0.56 of the time over ten binades of both signs), or a
-    # C library call, which no two inputs overlap (Gelu's erfc, 68 lines: 0.90); a short one
-    # pays for the stores instead (HardSwish, 84 lines: 1.97 times the time)
+    # a long body (Mish: 15.3 against 20.4 ns per input, bench/ball_variants.py), or a C library
+    # call, which no two inputs overlap (Gelu's erfc: about even); a short one pays for the
+    # stores instead (HardSwish, 84 lines: about twice the time when this rule was set)
     if not (total >= 120 or (total >= 60 and re.search(r"\bmath\.(erfc?|exp|expm1|tanh|log1p|log)\(", code))):
         return None
     assigned_before: set = {"miss"}
@@ -897,10 +898,11 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     it, with repeated subexpressions computed once or each time, and the
     fastest on a sample of blocks is kept. Which is fastest depends on the
     expression and the CPU, by up to 2x and in no pattern we could name
-    (kernel alone, ns per input over eight binades, one host: Sigmoid 6.5 / 8.4
-    / 12.3 / 8.2, Swish 18.2 / 13.3 / 10.7 / 12.9, Selu 9.4 / 6.0 / 4.7 / 5.9 in
-    that order): LLVM lays out and if-converts them differently. All compute the
-    same balls (tests/test_ball_compiled.py)."""
+    (`bench/ball_variants.py`, ns per input over eight binades, one host,
+    inlined and shared / called / not shared / called and not shared: Sigmoid
+    6.6 / 8.4 / 12.2 / 8.3, Swish 12.7 / 14.2 / 11.2 / 13.5, Selu 9.9 / 6.3 / 5.0
+    / 6.1): LLVM lays out and if-converts them differently. All compute the same
+    balls (tests/test_ball_compiled.py)."""
     try:
         src, pre = source(e, attrs, precompute)
         alts = []
