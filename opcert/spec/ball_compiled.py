@@ -30,6 +30,7 @@ import math
 import os
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from fractions import Fraction
@@ -124,16 +125,19 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
     n_miss = 0
     for i in range(xs.size):
         m, r, ok, s, miss = ball(xs[i]{PRE})
-        if miss:
-            miss_out[n_miss] = i
-            n_miss += 1
-        ok = ok and (m - m == 0.0) and (r - r == 0.0)
-        m_out[i] = m
-        r_out[i] = r
-        ok_out[i] = ok
-        s_out[i] = s
+{WRITE}
     return n_miss
 '''
+
+# the loop body's end, in both forms of the loop: an input's ball into the outputs
+_WRITE = '''if miss:
+    miss_out[n_miss] = i
+    n_miss += 1
+ok = ok and (m - m == 0.0) and (r - r == 0.0)
+m_out[i] = m
+r_out[i] = r
+ok_out[i] = ok
+s_out[i] = s'''
 
 
 class Unsupported(Exception):
@@ -520,7 +524,7 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
     # inlined into the loop: called, it cost 1.5-2.5 ns per input (Mish, Swish, Gelu, Sigmoid, measured)
     src = (head + "\n" + "\n".join(g.consts) + "\n\n\n" + njit +
            f"def ball(x{params}):\n    miss = False\n" + body + "\n" + ret + "\n"
-           + _FOOTER.replace("{PRE}", args))
+           + _FOOTER.replace("{PRE}", args).replace("{WRITE}", textwrap.indent(_WRITE, " " * 8)))
     return src, g.pre
 
 
@@ -585,7 +589,6 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     useful cut."""
     import ast
     import re
-    import textwrap
     code = textwrap.dedent(body + "\n" + ret)
     tree = ast.parse(code)
     stmts = tree.body
@@ -637,7 +640,8 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     return ("\n\n" + njit + f"def ball1(x{p1}):\n    miss = False\n{part1}\n    return ({names},)\n"
             "\n\n" + njit + f"def ball2(x, {names}{p2}):\n{part2}\n"
             + _FOOTER_TWO.replace("{N}", str(len(live))).replace("{CALL1}", f"({names},) = ball1(xs[i]{a1})")
-            .replace("{STORE}", store).replace("{CALL2}", f"ball2(xs[i]{load}{a2})"))
+            .replace("{STORE}", store).replace("{CALL2}", f"ball2(xs[i]{load}{a2})")
+            .replace("{WRITE}", textwrap.indent(_WRITE, " " * 12)))
 
 
 _FOOTER_TWO = '''
@@ -645,8 +649,8 @@ _FOOTER_TWO = '''
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
     """Returns the number of inputs written to miss_out: an argument differed from NumPy's."""
-    # in tiles whose scratch stays in the core's L2 cache (a whole block's, 4.7 MB for Mish,
-    # went to memory: two processes on two cores took 1.2 s per chunk, one alone 0.8)
+    # in tiles of TILE inputs: a whole block's scratch (4.7 MB for Mish) does not fit the core's
+    # L2 cache; 512 measured best of 512 to 65,536 (Mish, two processes at once, within 10%)
     S = np.empty(({N}, TILE))
     n_miss = 0
     for t0 in range(0, xs.size, TILE):
@@ -658,14 +662,7 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
         for i in range(t0, t1):
             j = i - t0
             m, r, ok, s, miss = {CALL2}
-            if miss:
-                miss_out[n_miss] = i
-                n_miss += 1
-            ok = ok and (m - m == 0.0) and (r - r == 0.0)
-            m_out[i] = m
-            r_out[i] = r
-            ok_out[i] = ok
-            s_out[i] = s
+{WRITE}
     return n_miss
 '''
 
