@@ -23,11 +23,13 @@ correctly rounded values as the exact reference and as spec.ball.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.util
 import math
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -514,11 +516,10 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
     head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_lit(U), ETA=_lit(ETA_BINARY32), MARGIN=_lit(MARGIN))
     # the precomputed values come in as scalars: arrays passed to ball() cost an atomic
     # reference count increment and decrement each per call (36% of Mish's kernel, measured)
-    params = "".join(f", A{k}, P{k}" for k in range(len(g.pre)))
-    args = "".join(f", PA[{k}, i], PV[{k}, i]" for k in range(len(g.pre)))
+    params, args = _pre_params(range(len(g.pre)))
     ret = f"    return {m}, {r}, {ok}, {s}, miss"
     njit = _NJIT_INLINE if inline else _NJIT_CALLED
-    two = _two_loops(body, ret, len(g.pre), njit) if split else None
+    two = _two_loops(body, ret, njit) if split else None
     if two is not None:
         return head + "\n" + "\n".join(g.consts) + "\n" + two, g.pre
     # inlined into the loop: called, it cost 1.5-2.5 ns per input (Mish, Swish, Gelu, Sigmoid, measured)
@@ -526,6 +527,12 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
            f"def ball(x{params}):\n    miss = False\n" + body + "\n" + ret + "\n"
            + _FOOTER.replace("{PRE}", args).replace("{WRITE}", textwrap.indent(_WRITE, " " * 8)))
     return src, g.pre
+
+
+def _pre_params(rows) -> tuple[str, str]:
+    """For the precomputed rows a ball function reads: its parameters, and the arguments
+    the loop passes (scalars, see source)."""
+    return ("".join(f", A{k}, P{k}" for k in rows), "".join(f", PA[{k}, i], PV[{k}, i]" for k in rows))
 
 
 _NJIT_INLINE = '@numba.njit(nogil=True, error_model="numpy", inline="always")\n'
@@ -537,7 +544,6 @@ _BOOL_TEMPS = {"miss", "exact", "yes", "no", "aw", "bw"}
 
 
 def _carried_type(name: str) -> str | None:
-    import re
     if re.fullmatch(r"v\d+[mr]", name) or name in _FLOAT_TEMPS:
         return "float"
     if re.fullmatch(r"v\d+(ok|c|d)", name) or name in _BOOL_TEMPS:
@@ -550,7 +556,6 @@ def _carried_type(name: str) -> str | None:
 def _must_define(stmts, defined: set, live: set) -> set:
     """Names read in stmts before a write on every path (into live); returns the
     names written on every path (a must-define analysis over if/else)."""
-    import ast
     defined = set(defined)
     for st in stmts:
         if isinstance(st, ast.If):
@@ -572,13 +577,12 @@ def _must_define(stmts, defined: set, live: set) -> set:
 
 
 def _reads(node, defined: set, live: set) -> None:
-    import ast
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in defined:
             live.add(n.id)
 
 
-def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str | None:
+def _two_loops(body: str, ret: str, njit: str = _NJIT_INLINE) -> str | None:
     """The ball as two loops over the block, cut between two top-level statements
     near the middle, the values live across the cut kept in a scratch array. The
     same arithmetic, stored and reloaded exactly (float64 holds the bools and the
@@ -587,8 +591,6 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     operations; two shorter loops overlap inputs (Mish: 15.3 against 20.4 ns per
     input over eight binades of both signs, `bench/ball_variants.py`). None: no
     useful cut."""
-    import ast
-    import re
     code = textwrap.dedent(body + "\n" + ret)
     tree = ast.parse(code)
     stmts = tree.body
@@ -625,12 +627,8 @@ def _two_loops(body: str, ret: str, n_pre: int, njit: str = _NJIT_INLINE) -> str
     _, first, live = best
     part1 = textwrap.indent("\n".join(lines[:first]), "    ")
     part2 = textwrap.indent("\n".join(lines[first:]), "    ")
-    pre1 = sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part1)})
-    pre2 = sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part2)})
-    p1 = "".join(f", A{k}, P{k}" for k in pre1)
-    p2 = "".join(f", A{k}, P{k}" for k in pre2)
-    a1 = "".join(f", PA[{k}, i], PV[{k}, i]" for k in pre1)
-    a2 = "".join(f", PA[{k}, i], PV[{k}, i]" for k in pre2)
+    p1, a1 = _pre_params(sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part1)}))
+    p2, a2 = _pre_params(sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part2)}))
     names = ", ".join(live)
     store = "\n".join(f"            S[{k}, j] = {'1.0 if ' + v + ' else 0.0' if _carried_type(v) == 'bool' else v}"
                       for k, v in enumerate(live))
@@ -686,6 +684,15 @@ def _buffers(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 _UNREACHED = np.uint64(0x7FF4DEADBEEF0BAD)
 
 
+def _one_value(c) -> bool | None:
+    """The value a condition over a block has at every element, or None (it varies;
+    a scalar condition is the attributes' choice, taken elsewhere)."""
+    if np.ndim(c) == 0 or not c.size:
+        return None
+    first = bool(c.flat[0])
+    return first if (c.all() if first else not c.any()) else None
+
+
 def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
                root: Expr | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For each precomputed node: its argument's midpoint, as the generated code
@@ -724,8 +731,8 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
             c = mid(a[0])
             if np.ndim(c) == 0:     # a choice made by the attributes alone: the generated code takes one branch
                 v = mid(a[1]) if bool(c) else mid(a[2])
-            elif c.all() or not c.any():    # one branch for the whole block (see root below)
-                v = np.broadcast_to(mid(a[1]) if c[0] else mid(a[2]), c.shape)
+            elif _one_value(c) is not None:     # one branch for the whole block (see root below)
+                v = np.broadcast_to(mid(a[1]) if _one_value(c) else mid(a[2]), c.shape)
             else:
                 v = np.where(c, mid(a[1]), mid(a[2]))
         elif op in ("lt", "gt", "le", "ge", "eq"):
@@ -752,10 +759,10 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
                 return
             reached.add(e)
             if e.op == "select" and all(n.op in _MID_OPS or n.op in _COND_OPS for n in e.args[0].nodes()):
-                c = mid(e.args[0])
-                if np.ndim(c) and (c.all() or not c.any()):
+                c = _one_value(mid(e.args[0]))
+                if c is not None:
                     reach(e.args[0])
-                    reach(e.args[1] if c[0] else e.args[2])
+                    reach(e.args[1] if c else e.args[2])
                     return
             for a in e.args:
                 reach(a)
@@ -914,21 +921,16 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     key = hashlib.sha256("".join([src, *alts]).encode()).hexdigest()[:24]
     if key in _LOADED:
         return _LOADED[key]
-    try:    # compile now (numba compiles at the first call): a failure falls back to spec.ball, same balls
-        kernel = _load(src)
-        kernel(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
-               np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
+    def warm(k, rows):      # numba compiles at the first call
+        k(np.zeros(1), *_midpoints(rows, np.zeros(1), attrs), np.empty(1), np.empty(1),
+          np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
+        return k
+
+    try:    # compile now: a failure falls back to spec.ball, same balls
+        kernel = warm(_load(src), pre)
         if alts:
-            others = [_load(a) for a in alts]
-            for k in others:
-                k(np.zeros(1), *_midpoints(pre, np.zeros(1), attrs), np.empty(1), np.empty(1),
-                  np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
-            kernel = _faster([kernel, *others], pre, attrs, e)
-        fallback = _load(plain) if plain else None
-        none = _midpoints([], np.zeros(1), attrs)
-        if fallback is not None:
-            fallback(np.zeros(1), *none, np.empty(1), np.empty(1), np.empty(1, dtype=np.bool_),
-                     np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
+            kernel = _faster([kernel, *(warm(_load(a), pre) for a in alts)], pre, attrs, e)
+        fallback = warm(_load(plain), []) if plain else None
     except Exception as exc:   # noqa: BLE001 - numba's errors have no common public base across versions
         import warnings
         warnings.warn(f"opcert: the compiled ball for {e} did not compile ({type(exc).__name__}: {exc}); "

@@ -146,6 +146,13 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):
                 np.broadcast_to(ok, shape) & np.isfinite(np.broadcast_to(m, shape)))
 
 
+def _tiny_exact(e: Expr, x, attrs, tiny: float):
+    """e's binary64 value t, and where it is exact and below tiny in magnitude."""
+    m, r, s, ok = _ev(e, x, attrs)
+    t = np.asarray(m, dtype=np.float64)
+    return t, ok & (s == 0) & (r == 0) & (np.abs(t) < tiny)
+
+
 def _ev(e: Expr, x, attrs):
     zero = np.zeros(x.shape)
     if e.op == "var":
@@ -170,18 +177,14 @@ def _ev(e: Expr, x, attrs):
         ok = oka & okb & (exact_a | exact_b) & (exact | zero)
         return p, np.where(zero, 0.0, r), np.where(zero, 0.0, s), ok
     if e.op == "tanh":
-        m, r, s, ok = _ev(e.args[0], x, attrs)
-        t = np.asarray(m, dtype=np.float64)
-        ok = ok & (s == 0) & (r == 0) & (np.abs(t) < TANH_TINY)
+        t, ok = _tiny_exact(e.args[0], x, attrs, TANH_TINY)
         # t - tanh(t) is in (0, t^3/3) for t > 0; |t|^3/3 <= |t| t^2, never below the smallest double
         gap = np.maximum(np.abs(t) * (t * t), 2.0 ** -1074)
         return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
     if e.op == "expm1":
         # Selu at gamma = 3, alpha = 2: 6 expm1(x) for tiny x < 0 is 6x plus t^2/2, and 6x is a binary32
         # midpoint for a quarter of the inputs; expm1(t) > t for every t != 0, by less than t^2 here
-        m, r, s, ok = _ev(e.args[0], x, attrs)
-        t = np.asarray(m, dtype=np.float64)
-        ok = ok & (s == 0) & (r == 0) & (np.abs(t) < EXPM1_TINY)
+        t, ok = _tiny_exact(e.args[0], x, attrs, EXPM1_TINY)
         gap = np.maximum(t * t, 2.0 ** -1074)
         return t, np.where(t == 0, 0.0, gap), np.where(t == 0, 0.0, 1.0), ok
     if e.op == "erfc":
