@@ -23,13 +23,11 @@ correctly rounded values as the exact reference and as spec.ball.
 """
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import importlib.util
 import math
 import os
-import re
 import sys
 import tempfile
 import textwrap
@@ -65,7 +63,6 @@ U = {U}
 ETA = {ETA}
 MARGIN = {MARGIN}
 INF = math.inf
-TILE = 512
 
 
 @numba.njit
@@ -123,7 +120,8 @@ _FOOTER = '''
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
-    """Returns the number of inputs written to miss_out: an argument differed from NumPy's."""
+    """miss_out[i]: whether an argument of input i differed from NumPy's (the other kernel takes
+    those inputs). Returns how many did."""
     n_miss = 0
     for i in range(xs.size):
         m, r, ok, s, miss = ball(xs[i]{PRE})
@@ -131,10 +129,12 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
     return n_miss
 '''
 
-# the loop body's end, in both forms of the loop: an input's ball into the outputs
-_WRITE = '''if miss:
-    miss_out[n_miss] = i
-    n_miss += 1
+# the loop body's end, in both forms of the loop: an input's ball into the outputs. A flag per
+# input, not the list of the missed inputs: appending to a list (a store at a running count)
+# kept LLVM from vectorising the loop; with flags it does (Tanh's kernel 3.06 -> 0.59 ns per
+# input, Gelu's tanh form 27.7 -> 10.3, Mish 21.0 -> 8.0, one loop each)
+_WRITE = '''miss_out[i] = miss
+n_miss += 1 if miss else 0
 ok = ok and (m - m == 0.0) and (r - r == 0.0)
 m_out[i] = m
 r_out[i] = r
@@ -504,12 +504,12 @@ def _generator_digest() -> str:
 
 
 def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
-           split: bool = True, inline: bool = True, cse: bool = True) -> tuple[str, list[Expr]]:
+           inline: bool = True, cse: bool = True) -> tuple[str, list[Expr]]:
     """The generated module for e at these attribute values (raises Unsupported),
     and the primitive nodes whose values it takes from NumPy (rows of PA, PV).
-    split=False: one loop (see _two_loops). inline=False: the loop calls the
-    ball's function; cse=False: a repeated subexpression is computed each time
-    (each faster for some expressions, slower for others: see compiled)."""
+    inline=False: the loop calls the ball's function; cse=False: a repeated
+    subexpression is computed each time (each faster for some expressions,
+    slower for others: see compiled)."""
     g = _Gen(attrs, precompute, cse)
     m, r, ok, s = g.ev(e, 1)
     body = "\n".join(g.lines)
@@ -519,10 +519,7 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
     params, args = _pre_params(range(len(g.pre)))
     ret = f"    return {m}, {r}, {ok}, {s}, miss"
     njit = _NJIT_INLINE if inline else _NJIT_CALLED
-    two = _two_loops(body, ret, njit) if split else None
-    if two is not None:
-        return head + "\n" + "\n".join(g.consts) + "\n" + two, g.pre
-    # inlined into the loop: called, it cost 1.5-2.5 ns per input (Mish, Swish, Gelu, Sigmoid, measured)
+    # inlined into the loop, LLVM vectorises it (a call is opaque to it): see compiled
     src = (head + "\n" + "\n".join(g.consts) + "\n\n\n" + njit +
            f"def ball(x{params}):\n    miss = False\n" + body + "\n" + ret + "\n"
            + _FOOTER.replace("{PRE}", args).replace("{WRITE}", textwrap.indent(_WRITE, " " * 8)))
@@ -537,133 +534,6 @@ def _pre_params(rows) -> tuple[str, str]:
 
 _NJIT_INLINE = '@numba.njit(nogil=True, error_model="numpy", inline="always")\n'
 _NJIT_CALLED = '@numba.njit(nogil=True, error_model="numpy")\n'
-# the generator's temporaries that may live across the cut, by type (the node values are vNm, vNr:
-# float; vNok, vNc, vNd: bool; vNs: int)
-_FLOAT_TEMPS = {"contract", "prop", "den", "rnd", "p", "rp", "hi", "lo", "lo_a", "hi_a", "lo_b", "hi_b", "mm", "e2t"}
-_BOOL_TEMPS = {"miss", "exact", "yes", "no", "aw", "bw"}
-
-
-def _carried_type(name: str) -> str | None:
-    if re.fullmatch(r"v\d+[mr]", name) or name in _FLOAT_TEMPS:
-        return "float"
-    if re.fullmatch(r"v\d+(ok|c|d)", name) or name in _BOOL_TEMPS:
-        return "bool"
-    if re.fullmatch(r"v\d+s", name):
-        return "int"
-    return None
-
-
-def _must_define(stmts, defined: set, live: set) -> set:
-    """Names read in stmts before a write on every path (into live); returns the
-    names written on every path (a must-define analysis over if/else)."""
-    defined = set(defined)
-    for st in stmts:
-        if isinstance(st, ast.If):
-            _reads(st.test, defined, live)
-            a = _must_define(st.body, defined, live)
-            b = _must_define(st.orelse, defined, live)
-            defined |= a & b
-        elif isinstance(st, ast.Assign):
-            _reads(st.value, defined, live)
-            for t in st.targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        defined.add(n.id)
-        elif isinstance(st, ast.Return):
-            _reads(st.value, defined, live)
-        else:
-            raise Unsupported(f"statement {type(st).__name__}")
-    return defined
-
-
-def _reads(node, defined: set, live: set) -> None:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in defined:
-            live.add(n.id)
-
-
-def _two_loops(body: str, ret: str, njit: str = _NJIT_INLINE) -> str | None:
-    """The ball as two loops over the block, cut between two top-level statements
-    near the middle, the values live across the cut kept in a scratch array. The
-    same arithmetic, stored and reloaded exactly (float64 holds the bools and the
-    signs). One loop of Mish's ball is some 300 instructions, more than the CPU's
-    reorder window: each input waited for the previous one's chain of dependent
-    operations; two shorter loops overlap inputs (Mish: 15.3 against 20.4 ns per
-    input over eight binades of both signs, `bench/ball_variants.py`). None: no
-    useful cut."""
-    code = textwrap.dedent(body + "\n" + ret)
-    tree = ast.parse(code)
-    stmts = tree.body
-    lines = code.splitlines()
-    total = len(lines)
-    # where it pays (tests/test_ball_compiled.py has both ways give the same balls everywhere):
-    # a long body (Mish: 15.3 against 20.4 ns per input, bench/ball_variants.py), or a C library
-    # call, which no two inputs overlap (Gelu's erfc: about even); a short one pays for the
-    # stores instead (HardSwish, 84 lines: about twice the time when this rule was set)
-    if not (total >= 120 or (total >= 60 and re.search(r"\bmath\.(erfc?|exp|expm1|tanh|log1p|log)\(", code))):
-        return None
-    assigned_before: set = {"miss"}
-    best = None
-    for j in range(1, len(stmts) - 1):
-        for n in ast.walk(stmts[j - 1]):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                assigned_before.add(n.id)
-        first = stmts[j].lineno - 1
-        if min(first, total - first) < total // 5:
-            continue
-        live: set = set()
-        try:
-            _must_define(stmts[j:], {"x"}, live)
-        except Unsupported:         # a statement the analysis does not know: no cut here
-            continue
-        live = sorted(live & assigned_before)
-        if any(_carried_type(v) is None for v in live):
-            continue
-        score = abs(total - 2 * first) + 8 * len(live)
-        if best is None or score < best[0]:
-            best = (score, first, live)
-    if best is None:
-        return None
-    _, first, live = best
-    part1 = textwrap.indent("\n".join(lines[:first]), "    ")
-    part2 = textwrap.indent("\n".join(lines[first:]), "    ")
-    p1, a1 = _pre_params(sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part1)}))
-    p2, a2 = _pre_params(sorted({int(k) for k in re.findall(r"\b[AP](\d+)\b", part2)}))
-    names = ", ".join(live)
-    store = "\n".join(f"            S[{k}, j] = {'1.0 if ' + v + ' else 0.0' if _carried_type(v) == 'bool' else v}"
-                      for k, v in enumerate(live))
-    load = "".join(f", S[{k}, j] != 0.0" if _carried_type(v) == "bool" else
-                   (f", np.int64(S[{k}, j])" if _carried_type(v) == "int" else f", S[{k}, j]")
-                   for k, v in enumerate(live))
-    return ("\n\n" + njit + f"def ball1(x{p1}):\n    miss = False\n{part1}\n    return ({names},)\n"
-            "\n\n" + njit + f"def ball2(x, {names}{p2}):\n{part2}\n"
-            + _FOOTER_TWO.replace("{N}", str(len(live))).replace("{CALL1}", f"({names},) = ball1(xs[i]{a1})")
-            .replace("{STORE}", store).replace("{CALL2}", f"ball2(xs[i]{load}{a2})")
-            .replace("{WRITE}", textwrap.indent(_WRITE, " " * 12)))
-
-
-_FOOTER_TWO = '''
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
-    """Returns the number of inputs written to miss_out: an argument differed from NumPy's."""
-    # in tiles of TILE inputs: a whole block's scratch (4.7 MB for Mish) does not fit the core's
-    # L2 cache; 512 measured best of 512 to 65,536 (Mish, two processes at once, within 10%)
-    S = np.empty(({N}, TILE))
-    n_miss = 0
-    for t0 in range(0, xs.size, TILE):
-        t1 = min(t0 + TILE, xs.size)
-        for i in range(t0, t1):
-            j = i - t0
-            {CALL1}
-{STORE}
-        for i in range(t0, t1):
-            j = i - t0
-            m, r, ok, s, miss = {CALL2}
-{WRITE}
-    return n_miss
-'''
-
 
 _BUFFERS = threading.local()
 
@@ -705,7 +575,6 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
     one branch; the nodes of the other are not computed. The code takes a
     branch only where the balls decide the condition, and a decided condition
     is the midpoints' one, so it never reads those rows."""
-    from .ball import _const
     memo: dict = {}
 
     def mid(e: Expr):
@@ -717,7 +586,7 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
         elif op == "attr":
             v = np.float64(attrs[e.name])
         elif op == "const":
-            v = np.float64(float(_const(e, BINARY64)[0]))
+            v = _const_midpoint(e)
         elif op in ("neg", "abs"):
             v = -mid(a[0]) if op == "neg" else np.abs(mid(a[0]))
         elif op in ("add", "sub", "mul", "div"):
@@ -783,6 +652,14 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
             else:
                 memo[node] = PRIMITIVES[node.op].numpy(arg, out=pv[k])
     return pa, pv
+
+
+@functools.lru_cache(maxsize=None)
+def _const_midpoint(e: Expr) -> np.float64:
+    """A constant's binary64 midpoint, as the generated code has it. Cached: a named
+    constant's enclosure is computed in rationals (1.3 ms for Gelu's tanh form, per block
+    of 65,536: 20 ns per input, more than its whole kernel)."""
+    return np.float64(float(_const(e, BINARY64)[0]))
 
 
 def _exp(arg: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -874,7 +751,7 @@ def _faster(kernels: list, pre: list[Expr], attrs: dict[str, float], e: Expr):
     blocks = [(x, *(a.copy() for a in _midpoints(pre, x, attrs, e))) for x in _tuning_blocks()]
     n = blocks[0][0].size
     out = (np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8),
-           np.empty(n, dtype=np.int64))
+           np.empty(n, dtype=np.bool_))
     best = [math.inf] * len(kernels)
     for _ in range(3):
         for i, k in enumerate(kernels):
@@ -923,7 +800,7 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         return _LOADED[key]
     def warm(k, rows):      # numba compiles at the first call
         k(np.zeros(1), *_midpoints(rows, np.zeros(1), attrs), np.empty(1), np.empty(1),
-          np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.int64))
+          np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int8), np.empty(1, dtype=np.bool_))
         return k
 
     try:    # compile now: a failure falls back to spec.ball, same balls
@@ -942,13 +819,13 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         n = x64.size
         m, r = np.empty(n), np.empty(n)
         ok, s = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
-        miss = np.empty(n, dtype=np.int64)
+        miss = np.empty(n, dtype=np.bool_)
         n_miss = kernel(x64, *_midpoints(pre, x64, attrs, e), m, r, ok, s, miss)
         if n_miss:
-            idx = miss[:n_miss]
+            idx = np.flatnonzero(miss)
             out = (np.empty(n_miss), np.empty(n_miss), np.empty(n_miss, dtype=np.bool_),
                    np.empty(n_miss, dtype=np.int8))
-            fallback(x64[idx], *_midpoints([], x64[idx], attrs), *out, miss[n_miss:2 * n_miss])
+            fallback(x64[idx], *_midpoints([], x64[idx], attrs), *out, miss[:n_miss])
             for whole, part in zip((m, r, ok, s), out):
                 whole[idx] = part
         return m, r, ok, s
