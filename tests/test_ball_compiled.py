@@ -17,6 +17,7 @@ from test_catalog_oracle import CASES, IDS
 
 import opcert
 from opcert.expr import PRIMITIVES
+from opcert.expr.primitives import exp_blockwise
 from opcert.formats import FLOAT_FORMATS
 from opcert.spec import ball, ball_compiled
 from opcert.spec.attrs import resolve
@@ -225,16 +226,20 @@ def test_kernels_unused_for_30_days_are_removed_when_another_is_written(monkeypa
                                    (-745.2, -700.0), (-745.13, -745.01), (-1.0, 1.0), (700.0, 709.79),
                                    (709.71, 709.78)])
 def test_exp_of_a_block_has_numpys_bits(lo, hi):
-    """_exp skips NumPy's underflow and overflow path for a block wholly beyond it: the values are
+    """exp_blockwise (the exp primitive's binary64 function, read by opcert's implementation and
+    by the ball's precomputation) skips NumPy's underflow and overflow path for a block wholly
+    beyond it: the values are
     still np.exp's (and the exact exponential's: 0 below -745.2 rounds from below 2^-1075, the
     half of the smallest subnormal; above 709.79 it overflows), up to the blocks' very ends."""
-    x = np.concatenate([np.nextafter(np.float64(lo), np.inf) * np.ones(3), np.linspace(lo, hi, 1000)[1:-1],
+    x = np.concatenate([np.nextafter(np.float64(lo), np.inf) * np.ones(3), np.linspace(lo, hi, 2000)[1:-1],
                         np.nextafter(np.float64(hi), -np.inf) * np.ones(3)])
     out = np.empty_like(x)
     with np.errstate(all="ignore"):
         want = np.exp(x)
-        ball_compiled._exp(x, out)
+        got = exp_blockwise(x)
+        exp_blockwise(x, out=out)
     assert np.array_equal(out.view(np.uint64), want.view(np.uint64))
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
     with gmpy2.context(gmpy2.context(precision=200)):
         assert gmpy2.exp(gmpy2.mpfr(-745.2)) < gmpy2.mpfr(2) ** -1075
         assert gmpy2.exp(gmpy2.mpfr(709.79)) > gmpy2.mpfr(np.finfo(np.float64).max)

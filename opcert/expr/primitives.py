@@ -221,8 +221,25 @@ AT_INF = {"exp": (0.0, None), "expm1": (-1.0, None), "tanh": (-1.0, 1.0), "log1p
           "log": (None, None), "erf": (-1.0, 1.0), "erfc": (2.0, 0.0), "sqrt": (None, None)}
 
 
+def exp_blockwise(t, out=None):
+    """np.exp, the same bits, without NumPy's slow path where a whole binary64 array
+    underflows or overflows (4.3 ns per value at -800 against 0.5 in range, measured):
+    every value below -745.2 rounds to +0 (e^-745.2 < 2^-1075, half the smallest
+    subnormal) and every one above 709.79 overflows to +inf. The float32 sweep's blocks
+    have one sign and span a few binades, so whole blocks are there: about half of the
+    inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. A NaN fails
+    both tests; a small array or another type goes to np.exp as it is."""
+    if isinstance(t, np.ndarray) and t.dtype == np.float64 and t.size >= 1024:
+        lo, hi = t.min(), t.max()
+        if hi < -745.2 or lo > 709.79:
+            r = np.empty_like(t) if out is None else out
+            r.fill(0.0 if hi < -745.2 else np.inf)
+            return r
+    return np.exp(t) if out is None else np.exp(t, out=out)
+
+
 REGISTRY: dict[str, Primitive] = {p.name: p for p in (
-    Primitive("exp", "e^t", np.exp, _arb("exp"), _at_zero(1), (None, False, None), True, False, (0, None),
+    Primitive("exp", "e^t", exp_blockwise, _arb("exp"), _at_zero(1), (None, False, None), True, False, (0, None),
               ("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
                "exp(NaN) is NaN"), 1.0, _exp_tiny, _ax_exp),
     Primitive("expm1", "e^t - 1", np.expm1, _arb("expm1"), _at_zero(0), (None, False, None), True, False, (-1, None),
