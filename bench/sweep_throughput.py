@@ -2,7 +2,9 @@
 
     .venv/bin/python bench/sweep_throughput.py [--op Tanh] [--target numpy:tanh] [--chunks 256] [--workers 2]
 
-The sweep is opcert's (target, reference fast path, exact fallback, statistics);
+The sweep is opcert's (target, reference fast path, exact fallback, statistics,
+every property the operator declares, checkpoints), as `opcert accuracy OP
+--dtype float32 --target T --exhaustive` runs it;
 the loops do the least a per-input checker must: compute the correctly rounded
 binary32 tanh (MPFR rounds it directly; mpmath at 64 bits, then round) and
 compare it with the target's output, on a sample of random binary32 inputs.
@@ -64,7 +66,13 @@ def main():
     stop = min(a.chunks * CHUNK, 1 << 31)      # magnitudes: each one is swept with both signs
     from opcert.targets import describe_target
     fp = describe_target(a.target).fingerprint  # what keys the checkpoints (and is checked in every worker)
-    cfg = SweepConfig(a.op, a.target, (), None, 0, stop, target_fingerprint=fp)
+    # every declared property checked in the same pass, as `opcert accuracy --exhaustive` does
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.verify.properties import compile_all
+    op = get_operator(a.op)
+    props = tuple(c.name for c in compile_all(op, F32, resolve(op), op.primary))
+    cfg = SweepConfig(a.op, a.target, (), None, 0, stop, target_fingerprint=fp, properties=props)
     with tempfile.TemporaryDirectory() as d:
         sweep(SweepConfig(a.op, a.target, (), None, 0, 1 << 16, 1 << 16, target_fingerprint=fp), workers=1,
               checkpoint=d + "/warm")
@@ -73,8 +81,8 @@ def main():
         wall = time.perf_counter() - t0
     n = 2 * stop
     sweep_s = wall / n
-    print(f"sweep: {n:,} inputs ({a.op}, {a.target}) in {wall:.1f} s = {n / wall / 1e6:.1f} M inputs/s "
-          f"({info['undecided']} undecided by the fast path)")
+    print(f"sweep: {n:,} inputs ({a.op}, {a.target}; properties {', '.join(props) or 'none'}) in {wall:.1f} s "
+          f"= {n / wall / 1e6:.1f} M inputs/s ({info['undecided']} undecided by the fast path)")
     print(f"MPFR (gmpy2) loop: {mpfr_s * 1e9:.0f} ns/input = {1 / mpfr_s / 1e6:.2f} M inputs/s")
     print(f"mpmath loop: {mpm_s * 1e9:.0f} ns/input = {1 / mpm_s / 1e3:.1f} k inputs/s")
     print(f"sweep vs MPFR loop: {mpfr_s / sweep_s:.0f}x less time per input; vs mpmath: {mpm_s / sweep_s:.0f}x")
