@@ -762,13 +762,12 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     tune=True (the float32 sweep, 2^32 inputs): the first kernel is generated
     four ways, with the ball's function inlined into the loop or called from
     it, with repeated subexpressions computed once or each time, and the
-    fastest on a sample of blocks is kept. Which is fastest depends on the
-    expression and the CPU, by up to 2x and in no pattern we could name
-    (`bench/ball_variants.py`, ns per input over eight binades, one host,
-    inlined and shared / called / not shared / called and not shared: Sigmoid
-    6.6 / 8.4 / 12.2 / 8.3, Swish 12.7 / 14.2 / 11.2 / 13.5, Selu 9.9 / 6.3 / 5.0
-    / 6.1): LLVM lays out and if-converts them differently. All compute the same
-    balls (tests/test_ball_compiled.py)."""
+    fastest on a sample of blocks is kept. Inlined, LLVM vectorises the loop
+    and that is nearly always fastest; not always (`bench/ball_variants.py`,
+    ns per input over eight one-signed binades, one host, inlined and shared /
+    called / not shared / called and not shared: Mish 8.1 / 19.8 / 16.5 /
+    19.7, Elu 2.0 / 1.4 / 1.9 / 1.6, Shrink 1.2 / 1.2 / 0.9 / 1.0). All compute
+    the same balls (tests/test_ball_compiled.py)."""
     try:
         src, pre = source(e, attrs, precompute)
         alts = []
