@@ -82,3 +82,28 @@ def test_the_power_of_two_shortcut_agrees_with_the_product_test():
         exact = math.isfinite(x) and math.isfinite(y) and math.isfinite(p) and Fraction(x) * Fraction(y) == Fraction(p)
         assert not g or exact, (x, y)
     assert 1000 < g2.sum() < g2.size
+
+
+def test_the_fused_multiply_add_test_agrees_with_dekkers():
+    """product_exact_fma (the generated ball's test where the CPU has FMA) gives product_exact's
+    answer on every case: random bit patterns of every binade, subnormals, infinities and NaNs,
+    short significands (exact products) and the edge values; and never says "exact" where
+    rational arithmetic says the product is not."""
+    import numba
+
+    from opcert.spec.errorfree import product_exact, product_exact_fma
+
+    @numba.njit
+    def both(a, b, out1, out2):
+        for i in range(a.size):
+            out1[i] = product_exact(a[i], b[i])
+            out2[i] = product_exact_fma(a[i], b[i])
+    a, b = _cases(10)
+    g1, g2 = np.empty(a.size, dtype=np.bool_), np.empty(a.size, dtype=np.bool_)
+    with np.errstate(all="ignore"):
+        both(a, b, g1, g2)
+    assert np.array_equal(g1, g2)
+    assert 1000 < g2.sum() < g2.size
+    for x, y, g in zip(a.tolist(), b.tolist(), g2.tolist()):
+        if g:
+            assert math.isfinite(x * y) and Fraction(x) * Fraction(y) == Fraction(x * y), (x, y)
