@@ -15,7 +15,13 @@ parent's pid), so a killed opcert leaves no orphan behind. They ignore SIGINT:
 the parent handles Ctrl-C and stops them.
 
 Inside a worker, `activity(text, timeout)` announces a target call to the
-parent; the parent kills the worker when the call overruns `timeout`.
+parent; the parent kills the worker when the call overruns `timeout`. The
+announcement is written to memory the two processes share (its text, start
+and time limit), not sent: a sweep makes two target calls per block of 65,536
+inputs, and a message for each woke the parent 2,000 times per chunk (Gelu's
+tanh form: 2 workers, 6.88 -> 5.94 s for 12 chunks; the parent's CPU time
+0.58 -> 0.02 s). The parent reads it when a worker is lost, and checks the
+time limit at least every POLL seconds.
 """
 from __future__ import annotations
 
@@ -28,9 +34,12 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
-# In a worker: the connection to the parent (None in the parent itself).
+# In a worker: the connection to the parent and the shared activity record (None in the parent itself).
 _CHANNEL = None
+_RECORD = None
 _IN_WORKER = False
+POLL = 0.5              # seconds between the parent's checks of a running call's time limit
+_TEXT = 1024            # bytes of an activity's text kept (its end is cut)
 # Libraries that start threads at import: after one of them is loaded, fork()
 # may deadlock the child, so workers are spawned instead.
 _THREADED = ("torch", "jax", "jaxlib", "onnxruntime", "openvino", "tensorflow")
@@ -47,14 +56,42 @@ class activity:
         self.text, self.timeout = text, timeout
 
     def __enter__(self):
-        if _CHANNEL is not None:
-            _CHANNEL.send(("begin", self.text, self.timeout))
+        if _RECORD is not None:
+            _RECORD.begin(self.text, self.timeout)
         return self
 
     def __exit__(self, *exc):
-        if _CHANNEL is not None:
-            _CHANNEL.send(("end",))
+        if _RECORD is not None:
+            _RECORD.end()
         return False
+
+
+class _Record:
+    """A worker's current activity in shared memory: the text, and (start, time limit)
+    as two binary64 numbers on time.monotonic()'s clock, which is the system's monotonic
+    clock, the same in every process. start = 0: no activity. The worker writes the text
+    before the start, so a start the parent reads has its text."""
+
+    def __init__(self, ctx):
+        self.text = ctx.Array("c", _TEXT, lock=False)
+        self.clock = ctx.Array("d", 2, lock=False)
+
+    def begin(self, text: str, timeout: float | None) -> None:
+        data = text.encode("utf-8", "replace")[:_TEXT - 1]
+        self.text.value = data
+        self.clock[1] = float(timeout or 0.0)
+        self.clock[0] = time.monotonic()
+
+    def end(self) -> None:
+        self.clock[0] = 0.0
+
+    def doing(self) -> str | None:
+        return self.text.value.decode("utf-8", "replace") if self.clock[0] > 0.0 else None
+
+    def deadline(self) -> tuple[float, float] | None:
+        """(the monotonic time the running call overruns at, its limit), or None."""
+        start, limit = self.clock[0], self.clock[1]
+        return (start + limit, limit) if start > 0.0 and limit > 0.0 else None
 
 
 @dataclass
@@ -107,15 +144,15 @@ def _fresh_stdio() -> None:
             pass
 
 
-def _worker_main(conn, parent_pid: int) -> None:
-    global _CHANNEL, _IN_WORKER
+def _worker_main(conn, parent_pid: int, record: _Record) -> None:
+    global _CHANNEL, _RECORD, _IN_WORKER
     _die_with_parent(parent_pid)
     import faulthandler
     faulthandler.disable()   # a target's crash is reported by the parent, with what it was running
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _fresh_stdio()
-    _CHANNEL, _IN_WORKER = conn, True
+    _CHANNEL, _RECORD, _IN_WORKER = conn, record, True
     while True:
         try:
             msg = conn.recv()
@@ -154,13 +191,11 @@ def _context():
 class _Worker:
     def __init__(self, ctx):
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
+        self.record = _Record(ctx)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), self.record), daemon=True)
         self.proc.start()
         child.close()
         self.task = None          # task id in flight
-        self.doing = None         # the announced activity
-        self.deadline = None      # monotonic time after which the activity has overrun
-        self.timeout = None
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -216,7 +251,8 @@ class Pool:
                         idle = _Worker(self.ctx)
                         self.workers.append(idle)
                     i, (fn, args, kwargs) = pending.pop()
-                    idle.task, idle.doing, idle.deadline = i, None, None
+                    idle.task = i
+                    idle.record.end()
                     idle.conn.send((i, fn, args, kwargs))
                 yield from self._collect()
         except BaseException:
@@ -226,8 +262,9 @@ class Pool:
     def _collect(self):
         busy = [w for w in self.workers if w.task is not None]
         now = time.monotonic()
-        deadlines = [w.deadline for w in busy if w.deadline is not None]
-        timeout = max(0.0, min(deadlines) - now) if deadlines else None
+        # a call that starts while the parent waits is not announced: look again within POLL
+        deadlines = [d[0] for d in (w.record.deadline() for w in busy) if d is not None]
+        timeout = max(0.0, min([now + POLL, *deadlines]) - now) if busy else None
         ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
         for w in busy:
             eof = False
@@ -248,14 +285,14 @@ class Pool:
                 if w.proc.is_alive():
                     w.proc.kill()
                     w.proc.join(5)
-                lost = WorkerLost(w.proc.exitcode, w.doing)
+                lost = WorkerLost(w.proc.exitcode, w.record.doing())
                 i, w.task = w.task, None
                 w.conn.close()
                 yield i, False, lost
-            elif w.task is not None and w.deadline is not None and time.monotonic() > w.deadline:
-                lost = WorkerLost(None, w.doing, timed_out=True, timeout=w.timeout)
+            elif w.task is not None and (d := w.record.deadline()) is not None and time.monotonic() > d[0]:
+                w.kill()            # then its record cannot change while it is read
+                lost = WorkerLost(None, w.record.doing(), timed_out=True, timeout=d[1])
                 i, w.task = w.task, None
-                w.kill()
                 yield i, False, lost
         # a worker that died after the checks above keeps its task: the next round reports it
         self.workers = [w for w in self.workers if w.proc.is_alive() or w.task is not None]
@@ -263,13 +300,6 @@ class Pool:
     @staticmethod
     def _message(w: _Worker, msg):
         kind = msg[0]
-        if kind == "begin":
-            w.doing, w.timeout = msg[1], msg[2]
-            w.deadline = time.monotonic() + msg[2] if msg[2] else None
-            return None
-        if kind == "end":
-            w.doing = w.deadline = None
-            return None
         i = w.task
         w.task = None
         return (i, kind == "done", msg[2])
