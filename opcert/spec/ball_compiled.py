@@ -131,8 +131,8 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
 
 # the loop body's end, in both forms of the loop: an input's ball into the outputs. A flag per
 # input, not the list of the missed inputs: appending to a list (a store at a running count)
-# kept LLVM from vectorising the loop; with flags it does (Tanh's kernel 3.06 -> 0.59 ns per
-# input, Gelu's tanh form 27.7 -> 10.3, Mish 21.0 -> 8.0, one loop each)
+# kept LLVM from vectorising the loop; with flags it does (bench/ball_variants.py, ns per input:
+# Mish 20.4 -> 8.5, Sigmoid 6.6 -> 3.4, Swish 12.6 -> 4.7, Selu 9.9 -> 2.9; bench/README.md)
 _WRITE = '''miss_out[i] = miss
 n_miss += 1 if miss else 0
 ok = ok and (m - m == 0.0) and (r - r == 0.0)
@@ -779,8 +779,8 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     fastest on a sample of blocks is kept. Inlined, LLVM vectorises the loop
     and that is nearly always fastest; not always (`bench/ball_variants.py`,
     ns per input over eight one-signed binades, one host, inlined and shared /
-    called / not shared / called and not shared: Mish 8.1 / 19.8 / 16.5 /
-    19.7, Elu 2.0 / 1.4 / 1.9 / 1.6, Shrink 1.2 / 1.2 / 0.9 / 1.0). All compute
+    called / not shared / called and not shared: Mish 7.2 / 14.9 / 7.7 /
+    15.1, Elu 2.0 / 1.3 / 1.8 / 1.5, Shrink 1.1 / 1.2 / 0.9 / 1.0). All compute
     the same balls (tests/test_ball_compiled.py)."""
     try:
         src, pre = source(e, attrs, precompute)
