@@ -53,26 +53,33 @@ def test_broadcasts_over_scalars(f):
     assert f(x, 2.0).shape == (3,) and f(np.float64(2.0), x).shape == (3,)
 
 
-def test_the_power_of_two_shortcut_agrees_with_the_product_test():
-    """product_exact_pow2(a, b), for a = +-2^k (ScaledTanh's 0.5 x, Linear's alpha = 1),
-    answers as product_exact does on every case, and as rational arithmetic says."""
+def _answers(other, a, b):
+    """product_exact's answer and other's on each pair (a[i], b[i]), as compiled code calls them."""
     import numba
 
-    from opcert.spec.errorfree import product_exact, product_exact_pow2
+    from opcert.spec.errorfree import product_exact
 
     @numba.njit
     def both(a, b, out1, out2):
         for i in range(a.size):
             out1[i] = product_exact(a[i], b[i])
-            out2[i] = product_exact_pow2(a[i], b[i])
+            out2[i] = other(a[i], b[i])
+    g1, g2 = np.empty(a.size, dtype=np.bool_), np.empty(a.size, dtype=np.bool_)
+    with np.errstate(all="ignore"):
+        both(a, b, g1, g2)
+    return g1, g2
+
+
+def test_the_power_of_two_shortcut_agrees_with_the_product_test():
+    """product_exact_pow2(a, b), for a = +-2^k (ScaledTanh's 0.5 x, Linear's alpha = 1),
+    answers as product_exact does on every case, and as rational arithmetic says."""
+    from opcert.spec.errorfree import product_exact_pow2
     _, b = _cases(9)
     rng = np.random.default_rng(9)
     k = rng.integers(-1074, 1024, b.size)
     a = np.ldexp(np.where(rng.random(b.size) < 0.5, 1.0, -1.0), k)
     a[:8] = [1.0, -1.0, 0.5, 2.0, 0.0, -0.0, 2.0 ** -1074, 2.0 ** 1023]
-    g1, g2 = np.empty(b.size, dtype=np.bool_), np.empty(b.size, dtype=np.bool_)
-    with np.errstate(all="ignore"):
-        both(a, b, g1, g2)
+    g1, g2 = _answers(product_exact_pow2, a, b)
     with np.errstate(all="ignore"):
         below = ~(np.abs(a * b) >= 2.0 ** 1000)
     assert np.array_equal(g1[below], g2[below]) and below.sum() > b.size // 2
@@ -89,19 +96,9 @@ def test_the_fused_multiply_add_test_agrees_with_dekkers():
     answer on every case: random bit patterns of every binade, subnormals, infinities and NaNs,
     short significands (exact products) and the edge values; and never says "exact" where
     rational arithmetic says the product is not."""
-    import numba
-
-    from opcert.spec.errorfree import product_exact, product_exact_fma
-
-    @numba.njit
-    def both(a, b, out1, out2):
-        for i in range(a.size):
-            out1[i] = product_exact(a[i], b[i])
-            out2[i] = product_exact_fma(a[i], b[i])
+    from opcert.spec.errorfree import product_exact_fma
     a, b = _cases(10)
-    g1, g2 = np.empty(a.size, dtype=np.bool_), np.empty(a.size, dtype=np.bool_)
-    with np.errstate(all="ignore"):
-        both(a, b, g1, g2)
+    g1, g2 = _answers(product_exact_fma, a, b)
     assert np.array_equal(g1, g2)
     assert 1000 < g2.sum() < g2.size
     for x, y, g in zip(a.tolist(), b.tolist(), g2.tolist()):
