@@ -19,7 +19,7 @@ parent; the parent kills the worker when the call overruns `timeout`. The
 announcement is written to memory the two processes share (its text, start
 and time limit), not sent: a sweep makes two target calls per block of 65,536
 inputs, and a message for each woke the parent 2,000 times per chunk (Gelu's
-tanh form: 2 workers, 6.88 -> 5.94 s for 12 chunks; the parent's CPU time
+tanh form: 2 workers, 6.88 -> 5.89 s for 12 chunks; the parent's CPU time
 0.58 -> 0.02 s). The parent reads it when a worker is lost, and checks the
 time limit at least every POLL seconds.
 """

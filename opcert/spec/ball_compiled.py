@@ -129,7 +129,7 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
     return n_miss
 '''
 
-# the loop body's end, in both forms of the loop: an input's ball into the outputs. A flag per
+# the loop body's end: an input's ball into the outputs. A flag per
 # input, not the list of the missed inputs: appending to a list (a store at a running count)
 # kept LLVM from vectorising the loop; with flags it does (bench/ball_variants.py, ns per input:
 # Mish 20.4 -> 8.5, Sigmoid 6.6 -> 3.4, Swish 12.6 -> 4.7, Selu 9.9 -> 2.9; bench/README.md)
@@ -508,11 +508,12 @@ class _Gen:
 @functools.lru_cache(maxsize=None)
 def _generator_digest() -> str:
     """numba's cache checks the generated file's own date only: the code it calls
-    (errorfree's tests, inlined) and the generator go into the source, so a change
-    to either makes another file."""
+    (errorfree's tests, inlined, and the fused multiply-add they use) and the
+    generator go into the source, so a change to any makes another file."""
+    from ..expr import _fma
     from . import errorfree
     h = hashlib.sha256()
-    for mod in (errorfree, sys.modules[__name__]):
+    for mod in (_fma, errorfree, sys.modules[__name__]):
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()[:16]
 
