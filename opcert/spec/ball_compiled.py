@@ -30,7 +30,6 @@ import math
 import os
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 from fractions import Fraction
@@ -116,6 +115,9 @@ def step_down(x):
     return np.nextafter(x, -INF)
 '''
 
+# The loop writes a flag per input, not the list of the missed inputs: appending to a list (a store
+# at a running count) kept LLVM from vectorising the loop; with flags it does (bench/ball_variants.py,
+# ns per input: Mish 20.4 -> 8.5, Sigmoid 6.6 -> 3.4, Swish 12.6 -> 4.7, Selu 9.9 -> 2.9; bench/README.md)
 _FOOTER = '''
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -125,21 +127,15 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
     n_miss = 0
     for i in range(xs.size):
         m, r, ok, s, miss = ball(xs[i]{PRE})
-{WRITE}
+        miss_out[i] = miss
+        n_miss += 1 if miss else 0
+        ok = ok and (m - m == 0.0) and (r - r == 0.0)
+        m_out[i] = m
+        r_out[i] = r
+        ok_out[i] = ok
+        s_out[i] = s
     return n_miss
 '''
-
-# the loop body's end: an input's ball into the outputs. A flag per
-# input, not the list of the missed inputs: appending to a list (a store at a running count)
-# kept LLVM from vectorising the loop; with flags it does (bench/ball_variants.py, ns per input:
-# Mish 20.4 -> 8.5, Sigmoid 6.6 -> 3.4, Swish 12.6 -> 4.7, Selu 9.9 -> 2.9; bench/README.md)
-_WRITE = '''miss_out[i] = miss
-n_miss += 1 if miss else 0
-ok = ok and (m - m == 0.0) and (r - r == 0.0)
-m_out[i] = m
-r_out[i] = r
-ok_out[i] = ok
-s_out[i] = s'''
 
 
 class Unsupported(Exception):
@@ -531,20 +527,15 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
     head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_lit(U), ETA=_lit(ETA_BINARY32), MARGIN=_lit(MARGIN))
     # the precomputed values come in as scalars: arrays passed to ball() cost an atomic
     # reference count increment and decrement each per call (36% of Mish's kernel, measured)
-    params, args = _pre_params(range(len(g.pre)))
+    params = "".join(f", A{k}, P{k}" for k in range(len(g.pre)))
+    args = "".join(f", PA[{k}, i], PV[{k}, i]" for k in range(len(g.pre)))
     ret = f"    return {m}, {r}, {ok}, {s}, miss"
     njit = _NJIT_INLINE if inline else _NJIT_CALLED
     # inlined into the loop, LLVM vectorises it (a call is opaque to it): see compiled
     src = (head + "\n" + "\n".join(g.consts) + "\n\n\n" + njit +
            f"def ball(x{params}):\n    miss = False\n" + body + "\n" + ret + "\n"
-           + _FOOTER.replace("{PRE}", args).replace("{WRITE}", textwrap.indent(_WRITE, " " * 8)))
+           + _FOOTER.replace("{PRE}", args))
     return src, g.pre
-
-
-def _pre_params(rows) -> tuple[str, str]:
-    """For the precomputed rows a ball function reads: its parameters, and the arguments
-    the loop passes (scalars, see source)."""
-    return ("".join(f", A{k}, P{k}" for k in rows), "".join(f", PA[{k}, i], PV[{k}, i]" for k in rows))
 
 
 _NJIT_INLINE = '@numba.njit(nogil=True, error_model="numpy", inline="always")\n'
@@ -615,8 +606,8 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
             c = mid(a[0])
             if np.ndim(c) == 0:     # a choice made by the attributes alone: the generated code takes one branch
                 v = mid(a[1]) if bool(c) else mid(a[2])
-            elif _one_value(c) is not None:     # one branch for the whole block (see root below)
-                v = np.broadcast_to(mid(a[1]) if _one_value(c) else mid(a[2]), c.shape)
+            elif (one := _one_value(c)) is not None:     # one branch for the whole block (see root below)
+                v = np.broadcast_to(mid(a[1]) if one else mid(a[2]), c.shape)
             else:
                 v = np.where(c, mid(a[1]), mid(a[2]))
         elif op in ("lt", "gt", "le", "ge", "eq"):
