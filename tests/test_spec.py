@@ -146,3 +146,48 @@ def test_an_expressions_cached_hash_is_not_pickled():
     assert "_hash" not in state
     e2 = pickle.loads(pickle.dumps(e))
     assert e2 == e and hash(e2) == h and {e: 1}[e2] == 1
+
+
+def test_parity_rules():
+    from opcert.expr import absolute, attr, const, exp, maximum, parity, select, tanh, var
+    x = var()
+    assert parity(x) == "odd" and parity(const(2)) == "even" and parity(attr("alpha")) == "even"
+    assert parity(attr("alpha") * tanh(attr("beta") * x)) == "odd"
+    assert parity(x / (1 + absolute(x))) == "odd"
+    assert parity(x * x) == "even" and parity(exp(x * x)) == "even" and parity(tanh(absolute(x))) == "even"
+    assert parity(x + 1) is None and parity(exp(x)) is None and parity(x * exp(x)) is None
+    assert parity(-x) == "odd" and parity(x - tanh(x)) == "odd" and parity(x + x * x) is None
+    assert parity(maximum(x, -x)) is None and parity(select(x > 0, x, -x)) is None
+
+
+def _parity_claims():
+    from opcert.expr import parity
+    return [(op.name, s.key, parity(op.reference_form(s.key))) for op in CATALOG.values() for s in op.standards
+            if parity(op.reference_form(s.key))]
+
+
+def test_parity_is_found_where_the_sweep_relies_on_it():
+    assert {name for name, _, _ in _parity_claims()} == {"Erf", "Identity", "ScaledTanh", "Softsign", "Tanh"}
+
+
+@pytest.mark.parametrize("name,key,p", _parity_claims())
+def test_parity_holds_for_the_real_functions_by_mpfr(name, key, p):
+    """Where parity() calls an operator's reference form odd (or even), MPFR's value at -x is
+    the negated (or the same) value at x (the float32 sweep reuses one side's reference for the
+    other on that word), at the default attributes and at others of the other sign."""
+    import gmpy2
+    from oracle import catalog_scalar
+    op = get_operator(name)
+    variants = [resolve(op, None, key)]
+    if variants[0]:
+        variants.append({k: -v if k != "approximate" else v for k, v in variants[0].items()})
+    for fr in variants:
+        try:
+            a = {k: float(v) for k, v in resolve(op, {k: float(v) for k, v in fr.items()}, key).items()}
+        except UsageError:      # outside the attribute's domain
+            continue
+        for x in (2.0 ** -140, 1e-30, 0.3, 0.5089993968964391, 1.0, 3.75, 20.0, 1e30):
+            f, g = catalog_scalar(name, x, a, "mpfr200"), catalog_scalar(name, -x, a, "mpfr200")
+            # compared exactly (a negation in gmpy2's default context would round to 53 bits)
+            same_size = gmpy2.cmp_abs(f, g) == 0
+            assert same_size and gmpy2.sign(g) == (-1 if p == "odd" else 1) * gmpy2.sign(f), (name, key, a, x, f, g)

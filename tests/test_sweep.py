@@ -1,6 +1,8 @@
 """The exhaustive binary32 sweep, on reduced magnitude ranges: its reference is
 the exact one, it equals measure() on the same inputs, and the result does not
 depend on workers, resumption or the scheduler."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -355,3 +357,37 @@ def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp
     for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
                 "subnormal_flushes", "histogram", "max_distance", "first", "top", "top_wrong"):
         assert a[key] == b[key], key
+
+
+@pytest.mark.parametrize("op,target,attrs,rng", [
+    ("Tanh", "numpy:tanh", (), (0, 0x1000)),                        # +-0 and subnormals
+    ("Tanh", "bad_targets:exact_tanh_plus_one", (), (0x3EFFFC00, 0x3F000400)),
+    ("ScaledTanh", "opcert", (("alpha", "3/2"), ("beta", "1/2")), TINY),
+    ("ScaledTanh", "opcert", (("alpha", "1/1048576"), ("beta", "1/2")), (0, 0x1000)),   # zeros of a known sign
+    ("Softsign", "opcert", (), (0x7F7FF000, 0x7F801000)),           # up to infinity and NaNs
+    ("Identity", "opcert", (), (0, 0x800)),                         # exact zeros, a sign each
+])
+def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(op, target, attrs, rng, tmp_path,
+                                                                              monkeypatch):
+    """For an odd reference form the sweep takes the ball at -m from the one at +m: the same
+    statistics as with each side's own ball, and as the exact reference on both signs."""
+    from opcert.expr import parity
+    from opcert.spec.reference import reference_detailed
+    from opcert.targets import load_target
+    assert parity(opcert.get_operator(op).reference_form(None)) == "odd"
+    mirrored, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
+    monkeypatch.setattr(opcert.expr, "parity", lambda e: None)
+    own, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "b")
+    x = both_signs(rng)
+    x = x[np.argsort(x.view(np.uint32), kind="stable")]
+    a = {k: float(Fraction(v)) for k, v in attrs}
+    y = load_target(target).run(opcert.get_operator(op), x, a)
+    direct = float_stats(x, y, reference_detailed(op, x, a, None), opcert.formats.FLOAT_FORMATS["float32"])
+    m, o, d = mirrored.to_json(), own.to_json(), direct.to_json()
+    assert m["n"] == 2 * (rng[1] - rng[0])
+    for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
+                "subnormal_flushes", "histogram", "max_distance", "first", "top", "top_wrong"):
+        assert m[key] == o[key], key
+        if key not in ("top", "top_wrong"):
+            assert m[key] == d[key], key
+    assert [t[1] for t in m["top"]] == [t[1] for t in d["top"]]

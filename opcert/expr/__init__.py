@@ -187,6 +187,37 @@ def negate(a) -> Expr: return Expr("not", (a,))
 def absolute(a) -> Expr: return Expr("abs", (lift(a),))
 
 
+def parity(e: Expr) -> str | None:
+    """"odd" where the real function x -> e(x) satisfies e(-x) = -e(x) wherever it is
+    defined, "even" where e(-x) = e(x), None where these rules cannot tell (they
+    are structural: x is odd, a constant even, and parity passes through negation,
+    sums, products, quotients and the primitives' own oddness). The float32
+    sweep takes the reference of -x from the one of x where this says so."""
+    op, a = e.op, e.args
+    if op == "var":
+        return "odd"
+    if op in ("const", "attr"):
+        return "even"
+    if op == "neg":
+        return parity(a[0])
+    if op == "abs":
+        return "even" if parity(a[0]) else None
+    if op in ("add", "sub"):
+        p, q = parity(a[0]), parity(a[1])
+        return p if p == q else None
+    if op in ("mul", "div"):
+        p, q = parity(a[0]), parity(a[1])
+        return None if p is None or q is None else ("even" if p == q else "odd")
+    if op == "fma":
+        return parity(Expr("add", (Expr("mul", a[:2]), a[2])))
+    if op in PRIMITIVES:
+        p = parity(a[0])
+        if p == "even":
+            return "even"
+        return "odd" if p == "odd" and PRIMITIVES[op].odd else None
+    return None     # min, max, select, comparisons: not decided structurally
+
+
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
           "gt": ">", "ge": ">=", "eq": "==", "and": "and", "or": "or"}
 

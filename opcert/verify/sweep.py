@@ -169,6 +169,7 @@ def block_label(cfg: SweepConfig, lo: int, hi: int, negative: bool) -> str:
 
 def run_chunk(cfg: SweepConfig, index: int) -> dict:
     """Sweep one chunk (both signs); its statistics and property state as JSON."""
+    from ..expr import parity
     from ..expr.numpy_eval import eval_numpy
     from ..spec.reference import reference_detailed
     from .accuracy import float_stats
@@ -196,6 +197,10 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no reference
     fast_ball = compiled_ball(form, a64, tune=True) if cfg.accuracy else None
     formula = op.standard(cfg.standard).formula
+    # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
+    # negated (or the same): rounding to nearest even is symmetric. The +m side's ball serves both.
+    mirror = parity(form)
+    kept = None
     slow = Stats()
     checker = PropertyChecker(compiled, F32)
     und = np.empty(cfg.block, np.int64)
@@ -216,22 +221,31 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 continue
             with np.errstate(invalid="ignore"):    # signalling NaN inputs widen quietly
                 x64 = x.astype(np.float64)
-            if fast_ball is not None:
-                v, rad, ok, sg = fast_ball(x64)
+            if negative and mirror:
+                # the reference's ball at -m from the one at +m (odd: negated); NaN and infinite inputs
+                # are not read from it (block takes them apart)
+                v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if mirror == "odd" else \
+                    (kept[0].copy(), kept[1], kept[2], kept[3])
+                zero = (v == 0) & (rad == 0) if zeros else None
             else:
-                v, rad, ok, sg = ball.evaluate(form, x64, a64)
-                v = np.array(np.broadcast_to(v, x64.shape), dtype=np.float64)
-                rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
-                ok = np.broadcast_to(ok, x64.shape)
-            if prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_)):
-                # an exact zero takes the sign IEEE arithmetic gives the standard's formula
-                zero = ok & (v == 0) & (rad == 0)
+                if fast_ball is not None:
+                    v, rad, ok, sg = fast_ball(x64)
+                else:
+                    v, rad, ok, sg = ball.evaluate(form, x64, a64)
+                    v = np.array(np.broadcast_to(v, x64.shape), dtype=np.float64)
+                    rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
+                    ok = np.broadcast_to(ok, x64.shape)
+                zeros = prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_))
+                zero = ok & (v == 0) & (rad == 0) if zeros else None
+                rad, sg = np.ascontiguousarray(rad), np.ascontiguousarray(sg)
+                kept = (v, rad, sg, zeros)
+            if zeros:
+                # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
+                # the formula need not be odd where the real function is)
                 with np.errstate(all="ignore"):
                     z = np.broadcast_to(eval_numpy(formula, x64[zero], a64), (int(zero.sum()),))
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
-            rad = np.ascontiguousarray(rad)
             yb = y.view(np.uint32)
-            sg = np.ascontiguousarray(sg)
             take_easy(easy(bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1],
                            hard), counts, hist, maxdist)
             n_und = block(bits, y, yb, v, rad, sg,
