@@ -1,5 +1,7 @@
 """Fused multiply-add for binary64 arrays, compiled (numba): imported at its first use by
 numpy_eval.fma, so that importing opcert does not import numba."""
+import functools
+
 import numba
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -15,6 +17,13 @@ def _llvm_fma(typingctx, a, b, c):
     return types.float64(types.float64, types.float64, types.float64), codegen
 
 
-@numba.vectorize(["float64(float64, float64, float64)"], cache=True, nopython=True)
-def fma(a, b, c):
+@functools.lru_cache(maxsize=None)
+def fma_ufunc():
+    """The compiled ufunc, built at its first use: a vectorize with a signature compiles (or
+    loads its cache) when applied, 160 ms, and the generated ball kernels import this module
+    for _llvm_fma alone (a sweep worker's start)."""
+    return numba.vectorize(["float64(float64, float64, float64)"], cache=True, nopython=True)(_fma)
+
+
+def _fma(a, b, c):
     return _llvm_fma(a, b, c)

@@ -22,8 +22,8 @@ def fma(a, b, c):
     """a * b + c with one rounding (tests/test_impl.py checks it against rational arithmetic).
     Compiled in ._fma, imported here at the first call: importing opcert then does not import
     numba (0.5 s -> 0.1 s for `import opcert.cli`)."""
-    from ._fma import fma as compiled
-    return compiled(a, b, c)
+    from ._fma import fma_ufunc
+    return fma_ufunc()(a, b, c)
 
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))

@@ -8,6 +8,8 @@ pass. tests/test_errorfree.py checks both against rational arithmetic.
 """
 from __future__ import annotations
 
+import functools
+
 import numba
 
 from ..expr._fma import _llvm_fma
@@ -77,11 +79,25 @@ def sum_exact(a, b):
 
 
 # the same tests over arrays (spec.ball); the scalar ones are called by the compiled ball (spec.ball_compiled)
-@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
 def product_is_exact(a, b):
+    return _ufuncs()[0](a, b)
+
+
+def sum_is_exact(a, b):
+    return _ufuncs()[1](a, b)
+
+
+def _product(a, b):
     return product_exact(a, b)
 
 
-@numba.vectorize(["boolean(float64, float64)"], cache=True, nopython=True)
-def sum_is_exact(a, b):
+def _sum(a, b):
     return sum_exact(a, b)
+
+
+@functools.lru_cache(maxsize=None)
+def _ufuncs():
+    # built at the first use: a vectorize with a signature compiles (or loads its cache) when applied,
+    # 0.2 s each, and every sweep worker imports this module for the scalar tests alone
+    sig = ["boolean(float64, float64)"]
+    return tuple(numba.vectorize(sig, cache=True, nopython=True)(f) for f in (_product, _sum))

@@ -10,6 +10,7 @@ rounded result r (what numpy.testing.assert_array_max_ulp counts).
 """
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -25,10 +26,16 @@ def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     infinities apart). Compiled: in NumPy it was five temporaries per call, a quarter
     of the float32 symmetry enumeration's time; tests/test_formats_ulp.py checks it
     against the definition in rational arithmetic."""
-    return np.asarray(_ulp(np.asarray(v, dtype=np.float64), fmt.emin, fmt.p))
+    return np.asarray(_ulp_ufunc()(np.asarray(v, dtype=np.float64), fmt.emin, fmt.p))
 
 
-@numba.vectorize(["float64(float64, int64, int64)"], cache=True, nopython=True)
+@functools.lru_cache(maxsize=None)
+def _ulp_ufunc():
+    # built at the first call: a vectorize with a signature compiles (or loads its cache) when
+    # it is applied, 140 ms at every import of this module, every worker's start included
+    return numba.vectorize(["float64(float64, int64, int64)"], cache=True, nopython=True)(_ulp)
+
+
 def _ulp(v, emin, p):
     # on the bits: frexp and ldexp are C library calls in compiled code, slower than NumPy's loops
     a = abs(v)
