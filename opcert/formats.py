@@ -42,7 +42,10 @@ class FloatFormat:
 
     @property
     def uint(self) -> np.dtype:
-        return np.dtype(f"uint{self.bits}")
+        return _UINT[self.bits]
+
+
+_UINT = {b: np.dtype(f"uint{b}") for b in (8, 16, 32, 64)}
 
 
 @dataclass(frozen=True)

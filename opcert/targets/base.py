@@ -102,7 +102,7 @@ class Target:
             raise TargetFailure(f"target {self.name} raised {kind}{detail} on {where}") from None
         if not _same_bits(given, x):
             self.modified_input = True
-        if isinstance(y, np.generic) or np.isscalar(y):
+        if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)
         if not isinstance(y, np.ndarray):
             raise TargetFailure(f"target {self.name} returned {type(y).__name__}, not a numpy array "

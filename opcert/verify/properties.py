@@ -44,7 +44,7 @@ def _native(a: np.ndarray) -> np.ndarray:
 
 
 def _find(ascending: np.ndarray, b: int) -> int | None:
-    i = int(np.searchsorted(ascending, np.uint64(b)))
+    i = int(np.searchsorted(ascending, ascending.dtype.type(b)))
     return i if i < ascending.size and int(ascending[i]) == b else None
 
 
@@ -174,6 +174,9 @@ class Acc:
         def inputs(a, b):
             return [int(a), int(b)] if pairs else [int(a)]
         K = kernels
+        if not st[K.VIOLATIONS]:        # nearly every block
+            self.evaluated += int(st[K.EVALUATED])
+            return
         o = Acc(int(st[K.EVALUATED]), int(st[K.VIOLATIONS]))
         if o.violations:
             o.first = [int(st[K.FIRST_KEY]), inputs(st[K.FIRST_A], st[K.FIRST_B])]
@@ -210,8 +213,13 @@ class PropertyChecker:
         self.ends = {c.name: {"pos": [None, None], "neg": [None, None]}
                      for c in self.compiled if c.kind == "monotonic"}
         self.limit_expect = None
+        self._points: dict[str, list[int]] = {}
 
     # -- values ---------------------------------------------------------------------
+    def _y1(self, bits: int) -> float:
+        """One output's value from its bits (as _y, without the arrays)."""
+        return float(self.fmt.uint.type(bits).view(self.fmt.dtype))
+
     def _y(self, bits) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             return from_bits(np.asarray(bits, dtype=np.uint64).astype(self.fmt.uint), self.fmt).astype(np.float64)
@@ -220,19 +228,22 @@ class PropertyChecker:
         """mags: ascending magnitudes (bit patterns without the sign); yp, yn: the
         target's outputs at +m and -m (arrays of the format). limits: the
         correctly rounded outputs at (+inf, -inf), as bit patterns."""
+        # a sweep calls this 512 times per chunk: the bit patterns stay in the format's own width (no
+        # copies to uint64 and back), and the per-call Python is kept small (bench/chunk_stages.py)
         fmt = self.fmt
-        mags = np.asarray(mags, dtype=np.uint64)
+        mags = np.asarray(mags, dtype=fmt.uint)
+        yp, yn = np.ascontiguousarray(yp), np.ascontiguousarray(yn)
         with np.errstate(invalid="ignore"):
-            xp = _native(from_bits(mags.astype(fmt.uint), fmt))
-            yp64, yn64 = _native(np.ascontiguousarray(yp)), _native(np.ascontiguousarray(yn))
+            xp = _native(from_bits(mags, fmt))
+            yp64, yn64 = _native(yp), _native(yn)
         xn = -xp
-        ybp = np.ascontiguousarray(yp).view(fmt.uint)
-        ybn = np.ascontiguousarray(yn).view(fmt.uint)
-        negb = mags | np.uint64(self.sign)
+        ybp, ybn = yp.view(fmt.uint), yn.view(fmt.uint)
+        negb = mags | fmt.uint.type(self.sign)
         sides = ((mags, xp, yp64), (negb, xn, yn64))
         # the magnitudes ascend: a block whose last is at most infinity's has no NaN input, and the NaN
         # property evaluates nothing there (two passes saved in all but the last chunk of a sweep)
         no_nan = not mags.size or int(mags[-1]) <= self.inf_bits
+        first, last = (int(mags[0]), int(mags[-1])) if mags.size else (1, 0)
         for c in self.compiled:
             acc, k = self.acc[c.name], c.kind
             if k == "nan_propagation" and no_nan:
@@ -248,7 +259,7 @@ class PropertyChecker:
                 acc.take(st, wmag)
             elif k == "odd":
                 st, wmag = kernels.new_state()
-                kernels.scan_odd(xp, yp64, yn64, ybp, ybn, mags, negb, np.uint64(self.sign), bool(c.prop.zero_sign),
+                kernels.scan_odd(xp, yp64, yn64, ybp, ybn, mags, negb, fmt.uint.type(self.sign), bool(c.prop.zero_sign),
                                  st, wmag)
                 acc.take(st, wmag, pairs=True)
             elif k == "point_symmetry":
@@ -258,9 +269,8 @@ class PropertyChecker:
             elif k == "monotonic":
                 self._monotonic(c, mags, negb, xp, xn, yp64, yn64, ybp, ybn)
             elif k == "exact_point":
-                for p, v in c.points:
-                    pb = int(np.array([abs(p)]).astype(fmt.dtype).view(fmt.uint)[0])
-                    i = _find(mags, pb)
+                for (p, v), pb in zip(c.points, self._point_bits(c)):
+                    i = _find(mags, pb) if first <= pb <= last else None
                     if i is None:
                         continue
                     neg = p < 0 or (p == 0 and np.signbit(p))
@@ -268,7 +278,7 @@ class PropertyChecker:
                     xb = np.array([negb[i] if neg else mags[i]], dtype=np.uint64)
                     acc.add(1, np.array([not (y == v)]), xb, [xb], np.array([abs(y - v)]))
             elif k == "limit":
-                i = _find(mags, self.inf_bits)
+                i = _find(mags, self.inf_bits) if first <= self.inf_bits <= last else None
                 if i is not None and limits is not None:
                     for side, (xb, yb) in enumerate(((mags[i], ybp[i]), (negb[i], ybn[i]))):
                         want = limits[side]
@@ -278,6 +288,15 @@ class PropertyChecker:
                         arr = np.array([xb], dtype=np.uint64)
                         acc.add(1, np.array([bad]), arr, [arr], np.array([np.inf]))
 
+    def _point_bits(self, c) -> list[int]:
+        """The magnitude bits of each of c's exact points (computed once)."""
+        got = self._points.get(c.name)
+        if got is None:
+            fmt = self.fmt
+            got = self._points[c.name] = [int(np.array([abs(p)]).astype(fmt.dtype).view(fmt.uint)[0])
+                                          for p, _ in c.points]
+        return got
+
     def _monotonic(self, c, mags, negb, xp, xn, yp64, yn64, ybp, ybn):
         acc, ends = self.acc[c.name], self.ends[c.name]
         dlo, dhi = _bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf)
@@ -285,7 +304,7 @@ class PropertyChecker:
         for side, xb, x, yv, yb in (("pos", mags, xp, yp64, ybp), ("neg", negb, xn, yn64, ybn)):
             prev = ends[side][1]
             got = np.zeros(5, np.uint64)
-            pb, py = (np.uint64(prev[0]), float(self._y([prev[1]])[0])) if prev else (np.uint64(0), 0.0)
+            pb, py = (np.uint64(prev[0]), self._y1(prev[1])) if prev else (np.uint64(0), 0.0)
             kernels.scan_monotonic(x, yv, yb, xb, dlo, dhi, side == "neg", prev is not None, pb, py, st, wmag, got)
             if got[0]:
                 if ends[side][0] is None:
