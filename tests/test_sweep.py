@@ -255,7 +255,7 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
         y[(off > 0.15) & (off < 0.18)] = np.nan
         y[(off > 0.18) & (off < 0.2)] = 0.0
         y[(off > 0.2) & (off < 0.22)] = np.inf
-    states, total_easy, total_wrong = _easy_then_block_and_block_alone(
+    states, total_easy, total_wrong, near = _easy_then_block_and_block_alone(
         bits, y, v, rad, sg, np.random.default_rng(seed).permutation(n // 1024).tolist(), bool(seed % 2))
     assert states[0][0][0] > n // 2 and states[1]            # most inputs counted, some undecided
     assert n // 8 < total_easy < states[0][0][0]              # both paths took a share
@@ -284,7 +284,10 @@ def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
     yb[far], v[far], neg[far] = one + np.uint32(1 << 20), 1.0 + 2.0 ** -40, False   # errors of 2^20 ULPs
     v[neg], sg[neg], yb[neg] = -v[neg], -1.0, yb[neg] | np.uint32(0x80000000)
     y = yb.view(np.float32)
-    states, total_easy, total_wrong = _easy_then_block_and_block_alone(bits, y, v, rad, sg, [3, 0, 1, 2], False)
+    states, total_easy, total_wrong, near = _easy_then_block_and_block_alone(bits, y, v, rad, sg, [3, 0, 1, 2], False)
+    # block 3's errors go to block (the worst-case lists are empty before it), block 0's errors in every
+    # bin turn the sweep to easy() for good
+    assert near == [True, False, False, False]
     hist = states[0][1]
     assert all(h > 0 for h in hist[2:]) and states[0][7] == [3 << 19]
     assert all(b < 1024 for b in np.array(states[0][5]) - 0x3F800000)    # the ties from block 0
@@ -295,15 +298,17 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
     """The state after sweep_kernel.easy then block on the rest, and after block alone,
     over blocks of 1,024 inputs in the given order; they must agree."""
     from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import TOP, block, easy, take_easy
+    from opcert.verify.sweep_kernel import TOP, block, easy, easy_pass, take_easy
     yb = y.view(np.uint32)
     states = []
-    for split in (False, True):
+    near_used = []
+    for split in (False, True, "adaptive"):
         st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
               np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
               np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
         undecided = []
         total_easy = total_wrong = 0
+        near = True
         for k in block_order:
             b0 = 1024 * k
             s = slice(b0, b0 + 1024)
@@ -312,8 +317,13 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                     -1.0, 1.0, *st, und, flush_ok)
             if split:
                 hard = np.empty(1024, np.bool_)
-                got = easy(bits[s], y[s], yb[s], v[s], rad[s], sg[s], st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1],
-                           st[5][TOP - 1], hard)
+                easy_args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], st[2][TOP - 1], st[3][TOP - 1],
+                             st[4][TOP - 1], st[5][TOP - 1], hard)
+                if split == "adaptive":     # as the sweep does: easy_near until a wrong output is above 2 ULPs
+                    got, near = easy_pass(near, *easy_args)
+                    near_used.append(near)
+                else:
+                    got = easy(*easy_args)
                 take_easy(got, st[0], st[1], st[7])
                 n_und = block(*args, np.flatnonzero(hard))
                 total_easy += got[0] + got[2]
@@ -322,8 +332,8 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                 n_und = block(*args)
             undecided += (und[:n_und] + b0).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
-    assert states[0] == states[1]
-    return states[0], total_easy, total_wrong
+    assert states[0] == states[1] == states[2]
+    return states[0], total_easy, total_wrong, near_used
 
 
 def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
@@ -391,3 +401,28 @@ def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(op
         if key not in ("top", "top_wrong"):
             assert m[key] == d[key], key
     assert [t[1] for t in m["top"]] == [t[1] for t in d["top"]]
+
+
+def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
+    """sweep_kernel.easy_near counts two histogram bins and how many wrong outputs are above
+    2 ULPs; while none is, its answer is easy()'s (outputs right and one value away);
+    one output 3 values away makes easy_pass take easy() and keep to it."""
+    from opcert.verify.sweep_kernel import easy, easy_near, easy_pass
+    n = 4096
+    bits = (np.arange(n) + 0x3F400000).astype(np.uint32)           # [0.75, 0.7505): one binade of outputs
+    v = np.tanh(bits.view(np.float32).astype(np.float64))
+    rad, sg = np.full(n, 2.0 ** -60), np.ones(n, np.int8)
+    # right, or one value up: errors in (0.5, 1] and (1, 1.5]
+    yb = v.astype(np.float32).view(np.uint32) + (np.arange(n) % 2).astype(np.uint32)
+    tops = (1e9, 0, 1e9, 0)
+    h1, h2 = np.empty(n, np.bool_), np.empty(n, np.bool_)
+    want = easy(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h1)
+    got, beyond = easy_near(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2)
+    assert beyond == 0 and got == want and (h1 == h2).all()
+    assert want[3] > 0 and want[4] > 0 and want[0] > 0               # bins (0.5, 1] and (1, 2], and right ones
+    assert easy_pass(True, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, True)
+    yb[100] += 3
+    want = easy(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h1)
+    assert easy_near(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2)[1] == 1 and want[5] == 1
+    assert easy_pass(True, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, False)
+    assert easy_pass(False, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, False)

@@ -174,7 +174,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed
     from .accuracy import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block, easy, prepare, take_easy
+    from .sweep_kernel import TOP, block, easy_pass, prepare, take_easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -201,6 +201,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     # negated (or the same): rounding to nearest even is symmetric. The +m side's ball serves both.
     mirror = parity(form)
     kept = None
+    near = True     # every wrong output so far within 2 ULPs (sweep_kernel.easy_pass)
     slow = Stats()
     checker = PropertyChecker(compiled, F32)
     und = np.empty(cfg.block, np.int64)
@@ -246,8 +247,9 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                     z = np.broadcast_to(eval_numpy(formula, x64[zero], a64), (int(zero.sum()),))
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
             yb = y.view(np.uint32)
-            take_easy(easy(bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1],
-                           hard), counts, hist, maxdist)
+            got, near = easy_pass(near, bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1],
+                                  topw_b[TOP - 1], hard)
+            take_easy(got, counts, hist, maxdist)
             n_und = block(bits, y, yb, v, rad, sg,
                           np.uint32(rneg), np.uint32(rpos), vneg, vpos,
                           counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
