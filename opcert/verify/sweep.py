@@ -220,15 +220,15 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             ys.append(y)
             if not cfg.accuracy:
                 continue
-            with np.errstate(invalid="ignore"):    # signalling NaN inputs widen quietly
-                x64 = x.astype(np.float64)
             if negative and mirror:
                 # the reference's ball at -m from the one at +m (odd: negated); NaN and infinite inputs
-                # are not read from it (block takes them apart)
+                # are not read from it (block takes them apart). The inputs in binary64 only where used.
+                x64 = None
                 v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if mirror == "odd" else \
                     (kept[0].copy(), kept[1], kept[2], kept[3])
                 zero = (v == 0) & (rad == 0) if zeros else None
             else:
+                x64 = _wide(x)
                 if fast_ball is not None:
                     v, rad, ok, sg = fast_ball(x64)
                 else:
@@ -244,19 +244,19 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
                 # the formula need not be odd where the real function is)
                 with np.errstate(all="ignore"):
-                    z = np.broadcast_to(eval_numpy(formula, x64[zero], a64), (int(zero.sum()),))
+                    z = np.broadcast_to(eval_numpy(formula, _wide(x, x64, zero), a64), (int(zero.sum()),))
                 v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
             yb = y.view(np.uint32)
             got, near = easy_pass(near, bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1],
                                   topw_b[TOP - 1], hard)
             take_easy(got, counts, hist, maxdist)
-            n_und = block(bits, y, yb, v, rad, sg,
-                          np.uint32(rneg), np.uint32(rpos), vneg, vpos,
-                          counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
-                          np.flatnonzero(hard[:bits.size]))
+            # the inputs easy left (none in most blocks of most operators: then no call)
+            n_und = 0 if got[0] + got[2] == bits.size else \
+                block(bits, y, yb, v, rad, sg, np.uint32(rneg), np.uint32(rpos), vneg, vpos, counts, hist, top_e,
+                      top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed, np.flatnonzero(hard[:bits.size]))
             if n_und and one_sided.supported(form):   # midpoints decided by the side of the exact value
                 idx = und[:n_und].copy()
-                om, orr, os_, ook = one_sided.evaluate(form, x64[idx], a64)
+                om, orr, os_, ook = one_sided.evaluate(form, _wide(x, x64, idx), a64)
                 good, _, rep = one_sided.decide(om, orr, os_, ook, F32)
                 if good.any():
                     j = idx[good]
@@ -285,6 +285,14 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
            "modified_input": tgt.modified_input}
     out["sha256"] = chunk_digest(out)
     return out
+
+
+def _wide(x: np.ndarray, x64: np.ndarray | None = None, sel=None) -> np.ndarray:
+    """x (or x[sel]) in binary64: from x64 where the caller has it."""
+    if x64 is not None:
+        return x64 if sel is None else x64[sel]
+    with np.errstate(invalid="ignore"):    # signalling NaN inputs widen quietly
+        return (x if sel is None else x[sel]).astype(np.float64)
 
 
 def chunk_digest(data: dict) -> str:
