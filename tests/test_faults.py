@@ -124,6 +124,23 @@ def test_a_module_that_exits_at_import(cli, tmp_path, monkeypatch):
     assert code == 1 and "SystemExit(0)" in err
 
 
+@pytest.mark.parametrize("n,dtype", [(65536, np.float32), (16384, np.float16), (1001, np.float32), (4097, np.float16),
+                                     (2048, np.float64)])
+def test_a_changed_input_is_seen_wherever_one_bit_changes(n, dtype):
+    """Target.run compares the inputs it gave with the caller's, bit for bit (compiled 64 bits
+    at a time for large blocks): one bit flipped anywhere, a NaN's payload or a zero's sign, is seen."""
+    from opcert.targets.base import _same_bits
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dtype)
+    assert _same_bits(a, a.copy())
+    width = np.dtype(f"uint{8 * a.itemsize}")
+    for i in (0, 1, n // 2, n - 2, n - 1):
+        for bit in (0, 8 * a.itemsize - 1):
+            b = a.copy()
+            b.view(width)[i] ^= width.type(1 << bit)
+            assert not _same_bits(a, b) and not _same_bits(b, a), (i, bit)
+
+
 # ---- 3. the reference never sees what a target did to its inputs --------------------------------
 
 def test_a_kernel_that_zeroes_its_input_is_measured_on_what_it_was_given():
