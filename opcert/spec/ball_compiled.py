@@ -366,13 +366,15 @@ class _Gen:
             E(f"{m} = 1.0 if {ma} > 6.0 else (-1.0 if {ma} < -6.0 else {f}({ma}))")
         elif pre is None:
             E(f"{m} = {f}({ma})")
-        else:
+        elif not _direct(self.pre[pre]):
             # NumPy's value where its argument is this one, bit for bit (both functions are under
             # the same contract: tests/test_ball_compiled.py); the C library's elsewhere
             E(f"if np.float64({ma}).view(np.uint64) == A{pre}:")
             E(f"    {m} = P{pre}")
             E("else:")          # the other kernel takes this input (no call here: see compiled())
             E(f"    {m} = 0.0; miss = True")
+        else:                   # of the input itself: NumPy's argument is this one (_direct)
+            E(f"{m} = P{pre}")
         E(f"contract = {k} * (abs({m}) * 2 * U + ETA)")
         if name in ("exp", "expm1"):
             base = f"abs({m})" if name == "exp" else f"abs(1 + {m})"
@@ -528,7 +530,8 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
     # the precomputed values come in as scalars: arrays passed to ball() cost an atomic
     # reference count increment and decrement each per call (36% of Mish's kernel, measured)
     params = "".join(f", A{k}, P{k}" for k in range(len(g.pre)))
-    args = "".join(f", PA[{k}, i], PV[{k}, i]" for k in range(len(g.pre)))
+    # PA's row of a primitive of the input itself is not read (nor written: _midpoints)
+    args = "".join(f", {'0' if _direct(e) else f'PA[{k}, i]'}, PV[{k}, i]" for k, e in enumerate(g.pre))
     ret = f"    return {m}, {r}, {ok}, {s}, miss"
     njit = _NJIT_INLINE if inline else _NJIT_CALLED
     # inlined into the loop, LLVM vectorises it (a call is opaque to it): see compiled
@@ -626,7 +629,7 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
         return v
 
     reached: set | None = None
-    if root is not None and pre:
+    if root is not None and pre and _has_select(root):
         reached = set()
 
         def reach(e: Expr):
@@ -651,14 +654,28 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
             if reached is not None and node not in reached:
                 pa[k] = _UNREACHED
                 continue
-            arg = np.broadcast_to(np.asarray(mid(node.args[0]), dtype=np.float64), (n,))
-            pa[k] = arg.view(np.uint64)
+            arg = mid(node.args[0])
+            if not (isinstance(arg, np.ndarray) and arg.shape == (n,) and arg.dtype == np.float64):
+                arg = np.broadcast_to(np.asarray(arg, dtype=np.float64), (n,))
+            if not _direct(node):      # the code compares its argument with NumPy's, bit for bit
+                pa[k] = arg.view(np.uint64)
             memo[node] = PRIMITIVES[node.op].numpy(arg, out=pv[k])
     # mid and reach are closures that refer to themselves: a reference cycle, which would keep the
     # memo's arrays until the garbage collector's next pass, and each block would take fresh pages
     # from the system (a page fault per 4 KiB: 15 ns per input for Gelu's tanh form, measured)
     memo.clear()
     return pa, pv
+
+
+def _direct(node: Expr) -> bool:
+    """A primitive of the input itself: the generated code's argument is x, NumPy's is x,
+    the same bits by construction, and no comparison is made (nor PA's row written)."""
+    return node.args[0].op == "var"
+
+
+@functools.lru_cache(maxsize=None)
+def _has_select(e: Expr) -> bool:
+    return e.uses("select")
 
 
 @functools.lru_cache(maxsize=None)
