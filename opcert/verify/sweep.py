@@ -8,6 +8,10 @@ consecutive ones. In each block the reference's binary64 fast path and a
 compiled kernel (sweep_kernel) classify every input; the few inputs the fast
 path cannot decide go to the exact reference; the declared properties are
 checked on the same outputs (verify.properties). The target runs once per input.
+Where the operator's reference form is odd or even by structure (expr.parity),
+the reference's ball at -m is the one at +m, negated or not (rounding to
+nearest is symmetric), and only exact zeros are looked at again (their sign is
+the formula's, at their own sign).
 A sweep for the properties alone (`accuracy=False`, what `opcert prove --target`
 runs) skips the reference and the classification: the properties need only
 the target's outputs, the limits at +-inf and the exact points.
