@@ -69,7 +69,7 @@ def main():
     std = op.standard(None)
     rng = np.random.default_rng(0)
     x = np.exp2(rng.uniform(-30, 6, a.n)) * rng.choice([-1, 1], a.n)
-    _, decided, _, _, _ = _fast(op.reference_form(None), std.formula, x, {}, ball.WIDE, f64)
+    _, decided, _, _, _, _ = _fast(op.reference_form(None), std.formula, x, {}, ball.WIDE, f64)
     xs = [Fraction(v) for v in x[~decided].tolist()]
     print(f"{a.op}: {len(xs):,} of {a.n:,} inputs left to the exact path ({len(xs) / a.n:.2%})")
     best, values = {}, {}

@@ -191,3 +191,42 @@ def test_parity_holds_for_the_real_functions_by_mpfr(name, key, p):
             # compared exactly (a negation in gmpy2's default context would round to 53 bits)
             same_size = gmpy2.cmp_abs(f, g) == 0
             assert same_size and gmpy2.sign(g) == (-1 if p == "odd" else 1) * gmpy2.sign(f), (name, key, a, x, f, g)
+
+
+@pytest.mark.parametrize("name,key,p", _parity_claims())
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_the_reference_of_a_negated_half_is_the_mirror_of_the_first(name, key, p, dtype, monkeypatch):
+    """reference_detailed computes the fast path once for a sample closed under negation of an
+    odd (even) function, and takes the second half from the first: every field equal, bit for bit
+    (exact zeros' signs included), to the reference computed on both halves."""
+    from opcert.formats import get_format
+    from opcert.spec import reference as R
+    from opcert.verify.inputs import sample
+    op = get_operator(name)
+    fmt = get_format(dtype)
+    attrs = resolve(op, None, key)
+    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16) if dtype == "float16" else \
+        sample(op, fmt, attrs, 4000 if dtype == "float64" else 20000, seed=3)
+    assert R._negated_half(x.reshape(-1), fmt) == x.size // 2
+    mirrored = R.reference_detailed(op, x, attrs, key)
+    monkeypatch.setattr(R, "parity", lambda e: None)
+    both = R.reference_detailed(op, x, attrs, key)
+    for field in ("rounded", "exact_hi", "exact_lo", "ambiguous_binade"):
+        a, b = np.asarray(getattr(mirrored, field)), np.asarray(getattr(both, field))
+        assert a.tobytes() == b.tobytes(), field
+    assert mirrored.slow_path == both.slow_path
+    assert (mirrored.rounded == 0).any()        # the zeros, with their signs, are among them
+
+
+def test_only_a_negated_second_half_is_mirrored():
+    from opcert.formats import get_format
+    from opcert.spec.reference import _negated_half
+    f32 = get_format("float32")
+    x = np.array([0.5, 2.0, -0.0, -0.5, -2.0, 0.0], np.float32)
+    assert _negated_half(x, f32) == 0                        # -0 at the place of +0's negation: +0
+    x[2], x[5] = 0.0, -0.0
+    assert _negated_half(x, f32) == 3
+    assert _negated_half(x[::-1].copy(), f32) == 0 and _negated_half(x[:5], f32) == 0
+    y = x.copy()
+    y[4] = np.nextafter(np.float32(-2.0), np.float32(0))
+    assert _negated_half(y, f32) == 0

@@ -23,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import UsageError, choices
+from ..expr import parity
 from ..expr.numpy_eval import eval_numpy
 from ..formats import IntFormat, format_of, get_format, round_fraction
 from . import get_operator, one_sided, standard_named
@@ -132,14 +133,28 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
     pending = np.isfinite(x64)
     precision = ball.BINARY64 if fmt.p <= 24 else ball.WIDE if fmt.p == 53 else None
     if precision is not None and exact_bits == 0:
-        idx = np.nonzero(pending)[0]
         form = op.reference_form(std.key)
-        val, decided, h, l, a = _fast_threads(form, std.formula, x64[idx], a64, precision, fmt)
-        out[idx[decided]] = val[decided]
-        hi[idx[decided]] = h[decided]
-        lo[idx[decided]] = l[decided]
-        amb[idx[decided]] = a[decided]
-        pending[idx[decided]] = False
+        mirror = parity(form)
+        half = _negated_half(flat, fmt) if mirror else 0
+        # a sample closed under negation (x, then -x in the same order: inputs.sample, every pattern of a
+        # 16-bit format) of an odd or even function: the fast path on the first half, the second from it
+        idx = np.nonzero(pending[:half] if half else pending)[0]
+        val, decided, h, l, a, zero = _fast_threads(form, std.formula, x64[idx], a64, precision, fmt)
+        parts = [(idx, val, h, l)]
+        if half:
+            twin, sign = idx + half, (-1.0 if mirror == "odd" else 1.0)
+            tval, th, tl = sign * val, sign * h, sign * l + 0.0     # lo: +0, never -0, as computed
+            if zero.any():      # an exact zero's sign is the formula's, at its own sign
+                with np.errstate(all="ignore"):
+                    zs = eval_numpy(std.formula, x64[twin[zero]], a64)
+                tval[zero] = th[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
+            parts.append((twin, tval, th, tl))
+        for at, v, hh, ll in parts:
+            out[at[decided]] = v[decided]
+            hi[at[decided]] = hh[decided]
+            lo[at[decided]] = ll[decided]
+            amb[at[decided]] = a[decided]
+            pending[at[decided]] = False
 
     slow = np.nonzero(pending)[0]
     exact_q = [None] * n
@@ -178,11 +193,23 @@ def _fast_threads(form, formula, xs, a64, precision, fmt):
     parts = np.array_split(xs, k)
     with ThreadPoolExecutor(k) as pool:
         done = list(pool.map(lambda p: _fast(form, formula, p, a64, precision, fmt), parts))
-    return tuple(np.concatenate([d[i] for d in done]) for i in range(5))
+    return tuple(np.concatenate([d[i] for d in done]) for i in range(len(done[0])))
+
+
+def _negated_half(flat: np.ndarray, fmt) -> int:
+    """n // 2 where the second half of flat is the first negated, element by element (the
+    bit patterns with the sign bit set), else 0."""
+    n = flat.size
+    if n < 2 or n % 2:
+        return 0
+    bits = np.ascontiguousarray(flat).view(fmt.uint)
+    half = n // 2
+    return half if np.array_equal(bits[half:], bits[:half] | fmt.uint.type(1 << (fmt.bits - 1))) else 0
 
 
 def _fast(form, formula, xs, a64, precision, fmt):
-    """(rounded values, decided mask, exact value as hi + lo, ambiguous binade) of the ball fast path."""
+    """(rounded values, decided mask, exact value as hi + lo, ambiguous binade, exact zero)
+    of the ball fast path."""
     from . import ball
     m, r, ok, sg = ball.evaluate(form, xs, a64, precision)
     val, decided = ball.decide(m, r, ok, fmt, sg)
@@ -212,7 +239,7 @@ def _fast(form, formula, xs, a64, precision, fmt):
             l = np.where(zero | ~np.isfinite(mh) | ~decided, 0.0, (m - mh).astype(np.float64))
     with np.errstate(invalid="ignore"):
         amb = decided & ~zero & (np.asarray(r) > 0) & (l == 0) & np.isfinite(h) & (np.frexp(np.abs(h))[0] == 0.5)
-    return val, decided, h, l, amb
+    return val, decided, h, l, amb, np.broadcast_to(zero, xs.shape)
 
 
 F64_OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970    # the binary64 rounding threshold to infinity
