@@ -222,11 +222,15 @@ def test_only_a_negated_second_half_is_mirrored():
     from opcert.formats import get_format
     from opcert.spec.reference import _negated_half
     f32 = get_format("float32")
-    x = np.array([0.5, 2.0, -0.0, -0.5, -2.0, 0.0], np.float32)
-    assert _negated_half(x, f32) == 0                        # -0 at the place of +0's negation: +0
-    x[2], x[5] = 0.0, -0.0
+    x = np.array([0.5, 2.0, 0.0, -0.5, -2.0, 0.0], np.float32)
+    assert _negated_half(x, f32) == 0                        # +0 where -0, the negation of +0, belongs
+    x[5] = -0.0
     assert _negated_half(x, f32) == 3
-    assert _negated_half(x[::-1].copy(), f32) == 0 and _negated_half(x[:5], f32) == 0
+    assert _negated_half(np.array([0.5, -0.0, -0.5, 0.0], np.float32), f32) == 2    # -(-0) is +0
+    assert _negated_half(x[[0, 1, 2, 4, 3, 5]], f32) == 0 and _negated_half(x[:5], f32) == 0   # out of order
     y = x.copy()
     y[4] = np.nextafter(np.float32(-2.0), np.float32(0))
     assert _negated_half(y, f32) == 0
+    # already negative in the first half: its twin is positive (hypothesis found [-1, -1] taken as one)
+    assert _negated_half(np.array([-1.0, -1.0], np.float32), f32) == 0
+    assert _negated_half(np.array([-1.0, 1.0], np.float32), f32) == 1

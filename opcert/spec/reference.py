@@ -198,13 +198,13 @@ def _fast_threads(form, formula, xs, a64, precision, fmt):
 
 def _negated_half(flat: np.ndarray, fmt) -> int:
     """n // 2 where the second half of flat is the first negated, element by element (the
-    bit patterns with the sign bit set), else 0."""
+    bit patterns with the sign bit flipped), else 0."""
     n = flat.size
     if n < 2 or n % 2:
         return 0
     bits = np.ascontiguousarray(flat).view(fmt.uint)
     half = n // 2
-    return half if np.array_equal(bits[half:], bits[:half] | fmt.uint.type(1 << (fmt.bits - 1))) else 0
+    return half if np.array_equal(bits[half:], bits[:half] ^ fmt.uint.type(1 << (fmt.bits - 1))) else 0
 
 
 def _fast(form, formula, xs, a64, precision, fmt):
