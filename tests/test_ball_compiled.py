@@ -279,3 +279,21 @@ def test_the_tuned_kernel_gives_the_same_balls(name):
             for g, w in zip(out, ref):
                 assert np.array_equal(g.view(np.uint8), w.view(np.uint8)), name
             assert np.array_equal(miss, ref_miss)
+
+
+def test_unshared_variants_are_tuned_only_where_their_source_stays_close_to_the_shared_one():
+    """compiled(tune=True) times the unshared kernels only where their source is at most
+    UNSHARED_MAX times the shared one's: Gelu's tanh form (2.35 times; 18 s to compile, twice
+    as slow) is tuned between the shared ones, Shrink (whose unshared kernel can be the
+    fastest) between all four."""
+    from opcert.spec.attrs import resolve
+    for name, given, unshared in (("Gelu", {"approximate": "tanh"}, False), ("Shrink", None, True)):
+        op = opcert.get_operator(name)
+        attrs = {k: float(v) for k, v in resolve(op, given).items()}
+        form = op.reference_form(None)
+        src, _, alts = ball_compiled.variants(form, attrs, tune=True)
+        shared = [ball_compiled.source(form, attrs, inline=False)[0]]
+        free = [ball_compiled.source(form, attrs, inline=i, cse=False)[0] for i in (True, False)]
+        assert [a for a in alts if a in shared] == shared, name
+        assert all((a in alts) == unshared for a in free), name
+        assert ball_compiled.variants(form, attrs, tune=False)[2] == []

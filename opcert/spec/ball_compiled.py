@@ -159,6 +159,13 @@ _MID_OPS = {"var", "const", "attr", "neg", "abs", "add", "sub", "mul", "div", "f
 _COND_OPS = {"lt", "gt", "le", "ge", "eq", "not", "and", "or", "isnan"}
 
 
+# The unshared variants are not tried where their source is more than this many times the shared
+# one's: Gelu's tanh form (2.35 times) compiled in 18 s inlined, against 4 s shared, and ran at 19.5
+# against 9.9 ns per input; the operators whose unshared kernel is the fastest (Shrink, Softplus)
+# are at 1.07-1.11, Swish at 1.44 (bench/ball_variants.py, bench/README.md).
+UNSHARED_MAX = 1.5
+
+
 @functools.lru_cache(maxsize=None)
 def _product_exact() -> str:
     """The exactness test of a product in the generated code: with the CPU's fused
@@ -770,6 +777,20 @@ def _faster(kernels: list, pre: list[Expr], attrs: dict[str, float], e: Expr):
     return kernels[best.index(min(best))]
 
 
+def variants(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bool = False):
+    """The default kernel's source, its precomputed nodes, and the other sources tune
+    times against it (none without tune; raises Unsupported)."""
+    src, pre = source(e, attrs, precompute)
+    alts = []
+    for inline, cse in ((False, True), (True, False), (False, False)) if tune else ():
+        a = source(e, attrs, precompute, inline=inline, cse=cse)[0]
+        if not cse and len(a) > UNSHARED_MAX * len(src):
+            continue    # much repeated work: slower, and long to compile (see UNSHARED_MAX)
+        if a != src and a not in alts:
+            alts.append(a)
+    return src, pre, alts
+
+
 def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bool = False):
     """A function x64 -> (m, r, ok, sign) computing ball.evaluate(e, x64, attrs)
     in binary64, or None where the generator does not know a node (the caller
@@ -790,14 +811,10 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     ns per input over eight one-signed binades, one host, inlined and shared /
     called / not shared / called and not shared: Mish 7.2 / 14.9 / 7.7 /
     15.1, Elu 2.0 / 1.3 / 1.8 / 1.5, Shrink 1.1 / 1.2 / 0.9 / 1.0). All compute
-    the same balls (tests/test_ball_compiled.py)."""
+    the same balls (tests/test_ball_compiled.py). The unshared ones are not tried where
+    their source is over UNSHARED_MAX times the shared one's."""
     try:
-        src, pre = source(e, attrs, precompute)
-        alts = []
-        for inline, cse in ((False, True), (True, False), (False, False)) if tune else ():
-            a = source(e, attrs, precompute, inline=inline, cse=cse)[0]
-            if a != src and a not in alts:
-                alts.append(a)
+        src, pre, alts = variants(e, attrs, precompute, tune)
         plain = source(e, attrs, False)[0]
         plain = plain if plain != src else None
     except Unsupported:
