@@ -297,3 +297,50 @@ def test_unshared_variants_are_tuned_only_where_their_source_stays_close_to_the_
         assert [a for a in alts if a in shared] == shared, name
         assert all((a in alts) == unshared for a in free), name
         assert ball_compiled.variants(form, attrs, tune=False)[2] == []
+
+
+def test_the_c_library_kernel_is_compiled_at_the_first_input_that_needs_it(monkeypatch, tmp_path):
+    """The kernel with the C library's functions takes the inputs whose argument differs from
+    NumPy's; it is compiled at the first such input (a sweep rarely has one), once, and where it
+    does not compile spec.ball gives those inputs' balls. The difference is forced here by
+    changing NumPy's argument bits for three positive inputs of Sigmoid's exp(-x)."""
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    op = opcert.get_operator("Sigmoid")
+    form = op.reference_form(None)
+    plain = ball_compiled.source(form, {}, False)[0]
+    x = np.linspace(-30.0, 30.0, 64)
+    want = ball_compiled.compiled(form, {}, precompute=False)(x[[40, 45, 50]])    # the C library's balls
+    loads = []
+    real_load, real_mid = ball_compiled._load, ball_compiled._midpoints
+    monkeypatch.setattr(ball_compiled, "_load", lambda src: loads.append(src == plain) or real_load(src))
+    evaluate = ball_compiled.compiled(form, {})
+    assert loads and not any(loads)                 # compiled and warmed without the C library's kernel
+    expect = [np.asarray(a).copy() for a in evaluate(x)]
+    assert not any(loads)                           # no input needed it
+
+    def differing(pre, x64, attrs, root=None):
+        pa, pv = real_mid(pre, x64, attrs, root)
+        if pre and x64.size == x.size:       # exp(-x), taken where x > 0 (exp(x) is not compared)
+            k = next(i for i, p in enumerate(pre) if not ball_compiled._direct(p))
+            pa[k, [40, 45, 50]] ^= np.uint64(1)
+        return pa, pv
+    monkeypatch.setattr(ball_compiled, "_midpoints", differing)
+    for _ in range(2):
+        got = evaluate(x)
+        for g, w, e in zip(got, want, expect):
+            assert np.array_equal(g[[40, 45, 50]], w) and np.array_equal(np.delete(g, [40, 45, 50]), np.delete(e, [40, 45, 50]))
+    assert loads.count(True) == 1                   # compiled once
+
+    monkeypatch.setattr(ball_compiled, "_LOADED", {})
+    def broken(src):
+        if src == plain:
+            raise RuntimeError("no compiler today")
+        return real_load(src)
+    monkeypatch.setattr(ball_compiled, "_load", broken)
+    evaluate = ball_compiled.compiled(form, {})
+    with pytest.warns(RuntimeWarning, match="did not compile"):
+        got = evaluate(x)
+    m, r, ok, s = (np.broadcast_to(a, (3,)) for a in ball.evaluate(form, x[[40, 45, 50]], {}))
+    assert np.array_equal(got[0][[40, 45, 50]], m) and np.array_equal(got[1][[40, 45, 50]], r)
+    assert np.array_equal(got[2][[40, 45, 50]], ok) and np.array_equal(got[3][[40, 45, 50]], s)

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..expr import PRIMITIVES, Expr
+from . import ball
 from .ball import BINARY64, ETA, MARGIN, U, _const
 
 # The bound on an operation's absolute underflow error. spec.ball uses 2^-1074 (the
@@ -777,6 +778,12 @@ def _faster(kernels: list, pre: list[Expr], attrs: dict[str, float], e: Expr):
     return kernels[best.index(min(best))]
 
 
+def _not_compiled(e: Expr, exc: Exception) -> None:
+    import warnings
+    warnings.warn(f"opcert: the compiled ball for {e} did not compile ({type(exc).__name__}: {exc}); "
+                  "using the NumPy ball (same results, slower)", RuntimeWarning, stacklevel=3)
+
+
 def variants(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bool = False):
     """The default kernel's source, its precomputed nodes, and the other sources tune
     times against it (none without tune; raises Unsupported)."""
@@ -831,12 +838,23 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         kernel = warm(_load(src), pre)
         if alts:
             kernel = _faster([kernel, *(warm(_load(a), pre) for a in alts)], pre, attrs, e)
-        fallback = warm(_load(plain), []) if plain else None
     except Exception as exc:   # noqa: BLE001 - numba's errors have no common public base across versions
-        import warnings
-        warnings.warn(f"opcert: the compiled ball for {e} did not compile ({type(exc).__name__}: {exc}); "
-                      "using the NumPy ball (same results, slower)", RuntimeWarning, stacklevel=2)
+        _not_compiled(e, exc)
         return None
+    # the C library's kernel, compiled at the first input that needs it: most operators' sweeps never
+    # do (Gelu's tanh form: no such input in 16 chunks of 128), and it took 5 s of a first run's compiling
+    lazy: list = []
+    lock = threading.Lock()
+
+    def fallback():
+        with lock:
+            if not lazy:
+                try:
+                    lazy.append(warm(_load(plain), []))
+                except Exception as exc:   # noqa: BLE001 - as above: spec.ball takes those inputs
+                    _not_compiled(e, exc)
+                    lazy.append(None)
+            return lazy[0]
 
     def evaluate(x64: np.ndarray):
         x64 = np.ascontiguousarray(x64, dtype=np.float64).ravel()
@@ -849,9 +867,13 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
             idx = np.flatnonzero(miss)
             out = (np.empty(n_miss), np.empty(n_miss), np.empty(n_miss, dtype=np.bool_),
                    np.empty(n_miss, dtype=np.int8))
-            fallback(x64[idx], *_midpoints([], x64[idx], attrs), *out, miss[:n_miss])
+            other = fallback()
+            if other is not None:
+                other(x64[idx], *_midpoints([], x64[idx], attrs), *out, miss[:n_miss])
+            else:
+                out = ball.evaluate(e, x64[idx], attrs)
             for whole, part in zip((m, r, ok, s), out):
-                whole[idx] = part
+                whole[idx] = np.broadcast_to(part, idx.shape)
         return m, r, ok, s
 
     _LOADED[key] = evaluate
