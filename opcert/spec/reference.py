@@ -75,9 +75,12 @@ def _attrs64(attrs) -> dict[str, float]:
     return {k: float(v) for k, v in attrs.items()}
 
 
-def _zero_sign(formula, xi: float, attrs64) -> float:
-    v = eval_numpy(formula, np.array([xi]), attrs64)[()]
-    return -0.0 if (v == 0 and np.signbit(v)) else 0.0
+def zero_signs(formula, xs: np.ndarray, attrs64) -> np.ndarray:
+    """For inputs whose exact value is zero: the zero IEEE arithmetic gives the standard's
+    formula there (-0 where it gives -0, else +0)."""
+    with np.errstate(all="ignore"):
+        z = np.broadcast_to(eval_numpy(formula, xs, attrs64), xs.shape)
+    return np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
 
 
 def limit_value(op: Operator, side: int, attrs, fmt) -> tuple[float, float]:
@@ -145,9 +148,7 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
             twin, sign = idx + half, (-1.0 if mirror == "odd" else 1.0)
             tval, th, tl = sign * val, sign * h, sign * l + 0.0     # lo: +0, never -0, as computed
             if zero.any():      # an exact zero's sign is the formula's, at its own sign
-                with np.errstate(all="ignore"):
-                    zs = eval_numpy(std.formula, x64[twin[zero]], a64)
-                tval[zero] = th[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
+                tval[zero] = th[zero] = zero_signs(std.formula, x64[twin[zero]], a64)
             parts.append((twin, tval, th, tl))
         for at, v, hh, ll in parts:
             out[at[decided]] = v[decided]
@@ -162,7 +163,7 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
         xi = float(x64[i])
         v = exact_value(op, std, Fraction(xi), attrs, fmt, exact_bits)
         if v.is_rational and v.lo == 0:
-            out[i] = hi[i] = _zero_sign(std.formula, xi, a64)
+            out[i] = hi[i] = zero_signs(std.formula, np.array([xi]), a64)[0]
             exact_q[i] = Fraction(0)
             continue
         mid = v.mid
@@ -215,9 +216,8 @@ def _fast(form, formula, xs, a64, precision, fmt):
     val, decided = ball.decide(m, r, ok, fmt, sg)
     zero = decided & (m == 0) & (r == 0)
     if zero.any():   # an exact zero: the sign IEEE arithmetic gives the standard's formula
-        zs = eval_numpy(formula, xs[zero], a64)
         val = val.copy()
-        val[zero] = np.where(np.signbit(zs) & (zs == 0), -0.0, 0.0)
+        val[zero] = zero_signs(formula, xs[zero], a64)
     with np.errstate(over="ignore"):   # a decided overflow: the midpoint is beyond binary64
         mh = np.asarray(m).astype(np.float64)
     if fmt.p <= 24 and not decided.all() and one_sided.supported(form):

@@ -174,8 +174,7 @@ def block_label(cfg: SweepConfig, lo: int, hi: int, negative: bool) -> str:
 def run_chunk(cfg: SweepConfig, index: int) -> dict:
     """Sweep one chunk (both signs); its statistics and property state as JSON."""
     from ..expr import parity
-    from ..expr.numpy_eval import eval_numpy
-    from ..spec.reference import reference_detailed
+    from ..spec.reference import reference_detailed, zero_signs
     from .accuracy import float_stats
     from .properties import PropertyChecker
     from .sweep_kernel import TOP, block, easy_pass, prepare, take_easy
@@ -247,9 +246,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             if zeros:
                 # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
                 # the formula need not be odd where the real function is)
-                with np.errstate(all="ignore"):
-                    z = np.broadcast_to(eval_numpy(formula, _wide(x, x64, zero), a64), (int(zero.sum()),))
-                v[zero] = np.where(np.signbit(z) & (z == 0), -0.0, 0.0)
+                v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
             yb = y.view(np.uint32)
             got, near = easy_pass(near, bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1],
                                   topw_b[TOP - 1], hard)
