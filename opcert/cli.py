@@ -195,6 +195,12 @@ def _exact_text(hi, lo) -> str:
 def _outputs(args, files=(), dirs=()) -> None:
     """Refuse unwritable output paths before a long run."""
     from .report.io import check_writable
+    import os
+    for flag in files + dirs:
+        v = getattr(args, flag, None)
+        if v and v != "-":
+            # absolute now: a target that changes the working directory does not move opcert's files
+            setattr(args, flag, os.path.abspath(v))
     for flag in files:
         v = getattr(args, flag, None)
         if v:
@@ -258,6 +264,10 @@ def cmd_accuracy(args) -> int:
     if res.status != "ok":
         print(f"opcert: {res.error}", file=sys.stderr)
     failed = res.status != "ok" or res.failed_special_values
+    if (res.replay or {}).get("differ"):
+        print(f"opcert: {res.target} returned other bits for {res.replay['differ']:,} input(s) when called again "
+              f"({res.replay['how']}): its output depends on its call history", file=sys.stderr)
+        failed = True
     refuted = [p["name"] for p in res.properties if p["status"] == "refuted" and p["expected"] == "holds"]
     if refuted:
         print(f"opcert: declared properties refuted on {res.target}: {', '.join(refuted)}", file=sys.stderr)
@@ -709,6 +719,48 @@ def _terminate_as_interrupt(signum, frame):
     raise KeyboardInterrupt  # `kill` stops a sweep as cleanly as Ctrl-C: finished chunks stay on disk
 
 
+class json_stdout:
+    """With --json -: standard output carries the JSON alone. Whatever else is written there while opcert
+    runs (a target's print, in this process or in a worker, which inherits the descriptor) goes to
+    standard error; the JSON goes to the real standard output."""
+
+    def __init__(self, active: bool):
+        self.active = active
+        self.saved_fd = None
+
+    def __enter__(self):
+        import os
+        from .report import io
+        if not self.active:
+            return self
+        self.stream = sys.stdout
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None             # not a file (a test's capture): Python-level output only
+        sys.stdout.flush()
+        if fd == 1:
+            self.saved_fd = os.dup(1)
+            os.dup2(2, 1)
+            self.stream = os.fdopen(self.saved_fd, "wb", closefd=False)
+        io.JSON_STDOUT = self.stream
+        self.old_stdout, sys.stdout = sys.stdout, sys.stderr
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        from .report import io
+        if not self.active:
+            return False
+        sys.stdout = self.old_stdout
+        io.JSON_STDOUT = None
+        if self.saved_fd is not None:
+            self.stream.flush()
+            os.dup2(self.saved_fd, 1)
+            os.close(self.saved_fd)
+        return False
+
+
 def main(argv=None) -> int:
     import signal
     import threading
@@ -725,7 +777,8 @@ def main(argv=None) -> int:
             if args.command != "ref" or flags:
                 parser.error(f"unrecognized arguments: {' '.join(flags or extra)}")
             args.x = list(args.x) + extra
-        return args.func(args)
+        with json_stdout(getattr(args, "json", None) == "-"):
+            return args.func(args)
     except UsageError as exc:
         print(f"opcert: error: {exc}", file=sys.stderr)
         return 2

@@ -41,7 +41,8 @@ def check(op=None, target=None, dtype=None, **kwargs):
         (policy,) = _parse_check(raw, 0, "opcert check")
         verdict = run_check(policy, dtype)
     except UsageError as exc:
-        pytest.fail(f"opcert check: {exc}", pytrace=False)
+        text = str(exc)
+        pytest.fail(text if text.startswith("opcert check:") else f"opcert check: {text}", pytrace=False)
     if verdict.status == "skipped":
         pytest.skip("; ".join(verdict.reasons))
     if verdict.status == "fail":

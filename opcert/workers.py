@@ -40,6 +40,7 @@ _RECORD = None
 _IN_WORKER = False
 POLL = 0.5              # seconds between the parent's checks of a running call's time limit
 _TEXT = 1024            # bytes of an activity's text kept (its end is cut)
+_HINT = "\x1f"          # between an activity's text and its hint
 # Libraries that start threads at import: after one of them is loaded, fork()
 # may deadlock the child, so workers are spawned instead.
 _THREADED = ("torch", "jax", "jaxlib", "onnxruntime", "openvino", "tensorflow")
@@ -52,8 +53,9 @@ def in_worker() -> bool:
 class activity:
     """Announce what the worker is about to do (a target call), with an optional time limit."""
 
-    def __init__(self, text: str, timeout: float | None = None):
-        self.text, self.timeout = text, timeout
+    def __init__(self, text: str, timeout: float | None = None, hint: str = ""):
+        # hint: said only when the call overruns its limit (how to give it more time)
+        self.text, self.timeout = text + (_HINT + hint if hint else ""), timeout
 
     def __enter__(self):
         if _RECORD is not None:
@@ -88,6 +90,14 @@ class _Record:
     def doing(self) -> str | None:
         return self.text.value.decode("utf-8", "replace") if self.clock[0] > 0.0 else None
 
+    def split(self) -> tuple[str | None, str]:
+        """(what the worker is doing, the hint for an overrun)."""
+        d = self.doing()
+        if d is None:
+            return None, ""
+        text, _, hint = d.partition(_HINT)
+        return text, hint
+
     def deadline(self) -> tuple[float, float] | None:
         """(the monotonic time the running call overruns at, its limit), or None."""
         start, limit = self.clock[0], self.clock[1]
@@ -101,13 +111,15 @@ class WorkerLost(Exception):
     doing: str | None
     timed_out: bool = False
     timeout: float | None = None
+    hint: str = ""
 
     def __str__(self) -> str:
         if self.timed_out:
             head = f"did not return within {self.timeout:g} s (the process running it was stopped)"
         else:
             head = f"ended the process running it ({describe_exit(self.exitcode)})"
-        return head + (f" while {self.doing}" if self.doing else "")
+        return head + (f" while {self.doing}" if self.doing else "") + \
+            (f" [{self.hint}]" if self.timed_out and self.hint else "")
 
 
 def describe_exit(code: int | None) -> str:
@@ -147,6 +159,11 @@ def _fresh_stdio() -> None:
 def _worker_main(conn, parent_pid: int, record: _Record) -> None:
     global _CHANNEL, _RECORD, _IN_WORKER
     _die_with_parent(parent_pid)
+    try:
+        # a group of its own: processes a target forks are stopped with the worker (Pool.close, kill)
+        os.setpgid(0, 0)
+    except OSError:
+        pass
     import faulthandler
     faulthandler.disable()   # a target's crash is reported by the parent, with what it was running
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -201,7 +218,17 @@ class _Worker:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
+        self.stop_group()
         self.conn.close()
+
+    def stop_group(self) -> None:
+        """Stop what is left of the worker's process group: children a target forked, which would
+        otherwise outlive opcert and hold its output pipes open (a CI job that never ends)."""
+        if self.proc.pid:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 class Pool:
@@ -236,6 +263,7 @@ class Pool:
             if w.proc.is_alive():
                 w.proc.kill()
                 w.proc.join(5)
+            w.stop_group()
             w.conn.close()
         self.workers = []
 
@@ -285,13 +313,15 @@ class Pool:
                 if w.proc.is_alive():
                     w.proc.kill()
                     w.proc.join(5)
-                lost = WorkerLost(w.proc.exitcode, w.record.doing())
+                w.stop_group()
+                lost = WorkerLost(w.proc.exitcode, w.record.split()[0])
                 i, w.task = w.task, None
                 w.conn.close()
                 yield i, False, lost
             elif w.task is not None and (d := w.record.deadline()) is not None and time.monotonic() > d[0]:
                 w.kill()            # then its record cannot change while it is read
-                lost = WorkerLost(None, w.record.doing(), timed_out=True, timeout=d[1])
+                doing, hint = w.record.split()
+                lost = WorkerLost(None, doing, timed_out=True, timeout=d[1], hint=hint)
                 i, w.task = w.task, None
                 yield i, False, lost
         # a worker that died after the checks above keeps its task: the next round reports it

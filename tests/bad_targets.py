@@ -217,3 +217,10 @@ def elu_ignores_alpha(x, alpha=1.0):
     with np.errstate(all="ignore"):
         y = np.where(x > 0, x.astype(np.float64), np.expm1(x.astype(np.float64)))
     return y.astype(x.dtype)
+
+
+def relu_max_to_inf(x, **attrs):
+    """Relu that overflows at the largest finite value (65504 in float16) to +inf."""
+    y = np.maximum(x, 0).astype(x.dtype)
+    y[y == np.finfo(x.dtype).max] = np.inf
+    return y

@@ -79,7 +79,10 @@ class Check:
                 "seed": self.seed if self.mode_for(dtype) == "sample" else None,
                 "max_ulp": self.max_ulp, "signed_zero": self.signed_zero, "subnormals": self.subnormals,
                 "proofs": list(self.proofs), "accept_sampled_evidence": self.accept_sampled_evidence,
-                "name": self.name, "attr_set": self.attr_set}
+                "name": self.name, "attr_set": self.attr_set,
+                # how the target runs is part of what was checked: with another time limit or without its
+                # process a check can end otherwise
+                "target_timeout": self.target_timeout, "isolation": self.isolation}
 
 
 @dataclass
@@ -228,7 +231,7 @@ def load_config(path=None) -> GateConfig:
             path = "opcert.toml"
         elif os.path.exists("pyproject.toml"):
             data = _read("pyproject.toml")
-            tool = data.get("tool", {}).get("opcert")
+            tool = _tool_table(data, "pyproject.toml")
             if tool is not None:
                 return parse(tool, "pyproject.toml [tool.opcert]")
         if path is None:
@@ -236,13 +239,24 @@ def load_config(path=None) -> GateConfig:
     path = os.fspath(path)
     data = _read(path)
     if path.endswith("pyproject.toml"):
-        tool = data.get("tool", {}).get("opcert")
+        tool = _tool_table(data, path)
         if tool is None:
             _err(path, "tool.opcert", "missing: no [tool.opcert] table")
-        if not isinstance(tool, dict):
-            _err(path, "tool.opcert", "must be a table")
         return parse(tool, f"{path} [tool.opcert]")
     return parse(data, path)
+
+
+def _tool_table(data: dict, path: str) -> dict | None:
+    """[tool.opcert] of a pyproject.toml (None where there is none)."""
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        _err(path, "tool", "must be a table ([tool])")
+    got = tool.get("opcert")
+    if got is not None and not isinstance(got, dict):
+        _err(path, "tool.opcert", f"must be a table ([tool.opcert] with [[tool.opcert.check]]); got {got!r}")
+    return got
 
 
 def _read(path: str) -> dict:

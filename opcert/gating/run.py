@@ -202,6 +202,13 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
         e = acc.examples["subnormal_flush"]
         r.append(f"{acc.subnormal_flushes} subnormal outputs flushed to zero (policy strict), first at x = "
                  f"{e['input']['value']} ({e['input']['bits']})")
+    rp = acc.replay or {}
+    if rp.get("differ"):
+        f = rp.get("first") or {}
+        r.append(f"the target returned other bits for the same input on a second call ({rp['differ']:,} of "
+                 f"{rp['inputs']:,} inputs; {rp.get('how')}), first at x = {f.get('input', {}).get('value')} "
+                 f"({f.get('input', {}).get('bits')}): {f.get('output', {}).get('bits')} measured, "
+                 f"{f.get('replayed', {}).get('bits')} on the second call: its output depends on its call history")
     if check.proofs:
         verdicts = proofs if proofs is not None else acc.properties
         why, chosen = judge_properties(check, verdicts, proofs is not None)

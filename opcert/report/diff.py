@@ -38,40 +38,90 @@ def load_gate(path: str) -> dict:
     return data
 
 
+_NUM = (int, float)
+
+
 def _validate(data: dict, path: str) -> None:
+    """Every key the reports and `opcert diff` read, with its type: a hand-edited or truncated file is a
+    clear error naming the key (exit 2), never a traceback. The verdict (`ok`, `counts`) is recomputed
+    from the checks' statuses: a file that says "ok": true over a failed check renders FAIL."""
     def bad(where, what):
         raise UsageError(f"{path}: {where}: {what} (is this file an opcert gate result?)")
-    checks = data.get("checks")
-    if not isinstance(checks, list):
-        bad("checks", "must be a list")
+
+    def need(obj, key, types, where, what, optional=False):
+        if key not in obj:
+            if optional:
+                return None
+            bad(f"{where}.{key}", f"missing; must be {what}")
+        v = obj[key]
+        if isinstance(v, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+            bad(f"{where}.{key}", f"must be {what} (got {v!r})")
+        if not isinstance(v, types):
+            bad(f"{where}.{key}", f"must be {what} (got {type(v).__name__})")
+        return v
+    checks = need(data, "checks", list, "gate", "a list")
     for i, c in enumerate(checks):
         w = f"checks[{i}]"
         if not isinstance(c, dict):
             bad(w, "must be an object")
-        for k in ("key", "name"):
-            if not isinstance(c.get(k), str):
-                bad(f"{w}.{k}", "must be a string")
+        for k in ("key", "name", "op", "dtype", "target", "mode", "command"):
+            need(c, k, str, w, "a string", optional=k in ("command",))
         if c.get("status") not in STATUSES:
             bad(f"{w}.status", f"must be one of {', '.join(STATUSES)}")
-        if not isinstance(c.get("reasons", []), list):
-            bad(f"{w}.reasons", "must be a list")
-        acc = c.get("accuracy")
-        if acc is not None and not isinstance(acc, dict):
-            bad(f"{w}.accuracy", "must be an object or null")
-        for k in ("max_ulp",):
-            v = (acc or {}).get(k)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                bad(f"{w}.accuracy.{k}", "must be a number or null")
-        for k in ("inputs_checked", "correctly_rounded", "nan_mismatches", "inf_mismatches",
-                  "signed_zero_mismatches", "subnormal_flushes"):
-            v = (acc or {}).get(k, 0)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                bad(f"{w}.accuracy.{k}", "must be a non-negative integer")
+        reasons = need(c, "reasons", list, w, "a list of strings")
+        if not all(isinstance(r, str) for r in reasons):
+            bad(f"{w}.reasons", "must be a list of strings")
+        pol = need(c, "policy", dict, w, "an object")
+        need(pol, "max_ulp", _NUM, f"{w}.policy", "a number")
+        for k in ("signed_zero", "subnormals"):
+            need(pol, k, str, f"{w}.policy", "a string")
+        acc = need(c, "accuracy", (dict, type(None)), w, "an object or null", optional=True)
+        if acc is not None:
+            a = f"{w}.accuracy"
+            need(acc, "max_ulp", _NUM + (type(None),), a, "a number or null", optional=True)
+            for k in ("inputs_checked", "correctly_rounded", "nan_mismatches", "inf_mismatches",
+                      "signed_zero_mismatches", "subnormal_flushes"):
+                v = need(acc, k, int, a, "a non-negative integer", optional=True)
+                if v is not None and v < 0:
+                    bad(f"{a}.{k}", "must be a non-negative integer")
+            hist = need(acc, "histogram", dict, a, "an object of label: count", optional=True)
+            if hist is not None and not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                            for v in hist.values()):
+                bad(f"{a}.histogram", "must map each label to a non-negative integer count")
+            attrs = need(acc, "attrs", dict, a, "an object", optional=True) or {}
+            for k, v in attrs.items():
+                if not isinstance(v, dict) or not isinstance(v.get("exact"), str):
+                    bad(f"{a}.attrs.{k}", "must be an object with a string \"exact\"")
+            if acc.get("max_ulp") is not None:
+                for k in ("worst_input", "worst_output", "worst_reference"):
+                    need(acc, k, _NUM + (str,), a, "a number")
+                for k in ("worst_input_bits", "worst_output_bits", "worst_reference_bits", "worst_exact"):
+                    need(acc, k, str, a, "a string")
+                for k in ("correctly_rounded", "inputs_checked", "nan_mismatches", "inf_mismatches",
+                          "signed_zero_mismatches", "subnormal_flushes"):
+                    need(acc, k, int, a, "a non-negative integer")
         proofs = c.get("proofs")
-        if proofs is not None and (not isinstance(proofs, list) or
-                                   not all(isinstance(p, dict) and isinstance(p.get("name"), str)
-                                           and isinstance(p.get("status"), str) for p in proofs)):
-            bad(f"{w}.proofs", "must be a list of {name, status, ...} objects or null")
+        if proofs is not None:
+            if not isinstance(proofs, list):
+                bad(f"{w}.proofs", "must be a list of {name, status, ...} objects or null")
+            for j, p in enumerate(proofs):
+                pw = f"{w}.proofs[{j}]"
+                if not isinstance(p, dict):
+                    bad(pw, "must be an object")
+                for k in ("name", "status"):
+                    need(p, k, str, pw, "a string")
+                need(p, "ok", bool, pw, "true or false")
+                need(p, "method", str, pw, "a string", optional=True)
+                need(p, "elapsed_s", _NUM, pw, "a number", optional=True)
+    need(data, "provenance", dict, "gate", "an object", optional=True)
+    need(data, "command", str, "gate", "a string", optional=True)
+    need(data, "config", str, "gate", "a string")
+    need(data, "elapsed_s", _NUM, "gate", "a number")
+    counts = {st: sum(c["status"] == st for c in checks) for st in STATUSES}
+    data["counts"] = counts
+    data["ok"] = counts["fail"] == 0 and counts["pass"] > 0
+    data["verdict_note"] = None if counts["pass"] or counts["fail"] else \
+        "no check passed: every one was skipped, so the gate verified nothing"
 
 
 def _ulp(acc: dict):

@@ -28,10 +28,15 @@ def _special(path: str) -> bool:
         return False
 
 
+JSON_STDOUT = None   # where "-" writes while the CLI has set standard output aside (cli.json_stdout)
+
+
 def write_bytes_atomic(path: str, data: bytes) -> None:
     if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        out = JSON_STDOUT if JSON_STDOUT is not None else sys.stdout
+        out = getattr(out, "buffer", out)
+        out.write(data)
+        out.flush()
         return
     path = _real(path)
     if _special(path):

@@ -139,7 +139,7 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
                 write_bytes_atomic(str(Path(images_dir, name)), png)
                 L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
         for p in c.get("proofs") or []:
-            line = f"- proof `{p['name']}`: **{p['status']}** ({p['method']}, {p['elapsed_s']:.2f} s)"
+            line = f"- proof `{p['name']}`: **{p['status']}** ({p.get('method', '-')}, {p.get('elapsed_s', 0.0):.2f} s)"
             if p.get("counterexample"):
                 line += f"; counterexample: `{p['counterexample']}`"
             L.append(line)
@@ -187,8 +187,8 @@ def html_page(gate: dict, plots=None) -> str:
             H.append("<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
                      "<th>counterexample</th></tr>")
             for p in c["proofs"]:
-                H.append(f"<tr><td>{e(p['name'])}</td><td>{e(p['status'])}</td><td>{e(p['method'])}</td>"
-                         f"<td>{p['elapsed_s']:.2f} s</td><td>{e(str(p.get('counterexample') or ''))}</td></tr>")
+                H.append(f"<tr><td>{e(p['name'])}</td><td>{e(p['status'])}</td><td>{e(p.get('method', '-'))}</td>"
+                         f"<td>{p.get('elapsed_s', 0.0):.2f} s</td><td>{e(str(p.get('counterexample') or ''))}</td></tr>")
             H.append("</table>")
         if c.get("proof_note"):
             H.append(f"<p>{e(c['proof_note'])}</p>")

@@ -14,7 +14,7 @@ runs it in the main process instead, faster and without that protection.
 """
 from __future__ import annotations
 
-from ..errors import UsageError, choices
+from ..errors import TargetFailure, UsageError, choices
 from .base import Target, TargetInfo, Unsupported, describe_inputs
 
 RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino",
@@ -48,8 +48,15 @@ def trusted(name: str) -> bool:
     return name == "opcert"
 
 
-def load_target(name, timeout: float | None = None) -> Target:
-    """Load `name` in this process (a worker's, unless it is trusted or isolation is off)."""
+DEFAULT_LOAD_LIMIT_S = 300.0   # loading a target (an import, a library's constructors) where no limit is set
+
+
+def load_target(name, timeout: float | None = None, standard: str | None = None) -> Target:
+    """Load `name` in this process (a worker's, unless it is trusted or isolation is off).
+
+    The load runs under the same isolation as a call (targets.isolation): the floating-point
+    mode a library sets when it is loaded is the target's, not opcert's; and under a time limit
+    (`timeout`, else DEFAULT_LOAD_LIMIT_S), which the supervising process enforces."""
     if isinstance(name, Target):
         return name
     name = check_name(name)
@@ -58,7 +65,29 @@ def load_target(name, timeout: float | None = None) -> Target:
         from ..impl.run import run_resolved
         from ..verify.sweep import code_fingerprint
         info = TargetInfo("opcert", "opcert", __version__, code_fingerprint(), {}, isolated=False)
-        return Target(info, lambda op, x, attrs: run_resolved(op, x, attrs), timeout=timeout)
+        return Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
+    from ..workers import activity
+    from .isolation import Isolation
+    iso = Isolation()
+    limit = timeout if timeout is not None else DEFAULT_LOAD_LIMIT_S
+    hint = "" if timeout is not None else \
+        f"opcert's default time limit for loading a target: {DEFAULT_LOAD_LIMIT_S:g} s; target_timeout " \
+        "(--target-timeout) sets another"
+    try:
+        with activity(f"loading target {name}", limit, hint), iso.call(name, "load"):
+            tgt = _load(name, timeout)
+    except (UsageError, TargetFailure):
+        raise
+    except BaseException as exc:    # noqa: BLE001 - KeyboardInterrupt, os._exit, ... from the target's code
+        if isinstance(exc, KeyboardInterrupt) and iso.user_interrupted:
+            raise
+        raise TargetFailure(f"target {name} raised {type(exc).__name__} while being loaded: {exc}") from None
+    tgt.isolation = iso
+    tgt.check_globals("while being loaded")
+    return tgt
+
+
+def _load(name: str, timeout) -> Target:
     if name in RUNTIME_NAMES:
         from .runtimes import load
         return load(name, timeout)
@@ -69,34 +98,71 @@ def load_target(name, timeout: float | None = None) -> Target:
     return load(name, timeout)
 
 
-def _probe(name: str) -> TargetInfo:
+def _probe(name: str, call=None, timeout=None) -> TargetInfo:
     # The modules a sweep worker has loaded when it loads the target, loaded
     # here too: the code fingerprint is computed over the same process state.
     from ..verify import accuracy, sweep  # noqa: F401
-    return load_target(name).info
+    if call is None:
+        return load_target(name, timeout).info
+    from . import dependencies
+    op_name, dtype, attrs, standard, first = call
+    before = dependencies.begin()
+    try:
+        tgt = load_target(name, timeout, standard)
+        _first_call(tgt, op_name, dtype, dict(attrs), first)
+    finally:
+        digest, cover = dependencies.end(before)
+    tgt.info.dependencies = digest
+    tgt.info.details["dependencies"] = cover
+    return tgt.info
+
+
+def _first_call(tgt: Target, op_name: str, dtype: str, attrs: dict, first=None) -> None:
+    """The target's first call, so that what it loads then is loaded: on `first` = (lo, hi), the binary32
+    magnitudes a sweep gives it first (a crash there names that block), else a few values of every kind.
+    A failure is not reported here: the measurement that follows meets it and reports it."""
+    import numpy as np
+    from ..formats import get_format
+    from ..spec import get_operator
+    fmt = get_format(dtype)
+    if first is not None:
+        lo, hi = first
+        x = np.arange(lo, hi, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        label = f"binary32 inputs 0x{lo:08x}..0x{hi - 1:08x} ({hi - lo:,} inputs)"
+    else:
+        values = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 3.0, -3.0, 1e-3, -1e-3, 100.0, -100.0, np.inf, -np.inf, np.nan]
+        with np.errstate(all="ignore"):
+            x = np.array(values if fmt.kind == "float" else [0, 1, 2, 3], dtype=np.float64).astype(fmt.dtype)
+        label = f"{x.size} {dtype} inputs (the target's first call)"
+    try:
+        tgt.run(get_operator(op_name), x, attrs, label=label)
+    except (TargetFailure, UsageError):
+        pass
 
 
 _INFO: dict = {}
 
 
-def describe_target(name, isolation: str = "process") -> TargetInfo:
+def describe_target(name, isolation: str = "process", call=None, timeout=None) -> TargetInfo:
     """The target's identity (version, code fingerprint), loading it where it would run.
 
-    Raises UsageError when it cannot be found, TargetFailure when loading it
-    fails (an exception or an exit at import), WorkerLost when loading it ends
-    its process."""
+    call = (operator, dtype, ((attribute, value), ...), standard, first inputs): the target is also called
+    once (on the binary32 magnitudes first = (lo, hi), or a few values where first is None), and
+    `dependencies` of the result covers what it loaded (targets.dependencies): the key of a sweep's
+    checkpoints. Raises UsageError when it cannot be found, TargetFailure when loading it fails (an
+    exception or an exit at import), WorkerLost when loading it ends its process or overruns its limit."""
     if isinstance(name, Target):
         return name.info
     name = check_name(name)
     if trusted(name) or isolation == "none":
-        info = load_target(name).info
+        info = _probe(name, call, timeout)
         info.isolated = False
         return info
-    if name in _INFO:
+    if call is None and name in _INFO:
         return _INFO[name]
     from ..workers import in_worker, run_isolated
-    info = _probe(name) if in_worker() else run_isolated(_probe, name)
-    if name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not
+    info = _probe(name, call, timeout) if in_worker() else run_isolated(_probe, name, call, timeout)
+    if call is None and name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not
         _INFO[name] = info
     return info
 

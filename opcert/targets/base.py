@@ -18,6 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import TargetFailure, UsageError
+from .isolation import Isolation
 from ..workers import activity
 
 
@@ -34,10 +35,12 @@ class TargetInfo:
     fingerprint: str            # changes whenever the target's code may have changed
     details: dict = field(default_factory=dict)
     isolated: bool = True       # runs in a supervised worker process
+    dependencies: str = ""      # what it loaded by its first call (targets.dependencies); "" when not probed
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "version": self.version,
-                "fingerprint": self.fingerprint, "details": self.details, "isolated": self.isolated}
+                "fingerprint": self.fingerprint, "dependencies": self.dependencies, "details": self.details,
+                "isolated": self.isolated}
 
 
 def describe_inputs(x: np.ndarray) -> str:
@@ -65,6 +68,7 @@ class Target:
         self._unsupported = unsupported or (lambda op, dtype, attrs: None)
         self.timeout = timeout
         self.modified_input = False   # sticky: some call wrote into its input
+        self.isolation = Isolation()  # the FP environment and the process state a call may change
 
     @property
     def name(self) -> str:
@@ -73,6 +77,11 @@ class Target:
     @property
     def version(self) -> str:
         return self.info.version
+
+    @property
+    def findings(self) -> list[str]:
+        """What the target did to the process beyond its result (the FP environment it set)."""
+        return list(self.isolation.fp.events)
 
     def unsupported(self, op, dtype: str, attrs: dict[str, Fraction]) -> str | None:
         try:
@@ -83,38 +92,79 @@ class Target:
             return f"{self.name} could not tell whether it supports {op.name} in {dtype}: " \
                    f"{type(exc).__name__}: {exc}"
 
-    def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None) -> np.ndarray:
+    def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None,
+            guard_globals: bool = True) -> np.ndarray:
+        """The target's output for x: a fresh array, owned by the caller (a kernel that reuses its output
+        buffer cannot change what an earlier call returned). guard_globals=False leaves the check of the
+        modules the target may have patched to the caller (`check_globals`), for callers that make many
+        calls in a row (a sweep checks once per chunk)."""
         why = self.unsupported(op, x.dtype.name, attrs)
         if why:
             raise Unsupported(why)
         given = np.array(x, copy=True)
         where = label or describe_inputs(x)
-        what = f"running on {where}"
+        limit, hint = (self.timeout, "") if self.timeout is not None else default_timeout(x.size)
         try:
             # Floating-point warnings (invalid in tanh(NaN), ...) are expected here.
-            with activity(what, self.timeout), np.errstate(all="ignore"), warnings.catch_warnings():
+            with activity(f"running on {where}", limit, hint), np.errstate(all="ignore"), \
+                    warnings.catch_warnings(), self.isolation.call(self.name):
                 warnings.simplefilter("ignore")
                 y = self._call(op, given, attrs)
-        except KeyboardInterrupt:
+                if isinstance(y, np.ndarray):
+                    y = np.array(y, copy=True)    # out of the target's buffer before its next call
+        except TargetFailure:
             raise
-        except BaseException as exc:  # noqa: BLE001 - SystemExit and the like are the target's failure
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ... are the target's
+            if isinstance(exc, KeyboardInterrupt) and self.isolation.user_interrupted:
+                raise
             kind = type(exc).__name__
             detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
             raise TargetFailure(f"target {self.name} raised {kind}{detail} on {where}") from None
+        if guard_globals:
+            self.check_globals(where)
         if not _same_bits(given, x):
             self.modified_input = True
         if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)
         if not isinstance(y, np.ndarray):
             raise TargetFailure(f"target {self.name} returned {type(y).__name__}, not a numpy array "
-                                f"(on {label or describe_inputs(x)})")
+                                f"(on {where})")
         if y.dtype != x.dtype:
             raise TargetFailure(f"target {self.name} returned dtype {y.dtype}; expected {x.dtype} "
-                                f"(on {label or describe_inputs(x)})")
+                                f"(on {where})")
         if y.shape != x.shape:
             raise TargetFailure(f"target {self.name} returned shape {y.shape}; expected {x.shape} "
-                                f"(on {label or describe_inputs(x)})")
+                                f"(on {where})")
         return y
+
+    def check_globals(self, where: str = "") -> None:
+        """Fail (TargetFailure) when the target replaced a function of the modules opcert computes with;
+        the originals are put back first, so opcert's own computations are right again."""
+        patched = self.isolation.restore_globals()
+        if patched:
+            raise TargetFailure(f"target {self.name} replaced {', '.join(patched[:5])}"
+                                f"{' and more' if len(patched) > 5 else ''} in this process"
+                                f"{' (on ' + where + ')' if where else ''}: opcert put the originals back; "
+                                "a kernel must not change functions other code calls")
+
+
+DEFAULT_LIMIT_S, DEFAULT_LIMIT_PER_INPUT_S = 60.0, 2e-3
+
+
+def default_timeout(n: int) -> tuple[float, str]:
+    """The time limit of a call of n inputs where the user set none, and the words that say so.
+    OPCERT_DEFAULT_LIMIT_S replaces the fixed part (a CI job that wants hangs found sooner)."""
+    import os
+    try:
+        base = float(os.environ.get("OPCERT_DEFAULT_LIMIT_S", DEFAULT_LIMIT_S))
+    except ValueError:
+        base = DEFAULT_LIMIT_S
+    if not base > 0:
+        base = DEFAULT_LIMIT_S
+    limit = base + DEFAULT_LIMIT_PER_INPUT_S * n
+    return limit, (f"opcert's default time limit for a call of {n:,} inputs: {base:g} s + "
+                   f"{DEFAULT_LIMIT_PER_INPUT_S * 1e3:g} ms per input = {limit:g} s; target_timeout "
+                   "(--target-timeout) sets another")
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:

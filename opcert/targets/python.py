@@ -1,7 +1,7 @@
 """`module:function` targets: any callable f(x: numpy.ndarray, **attrs) -> numpy.ndarray.
 
-Attributes are passed by ONNX name, as Python floats holding the binary32
-values. The fingerprint that keys sweep checkpoints covers the code the
+Attributes are passed by ONNX name: numbers as Python floats holding the
+binary32 values, a choice by its name (Gelu's approximate="tanh"). The fingerprint that keys sweep checkpoints covers the code the
 function can reach (see `fingerprint`): editing the kernel, or any module of
 the user's it imports, changes it; upgrading a library it uses does too.
 """
@@ -18,7 +18,9 @@ import sysconfig
 from functools import lru_cache
 
 from ..errors import TargetFailure, UsageError
+from ..spec.attrs import user_value
 from .base import Target, TargetInfo
+from .isolation import TargetExit
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -44,6 +46,8 @@ def load(spec: str, timeout: float | None = None) -> Target:
     except SystemExit as exc:   # a module that ends the process at import: the target's failure
         raise TargetFailure(f"target {spec!r}: importing module {module_name!r} raised SystemExit({exc.code!r})") \
             from None
+    except TargetExit as exc:
+        raise TargetFailure(f"target {spec!r}: importing module {module_name!r}: {exc}") from None
     except BaseException as exc:  # noqa: BLE001 - cannot be loaded: the target as given is unusable
         raise UsageError(f"target {spec!r}: importing module {module_name!r} failed with "
                          f"{type(exc).__name__}: {exc}") from None
@@ -57,7 +61,8 @@ def load(spec: str, timeout: float | None = None) -> Target:
     version = str(getattr(sys.modules[top], "__version__", "unknown"))
 
     def call(op, x, attrs):
-        return func(x, **{k: float(v) for k, v in attrs.items()})
+        # by ONNX's spelling: a number as a Python float, a choice by its name (Gelu's approximate="tanh")
+        return func(x, **{k: user_value(op, k, v) for k, v in attrs.items()})
     info = TargetInfo(spec, "python", version, fingerprint(module), {"module_file": getattr(module, "__file__", None)})
     return Target(info, call, timeout=timeout)
 

@@ -80,6 +80,8 @@ class AccuracyResult:
     examples: dict = field(default_factory=dict)
     properties: list = field(default_factory=list)   # PropertyResult dicts, checked on the same outputs
     target_modified_input: bool = False
+    replay: dict | None = None         # the target run again on the inputs the verdict names: did it agree?
+    fp_environment: list = field(default_factory=list)   # what the target did to the FP environment
     status: str = "ok"               # ok | crashed | unsupported (skipped: `error` says why)
     error: str | None = None
     elapsed_s: float = 0.0
@@ -269,7 +271,7 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
     fmt = get_format(req.dtype)
     resolved = req.resolved
     try:
-        tgt = load_target(req.target, req.timeout)
+        tgt = load_target(req.target, req.timeout, req.standard)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
     why = tgt.unsupported(op, fmt.name, resolved)
@@ -317,14 +319,42 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
                     res.errors = (x.astype(np.float64), keep[0])
             if mode in ("exhaustive", "sample") and req.properties != ():
                 res.properties = _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun)
+        # every verdict above comes from y; a second call is a check of its own
+        res.replay = replay_report(np.ascontiguousarray(x).reshape(-1), np.ascontiguousarray(y).reshape(-1),
+                                   np.ascontiguousarray(rerun()).reshape(-1), fmt, "the whole input array, "
+                                   "called again as the first time")
     except TargetFailure as exc:   # a replay failed: the target is not deterministic enough to run twice
         res.status, res.error = "crashed", str(exc)
+    _fp_findings(res, tgt.findings)
     res.target_modified_input = tgt.modified_input
     if tgt.modified_input:
         res.notes.append("the target wrote into its input array (in-place execution); every call got its "
                          "own copy, so it was measured on what it was given")
     res.elapsed_s = time.perf_counter() - t0
     return res
+
+
+def replay_report(x, y, y2, fmt, how: str) -> dict:
+    """Where a second run of the target gave other bits than the run that was measured (any NaN
+    equals any NaN: payloads are not judged elsewhere either)."""
+    a, b = y.view(fmt.uint), y2.view(fmt.uint)
+    with np.errstate(invalid="ignore"):
+        both_nan = np.isnan(y.astype(np.float64)) & np.isnan(y2.astype(np.float64)) if fmt.kind == "float" \
+            else np.zeros(y.shape, bool)
+    differ = np.flatnonzero((a != b) & ~both_nan)
+    out = {"inputs": int(x.size), "how": how, "differ": int(differ.size)}
+    if differ.size:
+        i = int(differ[0])
+        out["first"] = {"input": _value(x[i], fmt), "output": _value(y[i], fmt), "replayed": _value(y2[i], fmt)}
+    return out
+
+
+def _fp_findings(res, events) -> None:
+    res.fp_environment = list(events)
+    if events:
+        res.notes.append("; ".join(events) + ". It was measured under the mode it set for itself; opcert's "
+                         "reference and comparison ran under opcert's own (the environment is saved and restored "
+                         "around every load and call of the target)")
 
 
 def _label(x, mode) -> str:
@@ -380,17 +410,20 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         raise UsageError("an exhaustive float32 sweep runs its target in worker processes: give the target by "
                          "name (module:function), not as an object")
     try:
-        info = describe_target(req.target, req.isolation)
+        first = (start, min(start + (1 << 16), stop))    # the sweep's first block
+        info = describe_target(req.target, req.isolation, (op.name, "float32", req.attrs, req.standard, first),
+                               req.timeout)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
     except WorkerLost as lost:
-        return _crashed(req, f"target {name} {lost} (while being loaded)", t0)
+        return _crashed(req, f"target {name} {lost} (while being loaded or at its first call)", t0)
     full = (start, stop) == (0, HALF)
     compiled = compile_all(op, fmt, req.resolved, req.standard or op.primary, _property_names(req, op)) if req.properties != () else []
     prop_names = tuple(c.name for c in compiled)
     cfg = SweepConfig(op.name, name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in req.resolved.items()),
                       req.standard, start, stop, min(1 << 24, stop - start), flush_allowed=req.flush_allowed,
-                      target_fingerprint=info.fingerprint, properties=prop_names, timeout=req.timeout,
+                      target_fingerprint=info.fingerprint, target_dependencies=info.dependencies,
+                      properties=prop_names, timeout=req.timeout,
                       accuracy=bool(accuracy) or not prop_names, opcert_code=code_fingerprint())
     res = _base_result(req, "exhaustive", 2 * (stop - start), info)
     res.exhaustive = full
@@ -399,7 +432,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
     try:
         from ..targets import load_target as _load
-        probe = _load(req.target) if in_process else None
+        probe = _load(req.target, req.timeout, req.standard) if in_process else None
         why = probe.unsupported(op, "float32", req.resolved) if probe else _isolated(_unsupported, name, op.name,
                                                                                       req.attrs)
     except TargetFailure as exc:
@@ -426,14 +459,23 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         res.target_modified_input = True
         res.notes.append("the target wrote into its input array (in-place execution); every call got its "
                          "own copy, so it was measured on what it was given")
-    cache: dict = {}
+    _fp_findings(res, sinfo.get("fp_environment", []))
+    measured = sinfo["outputs"]
+    replays: dict = {}
+    named: set = set()
+
+    def replayed(bits_list):
+        need = [b for b in bits_list if b not in replays]
+        if need:
+            replays.update(rerun_blocks(cfg, need) if in_process else _isolated(rerun_blocks, cfg, need))
+        return [replays[b] for b in bits_list]
 
     def outputs(bits_list):
-        need = [b for b in bits_list if b not in cache]
-        if need:
-            got = rerun_blocks(cfg, need) if in_process else _isolated(rerun_blocks, cfg, need)
-            cache.update(got)
-        return [cache[b] for b in bits_list]
+        named.update(bits_list)
+        missing = [b for b in bits_list if b not in measured]
+        if missing:     # not expected: every input a chunk's results name has its output recorded
+            raise RuntimeError(f"the sweep recorded no output for input(s) {', '.join(f'0x{b:08x}' for b in missing[:4])}")
+        return [measured[b] for b in bits_list]
 
     def at(bits_list):
         x = np.array(bits_list, dtype=np.uint64).astype(np.uint32).view(np.float32)
@@ -449,8 +491,10 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         if compiled:
             def describe_bits(blist):
                 x, y, r = at(blist)
+                y2 = np.array(replayed(blist), dtype=np.uint64).astype(np.uint32).view(np.float32)
                 return [{"input": value_of(x[i], fmt), "output": value_of(y[i], fmt),
-                         "reference": value_of(r[i], fmt), "replayed": None} for i in range(len(blist))]
+                         "reference": value_of(r[i], fmt), "replayed": value_of(y2[i], fmt)}
+                        for i in range(len(blist))]
             where = f"({info.kind} {info.version}, {cpu_model()})"
             res.properties = [p.to_dict() for p in verdicts(checker, compiled, complete=full, target=name,
                                                              method_where=where, describe=describe_bits,
@@ -459,6 +503,13 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                 for p in res.properties:
                     if p["status"] == "checked":
                         p["method"] += " (a part of the binary32 range)"
+        if named:
+            blist = sorted(named)
+            x = np.array(blist, dtype=np.uint64).astype(np.uint32).view(np.float32)
+            y = np.array(outputs(blist), dtype=np.uint64).astype(np.uint32).view(np.float32)
+            y2 = np.array(replayed(blist), dtype=np.uint64).astype(np.uint32).view(np.float32)
+            res.replay = replay_report(x, y, y2, fmt, "the inputs the result names, each called again in its "
+                                       "own aligned block")
     except (TargetFailure, WorkerLost) as exc:
         res.status, res.error = "crashed", f"target {name} failed when run again on its worst inputs: {exc}"
     res.elapsed_s = time.perf_counter() - t0

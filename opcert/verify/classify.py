@@ -45,6 +45,7 @@ def classify(y, r, yb, rb, v_hi, v_lo, amb, over_idx, over_err, emin, p, emax, b
     sign = np.uint64(1) << np.uint64(bits - 1)
     big = math.ldexp(1.0, emax + 1 - 2) if bits == 64 else math.ldexp(1.0, emax + 1)
     tiny = math.ldexp(1.0, emin)
+    maxf = math.ldexp(2.0 - math.ldexp(1.0, 1 - p), emax)
     k = 0
     for i in range(y.size):
         yi, ri, hi, lo = y[i], r[i], v_hi[i], v_lo[i]
@@ -52,6 +53,12 @@ def classify(y, r, yb, rb, v_hi, v_lo, amb, over_idx, over_err, emin, p, emax, b
         f = 0
         nan_mm = ynan != rnan
         inf_mm = math.isinf(hi) and not rnan and not ynan and yi != ri
+        # an infinite output where the exact value is a finite value of the format's range: no rounding
+        # gives it (DESIGN: an infinity must match; beyond the largest finite value the error formula
+        # takes it as 2^(emax+1))
+        if math.isinf(yi) and not math.isinf(hi) and hi == hi and \
+                (abs(hi) < maxf or (abs(hi) == maxf and lo * hi <= 0)):
+            inf_mm = True
         same = yb[i] == rb[i]
         if nan_mm:
             f |= NAN_MM

@@ -312,6 +312,24 @@ class PropertyChecker:
                 ends[side][1] = (int(got[3]), int(got[4]))
         acc.take(st, wmag, pairs=True)
 
+    # -- what the results name ------------------------------------------------------------
+    def chain_ends(self) -> dict[int, int]:
+        """{input bits: output bits} of the monotonic chains' ends (they pair across blocks and chunks)."""
+        return {e[0]: e[1] for d in self.ends.values() for side in d.values() for e in side if e}
+
+    def violations(self) -> tuple:
+        return tuple(a.violations for a in self.acc.values())
+
+    def named_inputs(self) -> set[int]:
+        """The input bits of every counterexample held (first and worst of each property)."""
+        out = set()
+        for a in self.acc.values():
+            if a.first:
+                out.update(int(b) for b in a.first[1])
+            if a.worst:
+                out.update(int(b) for b in a.worst[2])
+        return out
+
     # -- sweep chunks -------------------------------------------------------------------
     def to_json(self) -> dict:
         return {"acc": {n: a.to_json() for n, a in self.acc.items()},

@@ -20,12 +20,16 @@ A finished chunk is written to the checkpoint directory, atomically, with a
 checksum, before it counts; an interrupted sweep resumes with the chunks it
 lacks. A chunk is reused only when its checkpoint key matches: the key covers
 opcert's source, the target's code fingerprint (a user module's source and
-what it loads, a runtime's version and build), the CPU's SIMD paths (as NumPy
+what it loads, a runtime's version and build), what the target loaded by its
+first call (targets.dependencies: shared objects, modules, data files), the CPU's SIMD paths (as NumPy
 dispatches them: results can differ between AVX2 and AVX-512), the operator, attributes,
 standard, range, block size, policies and the properties checked. Chunk files
 are verified (checksum, key, internal consistency) before they count; one that
 fails is recomputed and the result says so. The checksum detects corruption
-and edits; it is not a signature.
+and edits; it is not a signature. Before a finished chunk is reused, the target
+runs again on one of its blocks (chosen from the key) and on every input its
+results name, and any output that differs from the recorded one discards the
+chunk (replay_chunk): what no fingerprint sees cannot resume a stale verdict.
 
 Chunks run in supervised worker processes (opcert.workers): a target that
 exits, crashes or overruns its time limit fails the sweep with the block it
@@ -53,7 +57,7 @@ CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inpu
 BLOCK = 1 << 16          # inputs per target call: 512 KiB of binary64 per array, stays in L2
 HALF = 1 << 31           # every magnitude: 0 .. 0x7fffffff
 SIGN = np.uint32(0x80000000)
-CHUNK_SCHEMA = "opcert.chunk/2"
+CHUNK_SCHEMA = "opcert.chunk/3"
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class SweepConfig:
     chunk: int = CHUNK
     flush_allowed: bool = False
     target_fingerprint: str = ""
+    target_dependencies: str = ""   # what the target loaded by its first call (targets.dependencies)
     properties: tuple = ()  # names of the properties checked in the same pass
     block: int = BLOCK
     accuracy: bool = True   # False: the properties only (no reference, no ULP statistics)
@@ -156,7 +161,7 @@ def _setup(cfg: SweepConfig):
     from .properties import compile_all
     op = get_operator(cfg.op)
     attrs = cfg.resolved()
-    tgt = load_target(cfg.target, cfg.timeout)
+    tgt = load_target(cfg.target, cfg.timeout, cfg.standard)
     if tgt.info.fingerprint != cfg.target_fingerprint:
         raise TargetFailure(f"target {cfg.target} changed while the sweep ran (its code fingerprint is "
                             f"{tgt.info.fingerprint}, the sweep started with {cfg.target_fingerprint}): run it again")
@@ -212,6 +217,12 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     hard = np.empty(cfg.block, np.bool_)
     from ..spec import one_sided
     base = np.arange(cfg.block, dtype=np.uint32)
+    # the outputs of every input the chunk's results name (worst cases, first mismatches, property
+    # counterexamples): verdicts are made from what was measured, never from a second run
+    outs: dict[int, int] = {}
+    sig = None
+    probe_block = replay_block(cfg, index)
+    digest = None
     for b0 in range(lo, hi, cfg.block):
         b1 = min(b0 + cfg.block, hi)
         mags = base[:b1 - b0] + np.uint32(b0)
@@ -219,8 +230,10 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
         for negative in (False, True):
             bits = mags | SIGN if negative else mags
             x = bits.view(np.float32)
-            y = np.ascontiguousarray(tgt.run(op, x, attrs, label=block_label(cfg, b0, b1, negative)))
+            y = tgt.run(op, x, attrs, label=block_label(cfg, b0, b1, negative), guard_globals=False)
             ys.append(y)
+            if (b0, negative) == probe_block:
+                digest = hashlib.sha256(y.tobytes()).hexdigest()
             if not cfg.accuracy:
                 continue
             if negative and mirror:
@@ -271,7 +284,15 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 idx = und[:n_und]
                 ref = reference_detailed(op, x[idx], attrs, cfg.standard)
                 slow.merge(float_stats(x[idx], y[idx], ref, F32, cfg.flush_allowed))
+        before = checker.chain_ends()
         checker.add_block(mags, ys[0], ys[1], limits=(rpos, rneg))
+        now = (top_b.tobytes(), topw_b.tobytes(), first.tobytes(), slow.n, checker.violations())
+        if now != sig:      # something new is named: its output is kept while it is at hand
+            sig = now
+            _keep_outputs(outs, _named(top_b, topw_b, first, slow, checker), b0, b1, ys, before)
+    tgt.check_globals(f"chunk {index}")
+    named = _named(top_b, topw_b, first, slow, checker)
+    outs.update(checker.chain_ends())
     kinds = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
     fast = Stats(n=int(counts[0]), correctly_rounded=int(counts[1]), nan_mismatches=int(counts[2]),
                  inf_mismatches=int(counts[3]), signed_zero_mismatches=int(counts[4]),
@@ -283,9 +304,39 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     out = {"schema": CHUNK_SCHEMA, "key": cfg.key(), "index": index, "range": [lo, hi],
            "stats": fast.merge(slow).to_json(), "properties": checker.to_json(),
            "elapsed_s": time.perf_counter() - t0, "undecided": slow.n,
-           "modified_input": tgt.modified_input}
+           "modified_input": tgt.modified_input, "fp_environment": tgt.findings,
+           "outputs": sorted([b, outs[b]] for b in named | set(checker.chain_ends()) if b in outs),
+           "replay": {"block": list(probe_block), "sha256": digest}}
     out["sha256"] = chunk_digest(out)
     return out
+
+
+def replay_block(cfg: SweepConfig, index: int) -> tuple[int, bool]:
+    """The block of chunk `index` whose outputs' digest is kept, for the replay of a resumed chunk:
+    chosen from the sweep's key, so the same for every run of the same sweep, unknown in advance."""
+    lo, hi = cfg.chunk_range(index)
+    n = -(-(hi - lo) // cfg.block)
+    h = int(hashlib.sha256(f"{cfg.key()}:{index}".encode()).hexdigest()[:8], 16)
+    return lo + (h % n) * cfg.block, bool((h >> 20) & 1)
+
+
+def _named(top_b, topw_b, first, slow: Stats, checker) -> set[int]:
+    """The input bits a chunk's results name."""
+    out = {int(b) for b in top_b if b >= 0} | {int(b) for b in topw_b if b >= 0}
+    out |= {int(b) for b in first if b < (1 << 32)}
+    out |= {int(b) for _, b in slow.top + slow.top_wrong} | {int(b) for b in slow.first.values()}
+    return out | checker.named_inputs()
+
+
+def _keep_outputs(outs: dict, named: set, b0: int, b1: int, ys, before: dict) -> None:
+    for b in named:
+        if b in outs:
+            continue
+        m = b & 0x7FFFFFFF
+        if b0 <= m < b1:
+            outs[b] = int(ys[b >> 31].view(np.uint32)[m - b0])
+        elif b in before:
+            outs[b] = before[b]
 
 
 def _wide(x: np.ndarray, x64: np.ndarray | None = None, sel=None) -> np.ndarray:
@@ -333,6 +384,12 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
                 return f"property counts for {name!r} inconsistent"
         if set(data["properties"]["acc"]) != set(cfg.properties) - _skipped(cfg):
             return "property set differs"
+        for b, y in data["outputs"]:
+            if not (isinstance(b, int) and isinstance(y, int) and 0 <= b < (1 << 32) and 0 <= y < (1 << 32)):
+                return "recorded outputs malformed"
+        r = data["replay"]
+        if list(r["block"]) != list(replay_block(cfg, index)) or not isinstance(r["sha256"], str):
+            return "replay record malformed"
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return f"malformed ({type(exc).__name__}: {exc})"
     return None
@@ -400,9 +457,16 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
         else:
             rejected.append(f"chunk {i}: {why}")
             f.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    if done:
+        # a checkpoint is trusted only when the target still computes what it recorded: a changed data
+        # file, a rebuilt library, anything the fingerprints cannot see, shows here
+        for i, why in _replay_resumed(cfg, done, workers):
+            rejected.append(f"chunk {i}: {why}")
+            del done[i]
+            (directory / f"chunk-{i:05d}.json").unlink(missing_ok=True)
     resumed = len(done)
     todo = [i for i in range(cfg.chunks) if i not in done]
-    t0 = time.perf_counter()
     if progress:
         progress(len(done), cfg.chunks)
 
@@ -431,9 +495,44 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
             "checkpoint": str(directory), "key": cfg.key(), "wall_s": time.perf_counter() - t0,
             "undecided": sum(d.get("undecided", 0) for d in done.values()),
             "modified_input": any(d.get("modified_input") for d in done.values()),
+            "fp_environment": sorted({e for d in done.values() for e in d.get("fp_environment", [])}),
+            # the target's output at every input the results name, as measured
+            "outputs": {b: y for i in range(cfg.chunks) for b, y in done[i]["outputs"]},
             # the largest (estimated) error of each chunk, for the report's plot
             "chunk_max": [max([t[0] for t in done[i]["stats"]["top"]], default=0.0) for i in range(cfg.chunks)]}
     return total, checker, info
+
+
+def replay_chunk(cfg: SweepConfig, index: int, data: dict) -> str | None:
+    """Why a finished chunk no longer describes the target (None when it does): the digest of its
+    replay block and every output it recorded, computed again, each in its own aligned block."""
+    block0, negative = data["replay"]["block"]
+    b0, b1 = block_of(cfg, int(block0))
+    got = _block_outputs(cfg, b0, b1, bool(negative))
+    if hashlib.sha256(got.tobytes()).hexdigest() != data["replay"]["sha256"]:
+        return (f"the target's outputs on {block_label(cfg, b0, b1, negative)} "
+                "differ from the checkpoint's (the target or what it reads changed)")
+    recorded = {b: y for b, y in data["outputs"]}
+    now = rerun_blocks(cfg, sorted(recorded))
+    for b in sorted(recorded):
+        if now[b] != recorded[b]:
+            return (f"the target's output at 0x{b:08x} is 0x{now[b]:08x} now, 0x{recorded[b]:08x} in the "
+                    "checkpoint (the target or what it reads changed)")
+    return None
+
+
+def _replay_resumed(cfg: SweepConfig, done: dict, workers) -> list[tuple[int, str]]:
+    from ..workers import Pool
+    items = sorted(done)
+    out = []
+    workers = max(1, min(workers or os.cpu_count() or 1, len(items)))
+    with Pool(workers) as pool:
+        for j, ok, value in pool.run([(replay_chunk, (cfg, i, done[i]), {}) for i in items]):
+            if not ok:
+                raise _chunk_failure(cfg, items[j], value)
+            if value is not None:
+                out.append((items[j], value))
+    return sorted(out)
 
 
 def _chunk_failure(cfg, i, exc) -> Exception:
@@ -491,21 +590,30 @@ def rerun_blocks(cfg: SweepConfig, bits_list: list[int]) -> dict[int, int]:
     """The target's outputs at the given inputs, each computed again inside the
     same aligned block as in the sweep (a runtime may compute an input
     differently in a block than alone: torch's float32 celu does)."""
-    op, attrs, _, tgt, _, _ = _setup(cfg)
     out = {}
-    starts = sorted({(b & 0x7FFFFFFF, b >> 31) for b in bits_list})
-    blocks = sorted({(cfg.start + (m - cfg.start) // cfg.block * cfg.block, s) for m, s in starts})
-    for b0, s in blocks:
-        b1 = min(b0 + cfg.block, cfg.stop)
-        bits = np.arange(b0, b1, dtype=np.uint64).astype(np.uint32)
-        if s:
-            bits = bits | SIGN
-        y = tgt.run(op, bits.view(np.float32), attrs, label=block_label(cfg, b0, b1, bool(s)))
-        yb = np.ascontiguousarray(y).view(np.uint32)
+    blocks = sorted({block_of(cfg, b & 0x7FFFFFFF) + (b >> 31,) for b in bits_list})
+    for b0, b1, s in blocks:
+        yb = _block_outputs(cfg, b0, b1, bool(s)).view(np.uint32)
         for b in bits_list:
             if (b >> 31) == s and b0 <= (b & 0x7FFFFFFF) < b1:
                 out[b] = int(yb[(b & 0x7FFFFFFF) - b0])
     return out
+
+
+def block_of(cfg: SweepConfig, m: int) -> tuple[int, int]:
+    """[b0, b1): the block of magnitudes run_chunk gives the target in one call with magnitude m."""
+    lo, hi = cfg.chunk_range((m - cfg.start) // cfg.chunk)
+    b0 = lo + (m - lo) // cfg.block * cfg.block
+    return b0, min(b0 + cfg.block, hi)
+
+
+def _block_outputs(cfg: SweepConfig, b0: int, b1: int, negative: bool) -> np.ndarray:
+    """The target's outputs on one block of the sweep, called as the sweep calls it."""
+    op, attrs, _, tgt, _, _ = _setup(cfg)
+    bits = np.arange(b0, b1, dtype=np.uint64).astype(np.uint32)
+    if negative:
+        bits = bits | SIGN
+    return tgt.run(op, bits.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative))
 
 
 def round_limit(lim, fmt=F32) -> float:

@@ -15,6 +15,7 @@ import numpy as np
 from .ulp import HISTOGRAM_EDGES
 
 TOP = 8
+MAX32 = 3.4028234663852886e38     # the largest finite binary32, exactly
 TWO128 = 2.0 ** 128
 TINY32 = 2.0 ** -126
 EDGES = np.array(HISTOGRAM_EDGES)   # the bins of stats.histogram_counts
@@ -300,6 +301,9 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
             n_cr += 1
         nan_mm = ynan != rnan
         inf_mm = exact_inf and not rnan and not ynan and y != r
+        if (y == np.inf or y == -np.inf) and not exact_inf and not rnan and \
+                abs(vv) + (rad[i] if mag < np.uint32(0x7F800000) else 0.0) <= MAX32:
+            inf_mm = True       # an infinity for a value of the finite range (classify.classify's rule)
         if nan_mm:
             counts[2] += 1
             first[0] = min(first[0], np.int64(xb))

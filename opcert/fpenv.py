@@ -1,0 +1,131 @@
+"""The floating-point environment of the calling thread: saved, compared, restored.
+
+A target runs in the process where opcert computes its reference and classifies
+the outputs. Whatever a target does to the floating-point control registers
+would otherwise change those computations too: a shared library built with
+gcc's -Ofast turns flush-to-zero (FTZ) and denormals-are-zero (DAZ) on when it
+is loaded (crtfastmath.o), and opcert then reads subnormal inputs as 0. So
+every target load and call runs between `enter_target` and `leave_target`:
+the target gets the environment it set for itself (as in a user's process,
+where nothing resets it), and opcert gets its own back.
+
+glibc's fegetenv/fesetenv save and restore the whole environment (on x86-64
+the x87 control word and MXCSR, FTZ and DAZ included). Only the control bits
+are compared: the exception flags change with every operation.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import platform
+
+_SIZE = 64          # bytes: more than any fenv_t of glibc (x86-64: 32, aarch64: 8)
+_libm = None
+_AVAILABLE: bool | None = None
+
+
+def _lib():
+    global _libm, _AVAILABLE
+    if _AVAILABLE is None:
+        try:
+            _libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+            _libm.fegetenv.argtypes = [ctypes.c_void_p]
+            _libm.fesetenv.argtypes = [ctypes.c_void_p]
+            _AVAILABLE = True
+        except (OSError, AttributeError):
+            _AVAILABLE = False
+    return _libm if _AVAILABLE else None
+
+
+def available() -> bool:
+    return _lib() is not None
+
+
+def save() -> bytes | None:
+    """The calling thread's environment (None where libm offers no fegetenv)."""
+    lib = _lib()
+    if lib is None:
+        return None
+    buf = ctypes.create_string_buffer(_SIZE)
+    lib.fegetenv(buf)
+    return buf.raw
+
+
+def restore(env: bytes | None) -> None:
+    lib = _lib()
+    if lib is None or env is None:
+        return
+    buf = ctypes.create_string_buffer(env, _SIZE)
+    lib.fesetenv(buf)
+
+
+_ROUNDING = {0: "to nearest", 1: "down", 2: "up", 3: "toward zero"}
+
+
+def controls(env: bytes | None) -> dict:
+    """The control settings in an environment, by name (only what this platform's layout tells)."""
+    if env is None:
+        return {}
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        x87 = int.from_bytes(env[0:2], "little")
+        mxcsr = int.from_bytes(env[28:32], "little")
+        return {"flush-to-zero": bool(mxcsr & 0x8000), "denormals-are-zero": bool(mxcsr & 0x0040),
+                "SSE rounding": _ROUNDING[(mxcsr >> 13) & 3],
+                "SSE exception traps": f"0x{~(mxcsr >> 7) & 0x3F:02x}" if (~(mxcsr >> 7) & 0x3F) else "none",
+                "x87 rounding": _ROUNDING[(x87 >> 10) & 3],
+                "x87 precision": {0: "24 bits", 1: "reserved", 2: "53 bits", 3: "64 bits"}[(x87 >> 8) & 3],
+                "x87 exception traps": f"0x{~x87 & 0x3F:02x}" if (~x87 & 0x3F) else "none"}
+    if machine in ("aarch64", "arm64"):
+        fpcr = int.from_bytes(env[0:4], "little")
+        return {"flush-to-zero": bool(fpcr & (1 << 24)), "rounding": _ROUNDING_ARM[(fpcr >> 22) & 3],
+                "exception traps": f"0x{(fpcr >> 8) & 0x9F:02x}" if (fpcr >> 8) & 0x9F else "none"}
+    return {}
+
+
+_ROUNDING_ARM = {0: "to nearest", 1: "up", 2: "down", 3: "toward zero"}
+
+
+def changes(before: bytes | None, after: bytes | None) -> list[str]:
+    """What differs between two environments' control settings, as 'name: a -> b'."""
+    a, b = controls(before), controls(after)
+    out = []
+    for k in a:
+        if a[k] != b.get(k):
+            va, vb = a[k], b.get(k)
+            if isinstance(va, bool):
+                out.append(f"{k} turned {'on' if vb else 'off'}")
+            else:
+                out.append(f"{k} {va} -> {vb}")
+    return out
+
+
+class Guard:
+    """The two environments of one target: the one it runs under, and opcert's.
+
+    `target_env` starts as opcert's; a target that changes the environment when
+    it is loaded or called keeps the change for its next call (it is measured
+    under the mode it set for itself), and every change is recorded in `events`."""
+
+    def __init__(self):
+        self.own = save()
+        self.target_env = self.own
+        self.events: list[str] = []
+
+    def enter(self) -> None:
+        self.own = save()
+        if self.target_env is not None and self.target_env != self.own:
+            restore(self.target_env)
+
+    def leave(self, what: str) -> None:
+        after = save()
+        found = changes(self.target_env, after)
+        if found:
+            self.events.append(f"the target's {what}: " + ", ".join(found))
+        self.target_env = after
+        restore(self.own)
+
+    @property
+    def differs(self) -> list[str]:
+        """How the environment the target runs under differs from opcert's."""
+        return changes(self.own, self.target_env)
