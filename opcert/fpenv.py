@@ -120,8 +120,9 @@ class Guard:
     def leave(self, what: str) -> None:
         after = save()
         found = changes(self.target_env, after)
-        if found:
-            self.events.append(f"the target's {what}: " + ", ".join(found))
+        event = f"the target's {what}: " + ", ".join(found)
+        if found and event not in self.events:     # once each: a sweep makes 2^17 calls
+            self.events.append(event)
         self.target_env = after
         restore(self.own)
 

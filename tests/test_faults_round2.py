@@ -74,6 +74,24 @@ def test_an_ofast_library_does_not_flush_opcerts_own_arithmetic(tmp_path):
 
 
 @needs_cc
+@pytest.mark.skipif(not X86, reason="-Ofast's flush-to-zero is set in MXCSR: x86-64 only")
+def test_an_ofast_library_in_a_float32_sweep_is_judged_on_subnormal_inputs(tmp_path):
+    lib = cc(tmp_path, "fast32", """
+        #include <math.h>
+        #include <stddef.h>
+        void f32_tanh(const float *x, float *y, size_t n, const float *attrs) {
+            for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+        }
+    """, "-Ofast")
+    # the smallest 65,536 magnitudes, both signs: subnormal inputs, which DAZ reads as 0
+    r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "exhaustive", magnitude_range=(0, 1 << 16), workers=1,
+                checkpoint=tmp_path / "c")
+    assert r.status == "ok" and r.subnormal_flushes == 2 * ((1 << 16) - 1)
+    assert r.correctly_rounded == 2        # +-0 alone
+    assert any("flush-to-zero turned on" in e for e in r.fp_environment)
+
+
+@needs_cc
 @pytest.mark.skipif(not X86, reason="MXCSR is x86-64's")
 def test_a_correct_kernel_that_leaves_ftz_on_is_counted_right_and_its_history_seen(tmp_path):
     lib = cc(tmp_path, "leaves", """
