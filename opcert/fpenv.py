@@ -5,7 +5,7 @@ the outputs. Whatever a target does to the floating-point control registers
 would otherwise change those computations too: a shared library built with
 gcc's -Ofast turns flush-to-zero (FTZ) and denormals-are-zero (DAZ) on when it
 is loaded (crtfastmath.o), and opcert then reads subnormal inputs as 0. So
-every target load and call runs between `enter_target` and `leave_target`:
+every target load and call runs between `Guard.enter` and `Guard.leave`:
 the target gets the environment it set for itself (as in a user's process,
 where nothing resets it), and opcert gets its own back.
 
@@ -35,10 +35,6 @@ def _lib():
         except (OSError, AttributeError):
             _AVAILABLE = False
     return _libm if _AVAILABLE else None
-
-
-def available() -> bool:
-    return _lib() is not None
 
 
 def save() -> bytes | None:
@@ -125,8 +121,3 @@ class Guard:
             self.events.append(event)
         self.target_env = after
         restore(self.own)
-
-    @property
-    def differs(self) -> list[str]:
-        """How the environment the target runs under differs from opcert's."""
-        return changes(self.own, self.target_env)

@@ -55,6 +55,17 @@ BF16_TANH = """
 """
 
 
+F32_TANH = """
+    #include <math.h>
+    #include <stddef.h>
+    #include <xmmintrin.h>
+    void f32_tanh(const float *x, float *y, size_t n, const float *attrs) {
+        for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+        %s
+    }
+"""
+
+
 # ---- 1. the floating-point environment ----------------------------------------------------------
 
 @needs_cc
@@ -76,13 +87,7 @@ def test_an_ofast_library_does_not_flush_opcerts_own_arithmetic(tmp_path):
 @needs_cc
 @pytest.mark.skipif(not X86, reason="-Ofast's flush-to-zero is set in MXCSR: x86-64 only")
 def test_an_ofast_library_in_a_float32_sweep_is_judged_on_subnormal_inputs(tmp_path):
-    lib = cc(tmp_path, "fast32", """
-        #include <math.h>
-        #include <stddef.h>
-        void f32_tanh(const float *x, float *y, size_t n, const float *attrs) {
-            for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
-        }
-    """, "-Ofast")
+    lib = cc(tmp_path, "fast32", F32_TANH % "", "-Ofast")
     # the smallest 65,536 magnitudes, both signs: subnormal inputs, which DAZ reads as 0
     r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "exhaustive", magnitude_range=(0, 1 << 16), workers=1,
                 checkpoint=tmp_path / "c")
@@ -94,15 +99,7 @@ def test_an_ofast_library_in_a_float32_sweep_is_judged_on_subnormal_inputs(tmp_p
 @needs_cc
 @pytest.mark.skipif(not X86, reason="MXCSR is x86-64's")
 def test_a_correct_kernel_that_leaves_ftz_on_is_counted_right_and_its_history_seen(tmp_path):
-    lib = cc(tmp_path, "leaves", """
-        #include <math.h>
-        #include <stddef.h>
-        #include <xmmintrin.h>
-        void f32_tanh(const float *x, float *y, size_t n, const float *attrs) {
-            for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
-            _mm_setcsr(_mm_getcsr() | 0x8040);     /* FTZ and DAZ on, and left on */
-        }
-    """)
+    lib = cc(tmp_path, "leaves", F32_TANH % "_mm_setcsr(_mm_getcsr() | 0x8040);   /* FTZ and DAZ on, left on */")
     r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "sample", samples=20000)
     assert r.status == "ok"
     # opcert's comparison ran under its own mode: the first call's results are all within tanhf's error

@@ -68,7 +68,18 @@ class Target:
         self._unsupported = unsupported or (lambda op, dtype, attrs: None)
         self.timeout = timeout
         self.modified_input = False   # sticky: some call wrote into its input
-        self.isolation = Isolation()  # the FP environment and the process state a call may change
+        self._isolation = None        # the FP environment and the process state a call may change
+
+    @property
+    def isolation(self) -> Isolation:
+        # set by load_target (the one its load ran under), else made at the first call
+        if self._isolation is None:
+            self._isolation = Isolation()
+        return self._isolation
+
+    @isolation.setter
+    def isolation(self, iso: Isolation) -> None:
+        self._isolation = iso
 
     @property
     def name(self) -> str:

@@ -1,7 +1,8 @@
 """`module:function` targets: any callable f(x: numpy.ndarray, **attrs) -> numpy.ndarray.
 
 Attributes are passed by ONNX name: numbers as Python floats holding the
-binary32 values, a choice by its name (Gelu's approximate="tanh"). The fingerprint that keys sweep checkpoints covers the code the
+binary32 values, a choice by its name (Gelu's approximate="tanh"). The
+fingerprint that keys sweep checkpoints covers the code the
 function can reach (see `fingerprint`): editing the kernel, or any module of
 the user's it imports, changes it; upgrading a library it uses does too.
 """

@@ -478,8 +478,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         return [measured[b] for b in bits_list]
 
     def at(bits_list):
-        x = np.array(bits_list, dtype=np.uint64).astype(np.uint32).view(np.float32)
-        y = np.array(outputs(bits_list), dtype=np.uint64).astype(np.uint32).view(np.float32)
+        x, y = _binary32(bits_list), _binary32(outputs(bits_list))
         return x, y, reference_detailed(op, x, req.resolved, req.standard).rounded
     try:
         if cfg.accuracy:
@@ -491,7 +490,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         if compiled:
             def describe_bits(blist):
                 x, y, r = at(blist)
-                y2 = np.array(replayed(blist), dtype=np.uint64).astype(np.uint32).view(np.float32)
+                y2 = _binary32(replayed(blist))
                 return [{"input": value_of(x[i], fmt), "output": value_of(y[i], fmt),
                          "reference": value_of(r[i], fmt), "replayed": value_of(y2[i], fmt)}
                         for i in range(len(blist))]
@@ -505,10 +504,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                         p["method"] += " (a part of the binary32 range)"
         if named:
             blist = sorted(named)
-            x = np.array(blist, dtype=np.uint64).astype(np.uint32).view(np.float32)
-            y = np.array(outputs(blist), dtype=np.uint64).astype(np.uint32).view(np.float32)
-            y2 = np.array(replayed(blist), dtype=np.uint64).astype(np.uint32).view(np.float32)
-            res.replay = replay_report(x, y, y2, fmt, "the inputs the result names, each called again in its "
+            res.replay = replay_report(_binary32(blist), _binary32(outputs(blist)), _binary32(replayed(blist)), fmt, "the inputs the result names, each called again in its "
                                        "own aligned block")
     except (TargetFailure, WorkerLost) as exc:
         res.status, res.error = "crashed", f"target {name} failed when run again on its worst inputs: {exc}"
@@ -516,6 +512,11 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     res.sweep["inputs_per_s"] = (res.inputs_checked / max(sinfo["wall_s"], 1e-9)
                                  if sinfo["resumed_chunks"] == 0 else None)
     return res
+
+
+def _binary32(bits_list) -> np.ndarray:
+    """binary32 values from their bit patterns (Python ints)."""
+    return np.array(bits_list, dtype=np.uint64).astype(np.uint32).view(np.float32)
 
 
 def _isolated(fn, *args):

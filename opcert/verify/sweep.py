@@ -291,8 +291,9 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             sig = now
             _keep_outputs(outs, _named(top_b, topw_b, first, slow, checker), b0, b1, ys, before)
     tgt.check_globals(f"chunk {index}")
-    named = _named(top_b, topw_b, first, slow, checker)
-    outs.update(checker.chain_ends())
+    ends = checker.chain_ends()
+    outs.update(ends)
+    named = _named(top_b, topw_b, first, slow, checker) | set(ends)
     kinds = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
     fast = Stats(n=int(counts[0]), correctly_rounded=int(counts[1]), nan_mismatches=int(counts[2]),
                  inf_mismatches=int(counts[3]), signed_zero_mismatches=int(counts[4]),
@@ -305,7 +306,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
            "stats": fast.merge(slow).to_json(), "properties": checker.to_json(),
            "elapsed_s": time.perf_counter() - t0, "undecided": slow.n,
            "modified_input": tgt.modified_input, "fp_environment": tgt.findings,
-           "outputs": sorted([b, outs[b]] for b in named | set(checker.chain_ends()) if b in outs),
+           "outputs": sorted([b, outs[b]] for b in named if b in outs),
            "replay": {"block": list(probe_block), "sha256": digest}}
     out["sha256"] = chunk_digest(out)
     return out
