@@ -273,8 +273,11 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
     r_hi = round_fraction(upper, fmt) if upper is not None else None
 
     big = float(fmt.max_finite)
-    o0 = ordinal_of(max(-big, round_fraction(lo, fmt, mode="up")) if lo is not None else -big, fmt)
-    o1 = ordinal_of(min(big, round_fraction(hi, fmt, mode="down")) if hi is not None else big, fmt)
+    first = max(-big, round_fraction(lo, fmt, mode="up")) if lo is not None else -big
+    last = min(big, round_fraction(hi, fmt, mode="down")) if hi is not None else big
+    if first > last:     # no finite input in [lo, hi] (a domain beyond the format: HardSigmoid at alpha = 1e-45)
+        return "proved", 0
+    o0, o1 = ordinal_of(first, fmt), ordinal_of(last, fmt)
     # start from the binades: relative widths small from the outset
     cuts = {o0, o1, 0} | {ordinal_of(sg * 2.0 ** k, fmt) for k in range(fmt.emin - fmt.p + 1, fmt.emax + 1)
                           for sg in (1, -1)}
@@ -323,11 +326,20 @@ def _within(v, t_lo, t_hi) -> bool:
     return (t_hi is None) if v > 0 else (t_lo is None)
 
 
-def _threshold(bound: Fraction, fmt, side: int) -> Fraction:
+def _threshold(bound: Fraction, fmt, side: int) -> Fraction | None:
     """The midpoint between the bound rounded to fmt and its neighbour outside: every value
-    strictly inside it rounds (through binary64, then fmt) to the bound's rounding or beyond."""
+    strictly inside it rounds (through binary64, then fmt) to the bound's rounding or beyond.
+    Beyond the largest finite value the neighbour is 2^(emax+1), where rounding turns to
+    infinity (a bound at +-max: Celu's -alpha at alpha = 3.4e38); a bound that rounds to an
+    infinity bounds nothing (None)."""
     from ...formats import round_fraction
+    import math
     import numpy as np
     r = round_fraction(bound, fmt)
-    outside = np.nextafter(np.array([r]).astype(fmt.dtype), np.array([side * np.inf]).astype(fmt.dtype))
-    return (Fraction(r) + Fraction(float(outside.astype(np.float64)[0]))) / 2
+    if math.isinf(r):
+        return None
+    with np.errstate(over="ignore"):     # the neighbour of +-max is +-inf
+        outside = float(np.nextafter(np.array([r]).astype(fmt.dtype),
+                                     np.array([side * np.inf]).astype(fmt.dtype)).astype(np.float64)[0])
+    beyond = side * Fraction(2) ** (fmt.emax + 1)
+    return (Fraction(r) + (beyond if math.isinf(outside) else Fraction(outside))) / 2
