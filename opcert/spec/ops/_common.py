@@ -1,5 +1,5 @@
 """Pieces several operator declarations share (not an operator: the catalog skips modules starting with _)."""
-from ...expr import attr, const, exp, log1p, select, var
+from ...expr import attr, const, eq, exp, log1p, select, var
 from ..model import Limit, Property, Support
 
 x = var("x")
@@ -32,6 +32,13 @@ def limits(pos, neg, zero_sign_neg: int = 1, zero_sign_pos: int = 1) -> tuple:
     return (Limit(1, pos, zero_sign_pos), Limit(-1, neg, zero_sign_neg))
 
 
+def finite_where_zero(c, t):
+    """t, or where the coefficient c is 0, t clamped to [-1, 1] (its sign and a NaN kept). c times it
+    is c * t for every finite t, the zero's sign included, and at t = +-inf the zero the real product
+    is (IEEE's 0 * inf is NaN; the operators' limits there are 0 or the other terms)."""
+    return select(eq(c, 0), select(t < -1, -1, select(t > 1, 1, t)), t)
+
+
 def sigmoid_stable(t):
     """1 / (1 + exp(-t)) exactly, in a form whose ball evaluation neither overflows nor cancels
     (a reference form)."""
@@ -55,4 +62,4 @@ def softplus_monotone(t):
 
 __all__ = ["ANY_RANK", "DML_DOC", "DML_FLOATS", "DML_INTS_5_1", "DML_LEVELS_1_0", "FLOATS_ONNX", "FLOATS_ONNX_OLD",
            "LIMITS", "NAN_PROPAGATION", "ONNX_DOC", "SEEDS", "Limit", "Property", "Support", "attr", "const",
-           "dml_levels_1_0", "limits", "sigmoid_monotone", "sigmoid_stable", "softplus_monotone", "x"]
+           "dml_levels_1_0", "finite_where_zero", "limits", "sigmoid_monotone", "sigmoid_stable", "softplus_monotone", "x"]

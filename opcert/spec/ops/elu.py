@@ -1,5 +1,5 @@
 """Elu: ONNX Elu-6/22, DirectML DML_ACTIVATION_ELU."""
-from ...expr import exp, expm1, select
+from ...expr import eq, exp, expm1, select
 from ..model import Attribute, Operator, RuntimeMap, Standard
 from ._common import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
     Property, Support, attr, const, dml_levels_1_0, x
@@ -26,7 +26,9 @@ OPERATOR = Operator(
     ),
     primary="onnx",
     # expm1: no cancellation near 0-; alpha * expm1(x) is two roundings in binary64
-    implementation=select(x < 0, alpha * expm1(x), x),
+    # With alpha = 0 every value is a zero, of the sign the formula alpha * (exp(x) - 1) gives (+0 where
+    # exp(x) rounds to 1, bfloat16's tiny inputs): the formula itself there, as the reference takes it.
+    implementation=select(x < 0, alpha * select(eq(alpha, 0), exp(x) - 1, expm1(x)), x),
     limits=(Limit(1, "inf"), Limit(-1, -alpha, zero_sign=-1)),
     properties=(
         Property("range", "range", "Elu(x) >= -alpha when alpha >= 0", condition=alpha >= 0, lower=-alpha),

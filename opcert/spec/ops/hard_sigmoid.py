@@ -2,7 +2,7 @@
 from ...expr import both, either, eq, fma, maximum, minimum
 from ..model import Attribute, Operator, RuntimeMap, Standard
 from ._common import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, x
+    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")
 ONE_SIXTH_32 = 0.1666666716337204   # binary32(1/6): torch's hardsigmoid is alpha = 1/6 exactly
@@ -24,8 +24,9 @@ OPERATOR = Operator(
     ),
     primary="onnx",
     # alpha * x + beta rounded once: the product of a binary32 attribute and an
-    # input of at most 24 significant bits is exact in binary64.
-    implementation=maximum(0, minimum(fma(alpha, x, beta), 1)),
+    # input of at most 24 significant bits is exact in binary64. With alpha = 0, HardSigmoid(+-inf) is
+    # the limit max(0, min(beta, 1)), not IEEE's 0 * inf = NaN.
+    implementation=maximum(0, minimum(fma(alpha, finite_where_zero(alpha, x), beta), 1)),
     limits=(Limit(1, const(1), condition=alpha > 0), Limit(1, const(0), condition=alpha < 0),
             Limit(1, maximum(0, minimum(beta, 1))),
             Limit(-1, const(0), condition=alpha > 0), Limit(-1, const(1), condition=alpha < 0),

@@ -2,7 +2,7 @@
 from ...expr import eq, select
 from ..model import Attribute, Operator, RuntimeMap, Standard
 from ._common import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, x
+    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 alpha = attr("alpha")
 
@@ -22,8 +22,9 @@ OPERATOR = Operator(
                  support=dml_levels_1_0()),
     ),
     primary="onnx",
-    # alpha * x is exact in binary64 for inputs of at most 29 bits: one rounding, to the output format
-    implementation=select(x < 0, alpha * x, x),
+    # alpha * x is exact in binary64 for inputs of at most 29 bits: one rounding, to the output format.
+    # With alpha = 0, LeakyRelu(-inf) is the limit -0, not IEEE's 0 * -inf = NaN.
+    implementation=select(x < 0, alpha * finite_where_zero(alpha, x), x),
     limits=(Limit(1, "inf"), Limit(-1, "-inf", condition=alpha > 0), Limit(-1, "inf", condition=alpha < 0),
             Limit(-1, const(0), zero_sign=-1)),
     properties=(

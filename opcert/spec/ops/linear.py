@@ -1,7 +1,8 @@
 """Linear: DirectML DML_ACTIVATION_LINEAR, Alpha * x + Beta."""
 from ...expr import eq, fma
 from ..model import Attribute, Operator, Standard
-from ._common import DML_DOC, LIMITS, NAN_PROPAGATION, Limit, Property, attr, const, dml_levels_1_0, x
+from ._common import DML_DOC, LIMITS, NAN_PROPAGATION, Limit, Property, attr, const, dml_levels_1_0, \
+    finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")
 
@@ -18,8 +19,9 @@ OPERATOR = Operator(
                  notes="The document gives no typical defaults: opcert checks alpha = 0.5, beta = 0.25 unless told."),
     ),
     primary="directml",
-    # alpha * x + beta rounded once (fma): exact product for inputs of at most 29 bits
-    implementation=fma(alpha, x, beta),
+    # alpha * x + beta rounded once (fma): exact product for inputs of at most 29 bits. With alpha = 0,
+    # Linear(+-inf) is the limit beta, not IEEE's 0 * inf + beta = NaN.
+    implementation=fma(alpha, finite_where_zero(alpha, x), beta),
     limits=(Limit(1, "inf", condition=alpha > 0), Limit(1, "-inf", condition=alpha < 0), Limit(1, beta),
             Limit(-1, "-inf", condition=alpha > 0), Limit(-1, "inf", condition=alpha < 0), Limit(-1, beta)),
     properties=(

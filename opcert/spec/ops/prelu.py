@@ -2,7 +2,7 @@
 from ...expr import select
 from ..model import Attribute, IntegerSemantics, Operator, RuntimeMap, Standard
 from ._common import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, x
+    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 slope = attr("slope")
 
@@ -25,7 +25,8 @@ OPERATOR = Operator(
                  support=dml_levels_1_0(ints_at_5_1=True)),
     ),
     primary="onnx",
-    implementation=select(x < 0, slope * x, x),
+    # with slope = 0, PRelu(-inf) is the limit -0, not IEEE's 0 * -inf = NaN
+    implementation=select(x < 0, slope * finite_where_zero(slope, x), x),
     limits=(Limit(1, "inf"), Limit(-1, "-inf", condition=slope > 0), Limit(-1, "inf", condition=slope < 0),
             Limit(-1, const(0), zero_sign=-1)),
     properties=(

@@ -4,9 +4,11 @@ from fractions import Fraction
 
 from ...expr import absolute, select, tanh
 from ..model import Attribute, Operator, Standard
-from ._common import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, x
+from ._common import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, \
+    finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")
+X = finite_where_zero(beta, x)     # x, but +-1 at +-inf where beta = 0: beta * x is then 0, not NaN
 
 OPERATOR = Operator(
     name="ScaledTanh",
@@ -25,10 +27,14 @@ OPERATOR = Operator(
     primary="directml",
     # Where beta * x is a binary64 subnormal it has lost bits; there
     # tanh(t) = t (1 - t*t/3 + ...) and alpha * beta is exact in binary64.
-    implementation=select(absolute(beta * x) < const(Fraction(2) ** -1022), (alpha * beta) * x,
-                          alpha * tanh(beta * x)),
-    limits=(Limit(1, alpha, condition=beta > 0), Limit(1, -alpha, condition=beta < 0), Limit(1, const(0)),
-            Limit(-1, -alpha, condition=beta > 0), Limit(-1, alpha, condition=beta < 0), Limit(-1, const(0))),
+    implementation=select(absolute(beta * X) < const(Fraction(2) ** -1022), (alpha * beta) * X,
+                          alpha * tanh(beta * X)),
+    # A zero limit has the sign the formula gives near it: alpha * tanh(beta * x) is alpha times a value
+    # of the sign of beta * x (alpha = 0, or beta = 0 where tanh(beta * x) is a zero of x's sign).
+    limits=(Limit(1, alpha, condition=beta > 0), Limit(1, -alpha, zero_sign=-1, condition=beta < 0),
+            Limit(1, const(0), zero_sign=-1, condition=alpha < 0), Limit(1, const(0)),
+            Limit(-1, -alpha, zero_sign=-1, condition=beta > 0), Limit(-1, alpha, condition=beta < 0),
+            Limit(-1, const(0), zero_sign=-1, condition=alpha > 0), Limit(-1, const(0))),
     properties=(
         Property("range", "range", "-|alpha| <= ScaledTanh(x) <= |alpha|", lower=-absolute(alpha),
                  upper=absolute(alpha)),

@@ -1,8 +1,8 @@
 """Selu: ONNX Selu-6/22, DirectML DML_ACTIVATION_SCALED_ELU. The standards' defaults differ."""
-from ...expr import both, eq, exp, expm1, select
+from ...expr import both, either, eq, exp, expm1, select
 from ..model import Attribute, Operator, RuntimeMap, Standard
 from ._common import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, x
+    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 alpha, gamma = attr("alpha"), attr("gamma")
 ONNX_ALPHA, ONNX_GAMMA = "1.67326319217681884765625", "1.05070102214813232421875"   # binary32 values, as ONNX writes them
@@ -31,10 +31,17 @@ OPERATOR = Operator(
                        "1.67326319... and 1.05070102... (the SELU paper's constants to binary32)."),
     ),
     primary="onnx",
-    # gamma * x + 0: Selu(-0) = gamma * (alpha * e^0 - alpha) = +0 (the x <= 0 branch), and -0 + 0 = +0;
-    # gamma * x is exact in binary64 for inputs of at most 29 bits.
-    implementation=select(x < 0, gamma * (alpha * expm1(x)), gamma * x + 0),
+    # The zeros are the formula's, gamma * (alpha * e^x - alpha): Selu(+-0) = gamma * (+0) (x + 0 turns -0
+    # into +0), and where alpha or gamma is 0 every value is a zero, computed by the formula itself (+0
+    # where e^x rounds to 1: bfloat16's tiny inputs), as the reference takes it. gamma * x is exact in
+    # binary64 for inputs of at most 29 bits; with gamma = 0, Selu(+inf) is the limit 0, not IEEE's
+    # 0 * inf = NaN.
+    implementation=select(x < 0, gamma * select(either(eq(alpha, 0), eq(gamma, 0)), alpha * exp(x) - alpha,
+                                                alpha * expm1(x)),
+                          gamma * finite_where_zero(gamma, x + 0)),
     limits=(Limit(1, "inf", condition=gamma > 0), Limit(1, "-inf", condition=gamma < 0), Limit(1, const(0)),
+            Limit(-1, const(0), zero_sign=-1, condition=both(eq(alpha, 0), gamma < 0)),
+            Limit(-1, const(0), condition=eq(alpha, 0)),
             Limit(-1, -(alpha * gamma), zero_sign=-1)),
     properties=(
         Property("range", "range", "Selu(x) >= -alpha * gamma when alpha, gamma >= 0",

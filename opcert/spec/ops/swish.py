@@ -5,10 +5,11 @@ from fractions import Fraction
 from ...expr import both, eq, exp, select
 from ..model import Attribute, Operator, RuntimeMap, Standard
 from ._common import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, Property, \
-    Support, attr, const, sigmoid_monotone, sigmoid_stable, x
+    Support, attr, const, finite_where_zero, sigmoid_monotone, sigmoid_stable, x
 
 alpha = attr("alpha")
 T = alpha * x
+T_IMPL = alpha * finite_where_zero(alpha, x)   # T, but 0 at x = +-inf where alpha = 0 (IEEE: 0 * inf = NaN)
 FORMULA = x * (1 / (1 + exp(-T)))
 
 OPERATOR = Operator(
@@ -29,8 +30,9 @@ OPERATOR = Operator(
     primary="onnx",
     # alpha * x is exact for inputs of at most 29 bits; below alpha x = -40, x e^t / (1 + e^t) is
     # (x e^(t/2)) e^(t/2) to 2^-57, and its factors stay normal where e^t would be a binary64 subnormal.
-    implementation=select(T < -2000, select(x < 0, -const(0), const(0)),
-                          select(T < -40, (x * exp(T / 2)) * exp(T / 2), x * sigmoid_monotone(T))),
+    implementation=select(T_IMPL < -2000, select(x < 0, -const(0), const(0)),
+                          select(T_IMPL < -40, (x * exp(T_IMPL / 2)) * exp(T_IMPL / 2),
+                                 x * sigmoid_monotone(T_IMPL))),
     limits=(Limit(1, "inf", condition=alpha >= 0), Limit(1, const(0), condition=alpha < 0),
             Limit(-1, const(0), zero_sign=-1, condition=alpha > 0), Limit(-1, "-inf")),
     properties=(
