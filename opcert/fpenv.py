@@ -20,6 +20,8 @@ import ctypes.util
 import platform
 
 _SIZE = 64          # bytes: more than any fenv_t of glibc (x86-64: 32, aarch64: 8)
+_MACHINE = platform.machine().lower()
+_X86, _ARM = _MACHINE in ("x86_64", "amd64"), _MACHINE in ("aarch64", "arm64")
 _libm = None
 _AVAILABLE: bool | None = None
 
@@ -62,8 +64,7 @@ def controls(env: bytes | None) -> dict:
     """The control settings in an environment, by name (only what this platform's layout tells)."""
     if env is None:
         return {}
-    machine = platform.machine().lower()
-    if machine in ("x86_64", "amd64"):
+    if _X86:
         x87 = int.from_bytes(env[0:2], "little")
         mxcsr = int.from_bytes(env[28:32], "little")
         return {"flush-to-zero": bool(mxcsr & 0x8000), "denormals-are-zero": bool(mxcsr & 0x0040),
@@ -72,7 +73,7 @@ def controls(env: bytes | None) -> dict:
                 "x87 rounding": _ROUNDING[(x87 >> 10) & 3],
                 "x87 precision": {0: "24 bits", 1: "reserved", 2: "53 bits", 3: "64 bits"}[(x87 >> 8) & 3],
                 "x87 exception traps": f"0x{~x87 & 0x3F:02x}" if (~x87 & 0x3F) else "none"}
-    if machine in ("aarch64", "arm64"):
+    if _ARM:
         fpcr = int.from_bytes(env[0:4], "little")
         return {"flush-to-zero": bool(fpcr & (1 << 24)), "rounding": _ROUNDING_ARM[(fpcr >> 22) & 3],
                 "exception traps": f"0x{(fpcr >> 8) & 0x9F:02x}" if (fpcr >> 8) & 0x9F else "none"}
@@ -80,6 +81,18 @@ def controls(env: bytes | None) -> dict:
 
 
 _ROUNDING_ARM = {0: "to nearest", 1: "up", 2: "down", 3: "toward zero"}
+
+
+def _control_bits(env: bytes | None) -> bytes | None:
+    """The bytes of an environment that hold its controls (what `controls` reads), without the
+    exception flags: two environments with the same control bits have the same controls."""
+    if env is None:
+        return None
+    if _X86:
+        return env[0:2] + (int.from_bytes(env[28:32], "little") & ~0x3F).to_bytes(4, "little")
+    if _ARM:
+        return env[0:4]
+    return env
 
 
 def changes(before: bytes | None, after: bytes | None) -> list[str]:
@@ -115,9 +128,9 @@ class Guard:
 
     def leave(self, what: str) -> None:
         after = save()
-        found = changes(self.target_env, after)
-        event = f"the target's {what}: " + ", ".join(found)
-        if found and event not in self.events:     # once each: a sweep makes 2^17 calls
-            self.events.append(event)
+        if _control_bits(after) != _control_bits(self.target_env):    # nearly never: no names built per call
+            event = f"the target's {what}: " + ", ".join(changes(self.target_env, after))
+            if event not in self.events:     # once each: a sweep makes 2^17 calls
+                self.events.append(event)
         self.target_env = after
         restore(self.own)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..errors import TargetFailure, UsageError, choices
 from .base import Target, TargetInfo, Unsupported, describe_inputs
+from .isolation import Isolation
 
 RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino",
                  "torch:cuda", "jax:gpu")   # the same functions on a GPU; skipped, with the reason, where none exists
@@ -65,9 +66,10 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         from ..impl.run import run_resolved
         from ..verify.sweep import code_fingerprint
         info = TargetInfo("opcert", "opcert", __version__, code_fingerprint(), {}, isolated=False)
-        return Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
+        tgt = Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
+        tgt.isolation = Isolation(trusted=True)
+        return tgt
     from ..workers import activity
-    from .isolation import Isolation
     iso = Isolation()
     limit = timeout if timeout is not None else DEFAULT_LOAD_LIMIT_S
     hint = "" if timeout is not None else \

@@ -166,8 +166,14 @@ def default_timeout(n: int) -> tuple[float, str]:
     """The time limit of a call of n inputs where the user set none, and the words that say so.
     OPCERT_DEFAULT_LIMIT_S replaces the fixed part (a CI job that wants hangs found sooner)."""
     import os
+    return _default_timeout(n, os.environ.get("OPCERT_DEFAULT_LIMIT_S"))
+
+
+@functools.lru_cache(maxsize=64)
+def _default_timeout(n: int, setting: str | None) -> tuple[float, str]:
+    # a sweep's calls all have one size: the words are written once, not 2^17 times
     try:
-        base = float(os.environ.get("OPCERT_DEFAULT_LIMIT_S", DEFAULT_LIMIT_S))
+        base = float(setting) if setting is not None else DEFAULT_LIMIT_S
     except ValueError:
         base = DEFAULT_LIMIT_S
     if not base > 0:

@@ -19,6 +19,7 @@ every load and call (`Isolation.call`):
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import signal
 import sys
@@ -26,6 +27,7 @@ import threading
 
 from .. import fpenv
 from ..errors import TargetFailure
+from ..workers import in_worker
 
 # modules whose functions opcert's reference, implementation and comparison call
 _GUARDED = ("numpy", "math", "ml_dtypes", "mpmath", "flint", "numba")
@@ -46,23 +48,40 @@ def _snapshot() -> list:
         mod = sys.modules.get(name)
         if mod is not None:
             d = vars(mod)
-            out.append((name, d, list(d.items())))
+            items = list(d.items())
+            keys = [k for k, _ in items]
+            out.append((name, d, items, operator.itemgetter(*keys), [v for _, v in items]))
     return out
 
 
+def _unchanged(d, get, values) -> bool:
+    """Every guarded name still bound to its object (the common case: one C-level pass, 20 us for numpy)."""
+    try:
+        return all(map(operator.is_, get(d), values))
+    except KeyError:     # a name removed
+        return False
+
+
 class Isolation:
-    def __init__(self):
+    """trusted: opcert's own implementation, which changes none of this: nothing is saved or checked
+    (in the main process the check for child processes reads /proc, 0.2 ms a call)."""
+
+    def __init__(self, trusted: bool = False):
+        self.trusted = trusted
         self.fp = fpenv.Guard()
         self.user_interrupted = False
-        self._globals = _snapshot()
+        self._globals = [] if trusted else _snapshot()
 
     @contextlib.contextmanager
     def call(self, target: str, what: str = "call"):
-        from ..workers import in_worker
+        if self.trusted:
+            yield
+            return
         pid, cwd = os.getpid(), _cwd()
         worker = in_worker()
         main = not worker and threading.current_thread() is threading.main_thread()
-        before = None if worker else _children()
+        # the main process: only children of this thread (one file; every thread's is 0.2 ms a call)
+        before = None if worker else _children(own_thread=True)
         saved_exit, saved_int = os._exit, None
         if main:
             os._exit = _raise_exit
@@ -100,7 +119,9 @@ class Isolation:
     def restore_globals(self) -> list[str]:
         """Put back every replaced or removed function of the guarded modules; their names."""
         out = []
-        for name, d, items in self._globals:
+        for name, d, items, get, values in self._globals:
+            if _unchanged(d, get, values):
+                continue
             for k, v in items:
                 if d.get(k, _MISSING) is not v:
                     out.append(f"{name}.{k}")
@@ -122,11 +143,13 @@ def _cwd() -> str | None:
         return None
 
 
-def _children() -> set[int]:
+def _children(own_thread: bool = False) -> set[int]:
     kids = set()
     try:
-        for tid in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{tid}/children") as f:
+        files = ["/proc/thread-self/children"] if own_thread else \
+            [f"/proc/self/task/{tid}/children" for tid in os.listdir("/proc/self/task")]
+        for name in files:
+            with open(name) as f:
                 kids.update(int(p) for p in f.read().split())
     except OSError:
         pass
@@ -143,7 +166,7 @@ def _stop_children(before: set[int] | None) -> list[int]:
             os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return []
-    kids = _children() - (before or set())
+    kids = _children(own_thread=before is not None) - (before or set())
     for k in kids:
         with contextlib.suppress(OSError):
             os.kill(k, signal.SIGKILL)
