@@ -86,6 +86,19 @@ def test_an_ofast_library_does_not_flush_opcerts_own_arithmetic(tmp_path):
 
 @needs_cc
 @pytest.mark.skipif(not X86, reason="-Ofast's flush-to-zero is set in MXCSR: x86-64 only")
+def test_the_gate_fails_the_ofast_kernel_and_its_report_says_what_it_did(cli, tmp_path):
+    lib = cc(tmp_path, "fastgate", BF16_TANH, "-Ofast")
+    cfg = tmp_path / "g.toml"
+    cfg.write_text(f'[[check]]\nop = "Tanh"\ndtypes = ["bfloat16"]\ntarget = "c:{lib}:bf16_tanh"\n'
+                   'mode = "exhaustive"\nproofs = "all"\nmax_ulp = 1\n')
+    code, _, _ = cli("gate", "--config", cfg, "--report", tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert code == 1 and "254 subnormal outputs flushed to zero" in md
+    assert "the target's load: flush-to-zero turned on, denormals-are-zero turned on" in md
+
+
+@needs_cc
+@pytest.mark.skipif(not X86, reason="-Ofast's flush-to-zero is set in MXCSR: x86-64 only")
 def test_an_ofast_library_in_a_float32_sweep_is_judged_on_subnormal_inputs(tmp_path):
     lib = cc(tmp_path, "fast32", F32_TANH % "", "-Ofast")
     # the smallest 65,536 magnitudes, both signs: subnormal inputs, which DAZ reads as 0

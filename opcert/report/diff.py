@@ -88,6 +88,9 @@ def _validate(data: dict, path: str) -> None:
             if hist is not None and not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
                                             for v in hist.values()):
                 bad(f"{a}.histogram", "must map each label to a non-negative integer count")
+            notes = need(acc, "notes", list, a, "a list of strings", optional=True) or []
+            if not all(isinstance(n, str) for n in notes):
+                bad(f"{a}.notes", "must be a list of strings")
             attrs = need(acc, "attrs", dict, a, "an object", optional=True) or {}
             for k, v in attrs.items():
                 if not isinstance(v, dict) or not isinstance(v.get("exact"), str):

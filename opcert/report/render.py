@@ -79,6 +79,8 @@ def _facts(c) -> list[tuple[str | None, str]]:
         out.append((None, f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
                           f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
                           f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}"))
+    # what the target did besides computing (the FP mode it set, a write into its input), and the like
+    out += [("note", n) for n in a.get("notes") or []]
     return out
 
 
