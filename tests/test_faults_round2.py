@@ -344,6 +344,27 @@ def test_a_target_raising_keyboardinterrupt_fails_its_check(cli, tmp_path, monke
     assert code == 1 and "KeyboardInterrupt" in err
 
 
+def test_a_target_raising_generatorexit_fails_its_check(cli, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module(tmp_path, "genexit", "def f(x):\n    raise GeneratorExit\n")
+    code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "genexit:f", "--exhaustive")
+    assert code == 1 and "GeneratorExit" in err
+
+
+def test_a_target_raising_keyboardinterrupt_fails_one_pytest_test_not_the_session(pytester):
+    pytester.makepyfile(interrupting_kernel="def f(x):\n    raise KeyboardInterrupt\n")
+    pytester.makepyfile("""
+        def test_interrupting(opcert_check):
+            opcert_check("Tanh", "interrupting_kernel:f", "float16")
+
+        def test_after_it():
+            assert True
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    assert "KeyboardInterrupt" in result.stdout.str()
+
+
 def test_a_target_raising_keyboardinterrupt_in_the_gate(cli, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     module(tmp_path, "interrupts2", "def f(x):\n    raise KeyboardInterrupt\n")
