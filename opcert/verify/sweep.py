@@ -439,8 +439,6 @@ def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
 def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None = None,
           checkpoint: Path | None = None, progress=None) -> tuple[Stats, dict, dict]:
     """Run (or resume) the sweep: (merged Stats, merged property state (PropertyChecker), info)."""
-    from ..spec import get_operator
-    from .properties import PropertyChecker, compile_all
     directory = _open_checkpoint(cfg, checkpoint)
     done, rejected = {}, []
     for i in range(cfg.chunks):
@@ -459,10 +457,19 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
             rejected.append(f"chunk {i}: {why}")
             f.unlink(missing_ok=True)
     t0 = time.perf_counter()
+    from ..workers import Pool
+    # one pool for the replays and the chunks: its workers load the target once for both
+    with Pool(max(1, min(workers or os.cpu_count() or 1, cfg.chunks))) as pool:
+        return _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0)
+
+
+def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0):
+    from ..spec import get_operator
+    from .properties import PropertyChecker, compile_all
     if done:
         # a checkpoint is trusted only when the target still computes what it recorded: a changed data
         # file, a rebuilt library, anything the fingerprints cannot see, shows here
-        for i, why in _replay_resumed(cfg, done, workers):
+        for i, why in _replay_resumed(cfg, done, pool):
             rejected.append(f"chunk {i}: {why}")
             del done[i]
             (directory / f"chunk-{i:05d}.json").unlink(missing_ok=True)
@@ -484,7 +491,7 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
         if scheduler:
             _run_dask(cfg, todo, scheduler, record)
         else:
-            _run_local(cfg, todo, workers, record)
+            _run_local(cfg, todo, pool, record)
     total = Stats()
     op = get_operator(cfg.op)
     checker = PropertyChecker(compile_all(op, F32, cfg.resolved(), cfg.standard or op.primary, set(cfg.properties)), F32)
@@ -522,17 +529,14 @@ def replay_chunk(cfg: SweepConfig, index: int, data: dict) -> str | None:
     return None
 
 
-def _replay_resumed(cfg: SweepConfig, done: dict, workers) -> list[tuple[int, str]]:
-    from ..workers import Pool
+def _replay_resumed(cfg: SweepConfig, done: dict, pool) -> list[tuple[int, str]]:
     items = sorted(done)
     out = []
-    workers = max(1, min(workers or os.cpu_count() or 1, len(items)))
-    with Pool(workers) as pool:
-        for j, ok, value in pool.run([(replay_chunk, (cfg, i, done[i]), {}) for i in items]):
-            if not ok:
-                raise _chunk_failure(cfg, items[j], value)
-            if value is not None:
-                out.append((items[j], value))
+    for j, ok, value in pool.run([(replay_chunk, (cfg, i, done[i]), {}) for i in items]):
+        if not ok:
+            raise _chunk_failure(cfg, items[j], value)
+        if value is not None:
+            out.append((items[j], value))
     return sorted(out)
 
 
@@ -547,14 +551,11 @@ def _chunk_failure(cfg, i, exc) -> Exception:
     return exc
 
 
-def _run_local(cfg, todo, workers, record):
-    from ..workers import Pool
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-    with Pool(workers) as pool:
-        for j, ok, value in pool.run([(run_chunk, (cfg, i), {}) for i in todo]):
-            if not ok:
-                raise _chunk_failure(cfg, todo[j], value)
-            record(todo[j], value)
+def _run_local(cfg, todo, pool, record):
+    for j, ok, value in pool.run([(run_chunk, (cfg, i), {}) for i in todo]):
+        if not ok:
+            raise _chunk_failure(cfg, todo[j], value)
+        record(todo[j], value)
 
 
 def _run_dask(cfg, todo, scheduler, record):
