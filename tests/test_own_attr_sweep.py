@@ -43,6 +43,10 @@ CASES = [
     ("ScaledTanh", {"alpha": 1.0, "beta": 0.0}, "float16", INF, 0.0),
     ("ScaledTanh", {"alpha": 1.0, "beta": 0.0}, "float16", -INF, -0.0),   # tanh(0 * x) = -0 for x < 0
     ("ScaledTanh", {"alpha": 0.0, "beta": 0.5}, "float16", -INF, -0.0),   # 0 * tanh(negative) = -0
+    ("ScaledTanh", {"alpha": 0.0, "beta": 0.0}, "float16", -INF, -0.0),   # +0 * tanh(0 * x) = +0 * -0 = -0
+    ("ScaledTanh", {"alpha": 0.0, "beta": 0.0}, "float16", INF, 0.0),
+    ("ScaledTanh", {"alpha": -1.0, "beta": 0.0}, "float16", INF, -0.0),   # -1 * tanh(+0) = -0
+    ("Selu", {"alpha": 0.0, "gamma": 0.0}, "float16", -INF, 0.0),         # 0 * (0 * 0 - 0) = 0 * +0
     ("Selu", {"gamma": -1.0}, "float16", 0.0, -0.0),             # gamma * (alpha e^0 - alpha) = -1 * +0
     ("Selu", {"gamma": -1.0}, "float16", -0.0, -0.0),
     ("Selu", {"alpha": 0.0}, "float16", -1.0, 0.0),              # gamma * (0 * e^x - 0) = gamma * +0

@@ -30,11 +30,12 @@ OPERATOR = Operator(
     implementation=select(absolute(beta * X) < const(Fraction(2) ** -1022), (alpha * beta) * X,
                           alpha * tanh(beta * X)),
     # A zero limit has the sign the formula gives near it: alpha * tanh(beta * x) is alpha times a value
-    # of the sign of beta * x (alpha = 0, or beta = 0 where tanh(beta * x) is a zero of x's sign).
+    # of the sign of beta * x (alpha = 0, or beta = 0 where tanh(beta * x) is a zero of x's sign; both 0:
+    # +0 * -0 = -0 at -inf).
     limits=(Limit(1, alpha, condition=beta > 0), Limit(1, -alpha, zero_sign=-1, condition=beta < 0),
             Limit(1, const(0), zero_sign=-1, condition=alpha < 0), Limit(1, const(0)),
             Limit(-1, -alpha, zero_sign=-1, condition=beta > 0), Limit(-1, alpha, condition=beta < 0),
-            Limit(-1, const(0), zero_sign=-1, condition=alpha > 0), Limit(-1, const(0))),
+            Limit(-1, const(0), zero_sign=-1, condition=alpha >= 0), Limit(-1, const(0))),
     properties=(
         Property("range", "range", "-|alpha| <= ScaledTanh(x) <= |alpha|", lower=-absolute(alpha),
                  upper=absolute(alpha)),
