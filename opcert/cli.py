@@ -248,12 +248,15 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
+    from .isa import check_isa
+    if check_isa(args.isa, args.target):
+        return _accuracy_per_isa(args)
     _outputs(args, files=("json",))
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
         res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
                       standard=args.standard, workers=args.workers, scheduler=args.scheduler,
                       checkpoint=args.checkpoint, progress=progress, isolation=_isolation(args),
-                      target_timeout=args.target_timeout, **_attrs(args.attr))
+                      target_timeout=args.target_timeout, layout_samples=args.layout_samples, **_attrs(args.attr))
     to_stdout = args.json == "-"
     _print_accuracy(res, stderr=to_stdout)
     if args.json:
@@ -278,6 +281,69 @@ def cmd_accuracy(args) -> int:
                   f"({res.worst_input_bits})", file=sys.stderr)
             failed = True
     return 1 if failed else 0
+
+
+def _accuracy_per_isa(args) -> int:
+    """--isa: the same check once per ISA level (opcert.isa), each in a fresh process started with the
+    level's switch, one result per level."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+
+    from .isa import levels, switch_for
+    _outputs(args, files=("json",))
+    chosen = levels(args.target)
+    if args.isa != "all":
+        chosen = [lv for lv in chosen if lv[0] == args.isa]
+    note = None
+    if not chosen:
+        chosen = [("host", {})]
+        note = (f"{args.target} has no ISA switch opcert can set (ONNX Runtime's MLAS, XLA and C kernels pick "
+                "theirs by cpuid): one result, at the host's level")
+    argv = [args.op, "--dtype", args.dtype, "--target", args.target, "--seed", str(args.seed)]
+    for a in args.attr or []:
+        argv += ["--attr", a]
+    for flag, value in (("--standard", args.standard), ("--samples", args.samples), ("--max-ulp", args.max_ulp),
+                        ("--layout-samples", args.layout_samples),
+                        ("--target-timeout", args.target_timeout), ("--workers", args.workers),
+                        ("--checkpoint", args.checkpoint)):
+        if value is not None:
+            argv += [flag, str(value)]
+    argv += ["--exhaustive"] if args.exhaustive else []
+    argv += ["--in-process"] if args.in_process else []
+    out, worst = [], 0
+    to_stdout = args.json == "-"
+    with tempfile.TemporaryDirectory(prefix="opcert-isa-") as tmp:
+        for i, (name, env) in enumerate(chosen):
+            path = os.path.join(tmp, f"{i}.json")
+            full_env = dict(os.environ, **env)
+            shown = " ".join(f"{k}={v!r}" if " " in v or not v else f"{k}={v}" for k, v in env.items())
+            print(f"opcert: ISA level {name}" + (f" ({shown})" if shown else ""), file=sys.stderr)
+            proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", *argv, "--json", path], env=full_env,
+                                  stdout=sys.stderr if to_stdout else None)
+            worst = max(worst, proc.returncode) if proc.returncode in (0, 1, 2) else 3
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    result = json.load(fh)
+            except (OSError, ValueError):
+                result = None
+            out.append({"level": name, "switch": switch_for(args.target), "environment": env,
+                        "exit_code": proc.returncode, "result": result,
+                        "command": " ".join(f"{k}={v!r}" for k, v in env.items()) + (" " if env else "")
+                        + "opcert accuracy " + " ".join(argv)})
+    print(f"opcert: {len(out)} ISA level(s): " + "; ".join(
+        f"{o['level']}: " + (f"max ULP {o['result'].get('max_ulp')!r}, "
+                             + ", ".join(f"{p['name']} {p['status']}" for p in o['result'].get('properties', [])
+                                         if p['status'] == 'refuted') if o["result"] else "no result")
+        for o in out), file=sys.stderr)
+    if note:
+        print(f"opcert: {note}", file=sys.stderr)
+    if args.json:
+        doc = {"schema": "opcert.accuracy-isa/1", "op": args.op, "dtype": args.dtype, "target": args.target,
+               "note": note, "levels": out}
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, doc))
+    return worst
 
 
 def _accuracy_attr_sweep(args, fmt, mode) -> int:
@@ -667,6 +733,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="PNG", help="with --attr-sweep: max ULP over each attribute's grid")
     s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes "
                                                   "to stderr then)")
+    s.add_argument("--isa", metavar="LEVEL", help="all: run the check once per ISA level the host has, where the "
+                   "target's library can be told its level (torch: ATEN_CPU_CAPABILITY, NumPy: "
+                   "NPY_DISABLE_CPU_FEATURES, OpenVINO: ONEDNN_MAX_CPU_ISA), each in a fresh process; or one "
+                   "level's name; host (default): as the host picks")
+    s.add_argument("--layout-samples", type=_int("--layout-samples"), metavar="N",
+                   help="inputs per layout where the layouts are not enumerated (default 4096; the layout "
+                        "property: lengths, positions, offsets, strides, threads)")
     _target_options(s)
     s.set_defaults(func=cmd_accuracy)
 

@@ -170,7 +170,7 @@ def returns_list(x, **attrs):
 
 
 def returns_nan_payloads(x, **attrs):
-    y = np.tanh(x)
+    y = np.asarray(np.tanh(x))      # a 0-d input gives a NumPy scalar, which has no items to assign
     bits = y.view(np.uint16) if y.dtype == np.float16 else None
     if bits is not None:
         bits[np.isnan(x)] = 0xfe01      # a negative NaN with another payload: still NaN

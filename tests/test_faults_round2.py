@@ -113,7 +113,8 @@ def test_an_ofast_library_in_a_float32_sweep_is_judged_on_subnormal_inputs(tmp_p
 @pytest.mark.skipif(not X86, reason="MXCSR is x86-64's")
 def test_a_correct_kernel_that_leaves_ftz_on_is_counted_right_and_its_history_seen(tmp_path):
     lib = cc(tmp_path, "leaves", F32_TANH % "_mm_setcsr(_mm_getcsr() | 0x8040);   /* FTZ and DAZ on, left on */")
-    r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "sample", samples=20000)
+    # the measurement's own call alone (properties=(): no layout check, whose calls come after it)
+    r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "sample", samples=20000, properties=())
     assert r.status == "ok"
     # opcert's comparison ran under its own mode: the first call's results are all within tanhf's error
     assert r.max_ulp < 2 and r.nan_mismatches == 0 and r.subnormal_flushes == 0
@@ -122,6 +123,12 @@ def test_a_correct_kernel_that_leaves_ftz_on_is_counted_right_and_its_history_se
     assert r.replay["differ"] > 0
     first = int(r.replay["first"]["input"]["bits"], 16)
     assert 0 < first & 0x7FFFFFFF < 0x00800000          # a subnormal input
+    # the layout check's calls come after the first too: the history shows there, at a subnormal input,
+    # and the check's accuracy (the worst over every layout) is the flushed output's
+    r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "sample", samples=20000, properties=("layout",))
+    (lay,) = r.properties
+    assert lay["status"] == "refuted" and r.max_ulp > 2 and r.worst_layout
+    assert 0 < int(lay["counterexample"]["inputs"]["x"]["bits"], 16) & 0x7FFFFFFF < 0x00800000
 
 
 # ---- 2. verdicts from what was measured -----------------------------------------------------------
@@ -257,6 +264,7 @@ def test_a_rebuilt_library_a_python_kernel_loads_through_ctypes_is_not_resumed(t
         import ctypes
         _lib = ctypes.CDLL({str(tmp_path / 'libviactypes.so')!r})
         def f(x):
+            x = np.ascontiguousarray(x)        # the C function takes a contiguous array
             y = np.empty_like(x)
             _lib.k(x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(x.size))
             return y

@@ -13,6 +13,8 @@
     accept_sampled_evidence = false   # true: a property checked on samples counts as established
     isolation = "process"      # or "none": run the target in opcert's own process
     target_timeout = 600       # seconds per target call (isolated targets)
+    layout_samples = 4096      # inputs per layout where the layouts are not enumerated (the `layout` property)
+    isa = "all"                # one check per ISA level the host has (torch, NumPy, OpenVINO), or one level
     standard = "onnx"          # whose definition; default: the operator's primary
     name = "tanh-fp16"         # optional label
     [check.attrs]
@@ -24,6 +26,7 @@ allowed.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -35,7 +38,8 @@ from ..spec import get_operator, operators
 from ..spec.attrs import resolve
 
 KEYS = {"op", "dtypes", "target", "mode", "samples", "max_ulp", "signed_zero", "subnormals", "proofs",
-        "standard", "name", "attrs", "seed", "accept_sampled_evidence", "isolation", "target_timeout", "attr_sweep"}
+        "standard", "name", "attrs", "seed", "accept_sampled_evidence", "isolation", "target_timeout", "attr_sweep",
+        "layout_samples", "isa"}
 MODES = ("exhaustive", "sample")
 
 
@@ -59,9 +63,13 @@ class Check:
     target_timeout: float | None = None
     proofs_left_out: tuple[str, ...] = ()   # what proofs = "all" left out, and why
     attr_set: str = ""                       # attr_sweep: where this attribute set comes from
+    layout_samples: int | None = None        # inputs per layout where the layouts are not enumerated
+    isa: str | None = None                   # the ISA level this check runs at (opcert.isa); None: the host's
 
     def label(self, dtype: str) -> str:
         base = self.name or f"{self.op} {dtype} {self.target}"
+        if self.isa:
+            base += f" [isa {self.isa}]"
         if not self.attr_set:
             return base
         shown = ", ".join(f"{k}={v}" for k, v in self.attrs)
@@ -82,7 +90,8 @@ class Check:
                 "name": self.name, "attr_set": self.attr_set,
                 # how the target runs is part of what was checked: with another time limit or without its
                 # process a check can end otherwise
-                "target_timeout": self.target_timeout, "isolation": self.isolation}
+                "target_timeout": self.target_timeout, "isolation": self.isolation,
+                "layout_samples": self.layout_samples, "isa": self.isa}
 
 
 @dataclass
@@ -145,6 +154,9 @@ def _parse_check(raw, i, source) -> list[Check]:
         isolation = policy.choice(raw.get("isolation", "process"), f"{where}.isolation", policy.ISOLATION)
         timeout = policy.timeout(raw["target_timeout"], f"{where}.target_timeout") \
             if raw.get("target_timeout") is not None else None
+        layout_samples = policy.samples(raw["layout_samples"], f"{where}.layout_samples") \
+            if raw.get("layout_samples") is not None else None
+        isa_levels = _isa_levels(raw.get("isa"), target, where)
     except UsageError as exc:
         raise UsageError(f"{source}: {exc}") from None
     name = raw.get("name", "")
@@ -181,10 +193,31 @@ def _parse_check(raw, i, source) -> list[Check]:
                     continue
                 _err(source, f"{where}.attrs", str(exc))
             proofs, left = _required(op, raw.get("proofs", []), resolved, sweep, where, source, standard)
+            if target == "opcert" and raw.get("proofs") == "all" and "layout" in proofs:
+                proofs = tuple(n for n in proofs if n != "layout")
+                left = tuple(left) + (f"layout: not required of opcert's own code: {OWN_LAYOUT}",)
             out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
                              pol.subnormals, proofs, standard, tuple(sorted(set_attrs.items())), name, seed,
-                             pol.accept_sampled_evidence, isolation, timeout, left, label))
+                             pol.accept_sampled_evidence, isolation, timeout, left, label, layout_samples))
+    if isa_levels:
+        out = [dataclasses.replace(c, isa=lv) for c in out for lv in isa_levels]
     return out
+
+
+def _isa_levels(value, target, where) -> list:
+    """The ISA levels a check runs at: [] for the host's own (no `isa` key, or "host")."""
+    from ..isa import check_isa, levels
+    if value is None:
+        return []
+    if not isinstance(value, str):
+        raise UsageError(f"{where}.isa: must be a string: \"all\", \"host\" or a level's name (got {value!r})")
+    try:
+        chosen = check_isa(value, target)
+    except UsageError as exc:
+        raise UsageError(f"{where}.isa: {exc}") from None
+    if chosen is None:
+        return []
+    return [n for n, _ in levels(target)] if chosen == "all" else [chosen]
 
 
 def _attribute_sets(op, attrs, sweep, standard, where, source) -> list:
@@ -283,6 +316,13 @@ def _read(path: str) -> dict:
 DEFAULT_BUDGET = {"float16": 0.5 + 2 ** -20, "bfloat16": 0.5 + 2 ** -20, "float32": 0.5 + 2 ** -20}
 
 
+# why proofs = "all" does not require the layout property of opcert's own implementation (it is still
+# measured: `opcert accuracy OP --target opcert`, or proofs = ["layout"], give its verdict)
+OWN_LAYOUT = ("opcert's code converts its input to one contiguous binary64 array and maps it with NumPy's ufuncs; "
+              "Python makes its calls one at a time, so its short calls cannot be enumerated and the verdict could "
+              "only be `checked`: `opcert accuracy OP --target opcert` reports it; every other target is held to it")
+
+
 def default_config() -> GateConfig:
     """The whole catalog against opcert's implementation: exhaustive for the
     16-bit formats, sampled for float32 and float64, every declared proof
@@ -293,6 +333,8 @@ def default_config() -> GateConfig:
 
         def check(dtypes, mode, budget):
             found = {n: op.own_exceptions[(n, d)] for n in proofs for d in dtypes if (n, d) in op.own_exceptions}
+            if "layout" in proofs:
+                found["layout"] = OWN_LAYOUT
             flush = [op.own_exceptions[("subnormals", d)] for d in dtypes if ("subnormals", d) in op.own_exceptions]
             left_flush = tuple(f"subnormal outputs flushed to zero in {', '.join(dtypes)} are counted, not failed: "
                                f"{why}" for why in flush)

@@ -96,12 +96,19 @@ class GateResult:
 
 def _accuracy(check: Check, dtype: str, workers=None):
     from ..verify.accuracy import measure
+    if check.isa:
+        from ..isa import measure_at_level
+        return measure_at_level(check.isa, check.op, check.target, dtype, check.mode_for(dtype),
+                                samples=check.samples, seed=check.seed, standard=check.standard,
+                                attrs=check.attrs, target_timeout=check.target_timeout,
+                                isolation=check.isolation, layout_samples=check.layout_samples)
     if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
         workers = None
     return measure(check.op, check.target, dtype, check.mode_for(dtype), samples=check.samples, seed=check.seed,
                    standard=check.standard, flush_allowed=check.subnormals == "flush-allowed",
                    keep_errors=True, workers=workers, isolation=check.isolation,
-                   target_timeout=check.target_timeout, properties=check.proofs or (), **dict(check.attrs))
+                   target_timeout=check.target_timeout, properties=check.proofs or (),
+                   layout_samples=check.layout_samples, **dict(check.attrs))
 
 
 def _z3_proofs(check: Check, dtype: str):
@@ -128,7 +135,15 @@ def _describe_ce(ce: dict | None) -> str:
             parts.append(f"{label} = {inp}")
     if not parts and ce.get("outputs"):
         parts.append(str(ce["outputs"]))
-    return "; ".join(parts)
+    text = "; ".join(parts)
+    if ce.get("layout"):       # the layout property: where the output was, and what the measurement's call gave
+        text += f", in {ce['layout']}"
+        base = ce.get("base") or {}
+        if base.get("output"):
+            text += f"; {base['output'].get('value')!r} ({base['output'].get('bits')}) in {base.get('layout')}"
+        if ce.get("replayed") is False:
+            text += " (not reproduced when run again)"
+    return text
 
 
 def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool) -> tuple[list, list]:
@@ -227,6 +242,9 @@ def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResu
     note = None
     if check.proofs and acc.status == "ok" and check.target == "opcert":
         proofs = _z3_proofs(check, dtype)
+        # the layout property is decided on outputs, in the measurement, for opcert's code as for any target
+        measured = {p["name"]: p for p in acc.properties}
+        proofs = [measured.get(p["name"], p) if p["kind"] == "layout" else p for p in proofs]
         note = "opcert's implementation: properties proved with z3 and enumeration (opcert prove)"
     elif check.proofs and acc.status == "ok":
         note = f"properties decided on {check.target}'s outputs, in the measurement's pass"

@@ -95,8 +95,19 @@ KINDS = {
     "limit": "f(+-inf) is the operator's limit, zero sign included",
     "nan_propagation": "a NaN input gives a NaN output",
     "continuity": "the real function is continuous at the declared points (a property of the exact definition)",
+    "layout": "a kernel's output for x does not depend on where x sits: the call's length, the element's "
+              "position, the buffer's alignment, strides, shape, threads, in-place execution",
 }
 SPEC_ONLY = frozenset({"continuity"})
+KERNEL_ONLY = frozenset({"layout"})   # properties of a kernel's code paths: no real function has them or not
+
+
+def layout_invariance() -> "Property":
+    """The property every element-wise operator declares (Operator adds it): each element is mapped on its
+    own, so nothing about the array it sits in may change its output (verify.layout checks it)."""
+    return Property("layout", "layout",
+                    "element-wise: f(x) is the same bits wherever x sits (length of the call, position, "
+                    "alignment, strides, shape, threads, in place)")
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,11 @@ class Property:
     def spec_only(self) -> bool:
         """A property of the real function that no float kernel can be checked for."""
         return self.kind in SPEC_ONLY
+
+    @property
+    def kernel_only(self) -> bool:
+        """A property of a kernel's code paths, decided on a target's outputs only (verify.layout)."""
+        return self.kind in KERNEL_ONLY
 
     @property
     def bounded_domain(self) -> bool:
@@ -216,6 +232,11 @@ class Operator:
     # the gate's time. ("subnormals", dtype): flushed subnormal outputs are counted, not failed.
     # Stated in the gate's results; a user's kernel is still held to it.
     own_exceptions: dict = field(default_factory=dict)
+    elementwise: bool = True                    # declares layout invariance (model.layout_invariance)
+
+    def __post_init__(self):
+        if self.elementwise and not any(p.kind == "layout" for p in self.properties):
+            object.__setattr__(self, "properties", tuple(self.properties) + (layout_invariance(),))
 
     def standard(self, key: str | None = None) -> Standard:
         key = key or self.primary

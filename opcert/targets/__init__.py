@@ -65,9 +65,19 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         from .. import __version__
         from ..impl.run import run_resolved
         from ..verify.sweep import code_fingerprint
-        info = TargetInfo("opcert", "opcert", __version__, code_fingerprint(), {}, isolated=False)
+        import hashlib
+
+        from ..provenance import simd
+        # opcert's code runs on NumPy's binary64 ufuncs: NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed
+        fp = hashlib.sha256(f"{code_fingerprint()} {simd()}".encode()).hexdigest()
+        info = TargetInfo("opcert", "opcert", __version__, fp, {"numpy_isa": simd()}, isolated=False)
         tgt = Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
         tgt.isolation = Isolation(trusted=True)
+        from .layouts import LayoutSupport
+        # run_resolved converts its input to a contiguous binary64 array first: rows of a view are not calls
+        tgt.layouts = LayoutSupport(views=True, rows=True, offsets=True,
+                                    cannot={"threads": "opcert's implementation runs on the calling thread",
+                                            "in place": "opcert's implementation has no in-place form"})
         return tgt
     from ..workers import activity
     iso = Isolation()

@@ -69,6 +69,8 @@ class Target:
         self.timeout = timeout
         self.modified_input = False   # sticky: some call wrote into its input
         self._isolation = None        # the FP environment and the process state a call may change
+        from .layouts import LayoutSupport
+        self.layouts = LayoutSupport(cannot={"every layout": "this target declares no layout it can be given"})
 
     @property
     def isolation(self) -> Isolation:
@@ -104,15 +106,25 @@ class Target:
                    f"{type(exc).__name__}: {exc}"
 
     def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None,
-            guard_globals: bool = True) -> np.ndarray:
+            guard_globals: bool = True, keep_layout: bool = False, call=None, owned: bool = False) -> np.ndarray:
         """The target's output for x: a fresh array, owned by the caller (a kernel that reuses its output
         buffer cannot change what an earlier call returned). guard_globals=False leaves the check of the
         modules the target may have patched to the caller (`check_globals`), for callers that make many
-        calls in a row (a sweep checks once per chunk)."""
+        calls in a row (a sweep checks once per chunk). keep_layout: the target's copy of x has x's strides
+        and alignment (verify.layout), not a fresh contiguous array. call: a function (op, x, attrs) -> y to
+        run in the target's place (one of its LayoutSupport forms), under the same contract. owned: x is a
+        buffer made for this call alone, which the caller does not read again: given as it is (its layout
+        kept; the layout check's arrays of 10^8 elements are not copied twice)."""
         why = self.unsupported(op, x.dtype.name, attrs)
         if why:
             raise Unsupported(why)
-        given = np.array(x, copy=True)
+        if owned:
+            given = x
+        elif keep_layout:
+            from .layouts import copy_with_layout
+            given = copy_with_layout(x)
+        else:
+            given = np.array(x, copy=True)
         where = label or describe_inputs(x)
         limit, hint = (self.timeout, "") if self.timeout is not None else default_timeout(x.size)
         try:
@@ -120,7 +132,7 @@ class Target:
             with activity(f"running on {where}", limit, hint), np.errstate(all="ignore"), \
                     warnings.catch_warnings(), self.isolation.call(self.name):
                 warnings.simplefilter("ignore")
-                y = self._call(op, given, attrs)
+                y = (call or self._call)(op, given, attrs)
                 if isinstance(y, np.ndarray):
                     y = np.array(y, copy=True)    # out of the target's buffer before its next call
         except TargetFailure:
@@ -133,7 +145,7 @@ class Target:
             raise TargetFailure(f"target {self.name} raised {kind}{detail} on {where}") from None
         if guard_globals:
             self.check_globals(where)
-        if not _same_bits(given, x):
+        if call is None and not owned and not _same_bits(given, x):
             self.modified_input = True
         if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)

@@ -9,7 +9,9 @@ bits of float16 and bfloat16 (other dtypes are skipped with that reason).
 `attrs` holds the operator's attributes as binary32 values in the catalog's
 declared order (`opcert ops OP` lists it; a choice attribute such as Gelu's
 `approximate` is its index in the list of choices), or NULL when the operator
-has none. The kernel writes y[0..n-1] and must not keep the pointers.
+has none. The kernel writes y[0..n-1] and must not keep the pointers; it is
+also called with x == y (in place), with x and y at every offset from a 64-byte
+boundary, and with every n from 1 up (verify.layout: every path of the kernel).
 
 Like every target but `opcert`, the library is loaded and called in a
 supervised worker process: a kernel that dereferences NULL or aborts fails its
@@ -81,4 +83,11 @@ def load(spec: str, timeout: float | None = None) -> Target:
         return y
 
     info = TargetInfo(spec, "c", f"sha256:{digest[:16]}", digest[:32], {"library": real, "symbol": symbol})
-    return Target(info, call, unsupported=unsupported, timeout=timeout)
+    tgt = Target(info, call, unsupported=unsupported, timeout=timeout)
+    from .layouts import LayoutSupport, c_calls
+    many = c_calls(func)
+    tgt.layouts = LayoutSupport(views=False, offsets=True, calls=many, calls_in_place=True,
+                                cannot={"strides": "the C ABI passes contiguous arrays (a strided view is copied "
+                                                   "into one before the call)",
+                                        "threads": "a C kernel's threads are its own: the ABI has no thread count"})
+    return tgt

@@ -64,8 +64,15 @@ def load(spec: str, timeout: float | None = None) -> Target:
     def call(op, x, attrs):
         # by ONNX's spelling: a number as a Python float, a choice by its name (Gelu's approximate="tanh")
         return func(x, **{k: user_value(op, k, v) for k, v in attrs.items()})
-    info = TargetInfo(spec, "python", version, fingerprint(module), {"module_file": getattr(module, "__file__", None)})
-    return Target(info, call, timeout=timeout)
+    from ..provenance import simd
+    from .layouts import PYTHON, LayoutSupport
+    # NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed too: a NumPy callable's bits can depend on it
+    fp = hashlib.sha256(f"{fingerprint(module)} {simd()}".encode()).hexdigest()[:32]
+    info = TargetInfo(spec, "python", version, fp, {"module_file": getattr(module, "__file__", None),
+                                                    "numpy_isa": simd()})
+    tgt = Target(info, call, timeout=timeout)
+    tgt.layouts = LayoutSupport(**PYTHON)
+    return tgt
 
 
 @lru_cache(maxsize=1)

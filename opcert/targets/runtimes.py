@@ -6,8 +6,10 @@ the library's own reason; anything that fails at run time is a crash.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -42,10 +44,11 @@ def onnx_mismatch(op, attrs: dict) -> str | None:
     return None
 
 
-def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None):
+def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: int = 1):
     """A one-node ONNX model: Y = op(X), X and Y of `dtype` and `shape`
     (None: unknown). A tensor-input attribute (PRelu's slope) is a
-    one-element initializer, broadcast by the operator."""
+    one-element initializer, broadcast by the operator. copies > 1: that many
+    independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run)."""
     from onnx import helper, numpy_helper
     from ..formats import get_format
     from ..spec.attrs import user_value
@@ -65,10 +68,15 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None):
             inits.append(t)
         else:
             node_attrs[names.get(k, k)] = user_value(op, k, v)
-    node = helper.make_node(op_name, inputs, ["Y"], **node_attrs)
-    graph = helper.make_graph([node], f"opcert_{op.name}",
-                              [helper.make_tensor_value_info("X", elem, shape)],
-                              [helper.make_tensor_value_info("Y", elem, shape)], initializer=inits)
+    if copies == 1:
+        nodes = [helper.make_node(op_name, inputs, ["Y"], **node_attrs)]
+        xs, ys = ["X"], ["Y"]
+    else:
+        xs, ys = [f"X{i}" for i in range(copies)], [f"Y{i}" for i in range(copies)]
+        nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
+    graph = helper.make_graph(nodes, f"opcert_{op.name}",
+                              [helper.make_tensor_value_info(x, elem, shape) for x in xs],
+                              [helper.make_tensor_value_info(y, elem, shape) for y in ys], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_opset(op, dtype))],
                               producer_name="opcert")
     model.ir_version = 9   # what ONNX Runtime 1.16 and later accept
@@ -99,18 +107,40 @@ class OnnxRuntime:
         self.ort = ort
         self.version = ort.__version__
         build = ort.get_build_info() if hasattr(ort, "get_build_info") else ""
-        self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider"}
+        self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider",
+                        "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
+                               "not report its choice"}
         self.sessions = {}
+        self.threads = 1      # opcert parallelises over processes; the layout check also runs with every core
 
     def _session(self, op, dtype, attrs):
+        n = self.threads
+
         def build():
             opts = self.ort.SessionOptions()
-            opts.intra_op_num_threads = 1   # opcert parallelises over processes
+            opts.intra_op_num_threads = n
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
             return self.ort.InferenceSession(onnx_model(op, dtype, attrs).SerializeToString(), opts,
                                              providers=["CPUExecutionProvider"])
-        return _built(self.sessions, op, dtype, attrs, build)
+        return _built(self.sessions, op, dtype, dict(attrs, __threads=n) if n != 1 else attrs, build)
+
+    def layouts(self):
+        from .layouts import LayoutSupport, ort_calls
+        return LayoutSupport(views=False, rows=False, offsets=True, calls=ort_calls(self),
+                             threads=self._with_threads,
+                             cannot={"strides": "ONNX Runtime's Python API copies a non-contiguous array into a "
+                                                "contiguous tensor: its kernels never see strides",
+                                     "in place": "ONNX Runtime decides in-place reuse inside a graph; a one-node "
+                                                 "session's output is its own buffer"})
+
+    @contextlib.contextmanager
+    def _with_threads(self, n: int):
+        before, self.threads = self.threads, n
+        try:
+            yield
+        finally:
+            self.threads = before
 
     def unsupported(self, op, dtype, attrs):
         why = onnx_mismatch(op, attrs)
@@ -141,7 +171,8 @@ class OnnxReference:
     def __init__(self):
         import onnx
         self.version = onnx.__version__
-        self.details = {"onnx": onnx.__version__, "numpy": np.__version__}
+        from ..provenance import simd
+        self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}"}
         self.evaluators = {}
 
     def _evaluator(self, op, dtype, attrs):
@@ -157,6 +188,12 @@ class OnnxReference:
 
     def __call__(self, op, x, attrs):
         return self._evaluator(op, x.dtype.name, attrs).run(None, {"X": x})[0]
+
+    def layouts(self):
+        from .layouts import LayoutSupport
+        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
+                             cannot={"threads": "onnx.reference runs NumPy on one thread",
+                                     "in place": "onnx.reference has no in-place form"})
 
 
 def runtime_function(op, library: str, attrs: dict):
@@ -223,7 +260,9 @@ class Torch:
         self.device = device
         self.version = torch.__version__
         self.details = {"torch": torch.__version__, "git": torch.version.git_version, "device": device,
-                        "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16]}
+                        "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16],
+                        "isa": _torch_isa(torch)}
+        self.in_place_call = False
         if device == "cuda" and torch.cuda.is_available():
             self.details["cuda_device"] = torch.cuda.get_device_name(0)
 
@@ -241,9 +280,13 @@ class Torch:
         torch = self.torch
         m, _ = runtime_function(op, "torch", attrs)
         bf16 = _is_bf16(x)
-        t = (torch.from_numpy(x.view(np.int16).copy()).view(torch.bfloat16) if bf16
-             else torch.from_numpy(x.copy())).to(self.device)
+        # x is the call's own copy (Target.run), with the layout the caller gave: torch sees its strides
+        # and its alignment (from_numpy shares the buffer)
+        t = (torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if bf16
+             else torch.from_numpy(x)).to(self.device)
         args, kwargs = _arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype, device=self.device))
+        if self.in_place_call:
+            kwargs["inplace"] = True
         y = _resolve(m.function)(t, *args, **kwargs)
         if not isinstance(y, torch.Tensor):
             return np.asarray(y)   # judged as the wrong thing it is
@@ -251,6 +294,42 @@ class Torch:
         if bf16 and y.dtype == torch.bfloat16:
             return y.view(torch.int16).numpy().view(x.dtype)
         return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
+
+
+    def layouts(self):
+        from .layouts import LayoutSupport, torch_threads
+        if self.device != "cpu":
+            return LayoutSupport(cannot={"every layout": "the tensor is copied to the GPU (.to(device)), which "
+                                                         "makes its own contiguous buffer"})
+        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
+                             threads=lambda n: torch_threads(self.torch, n), in_place=self._in_place,
+                             in_place_for=self._has_in_place)
+
+    def _has_in_place(self, op, attrs) -> bool:
+        """Whether the function has an in-place form (`inplace=True`: F.elu, F.relu, ...)."""
+        import inspect
+        m, _ = runtime_function(op, "torch", attrs)
+        try:
+            return "inplace" in inspect.signature(_resolve(m.function)).parameters
+        except (TypeError, ValueError):
+            return False
+
+    def _in_place(self, op, x, attrs):
+        self.in_place_call = True
+        try:
+            return self(op, x, attrs)
+        finally:
+            self.in_place_call = False
+
+
+def _torch_isa(torch) -> str:
+    """The CPU capability torch's kernels were dispatched for (ATEN_CPU_CAPABILITY caps it)."""
+    try:
+        level = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # noqa: BLE001 - an old torch: the setting, if any, is all there is
+        level = "unknown"
+    cap = os.environ.get("ATEN_CPU_CAPABILITY")
+    return f"{level} (ATEN_CPU_CAPABILITY={cap})" if cap else level
 
 
 class Jax:
@@ -301,6 +380,15 @@ class Jax:
         return np.asarray(self.compiled[key](self.jax.device_put(x, self.dev)))
 
 
+    def layouts(self):
+        from .layouts import LayoutSupport
+        why = "jax.device_put copies the array into a buffer of XLA's own (contiguous, aligned by XLA)"
+        return LayoutSupport(cannot={"strides": why, "offsets": why,
+                                     "threads": "XLA's CPU thread pool is set when JAX starts (XLA_FLAGS), "
+                                                "not per call",
+                                     "in place": "JAX arrays are immutable"})
+
+
 class OpenVino:
     """OpenVINO's CPU plugin, running the one-node ONNX model through its ONNX
     frontend; inference precision pinned to f32 (the plugin would otherwise
@@ -313,7 +401,9 @@ class OpenVino:
         self.core = ov.Core()
         self.version = ov.__version__
         self.details = {"openvino": ov.__version__, "device": "CPU", "inference_precision_hint": "f32",
-                        "cpu": self.core.get_property("CPU", "FULL_DEVICE_NAME")}
+                        "cpu": self.core.get_property("CPU", "FULL_DEVICE_NAME"),
+                        "isa": f"oneDNN, ONEDNN_MAX_CPU_ISA={os.environ['ONEDNN_MAX_CPU_ISA']}"
+                               if os.environ.get("ONEDNN_MAX_CPU_ISA") else "oneDNN, as the CPU allows (no cap set)"}
         self.models = {}
 
     def _compiled(self, op, dtype, attrs):
@@ -339,6 +429,15 @@ class OpenVino:
         return y.reshape(x.shape) if y.size == x.size else y
 
 
+    def layouts(self):
+        from .layouts import LayoutSupport
+        return LayoutSupport(cannot={"strides": "opcert gives OpenVINO a flat contiguous array (its compiled "
+                                                "model has one dynamic dimension)",
+                                     "offsets": "OpenVINO copies its input into a tensor of its own",
+                                     "threads": "the compiled model's INFERENCE_NUM_THREADS is fixed at 1 here",
+                                     "in place": "OpenVINO's outputs are its own tensors"})
+
+
 RUNTIMES = {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax,
             "openvino": OpenVino}
 
@@ -353,4 +452,6 @@ def load(name: str, timeout: float | None = None):
                          f"opcert[more-runtimes] (jax, openvino)") from None
     fp = hashlib.sha256(json.dumps([name, rt.details], sort_keys=True).encode()).hexdigest()[:32]
     info = TargetInfo(name, "runtime", rt.version, fp, rt.details)
-    return Target(info, rt, rt.unsupported, timeout=timeout)
+    tgt = Target(info, rt, rt.unsupported, timeout=timeout)
+    tgt.layouts = rt.layouts()
+    return tgt

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import shlex
 import time
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
@@ -71,6 +72,7 @@ class AccuracyResult:
     worst_reference_bits: str | None = None
     worst_exact: str | None = None
     worst_reverified: bool = False
+    worst_layout: str | None = None    # where the worst error came from, when not the measurement's own call
     histogram: dict = field(default_factory=dict)
     correctly_rounded: int = 0
     nan_mismatches: int = 0
@@ -145,6 +147,7 @@ class Request:
     properties: object            # "all", a tuple of names, or ()
     timeout: float | None
     isolation: str
+    layout_samples: int | None = None   # inputs per layout where the layouts are not enumerated
 
     @property
     def resolved(self) -> dict[str, Fraction]:
@@ -160,7 +163,7 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
             scheduler: str | None = None, checkpoint=None, flush_allowed: bool = False,
             keep_errors: bool = False, magnitude_range: tuple[int, int] | None = None,
             isolation: str = "process", target_timeout: float | None = None, properties="all",
-            accuracy: bool = True, **attrs) -> AccuracyResult:
+            accuracy: bool = True, layout_samples: int | None = None, **attrs) -> AccuracyResult:
     """Measure `target` against the reference for `op` in `dtype`, and check
     the operator's declared properties on the same outputs.
 
@@ -176,10 +179,14 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
     a list of names, or () for none. accuracy=False: the properties alone,
     for an exhaustive float32 sweep (the reference is then computed only at
     counterexamples; the result has no ULP figures); elsewhere ignored, as
-    the accuracy costs little next to the target there."""
+    the accuracy costs little next to the target there. layout_samples: the
+    inputs run through every layout where the layouts cannot be enumerated
+    (verify.layout; default DEFAULT_LAYOUT_SAMPLES)."""
     t0 = time.perf_counter()
     req = _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, keep_errors, isolation,
                    target_timeout, properties, attrs)
+    if layout_samples is not None:
+        req = dataclasses.replace(req, layout_samples=policy.samples(layout_samples, "layout_samples"))
     if workers is not None:
         policy.workers(workers, "workers")
     fmt = get_format(req.dtype)
@@ -319,6 +326,12 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
                     res.errors = (x.astype(np.float64), keep[0])
             if mode in ("exhaustive", "sample") and req.properties != ():
                 res.properties = _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun)
+            if mode in ("exhaustive", "sample") and _wants_layout(req):
+                lay, worst = layout_verdict(op, fmt, resolved, req.standard, tgt, x, y,
+                                            f"the measurement's own call of {x.size:,} elements",
+                                            whole=mode == "exhaustive", samples=req.layout_samples)
+                res.properties.append(lay)
+                path_accuracy(res, worst)
         # every verdict above comes from y; a second call is a check of its own
         res.replay = replay_report(np.ascontiguousarray(x).reshape(-1), np.ascontiguousarray(y).reshape(-1),
                                    np.ascontiguousarray(rerun()).reshape(-1), fmt, "the whole input array, "
@@ -332,6 +345,65 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
                          "own copy, so it was measured on what it was given")
     res.elapsed_s = time.perf_counter() - t0
     return res
+
+
+def _wants_layout(req: Request) -> bool:
+    return req.properties == "all" or "layout" in req.properties
+
+
+DEFAULT_LAYOUT_SAMPLES = 4096   # inputs per layout where the layouts are not enumerated
+
+
+def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None):
+    """The layout property (verify.layout) of tgt, on the inputs x whose outputs in the measurement's call
+    were y: (its PropertyResult dict, the worst error among outputs that differed, or None).
+
+    Every input goes through every layout where that can decide the property: every input of a 16-bit
+    format, on a target whose short calls can be enumerated (verify.layout.enumerable). Elsewhere the verdict
+    is `checked` at best, and `samples` inputs (spread evenly over x's bit patterns) go through each layout."""
+    from ..provenance import cpu_model
+    from .layout import LayoutCheck, enumerable
+    prop = next(p for p in op.properties if p.kind == "layout")
+    bits = np.ascontiguousarray(x).reshape(-1).view(fmt.uint)
+    _, first = np.unique(bits, return_index=True)
+    keep = first[np.argsort(bits[first], kind="stable")]     # ascending bit patterns
+    limit = None if whole and enumerable(tgt.layouts) else (samples or DEFAULT_LAYOUT_SAMPLES)
+    if limit is not None and keep.size > limit:
+        keep = keep[np.linspace(0, keep.size - 1, limit).astype(np.int64)]
+    xs = np.ascontiguousarray(x).reshape(-1)[keep]
+    ys = np.ascontiguousarray(y).reshape(-1)[keep]
+    check = LayoutCheck(op, tgt, fmt, attrs, xs, ys, base_layout, whole and keep.size == bits.size)
+    check.run()
+
+    def ref_of(in_bits):
+        xi = np.ascontiguousarray(in_bits).view(fmt.dtype)
+        rounded = np.ascontiguousarray(reference_detailed(op, xi, attrs, standard).rounded).view(fmt.uint)
+
+        def err(x1, got_bits):
+            with np.errstate(invalid="ignore"):
+                yv = float(np.array([got_bits], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0])
+            e = exact_error(op, x1, yv, attrs, standard, fmt)
+            return None if e is None else e[0]
+        return rounded, err
+    where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
+    return check.verdict(prop, ref_of, tgt.name, where)
+
+
+def path_accuracy(res, worst) -> None:
+    """The accuracy of a check is the worst over every layout run: an output that differed in another layout
+    and is further from the reference than the measurement's worst replaces it, with the layout named."""
+    if not worst or worst.get("ulp") is None:
+        return
+    if res.max_ulp is not None and not worst["ulp"] > res.max_ulp:
+        return
+    res.max_ulp, res.worst_reverified = worst["ulp"], True
+    res.worst_input, res.worst_input_bits = worst["input"]["value"], worst["input"]["bits"]
+    res.worst_output, res.worst_output_bits = worst["output"]["value"], worst["output"]["bits"]
+    res.worst_reference, res.worst_reference_bits = worst["reference"]["value"], worst["reference"]["bits"]
+    res.worst_exact = None
+    res.worst_layout = worst["layout"]
+    res.notes.append(f"the worst error is in another layout than the measurement's call: {worst['layout']} "
+                     f"({worst['ulp']:.6g} ULP)")
 
 
 def replay_report(x, y, y2, fmt, how: str) -> dict:
@@ -502,6 +574,14 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                 for p in res.properties:
                     if p["status"] == "checked":
                         p["method"] += " (a part of the binary32 range)"
+        if _wants_layout(req):
+            lay = _isolated_layout(req, in_process)
+            if isinstance(lay, str):
+                res.status, res.error = "crashed", lay
+            else:
+                res.properties.append(lay[0])
+                if cfg.accuracy:
+                    path_accuracy(res, lay[1])
         if named:
             blist = sorted(named)
             res.replay = replay_report(_binary32(blist), _binary32(outputs(blist)), _binary32(replayed(blist)), fmt, "the inputs the result names, each called again in its "
@@ -512,6 +592,26 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     res.sweep["inputs_per_s"] = (res.inputs_checked / max(sinfo["wall_s"], 1e-9)
                                  if sinfo["resumed_chunks"] == 0 else None)
     return res
+
+
+def _layout_sampled(req: Request):
+    """The layout check of a float32 sweep's target: on a stratified sample (every binary32 input through
+    every layout would be 2^32 x 561 outputs), in the process that runs the target."""
+    op = get_operator(req.op)
+    fmt = get_format(req.dtype)
+    tgt = load_target(req.target, req.timeout, req.standard)
+    x = inputs_mod.sample(op, fmt, req.resolved, req.layout_samples or DEFAULT_LAYOUT_SAMPLES, req.seed)
+    y = tgt.run(op, x, req.resolved, label=f"{x.size:,} sampled float32 inputs (layout check)")
+    return layout_verdict(op, fmt, req.resolved, req.standard, tgt, x, y,
+                          f"one call of the {x.size:,} sampled inputs", whole=False)
+
+
+def _isolated_layout(req: Request, in_process: bool):
+    """_layout_sampled's result, or why the target failed it (a string)."""
+    try:
+        return _layout_sampled(req) if in_process else _isolated(_layout_sampled, req)
+    except (TargetFailure, WorkerLost) as exc:
+        return f"target {req.target_name} failed in the layout check: {exc}"
 
 
 def _binary32(bits_list) -> np.ndarray:

@@ -135,7 +135,8 @@ def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction], sta
 
 
 def compile_all(op, fmt, attrs, standard, names=None) -> list[Compiled]:
-    props = [p for p in op.properties if names is None or p.name in names]
+    # kernel-only properties (layout) are not decided from one array of outputs: verify.layout runs them
+    props = [p for p in op.properties if (names is None or p.name in names) and not p.kernel_only]
     return [compile_property(op, p, fmt, attrs, standard) for p in props]
 
 

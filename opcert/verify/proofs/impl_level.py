@@ -695,6 +695,12 @@ def prove_property(s: Subject, prop, timeout_ms, enumerated=None) -> PropertyRes
     if prop.spec_only:
         r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
                            note=f"{prop.kind} is a property of the real function (proved on the specification)")
+    elif prop.kernel_only:
+        r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
+                           note="a property of a kernel's code paths, decided on its outputs in every layout "
+                                f"(`opcert accuracy {s.op.name} --dtype {s.fmt.name} --target opcert`), not by "
+                                "z3: opcert's code is NumPy's binary64 ufuncs, which no model here describes "
+                                "path by path")
     elif why_not is not None and (s.fmt.bits > 16 or (prop.standards is not None and s.std not in prop.standards)):
         # not claimed here: nothing to establish (16-bit formats report what the enumeration saw)
         r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-")

@@ -29,6 +29,7 @@ class PropertyResult:
     inputs_checked: int | None = None    # enumeration and samples: inputs (or pairs) examined
     violations: int | None = None        # enumeration and samples: how many of them break it
     worst: dict | None = None            # the worst counterexample (largest excess or step back)
+    layouts: list | None = None          # the layout property: what each family of layouts ran (verify.layout)
 
     @property
     def ok(self) -> bool:

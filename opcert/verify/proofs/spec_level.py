@@ -260,6 +260,10 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_ke
     if prop.kind == "nan_propagation":
         return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
                               note="NaN is an IEEE value, not a real: proved per dtype on the implementation")
+    if prop.kernel_only:
+        return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
+                              note="a property of a kernel's code paths (how it is called), not of the real "
+                                   "function: decided on each target's outputs (`opcert accuracy`)")
     if prop.kind == "limit":
         return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
                               note="the limits at +-inf are part of the definition (the reference's value at "

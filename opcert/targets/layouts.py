@@ -1,0 +1,167 @@
+"""How a target can be given the layouts users give it (verify.layout checks them).
+
+A kernel has more code paths than its vector body: the remainder of the vector
+loop, a path for short calls, a loop that peels elements up to an aligned
+address, strided loops, per-thread chunks. Which of them a caller can reach
+depends on the target: a NumPy callable or torch gets any strided view as it
+is; ONNX Runtime's Python API copies a non-contiguous input into a contiguous
+buffer (the kernel never sees strides) but reads a contiguous one where it
+lies; a C kernel gets whatever pointers its caller passes. `LayoutSupport`
+says, per target, which layouts reach its kernel, how to give them, and why
+the others cannot be given: the layout verdict states what it covered.
+
+`calls` runs many calls of one length in one request (compiled code for C, a
+graph of independent nodes for ONNX Runtime): every input at every position of
+every short call costs 65,536 x 129 calls for a 16-bit format, which Python
+cannot make one by one.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class LayoutSupport:
+    views: bool = False            # strided, transposed and N-d arrays reach the kernel as they are
+    rows: bool = False             # each row of a strided 2-D view runs the kernel's inner loop at the row's length
+    rows_are_calls: bool = False   # ... the same code a call of that length runs (no branch on the call's size)
+    offsets: bool = False          # the kernel reads the caller's buffer where it lies (alignment reaches it)
+    calls: Callable | None = None  # calls(op, X (m, n) rows, attrs, offset_bytes, in_place) -> Y: m calls of n
+    threads: Callable | None = None   # threads(n): a context in which the target runs on n threads
+    in_place: Callable | None = None  # in_place(op, x, attrs) -> y: the kernel writing over its input
+    in_place_for: Callable | None = None   # (op, attrs) -> whether the in-place form exists for this operator
+    calls_in_place: bool = False   # calls(..., in_place=True) gives the kernel x == y
+    cannot: dict = field(default_factory=dict)   # layout family -> why it cannot be given to this target
+
+
+PYTHON = dict(views=True, rows=True, rows_are_calls=False, offsets=True,
+              cannot={"threads": "a callable's threads are its own: opcert has no switch for them",
+                      "in place": "a callable has no in-place form opcert can call"})
+
+
+def copy_with_layout(x: np.ndarray) -> np.ndarray:
+    """A fresh copy of x with x's shape, strides and address modulo 64 (the kernel meets the same
+    alignment and the same strides; the caller's array is never handed out). Non-negative strides."""
+    if x.size == 0 or x.ndim == 0:
+        return np.array(x, copy=True)
+    if any(s < 0 for s in x.strides):
+        return np.array(x, copy=True)
+    span = sum((d - 1) * s for d, s in zip(x.shape, x.strides)) + x.itemsize
+    misalign = x.ctypes.data % 64
+    raw = np.empty(span + misalign + 64, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 64 + misalign
+    out = np.ndarray(x.shape, dtype=x.dtype, buffer=raw, offset=start, strides=x.strides)
+    out[...] = x
+    return out
+
+
+def aligned_empty(nbytes: int, offset: int = 0) -> tuple[np.ndarray, int]:
+    """(a byte buffer, the index in it of an address that is `offset` bytes past a 64-byte boundary)."""
+    raw = np.empty(nbytes + offset + 64, dtype=np.uint8)
+    return raw, (-raw.ctypes.data) % 64 + offset
+
+
+def row_buffer(m: int, n: int, dtype, row_stride: int, offset: int = 0) -> np.ndarray:
+    """An (m, n) view of a fresh buffer: rows `row_stride` elements apart, the first at `offset` bytes past a
+    64-byte boundary."""
+    dt = np.dtype(dtype)
+    raw, start = aligned_empty(((m - 1) * row_stride + n) * dt.itemsize, offset)
+    return np.ndarray((m, n), dtype=dt, buffer=raw, offset=start, strides=(row_stride * dt.itemsize, dt.itemsize))
+
+
+# ---- C kernels: many calls from compiled code ------------------------------------------
+
+def c_calls(func) -> Callable:
+    """calls() for a C kernel `void f(const T *x, T *y, size_t n, const float *attrs)`: the calls are made by a
+    compiled loop (numba), 20-60 ns each, not by Python."""
+    def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
+        m, n = X.shape
+        itemsize = X.dtype.itemsize
+        stride = _padded(n, itemsize)
+        xin = row_buffer(m, n, X.dtype, stride, offset)
+        xin[...] = X
+        y = xin if in_place else row_buffer(m, n, X.dtype, stride, offset)
+        values = [float(attrs[a.name]) for a in op.attributes if a.name in attrs]
+        a32 = np.array(values, dtype=np.float32) if values else np.zeros(1, np.float32)
+        _loop()(func, xin.ctypes.data, y.ctypes.data, m, n, stride * itemsize, a32.ctypes.data if values else 0)
+        return np.array(y, copy=True)
+    return calls
+
+
+def _padded(n: int, itemsize: int) -> int:
+    """A row stride (elements) of whole 64-byte lines with room for n elements: each row starts where the
+    first did, so a row's offset is the call's."""
+    per_line = 64 // itemsize
+    return -(-(n + per_line) // per_line) * per_line
+
+
+def _many(f, xp, yp, m, n, stride_b, a):
+    for r in range(m):
+        f(xp + r * stride_b, yp + r * stride_b, n, a)
+    return 0
+
+
+@functools.lru_cache(maxsize=None)
+def _loop():
+    import numba    # at the first layout check of a C kernel: importing opcert does not import numba
+    return numba.njit(nogil=True)(_many)
+
+
+# ---- ONNX Runtime: many independent nodes in one run -------------------------------------
+
+def ort_calls(runtime, copies: int = 256) -> Callable:
+    """calls() for ONNX Runtime: a graph of `copies` independent nodes of the operator, each with its own
+    graph input and output of length n, bound (io_binding) to rows of buffers opcert owns: one run is
+    `copies` calls of the kernel, each on a buffer at the offset asked for."""
+    sessions = {}
+
+    def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
+        from .runtimes import ONNX_ELEM, onnx_model
+        m, n = X.shape
+        dtype = X.dtype.name
+        key = (op.name, dtype, tuple(sorted(attrs.items())))
+        if key not in sessions:
+            ort = runtime.ort
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            model = onnx_model(op, dtype, attrs, shape=["n"], copies=copies)
+            sessions[key] = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        sess = sessions[key]
+        k = copies
+        itemsize = X.dtype.itemsize
+        stride = _padded(n, itemsize)
+        xin = row_buffer(k, n, X.dtype, stride, offset)
+        yout = row_buffer(k, n, X.dtype, stride, offset)
+        io = sess.io_binding()
+        elem = ONNX_ELEM[dtype]
+        make = runtime.ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+        bits = f"uint{8 * itemsize}"
+        xb, yb = xin.view(bits), yout.view(bits)
+        for i in range(k):
+            io.bind_ortvalue_input(f"X{i}", make(xb[i], elem))
+            io.bind_ortvalue_output(f"Y{i}", make(yb[i], elem))
+        out = np.empty((m, n), X.dtype)
+        for r in range(0, m, k):
+            part = X[r:r + k]
+            xin[:part.shape[0]] = part
+            sess.run_with_iobinding(io)
+            out[r:r + k] = yout[:part.shape[0]]
+        return out
+    return calls
+
+
+@contextlib.contextmanager
+def torch_threads(torch, n: int):
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,555 @@
+"""Layout invariance: the `layout` property every element-wise operator declares.
+
+An element-wise operator maps each element on its own, so a kernel's output
+for x must not depend on where x sits: the call's length, the element's
+position in it, the buffer's alignment, strides, shape, threads, in-place
+execution. A kernel has a code path for each (the vector body, the loop's
+remainder, a path for short calls, a peeling loop up to an aligned address,
+a strided loop, per-thread chunks), and opcert's accuracy measurement, on
+long contiguous blocks, runs the body. This check runs the others and
+compares every output, bit for bit (any NaN equals any NaN), with the output
+of the same input in the measurement's own call.
+
+The layouts (`families`), each run where the target can be given it
+(targets.layouts.LayoutSupport says which; the verdict lists the others and why):
+
+- lengths: every length n = 1..L, every input at every position (L = twice
+  the widest vector, 64 bytes, plus one: 129 for 16-bit formats, 33 for
+  binary32, 33 for binary64: see `longest`). Given as rows of a 2-D strided view (torch,
+  NumPy callables: one call holds all of them), as many calls made by compiled
+  code (C) or by a graph of independent nodes (ONNX Runtime), else as separate
+  calls on a sample (`CALLS_PER_LENGTH` per length);
+- offsets: a call of L elements starting 2, 4, 8, 16, 32 and 48 bytes past a
+  64-byte boundary (those that are whole elements), every input at every
+  position: the elements before the first 16-, 32- and 64-byte aligned address;
+- strides and shapes: every input through a view with stride 2, a transposed
+  2-D array, a 3-d and an 8-d array, 0-d arrays (a sample) and empty arrays;
+- threads: 1 and every core, on calls long enough to be split, of a length
+  that puts every chunk's remainder inside;
+- in place: every input at every length through the kernel's in-place form.
+
+Over every input of a 16-bit format, with the lengths given as calls (or as
+rows the target runs as calls), the verdict is `proved` or `refuted`;
+elsewhere `checked` or `refuted`. A refutation names the input, the layout
+and the two outputs, and is replayed (the layout run again) before it is
+reported. The accuracy of a check is the worst over every layout run: an
+output that differs is measured against the reference too.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import TargetFailure
+from ..formats import FloatFormat, hex_bits
+from ..targets.layouts import _padded, row_buffer
+
+VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
+CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
+EXAMPLES = 32              # differing inputs per family measured against the reference
+
+
+def enumerable(sup) -> bool:
+    """Whether every input can go through every short call of this target (so that the verdict can be a
+    proof): calls made in bulk (C, ONNX Runtime), or rows the target runs as calls (torch, onnx.reference)."""
+    return sup.calls is not None or (sup.rows and sup.rows_are_calls)
+
+
+def longest(fmt: FloatFormat) -> int:
+    """L: twice the longest step of a vector loop, plus one. A step is two 64-byte vectors of binary32 or
+    binary64 lanes (loops unroll by two; 16-bit kernels compute in binary32 lanes: 32 inputs per vector), so
+    every remainder of such a loop, and of any narrower one, is a length from 1 to L."""
+    size = fmt.bits // 8
+    return 2 * (2 * VECTOR_BYTES // max(size, 4) * (2 if size < 4 else 1)) + 1
+
+
+def byte_offsets(fmt: FloatFormat) -> list[int]:
+    size = fmt.bits // 8
+    return sorted({o for o in (2, 4, 8, 16, 32, 48) if o % size == 0})
+
+
+@dataclass
+class Family:
+    name: str
+    how: str = ""
+    evaluated: int = 0
+    complete: bool = True        # every value given was at every position this family names
+    differ: int = 0
+    examples: list = field(default_factory=list)   # [(value index, got bits, layout words, redo)]
+    errors: list = field(default_factory=list)     # what a layout made the target do (raise, wrong shape)
+
+    def summary(self) -> dict:
+        return {"family": self.name, "how": self.how, "evaluated": self.evaluated, "complete": self.complete,
+                "differ": self.differ, "errors": self.errors[:3]}
+
+
+class LayoutCheck:
+    """Every layout the target can be given, compared with `base`: the target's outputs for `values` in the
+    measurement's call (`base_layout` says which)."""
+
+    def __init__(self, op, tgt, fmt: FloatFormat, attrs, values: np.ndarray, base: np.ndarray, base_layout: str,
+                 whole_format: bool, progress=None):
+        self.op, self.tgt, self.fmt, self.attrs = op, tgt, fmt, attrs
+        self.values = np.ascontiguousarray(values)
+        self.nv = self.values.size
+        self.uint = fmt.uint
+        self.base = np.ascontiguousarray(base).view(self.uint)
+        self.base_layout = base_layout
+        self.whole = whole_format
+        self.L = longest(fmt)
+        pad = self.L + 1
+        self.vext = np.concatenate([self.values, self.values[:pad]])
+        self.bext = np.concatenate([self.base, self.base[:pad]])
+        with np.errstate(invalid="ignore"):
+            self.base_nan = np.isnan(self.bext.view(fmt.dtype).astype(np.float64)) if fmt.kind == "float" \
+                else np.zeros(self.bext.size, bool)
+        self.families: list[Family] = []
+        self.progress = progress or (lambda text: None)
+
+    # -- comparing ----------------------------------------------------------------------
+    def _windows(self, a: np.ndarray, m: int, n: int, step: int = 1) -> np.ndarray:
+        """(m, n) windows: row r holds a[(r * step + p) % nv] at position p (no copy)."""
+        return np.lib.stride_tricks.as_strided(a, (m, n), (a.strides[0] * step, a.strides[0]), writeable=False)
+
+    def _compare(self, fam: Family, got: np.ndarray, want: np.ndarray, index, words, redo) -> None:
+        """got, want: arrays of bits of one shape; index(i) -> the value index of flat position i; words(i) ->
+        the layout of position i; redo(i) -> the bits the layout gives there when run again."""
+        got = np.asarray(got).view(self.uint)
+        fam.evaluated += got.size
+        bad = np.flatnonzero(got != want)        # in the arrays' own shapes: no copy of 10^8 elements
+        if not bad.size:
+            return
+        g = np.ascontiguousarray(got).reshape(-1)
+        w = np.ascontiguousarray(want).reshape(-1)
+        with np.errstate(invalid="ignore"):
+            gn = np.isnan(g[bad].view(self.fmt.dtype).astype(np.float64))
+            wn = np.isnan(w[bad].view(self.fmt.dtype).astype(np.float64))
+        bad = bad[~(gn & wn)]
+        if not bad.size:
+            return
+        fam.differ += int(bad.size)
+        # the examples: the first few in the layout's order, and those furthest from the measurement's output
+        # (by ordinal distance), among which the check's worst error in another layout is found
+        og, ow = _ordinal(g[bad], self.fmt), _ordinal(w[bad], self.fmt)
+        nan = (og == NAN_ORDINAL) | (ow == NAN_ORDINAL)
+        dist = np.where(nan, -1.0, np.abs((og - ow).astype(np.float64)))
+        far = list(bad[np.argsort(-dist, kind="stable")[:EXAMPLES]]) + list(bad[nan][:4])
+        have = {e[0]: j for j, e in enumerate(fam.examples)}
+        for i in list(bad[:8]) + far:
+            k = int(index(int(i)))
+            if k in have:
+                continue
+            a, b = int(_ordinal(g[i:i + 1], self.fmt)[0]), int(_ordinal(w[i:i + 1], self.fmt)[0])
+            d = -1.0 if NAN_ORDINAL in (a, b) else float(abs(a - b))
+            entry = (k, int(g[i]), words(int(i)), lambda i=int(i): redo(i), d)
+            if len(fam.examples) < 2 * EXAMPLES:
+                have[k] = len(fam.examples)
+                fam.examples.append(entry)
+            else:   # replace the nearest held (not one of the first 8)
+                j = min(range(8, len(fam.examples)), key=lambda j: fam.examples[j][4])
+                if fam.examples[j][4] < d:
+                    del have[fam.examples[j][0]]
+                    fam.examples[j] = entry
+                    have[k] = j
+
+    def _run(self, fam: Family, x: np.ndarray, label: str, call=None, keep_layout=True, owned=False):
+        try:
+            return self.tgt.run(self.op, x, self.attrs, label=label, keep_layout=keep_layout, call=call,
+                                owned=owned)
+        except TargetFailure as exc:
+            if str(exc) not in fam.errors:     # the message names the layout (the call's label)
+                fam.errors.append(str(exc))
+            return None
+
+    # -- the families ---------------------------------------------------------------------
+    def run(self) -> None:
+        sup = self.tgt.layouts
+        t0 = time.perf_counter()
+        self.lengths(sup)
+        self.offsets(sup)
+        self.views(sup)
+        self.threads(sup)
+        self.in_place(sup)
+        self.elapsed = time.perf_counter() - t0
+
+    def _rows(self, n: int, offset: int = 0, stride: int | None = None) -> np.ndarray:
+        x = row_buffer(self.nv, n, self.values.dtype, stride or n + 1, offset)
+        x[...] = self._windows(self.vext, self.nv, n)
+        return x
+
+    def lengths(self, sup) -> None:
+        nv, L = self.nv, self.L
+        if sup.rows:
+            fam = Family("lengths", f"every length 1..{L} and every position: rows of a 2-D view ({nv:,} rows of "
+                                    "n elements, row stride n + 1, so rows start at every alignment)"
+                                    + ("; the target runs a row through the loop a call of n runs" if sup.rows_are_calls
+                                       else "; rows run the inner loop, not a call's own code: short calls are "
+                                            "sampled below"),
+                         complete=sup.rows_are_calls)
+            self.families.append(fam)
+            for n in range(1, L + 1):
+                self.progress(f"layout: rows of {n} of {L}")
+                y = self._run(fam, self._rows(n), f"{nv:,} rows of {n} elements (layout check)", owned=True)
+                if y is None:
+                    fam.complete = False
+                    continue
+                self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
+                              lambda i, n=n: (i // n + i % n) % nv,
+                              lambda i, n=n: f"row {i // n:,} of a 2-D view of {nv:,} rows of {n} elements "
+                                             f"(row stride {n + 1}), position {i % n}",
+                              lambda i, n=n: self._redo(lambda: self._rows(n), i))
+        if sup.calls is not None:
+            fam = Family("calls", f"every length 1..{L}: {nv:,} calls of each length, every input at every position "
+                                  "(made by compiled code or one graph, not one by one from Python)")
+            self.families.append(fam)
+            for n in range(1, L + 1):
+                self.progress(f"layout: calls of {n} of {L}")
+                self._many_calls(fam, sup, n, 0, False)
+        else:
+            self._sampled_calls(sup)
+
+    def _many_calls(self, fam, sup, n, offset, in_place) -> None:
+        nv = self.nv
+        x = self._windows(self.vext, nv, n)
+        call = (lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place))
+        where = f"{' in place' if in_place else ''}{f' at {offset} bytes past a 64-byte boundary' if offset else ''}"
+        y = self._run(fam, x, f"{nv:,} calls of {n} element(s){where} (layout check)", call=call, keep_layout=False)
+        if y is None:
+            fam.complete = False
+            return
+        self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
+                      lambda i: (i // n + i % n) % nv,
+                      lambda i: f"a call of {n} element(s){where}, position {i % n}",
+                      lambda i: self._redo_call(sup, n, offset, in_place, i))
+
+    def _sampled_calls(self, sup) -> None:
+        """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values."""
+        nv, L, c = self.nv, self.L, CALLS_PER_LENGTH
+        cross = sup.rows and sup.rows_are_calls
+        fam = Family("calls", f"every length 1..{L}: {c} separate calls of each length, every position "
+                              f"({c} inputs per position; the target is called once per call from Python)"
+                              + (": a cross-check of the rows above" if cross else ": sampled"),
+                     complete=cross)
+        self.families.append(fam)
+        rng = np.random.default_rng(12345)
+        for n in range(1, L + 1):
+            self.progress(f"layout: calls of {n} of {L}")
+            for j in range(c):
+                start = int(rng.integers(nv))
+                idx = (start + np.arange(n)) % nv
+                y = self._run(fam, self.values[idx], f"a call of {n} element(s) (layout check)", keep_layout=False)
+                if y is None:
+                    continue
+                self._compare(fam, y.view(self.uint), self.base[idx], lambda i, idx=idx: idx[i],
+                              lambda i, n=n: f"a call of {n} element(s), position {i}",
+                              lambda i, idx=idx: self._redo(lambda: self.values[idx].copy(), i, keep_layout=False))
+
+    def offsets(self, sup) -> None:
+        L, nv = self.L, self.nv
+        offs = byte_offsets(self.fmt)
+        if sup.calls is not None and sup.offsets:
+            fam = Family("offsets", f"a call of {L} elements at {', '.join(map(str, offs))} bytes past a 64-byte "
+                                    "boundary, every input at every position")
+            self.families.append(fam)
+            for o in offs:
+                self.progress(f"layout: offset {o}")
+                self._many_calls(fam, sup, L, o, False)
+        elif sup.rows and sup.offsets:
+            fam = Family("offsets", f"rows of {L} elements starting {', '.join(map(str, offs))} bytes past a 64-byte "
+                                    "boundary (row stride a whole number of 64-byte lines), every input at every "
+                                    "position", complete=sup.rows_are_calls)
+            self.families.append(fam)
+            stride = _padded(L, self.fmt.bits // 8)
+            for o in offs:
+                self.progress(f"layout: offset {o}")
+                y = self._run(fam, self._rows(L, o, stride), f"{nv:,} rows of {L} at offset {o} (layout check)",
+                              owned=True)
+                if y is None:
+                    fam.complete = False
+                    continue
+                self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, L),
+                              lambda i: (i // L + i % L) % nv,
+                              lambda i, o=o: f"row {i // L:,} of {nv:,} rows of {L} elements starting {o} bytes "
+                                             f"past a 64-byte boundary, position {i % L}",
+                              lambda i, o=o: self._redo(lambda: self._rows(L, o, stride), i))
+
+    def views(self, sup) -> None:
+        if not sup.views:
+            return
+        nv, v = self.nv, self.values
+        fam = Family("strides and shapes", "every input through a view with stride 2, a transposed 2-D array, a 3-d "
+                                           "and an 8-d array; 0-d arrays and empty arrays")
+        self.families.append(fam)
+        self.progress("layout: strides and shapes")
+        ident = np.arange(nv)
+
+        def strided():
+            buf = np.empty(2 * nv, v.dtype)
+            buf[::2] = v
+            return buf[::2]
+
+        def transposed():
+            a = _split(nv)
+            return np.asfortranarray(v.reshape(a, nv // a))
+
+        shapes = [("a view with stride 2", strided, ident)]
+        if _split(nv) > 1:
+            shapes.append(("a transposed (Fortran-order) 2-D array", transposed, ident))
+        for name, dims in (("a 3-d array", 3), ("an 8-d array", 8)):
+            shp = _shape(nv, dims)
+            if shp:
+                shapes.append((f"{name} of shape {shp}", lambda shp=shp: v.reshape(shp), ident))
+        for name, make, idx in shapes:
+            x = make()
+            y = self._run(fam, x, f"{name} (layout check)")
+            if y is None:
+                continue
+            # element i of x in C order is value i (transposed: the same values, read in C order)
+            got = np.ascontiguousarray(y).reshape(-1)
+            want_idx = np.ascontiguousarray(x).reshape(-1)
+            order = _value_index(self.values, want_idx)
+            self._compare(fam, got.view(self.uint), self.base[order], lambda i, order=order: order[i],
+                          lambda i, name=name, shape=x.shape: f"{name}, element {np.unravel_index(i, shape)}",
+                          lambda i, make=make: self._redo(make, i))
+        for shp in ((0,), (3, 0, 2)):
+            self._run(fam, np.empty(shp, v.dtype), f"an empty array of shape {shp} (layout check)")
+        sample = np.linspace(0, nv - 1, min(nv, 16)).astype(np.int64)
+        zero_d = Family("0-d arrays", f"{sample.size} inputs, each alone in a 0-d array"
+                        + (" (a cross-check: the target runs a 0-d array through a one-element call's loop, which "
+                           "the lengths cover)" if sup.rows_are_calls else " (sampled)"),
+                        complete=sup.rows_are_calls or sample.size == nv)
+        self.families.append(zero_d)
+        for k in sample:
+            x = self.values[k:k + 1].reshape(())
+            y = self._run(zero_d, x, "a 0-d array (layout check)")
+            if y is not None:
+                self._compare(zero_d, np.asarray(y).reshape(1).view(self.uint), self.base[k:k + 1],
+                              lambda i, k=k: k, lambda i: "a 0-d array",
+                              lambda i, k=k: self._redo(lambda: self.values[k:k + 1].reshape(()), 0))
+
+    def threads(self, sup) -> None:
+        if sup.threads is None:
+            return
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        counts = sorted({1, cores})
+        nv = self.nv
+        size = 3 * nv + 77      # chunks of any count end off every vector multiple
+        idx = np.arange(size) % nv
+        x = self.values[idx]
+        fam = Family("threads", f"every input in a call of {size:,} elements on {' and '.join(map(str, counts))} "
+                                f"thread(s){' (this host has one core)' if cores == 1 else ''}")
+        self.families.append(fam)
+        for t in counts:
+            self.progress(f"layout: {t} thread(s)")
+            with sup.threads(t):
+                y = self._run(fam, x, f"{size:,} elements on {t} thread(s) (layout check)", keep_layout=False)
+            if y is not None:
+                self._compare(fam, y.view(self.uint), self.base[idx], lambda i: idx[i],
+                              lambda i, t=t: f"a call of {size:,} elements on {t} thread(s), position {i:,}",
+                              lambda i, t=t: self._redo_threads(sup, t, x, i))
+
+    def in_place(self, sup) -> None:
+        if sup.calls is not None and sup.calls_in_place:
+            fam = Family("in place", f"every length 1..{self.L}, every input at every position, x and y the same "
+                                     "buffer")
+            self.families.append(fam)
+            for n in range(1, self.L + 1):
+                self.progress(f"layout: in place, calls of {n}")
+                self._many_calls(fam, sup, n, 0, True)
+            return
+        if sup.in_place is None or sup.in_place_for is None or not sup.in_place_for(self.op, self.attrs):
+            return
+        fn = sup.in_place
+        fam = Family("in place", f"every length 1..{self.L}: rows of a 2-D view computed in place")
+        self.families.append(fam)
+        nv = self.nv
+        for n in range(1, self.L + 1):
+            self.progress(f"layout: in place, rows of {n}")
+            y = self._run(fam, self._rows(n), f"{nv:,} rows of {n} in place (layout check)", call=fn, owned=True)
+            if y is None:
+                fam.complete = False
+                continue
+            self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
+                          lambda i, n=n: (i // n + i % n) % nv,
+                          lambda i, n=n: f"in place: row {i // n:,} of {nv:,} rows of {n} elements (row stride "
+                                         f"{n + 1}), position {i % n}",
+                          lambda i, n=n: self._redo(lambda: self._rows(n), i, call=fn))
+        fam.complete = fam.complete and self.tgt.layouts.rows_are_calls
+
+    # -- replays ----------------------------------------------------------------------------
+    def _redo(self, make, i, keep_layout=True, call=None) -> int | None:
+        try:
+            y = self.tgt.run(self.op, make(), self.attrs, label="the layout again (replay)",
+                             keep_layout=keep_layout, call=call)
+        except TargetFailure:
+            return None
+        return int(np.ascontiguousarray(y).reshape(-1).view(self.uint)[i])
+
+    def _redo_call(self, sup, n, offset, in_place, i) -> int | None:
+        x = self._windows(self.vext, self.nv, n)
+        try:
+            y = self.tgt.run(self.op, x, self.attrs, label="the layout again (replay)",
+                             call=lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place))
+        except TargetFailure:
+            return None
+        return int(y.reshape(-1).view(self.uint)[i])
+
+    def _redo_threads(self, sup, t, x, i) -> int | None:
+        with sup.threads(t):
+            return self._redo(lambda: x, i, keep_layout=False)
+
+    # -- the verdict ----------------------------------------------------------------------------
+    def verdict(self, prop, ref_of, target: str, where: str) -> tuple[dict, dict | None]:
+        """(the PropertyResult dict, the worst error over the differing outputs or None).
+        ref_of(bits array) -> (correctly rounded bits, ulp error function(input bits, output bits))."""
+        from .proofs.result import PropertyResult
+        from .properties import value_of
+        fams = self.families
+        evaluated = sum(f.evaluated for f in fams)
+        differ = sum(f.differ for f in fams)
+        errors = [e for f in fams for e in f.errors]
+        sup = self.tgt.layouts
+        lengths_complete = any(f.name == "lengths" and f.complete for f in fams) or \
+            any(f.name == "calls" and f.complete for f in fams)
+        complete = self.whole and lengths_complete and all(f.complete for f in fams) and not errors
+        r = PropertyResult(prop.name, prop.kind, prop.statement, "checked", "")
+        r.inputs_checked, r.violations = evaluated, differ + len(errors)
+        r.elapsed_s = getattr(self, "elapsed", 0.0)
+        what = f"every input enumerated on target {target}" if self.whole else \
+            f"{self.nv:,} sampled inputs on target {target}"
+        r.method = (f"{what}, in every layout it can be given {where}, compared bit for bit with "
+                    f"{self.base_layout}: {evaluated:,} outputs; "
+                    + "; ".join(f"{f.name}: {f.how} ({f.evaluated:,} outputs)" for f in fams))
+        notes = [f"not given to {target}: {k}: {why}" for k, why in sup.cannot.items()]
+        incomplete = [f.name for f in fams if not f.complete]
+        if not complete and not differ and not errors:
+            why = []
+            if not self.whole:
+                why.append(f"{self.nv:,} inputs went through each layout, not every input of the format")
+            if not enumerable(sup):
+                why.append(f"{target}'s short calls cannot be enumerated: it is called once per call from Python "
+                           "(every input at every position of every length 1..L would be millions of calls)")
+            if incomplete:
+                why.append(f"sampled, not enumerated: {', '.join(incomplete)}")
+            notes.append("checked, not proved: " + "; ".join(why))
+        worst = None
+        if differ or errors:
+            r.status = "refuted"
+            first = None
+            for f in fams:
+                for ex in f.examples:
+                    first = first or (f, ex)
+            if first is not None:
+                f, (k, got, words, redo, _) = first
+                x = self.values[k:k + 1]
+                ref_bits, err_of = ref_of(x.view(self.uint))
+                again = redo()
+                ce = {"which": "first", "inputs": {"x": value_of(x[0], self.fmt)},
+                      "outputs": {"f(x)": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt)},
+                      "reference": {"f(x)": value_of(self.uint.type(ref_bits[0]).view(self.fmt.dtype), self.fmt)},
+                      "layout": words, "base": {"layout": self.base_layout,
+                                                "output": value_of(self.base[k].view(self.fmt.dtype), self.fmt)},
+                      "replayed": again is not None and (again == got or _both_nan(again, got, self.fmt)),
+                      "violations": differ}
+                if not ce["replayed"]:
+                    ce["note"] = ("the layout run again gave "
+                                  + (hex_bits(self.uint.type(again).view(self.fmt.dtype), self.fmt)
+                                     if again is not None else "an error")
+                                  + ": the difference is not reproducible (the output depends on more than the "
+                                    "layout)")
+                r.counterexample = ce
+            worst = self._worst(ref_of)
+            if worst is not None:
+                r.worst = {"which": "worst", "inputs": {"x": worst["input"]}, "outputs": {"f(x)": worst["output"]},
+                           "reference": {"f(x)": worst["reference"]}, "layout": worst["layout"],
+                           "magnitude": worst["ulp"]}
+            if errors:
+                notes.append("the target failed in some layouts: " + "; ".join(errors[:3]))
+        elif complete:
+            r.status = "proved"
+        r.note = "; ".join(notes) or None
+        r.layouts = [f.summary() for f in fams]
+        return r.to_dict(), worst
+
+    def _worst(self, ref_of) -> dict | None:
+        """The largest error among the differing outputs held as examples (measured against the reference)."""
+        from .properties import value_of
+        best = None
+        for f in self.families:
+            if not f.examples:
+                continue
+            ks = np.array([e[0] for e in f.examples])
+            xs = self.values[ks]
+            ref_bits, err_of = ref_of(xs.view(self.uint))
+            for j, (k, got, words, _, _) in enumerate(f.examples):
+                e = err_of(xs[j:j + 1], got)
+                if e is None:
+                    with np.errstate(invalid="ignore"):
+                        yv = np.array([got], self.uint).view(self.fmt.dtype).astype(np.float64)[0]
+                        rv = np.array([ref_bits[j]], self.uint).view(self.fmt.dtype).astype(np.float64)[0]
+                    if np.isnan(yv) != np.isnan(rv):     # a NaN where the reference is a number, or the reverse
+                        e = np.inf
+                    else:
+                        continue
+                if best is None or e > best["ulp"]:
+                    best = {"ulp": e, "input": value_of(xs[j], self.fmt),
+                            "output": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt),
+                            "reference": value_of(self.uint.type(ref_bits[j]).view(self.fmt.dtype), self.fmt),
+                            "layout": words}
+        return best
+
+
+def _ordinal(bits: np.ndarray, fmt) -> np.ndarray:
+    """Bit patterns as ordinals (adjacent values one apart, -0 = +0); NaNs far beyond infinity."""
+    b = bits.astype(np.int64)
+    sign = 1 << (fmt.bits - 1)
+    mag = b & (sign - 1)
+    out = np.where(b & sign, -mag, mag)
+    inf = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
+    return np.where(mag > inf, NAN_ORDINAL, out)
+
+
+NAN_ORDINAL = 1 << 40
+
+
+def _both_nan(a: int, b: int, fmt) -> bool:
+    with np.errstate(invalid="ignore"):
+        va = np.array([a], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0]
+        vb = np.array([b], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0]
+    return bool(np.isnan(va) and np.isnan(vb))
+
+
+def _split(n: int) -> int:
+    """A divisor of n near its square root (1 where n is prime)."""
+    for a in range(int(n ** 0.5), 0, -1):
+        if n % a == 0:
+            return a
+    return 1
+
+
+def _shape(n: int, dims: int) -> tuple | None:
+    """A shape of `dims` dimensions with n elements, the leading ones small (None where n has too few factors)."""
+    out, left = [], n
+    for _ in range(dims - 1):
+        for f in (4, 2, 3, 5, 7):
+            if left % f == 0 and left // f >= 1:
+                out.append(f)
+                left //= f
+                break
+        else:
+            return None
+    return tuple(out + [left])
+
+
+def _value_index(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The index in `values` of each element of `order` (a rearrangement of values, found by bits)."""
+    # the views above keep C order, but the transposed array is read back in C order of its own: find each
+    # element's value index by its bits (values are distinct bit patterns)
+    bits = values.view(f"uint{8 * values.itemsize}")
+    ob = order.view(bits.dtype)
+    srt = np.argsort(bits, kind="stable")
+    pos = np.searchsorted(bits[srt], ob)
+    return srt[np.minimum(pos, bits.size - 1)]

@@ -1,0 +1,305 @@
+"""Every code path of a kernel: the `layout` property (verify.layout).
+
+Kernels right in their vector body and wrong only on another path (the loop's
+remainder, short calls, the elements before an aligned address, in place,
+strided views, empty arrays) fail; the same kernel made position-independent
+passes. Where a real runtime is layout-dependent, the example opcert reports
+is replayed here with the runtime itself, outside opcert.
+"""
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from opcert.spec import operators
+from opcert.verify.accuracy import measure
+from opcert.verify.layout import byte_offsets, longest
+from opcert.formats import get_format
+
+has_cc = shutil.which("cc") is not None
+has_torch = importlib.util.find_spec("torch") is not None
+
+PATHS = r"""
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+static float good(float x) { return (float)tanh((double)x); }
+static float crude(float x) { float x2 = x * x; return x * (27.0f + x2) / (27.0f + 9.0f * x2); }
+void tanh_good(const float *x, float *y, size_t n, const float *a) {
+    for (size_t i = 0; i < n; i++) y[i] = good(x[i]);
+}
+/* right in its 8-wide body, 1 - 2/(e^2x + 1) in the remainder */
+void tanh_remainder(const float *x, float *y, size_t n, const float *a) {
+    size_t body = n - n % 8, i;
+    for (i = 0; i < body; i++) y[i] = good(x[i]);
+    for (; i < n; i++) y[i] = 1.0f - 2.0f / (expf(2.0f * x[i]) + 1.0f);
+}
+/* a crude rational approximation for calls shorter than 64 elements */
+void tanh_short(const float *x, float *y, size_t n, const float *a) {
+    for (size_t i = 0; i < n; i++) y[i] = n < 64 ? crude(x[i]) : good(x[i]);
+}
+/* the elements before the first 32-byte-aligned address take the crude path */
+void tanh_unaligned(const float *x, float *y, size_t n, const float *a) {
+    size_t i = 0;
+    while (i < n && ((uintptr_t)(x + i) & 31)) { y[i] = crude(x[i]); i++; }
+    for (; i < n; i++) y[i] = good(x[i]);
+}
+/* wrong only when called in place (x == y) */
+void tanh_aliased(const float *x, float *y, size_t n, const float *a) {
+    int same = (const float *)y == x;
+    for (size_t i = 0; i < n; i++) y[i] = same ? crude(x[i]) : good(x[i]);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    if not has_cc:
+        pytest.skip("no C compiler (cc) on this machine")
+    d = tmp_path_factory.mktemp("paths")
+    (d / "paths.c").write_text(PATHS)
+    so = d / "libpaths.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(d / "paths.c"), "-lm"], check=True)
+    return so
+
+
+def _gate(cli, tmp_path, target, op="Tanh", dtype="float32", mode="sample", extra=""):
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text(textwrap.dedent(f"""
+        [[check]]
+        op = "{op}"
+        dtypes = ["{dtype}"]
+        target = "{target}"
+        mode = "{mode}"
+        {'samples = 2000' if mode == 'sample' else ''}
+        max_ulp = 1
+        proofs = "all"
+        accept_sampled_evidence = true
+        {extra}
+    """))
+    out = tmp_path / "gate.json"
+    code, _, err = cli("gate", "--config", cfg, "--json", out)
+    return code, json.loads(out.read_text())["checks"][0], err
+
+
+def _layout_reason(check) -> str:
+    found = [r for r in check["reasons"] if r.startswith("property layout: refuted")]
+    assert found, check["reasons"]
+    return found[0]
+
+
+def test_every_operator_declares_layout_invariance_and_all_requires_it():
+    from opcert import policy
+    from opcert.spec.attrs import resolve
+    for op in operators():
+        kinds = [p.kind for p in op.properties]
+        assert kinds.count("layout") == 1, op.name
+        required, _ = policy.required_properties(op, "all", resolve(op))
+        assert "layout" in required, op.name
+
+
+def test_lengths_cover_two_64_byte_vectors_of_binary32_lanes():
+    # the issue's bar: L >= 129 for 16-bit formats; offsets break 16-, 32- and 64-byte alignment
+    assert longest(get_format("float16")) >= 129 and longest(get_format("bfloat16")) >= 129
+    assert longest(get_format("float32")) >= 2 * 16 + 1 and longest(get_format("float64")) >= 2 * 8 + 1
+    for dt, size in (("float16", 2), ("float32", 4), ("float64", 8)):
+        offs = byte_offsets(get_format(dt))
+        assert all(o % size == 0 and 0 < o < 64 for o in offs)
+        assert any(o % 16 for o in offs) or size == 16
+        assert 16 in offs and 32 in offs and 48 in offs
+
+
+@pytest.mark.parametrize("symbol, where", [
+    ("tanh_remainder", r"a call of (\d+) element\(s\), position (\d+)"),
+    ("tanh_short", r"a call of (\d+) element\(s\)"),
+    ("tanh_unaligned", r"a call of \d+ element\(s\) at (\d+) bytes past a 64-byte boundary, position (\d+)"),
+    ("tanh_aliased", r"a call of \d+ element\(s\) in place"),
+])
+def test_a_c_kernel_wrong_on_one_path_fails_the_gate_with_that_layout(cli, tmp_path, paths, symbol, where):
+    code, check, _ = _gate(cli, tmp_path, f"c:{paths}:{symbol}")
+    assert code == 1 and check["status"] == "fail"
+    reason = _layout_reason(check)
+    m = re.search(where, reason)
+    assert m, reason
+    if symbol == "tanh_remainder":      # the layout named is a remainder position of the 8-wide loop
+        n, p = int(m.group(1)), int(m.group(2))
+        assert n % 8 and p >= n - n % 8
+    if symbol == "tanh_short":
+        assert int(m.group(1)) < 64
+    if symbol == "tanh_unaligned":      # before the first 32-byte-aligned address
+        off, p = int(m.group(1)), int(m.group(2))
+        assert off % 32 and 4 * p < 32 - off % 32
+    lay = next(p for p in check["proofs"] if p["name"] == "layout")
+    assert lay["status"] == "refuted" and lay["counterexample"]["replayed"] is True
+    # the accuracy of the check is the worst over the layouts: the wrong path's error is > 1 ULP
+    assert any(r.startswith("max ULP error") for r in check["reasons"]) or symbol == "tanh_aliased"
+
+
+def test_the_same_kernel_position_independent_passes(cli, tmp_path, paths):
+    code, check, _ = _gate(cli, tmp_path, f"c:{paths}:tanh_good")
+    assert code == 0 and check["status"] == "pass", check["reasons"]
+    lay = next(p for p in check["proofs"] if p["name"] == "layout")
+    assert lay["status"] == "checked" and lay["violations"] == 0
+    fams = {f["family"]: f for f in lay["layouts"]}
+    L = longest(get_format("float32"))
+    n = 2000 - 0      # at most the sample's distinct inputs go through each layout
+    assert set(fams) == {"calls", "offsets", "in place"}
+    # every length 1..L, every input at every position: sum(n for n in 1..L) outputs per input
+    per_input = L * (L + 1) // 2
+    assert fams["calls"]["evaluated"] % per_input == 0 and fams["calls"]["evaluated"] // per_input <= n
+    assert fams["offsets"]["evaluated"] == len(byte_offsets(get_format("float32"))) * L * \
+        (fams["calls"]["evaluated"] // per_input)
+
+
+def test_a_c_kernel_is_proved_layout_invariant_by_enumeration_in_float16(tmp_path):
+    if not has_cc:
+        pytest.skip("no C compiler (cc) on this machine")
+    src = tmp_path / "r.c"
+    src.write_text("#include <stddef.h>\n#include <stdint.h>\nvoid relu(const uint16_t *x, uint16_t *y, size_t n, "
+                   "const float *a) { for (size_t i = 0; i < n; i++) { uint16_t b = x[i]; "
+                   "y[i] = ((b & 0x7fff) <= 0x7c00 && (b & 0x8000)) ? 0 : b; } }\n")
+    so = tmp_path / "libr.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(src)], check=True)
+    res = measure("Relu", f"c:{so}:relu", "float16", "exhaustive", properties=("layout",))
+    lay = res.properties[-1]
+    assert lay["status"] == "proved", lay
+    calls = next(f for f in lay["layouts"] if f["family"] == "calls")
+    assert calls["evaluated"] == 65536 * 129 * 130 // 2 and calls["complete"]
+
+
+def _bad_module(tmp_path, body: str) -> str:
+    mod = tmp_path / "kern_layout.py"
+    mod.write_text("import numpy as np\n\n\ndef tanh(x):\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    sys.path.insert(0, str(tmp_path))
+    return "kern_layout:tanh"
+
+
+@pytest.mark.parametrize("body, family", [
+    ("y = np.tanh(x)\nif x.size < 40:\n    y = (x * (27 + x * x) / (27 + 9 * x * x)).astype(x.dtype)\nreturn y",
+     "calls"),
+    ("y = np.tanh(x)\nif not x.flags.c_contiguous:\n    y = np.nextafter(y, np.inf).astype(x.dtype)\nreturn y",
+     "lengths"),
+    ("if x.size == 0:\n    raise ValueError('empty')\nreturn np.tanh(x)", "strides and shapes"),
+])
+def test_a_python_callable_that_depends_on_its_layout_is_refuted(tmp_path, body, family):
+    name = _bad_module(tmp_path, body)
+    try:
+        res = measure("Tanh", name, "float16", "exhaustive", properties=("layout",), isolation="none")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("kern_layout", None)
+    lay = res.properties[-1]
+    assert lay["status"] == "refuted"
+    fam = next(f for f in lay["layouts"] if f["family"] == family)
+    assert fam["differ"] or fam["errors"], lay["layouts"]
+
+
+def test_a_correct_python_callable_is_checked_not_proved_and_says_why():
+    res = measure("Tanh", "numpy:tanh", "float16", "exhaustive", properties=("layout",))
+    lay = res.properties[-1]
+    assert lay["status"] == "checked" and lay["violations"] == 0
+    assert "checked, not proved" in lay["note"] and "cannot be enumerated" in lay["note"]
+    assert "threads" in lay["note"]
+
+
+@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[runtimes])")
+@pytest.mark.parametrize("op, fn", [("Elu", "elu"), ("Softplus", "softplus")])
+def test_torch_float32_elu_and_softplus_fail_layout_invariance_with_a_replayed_example(cli, tmp_path, op, fn):
+    import torch
+    import torch.nn.functional as F
+    code, check, _ = _gate(cli, tmp_path, "torch", op=op)
+    assert code == 1
+    _layout_reason(check)
+    lay = next(p for p in check["proofs"] if p["name"] == "layout")
+    ce = lay["counterexample"]
+    assert ce["replayed"] is True
+    # replayed here with torch itself, outside opcert: the input alone in a call, and inside a long one
+    x = np.float32(ce["inputs"]["x"]["value"])
+    alone = getattr(F, fn)(torch.from_numpy(np.array([x], np.float32))).numpy()[0]
+    long = np.full(4096 + 3, x, np.float32)
+    inside = getattr(F, fn)(torch.from_numpy(long)).numpy()
+    one_elem = {int(np.float32(v).view(np.uint32)) for v in (alone,)}
+    body = {int(v.view(np.uint32)) for v in inside[:4096]}
+    shown = {int(ce["outputs"]["f(x)"]["bits"], 16), int(ce["base"]["output"]["bits"], 16)}
+    assert len(shown) == 2 and shown <= one_elem | body | {int(v.view(np.uint32)) for v in inside}
+
+
+@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[runtimes])")
+def test_torch_float16_tanh_gets_a_layout_verdict_by_enumeration_in_under_10_s():
+    res = measure("Tanh", "torch", "float16", "exhaustive", properties=("layout",))
+    lay = res.properties[-1]
+    assert lay["status"] in ("proved", "refuted")
+    assert "every input enumerated on target torch" in lay["method"]
+    lengths = next(f for f in lay["layouts"] if f["family"] == "lengths")
+    assert lengths["complete"] and lengths["evaluated"] == 65536 * 129 * 130 // 2
+    assert lay["elapsed_s"] < 10, lay["elapsed_s"]
+
+
+@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[runtimes])")
+def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
+    from opcert.isa import levels
+    want = [n for n, _ in levels("torch")]
+    flags = open("/proc/cpuinfo").read()
+    assert len(want) == 1 + ("avx2" in flags) + ("avx512f" in flags and "avx512bw" in flags)
+    out = tmp_path / "isa.json"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Elu", "--dtype", "float32", "--target",
+                           "torch", "--isa", "all", "--samples", "2000", "--json", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert [lv["level"] for lv in doc["levels"]] == want
+    for lv in doc["levels"]:
+        isa = lv["result"]["target_info"]["details"]["isa"]
+        assert f"ATEN_CPU_CAPABILITY={lv['environment']['ATEN_CPU_CAPABILITY']}" in isa
+        assert lv["result"]["inputs_checked"] > 0
+    assert time.perf_counter() - t0 < 120
+
+
+def test_isa_of_a_target_without_a_switch_is_one_result_that_says_so(cli, tmp_path):
+    out = tmp_path / "isa.json"
+    code, _, err = cli("accuracy", "Relu", "--dtype", "float16", "--target", "onnxruntime", "--isa", "all",
+                       "--exhaustive", "--json", out)
+    if "needs its library" in err:
+        pytest.skip("onnxruntime is not installed")
+    doc = json.loads(out.read_text())
+    assert [lv["level"] for lv in doc["levels"]] == ["host"] and "no ISA switch" in doc["note"]
+
+
+def test_a_level_the_target_does_not_have_is_a_usage_error(cli):
+    code, _, err = cli("accuracy", "Tanh", "--dtype", "float32", "--target", "onnxruntime", "--isa", "avx2")
+    assert code == 2 and "no ISA switch" in err
+    code, _, err = cli("accuracy", "Tanh", "--dtype", "float32", "--target", "numpy:tanh", "--isa", "sse9")
+    assert code == 2 and "allowed:" in err
+
+
+def test_the_gate_key_isa_runs_a_check_once_per_level(cli, tmp_path):
+    from opcert.isa import levels
+    want = levels("numpy:tanh")
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "numpy:tanh"\nmode = "exhaustive"\n'
+                   'max_ulp = 1\nisa = "all"\n')
+    out = tmp_path / "gate.json"
+    code, _, err = cli("gate", "--config", cfg, "--json", out)
+    checks = json.loads(out.read_text())["checks"]
+    assert [c["identity"]["isa"] for c in checks] == [n for n, _ in want]
+    for c, (name, env) in zip(checks, want):
+        assert f"[isa {name}]" in c["name"]
+        isa = c["accuracy"]["target_info"]["details"]["numpy_isa"]
+        off = env["NPY_DISABLE_CPU_FEATURES"]
+        assert (f"NPY_DISABLE_CPU_FEATURES={off}" in isa) if off else "NPY_DISABLE_CPU_FEATURES" not in isa
+        assert c["accuracy"]["command"].startswith("NPY_DISABLE_CPU_FEATURES=")
+
+
+def test_a_bad_isa_key_names_the_key_and_what_is_allowed(cli, tmp_path):
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float32"]\ntarget = "numpy:tanh"\nisa = "sse9"\n')
+    code, _, err = cli("gate", "--config", cfg)
+    assert code == 2 and "isa" in err and "allowed:" in err
