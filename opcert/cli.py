@@ -441,6 +441,8 @@ def _print_accuracy(res, stderr: bool = False) -> None:
             t.add_row("output there", f"{res.worst_output!r} ({res.worst_output_bits})")
             t.add_row("correctly rounded", f"{res.worst_reference!r} ({res.worst_reference_bits})")
             t.add_row("exact value", str(res.worst_exact))
+            if res.worst_layout:
+                t.add_row("worst error's layout", esc(res.worst_layout))
         t.add_row("correctly rounded results", f"{res.correctly_rounded:,} / {res.inputs_checked:,}")
         for key, label in (("nan_mismatches", "NaN mismatches"), ("inf_mismatches", "infinity mismatches"),
                            ("signed_zero_mismatches", "signed-zero mismatches"),
@@ -454,6 +456,13 @@ def _print_accuracy(res, stderr: bool = False) -> None:
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
         if res.properties:
             t.add_row("properties", esc(", ".join(f"{p['name']}: {p['status']}" for p in res.properties)))
+        lay = next((p for p in res.properties if p.get("kind") == "layout"), None)
+        if lay and lay.get("counterexample"):
+            ce = lay["counterexample"]
+            t.add_row("layout", esc(f"x={ce['inputs']['x']['value']} ({ce['inputs']['x']['bits']}) -> "
+                                    f"{ce['outputs']['f(x)']['bits']} in {ce['layout']}; "
+                                    f"{ce['base']['output']['bits']} in {ce['base']['layout']}"
+                                    f"{'' if ce.get('replayed') else ' (not reproduced when run again)'}"))
         for note in res.notes:
             t.add_row("note", esc(note))
         t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
@@ -738,7 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "NPY_DISABLE_CPU_FEATURES, OpenVINO: ONEDNN_MAX_CPU_ISA), each in a fresh process; or one "
                    "level's name; host (default): as the host picks")
     s.add_argument("--layout-samples", type=_int("--layout-samples"), metavar="N",
-                   help="inputs per layout where the layouts are not enumerated (default 4096; the layout "
+                   help="inputs per layout where the layouts are not enumerated (default 1024; the layout "
                         "property: lengths, positions, offsets, strides, threads)")
     _target_options(s)
     s.set_defaults(func=cmd_accuracy)

@@ -199,7 +199,7 @@ def _default_timeout(n: int, setting: str | None) -> tuple[float, str]:
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype.kind in "fV" or a.dtype.name == "bfloat16":
         a, b = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
-        if a.nbytes >= 4096 and a.nbytes % 8 == 0:
+        if a.nbytes >= 1 << 18 and a.nbytes % 8 == 0:
             # a sweep compares 512 blocks of 256 KiB per chunk: compiled, 64 bits at a time, 2.7 against
             # array_equal's 6.5 us (its temporary array of booleans)
             return _same_words()(a.view(np.uint64), b.view(np.uint64))

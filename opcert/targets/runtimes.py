@@ -353,7 +353,8 @@ class Jax:
             self.dev_error = str(exc).splitlines()[0]
         import jaxlib
         self.details = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "device": device,
-                        "backend": str(self.dev.platform) if self.dev is not None else None}
+                        "backend": str(self.dev.platform) if self.dev is not None else None,
+                        "isa": "XLA compiles for the host CPU's features; JAX has no switch opcert sets"}
         self.compiled = {}
 
     def unsupported(self, op, dtype, attrs):

@@ -351,7 +351,7 @@ def _wants_layout(req: Request) -> bool:
     return req.properties == "all" or "layout" in req.properties
 
 
-DEFAULT_LAYOUT_SAMPLES = 4096   # inputs per layout where the layouts are not enumerated
+DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
 
 
 def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None):
@@ -505,8 +505,15 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     try:
         from ..targets import load_target as _load
         probe = _load(req.target, req.timeout, req.standard) if in_process else None
-        why = probe.unsupported(op, "float32", req.resolved) if probe else _isolated(_unsupported, name, op.name,
-                                                                                      req.attrs)
+        # the layout check (verify.layout) runs in the worker that asks the target what it supports: one
+        # worker started for both (a worker costs 1-2 s to start and load the target)
+        lay = None
+        if probe:
+            why = probe.unsupported(op, "float32", req.resolved)
+            if not why and _wants_layout(req):
+                lay = _layout_or_failure(req)
+        else:
+            why, lay = _isolated(_unsupported_and_layout, req)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0, info)
     except WorkerLost as lost:
@@ -574,8 +581,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                 for p in res.properties:
                     if p["status"] == "checked":
                         p["method"] += " (a part of the binary32 range)"
-        if _wants_layout(req):
-            lay = _isolated_layout(req, in_process)
+        if lay is not None:
             if isinstance(lay, str):
                 res.status, res.error = "crashed", lay
             else:
@@ -606,12 +612,20 @@ def _layout_sampled(req: Request):
                           f"one call of the {x.size:,} sampled inputs", whole=False)
 
 
-def _isolated_layout(req: Request, in_process: bool):
+def _layout_or_failure(req: Request):
     """_layout_sampled's result, or why the target failed it (a string)."""
     try:
-        return _layout_sampled(req) if in_process else _isolated(_layout_sampled, req)
-    except (TargetFailure, WorkerLost) as exc:
+        return _layout_sampled(req)
+    except TargetFailure as exc:
         return f"target {req.target_name} failed in the layout check: {exc}"
+
+
+def _unsupported_and_layout(req: Request):
+    """In the target's worker: (why it does not support the check or None, the layout result or None)."""
+    why = _unsupported(req.target_name, req.op, req.attrs)
+    if why or not _wants_layout(req):
+        return why, None
+    return None, _layout_or_failure(req)
 
 
 def _binary32(bits_list) -> np.ndarray:
