@@ -481,14 +481,22 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     if isinstance(req.target, Target):
         raise UsageError("an exhaustive float32 sweep runs its target in worker processes: give the target by "
                          "name (module:function), not as an object")
+    in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
+    checked = None
     try:
         first = (start, min(start + (1 << 16), stop))    # the sweep's first block
-        info = describe_target(req.target, req.isolation, (op.name, "float32", req.attrs, req.standard, first),
-                               req.timeout)
+        call = (op.name, "float32", req.attrs, req.standard, first)
+        if in_process or in_worker():
+            info = describe_target(req.target, req.isolation, call, req.timeout)
+        else:
+            # one worker loads the target, makes its first call (what it loads then keys the checkpoints),
+            # says what it supports and runs the layout check: a worker costs 1-2 s to start and load
+            info, *checked = run_isolated(_probe_and_check, req, call)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
     except WorkerLost as lost:
-        return _crashed(req, f"target {name} {lost} (while being loaded or at its first call)", t0)
+        return _crashed(req, f"target {name} {lost} (while being loaded, at its first call or in the layout "
+                             "check)", t0)
     full = (start, stop) == (0, HALF)
     compiled = compile_all(op, fmt, req.resolved, req.standard or op.primary, _property_names(req, op)) if req.properties != () else []
     prop_names = tuple(c.name for c in compiled)
@@ -501,17 +509,16 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     res.exhaustive = full
     if not full:
         res.mode = f"magnitudes [0x{start:08x}, 0x{stop:08x}), both signs"
-    in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
     try:
         from ..targets import load_target as _load
         probe = _load(req.target, req.timeout, req.standard) if in_process else None
-        # the layout check (verify.layout) runs in the worker that asks the target what it supports: one
-        # worker started for both (a worker costs 1-2 s to start and load the target)
         lay = None
         if probe:
             why = probe.unsupported(op, "float32", req.resolved)
             if not why and _wants_layout(req):
                 lay = _layout_or_failure(req)
+        elif checked is not None:
+            why, lay = checked
         else:
             why, lay = _isolated(_unsupported_and_layout, req)
     except TargetFailure as exc:
@@ -618,6 +625,13 @@ def _layout_or_failure(req: Request):
         return _layout_sampled(req)
     except TargetFailure as exc:
         return f"target {req.target_name} failed in the layout check: {exc}"
+
+
+def _probe_and_check(req: Request, call):
+    """In one worker: the target's identity (targets.describe_target, its first call included), what it does
+    not support, and its layout check."""
+    info = describe_target(req.target, req.isolation, call, req.timeout)
+    return (info, *_unsupported_and_layout(req))
 
 
 def _unsupported_and_layout(req: Request):
