@@ -251,7 +251,7 @@ def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
     out = tmp_path / "isa.json"
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Elu", "--dtype", "float32", "--target",
-                           "torch", "--isa", "all", "--samples", "2000", "--layout-samples", "256", "--json",
+                           "torch", "--isa", "all", "--samples", "500", "--layout-samples", "64", "--in-process", "--json",
                            str(out)],
                           capture_output=True, text=True)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
@@ -285,8 +285,8 @@ def test_the_gate_key_isa_runs_a_check_once_per_level(cli, tmp_path):
     from opcert.isa import levels
     want = levels("numpy:tanh")
     cfg = tmp_path / "opcert.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "numpy:tanh"\nmode = "exhaustive"\n'
-                   'max_ulp = 1\nisa = "all"\n')
+    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float32"]\ntarget = "numpy:tanh"\nsamples = 500\n'
+                   'layout_samples = 64\nmax_ulp = 1\nisa = "all"\n')
     out = tmp_path / "gate.json"
     code, _, err = cli("gate", "--config", cfg, "--json", out)
     checks = json.loads(out.read_text())["checks"]

@@ -103,9 +103,6 @@ class LayoutCheck:
         pad = self.L + 1
         self.vext = np.concatenate([self.values, self.values[:pad]])
         self.bext = np.concatenate([self.base, self.base[:pad]])
-        with np.errstate(invalid="ignore"):
-            self.base_nan = np.isnan(self.bext.view(fmt.dtype).astype(np.float64)) if fmt.kind == "float" \
-                else np.zeros(self.bext.size, bool)
         self.families: list[Family] = []
         self.progress = progress or (lambda text: None)
 
