@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float16"])
     ap.add_argument("--ops", nargs="+")
     ap.add_argument("--samples", type=int, default=20000)
-    ap.add_argument("--layout-samples", type=int, default=4096)
+    ap.add_argument("--layout-samples", type=int, default=1024)
     args = ap.parse_args(argv)
     ops = [op for op in operators() if not args.ops or op.name in args.ops]
     t_all = time.perf_counter()

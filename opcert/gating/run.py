@@ -177,6 +177,8 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
             worst = _describe_ce(v.get("worst"))
             if worst and worst != first:
                 text += f"; worst: {worst}"
+            if not first and v.get("note"):      # refuted by what the target did (it raised in a layout)
+                text += f"; {v['note']}"
             reasons.append(text)
         else:
             reasons.append(f"property {name}: {st} (required: proved)" + (f"; {v['note']}" if v.get("note") else ""))

@@ -329,7 +329,8 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
             if mode in ("exhaustive", "sample") and _wants_layout(req):
                 lay, worst = layout_verdict(op, fmt, resolved, req.standard, tgt, x, y,
                                             f"the measurement's own call of {x.size:,} elements",
-                                            whole=mode == "exhaustive", samples=req.layout_samples)
+                                            whole=mode == "exhaustive", samples=req.layout_samples,
+                                            rounded=ref.rounded)
                 res.properties.append(lay)
                 path_accuracy(res, worst)
         # every verdict above comes from y; a second call is a check of its own
@@ -354,13 +355,16 @@ def _wants_layout(req: Request) -> bool:
 DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
 
 
-def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None):
+def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None,
+                   rounded=None):
     """The layout property (verify.layout) of tgt, on the inputs x whose outputs in the measurement's call
     were y: (its PropertyResult dict, the worst error among outputs that differed, or None).
 
     Every input goes through every layout where that can decide the property: every input of a 16-bit
     format, on a target whose short calls can be enumerated (verify.layout.enumerable). Elsewhere the verdict
-    is `checked` at best, and `samples` inputs (spread evenly over x's bit patterns) go through each layout."""
+    is `checked` at best, and `samples` inputs go through each layout: first those whose measured output is
+    not the correctly rounded one (`rounded`: the reference's outputs), as two code paths can only disagree
+    where one of them is not correctly rounded, up to half; then inputs spread evenly over x's bit patterns."""
     from ..provenance import cpu_model
     from .layout import LayoutCheck, enumerable
     prop = next(p for p in op.properties if p.kind == "layout")
@@ -369,7 +373,20 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
     keep = first[np.argsort(bits[first], kind="stable")]     # ascending bit patterns
     limit = None if whole and enumerable(tgt.layouts) else (samples or DEFAULT_LAYOUT_SAMPLES)
     if limit is not None and keep.size > limit:
-        keep = keep[np.linspace(0, keep.size - 1, limit).astype(np.int64)]
+        first = np.zeros(0, np.int64)
+        if rounded is not None:
+            yb = np.ascontiguousarray(y).reshape(-1).view(fmt.uint)[keep]
+            rb = np.ascontiguousarray(rounded).reshape(-1).view(fmt.uint)[keep]
+            with np.errstate(invalid="ignore"):
+                both_nan = np.isnan(yb.view(fmt.dtype).astype(np.float64)) & \
+                    np.isnan(rb.view(fmt.dtype).astype(np.float64))
+            off = np.flatnonzero((yb != rb) & ~both_nan)
+            if off.size > limit // 2:
+                off = off[np.linspace(0, off.size - 1, limit // 2).astype(np.int64)]
+            first = off
+        rest = np.setdiff1d(np.arange(keep.size), first)
+        rest = rest[np.linspace(0, rest.size - 1, limit - first.size).astype(np.int64)]
+        keep = keep[np.sort(np.concatenate([first, rest]))]
     xs = np.ascontiguousarray(x).reshape(-1)[keep]
     ys = np.ascontiguousarray(y).reshape(-1)[keep]
     check = LayoutCheck(op, tgt, fmt, attrs, xs, ys, base_layout, whole and keep.size == bits.size)
@@ -613,10 +630,13 @@ def _layout_sampled(req: Request):
     op = get_operator(req.op)
     fmt = get_format(req.dtype)
     tgt = load_target(req.target, req.timeout, req.standard)
-    x = inputs_mod.sample(op, fmt, req.resolved, req.layout_samples or DEFAULT_LAYOUT_SAMPLES, req.seed)
+    n = req.layout_samples or DEFAULT_LAYOUT_SAMPLES
+    # 16 times more candidates than go through the layouts: those not correctly rounded go first
+    x = inputs_mod.sample(op, fmt, req.resolved, 16 * n, req.seed)
     y = tgt.run(op, x, req.resolved, label=f"{x.size:,} sampled float32 inputs (layout check)")
+    rounded = reference_detailed(op, x, req.resolved, req.standard).rounded
     return layout_verdict(op, fmt, req.resolved, req.standard, tgt, x, y,
-                          f"one call of the {x.size:,} sampled inputs", whole=False)
+                          f"one call of the {x.size:,} sampled inputs", whole=False, samples=n, rounded=rounded)
 
 
 def _layout_or_failure(req: Request):

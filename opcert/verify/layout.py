@@ -478,10 +478,13 @@ class LayoutCheck:
         for f in self.families:
             if not f.examples:
                 continue
-            ks = np.array([e[0] for e in f.examples])
+            # the exact error costs milliseconds an input: the furthest 8 by ordinal distance, and 2 NaN cases
+            far = sorted(f.examples, key=lambda e: -e[4])
+            chosen = far[:8] + [e for e in far if e[4] < 0][:2]
+            ks = np.array([e[0] for e in chosen])
             xs = self.values[ks]
             ref_bits, err_of = ref_of(xs.view(self.uint))
-            for j, (k, got, words, _, _) in enumerate(f.examples):
+            for j, (k, got, words, _, _) in enumerate(chosen):
                 e = err_of(xs[j:j + 1], got)
                 if e is None:
                     with np.errstate(invalid="ignore"):
