@@ -57,29 +57,23 @@ def switch_for(target: str) -> str | None:
     return None
 
 
+# the switch and its levels, lowest first, with the CPU feature each needs (None: every x86-64 host)
+_CAPPED = {"torch": ("ATEN_CPU_CAPABILITY", (("default", None), ("avx2", "AVX2"), ("avx512", "AVX512"))),
+           "openvino": ("ONEDNN_MAX_CPU_ISA", (("SSE41", None), ("AVX2", "AVX2"), ("AVX512_CORE", "AVX512")))}
+
+
 def levels(target: str) -> list[tuple[str, dict]]:
     """[(level name, environment)] for every level this host supports, lowest first."""
     lib = switch_for(target)
-    if lib == "torch":
-        out = [("default", {"ATEN_CPU_CAPABILITY": "default"})]
-        if _host_has("AVX2"):
-            out.append(("avx2", {"ATEN_CPU_CAPABILITY": "avx2"}))
-        if _host_has("AVX512"):
-            out.append(("avx512", {"ATEN_CPU_CAPABILITY": "avx512"}))
-        return out
-    if lib == "openvino":
-        out = [("SSE41", {"ONEDNN_MAX_CPU_ISA": "SSE41"})]
-        if _host_has("AVX2"):
-            out.append(("AVX2", {"ONEDNN_MAX_CPU_ISA": "AVX2"}))
-        if _host_has("AVX512"):
-            out.append(("AVX512_CORE", {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"}))
-        return out
+    if lib in _CAPPED:
+        var, table = _CAPPED[lib]
+        return [(name, {var: name}) for name, need in table if need is None or _host_has(need)]
     if lib == "numpy":
-        baseline, have = _numpy_features()
+        _, have = _numpy_features()
         out = []
         for i in range(len(have) + 1):
             off = have[i:]
-            name = have[i - 1] if i else f"{baseline[-1] if baseline else 'baseline'} (NumPy's baseline)"
+            name = have[i - 1] if i else "baseline"     # NumPy's baseline: every dispatch target off
             out.append((name, {"NPY_DISABLE_CPU_FEATURES": " ".join(off)}))
         return out
     return []

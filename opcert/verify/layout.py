@@ -187,17 +187,7 @@ class LayoutCheck:
                                             "sampled below"),
                          complete=sup.rows_are_calls)
             self.families.append(fam)
-            for n in range(1, L + 1):
-                self.progress(f"layout: rows of {n} of {L}")
-                y = self._run(fam, self._rows(n), f"{nv:,} rows of {n} elements (layout check)", owned=True)
-                if y is None:
-                    fam.complete = False
-                    continue
-                self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
-                              lambda i, n=n: (i // n + i % n) % nv,
-                              lambda i, n=n: f"row {i // n:,} of a 2-D view of {nv:,} rows of {n} elements "
-                                             f"(row stride {n + 1}), position {i % n}",
-                              lambda i, n=n: self._redo(lambda: self._rows(n), i))
+            self._rows_of_every_length(fam)
         if sup.calls is not None:
             fam = Family("calls", f"every length 1..{L}: {nv:,} calls of each length, every input at every position "
                                   "(made by compiled code or one graph, not one by one from Python)")
@@ -362,19 +352,25 @@ class LayoutCheck:
         fn = sup.in_place
         fam = Family("in place", f"every length 1..{self.L}: rows of a 2-D view computed in place")
         self.families.append(fam)
+        self._rows_of_every_length(fam, call=fn, words="in place: ")
+        fam.complete = fam.complete and self.tgt.layouts.rows_are_calls
+
+    def _rows_of_every_length(self, fam: Family, call=None, words: str = "") -> None:
+        """Every input at every position of rows of every length 1..L (row stride n + 1: rows start at every
+        alignment), through the target (or `call`, its in-place form)."""
         nv = self.nv
         for n in range(1, self.L + 1):
-            self.progress(f"layout: in place, rows of {n}")
-            y = self._run(fam, self._rows(n), f"{nv:,} rows of {n} in place (layout check)", call=fn, owned=True)
+            self.progress(f"layout: {words}rows of {n} of {self.L}")
+            y = self._run(fam, self._rows(n), f"{words}{nv:,} rows of {n} elements (layout check)", call=call,
+                          owned=True)
             if y is None:
                 fam.complete = False
                 continue
             self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
                           lambda i, n=n: (i // n + i % n) % nv,
-                          lambda i, n=n: f"in place: row {i // n:,} of {nv:,} rows of {n} elements (row stride "
-                                         f"{n + 1}), position {i % n}",
-                          lambda i, n=n: self._redo(lambda: self._rows(n), i, call=fn))
-        fam.complete = fam.complete and self.tgt.layouts.rows_are_calls
+                          lambda i, n=n: f"{words}row {i // n:,} of a 2-D view of {nv:,} rows of {n} elements "
+                                         f"(row stride {n + 1}), position {i % n}",
+                          lambda i, n=n: self._redo(lambda: self._rows(n), i, call=call))
 
     # -- replays ----------------------------------------------------------------------------
     def _redo(self, make, i, keep_layout=True, call=None) -> int | None:
