@@ -291,6 +291,7 @@ def test_the_gate_key_isa_runs_a_check_once_per_level(cli, tmp_path):
     code, _, err = cli("gate", "--config", cfg, "--json", out)
     checks = json.loads(out.read_text())["checks"]
     assert [c["identity"]["isa"] for c in checks] == [n for n, _ in want]
+    assert all(c["identity"]["layout_samples"] == 64 for c in checks)
     for c, (name, env) in zip(checks, want):
         assert f"[isa {name}]" in c["name"]
         isa = c["accuracy"]["target_info"]["details"]["numpy_isa"]
@@ -304,3 +305,11 @@ def test_a_bad_isa_key_names_the_key_and_what_is_allowed(cli, tmp_path):
     cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float32"]\ntarget = "numpy:tanh"\nisa = "sse9"\n')
     code, _, err = cli("gate", "--config", cfg)
     assert code == 2 and "isa" in err and "allowed:" in err
+
+
+def test_a_check_without_the_new_keys_keeps_its_identity():
+    # results saved before `isa` and `layout_samples` existed are compared by identity (opcert diff)
+    from opcert.gating.config import parse
+    (c,) = parse({"check": [{"op": "Tanh", "dtypes": ["float16"], "target": "numpy:tanh"}]}, "t").checks
+    ident = c.identity("float16")
+    assert "isa" not in ident and "layout_samples" not in ident

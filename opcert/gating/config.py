@@ -91,7 +91,9 @@ class Check:
                 # how the target runs is part of what was checked: with another time limit or without its
                 # process a check can end otherwise
                 "target_timeout": self.target_timeout, "isolation": self.isolation,
-                "layout_samples": self.layout_samples, "isa": self.isa}
+                # set only when given: results saved before these keys existed keep their identity (diff)
+                **({"layout_samples": self.layout_samples} if self.layout_samples is not None else {}),
+                **({"isa": self.isa} if self.isa is not None else {})}
 
 
 @dataclass
