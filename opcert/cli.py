@@ -483,6 +483,8 @@ def _ce_text(p) -> str:
     from .gating.run import _describe_ce
     first = _describe_ce(p.get("counterexample"))
     worst = _describe_ce(p.get("worst"))
+    if not first:      # refuted by what the target did (it raised in a layout): the note says what
+        return p.get("note") or "no counterexample recorded"
     return f"first {first}" + (f"; worst {worst}" if worst and worst != first else "")
 
 

@@ -459,8 +459,8 @@ class LayoutCheck:
                 r.worst = {"which": "worst", "inputs": {"x": worst["input"]}, "outputs": {"f(x)": worst["output"]},
                            "reference": {"f(x)": worst["reference"]}, "layout": worst["layout"],
                            "magnitude": worst["ulp"]}
-            if errors:
-                notes.append("the target failed in some layouts: " + "; ".join(errors[:3]))
+            if errors:     # first: it is what refuted the property where no output differed
+                notes.insert(0, "the target failed in some layouts: " + "; ".join(errors[:3]))
         elif complete:
             r.status = "proved"
         r.note = "; ".join(notes) or None
