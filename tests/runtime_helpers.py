@@ -36,3 +36,14 @@ def agree_with_library(target: str) -> list:
             want = np.tanh(x).astype(np.float64)  # onnx.reference's Tanh is np.tanh in the input's dtype
         out.append((dtype, str(y.dtype), y.astype(np.float64), want))
     return out
+
+
+def torch_alone_and_inside(fn: str, x: float) -> tuple[int, list[int]]:
+    """torch.nn.functional.<fn> of the float32 x alone in a call, and its bits at every position of a call of
+    4,099 copies of x: (bits alone, bits inside)."""
+    import torch
+    import torch.nn.functional as F
+    f = getattr(F, fn)
+    alone = f(torch.from_numpy(np.array([x], np.float32))).numpy()
+    inside = f(torch.from_numpy(np.full(4096 + 3, x, np.float32))).numpy()
+    return int(alone.view(np.uint32)[0]), [int(b) for b in inside.view(np.uint32)]
