@@ -286,12 +286,7 @@ def cmd_accuracy(args) -> int:
 def _accuracy_per_isa(args) -> int:
     """--isa: the same check once per ISA level (opcert.isa), each in a fresh process started with the
     level's switch, one result per level."""
-    import json
-    import os
-    import subprocess
-    import tempfile
-
-    from .isa import levels, switch_for
+    from .isa import accuracy_argv, levels, run_accuracy, shown, switch_for
     _outputs(args, files=("json",))
     chosen = levels(args.target)
     if args.isa != "all":
@@ -301,37 +296,20 @@ def _accuracy_per_isa(args) -> int:
         chosen = [("host", {})]
         note = (f"{args.target} has no ISA switch opcert can set (ONNX Runtime's MLAS, XLA and C kernels pick "
                 "theirs by cpuid): one result, at the host's level")
-    argv = [args.op, "--dtype", args.dtype, "--target", args.target, "--seed", str(args.seed)]
-    for a in args.attr or []:
-        argv += ["--attr", a]
-    for flag, value in (("--standard", args.standard), ("--samples", args.samples), ("--max-ulp", args.max_ulp),
-                        ("--layout-samples", args.layout_samples),
-                        ("--target-timeout", args.target_timeout), ("--workers", args.workers),
-                        ("--checkpoint", args.checkpoint)):
-        if value is not None:
-            argv += [flag, str(value)]
-    argv += ["--exhaustive"] if args.exhaustive else []
-    argv += ["--in-process"] if args.in_process else []
+    argv = accuracy_argv(args.op, args.target, args.dtype, exhaustive=args.exhaustive, samples=args.samples,
+                         seed=args.seed, standard=args.standard, attrs=args.attr or (),
+                         target_timeout=args.target_timeout, in_process=args.in_process,
+                         layout_samples=args.layout_samples, max_ulp=args.max_ulp, workers=args.workers,
+                         checkpoint=args.checkpoint)
     out, worst = [], 0
-    to_stdout = args.json == "-"
-    with tempfile.TemporaryDirectory(prefix="opcert-isa-") as tmp:
-        for i, (name, env) in enumerate(chosen):
-            path = os.path.join(tmp, f"{i}.json")
-            full_env = dict(os.environ, **env)
-            shown = " ".join(f"{k}={v!r}" if " " in v or not v else f"{k}={v}" for k, v in env.items())
-            print(f"opcert: ISA level {name}" + (f" ({shown})" if shown else ""), file=sys.stderr)
-            proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", *argv, "--json", path], env=full_env,
-                                  stdout=sys.stderr if to_stdout else None)
-            worst = max(worst, proc.returncode) if proc.returncode in (0, 1, 2) else 3
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    result = json.load(fh)
-            except (OSError, ValueError):
-                result = None
-            out.append({"level": name, "switch": switch_for(args.target), "environment": env,
-                        "exit_code": proc.returncode, "result": result,
-                        "command": " ".join(f"{k}={v!r}" for k, v in env.items()) + (" " if env else "")
-                        + "opcert accuracy " + " ".join(argv)})
+    for name, env in chosen:
+        print(f"opcert: ISA level {name}" + (f" ({shown(env)})" if env else ""), file=sys.stderr)
+        # the child's table goes where this command's would: stderr when the JSON goes to stdout
+        code, result, _ = run_accuracy(env, argv, capture=False, stdout=sys.stderr if args.json == "-" else None)
+        worst = max(worst, code) if code in (0, 1, 2) else 3
+        out.append({"level": name, "switch": switch_for(args.target), "environment": env, "exit_code": code,
+                    "result": result, "command": (shown(env) + " " if env else "") + "opcert accuracy "
+                    + " ".join(argv)})
     print(f"opcert: {len(out)} ISA level(s): " + "; ".join(
         f"{o['level']}: " + (f"max ULP {o['result'].get('max_ulp')!r}, "
                              + ", ".join(f"{p['name']} {p['status']}" for p in o['result'].get('properties', [])

@@ -199,6 +199,22 @@ def from_bits(bits, fmt: FloatFormat) -> np.ndarray:
     return np.asarray(bits, dtype=fmt.uint).view(fmt.dtype)
 
 
+def bits_differ(a: np.ndarray, b: np.ndarray, fmt) -> np.ndarray:
+    """Where two arrays of one format's values (or their bit patterns) differ bit for bit, any NaN equal to
+    any NaN: a NaN's payload is not judged (the replay check and the layout property compare this way)."""
+    if fmt.kind != "float":
+        return a != b
+    ab, bb = a.view(fmt.uint), b.view(fmt.uint)
+    out = ab != bb
+    if out.any():
+        i = np.nonzero(out)
+        with np.errstate(invalid="ignore"):
+            both = np.isnan(ab[i].view(fmt.dtype).astype(np.float64)) & \
+                np.isnan(bb[i].view(fmt.dtype).astype(np.float64))
+        out[tuple(j[both] for j in i)] = False
+    return out
+
+
 def hex_bits(value, fmt) -> str:
     """The bit pattern of one value of `fmt`, as 0x-prefixed hex of its width."""
     fmt = get_format(fmt)

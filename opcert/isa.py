@@ -105,41 +105,66 @@ def environment(target: str, level: str) -> dict:
                      f"{choices([n for n, _ in levels(target)])}")
 
 
-def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *, samples=None, seed=0,
-                     standard=None, attrs=(), target_timeout=None, isolation="process", layout_samples=None):
-    """An AccuracyResult of `opcert accuracy` run in a fresh process at one ISA level (its library reads the
-    switch when it loads, so a process that has loaded it cannot change level)."""
+def accuracy_argv(op: str, target: str, dtype: str, *, exhaustive=False, samples=None, seed=0, standard=None,
+                  attrs=(), target_timeout=None, in_process=False, layout_samples=None, max_ulp=None, workers=None,
+                  checkpoint=None) -> list[str]:
+    """The arguments of `opcert accuracy` for one check (attrs: "NAME=VALUE" strings or (name, value) pairs)."""
+    argv = [op, "--dtype", dtype, "--target", target, "--seed", str(seed)]
+    for a in attrs:
+        if not isinstance(a, str):
+            k, v = a
+            a = f"{k}={v}" if isinstance(v, str) else f"{k}={float(v)!r}"
+        argv += ["--attr", a]
+    for flag, value in (("--standard", standard), ("--samples", samples), ("--max-ulp", max_ulp),
+                        ("--layout-samples", layout_samples), ("--target-timeout", target_timeout),
+                        ("--workers", workers), ("--checkpoint", checkpoint)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + (["--exhaustive"] if exhaustive else []) + (["--in-process"] if in_process else [])
+
+
+def shown(env: dict) -> str:
+    """A level's environment as a shell prefix."""
+    return " ".join(f"{k}={v!r}" for k, v in env.items())
+
+
+def run_accuracy(env: dict, argv: list[str], capture: bool = True, stdout=None) -> tuple[int, dict | None, str]:
+    """`opcert accuracy ARGV` in a fresh process with `env` added to this one's: (exit status, its JSON result
+    or None where it wrote none, its stderr where captured). capture=False: its output goes to this
+    process's streams (stdout: where its table goes; None: this process's stdout)."""
     import json
     import os
     import subprocess
     import sys
     import tempfile
-
-    from .verify.accuracy import AccuracyResult
-    env = environment(target, level)
-    argv = [op, "--dtype", dtype, "--target", target, "--seed", str(seed)]
-    for k, v in attrs:
-        argv += ["--attr", f"{k}={v}" if isinstance(v, str) else f"{k}={float(v)!r}"]
-    for flag, value in (("--standard", standard), ("--samples", samples), ("--target-timeout", target_timeout),
-                        ("--layout-samples", layout_samples)):
-        if value is not None:
-            argv += [flag, str(value)]
-    argv += ["--exhaustive"] if mode == "exhaustive" else []
-    argv += ["--in-process"] if isolation == "none" else []
     with tempfile.TemporaryDirectory(prefix="opcert-isa-") as tmp:
         path = os.path.join(tmp, "r.json")
-        proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", *argv, "--json", path],
-                              env=dict(os.environ, **env), capture_output=True, text=True)
+        run = [sys.executable, "-m", "opcert", "accuracy", *argv, "--json", path]
+        full = dict(os.environ, **env)
+        proc = subprocess.run(run, env=full, capture_output=True, text=True) if capture else \
+            subprocess.run(run, env=full, stdout=stdout)
         try:
             with open(path, encoding="utf-8") as fh:
-                d = json.load(fh)
+                result = json.load(fh)
         except (OSError, ValueError):
-            d = None
+            result = None
+    return proc.returncode, result, proc.stderr if capture else ""
+
+
+def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *, samples=None, seed=0,
+                     standard=None, attrs=(), target_timeout=None, isolation="process", layout_samples=None):
+    """An AccuracyResult of `opcert accuracy` run in a fresh process at one ISA level (its library reads the
+    switch when it loads, so a process that has loaded it cannot change level)."""
+    from .verify.accuracy import AccuracyResult
+    env = environment(target, level)
+    argv = accuracy_argv(op, target, dtype, exhaustive=mode == "exhaustive", samples=samples, seed=seed,
+                         standard=standard, attrs=attrs, target_timeout=target_timeout,
+                         in_process=isolation == "none", layout_samples=layout_samples)
+    code, d, err = run_accuracy(env, argv)
     if d is None:
-        raise RuntimeError(f"opcert accuracy at ISA level {level} wrote no result (exit {proc.returncode}): "
-                           f"{proc.stderr.strip()[-500:]}")
+        raise RuntimeError(f"opcert accuracy at ISA level {level} wrote no result (exit {code}): "
+                           f"{err.strip()[-500:]}")
     res = AccuracyResult(**d)
-    res.command = " ".join(f"{k}={v!r}" for k, v in env.items()) + " " + res.command
-    res.notes.append(f"run at ISA level {level} ({', '.join(f'{k}={v!r}' for k, v in env.items())}), in a "
-                     "process of its own")
+    res.command = shown(env) + " " + res.command
+    res.notes.append(f"run at ISA level {level} ({shown(env)}), in a process of its own")
     return res

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import policy
 from ..errors import TargetFailure, UsageError
-from ..formats import FloatFormat, IntFormat, get_format, hex_bits
+from ..formats import FloatFormat, IntFormat, bits_differ, get_format, hex_bits
 from ..provenance import provenance
 from ..spec import get_operator
 from ..spec.attrs import describe, resolve
@@ -375,12 +375,8 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
     if limit is not None and keep.size > limit:
         first = np.zeros(0, np.int64)
         if rounded is not None:
-            yb = np.ascontiguousarray(y).reshape(-1).view(fmt.uint)[keep]
-            rb = np.ascontiguousarray(rounded).reshape(-1).view(fmt.uint)[keep]
-            with np.errstate(invalid="ignore"):
-                both_nan = np.isnan(yb.view(fmt.dtype).astype(np.float64)) & \
-                    np.isnan(rb.view(fmt.dtype).astype(np.float64))
-            off = np.flatnonzero((yb != rb) & ~both_nan)
+            off = np.flatnonzero(bits_differ(np.ascontiguousarray(y).reshape(-1)[keep],
+                                             np.ascontiguousarray(rounded).reshape(-1)[keep], fmt))
             if off.size > limit // 2:
                 off = off[np.linspace(0, off.size - 1, limit // 2).astype(np.int64)]
             first = off
@@ -426,11 +422,7 @@ def path_accuracy(res, worst) -> None:
 def replay_report(x, y, y2, fmt, how: str) -> dict:
     """Where a second run of the target gave other bits than the run that was measured (any NaN
     equals any NaN: payloads are not judged elsewhere either)."""
-    a, b = y.view(fmt.uint), y2.view(fmt.uint)
-    with np.errstate(invalid="ignore"):
-        both_nan = np.isnan(y.astype(np.float64)) & np.isnan(y2.astype(np.float64)) if fmt.kind == "float" \
-            else np.zeros(y.shape, bool)
-    differ = np.flatnonzero((a != b) & ~both_nan)
+    differ = np.flatnonzero(bits_differ(y, y2, fmt))
     out = {"inputs": int(x.size), "how": how, "differ": int(differ.size)}
     if differ.size:
         i = int(differ[0])
@@ -533,7 +525,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         if probe:
             why = probe.unsupported(op, "float32", req.resolved)
             if not why and _wants_layout(req):
-                lay = _layout_or_failure(req)
+                lay = _layout_or_failure(req, probe)
         elif checked is not None:
             why, lay = checked
         else:
@@ -624,12 +616,11 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     return res
 
 
-def _layout_sampled(req: Request):
-    """The layout check of a float32 sweep's target: on a stratified sample (every binary32 input through
-    every layout would be 2^32 x 561 outputs), in the process that runs the target."""
+def _layout_sampled(req: Request, tgt: Target):
+    """The layout check of a float32 sweep's target (loaded: tgt): on a stratified sample (every binary32
+    input through every layout would be 2^32 x 2,145 outputs), in the process that runs the target."""
     op = get_operator(req.op)
     fmt = get_format(req.dtype)
-    tgt = load_target(req.target, req.timeout, req.standard)
     n = req.layout_samples or DEFAULT_LAYOUT_SAMPLES
     # 16 times more candidates than go through the layouts: those not correctly rounded go first
     x = inputs_mod.sample(op, fmt, req.resolved, 16 * n, req.seed)
@@ -639,10 +630,10 @@ def _layout_sampled(req: Request):
                           f"one call of the {x.size:,} sampled inputs", whole=False, samples=n, rounded=rounded)
 
 
-def _layout_or_failure(req: Request):
+def _layout_or_failure(req: Request, tgt: Target):
     """_layout_sampled's result, or why the target failed it (a string)."""
     try:
-        return _layout_sampled(req)
+        return _layout_sampled(req, tgt)
     except TargetFailure as exc:
         return f"target {req.target_name} failed in the layout check: {exc}"
 
@@ -656,10 +647,11 @@ def _probe_and_check(req: Request, call):
 
 def _unsupported_and_layout(req: Request):
     """In the target's worker: (why it does not support the check or None, the layout result or None)."""
-    why = _unsupported(req.target_name, req.op, req.attrs)
+    tgt = load_target(req.target, req.timeout, req.standard)
+    why = tgt.unsupported(get_operator(req.op), "float32", req.resolved)
     if why or not _wants_layout(req):
         return why, None
-    return None, _layout_or_failure(req)
+    return None, _layout_or_failure(req, tgt)
 
 
 def _binary32(bits_list) -> np.ndarray:
@@ -669,11 +661,6 @@ def _binary32(bits_list) -> np.ndarray:
 
 def _isolated(fn, *args):
     return run_isolated(fn, *args)
-
-
-def _unsupported(name, op_name, attrs):
-    tgt = load_target(name)
-    return tgt.unsupported(get_operator(op_name), "float32", dict(attrs))
 
 
 def _compare_int(res, x, y, r, fmt):

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import TargetFailure
-from ..formats import FloatFormat, hex_bits
+from ..formats import FloatFormat, bits_differ, hex_bits
 from ..targets.layouts import _padded, row_buffer
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
@@ -116,17 +116,12 @@ class LayoutCheck:
         the layout of position i; redo(i) -> the bits the layout gives there when run again."""
         got = np.asarray(got).view(self.uint)
         fam.evaluated += got.size
-        bad = np.flatnonzero(got != want)        # in the arrays' own shapes: no copy of 10^8 elements
+        # in the arrays' own shapes (no copy of 10^8 elements); any NaN equals any NaN
+        bad = np.flatnonzero(bits_differ(got, want, self.fmt))
         if not bad.size:
             return
         g = np.ascontiguousarray(got).reshape(-1)
         w = np.ascontiguousarray(want).reshape(-1)
-        with np.errstate(invalid="ignore"):
-            gn = np.isnan(g[bad].view(self.fmt.dtype).astype(np.float64))
-            wn = np.isnan(w[bad].view(self.fmt.dtype).astype(np.float64))
-        bad = bad[~(gn & wn)]
-        if not bad.size:
-            return
         fam.differ += int(bad.size)
         # the examples: the first few in the layout's order, and those furthest from the measurement's output
         # (by ordinal distance), among which the check's worst error in another layout is found
@@ -445,7 +440,8 @@ class LayoutCheck:
                       "reference": {"f(x)": value_of(self.uint.type(ref_bits[0]).view(self.fmt.dtype), self.fmt)},
                       "layout": words, "base": {"layout": self.base_layout,
                                                 "output": value_of(self.base[k].view(self.fmt.dtype), self.fmt)},
-                      "replayed": again is not None and (again == got or _both_nan(again, got, self.fmt)),
+                      "replayed": again is not None and not bits_differ(np.array([again], self.uint),
+                                                                        np.array([got], self.uint), self.fmt)[0],
                       "violations": differ}
                 if not ce["replayed"]:
                     ce["note"] = ("the layout run again gave "
@@ -509,13 +505,6 @@ def _ordinal(bits: np.ndarray, fmt) -> np.ndarray:
 
 
 NAN_ORDINAL = 1 << 40
-
-
-def _both_nan(a: int, b: int, fmt) -> bool:
-    with np.errstate(invalid="ignore"):
-        va = np.array([a], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0]
-        vb = np.array([b], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0]
-    return bool(np.isnan(va) and np.isnan(vb))
 
 
 def _split(n: int) -> int:
