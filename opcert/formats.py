@@ -206,12 +206,20 @@ def bits_differ(a: np.ndarray, b: np.ndarray, fmt) -> np.ndarray:
         return a != b
     ab, bb = a.view(fmt.uint), b.view(fmt.uint)
     out = ab != bb
-    if out.any():
-        i = np.nonzero(out)
+    if not out.any():
+        return out
+    if out.ndim == 2:
+        # the layout check's (calls, length) arrays of up to 10^7 elements, where NaN payloads often differ
+        # in every row that holds a NaN input: only the rows with a difference are looked at
+        r = np.flatnonzero(out.any(axis=1))
         with np.errstate(invalid="ignore"):
-            both = np.isnan(ab[i].view(fmt.dtype).astype(np.float64)) & \
-                np.isnan(bb[i].view(fmt.dtype).astype(np.float64))
-        out[tuple(j[both] for j in i)] = False
+            both = np.isnan(ab[r].view(fmt.dtype)) & np.isnan(bb[r].view(fmt.dtype))
+        out[r] &= ~both
+        return out
+    i = np.nonzero(out)
+    with np.errstate(invalid="ignore"):
+        both = np.isnan(ab[i].view(fmt.dtype)) & np.isnan(bb[i].view(fmt.dtype))
+    out[tuple(j[both] for j in i)] = False
     return out
 
 

@@ -176,3 +176,31 @@ def test_histogram_bins():
     e = np.array([0.0, 0.25, 0.5, 0.75, 3.0, np.nan])
     h = dict(zip(HIST_LABELS, histogram_counts(e[~np.isnan(e)])))
     assert h["0"] == 1 and h["(0, 0.5]"] == 2 and h["(0.5, 1]"] == 1 and h["(2, 4]"] == 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("shape", [(257,), (31, 9)])
+def test_bits_differ_is_bitwise_with_every_nan_equal(dtype, shape):
+    """formats.bits_differ against an element-by-element reading of its contract: bit patterns compared,
+    any NaN equal to any NaN (quiet, signalling, either sign, any payload)."""
+    import math
+    from opcert.formats import bits_differ
+    fmt = get_format(dtype)
+    rng = np.random.default_rng(7)
+    nbits = fmt.bits
+    a = rng.integers(0, 1 << nbits, size=shape, dtype=np.uint64).astype(fmt.uint)
+    b = a.copy()
+    flat = b.reshape(-1)
+    flat[::5] ^= 1                                                  # a last-bit difference
+    exp_mask = ((1 << (nbits - 1)) - 1) & ~((1 << (fmt.p - 1)) - 1)
+    nan_a = exp_mask | 1
+    nan_b = exp_mask | (1 << ((fmt.p - 1) - 1)) | (1 << (nbits - 1))
+    a.reshape(-1)[3::7], flat[3::7] = nan_a, nan_b                  # NaN vs another NaN: equal
+    a.reshape(-1)[4::11], flat[4::11] = nan_a, 0                    # NaN vs zero: differ
+    got = bits_differ(a, b, fmt)
+    fa, fb = a.view(fmt.dtype).reshape(-1), b.view(fmt.dtype).reshape(-1)
+    want = [int(x) != int(y) and not (math.isnan(float(u)) and math.isnan(float(v)))
+            for x, y, u, v in zip(a.reshape(-1), b.reshape(-1), fa, fb)]
+    assert got.shape == shape
+    assert got.reshape(-1).tolist() == want
+    assert any(want) and not all(want)

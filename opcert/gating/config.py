@@ -13,7 +13,8 @@
     accept_sampled_evidence = false   # true: a property checked on samples counts as established
     isolation = "process"      # or "none": run the target in opcert's own process
     target_timeout = 600       # seconds per target call (isolated targets)
-    layout_samples = 1024      # inputs per layout where the layouts are not enumerated (the `layout` property)
+    layout_samples = 1024      # inputs per layout where the layouts are not enumerated (the `layout` property;
+                               # default 1024, 1000000 in a float32 exhaustive sweep)
     isa = "all"                # one check per ISA level the host has (torch, NumPy, OpenVINO), or one level
     standard = "onnx"          # whose definition; default: the operator's primary
     name = "tanh-fp16"         # optional label

@@ -133,8 +133,10 @@ class Target:
                     warnings.catch_warnings(), self.isolation.call(self.name):
                 warnings.simplefilter("ignore")
                 y = (call or self._call)(op, given, attrs)
-                if isinstance(y, np.ndarray):
-                    y = np.array(y, copy=True)    # out of the target's buffer before its next call
+                if isinstance(y, np.ndarray) and not (call is not None and owned):
+                    # out of the target's buffer before its next call (a layout form on a buffer made for the
+                    # call returns that buffer or a fresh one: nothing of the target's to copy out of)
+                    y = np.array(y, copy=True)
         except TargetFailure:
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ... are the target's

@@ -353,6 +353,7 @@ def _wants_layout(req: Request) -> bool:
 
 
 DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
+SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 exhaustive sweep: 10^6 inputs at every position of every length
 
 
 def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None,
@@ -617,13 +618,15 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
 
 
 def _layout_sampled(req: Request, tgt: Target):
-    """The layout check of a float32 sweep's target (loaded: tgt): on a stratified sample (every binary32
-    input through every layout would be 2^32 x 2,145 outputs), in the process that runs the target."""
+    """The layout check of a float32 sweep's target (loaded: tgt): on a stratified sample of
+    SWEEP_LAYOUT_SAMPLES inputs (every binary32 input at every position of every length would be 2^32 x 2,145
+    outputs, 17 hours at torch's 150 M outputs/s), in the process that runs the target."""
     op = get_operator(req.op)
     fmt = get_format(req.dtype)
-    n = req.layout_samples or DEFAULT_LAYOUT_SAMPLES
-    # 16 times more candidates than go through the layouts: those not correctly rounded go first
-    x = inputs_mod.sample(op, fmt, req.resolved, 16 * n, req.seed)
+    n = req.layout_samples or SWEEP_LAYOUT_SAMPLES
+    # more candidates than go through the layouts (16x, 4x past 2^16: the reference costs 0.2-0.6 us an
+    # input): those not correctly rounded go first
+    x = inputs_mod.sample(op, fmt, req.resolved, (16 if n <= 1 << 16 else 4) * n, req.seed)
     y = tgt.run(op, x, req.resolved, label=f"{x.size:,} sampled float32 inputs (layout check)")
     rounded = reference_detailed(op, x, req.resolved, req.standard).rounded
     return layout_verdict(op, fmt, req.resolved, req.standard, tgt, x, y,

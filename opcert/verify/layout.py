@@ -37,7 +37,6 @@ output that differs is measured against the reference too.
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -45,7 +44,7 @@ import numpy as np
 
 from ..errors import TargetFailure
 from ..formats import FloatFormat, bits_differ, hex_bits
-from ..targets.layouts import _padded, row_buffer
+from ..targets.layouts import _padded, cores as host_cores, row_buffer
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -198,7 +197,8 @@ class LayoutCheck:
         x = self._windows(self.vext, nv, n)
         call = (lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place))
         where = f"{' in place' if in_place else ''}{f' at {offset} bytes past a 64-byte boundary' if offset else ''}"
-        y = self._run(fam, x, f"{nv:,} calls of {n} element(s){where} (layout check)", call=call, keep_layout=False)
+        # owned: calls() copies the windows into buffers of its own before the kernel sees them
+        y = self._run(fam, x, f"{nv:,} calls of {n} element(s){where} (layout check)", call=call, owned=True)
         if y is None:
             fam.complete = False
             return
@@ -315,7 +315,7 @@ class LayoutCheck:
     def threads(self, sup) -> None:
         if sup.threads is None:
             return
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = host_cores()
         counts = sorted({1, cores})
         nv = self.nv
         size = 3 * nv + 77      # chunks of any count end off every vector multiple
