@@ -5,16 +5,19 @@ Library API (the CLI is a thin layer over it):
     opcert.operators(), opcert.get_operator(name)    the catalog
     opcert.reference(op, x, **attrs)                  the correctly rounded reference
     opcert.run(op, x, out=None, **attrs)              opcert's implementation
-    opcert.measure(op, target, dtype, inputs, ...)    ULP accuracy of any target, and its properties
+    opcert.measure(op, target, dtype, inputs, options, attrs=...)
+                                                      ULP accuracy of any target, and its properties
+    opcert.Options(samples=..., seed=..., ...)        how a measurement is made
     opcert.prove(op, dtype=None, attrs=None, ...)     the declared properties: z3, enumeration, samples
     opcert.gate(config=None, ...)                     a CI gate: every check of a configuration, judged
 
 A check that could not be done is a failure with its reason, never a pass:
 see README.md ("How to read a report").
 """
-__version__ = "0.2.0"
+from ._version import __version__  # noqa: E402
 
 from .errors import OpcertError, TargetFailure, UsageError  # noqa: E402
+from .options import Options  # noqa: E402
 from .spec import get_operator, operators  # noqa: E402
 from .spec.reference import reference  # noqa: E402
 
@@ -25,11 +28,14 @@ def run(op, x, *, out=None, standard=None, **attrs):
     return _run(op, x, out=out, standard=standard, **attrs)
 
 
-def measure(op, target="opcert", dtype="float32", inputs="sample", **kwargs):
+def measure(op, target="opcert", dtype="float32", inputs="sample", options=None, *, attrs=None, **keywords):
     """ULP accuracy of `target` against the reference, and the declared
-    properties checked on the same outputs (see opcert.verify.accuracy.measure)."""
+    properties checked on the same outputs (see opcert.verify.accuracy.measure).
+    options: an opcert.Options (how: samples, seed, workers, ...); attrs: the
+    operator's attributes. Keywords are options where they name one, else
+    attributes (one that names both is refused)."""
     from .verify.accuracy import measure as _measure
-    return _measure(op, target, dtype, inputs, **kwargs)
+    return _measure(op, target, dtype, inputs, options, attrs=attrs, **keywords)
 
 
 def prove(op, dtype=None, attrs=None, properties=None, timeout_s=30.0, standard=None, **kwargs):
@@ -48,5 +54,5 @@ def gate(config=None, *, workers=None):
     return run_gate(cfg, workers=workers, argv=[])
 
 
-__all__ = ["OpcertError", "TargetFailure", "UsageError", "__version__", "gate", "get_operator", "measure",
+__all__ = ["OpcertError", "Options", "TargetFailure", "UsageError", "__version__", "gate", "get_operator", "measure",
            "operators", "prove", "reference", "run"]

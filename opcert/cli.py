@@ -15,7 +15,8 @@ import numpy as np
 from . import __version__
 from .errors import OpcertError, UsageError, choices
 from .formats import FLOAT_FORMATS, get_format, hex_bits
-from .report.io import write_json_atomic
+from .files import write_json_atomic
+from .options import Options
 from .spec import get_operator, operators
 from .spec.attrs import exact_decimal, resolve
 
@@ -194,7 +195,7 @@ def _exact_text(hi, lo) -> str:
 
 def _outputs(args, files=(), dirs=()) -> None:
     """Refuse unwritable output paths before a long run."""
-    from .report.io import check_writable
+    from .files import check_writable
     import os
     for flag in files + dirs:
         v = getattr(args, flag, None)
@@ -253,10 +254,11 @@ def cmd_accuracy(args) -> int:
         return _accuracy_per_isa(args)
     _outputs(args, files=("json",))
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
-        res = measure(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
-                      standard=args.standard, workers=args.workers, scheduler=args.scheduler,
-                      checkpoint=args.checkpoint, progress=progress, isolation=_isolation(args),
-                      target_timeout=args.target_timeout, layout_samples=args.layout_samples, **_attrs(args.attr))
+        options = Options(samples=args.samples, seed=args.seed, standard=args.standard, workers=args.workers,
+                          scheduler=args.scheduler, checkpoint=args.checkpoint, progress=progress,
+                          isolation=_isolation(args), target_timeout=args.target_timeout,
+                          layout_samples=args.layout_samples)
+        res = measure(args.op, args.target, fmt.name, mode, options, attrs=_attrs(args.attr))
     to_stdout = args.json == "-"
     _print_accuracy(res, stderr=to_stdout)
     if args.json:
@@ -325,7 +327,9 @@ def _accuracy_per_isa(args) -> int:
 
 
 def _accuracy_attr_sweep(args, fmt, mode) -> int:
-    from .verify.attr_sweep import plot, sweep_attributes
+    from .files import write_bytes_atomic
+    from .report.plots import attr_sweep_plot
+    from .verify.attr_sweep import sweep_attributes
     if args.attr:
         raise UsageError("--attr-sweep chooses the attribute values; give no --attr with it")
     if args.exhaustive and fmt.name == "float32":
@@ -365,7 +369,7 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, res.to_dict()))
     if args.plot and w is not None:
-        _write(args.plot, "--plot", lambda: plot(res, args.plot))
+        _write(args.plot, "--plot", lambda: write_bytes_atomic(args.plot, attr_sweep_plot(res)))
     failed = [r for r in res.rows if r.get("verdict") == "fail"]
     for r in failed:
         print(f"opcert: FAIL at {r['attrs']}:" + (f" {r['reason']}" if r.get("reason") else "")
@@ -458,9 +462,9 @@ def _print_accuracy(res, stderr: bool = False) -> None:
 
 
 def _ce_text(p) -> str:
-    from .gating.run import _describe_ce
-    first = _describe_ce(p.get("counterexample"))
-    worst = _describe_ce(p.get("worst"))
+    from .gating.run import describe_counterexample
+    first = describe_counterexample(p.get("counterexample"))
+    worst = describe_counterexample(p.get("worst"))
     if not first:      # refuted by what the target did (it raised in a layout): the note says what
         return p.get("note") or "no counterexample recorded"
     return f"first {first}" + (f"; worst {worst}" if worst and worst != first else "")
@@ -576,7 +580,7 @@ def cmd_gate(args) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, data))
     if args.junit:
-        from .report.io import write_text_atomic
+        from .files import write_text_atomic
         _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
         _write(args.report, "--report", lambda: write_reports(data, args.report, plots))
@@ -793,7 +797,7 @@ class json_stdout:
 
     def __enter__(self):
         import os
-        from .report import io
+        from . import files as io
         if not self.active:
             return self
         self.stream = sys.stdout
@@ -812,7 +816,7 @@ class json_stdout:
 
     def __exit__(self, *exc):
         import os
-        from .report import io
+        from . import files as io
         if not self.active:
             return False
         sys.stdout = self.old_stdout

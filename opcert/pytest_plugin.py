@@ -21,24 +21,36 @@ _CHECK_KEYS = ("mode", "samples", "max_ulp", "signed_zero", "subnormals", "proof
                "accept_sampled_evidence", "isolation", "target_timeout", "name")
 
 
-def check(op=None, target=None, dtype=None, **kwargs):
-    """Measure and assert; returns the AccuracyResult."""
+def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
+    """Measure and assert; returns the AccuracyResult. Keywords are a gate check's keys (max_ulp, proofs,
+    ...) where they name one, else the operator's attributes; attrs={...} gives attributes explicitly, and a
+    keyword that names a key and an attribute at once is refused."""
     from .errors import UsageError
-    from .gating.config import _parse_check
+    from .gating.config import parse_check
     from .gating.run import run_check
     if op is None or target is None or dtype is None:
         pytest.fail("opcert check: give op, target and dtype (positionally or by name), e.g. "
                     "opcert_check(\"Tanh\", \"numpy:tanh\", \"float16\", max_ulp=1.0)", pytrace=False)
     if not isinstance(dtype, str):
         pytest.fail(f"opcert check: dtype must be one dtype name, such as \"float16\" (got {dtype!r})", pytrace=False)
+    from .spec import get_operator
+    try:
+        spec_op = get_operator(op)
+    except UsageError as exc:
+        pytest.fail(f"opcert check: {exc}", pytrace=False)
+    names = {n.lower() for a in spec_op.attributes for n in (a.name, *a.aliases)}
+    both = sorted(k for k in kwargs if k in _CHECK_KEYS and k.lower() in names)
+    if both:
+        pytest.fail(f"opcert check: {', '.join(both)}: both a check key and an attribute of {spec_op.name}; "
+                    "pass attributes as attrs={...}", pytrace=False)
     raw = {"op": op, "target": target, "dtypes": [dtype]}
     raw["mode"] = kwargs.pop("mode", None) or ("exhaustive" if dtype in ("float16", "bfloat16") else "sample")
     for k in _CHECK_KEYS[1:]:
         if k in kwargs:
             raw[k] = kwargs.pop(k)
-    raw["attrs"] = kwargs
+    raw["attrs"] = {**(attrs or {}), **kwargs}
     try:
-        (policy,) = _parse_check(raw, 0, "opcert check")
+        (policy,) = parse_check(raw, 0, "opcert check")
         verdict = run_check(policy, dtype)
     except UsageError as exc:
         text = str(exc)

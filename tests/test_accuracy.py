@@ -124,7 +124,7 @@ def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input(
 
     from opcert.formats import FLOAT_FORMATS
     from opcert.spec.reference import reference_detailed
-    from opcert.verify.accuracy import float_stats
+    from opcert.verify.stats import float_stats
     from opcert.verify.ulp import ulp_error_exact
     fmt = FLOAT_FORMATS["float16"]
     bits = np.arange(1 << 16, dtype=np.uint16)

@@ -410,7 +410,7 @@ def test_json_through_a_symlink_keeps_the_link(cli, tmp_path):
 
 
 def test_report_images_are_written_atomically(tmp_path, monkeypatch):
-    from opcert.report import io
+    from opcert import files as io
     written = []
     real = io.write_bytes_atomic
     monkeypatch.setattr(io, "write_bytes_atomic", lambda p, d: (written.append(p), real(p, d)))

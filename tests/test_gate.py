@@ -123,7 +123,7 @@ def test_missing_config_file(cli):
 
 
 def test_interrupted_report_write_leaves_the_previous_report(tmp_path, monkeypatch):
-    from opcert.report import io
+    from opcert import files as io
     target = tmp_path / "gate.json"
     io.write_json_atomic(str(target), {"old": True})
 

@@ -92,7 +92,7 @@ def test_gelu_tanh_form_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
 
 def test_a_sum_of_terms_of_both_signs_has_no_known_sign():
     from opcert.expr import Expr
-    from opcert.spec.ops._common import x as X
+    from opcert.spec.declarations import x as X
     xs = np.array([1e-40, 2e-40, -3e-40])
     same = one_sided._sign_bound(X + X * X * X, xs, {})
     assert same is not None and list(same[0]) == [1.0, 1.0, -1.0] and (same[1] >= np.abs(xs)).all()

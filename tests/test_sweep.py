@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from opcert.targets import describe_target
-from opcert.verify.accuracy import AccuracyResult, float_stats, measure
+from opcert.verify.accuracy import AccuracyResult, measure
+from opcert.verify.stats import float_stats
 from opcert.verify.sweep import SweepConfig, sweep
 
 import opcert
@@ -343,7 +344,7 @@ def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
     (a usage error, exit 2), instead of failing the chunk's own key check (an internal error)."""
     import dataclasses
     from opcert.errors import UsageError
-    from opcert.verify.sweep import code_fingerprint
+    from opcert.fingerprint import code_fingerprint
     c = dataclasses.replace(cfg(rng=(RANGE[0], RANGE[0] + 256), chunk=256), opcert_code="0" * 64)
     with pytest.raises(UsageError, match="source files changed while the sweep ran"):
         sweep(c, workers=1, checkpoint=tmp_path / "a")

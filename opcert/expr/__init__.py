@@ -1,9 +1,13 @@
 """One small expression language for operator definitions and implementations.
 
 An operator's formula is written once as an `Expr` tree and interpreted several
-ways: exactly (interval arithmetic in mpmath, `opcert.spec.exact`), in floating
-point with NumPy (`opcert.impl.numpy_eval`), and as z3 models
-(`opcert.verify.z3models`). The operations are those of FPCore (FPBench), to
+ways: in floating point with NumPy (`opcert.expr.numpy_eval`); exactly, in
+rationals and Arb balls (`opcert.spec.exact`, `opcert.spec.ball` and its
+compiled form `opcert.spec.ball_compiled`, `opcert.spec.one_sided`); as
+intervals for the proofs (`opcert.verify.proofs.interval`, `monotone`,
+`real_monotone`); and as z3 models (`opcert.verify.proofs.fp_model`,
+`real_model`). The primitives (tanh, exp, ...) are declared in
+`opcert.expr.primitives`. The operations are those of FPCore (FPBench), to
 which `to_fpcore` exports an expression.
 
 Semantics shared by every interpreter:

@@ -20,9 +20,9 @@ from . import NAMED, PRIMITIVES, Expr
 
 def fma(a, b, c):
     """a * b + c with one rounding (tests/test_impl.py checks it against rational arithmetic).
-    Compiled in ._fma, imported here at the first call: importing opcert then does not import
+    Compiled in expr.fma_kernel, imported here at the first call: importing opcert then does not import
     numba (0.5 s -> 0.1 s for `import opcert.cli`)."""
-    from ._fma import fma_ufunc
+    from .fma_kernel import fma_ufunc
     return fma_ufunc()(a, b, c)
 
 

@@ -44,6 +44,15 @@ class Primitive:
     ulps: float                         # contract: max error of the platform function, binary64 ULPs
     tiny: Callable | None = None        # Fraction t (|t| <= 2^-10) -> (lo, hi) rational enclosure
     spec_axioms: Callable | None = None  # (model, t, ft) -> [z3 constraints]: theorems, strict
+    # the sign of f(t), known from t's: "positive" (f > 0 everywhere), "of_argument" (sign(f(t)) = sign(t),
+    # zeros included), "positive_where_argument_positive" (f(t) > 0 for t > 0, f(+-0) = +-0: sqrt); "" none
+    sign: str = ""
+    at_inf: tuple = (None, None)        # f(-inf), f(+inf) as floats; None: the infinity of that side
+    libm: str = ""                      # the C library function compiled code calls (through numba)
+    vector: bool = False                # NumPy's function has SIMD loops: the compiled ball calls it per block
+    long_double_ulps: float | None = None   # contract of the platform's long double function (ULPs of that
+                                            # format; None: NumPy has none, the binary64 reference goes exact)
+    one_sided: bool = False             # spec.one_sided decides the sign of f(t) - t where f's argument is tiny
     extra: dict = field(default_factory=dict)
 
     def in_domain(self, t) -> bool:   # a float or an exact Fraction (no overflow)
@@ -215,10 +224,6 @@ def _implies(a, b):
     return z3.Implies(a, b)
 
 
-# sign(f(t)) = sign(t), and the values at -inf and +inf (None: +-inf)
-SIGN_PRESERVING = frozenset({"expm1", "tanh", "erf", "log1p", "sqrt"})
-AT_INF = {"exp": (0.0, None), "expm1": (-1.0, None), "tanh": (-1.0, 1.0), "log1p": (None, None),
-          "log": (None, None), "erf": (-1.0, 1.0), "erfc": (2.0, 0.0), "sqrt": (None, None)}
 
 
 def exp_blockwise(t, out=None):
@@ -241,35 +246,49 @@ def exp_blockwise(t, out=None):
 REGISTRY: dict[str, Primitive] = {p.name: p for p in (
     Primitive("exp", "e^t", exp_blockwise, _arb("exp"), _at_zero(1), (None, False, None), True, False, (0, None),
               ("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
-               "exp(NaN) is NaN"), 1.0, _exp_tiny, _ax_exp),
+               "exp(NaN) is NaN"), 1.0, _exp_tiny, _ax_exp, sign="positive", at_inf=(0.0, None),
+              libm="math.exp", vector=True, long_double_ulps=8.0),
     Primitive("expm1", "e^t - 1", np.expm1, _arb("expm1"), _at_zero(0), (None, False, None), True, False, (-1, None),
               ("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t", "expm1 is non-decreasing",
-               "expm1(-inf) = -1", "expm1(NaN) is NaN"), 1.0, _expm1_tiny, _ax_expm1),
+               "expm1(-inf) = -1", "expm1(NaN) is NaN"), 1.0, _expm1_tiny, _ax_expm1, sign="of_argument",
+              at_inf=(-1.0, None), libm="math.expm1", vector=True, long_double_ulps=8.0, one_sided=True),
     Primitive("tanh", "hyperbolic tangent", np.tanh, _arb("tanh"), _at_zero(0), (None, False, None), True, True,
               (-1, 1),
               ("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t", "tanh is non-decreasing",
-               "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), 2.0, _tanh_tiny, _ax_tanh),
+               "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), 2.0, _tanh_tiny, _ax_tanh,
+              sign="of_argument", at_inf=(-1.0, 1.0), libm="math.tanh", vector=True, long_double_ulps=8.0,
+              one_sided=True),
     Primitive("log1p", "ln(1 + t), t > -1", np.log1p, _arb("log1p"), _at_zero(0), (-1, True, None), True, False,
               (None, None),
               ("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign of t",
-               "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), 1.0, _log1p_tiny, _ax_log1p),
+               "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), 1.0, _log1p_tiny, _ax_log1p,
+              sign="of_argument", libm="math.log1p", vector=True, long_double_ulps=8.0),
     Primitive("log", "natural logarithm, t > 0", np.log, _arb("log"), _log_exact, (0, True, None), True, False,
               (None, None),
               ("log(t) is NaN for t < 0 and -inf at +-0", "log(1) = 0", "log is non-decreasing",
-               "log(+inf) = +inf", "log(NaN) is NaN"), 1.0, None, _ax_log),
+               "log(+inf) = +inf", "log(NaN) is NaN"), 1.0, None, _ax_log, libm="math.log", vector=True,
+              long_double_ulps=8.0),
     Primitive("erf", "error function", _erf_np, _arb("erf"), _at_zero(0), (None, False, None), True, True, (-1, 1),
               ("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
-               "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), 1.0, None, _ax_erf),
+               "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), 1.0, None, _ax_erf, sign="of_argument",
+              at_inf=(-1.0, 1.0), libm="math.erf"),
     Primitive("erfc", "complementary error function, 1 - erf(t)", _erfc_np, _erfc_arb, _at_zero(1),
               (None, False, None), False, False, (0, 2),
               ("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing", "erfc(-inf) = 2, erfc(+inf) = 0",
-               "erfc(NaN) is NaN"), 5.0, None, _ax_erfc),
+               "erfc(NaN) is NaN"), 5.0, None, _ax_erfc, sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
+              one_sided=True),
     Primitive("sqrt", "square root, t >= 0", np.sqrt, _arb("sqrt"), _sqrt_exact, (0, False, None), True, False,
               (0, None),
-              ("sqrt is IEEE 754's correctly rounded square root",), 0.5, None, _ax_sqrt),
+              ("sqrt is IEEE 754's correctly rounded square root",), 0.5, None, _ax_sqrt,
+              sign="positive_where_argument_positive", libm="math.sqrt", vector=True, long_double_ulps=0.5),
 )}
 
 TINY = Fraction(1, 2 ** 10)
+SIGNS = ("", "positive", "of_argument", "positive_where_argument_positive")
+# views of the records, for the provers: sign(f(t)) = sign(t) where both are defined; f(-inf), f(+inf)
+SIGN_PRESERVING = frozenset(n for n, p in REGISTRY.items()
+                            if p.sign in ("of_argument", "positive_where_argument_positive"))
+AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 
 def get(name: str) -> Primitive:
@@ -283,3 +302,5 @@ def check_registry() -> None:
             assert getattr(p, part) is not None, f"primitive {p.name} has no {part}"
         assert p.contract, f"primitive {p.name} states no platform contract"
         assert p.ulps > 0, f"primitive {p.name} has no error bound"
+        assert p.sign in SIGNS, f"primitive {p.name}: sign rule {p.sign!r}; allowed: {SIGNS}"
+        assert p.libm.startswith("math."), f"primitive {p.name} names no C library function for compiled code"

@@ -123,7 +123,7 @@ def _ops(raw, where, source) -> list:
     return out
 
 
-def _parse_check(raw, i, source) -> list[Check]:
+def parse_check(raw, i, source) -> list[Check]:
     where = f"check[{i}]"
     if not isinstance(raw, dict):
         _err(source, where, "must be a table ([[check]])")
@@ -256,7 +256,7 @@ def parse(data: dict, source: str) -> GateConfig:
         _err(source, "check", "no [[check]] tables: nothing to gate")
     if not isinstance(raw, list):
         _err(source, "check", "must be an array of tables ([[check]])")
-    return GateConfig([c for i, r in enumerate(raw) for c in _parse_check(r, i, source)], source)
+    return GateConfig([c for i, r in enumerate(raw) for c in parse_check(r, i, source)], source)
 
 
 def load_config(path=None) -> GateConfig:

@@ -20,7 +20,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from .. import __version__
+from .._version import __version__
+from ..options import Options
 from ..errors import TargetFailure, UsageError
 from ..provenance import command_line, provenance
 from .config import Check, GateConfig
@@ -104,11 +105,11 @@ def _accuracy(check: Check, dtype: str, workers=None):
                                 isolation=check.isolation, layout_samples=check.layout_samples)
     if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
         workers = None
-    return measure(check.op, check.target, dtype, check.mode_for(dtype), samples=check.samples, seed=check.seed,
-                   standard=check.standard, flush_allowed=check.subnormals == "flush-allowed",
-                   keep_errors=True, workers=workers, isolation=check.isolation,
-                   target_timeout=check.target_timeout, properties=check.proofs or (),
-                   layout_samples=check.layout_samples, **dict(check.attrs))
+    options = Options(samples=check.samples, seed=check.seed, standard=check.standard,
+                      flush_allowed=check.subnormals == "flush-allowed", keep_errors=True, workers=workers,
+                      isolation=check.isolation, target_timeout=check.target_timeout,
+                      properties=check.proofs or (), layout_samples=check.layout_samples)
+    return measure(check.op, check.target, dtype, check.mode_for(dtype), options, attrs=dict(check.attrs))
 
 
 def _z3_proofs(check: Check, dtype: str):
@@ -117,7 +118,7 @@ def _z3_proofs(check: Check, dtype: str):
     return [p.to_dict() for p in rep.properties]
 
 
-def _describe_ce(ce: dict | None) -> str:
+def describe_counterexample(ce: dict | None) -> str:
     if not ce:
         return ""
     parts = []
@@ -171,10 +172,10 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
             ce = v.get("counterexample") or {}
             n = v.get("violations")
             text = f"property {name}: refuted" + (f" by {n:,} input(s) or pair(s)" if n else "")
-            first = _describe_ce(ce)
+            first = describe_counterexample(ce)
             if first:
                 text += f"; first: {first}"
-            worst = _describe_ce(v.get("worst"))
+            worst = describe_counterexample(v.get("worst"))
             if worst and worst != first:
                 text += f"; worst: {worst}"
             if not first and v.get("note"):      # refuted by what the target did (it raised in a layout)

@@ -7,7 +7,7 @@ from ..errors import UsageError
 from ..expr.numpy_eval import eval_numpy
 from ..formats import IntFormat, format_of, to_format
 from ..spec import get_operator, standard_named
-from ..spec.attrs import resolve
+from ..spec.attrs import resolve, standard_for
 from ..spec.reference import check_dtype
 
 
@@ -20,15 +20,6 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **
     standard = standard or standard_named(op)
     op = get_operator(op)
     return run_resolved(op, x, resolve(op, attrs, standard), out=out, standard=standard)
-
-
-def standard_for(op, attrs, standard=None) -> str:
-    """The standard whose attributes these are (its implementation may differ: Softplus)."""
-    if standard:
-        return standard
-    keys = set(attrs)
-    fits = [s.key for s in op.standards if set(s.attribute_names) == keys]
-    return op.primary if op.primary in fits or not fits else fits[0]
 
 
 def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndarray:

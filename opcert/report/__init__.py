@@ -1,1 +1,2 @@
-"""Reports: JSON (and later Markdown, HTML, JUnit)."""
+"""Reports of a gate's results: Markdown and HTML (render), JUnit XML (junit), the difference of two gate
+results (diff), plots (plots). Writes are atomic (opcert.files)."""

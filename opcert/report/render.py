@@ -12,7 +12,7 @@ import html
 import os
 from pathlib import Path
 
-from .io import write_bytes_atomic, write_text_atomic
+from ..files import write_bytes_atomic, write_text_atomic
 from .plots import error_plot, histogram_plot
 
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}

@@ -135,3 +135,12 @@ def user_value(op: Operator, name: str, v: Fraction):
     """An attribute as a target receives it: a float, or a choice's name."""
     a = op.attribute(name)
     return a.choices[int(v)] if a.kind == "choice" else float(v)
+
+
+def standard_for(op, attrs, standard=None) -> str:
+    """The standard whose attributes these are (its implementation may differ: Softplus)."""
+    if standard:
+        return standard
+    keys = set(attrs)
+    fits = [s.key for s in op.standards if set(s.attribute_names) == keys]
+    return op.primary if op.primary in fits or not fits else fits[0]

@@ -12,7 +12,7 @@ import functools
 
 import numba
 
-from ..expr._fma import _llvm_fma
+from ..expr.fma_kernel import llvm_fma
 
 SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
 
@@ -51,7 +51,7 @@ def product_exact_fma(a, b):
         return a - a == 0.0 and b - b == 0.0
     if not (abs(a) < 2.0 ** 990 and abs(b) < 2.0 ** 990 and abs(p) > 2.0 ** -960):
         return False
-    return _llvm_fma(a, b, -p) == 0.0
+    return llvm_fma(a, b, -p) == 0.0
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

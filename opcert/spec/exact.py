@@ -148,12 +148,12 @@ def eval_tiny(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
 # ---- ball arithmetic (Arb) -----------------------------------------------------------
 
 
-def _arb_of(q: Fraction):
+def arb_of(q: Fraction):
     from flint import arb, fmpq
     return arb(fmpq(q.numerator, q.denominator))
 
 
-def _cmp(op, a, b):
+def compare_balls(op, a, b):
     """A comparison of two balls, decided or Undecided."""
     if op == "lt":
         if a < b:
@@ -166,9 +166,9 @@ def _cmp(op, a, b):
         if a > b:
             return False
     elif op == "gt":
-        return _cmp("lt", b, a)
+        return compare_balls("lt", b, a)
     elif op == "ge":
-        return _cmp("le", b, a)
+        return compare_balls("le", b, a)
     elif op == "eq":
         if a.is_exact() and b.is_exact() and a == b:
             return True
@@ -177,10 +177,10 @@ def _cmp(op, a, b):
     raise Undecided(op)
 
 
-def _domain_ok(p, a) -> bool:
+def in_domain(p, a) -> bool:
     lo, lo_open, hi = p.domain
     if lo is not None:
-        bound = _arb_of(Fraction(lo))
+        bound = arb_of(Fraction(lo))
         ok = a > bound if lo_open else a >= bound
         if not ok:
             if (a <= bound) if lo_open else (a < bound):
@@ -193,11 +193,11 @@ def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
     ev = lambda n: eval_ball(n, x, attrs, prec)  # noqa: E731
     op = e.op
     if op == "var":
-        return _arb_of(x) if isinstance(x, Fraction) else x     # x may be a ball itself (verified numerics)
+        return arb_of(x) if isinstance(x, Fraction) else x     # x may be a ball itself (verified numerics)
     if op == "attr":
-        return _arb_of(attrs[e.name])
+        return arb_of(attrs[e.name])
     if op == "const":
-        return NAMED[e.name].ball(prec) if e.name is not None else _arb_of(e.value)
+        return NAMED[e.name].ball(prec) if e.name is not None else arb_of(e.value)
     if op == "select":
         try:
             c = ev(e.args[0])
@@ -211,7 +211,7 @@ def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
         return False
     a = [ev(n) for n in e.args]
     if op in ("lt", "le", "gt", "ge", "eq"):
-        return _cmp(op, *a)
+        return compare_balls(op, *a)
     if op == "and":
         return a[0] and a[1]
     if op == "or":
@@ -244,7 +244,7 @@ def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
         return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
     if op in PRIMITIVES:
         p = PRIMITIVES[op]
-        _domain_ok(p, a[0])
+        in_domain(p, a[0])
         return p.arb(a[0])
     raise ValueError(f"no ball semantics for {op}")
 

@@ -29,11 +29,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..expr import Expr
+from ..expr import PRIMITIVES, Expr
 
 TANH_TINY = 2.0 ** -26       # below it, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53
 ERFC_TINY = 2.0 ** -30      # below it, 1 - erfc(u) = erf(u) is in (0, 2/sqrt(pi) u) for u > 0
-SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "tanh", "expm1", "erfc", "add", "min", "max", "div"})
+SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
+    frozenset(n for n, p in PRIMITIVES.items() if p.one_sided)
 EXPM1_TINY = 2.0 ** -26     # below it, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2)
 SIGMOID_TINY = 2.0 ** -30   # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
 

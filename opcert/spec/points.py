@@ -61,7 +61,7 @@ def _changes(pred, fmt) -> list[int]:
 
 
 def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: str | None = None) -> list[Fraction]:
-    from ..impl.run import standard_for
+    from .attrs import standard_for
     std = op.standard(standard_for(op, attrs, standard))
     a64 = {k: float(v) for k, v in attrs.items()}
     impl = op.implementation_for(std.key)

@@ -62,9 +62,9 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         return name
     name = check_name(name)
     if name == "opcert":
-        from .. import __version__
+        from .._version import __version__
         from ..impl.run import run_resolved
-        from ..verify.sweep import code_fingerprint
+        from ..fingerprint import code_fingerprint
         import hashlib
 
         from ..provenance import simd
@@ -110,10 +110,12 @@ def _load(name: str, timeout) -> Target:
     return load(name, timeout)
 
 
-def _probe(name: str, call=None, timeout=None) -> TargetInfo:
-    # The modules a sweep worker has loaded when it loads the target, loaded
-    # here too: the code fingerprint is computed over the same process state.
-    from ..verify import accuracy, sweep  # noqa: F401
+def _probe(name: str, call=None, timeout=None, preload: tuple = ()) -> TargetInfo:
+    # The modules the caller's workers have loaded when they load the target, loaded here too: what the
+    # target loads (its dependencies' fingerprint) is measured from the same process state.
+    import importlib
+    for module in preload:
+        importlib.import_module(module)
     if call is None:
         return load_target(name, timeout).info
     from . import dependencies
@@ -155,25 +157,27 @@ def _first_call(tgt: Target, op_name: str, dtype: str, attrs: dict, first=None) 
 _INFO: dict = {}
 
 
-def describe_target(name, isolation: str = "process", call=None, timeout=None) -> TargetInfo:
+def describe_target(name, isolation: str = "process", call=None, timeout=None, preload: tuple = ()) -> TargetInfo:
     """The target's identity (version, code fingerprint), loading it where it would run.
 
     call = (operator, dtype, ((attribute, value), ...), standard, first inputs): the target is also called
     once (on the binary32 magnitudes first = (lo, hi), or a few values where first is None), and
     `dependencies` of the result covers what it loaded (targets.dependencies): the key of a sweep's
-    checkpoints. Raises UsageError when it cannot be found, TargetFailure when loading it fails (an
+    checkpoints; `preload` names the modules the caller's workers import before they load a target (they are
+    not the target's). Raises UsageError when it cannot be found, TargetFailure when loading it fails (an
     exception or an exit at import), WorkerLost when loading it ends its process or overruns its limit."""
     if isinstance(name, Target):
         return name.info
     name = check_name(name)
     if trusted(name) or isolation == "none":
-        info = _probe(name, call, timeout)
+        info = _probe(name, call, timeout, preload)
         info.isolated = False
         return info
     if call is None and name in _INFO:
         return _INFO[name]
     from ..workers import in_worker, run_isolated
-    info = _probe(name, call, timeout) if in_worker() else run_isolated(_probe, name, call, timeout)
+    info = _probe(name, call, timeout, preload) if in_worker() else run_isolated(_probe, name, call, timeout,
+                                                                                  preload)
     if call is None and name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not
         _INFO[name] = info
     return info

@@ -90,10 +90,10 @@ def _file_digest(path: str, limit: int) -> str:
 def end(before: tuple) -> tuple[str, dict]:
     """(a digest, what it covers by kind) of what the target brought in since `begin`."""
     global _opened
-    from .python import _opcert_dir, _site_dirs
+    from .python import opcert_dir, site_dirs
     mapped0, modules0 = before
     opened, _opened = _opened or [], None
-    skip = tuple(_site_dirs()) + (_opcert_dir(),) + _SKIP_PREFIXES + _SYSTEM + tuple(
+    skip = tuple(site_dirs()) + (opcert_dir(),) + _SKIP_PREFIXES + _SYSTEM + tuple(
         os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
     h = hashlib.sha256()
     cover = {"shared_objects": [], "modules": [], "files": []}

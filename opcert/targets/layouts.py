@@ -82,7 +82,7 @@ def c_calls(func) -> Callable:
     def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
         m, n = X.shape
         itemsize = X.dtype.itemsize
-        stride = _padded(n, itemsize)
+        stride = padded_stride(n, itemsize)
         xin = row_buffer(m, n, X.dtype, stride, offset)
         xin[...] = X
         y = xin if in_place else row_buffer(m, n, X.dtype, stride, offset)
@@ -93,7 +93,7 @@ def c_calls(func) -> Callable:
     return calls
 
 
-def _padded(n: int, itemsize: int) -> int:
+def padded_stride(n: int, itemsize: int) -> int:
     """A row stride (elements) of whole 64-byte lines with room for n elements: each row starts where the
     first did, so a row's offset is the call's."""
     per_line = 64 // itemsize
@@ -110,62 +110,6 @@ def _many(f, xp, yp, m, n, stride_b, a):
 def _loop():
     import numba    # at the first layout check of a C kernel: importing opcert does not import numba
     return numba.njit(nogil=True)(_many)
-
-
-# ---- ONNX Runtime: many independent nodes in one run -------------------------------------
-
-def ort_calls(runtime, copies: int = 256) -> Callable:
-    """calls() for ONNX Runtime: a graph of `copies` independent nodes of the operator, each with its own
-    graph input and output of length n, bound (io_binding) to rows of buffers opcert owns: one run is
-    `copies` calls of the kernel, each on a buffer at the offset asked for. One lane per core, each with its
-    own buffers and binding, runs the one session (one intra-op thread each; ORT releases the GIL in a run):
-    a call costs 1-2.5 us of ORT's own per-node work, and a 16-bit format's calls are 8.5 million."""
-    sessions = {}
-
-    def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
-        from concurrent.futures import ThreadPoolExecutor
-        from .runtimes import ONNX_ELEM, onnx_model
-        m, n = X.shape
-        dtype = X.dtype.name
-        key = (op.name, dtype, tuple(sorted(attrs.items())))
-        if key not in sessions:
-            ort = runtime.ort
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            model = onnx_model(op, dtype, attrs, shape=["n"], copies=copies)
-            sessions[key] = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-        sess = sessions[key]
-        k = copies
-        itemsize = X.dtype.itemsize
-        stride = _padded(n, itemsize)
-        elem = ONNX_ELEM[dtype]
-        make = runtime.ort.OrtValue.ortvalue_from_numpy_with_onnx_type
-        bits = f"uint{8 * itemsize}"
-        out = np.empty((m, n), X.dtype)
-        lanes = max(1, min(cores(), -(-m // k)))
-
-        def lane(j: int) -> None:
-            xin = row_buffer(k, n, X.dtype, stride, offset)
-            yout = row_buffer(k, n, X.dtype, stride, offset)
-            io = sess.io_binding()
-            xb, yb = xin.view(bits), yout.view(bits)
-            for i in range(k):
-                io.bind_ortvalue_input(f"X{i}", make(xb[i], elem))
-                io.bind_ortvalue_output(f"Y{i}", make(yb[i], elem))
-            for r in range(j * k, m, lanes * k):
-                part = X[r:r + k]
-                xin[:part.shape[0]] = part
-                sess.run_with_iobinding(io)
-                out[r:r + k] = yout[:part.shape[0]]
-        if lanes == 1:
-            lane(0)
-        else:
-            with ThreadPoolExecutor(lanes) as pool:
-                list(pool.map(lane, range(lanes)))     # re-raises a lane's exception here
-        return out
-    return calls
 
 
 def cores() -> int:

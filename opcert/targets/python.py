@@ -81,12 +81,12 @@ def _distributions() -> dict[str, list[str]]:
     return packages_distributions()
 
 
-def _site_dirs() -> list[str]:
+def site_dirs() -> list[str]:
     paths = {sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")}
     return [os.path.realpath(p) + os.sep for p in paths if p]
 
 
-def _opcert_dir() -> str:
+def opcert_dir() -> str:
     return os.path.realpath(os.path.dirname(os.path.dirname(__file__))) + os.sep
 
 
@@ -105,7 +105,7 @@ def fingerprint(module) -> str:
     from types import ModuleType
     h = hashlib.sha256(f"python {platform.python_version()} {platform.machine()}".encode())
     dists, files = set(_BASE_DISTS), set()
-    site, own, top_dists = _site_dirs(), _opcert_dir(), _distributions()
+    site, own, top_dists = site_dirs(), opcert_dir(), _distributions()
     seen, stack = set(), [module]
     while stack:
         m = stack.pop()

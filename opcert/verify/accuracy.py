@@ -22,6 +22,7 @@ import numpy as np
 from .. import policy
 from ..errors import TargetFailure, UsageError
 from ..formats import FloatFormat, IntFormat, bits_differ, get_format, hex_bits
+from ..options import Options, split_keywords
 from ..provenance import provenance
 from ..spec import get_operator
 from ..spec.attrs import describe, resolve
@@ -29,8 +30,8 @@ from ..spec.reference import check_dtype, reference_detailed
 from ..targets import Target, check_name, describe_target, load_target, trusted
 from ..workers import WorkerLost, in_worker, run_isolated
 from . import inputs as inputs_mod
-from .stats import HIST_LABELS, Stats, stats_of
-from .ulp import ulp_error_exact
+from .stats import HIST_LABELS, Stats, float_stats
+from .ulp import round_up, ulp_error_exact
 
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 1_000_000}
 FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the exact path (0.2-0.4 ms each)
@@ -158,14 +159,17 @@ class Request:
         return self.target.name if isinstance(self.target, Target) else self.target
 
 
-def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: int | None = None,
-            seed: int = 0, standard: str | None = None, progress=None, workers: int | None = None,
-            scheduler: str | None = None, checkpoint=None, flush_allowed: bool = False,
-            keep_errors: bool = False, magnitude_range: tuple[int, int] | None = None,
-            isolation: str = "process", target_timeout: float | None = None, properties="all",
-            accuracy: bool = True, layout_samples: int | None = None, **attrs) -> AccuracyResult:
+def measure(op, target="opcert", dtype="float32", inputs="sample", options: Options | None = None, *,
+            attrs: dict | None = None, **keywords) -> AccuracyResult:
     """Measure `target` against the reference for `op` in `dtype`, and check
     the operator's declared properties on the same outputs.
+
+    options: how (opcert.Options: samples, seed, standard, workers, scheduler,
+    checkpoint, flush_allowed, keep_errors, magnitude_range, isolation,
+    target_timeout, properties, accuracy, layout_samples, progress); attrs: the
+    operator's attributes ({"alpha": 0.5}). Keywords are either: an option's
+    name is an option, anything else an attribute; a keyword that names both
+    is refused (opcert.options.split_keywords).
 
     inputs: "exhaustive" (every value of the format: 16-bit formats in one
     pass, binary32 through the chunked, resumable sweep of opcert.verify.sweep
@@ -183,8 +187,15 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", *, samples: i
     inputs run through every layout where the layouts cannot be enumerated
     (verify.layout; default DEFAULT_LAYOUT_SAMPLES)."""
     t0 = time.perf_counter()
-    req = _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, keep_errors, isolation,
-                   target_timeout, properties, attrs)
+    spec_op = get_operator(op)
+    o, attrs = split_keywords(options, attrs, keywords,
+                              [n for a in spec_op.attributes for n in (a.name, *a.aliases)])
+    samples, seed, standard, progress, workers = o.samples, o.seed, o.standard, o.progress, o.workers
+    scheduler, checkpoint, magnitude_range, accuracy, layout_samples = (o.scheduler, o.checkpoint,
+                                                                        o.magnitude_range, o.accuracy,
+                                                                        o.layout_samples)
+    req = _request(spec_op, target, dtype, inputs, samples, seed, standard, o.flush_allowed, o.keep_errors,
+                   o.isolation, o.target_timeout, o.properties, attrs)
     if layout_samples is not None:
         req = dataclasses.replace(req, layout_samples=policy.samples(layout_samples, "layout_samples"))
     if workers is not None:
@@ -293,8 +304,8 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
     if x.size >= 1 << 16:
         # arrays of 10^6 elements allocated and freed a dozen times: glibc maps and unmaps each, and the
         # page faults were 0.04 of a 10^6-sample float64 check's 0.18 s (bench/README.md)
-        from .sweep import _keep_freed_memory
-        _keep_freed_memory()
+        from .sweep import keep_freed_memory
+        keep_freed_memory()
     res = _base_result(req, mode, int(x.size), tgt.info)
     if why_fewer:
         res.notes.append(why_fewer)
@@ -352,6 +363,8 @@ def _wants_layout(req: Request) -> bool:
     return req.properties == "all" or "layout" in req.properties
 
 
+# what a measurement's worker has imported before it loads a target (targets.describe_target)
+WORKER_MODULES = ("opcert.verify.accuracy", "opcert.verify.sweep")
 DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
 SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 exhaustive sweep: 10^6 inputs at every position of every length
 
@@ -481,7 +494,8 @@ def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> li
 def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy=True):
     from ..provenance import cpu_model
     from .properties import compile_all, value_of, verdicts
-    from .sweep import HALF, SweepConfig, code_fingerprint, rerun_blocks, sweep
+    from ..fingerprint import code_fingerprint
+    from .sweep import HALF, SweepConfig, rerun_blocks, sweep
     op = get_operator(req.op)
     fmt = get_format("float32")
     start, stop = magnitude_range or (0, HALF)
@@ -497,7 +511,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
         first = (start, min(start + (1 << 16), stop))    # the sweep's first block
         call = (op.name, "float32", req.attrs, req.standard, first)
         if in_process or in_worker():
-            info = describe_target(req.target, req.isolation, call, req.timeout)
+            info = describe_target(req.target, req.isolation, call, req.timeout, WORKER_MODULES)
         else:
             # one worker loads the target, makes its first call (what it loads then keys the checkpoints),
             # says what it supports and runs the layout check: a worker costs 1-2 s to start and load
@@ -644,7 +658,7 @@ def _layout_or_failure(req: Request, tgt: Target):
 def _probe_and_check(req: Request, call):
     """In one worker: the target's identity (targets.describe_target, its first call included), what it does
     not support, and its layout check."""
-    info = describe_target(req.target, req.isolation, call, req.timeout)
+    info = describe_target(req.target, req.isolation, call, req.timeout, WORKER_MODULES)
     return (info, *_unsupported_and_layout(req))
 
 
@@ -686,48 +700,6 @@ def _compare_float(res, op, x, y, ref, fmt: FloatFormat, attrs, standard, flush_
         idx = index(np.array(bits_list, dtype=fmt.uint)) if len(bits_list) else np.array([], dtype=np.int64)
         return x[idx], y[idx], ref.rounded[idx]
     finish(res, op, fmt, attrs, standard, stats, at)
-
-
-def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=None) -> Stats:
-    """Per-element comparison of outputs y with the reference, reduced to Stats.
-    flush_allowed: outputs flushed to zero where the reference is subnormal are
-    counted but left out of the ULP figure. keep: a list that receives the
-    per-element errors (for plots)."""
-    from . import classify as C
-    with np.errstate(invalid="ignore"):
-        y64 = np.ascontiguousarray(y.astype(np.float64)).reshape(-1)
-        r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)
-    over_idx, over_err = [], []
-    if fmt.name == "float64" and ref.exact_q is not None:   # rational exact values: the error in rationals
-        at = ref.exact_at if ref.exact_at is not None else range(len(ref.exact_q))
-        for i in at:
-            q = ref.exact_q[i]
-            if q is not None and not np.isnan(y64[i]):
-                over_idx.append(i)
-                over_err.append(float(round_up(ulp_error_exact(float(y64[i]), q, fmt))))
-    n = x.size
-    err, dist, flags = np.empty(n), np.empty(n, np.int64), np.empty(n, np.uint8)
-    # A flush: 0 where the correctly rounded result is a non-zero subnormal, at least 3/4 ULP from
-    # the exact value. A 0 just over half an ULP away (the exact value just above half the smallest
-    # subnormal, rounded twice: Gelu(2^-149) in float32) is a rounding error, which the ULP figure
-    # measures; tanh(2^-24) -> 0 in float16 (0.99997 ULP) is a flush. A correctly rounded infinity
-    # (the exact value beyond the largest finite value plus half its ULP) is exact, whatever the
-    # formula's 2**(emax+1) gives.
-    C.classify(y64, r64, np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
-               np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
-               np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
-               np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
-               np.zeros(n, bool) if ref.ambiguous_binade is None else np.ascontiguousarray(ref.ambiguous_binade).reshape(-1),
-               np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64),
-               fmt.emin, fmt.p, fmt.emax, fmt.bits, bool(flush_allowed), err, dist, flags)
-    if keep is not None:
-        keep.append(err)
-    masks = {k: (flags & bit) != 0 for k, bit in (("nan_mismatch", C.NAN_MM), ("inf_mismatch", C.INF_MM),
-                                                   ("signed_zero_mismatch", C.SIGNED_ZERO_MM),
-                                                   ("subnormal_flush", C.FLUSH))}
-    # bit patterns as unsigned integers: a 64-bit pattern with the sign bit set is no int64
-    bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
-    return stats_of(bits, err, (flags & C.CORRECT) != 0, masks, dist)
 
 
 def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
@@ -797,13 +769,3 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
     if math.isinf(yi) and round_fraction(v, fmt, negative_zero=v < 0) == yi:
         return 0.0, f"{float(v):.17g}"       # the correctly rounded result is this infinity
     return round_up(ulp_error_exact(yi, v, fmt)), f"{float(v):.17g}"
-
-
-def round_up(q: Fraction) -> float:
-    """The smallest double >= q (inf beyond the largest): a reported error is
-    never smaller than the true one."""
-    try:
-        f = float(q)
-    except OverflowError:
-        return math.inf
-    return f if Fraction(f) >= q else float(np.nextafter(f, math.inf))

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..options import Options
 from ..spec import get_operator
 from ..spec.attrs import describe, resolve, user_value
 from ..spec.onnx_backend_attrs import ATTRS as ONNX_TEST_ATTRS
@@ -109,8 +110,9 @@ def _sweep(op, target, dtype, inputs, samples, seed, standard, max_ulp, isolatio
                 progress()
             continue
         row["attrs_exact"] = describe(resolved, op)
-        r = measure(op.name, target, dtype, inputs, samples=samples, seed=seed, standard=standard,
-                    isolation=isolation, target_timeout=target_timeout, **s.attrs)
+        r = measure(op.name, target, dtype, inputs,
+                    Options(samples=samples, seed=seed, standard=standard, isolation=isolation,
+                            target_timeout=target_timeout), attrs=s.attrs)
         refuted = [p["name"] for p in r.properties if p["status"] == "refuted" and p.get("expected") == "holds"]
         row.update(status=r.status, reason=r.error, inputs=r.inputs_checked, max_ulp=r.max_ulp,
                    correctly_rounded=r.correctly_rounded, worst_input=r.worst_input,
@@ -142,10 +144,3 @@ def _worst(rows: list) -> dict | None:
         return (crashed, bool(r.get("refuted")) or bool(r.get("nan_mismatches")) or bool(r.get("inf_mismatches")),
                 -1.0 if mu is None or (isinstance(mu, float) and math.isnan(mu)) else mu)
     return max(ran, key=key)
-
-
-def plot(result: AttrSweepResult, path: str) -> None:
-    """Write the PNG of report.plots.attr_sweep_plot to path, atomically."""
-    from ..report.io import write_bytes_atomic
-    from ..report.plots import attr_sweep_plot
-    write_bytes_atomic(path, attr_sweep_plot(result))

@@ -1,4 +1,4 @@
-"""The per-element comparison of accuracy.float_stats, compiled (numba).
+"""The per-element comparison of stats.float_stats, compiled (numba).
 
 For each output y with its correctly rounded reference r and the exact value
 v = v_hi + v_lo: the ULP error of DESIGN.md (ulp.ulp_error's arithmetic, in the

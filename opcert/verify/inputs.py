@@ -26,7 +26,7 @@ def from_ordinal(o, fmt: FloatFormat) -> np.ndarray:
     return from_bits(bits.astype(fmt.uint), fmt)
 
 
-def _max_ordinal(fmt: FloatFormat) -> int:
+def max_ordinal(fmt: FloatFormat) -> int:
     # the ordinal of +inf: every exponent field but the all-ones one, times the mantissas
     return ((2 ** (fmt.bits - 1 - (fmt.p - 1)) - 1) << (fmt.p - 1))
 
@@ -34,7 +34,7 @@ def _max_ordinal(fmt: FloatFormat) -> int:
 def neighbours(points: list[Fraction], fmt: FloatFormat, k: int = NEIGHBOURS) -> np.ndarray:
     """Each point rounded to fmt, with k representable values on each side."""
     out = []
-    top = _max_ordinal(fmt)
+    top = max_ordinal(fmt)
     for q in points:
         r = round_fraction(q, fmt)
         if not np.isfinite(r):
@@ -53,7 +53,7 @@ def _ordinal_of(value: float, fmt: FloatFormat) -> int:
 def special_values(fmt: FloatFormat) -> np.ndarray:
     """Zeros, extreme subnormals and normals, the largest finite values,
     infinities, and NaNs (quiet and signalling, both signs)."""
-    top = _max_ordinal(fmt)
+    top = max_ordinal(fmt)
     mant = fmt.p - 1
     ords = [0, 1, 2, (1 << mant) - 1, 1 << mant, (1 << mant) + 1, top - 1, top]
     vals = from_ordinal(np.array(ords + [-o for o in ords], dtype=np.int64), fmt)
@@ -91,7 +91,7 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
     of the operator's special points (branch points, thresholds, saturation)."""
     rng = np.random.default_rng(seed)
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
-    top = np.uint64(_max_ordinal(fmt))            # +inf: the neighbour of the largest finite value
+    top = np.uint64(max_ordinal(fmt))            # +inf: the neighbour of the largest finite value
     base = stratified_magnitudes(fmt, max(1, n // 4), rng)
     parts = [base, np.minimum(base + np.uint64(1), top)]
     from ..spec.points import special_points

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import TargetFailure
 from ..formats import FloatFormat, bits_differ, hex_bits
-from ..targets.layouts import _padded, cores as host_cores, row_buffer
+from ..targets.layouts import padded_stride, cores as host_cores, row_buffer
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -244,7 +244,7 @@ class LayoutCheck:
                                     "boundary (row stride a whole number of 64-byte lines), every input at every "
                                     "position", complete=sup.rows_are_calls)
             self.families.append(fam)
-            stride = _padded(L, self.fmt.bits // 8)
+            stride = padded_stride(L, self.fmt.bits // 8)
             for o in offs:
                 self.progress(f"layout: offset {o}")
                 y = self._run(fam, self._rows(L, o, stride), f"{nv:,} rows of {L} at offset {o} (layout check)",

@@ -265,7 +265,7 @@ class PropertyChecker:
                 acc.take(st, wmag, pairs=True)
             elif k == "point_symmetry":
                 sel = ~np.isnan(xp)
-                bad, excess = _symmetry_violations(yp64, yn64, c.center, fmt)
+                bad, excess = symmetry_violations(yp64, yn64, c.center, fmt)
                 acc.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
             elif k == "monotonic":
                 self._monotonic(c, mags, negb, xp, xn, yp64, yn64, ybp, ybn)
@@ -383,7 +383,7 @@ class PropertyChecker:
             self.acc[n].add(1, np.array([bad]), np.array([pb], dtype=np.uint64), arr, np.array([mag]))
 
 
-def _symmetry_violations(yp, yn, center, fmt):
+def symmetry_violations(yp, yn, center, fmt):
     """|f(x) + f(-x) - center| <= (ulp(f(x)) + ulp(f(-x))) / 2, decided exactly where close."""
     from .ulp import ulp_of
     with np.errstate(invalid="ignore", over="ignore"):

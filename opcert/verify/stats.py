@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..formats import FloatFormat
 from .ulp import HISTOGRAM_EDGES
 
 TOP = 8          # candidates kept for exact re-verification, per list
@@ -97,3 +98,46 @@ def histogram_counts(e: np.ndarray) -> list:
         out.append(int(np.count_nonzero((e > lo) & (e <= hi))))
     out.append(int(np.count_nonzero(e > edges[-1])))
     return out
+
+
+def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=None) -> Stats:
+    """Per-element comparison of outputs y with the reference, reduced to Stats.
+    flush_allowed: outputs flushed to zero where the reference is subnormal are
+    counted but left out of the ULP figure. keep: a list that receives the
+    per-element errors (for plots)."""
+    from . import classify as C
+    from .ulp import round_up, ulp_error_exact
+    with np.errstate(invalid="ignore"):
+        y64 = np.ascontiguousarray(y.astype(np.float64)).reshape(-1)
+        r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)
+    over_idx, over_err = [], []
+    if fmt.name == "float64" and ref.exact_q is not None:   # rational exact values: the error in rationals
+        at = ref.exact_at if ref.exact_at is not None else range(len(ref.exact_q))
+        for i in at:
+            q = ref.exact_q[i]
+            if q is not None and not np.isnan(y64[i]):
+                over_idx.append(i)
+                over_err.append(float(round_up(ulp_error_exact(float(y64[i]), q, fmt))))
+    n = x.size
+    err, dist, flags = np.empty(n), np.empty(n, np.int64), np.empty(n, np.uint8)
+    # A flush: 0 where the correctly rounded result is a non-zero subnormal, at least 3/4 ULP from
+    # the exact value. A 0 just over half an ULP away (the exact value just above half the smallest
+    # subnormal, rounded twice: Gelu(2^-149) in float32) is a rounding error, which the ULP figure
+    # measures; tanh(2^-24) -> 0 in float16 (0.99997 ULP) is a flush. A correctly rounded infinity
+    # (the exact value beyond the largest finite value plus half its ULP) is exact, whatever the
+    # formula's 2**(emax+1) gives.
+    C.classify(y64, r64, np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
+               np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
+               np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
+               np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
+               np.zeros(n, bool) if ref.ambiguous_binade is None else np.ascontiguousarray(ref.ambiguous_binade).reshape(-1),
+               np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64),
+               fmt.emin, fmt.p, fmt.emax, fmt.bits, bool(flush_allowed), err, dist, flags)
+    if keep is not None:
+        keep.append(err)
+    masks = {k: (flags & bit) != 0 for k, bit in (("nan_mismatch", C.NAN_MM), ("inf_mismatch", C.INF_MM),
+                                                   ("signed_zero_mismatch", C.SIGNED_ZERO_MM),
+                                                   ("subnormal_flush", C.FLUSH))}
+    # bit patterns as unsigned integers: a 64-bit pattern with the sign bit set is no int64
+    bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
+    return stats_of(bits, err, (flags & C.CORRECT) != 0, masks, dist)

@@ -49,7 +49,8 @@ import numpy as np
 
 from ..errors import TargetFailure, UsageError
 from ..formats import FLOAT_FORMATS, round_fraction
-from ..report.io import write_json_atomic
+from ..files import write_json_atomic
+from ..fingerprint import code_fingerprint
 from .stats import HIST_LABELS, Stats
 
 F32 = FLOAT_FORMATS["float32"]
@@ -110,23 +111,9 @@ class SweepConfig:
 
 
 _CACHE: dict = {}
-_FINGERPRINT: list = []
 
 
-def code_fingerprint() -> str:
-    """A hash of opcert's own source files: a changed reference, kernel or
-    implementation never resumes a sweep that older code started."""
-    if not _FINGERPRINT:
-        root = Path(__file__).resolve().parents[1]
-        h = hashlib.sha256()
-        for f in sorted(root.rglob("*.py")):
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
-        _FINGERPRINT.append(h.hexdigest())
-    return _FINGERPRINT[0]
-
-
-def _keep_freed_memory() -> None:
+def keep_freed_memory() -> None:
     """Blocks allocate and free arrays of 256-512 KiB thousands of times; glibc
     maps and unmaps each, and the page faults cost more than the arithmetic
     (7 ns against 2 ns per input, measured). Keep freed memory instead."""
@@ -155,7 +142,7 @@ def _setup(cfg: SweepConfig):
     if cfg in _CACHE:
         return _CACHE[cfg]
     if not _CACHE:
-        _keep_freed_memory()
+        keep_freed_memory()
     from ..spec import get_operator
     from ..targets import load_target
     from .properties import compile_all
@@ -180,7 +167,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     """Sweep one chunk (both signs); its statistics and property state as JSON."""
     from ..expr import parity
     from ..spec.reference import reference_detailed, zero_signs
-    from .accuracy import float_stats
+    from .stats import float_stats
     from .properties import PropertyChecker
     from .sweep_kernel import TOP, block, easy_pass, prepare, take_easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():

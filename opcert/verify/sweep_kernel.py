@@ -3,7 +3,7 @@
 For each input of a block: the correctly rounded reference from the binary64
 fast path (decided when the enclosing interval rounds to one binary32 value,
 else handed back as undecided), then the same classification and statistics as
-accuracy.float_stats, accumulated in place. tests/test_sweep.py checks the two
+stats.float_stats, accumulated in place. tests/test_sweep.py checks the two
 agree on the same inputs.
 """
 from __future__ import annotations

@@ -113,3 +113,13 @@ def ulp_distance(y: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 
 HISTOGRAM_EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0)
+
+
+def round_up(q: Fraction) -> float:
+    """The smallest double >= q (inf beyond the largest): a reported error is
+    never smaller than the true one."""
+    try:
+        f = float(q)
+    except OverflowError:
+        return math.inf
+    return f if Fraction(f) >= q else float(np.nextafter(f, math.inf))

@@ -3,7 +3,7 @@ from fractions import Fraction
 
 from ...expr import absolute, exp, expm1, maximum, minimum, select
 from ..model import Attribute, Domain, Operator, RuntimeMap, Standard
-from ._common import ANY_RANK, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
+from ..declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
     Support, attr, const, limits, x
 
 alpha = attr("alpha")

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from ...expr import eq, erf, erfc, named, select, tanh
 from ..model import Attribute, Operator, RuntimeMap, Standard
-from ._common import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
+from ..declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
     attr, const, limits, sigmoid_monotone, sigmoid_stable, x
 
 approximate = attr("approximate")

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 from ...expr import both, eq, fma, maximum, minimum, select
 from ..model import Attribute, Operator, RuntimeMap, Standard
-from ._common import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, \
+from ..declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, \
     Limit, Property, Support, attr, const, x
 
 alpha, beta = attr("alpha"), attr("beta")

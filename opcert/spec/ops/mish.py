@@ -3,7 +3,7 @@ from fractions import Fraction
 
 from ...expr import exp, log, log1p, select, tanh
 from ..model import Operator, RuntimeMap, Standard
-from ._common import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
+from ..declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
     const, limits, softplus_monotone, x
 
 FORMULA = x * tanh(log(1 + exp(x)))

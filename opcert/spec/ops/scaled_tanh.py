@@ -4,7 +4,7 @@ from fractions import Fraction
 
 from ...expr import absolute, select, tanh
 from ..model import Attribute, Operator, Standard
-from ._common import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, \
+from ..declarations import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, \
     finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")

@@ -1,7 +1,7 @@
 """Shrink: ONNX Shrink-9, DirectML DML_ACTIVATION_SHRINK (seed 002)."""
 from ...expr import both, either, eq, isnan, maximum, select
 from ..model import Attribute, IntegerSemantics, Operator, RuntimeMap, Standard
-from ._common import ANY_RANK, DML_FLOATS, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, Support, attr, \
+from ..declarations import ANY_RANK, DML_FLOATS, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, Support, attr, \
     const, limits, x
 
 bias, lambd = attr("bias"), attr("lambd")

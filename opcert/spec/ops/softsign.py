@@ -3,7 +3,7 @@ from fractions import Fraction
 
 from ...expr import absolute, select
 from ..model import Operator, RuntimeMap, Standard
-from ._common import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
+from ..declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
     Support, const, dml_levels_1_0, limits, x
 
 FORMULA = x / (1 + absolute(x))

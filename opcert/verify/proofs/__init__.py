@@ -98,15 +98,17 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
 
 
 def _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0):
+    from ...options import Options
     from ..accuracy import measure
     fmt = get_format(dtype)
     if fmt.kind != "float":
         raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
     names = list(properties) if properties else "all"
     mode = "sample" if fmt.name == "float64" else "exhaustive"
-    res = measure(op, target, fmt.name, mode, samples=samples if mode == "sample" else None, standard=standard,
-                  isolation=isolation, target_timeout=target_timeout, properties=names, accuracy=False,
-                  **(attrs or {}))
+    res = measure(op, target, fmt.name, mode,
+                  Options(samples=samples if mode == "sample" else None, standard=standard, isolation=isolation,
+                          target_timeout=target_timeout, properties=names, accuracy=False),
+                  attrs=attrs or {})
     report = ProofReport(op.name, fmt.name, res.attrs, target=res.target)
     report.error = res.error if res.status == "crashed" else None
     if res.status == "unsupported":

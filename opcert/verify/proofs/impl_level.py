@@ -350,11 +350,11 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, timeout_ms) -> Non
     abstraction again about the rest, each new counterexample extending the neighbourhood next
     to it. Together, a proof over every finite input: each is either run or covered by an unsat
     query. res is updated in place; it stays unknown if the budget runs out."""
-    from ..inputs import _max_ordinal, from_ordinal
+    from ..inputs import max_ordinal, from_ordinal
     from .interval import first_outside, ordinal_of
     fmt = s.fmt
     lo, hi = bounds
-    top = _max_ordinal(fmt) - 1
+    top = max_ordinal(fmt) - 1
     o_min = ordinal_of(dom[0], fmt) if dom[0] is not None else -top
     o_max = ordinal_of(dom[1], fmt) if dom[1] is not None else top
     holes: list[list[int]] = []     # closed ranges of ordinals, every value run on the code
@@ -526,7 +526,7 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
 
 
 def prove_monotonic(s: Subject, prop, timeout_ms) -> PropertyResult:
-    from ..inputs import _max_ordinal
+    from ..inputs import max_ordinal
     from .monotone import find_decrease_on_code, prove_monotone
     dom = _domain(s, prop)
     fmt = s.fmt
@@ -551,7 +551,7 @@ def prove_monotonic(s: Subject, prop, timeout_ms) -> PropertyResult:
         res.note = "no decreasing pair found on the scanned inputs"
         res.elapsed_s = time.perf_counter() - t0
         return res
-    top = _max_ordinal(fmt) - 1
+    top = max_ordinal(fmt) - 1
     ordlo = -top if dom[0] is None else int(_ordinal(dom[0], fmt))
     ordhi = top if dom[1] is None else int(_ordinal(dom[1], fmt))
     # the infinities against their finite neighbours, and -0 against +0
@@ -616,7 +616,7 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
     a violation can still be found, by running the code on stratified inputs and their
     negations (every binade, the operator's special points): that refutes it, never proves it."""
     from ..inputs import sample
-    from ..properties import _symmetry_violations
+    from ..properties import symmetry_violations
     t0 = time.perf_counter()
     res = PropertyResult(prop.name, prop.kind, prop.statement + " (within half an ULP of each output)",
                          "unknown", "-")
@@ -624,7 +624,7 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
         x = sample(s.op, s.fmt, s.attrs, SYMMETRY_SEARCH).astype(np.float64)
         x = x[np.isfinite(x) & (x > 0)]
         yp, yn = s.run(x), s.run(-x)
-    bad, _ = _symmetry_violations(yp, yn, float(s.q(prop.center)), s.fmt)
+    bad, _ = symmetry_violations(yp, yn, float(s.q(prop.center)), s.fmt)
     res.elapsed_s = time.perf_counter() - t0
     if bad.any():
         i = int(np.nonzero(bad)[0][0])

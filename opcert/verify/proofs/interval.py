@@ -20,7 +20,7 @@ from ...formats import FLOAT_FORMATS
 F64 = FLOAT_FORMATS["float64"]
 
 
-def _arb_interval(a: Fraction, b: Fraction):
+def arb_interval(a: Fraction, b: Fraction):
     """A ball containing [a, b], no wider where the radius is a short dyadic (bisection pieces)."""
     from flint import arb, fmpq
     mid = (a + b) / 2
@@ -47,7 +47,7 @@ def bound_on_interval(e, attrs, a: Fraction, b: Fraction, lower: Fraction | None
             if pieces > budget:
                 return "unknown", f"{budget:,} pieces were not enough ({time.perf_counter() - t0:.1f} s)"
             try:
-                v = eval_ball(e, _arb_interval(lo, hi), attrs, prec)
+                v = eval_ball(e, arb_interval(lo, hi), attrs, prec)
                 vlo, vhi = arb_to_fractions(v) if v.is_finite() else (None, None)
             except (Undecided, Undefined, ZeroDivisionError):
                 vlo = vhi = None
@@ -99,12 +99,12 @@ def _widen(v, ulps_rel, eta):
     monotone, so a result below the overflow threshold rounds to at most the largest
     finite value), +-inf where all of v overflows."""
     from flint import arb
-    from ...spec.exact import _arb_of
+    from ...spec.exact import arb_of
     if not v.is_finite():
         if v.is_nan():
             raise Undecided("nan")
         return v
-    big = _arb_of(OVERFLOW)
+    big = arb_of(OVERFLOW)
     if v >= big:
         return arb("inf")
     if v <= -big:
@@ -113,7 +113,7 @@ def _widen(v, ulps_rel, eta):
         raise Undecided("overflow")
     if ulps_rel or eta:
         v = v * arb(1, ulps_rel) + arb(0, eta)   # relative at each point of v, not at its largest
-        top = _arb_of(Fraction(F64.max_finite))
+        top = arb_of(Fraction(F64.max_finite))
         if not abs(v) <= top:
             v = v.intersection(arb(0, top))
     return v
@@ -151,7 +151,7 @@ def _clip(v, lo, hi):
     b = min(b, Fraction(hi)) if hi is not None else b
     if a > b:
         raise Undecided("empty")
-    return _arb_interval(a, b)
+    return arb_interval(a, b)
 
 
 def eval_rounded(e, x, attrs, prec: int = 80):
@@ -161,16 +161,16 @@ def eval_rounded(e, x, attrs, prec: int = 80):
     ULPs of the true function and within its range, constants at their binary64
     values, overflow to +-inf."""
     from ...expr import NAMED, PRIMITIVES
-    from ...spec.exact import _arb_of, _cmp, _domain_ok
+    from ...spec.exact import arb_of, compare_balls, in_domain
     from flint import arb
     ev = lambda n: eval_rounded(n, x, attrs, prec)  # noqa: E731
     op = e.op
     if op == "var":
         return x
     if op == "attr":
-        return _arb_of(attrs[e.name])
+        return arb_of(attrs[e.name])
     if op == "const":
-        return arb(NAMED[e.name].value64()) if e.name is not None else _arb_of(Fraction(float(e.value)))
+        return arb(NAMED[e.name].value64()) if e.name is not None else arb_of(Fraction(float(e.value)))
     if op == "select":
         try:
             c = ev(e.args[0])
@@ -186,7 +186,7 @@ def eval_rounded(e, x, attrs, prec: int = 80):
         return False
     a = [ev(n) for n in e.args]
     if op in ("lt", "le", "gt", "ge", "eq"):
-        return _cmp(op, *a)
+        return compare_balls(op, *a)
     if op == "and":
         return a[0] and a[1]
     if op == "or":
@@ -209,7 +209,7 @@ def eval_rounded(e, x, attrs, prec: int = 80):
         return _round64(a[0] * a[1] + a[2])
     if op in PRIMITIVES:
         p = PRIMITIVES[op]
-        _domain_ok(p, a[0])
+        in_domain(p, a[0])
         if not a[0].is_finite():
             v = p.arb(a[0])
         else:
@@ -218,7 +218,7 @@ def eval_rounded(e, x, attrs, prec: int = 80):
             lo, hi = (p.arb(a[0].lower()), p.arb(a[0].upper()))
             if not p.increasing:
                 lo, hi = hi, lo
-            big = _arb_of(OVERFLOW)
+            big = arb_of(OVERFLOW)
             if lo.is_finite() and lo > big:       # all of it overflows
                 return arb("inf")
             if not lo.is_finite() and not lo.is_nan() and p.increasing and a[0].lower() > 0:
@@ -296,7 +296,7 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
                 return "unknown", f"{pieces - 1:,} pieces in {time.perf_counter() - t0:.0f} s did not cover the inputs"
             xa, xb = (Fraction(float(v)) for v in from_ordinal(np.array([a, b]), fmt).astype(np.float64))
             try:
-                v = eval_rounded(impl, _arb_interval(xa, xb), attrs)
+                v = eval_rounded(impl, arb_interval(xa, xb), attrs)
                 ok = _within(v, t_lo, t_hi)
             except (Undecided, Undefined, ZeroDivisionError):
                 ok = False

@@ -24,7 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...spec.exact import Undecided, Undefined
-from .interval import _arb_interval, eval_rounded
+from .interval import arb_interval, eval_rounded
 
 SMALL = 64
 
@@ -141,7 +141,7 @@ def prove_monotone(impl, attrs, fmt, run_code, lo_ord: int, hi_ord: int, budget:
                 continue
             xa, xb = (Fraction(float(v)) for v in from_ordinal(np.array([a, b]), fmt).astype(np.float64))
             try:
-                _, d = direction(impl, _arb_interval(xa, xb), attrs)
+                _, d = direction(impl, arb_interval(xa, xb), attrs)
                 if d >= 0:
                     continue
                 return "unknown", f"the code decreases structurally on [{float(xa)!r}, {float(xb)!r}]"

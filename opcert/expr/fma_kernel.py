@@ -9,7 +9,7 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def _llvm_fma(typingctx, a, b, c):
+def llvm_fma(typingctx, a, b, c):
     # llvm.fma (not llvm.fmuladd): a * b + c rounded once, whatever the target
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 3)
@@ -21,9 +21,9 @@ def _llvm_fma(typingctx, a, b, c):
 def fma_ufunc():
     """The compiled ufunc, built at its first use: a vectorize with a signature compiles (or
     loads its cache) when applied, 160 ms, and the generated ball kernels import this module
-    for _llvm_fma alone (a sweep worker's start)."""
+    for llvm_fma alone (a sweep worker's start)."""
     return numba.vectorize(["float64(float64, float64, float64)"], cache=True, nopython=True)(_fma)
 
 
 def _fma(a, b, c):
-    return _llvm_fma(a, b, c)
+    return llvm_fma(a, b, c)

@@ -14,7 +14,7 @@ import stat
 import sys
 import tempfile
 
-from ..errors import UsageError
+from .errors import UsageError
 
 
 def _real(path: str) -> str:

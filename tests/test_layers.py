@@ -1,0 +1,114 @@
+"""The package's structure: the layer contracts of pyproject.toml (import-linter), and what they cannot say:
+no import cycle between modules, no private name imported from another module, and the package's own
+`__init__` (the public facade) imported only from the top layer. Function-level imports count: they are
+imports too."""
+import ast
+import sys
+import tomllib
+from pathlib import Path
+
+import grimp
+import pytest
+from importlinter.cli import lint_imports
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "opcert"
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return grimp.build_graph("opcert", include_external_packages=False)
+
+
+def test_the_layer_contracts_hold(capsys):
+    code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
+    out = capsys.readouterr().out
+    assert code == 0, out[out.find("Broken contracts"):]
+    assert "0 broken" in out and "KEPT" in out
+
+
+def test_every_module_is_in_a_layer():
+    """A new top-level module must be placed in the layers, or the contract says nothing about it."""
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
+    named = {m.strip() for layer in cfg["layers"] for m in layer.replace(":", "|").split("|")}
+    here = {f"opcert.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | \
+        {f"opcert.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
+    assert here - named == set(), "modules in no layer of pyproject.toml's contract"
+
+
+def test_no_import_cycle(graph):
+    adj = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):          # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in adj[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+    for m in sorted(adj):
+        if m not in index:
+            visit(m)
+    assert cycles == []
+
+
+def test_the_public_facade_is_imported_only_from_the_top(graph):
+    """`opcert/__init__.py` imports the layers to offer the public API: a module below that imports it
+    imports every layer (the version is in opcert._version)."""
+    assert graph.find_modules_that_directly_import("opcert") <= {"opcert.cli", "opcert.pytest_plugin",
+                                                                  "opcert.__main__"}
+
+
+def _imports_of_private_names():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        mod = ".".join(parts[:-1] if path.name == "__init__.py" else parts)
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                target = base + ("." + node.module if node.module else "")
+            else:
+                target = node.module or ""
+            if not target.startswith("opcert"):
+                continue
+            private_module = any(p.startswith("_") and not p.startswith("__") for p in target.split("."))
+            for alias in node.names:
+                if private_module or (alias.name.startswith("_") and not alias.name.startswith("__")):
+                    yield f"{mod}:{node.lineno} imports {alias.name} from {target}"
+
+
+def test_no_private_name_is_imported_across_modules():
+    # opcert._version is the one private module others read (its name keeps it out of the public API)
+    found = [x for x in _imports_of_private_names() if not x.endswith("__version__ from opcert._version")]
+    assert found == []
+
+
+def test_the_private_name_check_can_fail(tmp_path, monkeypatch):
+    """The AST reading above finds a private import when one is there (it is not vacuous)."""
+    fake = tmp_path / "opcert"
+    (fake / "sub").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "sub" / "__init__.py").write_text("")
+    (fake / "sub" / "a.py").write_text("def f():\n    from ..b import _hidden\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert [x for x in _imports_of_private_names()] == ["opcert.sub.a:2 imports _hidden from opcert.b"]

@@ -1,0 +1,126 @@
+"""One record per primitive (opcert.expr.primitives.REGISTRY), and every interpreter of the expression
+language handles every primitive of the table: a primitive added to the table that some interpreter does
+not know fails here, naming the interpreter. Each interpreter is run on f(x) at a point of f's domain; an
+interpreter that may decline (the one-sided decision, the long double ball) declines exactly where the
+record says so.
+
+The values are checked against an independent source where the interpreter computes one: mpmath at 60
+digits."""
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import z3
+
+from opcert.expr import Expr, var
+from opcert.expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING, check_registry
+
+NAMES = sorted(REGISTRY)
+X = var("x")
+POINT = Fraction(3, 8)          # inside every primitive's domain (log's and sqrt's included)
+MP = {"exp": mpmath.exp, "expm1": mpmath.expm1, "tanh": mpmath.tanh, "log1p": mpmath.log1p, "log": mpmath.log,
+      "erf": mpmath.erf, "erfc": mpmath.erfc, "sqrt": mpmath.sqrt}
+
+
+def _f(name):
+    return Expr(name, (X,))
+
+
+def _true(name, q=POINT) -> float:
+    with mpmath.workdps(60):
+        return float(MP[name](mpmath.mpf(q.numerator) / q.denominator))
+
+
+def test_every_primitive_has_an_independent_value_here():
+    """This file's oracle covers the table: a new primitive needs its mpmath function above."""
+    assert set(MP) == set(REGISTRY)
+
+
+def test_every_record_is_complete():
+    check_registry()
+    for name, p in REGISTRY.items():
+        assert p.libm and (p.long_double_ulps is None or p.long_double_ulps > 0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numpy_interpreters(name):
+    from opcert.expr.numpy_eval import eval_numpy, eval_plain
+    x = np.array([float(POINT)])
+    for got in (eval_numpy(_f(name), x, {}), eval_plain(_f(name), x, {})):
+        assert abs(float(got[0]) - _true(name)) <= 8e-16 * max(1.0, abs(_true(name)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_exact_interpreters(name):
+    from opcert.formats import FLOAT_FORMATS
+    from opcert.spec import exact
+    b = exact.eval_ball(_f(name), POINT, {}, 120)
+    lo, hi = exact.arb_to_fractions(b)
+    assert lo <= Fraction(_true(name)) + Fraction(1, 10 ** 15) and hi >= Fraction(_true(name)) - Fraction(1, 10 ** 15)
+    at = Fraction(0) if REGISTRY[name].in_domain(Fraction(0)) else Fraction(1)   # log: f(1) = 0
+    try:
+        q = exact.eval_rational(_f(name), at, {})
+    except exact.NotRational:
+        q = None
+    assert q is not None and q == REGISTRY[name].exact(at) == Fraction(_true(name, at))
+    tiny = Fraction(1, 2 ** 40)
+    if REGISTRY[name].tiny is not None and REGISTRY[name].in_domain(tiny):
+        lo, hi = exact.eval_tiny(_f(name), tiny, {})
+        assert lo <= Fraction(_true(name, tiny)) * (1 + Fraction(1, 10 ** 12)) + Fraction(1, 10 ** 30)
+    v = exact.evaluate(_f(name), POINT, {}, FLOAT_FORMATS["float32"])
+    assert abs(float(v.lo) - _true(name)) < 1e-12
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ball_interpreters(name):
+    from opcert.spec import ball
+    from opcert.spec.ball_compiled import LIBM, VECTOR, source
+    x = np.array([float(POINT)])
+    m, r, ok, sg = ball.evaluate(_f(name), x, {}, ball.BINARY64)
+    assert ok[0] and abs(m[0] - _true(name)) <= r[0] + 1e-300
+    p = REGISTRY[name]
+    if ball.WIDE is not None:
+        m, r, ok, _ = ball.evaluate(_f(name), x, {}, ball.WIDE)
+        assert bool(ok[0]) == (p.long_double_ulps is not None)
+    assert LIBM[name] == p.libm and (name in VECTOR) == p.vector
+    text, _ = source(_f(name), {})          # raises Unsupported for a primitive the generator does not know
+    assert p.libm in text or name in VECTOR
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_sided_declines_exactly_where_the_record_says(name):
+    from opcert.spec import one_sided
+    assert one_sided.supported(_f(name)) == REGISTRY[name].one_sided
+    if REGISTRY[name].one_sided:
+        m, r, side, ok = one_sided.evaluate(_f(name), np.array([2.0 ** -40, -(2.0 ** -40)]), {})
+        assert np.all(np.isfinite(m))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_proof_interpreters(name):
+    from opcert.verify.proofs import monotone, real_monotone
+    from opcert.verify.proofs.interval import arb_interval, eval_rounded
+    lo, hi = POINT, POINT + Fraction(1, 64)
+    v = eval_rounded(_f(name), arb_interval(lo, hi), {})
+    assert float(v.lower()) <= _true(name) + 1e-12
+    span = real_monotone.enclose(_f(name), real_monotone.Span(lo, hi), {})
+    assert span.lo <= Fraction(_true(name)) + Fraction(1, 10 ** 12)
+    want = 1 if REGISTRY[name].increasing else -1
+    assert monotone.direction(_f(name), arb_interval(lo, hi), {})[1] == want
+    assert real_monotone.direction(_f(name), real_monotone.Span(lo, hi), {})[1] == want
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_z3_models(name):
+    from opcert.verify.proofs.fp_model import F64, FPModel
+    from opcert.verify.proofs.real_model import RealModel
+    fp = FPModel()
+    t = fp.eval(_f(name), z3.FP("x", F64), {})
+    assert t is not None
+    rm = RealModel()
+    term = rm.eval(_f(name), z3.Real("x"), {})
+    assert term is not None
+    # the facts the provers read from the records
+    assert (name in SIGN_PRESERVING) == (REGISTRY[name].sign in ("of_argument", "positive_where_argument_positive"))
+    assert AT_INF[name] == REGISTRY[name].at_inf
