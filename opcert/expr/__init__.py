@@ -6,8 +6,10 @@ rationals and Arb balls (`opcert.spec.exact`, `opcert.spec.ball` and its
 compiled form `opcert.spec.ball_compiled`, `opcert.spec.one_sided`); as
 intervals for the proofs (`opcert.verify.proofs.interval`, `monotone`,
 `real_monotone`); and as z3 models (`opcert.verify.proofs.fp_model`,
-`real_model`). The primitives (tanh, exp, ...) are declared in
-`opcert.expr.primitives`. The operations are those of FPCore (FPBench), to
+`real_model`). Most of them are domains of one walk (`opcert.expr.fold`):
+each says what a constant, an operation, a comparison, a select and a
+primitive mean there. The primitives (tanh, exp, ...) are declared once, one
+record each, in `opcert.expr.primitives`. The operations are those of FPCore (FPBench), to
 which `to_fpcore` exports an expression.
 
 Semantics shared by every interpreter:

@@ -16,6 +16,7 @@ import ctypes.util
 import numpy as np
 
 from . import NAMED, PRIMITIVES, Expr
+from .fold import Domain, fold
 
 
 def fma(a, b, c):
@@ -67,80 +68,97 @@ def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int 
     """Evaluate `e` at the binary64 array x; `input_bits` is the precision of
     the format x was widened from."""
     with np.errstate(all="ignore"):
-        return np.asarray(_eval(e, x, attrs, input_bits, {}), dtype=None)
+        return np.asarray(fold(e, NumpyDomain(x, attrs, input_bits)), dtype=None)
 
 
 def _uses_x(e: Expr) -> bool:
     return any(n.op == "var" for n in e.nodes())
 
 
-def _eval(e: Expr, x, attrs, input_bits, memo):
-    # Two shortcuts, each giving the very values of the plain interpretation (np.where over both
-    # branches, every node on its own): a subexpression written twice (Mish's exp(x), four
-    # times) is computed once, the same ufunc on the same array; and a select whose condition
-    # is a scalar (an attribute's choice: Gelu's form) or has one value over the array
-    # evaluates only the branch it takes.
-    # tests/test_impl.py checks both against the plain interpretation on every operator.
-    if e in memo:
-        return memo[e]
-    op = e.op
-    if op == "var":
-        return x
-    if op == "attr":
-        return np.float64(attrs[e.name])
-    if op == "const":
+class _Binary64(Domain):
+    """What the NumPy domains share: binary64 arrays, NumPy's ufuncs, the platform's primitives."""
+
+    def __init__(self, x, attrs):
+        self.x, self.attrs = x, attrs
+
+    def var(self, e):
+        return self.x
+
+    def attr(self, e):
+        return np.float64(self.attrs[e.name])
+
+    def const(self, e):
         return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
-    if op == "select":
-        c = _eval(e.args[0], x, attrs, input_bits, memo)
+
+    def isnan(self, e, walk):
+        return np.isnan(walk(e.args[0]))
+
+    def compare(self, op, a, b):
+        return _BINARY[op](a, b)
+
+    def connective(self, op, args):
+        return np.logical_not(args[0]) if op == "not" else _BINARY[op](args[0], args[1])
+
+    def primitive(self, p, a):
+        return p.numpy(a)
+
+
+class NumpyDomain(_Binary64):
+    """opcert's implementation as it runs. Two shortcuts, each giving the very values of the plain
+    interpretation (PlainDomain: np.where over both branches, every node on its own): a subexpression written
+    twice (Mish's exp(x), four times) is computed once (the memo), the same ufunc on the same array; and a
+    select whose condition is a scalar (an attribute's choice: Gelu's form) or has one value over the array
+    evaluates only the branch it takes. tests/test_impl.py checks both against the plain interpretation on
+    every operator."""
+
+    def __init__(self, x, attrs, input_bits: int = 53):
+        super().__init__(x, attrs)
+        self.input_bits = input_bits
+        self.memo = {}
+
+    def select(self, e, walk):
+        x = self.x
+        c = walk(e.args[0])
         if np.ndim(c) == 0:
             chosen = e.args[1] if bool(c) else e.args[2]
             other = e.args[2] if bool(c) else e.args[1]
-            v = _eval(chosen, x, attrs, input_bits, memo)
+            v = walk(chosen)
             # np.where's result has the shape of all three operands
-            v = np.broadcast_to(v, np.broadcast_shapes(np.shape(v), np.shape(x) if _uses_x(other) else ()))
-            memo[e] = v
-            return v
+            return np.broadcast_to(v, np.broadcast_shapes(np.shape(v), np.shape(x) if _uses_x(other) else ()))
         if c.dtype == np.bool_ and c.size and (c.all() or not c.any()):
             # one branch for every element (a sweep's block has one sign): np.where would take
             # every value from it; the other is not computed (Swish's four selects, measured)
             chosen = e.args[1] if c.flat[0] else e.args[2]
             other = e.args[2] if c.flat[0] else e.args[1]
-            v = _eval(chosen, x, attrs, input_bits, memo)
+            v = walk(chosen)
             shape = np.broadcast_shapes(np.shape(c), np.shape(v), np.shape(x) if _uses_x(other) else ())
-            v = memo[e] = np.broadcast_to(np.asarray(v, dtype=np.result_type(v, np.float64)), shape)
-            return v
-        args = [c] + [_eval(a, x, attrs, input_bits, memo) for a in e.args[1:]]
-        v = memo[e] = np.where(*args)
-        return v
-    args = [_eval(a, x, attrs, input_bits, memo) for a in e.args]
-    if op == "fma":
-        leaves = all(a.op in ("var", "attr", "const") for a in e.args[:2])
-        if leaves and input_bits <= 26:
-            v = args[0] * args[1] + args[2]
-        else:
-            v = fma(*(np.asarray(v, dtype=np.float64) for v in args))
-    elif op in _BINARY:
-        v = _BINARY[op](args[0], args[1])
-    else:
-        v = _UNARY[op](args[0])
-    memo[e] = v
-    return v
+            return np.broadcast_to(np.asarray(v, dtype=np.result_type(v, np.float64)), shape)
+        return np.where(c, walk(e.args[1]), walk(e.args[2]))
+
+    def arithmetic(self, op, args, node=None):
+        if op == "fma":
+            leaves = all(a.op in ("var", "attr", "const") for a in node.args[:2])
+            if leaves and self.input_bits <= 26:
+                return args[0] * args[1] + args[2]
+            return fma(*(np.asarray(v, dtype=np.float64) for v in args))
+        return _BINARY[op](args[0], args[1]) if op in _BINARY else _UNARY[op](args[0])
+
+
+class PlainDomain(_Binary64):
+    """The plain interpretation, for binary64 inputs: every node on its own, both branches of every select
+    over every element, fma through the C library."""
+
+    def select(self, e, walk):
+        return np.where(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
+
+    def arithmetic(self, op, args, node=None):
+        if op == "fma":
+            a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
+            return _fma(a, b, c).astype(np.float64)
+        return _BINARY[op](args[0], args[1]) if op in _BINARY else _UNARY[op](args[0])
 
 
 def eval_plain(e: Expr, x, attrs: dict[str, float]):
-    """The plain interpretation, for binary64 inputs: every node on its own, both branches of
-    every select over every element, fma through the C library. What eval_numpy's shortcuts
-    must reproduce bit for bit (tests/test_impl.py); the baseline of bench/impl_eval.py."""
-    if e.op == "var":
-        return x
-    if e.op == "attr":
-        return np.float64(attrs[e.name])
-    if e.op == "const":
-        return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
-    args = [eval_plain(a, x, attrs) for a in e.args]
-    if e.op == "select":
-        return np.where(*args)
-    if e.op == "fma":
-        a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
-        return _fma(a, b, c).astype(np.float64)
-    return _BINARY[e.op](*args) if e.op in _BINARY else _UNARY[e.op](args[0])
+    """The plain interpretation (PlainDomain): what eval_numpy's shortcuts must reproduce bit for bit
+    (tests/test_impl.py); the baseline of bench/impl_eval.py."""
+    return fold(e, PlainDomain(x, attrs))

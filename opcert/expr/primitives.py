@@ -52,7 +52,10 @@ class Primitive:
     vector: bool = False                # NumPy's function has SIMD loops: the compiled ball calls it per block
     long_double_ulps: float | None = None   # contract of the platform's long double function (ULPs of that
                                             # format; None: NumPy has none, the binary64 reference goes exact)
-    one_sided: bool = False             # spec.one_sided decides the sign of f(t) - t where f's argument is tiny
+    # spec.one_sided's rule for f(arg): (arg expression, analyses) -> (m, r, side, ok): f's value lies on
+    # `side` of the binary64 m, within r, where ok (the analyses: tiny_exact(e, tiny), sign_bound(e))
+    one_sided: Callable | None = None
+    correctly_rounded: bool = False     # IEEE 754 requires the platform's function correctly rounded (z3 has it)
     extra: dict = field(default_factory=dict)
 
     def in_domain(self, t) -> bool:   # a float or an exact Fraction (no overflow)
@@ -123,6 +126,35 @@ def _log1p_tiny(t: Fraction):
     s = t - t2 / 2 + t2 * t / 3
     four = t2 * t2 / 4
     return (s - four, s) if t >= 0 else (s - four * Fraction(1024, 1023), s - four)
+
+
+# ---- one-sided rules (spec.one_sided): which side of a binary64 value f lies on, for a tiny argument ----
+
+def _tanh_one_sided(arg, an):
+    # below 2^-26, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53; t - tanh(t) is in (0, t^3/3) for t > 0;
+    # |t|^3/3 <= |t| t^2, never below the smallest double
+    t, ok = an.tiny_exact(arg, 2.0 ** -26)
+    gap = np.maximum(np.abs(t) * (t * t), 2.0 ** -1074)
+    return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
+
+
+def _expm1_one_sided(arg, an):
+    # Selu at gamma = 3, alpha = 2: 6 expm1(x) for tiny x < 0 is 6x plus t^2/2, and 6x is a binary32
+    # midpoint for a quarter of the inputs; below 2^-26, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2)
+    t, ok = an.tiny_exact(arg, 2.0 ** -26)
+    gap = np.maximum(t * t, 2.0 ** -1074)
+    return t, np.where(t == 0, 0.0, gap), np.where(t == 0, 0.0, 1.0), ok
+
+
+def _erfc_one_sided(arg, an):
+    # erfc(u) = 1 - erf(u), and 0 < erf(u) < (2/sqrt(pi)) u for u > 0 (odd): below 1 for u > 0; decided
+    # below 2^-30
+    sb = an.sign_bound(arg)
+    if sb is None:
+        return np.float64(0.0), 0.0, 0.0, False
+    su, bound = sb
+    gap = np.where(su == 0, 0.0, 1.1284 * (1 + 2.0 ** -20) * bound)
+    return np.float64(1.0), gap, -su, np.abs(bound) < 2.0 ** -30
 
 
 # ---- prover facts (spec level: strict theorems over the reals) ---------------------------------
@@ -251,13 +283,14 @@ REGISTRY: dict[str, Primitive] = {p.name: p for p in (
     Primitive("expm1", "e^t - 1", np.expm1, _arb("expm1"), _at_zero(0), (None, False, None), True, False, (-1, None),
               ("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t", "expm1 is non-decreasing",
                "expm1(-inf) = -1", "expm1(NaN) is NaN"), 1.0, _expm1_tiny, _ax_expm1, sign="of_argument",
-              at_inf=(-1.0, None), libm="math.expm1", vector=True, long_double_ulps=8.0, one_sided=True),
+              at_inf=(-1.0, None), libm="math.expm1", vector=True, long_double_ulps=8.0,
+              one_sided=_expm1_one_sided),
     Primitive("tanh", "hyperbolic tangent", np.tanh, _arb("tanh"), _at_zero(0), (None, False, None), True, True,
               (-1, 1),
               ("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t", "tanh is non-decreasing",
                "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), 2.0, _tanh_tiny, _ax_tanh,
               sign="of_argument", at_inf=(-1.0, 1.0), libm="math.tanh", vector=True, long_double_ulps=8.0,
-              one_sided=True),
+              one_sided=_tanh_one_sided),
     Primitive("log1p", "ln(1 + t), t > -1", np.log1p, _arb("log1p"), _at_zero(0), (-1, True, None), True, False,
               (None, None),
               ("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign of t",
@@ -276,11 +309,12 @@ REGISTRY: dict[str, Primitive] = {p.name: p for p in (
               (None, False, None), False, False, (0, 2),
               ("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing", "erfc(-inf) = 2, erfc(+inf) = 0",
                "erfc(NaN) is NaN"), 5.0, None, _ax_erfc, sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
-              one_sided=True),
+              one_sided=_erfc_one_sided),
     Primitive("sqrt", "square root, t >= 0", np.sqrt, _arb("sqrt"), _sqrt_exact, (0, False, None), True, False,
               (0, None),
               ("sqrt is IEEE 754's correctly rounded square root",), 0.5, None, _ax_sqrt,
-              sign="positive_where_argument_positive", libm="math.sqrt", vector=True, long_double_ulps=0.5),
+              sign="positive_where_argument_positive", libm="math.sqrt", vector=True, long_double_ulps=0.5,
+              correctly_rounded=True),
 )}
 
 TINY = Fraction(1, 2 ** 10)

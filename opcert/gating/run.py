@@ -266,7 +266,8 @@ def _lost(check: Check, dtype: str, exc) -> CheckResult:
     from ..spec.attrs import resolve
     op = get_operator(check.op)
     cmd = reproduce_command(op.name, dtype, check.target, resolve(op, dict(check.attrs), check.standard),
-                            check.mode_for(dtype), check.samples, check.seed, check.standard)
+                            check.mode_for(dtype), check.samples, check.seed, check.standard,
+                            check.layout_samples)
     return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..expr import NAMED, PRIMITIVES, Expr
+from ..expr import NAMED, Expr
+from ..expr.fold import Domain, fold
 from ..expr.primitives import TINY
 from ..formats import FloatFormat, round_fraction
 
@@ -45,31 +46,40 @@ _RATIONAL = {
 }
 
 
-def eval_rational(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
-    ev = lambda n: eval_rational(n, x, attrs)  # noqa: E731
-    op = e.op
-    if op == "var":
-        return x
-    if op == "attr":
-        return attrs[e.name]
-    if op == "const":
+class RationalDomain(Domain):
+    """Exact rational values; NotRational where a value is irrational (or not known to be rational)."""
+
+    def __init__(self, x: Fraction, attrs: dict[str, Fraction]):
+        self.x, self.attrs = x, attrs
+
+    def var(self, e):
+        return self.x
+
+    def attr(self, e):
+        return self.attrs[e.name]
+
+    def const(self, e):
         if e.name is not None:
             raise NotRational(e.name)
         return e.value
-    if op == "select":
-        return ev(e.args[1]) if ev(e.args[0]) else ev(e.args[2])
-    if op == "isnan":
-        return False
-    a = [ev(n) for n in e.args]
-    if op in PRIMITIVES:
-        p = PRIMITIVES[op]
-        if not p.in_domain(a[0]):
-            raise Undefined(f"{op}({a[0]})")
-        v = p.exact(a[0])
+
+    def arithmetic(self, op, args, node=None):
+        return _RATIONAL[op](*args)
+
+    def compare(self, op, a, b):
+        return _RATIONAL[op](a, b)
+
+    def primitive(self, p, a):
+        if not p.in_domain(a):
+            raise Undefined(f"{p.name}({a})")
+        v = p.exact(a)
         if v is None:
-            raise NotRational(op)
+            raise NotRational(p.name)
         return v
-    return _RATIONAL[op](*a)
+
+
+def eval_rational(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
+    return fold(e, RationalDomain(x, attrs))
 
 
 # ---- tiny arguments: Taylor enclosures in rational arithmetic ----------------------
@@ -79,70 +89,74 @@ class NotTiny(Exception):
     pass
 
 
-def eval_tiny(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
-    """Exact rational enclosure (lo, hi), or booleans; raises NotTiny where a
-    primitive's argument is not tiny (or not a point)."""
-    ev = lambda n: eval_tiny(n, x, attrs)  # noqa: E731
-    op = e.op
-    if op == "var":
-        return (x, x)
-    if op == "attr":
-        return (attrs[e.name],) * 2
-    if op == "const":
+class TinyDomain(Domain):
+    """Exact rational enclosures (lo, hi), or booleans; NotTiny where a primitive's argument is not tiny (or
+    not a point)."""
+
+    def __init__(self, x: Fraction, attrs: dict[str, Fraction]):
+        self.x, self.attrs = x, attrs
+
+    def var(self, e):
+        return (self.x, self.x)
+
+    def attr(self, e):
+        return (self.attrs[e.name],) * 2
+
+    def const(self, e):
         if e.name is not None:
             raise NotTiny(e.name)
         return (e.value, e.value)
-    if op == "select":
-        return ev(e.args[1]) if ev(e.args[0]) else ev(e.args[2])
-    if op == "isnan":
-        return False
-    a = [ev(n) for n in e.args]
-    if op in ("lt", "le", "gt", "ge", "eq"):
-        (alo, ahi), (blo, bhi) = a
+
+    def compare(self, op, a, b):
+        (alo, ahi), (blo, bhi) = a, b
         if alo != ahi or blo != bhi:
             raise NotTiny(op)  # comparisons of enclosures: leave them to the ball tier
         return _RATIONAL[op](alo, blo)
-    if op in ("and", "or", "not"):
-        return _RATIONAL[op](*a)
-    if op in PRIMITIVES:
-        lo, hi = a[0]
-        p = PRIMITIVES[op]
+
+    def primitive(self, p, a):
+        lo, hi = a
         if lo != hi or abs(lo) > TINY:
-            raise NotTiny(op)
+            raise NotTiny(p.name)
         v = p.exact(lo)
         if v is not None:
             return (v, v)
         if p.tiny is None:
-            raise NotTiny(op)
+            raise NotTiny(p.name)
         return p.tiny(lo)
-    if op == "neg":
-        lo, hi = a[0]
-        return (-hi, -lo)
-    if op == "abs":
-        lo, hi = a[0]
-        if lo >= 0:
-            return (lo, hi)
-        if hi <= 0:
+
+    def arithmetic(self, op, a, node=None):
+        if op == "neg":
+            lo, hi = a[0]
             return (-hi, -lo)
-        return (Fraction(0), max(-lo, hi))
-    if op in ("add", "sub"):
-        (alo, ahi), (blo, bhi) = a
-        return (alo + blo, ahi + bhi) if op == "add" else (alo - bhi, ahi - blo)
-    if op in ("mul", "fma", "div"):
-        (alo, ahi), (blo, bhi) = a[0], a[1]
-        if op == "div":
-            if blo <= 0 <= bhi:
-                raise NotTiny("div")
-            blo, bhi = 1 / bhi, 1 / blo
-        p = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
-        lo, hi = min(p), max(p)
-        if op == "fma":
-            lo, hi = lo + a[2][0], hi + a[2][1]
-        return (lo, hi)
-    if op in ("min", "max"):
+        if op == "abs":
+            lo, hi = a[0]
+            if lo >= 0:
+                return (lo, hi)
+            if hi <= 0:
+                return (-hi, -lo)
+            return (Fraction(0), max(-lo, hi))
+        if op in ("add", "sub"):
+            (alo, ahi), (blo, bhi) = a
+            return (alo + blo, ahi + bhi) if op == "add" else (alo - bhi, ahi - blo)
+        if op in ("mul", "fma", "div"):
+            (alo, ahi), (blo, bhi) = a[0], a[1]
+            if op == "div":
+                if blo <= 0 <= bhi:
+                    raise NotTiny("div")
+                blo, bhi = 1 / bhi, 1 / blo
+            p = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
+            lo, hi = min(p), max(p)
+            if op == "fma":
+                lo, hi = lo + a[2][0], hi + a[2][1]
+            return (lo, hi)
         f = min if op == "min" else max
         return (f(a[0][0], a[1][0]), f(a[0][1], a[1][1]))
-    raise NotTiny(op)
+
+
+def eval_tiny(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
+    """Exact rational enclosure (lo, hi), or booleans; raises NotTiny where a
+    primitive's argument is not tiny (or not a point)."""
+    return fold(e, TinyDomain(x, attrs))
 
 
 # ---- ball arithmetic (Arb) -----------------------------------------------------------
@@ -189,64 +203,68 @@ def in_domain(p, a) -> bool:
     return True
 
 
-def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
-    ev = lambda n: eval_ball(n, x, attrs, prec)  # noqa: E731
-    op = e.op
-    if op == "var":
-        return arb_of(x) if isinstance(x, Fraction) else x     # x may be a ball itself (verified numerics)
-    if op == "attr":
-        return arb_of(attrs[e.name])
-    if op == "const":
-        return NAMED[e.name].ball(prec) if e.name is not None else arb_of(e.value)
-    if op == "select":
+class ArbDomain(Domain):
+    """Arb balls at `prec` bits: rigorous enclosures of the exact real values. x is a point (a Fraction) or
+    a ball itself (verified numerics over an interval). Undecided where a comparison or a division by a
+    ball holding 0 cannot be decided at this precision; Undefined outside a primitive's domain."""
+
+    def __init__(self, x, attrs: dict[str, Fraction], prec: int):
+        self.x, self.attrs, self.prec = x, attrs, prec
+
+    def var(self, e):
+        return arb_of(self.x) if isinstance(self.x, Fraction) else self.x
+
+    def attr(self, e):
+        return arb_of(self.attrs[e.name])
+
+    def const(self, e):
+        return NAMED[e.name].ball(self.prec) if e.name is not None else arb_of(e.value)
+
+    def select(self, e, walk):
         try:
-            c = ev(e.args[0])
+            c = walk(e.args[0])
         except Undecided:
-            if isinstance(x, Fraction):
+            if isinstance(self.x, Fraction):
                 raise          # a point: more precision decides it
             # an interval on both sides of the condition's boundary: either branch
-            return ev(e.args[1]).union(ev(e.args[2]))
-        return ev(e.args[1]) if c else ev(e.args[2])
-    if op == "isnan":
-        return False
-    a = [ev(n) for n in e.args]
-    if op in ("lt", "le", "gt", "ge", "eq"):
-        return compare_balls(op, *a)
-    if op == "and":
-        return a[0] and a[1]
-    if op == "or":
-        return a[0] or a[1]
-    if op == "not":
-        return not a[0]
-    if op == "add":
-        return a[0] + a[1]
-    if op == "sub":
-        return a[0] - a[1]
-    if op == "mul":
-        return a[0] * a[1]
-    if op == "div":
-        if 0 in a[1]:
-            raise Undecided("div")
-        return a[0] / a[1]
-    if op == "neg":
-        return -a[0]
-    if op == "abs":
-        return abs(a[0])
-    if op == "fma":
-        return a[0] * a[1] + a[2]
-    if op in ("min", "max"):
-        # one side wholly below the other: that side exactly (Arb's min of 0 and a ball of
+            return walk(e.args[1]).union(walk(e.args[2]))
+        return walk(e.args[1]) if c else walk(e.args[2])
+
+    def compare(self, op, a, b):
+        return compare_balls(op, a, b)
+
+    def arithmetic(self, op, a, node=None):
+        if op == "add":
+            return a[0] + a[1]
+        if op == "sub":
+            return a[0] - a[1]
+        if op == "mul":
+            return a[0] * a[1]
+        if op == "div":
+            if 0 in a[1]:
+                raise Undecided("div")
+            return a[0] / a[1]
+        if op == "neg":
+            return -a[0]
+        if op == "abs":
+            return abs(a[0])
+        if op == "fma":
+            return a[0] * a[1] + a[2]
+        # min, max: one side wholly below the other: that side exactly (Arb's min of 0 and a ball of
         # e^(7e76) is not 0 but a ball whose ends are rationals of 10^76 bits)
         lo_first = a[0] <= a[1]
         hi_first = a[0] >= a[1]
         if lo_first or hi_first:
             return a[0] if (lo_first == (op == "min")) else a[1]
         return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
-    if op in PRIMITIVES:
-        p = PRIMITIVES[op]
-        in_domain(p, a[0])
-        return p.arb(a[0])
-    raise ValueError(f"no ball semantics for {op}")
+
+    def primitive(self, p, a):
+        in_domain(p, a)
+        return p.arb(a)
+
+
+def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
+    return fold(e, ArbDomain(x, attrs, prec))
 
 
 WIDEST = 1 << 14   # bits: a ball's ends as rationals at most this far below its midpoint

@@ -31,11 +31,9 @@ import numpy as np
 
 from ..expr import PRIMITIVES, Expr
 
-TANH_TINY = 2.0 ** -26       # below it, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53
-ERFC_TINY = 2.0 ** -30      # below it, 1 - erfc(u) = erf(u) is in (0, 2/sqrt(pi) u) for u > 0
+# the primitives' own rules are in their records (expr.primitives: `one_sided`)
 SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
-    frozenset(n for n, p in PRIMITIVES.items() if p.one_sided)
-EXPM1_TINY = 2.0 ** -26     # below it, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2)
+    frozenset(n for n, p in PRIMITIVES.items() if p.one_sided is not None)
 SIGMOID_TINY = 2.0 ** -30   # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
 
 
@@ -154,6 +152,19 @@ def _tiny_exact(e: Expr, x, attrs, tiny: float):
     return t, ok & (s == 0) & (r == 0) & (np.abs(t) < tiny)
 
 
+class _Analyses:
+    """What a primitive's one-sided rule may ask of its argument's expression."""
+
+    def __init__(self, x, attrs):
+        self.x, self.attrs = x, attrs
+
+    def tiny_exact(self, e: Expr, tiny: float):
+        return _tiny_exact(e, self.x, self.attrs, tiny)
+
+    def sign_bound(self, e: Expr):
+        return _sign_bound(e, self.x, self.attrs)
+
+
 def _ev(e: Expr, x, attrs):
     zero = np.zeros(x.shape)
     if e.op == "var":
@@ -177,25 +188,8 @@ def _ev(e: Expr, x, attrs):
         zero = (exact_a & (ma == 0)) | (exact_b & (mb == 0))
         ok = oka & okb & (exact_a | exact_b) & (exact | zero)
         return p, np.where(zero, 0.0, r), np.where(zero, 0.0, s), ok
-    if e.op == "tanh":
-        t, ok = _tiny_exact(e.args[0], x, attrs, TANH_TINY)
-        # t - tanh(t) is in (0, t^3/3) for t > 0; |t|^3/3 <= |t| t^2, never below the smallest double
-        gap = np.maximum(np.abs(t) * (t * t), 2.0 ** -1074)
-        return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
-    if e.op == "expm1":
-        # Selu at gamma = 3, alpha = 2: 6 expm1(x) for tiny x < 0 is 6x plus t^2/2, and 6x is a binary32
-        # midpoint for a quarter of the inputs; expm1(t) > t for every t != 0, by less than t^2 here
-        t, ok = _tiny_exact(e.args[0], x, attrs, EXPM1_TINY)
-        gap = np.maximum(t * t, 2.0 ** -1074)
-        return t, np.where(t == 0, 0.0, gap), np.where(t == 0, 0.0, 1.0), ok
-    if e.op == "erfc":
-        sb = _sign_bound(e.args[0], x, attrs)
-        if sb is None:
-            return np.float64(0.0), 0.0, 0.0, False
-        su, bound = sb
-        # erfc(u) = 1 - erf(u), and 0 < erf(u) < (2/sqrt(pi)) u for u > 0 (odd): below 1 for u > 0
-        gap = np.where(su == 0, 0.0, 1.1284 * (1 + 2.0 ** -20) * bound)
-        return np.float64(1.0), gap, -su, np.abs(bound) < ERFC_TINY
+    if e.op in PRIMITIVES and PRIMITIVES[e.op].one_sided is not None:
+        return PRIMITIVES[e.op].one_sided(e.args[0], _Analyses(x, attrs))
     if e.op == "add":
         # an exact value plus a tiny term of known sign (HardSwish: 1/2 + x/6, x subnormal)
         for a, b in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):

@@ -109,7 +109,8 @@ class AccuracyResult:
 
 
 def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str,
-                      samples: int | None, seed: int | None, standard: str | None) -> str:
+                      samples: int | None, seed: int | None, standard: str | None,
+                      layout_samples: int | None = None) -> str:
     from ..spec.attrs import user_value
     parts = ["opcert", "accuracy", op, "--dtype", dtype, "--target", target]
     operator = get_operator(op)
@@ -122,6 +123,8 @@ def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fractio
         parts += ["--samples", str(samples), "--seed", str(seed)]
     if standard:
         parts += ["--standard", standard]
+    if layout_samples is not None:       # the layout verdict's inputs, where they were not the default
+        parts += ["--layout-samples", str(layout_samples)]
     return shlex.join(parts)
 
 
@@ -149,6 +152,7 @@ class Request:
     timeout: float | None
     isolation: str
     layout_samples: int | None = None   # inputs per layout where the layouts are not enumerated
+    layout_default: int | None = None   # ... where layout_samples is None (a float32 sweep's: its extent's)
 
     @property
     def resolved(self) -> dict[str, Fraction]:
@@ -267,7 +271,7 @@ def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
                           attrs=describe(req.resolved, op), inputs_checked=n, exhaustive=mode == "exhaustive",
                           mode=mode, seed=req.seed if mode == "sample" else None, samples=samples,
                           command=reproduce_command(op.name, req.dtype, name, req.resolved, mode, samples, req.seed,
-                                                    req.standard),
+                                                    req.standard, req.layout_samples),
                           isolation="none" if isinstance(req.target, Target) or trusted(name) else req.isolation,
                           target_info=info.to_dict() if info else {}, provenance=provenance(name, version))
 
@@ -366,7 +370,7 @@ def _wants_layout(req: Request) -> bool:
 # what a measurement's worker has imported before it loads a target (targets.describe_target)
 WORKER_MODULES = ("opcert.verify.accuracy", "opcert.verify.sweep")
 DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
-SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 exhaustive sweep: 10^6 inputs at every position of every length
+SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 sweep of the whole format (a range of magnitudes: the default)
 
 
 def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None,
@@ -507,6 +511,9 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                          "name (module:function), not as an object")
     in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
     checked = None
+    # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
+    req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if (start, stop) == (0, HALF)
+                              else DEFAULT_LAYOUT_SAMPLES)
     try:
         first = (start, min(start + (1 << 16), stop))    # the sweep's first block
         call = (op.name, "float32", req.attrs, req.standard, first)
@@ -633,11 +640,12 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
 
 def _layout_sampled(req: Request, tgt: Target):
     """The layout check of a float32 sweep's target (loaded: tgt): on a stratified sample of
-    SWEEP_LAYOUT_SAMPLES inputs (every binary32 input at every position of every length would be 2^32 x 2,145
-    outputs, 17 hours at torch's 150 M outputs/s), in the process that runs the target."""
+    req.layout_samples inputs (SWEEP_LAYOUT_SAMPLES for the whole format; every binary32 input at every
+    position of every length would be 2^32 x 2,145 outputs, 17 hours at torch's 150 M outputs/s), in the
+    process that runs the target."""
     op = get_operator(req.op)
     fmt = get_format(req.dtype)
-    n = req.layout_samples or SWEEP_LAYOUT_SAMPLES
+    n = req.layout_samples or req.layout_default or DEFAULT_LAYOUT_SAMPLES
     # more candidates than go through the layouts (16x, 4x past 2^16: the reference costs 0.2-0.6 us an
     # input): those not correctly rounded go first
     x = inputs_mod.sample(op, fmt, req.resolved, (16 if n <= 1 << 16 else 4) * n, req.seed)

@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import NAMED, TRANSCENDENTAL, Expr
+from ...expr import NAMED, Expr
+from ...expr.fold import Domain, fold
 from ...expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING
 from ...formats import FloatFormat
 
@@ -46,48 +47,7 @@ class FPModel:
         return app
 
     def eval(self, e: Expr, x, attrs: dict):
-        ev = lambda n: self.eval(n, x, attrs)  # noqa: E731
-        op = e.op
-        if op == "var":
-            return x
-        if op == "attr":
-            return val64(attrs[e.name])
-        if op == "const":
-            return z3.FPVal(NAMED[e.name].value64(), F64) if e.name is not None else val64(e.value)
-        if op == "select":
-            return z3.If(ev(e.args[0]), ev(e.args[1]), ev(e.args[2]))
-        a = [ev(n) for n in e.args]
-        if op == "sqrt":
-            return z3.fpSqrt(RNE, a[0])
-        if op in TRANSCENDENTAL:
-            return self.apply(op, a[0])
-        if op == "abs":
-            return z3.fpAbs(a[0])
-        if op == "isnan":
-            return z3.fpIsNaN(a[0])
-        if op == "neg":
-            return z3.fpNeg(a[0])
-        if op in ("min", "max"):
-            return _ieee_minmax(op, a[0], a[1])
-        if op in ("lt", "le", "gt", "ge", "eq"):
-            return {"lt": z3.fpLT, "le": z3.fpLEQ, "gt": z3.fpGT, "ge": z3.fpGEQ, "eq": z3.fpEQ}[op](a[0], a[1])
-        if op == "and":
-            return z3.And(a[0], a[1])
-        if op == "or":
-            return z3.Or(a[0], a[1])
-        if op == "not":
-            return z3.Not(a[0])
-        if op == "add":
-            return z3.fpAdd(RNE, a[0], a[1])
-        if op == "sub":
-            return z3.fpSub(RNE, a[0], a[1])
-        if op == "mul":
-            return z3.fpMul(RNE, a[0], a[1])
-        if op == "div":
-            return z3.fpDiv(RNE, a[0], a[1])
-        if op == "fma":
-            return z3.fpFMA(RNE, a[0], a[1], a[2])
-        raise ValueError(f"no floating-point semantics for {op}")
+        return fold(e, _FPDomain(self, x, attrs))
 
     def implementation(self, e: Expr, x, attrs, fmt: FloatFormat):
         """The implementation on an input x of fmt's sort: widen, evaluate, round once."""
@@ -130,6 +90,57 @@ class FPModel:
                     if p.odd:
                         ax.append(z3.Implies(t1 == z3.fpNeg(t2), f1 == z3.fpNeg(f2)))
         return ax
+
+
+class _FPDomain(Domain):
+    """Bit-precise binary64 terms (z3's floating point, round to nearest even); a primitive is an
+    uninterpreted function under its platform contract (FPModel.axioms), or z3's own where IEEE 754 requires
+    it correctly rounded."""
+
+    def __init__(self, model: FPModel, x, attrs: dict):
+        self.model, self.x, self.attrs = model, x, attrs
+
+    def var(self, e):
+        return self.x
+
+    def attr(self, e):
+        return val64(self.attrs[e.name])
+
+    def const(self, e):
+        return z3.FPVal(NAMED[e.name].value64(), F64) if e.name is not None else val64(e.value)
+
+    def select(self, e, walk):
+        return z3.If(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
+
+    def isnan(self, e, walk):
+        return z3.fpIsNaN(walk(e.args[0]))
+
+    def primitive(self, p, a):
+        if p.correctly_rounded:          # z3's own function, bit for bit
+            if p.name not in _CORRECTLY_ROUNDED:
+                raise ValueError(f"z3 has no correctly rounded {p.name}: the record says the platform's is")
+            return _CORRECTLY_ROUNDED[p.name](a)
+        return self.model.apply(p.name, a)
+
+    def compare(self, op, a, b):
+        return {"lt": z3.fpLT, "le": z3.fpLEQ, "gt": z3.fpGT, "ge": z3.fpGEQ, "eq": z3.fpEQ}[op](a, b)
+
+    def connective(self, op, a):
+        return z3.And(a[0], a[1]) if op == "and" else z3.Or(a[0], a[1]) if op == "or" else z3.Not(a[0])
+
+    def arithmetic(self, op, a, node=None):
+        if op == "abs":
+            return z3.fpAbs(a[0])
+        if op == "neg":
+            return z3.fpNeg(a[0])
+        if op in ("min", "max"):
+            return _ieee_minmax(op, a[0], a[1])
+        if op == "fma":
+            return z3.fpFMA(RNE, a[0], a[1], a[2])
+        return {"add": z3.fpAdd, "sub": z3.fpSub, "mul": z3.fpMul, "div": z3.fpDiv}[op](RNE, a[0], a[1])
+
+
+_CORRECTLY_ROUNDED = {"sqrt": lambda a: z3.fpSqrt(RNE, a)}
 
 
 def _ieee_minmax(op, a, b):

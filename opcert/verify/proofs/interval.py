@@ -14,7 +14,10 @@ import math
 import time
 from fractions import Fraction
 
-from ...spec.exact import Undecided, Undefined, arb_to_fractions, eval_ball, evaluate
+from ...expr import NAMED
+from ...expr.fold import fold
+from ...spec.exact import (ArbDomain, Undecided, Undefined, arb_of, arb_to_fractions, eval_ball, evaluate,
+                          in_domain)
 from ...formats import FLOAT_FORMATS
 
 F64 = FLOAT_FORMATS["float64"]
@@ -99,7 +102,6 @@ def _widen(v, ulps_rel, eta):
     monotone, so a result below the overflow threshold rounds to at most the largest
     finite value), +-inf where all of v overflows."""
     from flint import arb
-    from ...spec.exact import arb_of
     if not v.is_finite():
         if v.is_nan():
             raise Undecided("nan")
@@ -154,74 +156,50 @@ def _clip(v, lo, hi):
     return arb_interval(a, b)
 
 
-def eval_rounded(e, x, attrs, prec: int = 80):
-    """An enclosure of every value the binary64 evaluation of e can take for any
-    input in the ball x: each arithmetic result its exact value rounded (the ends of
-    the enclosure rounded to nearest binary64), each primitive within its contract's
-    ULPs of the true function and within its range, constants at their binary64
-    values, overflow to +-inf."""
-    from ...expr import NAMED, PRIMITIVES
-    from ...spec.exact import arb_of, compare_balls, in_domain
-    from flint import arb
-    ev = lambda n: eval_rounded(n, x, attrs, prec)  # noqa: E731
-    op = e.op
-    if op == "var":
-        return x
-    if op == "attr":
-        return arb_of(attrs[e.name])
-    if op == "const":
+class RoundedDomain(ArbDomain):
+    """Every value binary64 evaluation can give for an input in the ball x: each arithmetic result its exact
+    value rounded (the enclosure's ends rounded to nearest binary64), each primitive within its contract's
+    ULPs of the true function and within its range, constants at their binary64 values, overflow to +-inf.
+    The exact domain (spec.exact.ArbDomain) with rounding after each operation."""
+
+    def var(self, e):
+        return self.x
+
+    def const(self, e):
+        from flint import arb
         return arb(NAMED[e.name].value64()) if e.name is not None else arb_of(Fraction(float(e.value)))
-    if op == "select":
+
+    def select(self, e, walk):
         try:
-            c = ev(e.args[0])
+            c = walk(e.args[0])
         except Undecided:      # the piece straddles the condition's boundary: either branch
-            return ev(e.args[1]).union(ev(e.args[2]))
-        return ev(e.args[1]) if c else ev(e.args[2])
-    if op in ("neg", "min", "max"):
-        a = [ev(n) for n in e.args]
+            return walk(e.args[1]).union(walk(e.args[2]))
+        return walk(e.args[1]) if c else walk(e.args[2])
+
+    def arithmetic(self, op, a, node=None):
         if op == "neg":
             return -a[0]
-        return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
-    if op == "isnan":
-        return False
-    a = [ev(n) for n in e.args]
-    if op in ("lt", "le", "gt", "ge", "eq"):
-        return compare_balls(op, *a)
-    if op == "and":
-        return a[0] and a[1]
-    if op == "or":
-        return a[0] or a[1]
-    if op == "not":
-        return not a[0]
-    if op == "abs":
-        return abs(a[0])
-    if op == "add":
-        return _round64(a[0] + a[1])
-    if op == "sub":
-        return _round64(a[0] - a[1])
-    if op == "mul":
-        return _round64(a[0] * a[1])
-    if op == "div":
-        if 0 in a[1]:
-            raise Undecided("div")
-        return _round64(a[0] / a[1])
-    if op == "fma":
-        return _round64(a[0] * a[1] + a[2])
-    if op in PRIMITIVES:
-        p = PRIMITIVES[op]
-        in_domain(p, a[0])
-        if not a[0].is_finite():
-            v = p.arb(a[0])
+        if op in ("min", "max"):
+            return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
+        if op == "abs":
+            return abs(a[0])
+        return _round64(super().arithmetic(op, a))     # add, sub, mul, div, fma: the exact result, rounded
+
+    def primitive(self, p, a):
+        from flint import arb
+        in_domain(p, a)
+        if not a.is_finite():
+            v = p.arb(a)
         else:
             # the function is monotone: its values at the ends enclose it (a wide ball's own
             # enclosure can be far wider: exp over [3600, 16400] has a lower bound of 0)
-            lo, hi = (p.arb(a[0].lower()), p.arb(a[0].upper()))
+            lo, hi = (p.arb(a.lower()), p.arb(a.upper()))
             if not p.increasing:
                 lo, hi = hi, lo
             big = arb_of(OVERFLOW)
             if lo.is_finite() and lo > big:       # all of it overflows
                 return arb("inf")
-            if not lo.is_finite() and not lo.is_nan() and p.increasing and a[0].lower() > 0:
+            if not lo.is_finite() and not lo.is_nan() and p.increasing and a.lower() > 0:
                 return arb("inf")                 # past Arb's exponent range: exp(2^160)
             if hi.is_finite() and hi < -big:
                 return -arb("inf")
@@ -229,7 +207,12 @@ def eval_rounded(e, x, attrs, prec: int = 80):
                 raise Undecided("overflow")      # Arb gives up past its exponent range (exp(1e308))
             v = lo.union(hi)
         return _clip(_round64(_widen(v, p.ulps * 2.0 ** -52, p.ulps * 2.0 ** -1074)), *p.bounds)
-    raise ValueError(op)
+
+
+def eval_rounded(e, x, attrs, prec: int = 80):
+    """An enclosure of every value the binary64 evaluation of e can take for any input in the ball x
+    (RoundedDomain)."""
+    return fold(e, RoundedDomain(x, attrs, prec))
 
 
 def ordinal_of(v: float, fmt) -> int:

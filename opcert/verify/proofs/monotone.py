@@ -24,7 +24,8 @@ from fractions import Fraction
 import numpy as np
 
 from ...spec.exact import Undecided, Undefined
-from .interval import arb_interval, eval_rounded
+from ...expr.fold import Domain, fold
+from .interval import RoundedDomain, arb_interval
 
 SMALL = 64
 
@@ -71,47 +72,71 @@ def _comb_mag(a, b):
     raise Stuck("a product (or quotient) of a growing and a shrinking magnitude")
 
 
-def direction(e, X, attrs, enclose=eval_rounded):
-    """(enclosure of the computed values, direction) of e over the input ball X:
-    +1 non-decreasing, -1 non-increasing, 0 independent of x. `enclose(e, X, attrs)`:
-    rounding-aware enclosures (the code), or real_monotone.enclose (the exact definition)."""
-    from ...expr import PRIMITIVES
-    op = e.op
-    if op == "var":
-        return X, 1
-    if op in ("attr", "const"):
-        return enclose(e, X, attrs), 0
-    if op == "select":
+class DirectionDomain(Domain):
+    """(enclosure, direction) of each node over the input piece: +1 non-decreasing, -1 non-increasing, 0
+    independent of x. The enclosures are `inner`'s (a domain of enclosures over the piece: RoundedDomain for
+    the code, real_monotone.SpanDomain for the exact definition), computed once per node from the
+    children's. Split where a sign or a branch is undecided on the piece; Stuck where the rules cannot
+    conclude."""
+
+    def __init__(self, inner: Domain):
+        self.inner = inner
+
+    def var(self, e):
+        return self.inner.var(e), 1
+
+    def attr(self, e):
+        return self.inner.attr(e), 0
+
+    def const(self, e):
+        return self.inner.const(e), 0
+
+    def select(self, e, walk):
         try:
-            c = enclose(e.args[0], X, attrs)
+            c = fold(e.args[0], self.inner)
         except Undecided:
             raise Split("a branch condition") from None
-        return direction(e.args[1] if c else e.args[2], X, attrs, enclose)
-    args = [direction(a, X, attrs, enclose) for a in e.args]
-    v = enclose(e, X, attrs)
-    if op == "neg":
-        return v, -args[0][1]
-    if op == "abs":
-        return v, _sign(args[0][0]) * args[0][1]
-    if op in ("add", "min", "max"):
-        return v, _comb(args[0][1], args[1][1])
-    if op == "sub":
-        return v, _comb(args[0][1], -args[1][1])
-    if op == "mul":
-        return v, _mul(args[0][0], args[0][1], args[1][0], args[1][1])
-    if op == "div":
-        (va, da), (vb, db) = args
-        _sign(vb)
-        if 0 in vb:
-            raise Split("a divisor")
-        return v, _mul(va, da, 1 / vb, -db)
-    if op == "fma":
-        (va, da), (vb, db), (vc, dc) = args
+        return walk(e.args[1] if c else e.args[2])
+
+    def isnan(self, e, walk):
+        raise Stuck("no rule for isnan")
+
+    def compare(self, op, a, b):
+        raise Stuck(f"no rule for {op}")
+
+    def connective(self, op, args):
+        raise Stuck(f"no rule for {op}")
+
+    def primitive(self, p, a):
+        v = self.inner.primitive(p, a[0])
+        return v, a[1] if p.increasing else -a[1]
+
+    def arithmetic(self, op, args, node=None):
+        v = self.inner.arithmetic(op, [a[0] for a in args])
+        if op == "neg":
+            return v, -args[0][1]
+        if op == "abs":
+            return v, _sign(args[0][0]) * args[0][1]
+        if op in ("add", "min", "max"):
+            return v, _comb(args[0][1], args[1][1])
+        if op == "sub":
+            return v, _comb(args[0][1], -args[1][1])
+        if op == "mul":
+            return v, _mul(args[0][0], args[0][1], args[1][0], args[1][1])
+        if op == "div":
+            (va, da), (vb, db) = args
+            _sign(vb)
+            if 0 in vb:
+                raise Split("a divisor")
+            return v, _mul(va, da, 1 / vb, -db)
+        (va, da), (vb, db), (vc, dc) = args     # fma
         return v, _comb(_mul(va, da, vb, db), dc)
-    if op in PRIMITIVES:
-        d = args[0][1]
-        return v, d if PRIMITIVES[op].increasing else -d
-    raise Stuck(f"no rule for {op}")
+
+
+def direction(e, X, attrs, inner: Domain | None = None):
+    """(enclosure of the computed values, direction) of e over the input ball X (DirectionDomain), with the
+    enclosures of `inner` (default: RoundedDomain, the code's values)."""
+    return fold(e, DirectionDomain(inner if inner is not None else RoundedDomain(X, attrs, 80)))
 
 
 def prove_monotone(impl, attrs, fmt, run_code, lo_ord: int, hi_ord: int, budget: int = 20_000, seconds: float | None = 20.0):

@@ -22,7 +22,8 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import NAMED, TRANSCENDENTAL, Expr
+from ...expr import NAMED, Expr
+from ...expr.fold import Domain, fold
 from ...expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
 
 
@@ -80,48 +81,7 @@ class RealModel:
         self.anchors[r.name].add(Fraction(c))
 
     def eval(self, e: Expr, x, attrs: dict):
-        ev = lambda n: self.eval(n, x, attrs)  # noqa: E731
-        op = e.op
-        if op == "var":
-            return x
-        if op == "attr":
-            v = attrs[e.name]
-            if self.inner is not None and not isinstance(v, z3.ExprRef):
-                self.anchor(self.inner, v)
-            return Q(v) if not isinstance(v, z3.ExprRef) else v
-        if op == "const":
-            if e.name is not None:
-                return self.named(e.name)
-            if self.inner is not None:
-                self.anchor(self.inner, e.value)
-            return Q(e.value)
-        if op == "isnan":
-            return z3.BoolVal(False)   # real inputs are never NaN (NaN is proved apart)
-        if op == "select":
-            return z3.If(ev(e.args[0]), ev(e.args[1]), ev(e.args[2]))
-        a = [ev(n) for n in e.args]
-        if op in TRANSCENDENTAL:
-            return self.apply(op, a[0])
-        if op == "neg":
-            return -a[0]
-        if op == "abs":
-            return z3.If(a[0] >= 0, a[0], -a[0])
-        if op == "min":
-            return z3.If(a[0] <= a[1], a[0], a[1])
-        if op == "max":
-            return z3.If(a[0] >= a[1], a[0], a[1])
-        if op in ("lt", "le", "gt", "ge", "eq"):
-            return {"lt": a[0] < a[1], "le": a[0] <= a[1], "gt": a[0] > a[1], "ge": a[0] >= a[1],
-                    "eq": a[0] == a[1]}[op]
-        if op == "and":
-            return z3.And(a[0], a[1])
-        if op == "or":
-            return z3.Or(a[0], a[1])
-        if op == "not":
-            return z3.Not(a[0])
-        exact = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
-                 "div": lambda: a[0] / a[1], "fma": lambda: a[0] * a[1] + a[2]}[op]()
-        return self.round(self.inner, exact)
+        return fold(e, _RealDomain(self, x, attrs))
 
     # -- axioms ------------------------------------------------------------------
     def axioms(self) -> list:
@@ -238,3 +198,56 @@ class RealModel:
                 ax += [z3.Implies(t1 <= t2, r1 <= r2), z3.Implies(t2 <= t1, r2 <= r1),
                        z3.Implies(t1 == -t2, r1 == -r2)]
         return ax
+
+
+class _RealDomain(Domain):
+    """z3 real terms: exact arithmetic, or each operation rounded by the model's `inner` rounding (an
+    uninterpreted function under its axioms); primitives are uninterpreted functions under their axioms."""
+
+    def __init__(self, model: RealModel, x, attrs: dict):
+        self.model, self.x, self.attrs = model, x, attrs
+
+    def var(self, e):
+        return self.x
+
+    def attr(self, e):
+        v = self.attrs[e.name]
+        if self.model.inner is not None and not isinstance(v, z3.ExprRef):
+            self.model.anchor(self.model.inner, v)
+        return Q(v) if not isinstance(v, z3.ExprRef) else v
+
+    def const(self, e):
+        if e.name is not None:
+            return self.model.named(e.name)
+        if self.model.inner is not None:
+            self.model.anchor(self.model.inner, e.value)
+        return Q(e.value)
+
+    def isnan(self, e, walk):
+        return z3.BoolVal(False)   # real inputs are never NaN (NaN is proved apart)
+
+    def select(self, e, walk):
+        return z3.If(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
+
+    def primitive(self, p, a):
+        return self.model.apply(p.name, a)
+
+    def compare(self, op, a, b):
+        return {"lt": lambda: a < b, "le": lambda: a <= b, "gt": lambda: a > b, "ge": lambda: a >= b,
+                "eq": lambda: a == b}[op]()
+
+    def connective(self, op, a):
+        return z3.And(a[0], a[1]) if op == "and" else z3.Or(a[0], a[1]) if op == "or" else z3.Not(a[0])
+
+    def arithmetic(self, op, a, node=None):
+        if op == "neg":
+            return -a[0]
+        if op == "abs":
+            return z3.If(a[0] >= 0, a[0], -a[0])
+        if op == "min":
+            return z3.If(a[0] <= a[1], a[0], a[1])
+        if op == "max":
+            return z3.If(a[0] >= a[1], a[0], a[1])
+        exact = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
+                 "div": lambda: a[0] / a[1], "fma": lambda: a[0] * a[1] + a[2]}[op]()
+        return self.model.round(self.model.inner, exact)

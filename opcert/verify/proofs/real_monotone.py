@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from ...expr.fold import Domain, fold
 from ...spec.exact import Undecided
 from .monotone import Split, Stuck, direction as _direction
 
@@ -92,75 +93,79 @@ def _primitive(p, s: Span) -> Span:
     return Span(lo, hi)
 
 
-def enclose(e, X: Span, attrs) -> Span | bool:
-    from ...expr import NAMED, PRIMITIVES
-    ev = lambda n: enclose(n, X, attrs)  # noqa: E731
-    op = e.op
-    if op == "var":
-        return X
-    if op == "attr":
-        return _point(attrs[e.name])
-    if op == "const":
+class SpanDomain(Domain):
+    """Exact real enclosures: Spans with rational (or infinite) ends. Undecided where a comparison of spans
+    cannot be decided; Split where a span must be cut (a divisor or a primitive's argument across a
+    boundary)."""
+
+    def __init__(self, X: Span, attrs):
+        self.X, self.attrs = X, attrs
+
+    def var(self, e):
+        return self.X
+
+    def attr(self, e):
+        return _point(self.attrs[e.name])
+
+    def const(self, e):
+        from ...expr import NAMED
         if e.name is not None:
             return Span(*NAMED[e.name].enclosure(80))
         return _point(e.value)
-    if op == "select":
-        c = ev(e.args[0])
-        return ev(e.args[1]) if c else ev(e.args[2])
-    a = [ev(n) for n in e.args]
-    if op in ("lt", "le", "gt", "ge"):
-        l, r = a
+
+    def isnan(self, e, walk):
+        walk(e.args[0])      # its argument's splits and failures still count
+        return False
+
+    def compare(self, op, l, r):
+        if op == "eq":
+            if l.lo == l.hi == r.lo == r.hi:
+                return True
+            if l.hi < r.lo or r.hi < l.lo:
+                return False
+            raise Undecided("eq")
         yes = {"lt": l.hi < r.lo, "le": l.hi <= r.lo, "gt": l.lo > r.hi, "ge": l.lo >= r.hi}[op]
         no = {"lt": l.lo >= r.hi, "le": l.lo > r.hi, "gt": l.hi <= r.lo, "ge": l.hi < r.lo}[op]
         if yes or no:
             return yes
         raise Undecided(op)
-    if op == "eq":
-        if a[0].lo == a[0].hi == a[1].lo == a[1].hi:
-            return True
-        if a[0].hi < a[1].lo or a[1].hi < a[0].lo:
-            return False
-        raise Undecided("eq")
-    if op == "and":
-        return a[0] and a[1]
-    if op == "or":
-        return a[0] or a[1]
-    if op == "not":
-        return not a[0]
-    if op == "isnan":
-        return False
-    if op == "neg":
-        return -a[0]
-    if op == "abs":
-        s = a[0]
-        if s.lo >= 0:
-            return s
-        if s.hi <= 0:
-            return -s
-        return Span(Fraction(0), max(-s.lo, s.hi))
-    if op == "min":
-        return Span(min(a[0].lo, a[1].lo), min(a[0].hi, a[1].hi))
-    if op == "max":
-        return Span(max(a[0].lo, a[1].lo), max(a[0].hi, a[1].hi))
-    if op == "add":
-        return a[0] + a[1]
-    if op == "sub":
-        return a[0] - a[1]
-    if op == "mul":
-        return a[0] * a[1]
-    if op == "div":
-        r = 1 / a[1]
-        return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
-    if op == "fma":
-        return a[0] * a[1] + a[2]
-    if op in PRIMITIVES:
-        return _primitive(PRIMITIVES[op], a[0])
-    raise Stuck(f"no rule for {op}")
+
+    def arithmetic(self, op, a, node=None):
+        if op == "neg":
+            return -a[0]
+        if op == "abs":
+            s = a[0]
+            if s.lo >= 0:
+                return s
+            if s.hi <= 0:
+                return -s
+            return Span(Fraction(0), max(-s.lo, s.hi))
+        if op == "min":
+            return Span(min(a[0].lo, a[1].lo), min(a[0].hi, a[1].hi))
+        if op == "max":
+            return Span(max(a[0].lo, a[1].lo), max(a[0].hi, a[1].hi))
+        if op == "add":
+            return a[0] + a[1]
+        if op == "sub":
+            return a[0] - a[1]
+        if op == "mul":
+            return a[0] * a[1]
+        if op == "div":
+            r = 1 / a[1]
+            return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
+        return a[0] * a[1] + a[2]      # fma
+
+    def primitive(self, p, a):
+        return _primitive(p, a)
+
+
+def enclose(e, X: Span, attrs) -> Span | bool:
+    return fold(e, SpanDomain(X, attrs))
 
 
 def direction(e, X: Span, attrs):
     """(enclosure, direction) of e over X: the rules of monotone.direction, with exact enclosures."""
-    return _direction(e, X, attrs, enclose)
+    return _direction(e, X, attrs, SpanDomain(X, attrs))
 
 
 def prove_nondecreasing(formula, attrs, lo=None, hi=None, cuts=(), depth: int = 12):

@@ -1,0 +1,107 @@
+"""One walk over an expression, parameterised by a domain: what a variable, an attribute, a constant,
+an arithmetic operation, a comparison, a connective, a select and a primitive mean there.
+
+An interpreter of the expression language is a `Domain`; `fold(e, domain)` evaluates e in it. The node
+kinds are a partition of the language's operations (`KINDS`; tests/test_fold.py checks that every
+operation of `ARITY` has exactly one kind), so a new operation is either one more case of a kind every
+domain already handles (a primitive: a row of expr.primitives) or a new kind that every domain must say
+something about. Interpreters that are not folds yet (the NumPy evaluator with its memoisation, the ball
+and its code generator, the one-sided decision, the z3 models, the monotonicity walkers) are listed in
+the note of issue 28.
+"""
+from __future__ import annotations
+
+from . import ARITY, PRIMITIVES, Expr
+
+LEAVES = frozenset({"var", "attr", "const"})
+ARITHMETIC = frozenset({"neg", "abs", "add", "sub", "mul", "div", "min", "max", "fma"})
+COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq"})
+CONNECTIVES = frozenset({"and", "or", "not"})
+KINDS = {"leaf": LEAVES, "arithmetic": ARITHMETIC, "comparison": COMPARISONS, "connective": CONNECTIVES,
+         "select": frozenset({"select"}), "isnan": frozenset({"isnan"}), "primitive": frozenset(PRIMITIVES)}
+
+
+class Domain:
+    """An interpreter's meaning of each kind of node. `walk` evaluates a child in the same domain (select
+    and isnan get it, to evaluate lazily: a branch not taken is not evaluated). A domain whose `memo` is a
+    dict has each node computed once per fold (a subexpression written twice: Mish's exp(x), four times)."""
+
+    memo: dict | None = None
+
+    def var(self, e: Expr):
+        raise NotImplementedError
+
+    def attr(self, e: Expr):
+        raise NotImplementedError
+
+    def const(self, e: Expr):
+        raise NotImplementedError
+
+    def arithmetic(self, op: str, args: list, node: Expr | None = None):
+        """node: the expression node, for a domain whose rule depends on its operands' form."""
+        raise NotImplementedError
+
+    def compare(self, op: str, a, b):
+        raise NotImplementedError
+
+    def connective(self, op: str, args: list):
+        """Python truth values: the decided comparisons of a numeric domain."""
+        if op == "and":
+            return args[0] and args[1]
+        if op == "or":
+            return args[0] or args[1]
+        return not args[0]
+
+    def select(self, e: Expr, walk):
+        return walk(e.args[1]) if walk(e.args[0]) else walk(e.args[2])
+
+    def isnan(self, e: Expr, walk):
+        """Real-valued domains have no NaN: a NaN input is decided apart (the reference's special values)."""
+        return False
+
+    def primitive(self, p, a):
+        raise NotImplementedError
+
+
+def fold(e: Expr, domain: Domain):
+    def step(n: Expr):
+        op = n.op
+        if op == "var":
+            return domain.var(n)
+        if op == "attr":
+            return domain.attr(n)
+        if op == "const":
+            return domain.const(n)
+        if op == "select":
+            return domain.select(n, walk)
+        if op == "isnan":
+            return domain.isnan(n, walk)
+        args = [walk(a) for a in n.args]
+        if op in ARITHMETIC:
+            return domain.arithmetic(op, args, n)
+        if op in COMPARISONS:
+            return domain.compare(op, *args)
+        if op in CONNECTIVES:
+            return domain.connective(op, args)
+        if op in PRIMITIVES:
+            return domain.primitive(PRIMITIVES[op], args[0])
+        raise ValueError(f"{type(domain).__name__}: no meaning for operation {op}")
+
+    memo = domain.memo
+    if memo is None:
+        walk = step
+    else:
+        def walk(n: Expr):
+            v = memo.get(n, memo)
+            if v is memo:
+                v = memo[n] = step(n)
+            return v
+    return walk(e)
+
+
+def kind_of(op: str) -> str:
+    (kind,) = [k for k, ops in KINDS.items() if op in ops]
+    return kind
+
+
+assert set().union(*KINDS.values()) == set(ARITY), "every operation of the language has a kind"

@@ -1,0 +1,50 @@
+"""The one walk over expressions (opcert.expr.fold) and the interpreters that are domains of it."""
+import importlib
+from fractions import Fraction
+
+import pytest
+
+from opcert.expr import ARITY
+from opcert.expr.fold import KINDS, Domain, fold, kind_of
+
+DOMAINS = [("opcert.spec.exact", "RationalDomain"), ("opcert.spec.exact", "TinyDomain"),
+           ("opcert.spec.exact", "ArbDomain"), ("opcert.verify.proofs.interval", "RoundedDomain"),
+           ("opcert.verify.proofs.real_monotone", "SpanDomain"), ("opcert.verify.proofs.fp_model", "_FPDomain"),
+           ("opcert.verify.proofs.real_model", "_RealDomain"), ("opcert.verify.proofs.monotone", "DirectionDomain"),
+           ("opcert.expr.numpy_eval", "NumpyDomain"), ("opcert.expr.numpy_eval", "PlainDomain")]
+REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive")
+
+
+def test_every_operation_has_exactly_one_kind():
+    for op in ARITY:
+        assert sum(op in ops for ops in KINDS.values()) == 1, op
+        assert kind_of(op) in KINDS
+
+
+@pytest.mark.parametrize("module, name", DOMAINS)
+def test_every_domain_gives_every_kind_a_meaning(module, name):
+    cls = getattr(importlib.import_module(module), name)
+    assert issubclass(cls, Domain)
+    missing = [m for m in REQUIRED if getattr(cls, m) is getattr(Domain, m)]
+    assert missing == [], f"{name} says nothing about {missing}"
+
+
+def test_a_domain_that_lacks_a_kind_fails_loudly():
+    class Half(Domain):
+        def var(self, e):
+            return Fraction(1, 2)
+    from opcert.expr import exp, var
+    with pytest.raises(NotImplementedError):
+        fold(exp(var("x")), Half())
+
+
+def test_select_walks_only_the_branch_taken():
+    """A branch not taken is not evaluated (log of a negative number there raises in the exact domains)."""
+    from opcert.expr import const, log, select, var
+    from opcert.spec.exact import Undefined, eval_ball, eval_rational
+    x = var("x")
+    e = select(x < 0, x, log(x))
+    assert eval_rational(e, Fraction(-3), {}) == Fraction(-3)
+    assert eval_ball(e, Fraction(-3), {}, 64) == -3
+    with pytest.raises(Undefined):
+        eval_rational(select(x < 0, log(x), const(0)), Fraction(-3), {})
