@@ -136,14 +136,14 @@ def test_checkpoints_are_keyed_by_code_and_target_fingerprint():
     a = cfg()
     b = SweepConfig(a.op, a.target, a.attrs, a.standard, a.start, a.stop, a.chunk, target_fingerprint="other")
     assert a.key() != b.key()
-    from opcert.verify import sweep as sweep_mod
+    from opcert import fingerprint
     original = a.key()
-    saved = list(sweep_mod._FINGERPRINT)
-    sweep_mod._FINGERPRINT[:] = ["another version of the code"]
+    saved = list(fingerprint._FINGERPRINT)
+    fingerprint._FINGERPRINT[:] = ["another version of the code"]
     try:
         assert cfg().key() != original
     finally:
-        sweep_mod._FINGERPRINT[:] = saved
+        fingerprint._FINGERPRINT[:] = saved
 
 
 def test_checkpoints_are_keyed_by_the_cpus_simd_paths(monkeypatch):
