@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import opcert
-from opcert.expr.numpy_eval import _BINARY, _UNARY, eval_numpy, eval_plain
+from opcert.expr.numpy_eval import _BINARY, _UNARY, eval_numpy, eval_plain, fma
 from opcert.spec.attrs import resolve
 
 
@@ -30,6 +30,8 @@ def plain(e, x, attrs):
     args = [plain(a, x, attrs) for a in e.args]
     if e.op == "select":
         return np.where(*args)
+    if e.op == "fma":       # operands not both leaves: the fused multiply-add, as eval_numpy's
+        return fma(*(np.asarray(v, dtype=np.float64) for v in args))
     return _BINARY[e.op](*args) if e.op in _BINARY else _UNARY[e.op](args[0])
 
 

@@ -48,3 +48,28 @@ def test_select_walks_only_the_branch_taken():
     assert eval_ball(e, Fraction(-3), {}, 64) == -3
     with pytest.raises(Undefined):
         eval_rational(select(x < 0, log(x), const(0)), Fraction(-3), {})
+
+
+def test_a_fold_leaves_nothing_for_the_cyclic_collector():
+    """The walk's closures refer to each other; fold unbinds them, so the domain and the arrays it holds are
+    freed when the call returns (held until a cyclic collection, a proof over 268 million inputs ran at half
+    speed)."""
+    import gc
+    import weakref
+
+    import numpy as np
+
+    from opcert.expr import exp, var
+    from opcert.expr.numpy_eval import NumpyDomain
+    x = var("x")
+    d = NumpyDomain(np.linspace(-1, 1, 1000), {})
+    ref = weakref.ref(d)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        fold(exp(x) * exp(x) + x, d)
+        del d
+        assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()
