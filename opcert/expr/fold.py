@@ -105,6 +105,23 @@ def fold(e: Expr, domain: Domain):
         walk = step = None
 
 
+OVERLOADED = frozenset({"add", "sub", "mul", "neg", "fma"})
+
+
+def by_operators(op: str, a: list):
+    """add, sub, mul, neg and fma through Python's operators: the meaning in every domain whose values
+    overload them exactly (rationals, Arb balls, spans, z3 reals)."""
+    if op == "add":
+        return a[0] + a[1]
+    if op == "sub":
+        return a[0] - a[1]
+    if op == "mul":
+        return a[0] * a[1]
+    if op == "neg":
+        return -a[0]
+    return a[0] * a[1] + a[2]      # fma
+
+
 def kind_of(op: str) -> str:
     (kind,) = [k for k, ops in KINDS.items() if op in ops]
     return kind

@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..expr import NAMED, Expr
-from ..expr.fold import Domain, fold
+from ..expr.fold import OVERLOADED, Domain, by_operators, fold
 from ..expr.primitives import TINY
 from ..formats import FloatFormat, round_fraction
 
@@ -234,22 +234,14 @@ class ArbDomain(Domain):
         return compare_balls(op, a, b)
 
     def arithmetic(self, op, a, node=None):
-        if op == "add":
-            return a[0] + a[1]
-        if op == "sub":
-            return a[0] - a[1]
-        if op == "mul":
-            return a[0] * a[1]
+        if op in OVERLOADED:
+            return by_operators(op, a)
         if op == "div":
             if 0 in a[1]:
                 raise Undecided("div")
             return a[0] / a[1]
-        if op == "neg":
-            return -a[0]
         if op == "abs":
             return abs(a[0])
-        if op == "fma":
-            return a[0] * a[1] + a[2]
         # min, max: one side wholly below the other: that side exactly (Arb's min of 0 and a ball of
         # e^(7e76) is not 0 but a ball whose ends are rationals of 10^76 bits)
         lo_first = a[0] <= a[1]

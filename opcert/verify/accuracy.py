@@ -511,6 +511,10 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
                          "name (module:function), not as an object")
     in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
     checked = None
+    if checkpoint is not None:
+        from pathlib import Path
+        if Path(checkpoint).exists() and not Path(checkpoint).is_dir():    # before the target is loaded
+            raise UsageError(f"--checkpoint {checkpoint}: not a directory")
     # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
     req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if (start, stop) == (0, HALF)
                               else DEFAULT_LAYOUT_SAMPLES)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ...expr.fold import Domain, fold
+from ...expr.fold import OVERLOADED, Domain, by_operators, fold
 from ...spec.exact import Undecided
 from .monotone import Split, Stuck, direction as _direction
 
@@ -131,8 +131,8 @@ class SpanDomain(Domain):
         raise Undecided(op)
 
     def arithmetic(self, op, a, node=None):
-        if op == "neg":
-            return -a[0]
+        if op in OVERLOADED:
+            return by_operators(op, a)
         if op == "abs":
             s = a[0]
             if s.lo >= 0:
@@ -144,16 +144,8 @@ class SpanDomain(Domain):
             return Span(min(a[0].lo, a[1].lo), min(a[0].hi, a[1].hi))
         if op == "max":
             return Span(max(a[0].lo, a[1].lo), max(a[0].hi, a[1].hi))
-        if op == "add":
-            return a[0] + a[1]
-        if op == "sub":
-            return a[0] - a[1]
-        if op == "mul":
-            return a[0] * a[1]
-        if op == "div":
-            r = 1 / a[1]
-            return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
-        return a[0] * a[1] + a[2]      # fma
+        r = 1 / a[1]      # div
+        return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
 
     def primitive(self, p, a):
         return _primitive(p, a)
