@@ -732,8 +732,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "level's name; host (default): as the host picks")
     s.add_argument("--layout-samples", type=_int("--layout-samples"), metavar="N",
                    help="inputs per layout where the layouts are not enumerated (default 1024; 1,000,000 in a "
-                        "float32 exhaustive sweep; the layout property: lengths, positions, offsets, strides, "
-                        "threads)")
+                        "float32 sweep of the whole format; the layout property: lengths, positions, offsets, "
+                        "strides, threads)")
     _target_options(s)
     s.set_defaults(func=cmd_accuracy)
 

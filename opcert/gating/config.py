@@ -14,7 +14,7 @@
     isolation = "process"      # or "none": run the target in opcert's own process
     target_timeout = 600       # seconds per target call (isolated targets)
     layout_samples = 1024      # inputs per layout where the layouts are not enumerated (the `layout` property;
-                               # default 1024, 1000000 in a float32 exhaustive sweep)
+                               # default 1024, 1000000 in a float32 sweep of the whole format)
     isa = "all"                # one check per ISA level the host has (torch, NumPy, OpenVINO), or one level
     standard = "onnx"          # whose definition; default: the operator's primary
     name = "tanh-fp16"         # optional label

@@ -189,7 +189,8 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
     counterexamples; the result has no ULP figures); elsewhere ignored, as
     the accuracy costs little next to the target there. layout_samples: the
     inputs run through every layout where the layouts cannot be enumerated
-    (verify.layout; default DEFAULT_LAYOUT_SAMPLES)."""
+    (verify.layout; default DEFAULT_LAYOUT_SAMPLES, SWEEP_LAYOUT_SAMPLES in a
+    float32 sweep of the whole format)."""
     t0 = time.perf_counter()
     spec_op = get_operator(op)
     o, attrs = split_keywords(options, attrs, keywords,
