@@ -584,6 +584,7 @@ def cmd_gate(args) -> int:
         _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
         _write(args.report, "--report", lambda: write_reports(data, args.report, plots))
+    _tell_ci(data, to_stderr=args.json == "-")
     failed = not result.ok
     if baseline is not None:
         found = regressions(baseline, data)
@@ -595,6 +596,24 @@ def cmd_gate(args) -> int:
               "(please report it)", file=sys.stderr)
         return 3
     return 1 if failed else 0
+
+
+def _tell_ci(data, to_stderr: bool) -> None:
+    """GitHub Actions: the job summary and one annotation per failing check (report.ci)."""
+    import os
+    from .report.ci import annotations, step_summary
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(step_summary(data))
+        except OSError as exc:      # the job summary is a courtesy: the gate's own outputs are written
+            print(f"opcert: could not append to GITHUB_STEP_SUMMARY ({summary}): {exc}", file=sys.stderr)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        stream = sys.stderr if to_stderr else sys.stdout     # --json - keeps standard output pure JSON
+        for line in annotations(data):
+            print(line, file=stream)
+        stream.flush()
 
 
 def _print_gate(data, stderr: bool = False) -> None:

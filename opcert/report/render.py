@@ -117,19 +117,30 @@ def provenance_rows(gate: dict) -> list:
     return rows
 
 
+def _result_line(gate: dict) -> str:
+    return (f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
+            f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
+            f"{gate['config']}; {gate['elapsed_s']:.1f} s.")
+
+
+def _matrix_lines(gate: dict) -> list[str]:
+    cols, rows = _matrix(gate["checks"])
+    L = ["| operator | " + " | ".join(f"{d} {t}" for t, d in cols) + " |", "|---|" + "---|" * len(cols)]
+    return L + [f"| {op} | " + " | ".join(row) + " |" for op, row in rows]
+
+
+def summary_markdown(gate: dict) -> str:
+    """The result, the reproduce command and the summary table (a CI job summary: report.ci)."""
+    return "\n".join(["## opcert gate", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", ""]
+                     + _matrix_lines(gate))
+
+
 def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
     plots = plots or {}
-    L = ["# opcert gate report", "",
-         f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
-         f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
-         f"{gate['config']}; {gate['elapsed_s']:.1f} s.", "",
+    L = ["# opcert gate report", "", _result_line(gate), "",
          f"Reproduce: `{gate['command']}`", "", "## Provenance", ""]
     L += [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
-    cols, rows = _matrix(gate["checks"])
-    L.append("| operator | " + " | ".join(f"{d} {t}" for t, d in cols) + " |")
-    L.append("|---|" + "---|" * len(cols))
-    for op, row in rows:
-        L.append(f"| {op} | " + " | ".join(row) + " |")
+    L += _matrix_lines(gate)
     L.append("")
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
