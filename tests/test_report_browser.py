@@ -58,3 +58,20 @@ def test_the_screenshot_shows_a_page_not_a_blank(report):
     red = ((rgb[:, 0] > 150) & (rgb[:, 1] < 60) & (rgb[:, 2] < 80)).sum()
     blue = ((rgb[:, 2] > 120) & (rgb[:, 0] < 100)).sum()
     assert red > 100 and blue > 1000, (red, blue)
+
+
+def test_the_page_loads_in_under_two_seconds(report, tmp_path):
+    """The report's own load time: headless Chromium's --dump-dom of the report against the same of a blank
+    page (the browser's start-up), best of three each, interleaved."""
+    import time
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!doctype html><title>blank</title><p>x</p>")
+    page = (report / "out" / "report.html").as_uri()
+    best = {"report": 1e9, "blank": 1e9}
+    for _ in range(3):
+        for name, uri in (("report", page), ("blank", blank.as_uri())):
+            t0 = time.perf_counter()
+            r = _chromium("--dump-dom", uri)
+            best[name] = min(best[name], time.perf_counter() - t0)
+            assert r.returncode == 0, r.stderr[-2000:]
+    assert best["report"] - best["blank"] < 2.0, best
