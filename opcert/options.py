@@ -43,12 +43,18 @@ class Options:
 NAMES = frozenset(f.name for f in dataclasses.fields(Options))
 
 
+def clashes(keywords, reserved, attribute_names) -> list[str]:
+    """The keywords that name one of `reserved` (options, a gate check's keys) and an attribute at once
+    (attribute names match case-insensitively)."""
+    attribute_names = {n.lower() for n in attribute_names}
+    return sorted(k for k in keywords if k in reserved and k.lower() in attribute_names)
+
+
 def split_keywords(options: Options | None, attrs: dict | None, keywords: dict, attribute_names) -> tuple:
     """(Options, attributes) from measure()'s arguments. A keyword is an option where it names one, else an
     attribute; one that names both (an operator with an attribute called like an option) is refused, as is
     a name given twice."""
-    attribute_names = {n.lower() for n in attribute_names}     # attribute names match case-insensitively
-    both = sorted(k for k in keywords if k in NAMES and k.lower() in attribute_names)
+    both = clashes(keywords, NAMES, attribute_names)
     if both:
         raise UsageError(f"{', '.join(both)}: both an option of measure() and an attribute of the operator; "
                          "pass attributes as attrs={...} and options as options=Options(...)")

@@ -33,13 +33,14 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
                     "opcert_check(\"Tanh\", \"numpy:tanh\", \"float16\", max_ulp=1.0)", pytrace=False)
     if not isinstance(dtype, str):
         pytest.fail(f"opcert check: dtype must be one dtype name, such as \"float16\" (got {dtype!r})", pytrace=False)
+    from .options import clashes
     from .spec import get_operator
+    from .spec.attrs import attribute_keys
     try:
         spec_op = get_operator(op)
     except UsageError as exc:
         pytest.fail(f"opcert check: {exc}", pytrace=False)
-    names = {n.lower() for a in spec_op.attributes for n in (a.name, *a.aliases)}
-    both = sorted(k for k in kwargs if k in _CHECK_KEYS and k.lower() in names)
+    both = clashes(kwargs, _CHECK_KEYS, attribute_keys(spec_op))
     if both:
         pytest.fail(f"opcert check: {', '.join(both)}: both a check key and an attribute of {spec_op.name}; "
                     "pass attributes as attrs={...}", pytrace=False)

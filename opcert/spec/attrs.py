@@ -60,6 +60,11 @@ def canonical_name(op: Operator, key: str) -> str:
     raise UsageError(f"unknown attribute {key!r} for {op.name}; allowed: {choices(allowed)}")
 
 
+def attribute_keys(op: Operator) -> set[str]:
+    """Every name canonical_name takes for an attribute of op (names and aliases, lower case)."""
+    return {n.lower() for a in op.attributes for n in (a.name, *a.aliases)}
+
+
 def _value(op: Operator, a, value) -> Fraction:
     if a.kind == "choice":
         if not isinstance(value, str) or value not in a.choices:

@@ -25,7 +25,7 @@ from ..formats import FloatFormat, IntFormat, bits_differ, get_format, hex_bits
 from ..options import Options, split_keywords
 from ..provenance import provenance
 from ..spec import get_operator
-from ..spec.attrs import describe, resolve
+from ..spec.attrs import attribute_keys, describe, resolve
 from ..spec.reference import check_dtype, reference_detailed
 from ..targets import Target, check_name, describe_target, load_target, trusted
 from ..workers import WorkerLost, in_worker, run_isolated
@@ -193,22 +193,18 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
     float32 sweep of the whole format)."""
     t0 = time.perf_counter()
     spec_op = get_operator(op)
-    o, attrs = split_keywords(options, attrs, keywords,
-                              [n for a in spec_op.attributes for n in (a.name, *a.aliases)])
-    samples, seed, standard, progress, workers = o.samples, o.seed, o.standard, o.progress, o.workers
-    scheduler, checkpoint, magnitude_range, accuracy, layout_samples = (o.scheduler, o.checkpoint,
-                                                                        o.magnitude_range, o.accuracy,
-                                                                        o.layout_samples)
-    req = _request(spec_op, target, dtype, inputs, samples, seed, standard, o.flush_allowed, o.keep_errors,
+    o, attrs = split_keywords(options, attrs, keywords, attribute_keys(spec_op))
+    req = _request(spec_op, target, dtype, inputs, o.samples, o.seed, o.standard, o.flush_allowed, o.keep_errors,
                    o.isolation, o.target_timeout, o.properties, attrs)
-    if layout_samples is not None:
-        req = dataclasses.replace(req, layout_samples=policy.samples(layout_samples, "layout_samples"))
-    if workers is not None:
-        policy.workers(workers, "workers")
+    if o.layout_samples is not None:
+        req = dataclasses.replace(req, layout_samples=policy.samples(o.layout_samples, "layout_samples"))
+    if o.workers is not None:
+        policy.workers(o.workers, "workers")
     fmt = get_format(req.dtype)
     if isinstance(req.inputs, str) and req.inputs == "exhaustive" and fmt.name == "float32":
-        return _measure_sweep(req, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy)
-    if workers is not None or scheduler or checkpoint or magnitude_range:
+        return _measure_sweep(req, o.workers, o.scheduler, o.checkpoint, o.progress, t0, o.magnitude_range,
+                              o.accuracy)
+    if o.workers is not None or o.scheduler or o.checkpoint or o.magnitude_range:
         raise UsageError("workers, scheduler, checkpoint and magnitude_range apply to exhaustive float32 sweeps")
     if isinstance(req.target, Target) or trusted(req.target) or req.isolation == "none" or in_worker():
         return _measure_here(req, t0)
@@ -500,7 +496,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     from ..provenance import cpu_model
     from .properties import compile_all, value_of, verdicts
     from ..fingerprint import code_fingerprint
-    from .sweep import HALF, SweepConfig, rerun_blocks, sweep
+    from .sweep import HALF, SweepConfig, refuse_non_directory, rerun_blocks, sweep
     op = get_operator(req.op)
     fmt = get_format("float32")
     start, stop = magnitude_range or (0, HALF)
@@ -513,9 +509,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
     checked = None
     if checkpoint is not None:
-        from pathlib import Path
-        if Path(checkpoint).exists() and not Path(checkpoint).is_dir():    # before the target is loaded
-            raise UsageError(f"--checkpoint {checkpoint}: not a directory")
+        refuse_non_directory(checkpoint)      # before the target is loaded
     # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
     req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if (start, stop) == (0, HALF)
                               else DEFAULT_LAYOUT_SAMPLES)

@@ -395,10 +395,16 @@ def default_checkpoint_dir(cfg: SweepConfig) -> Path:
     return root / "sweeps" / cfg.key()
 
 
+def refuse_non_directory(d) -> None:
+    """A checkpoint path that exists must be a directory (checked before a target is loaded, and again when
+    the checkpoint is opened)."""
+    if Path(d).exists() and not Path(d).is_dir():
+        raise UsageError(f"--checkpoint {d}: not a directory")
+
+
 def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
     d = Path(checkpoint) if checkpoint else default_checkpoint_dir(cfg)
-    if d.exists() and not d.is_dir():
-        raise UsageError(f"--checkpoint {d}: not a directory")
+    refuse_non_directory(d)
     conf = d / "config.json"
     if d.is_dir() and conf.exists():
         try:

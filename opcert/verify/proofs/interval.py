@@ -162,19 +162,9 @@ class RoundedDomain(ArbDomain):
     ULPs of the true function and within its range, constants at their binary64 values, overflow to +-inf.
     The exact domain (spec.exact.ArbDomain) with rounding after each operation."""
 
-    def var(self, e):
-        return self.x
-
     def const(self, e):
         from flint import arb
         return arb(NAMED[e.name].value64()) if e.name is not None else arb_of(Fraction(float(e.value)))
-
-    def select(self, e, walk):
-        try:
-            c = walk(e.args[0])
-        except Undecided:      # the piece straddles the condition's boundary: either branch
-            return walk(e.args[1]).union(walk(e.args[2]))
-        return walk(e.args[1]) if c else walk(e.args[2])
 
     def arithmetic(self, op, a, node=None):
         if op == "neg":
