@@ -344,3 +344,31 @@ def test_the_c_library_kernel_is_compiled_at_the_first_input_that_needs_it(monke
     m, r, ok, s = (np.broadcast_to(a, (3,)) for a in ball.evaluate(form, x[[40, 45, 50]], {}))
     assert np.array_equal(got[0][[40, 45, 50]], m) and np.array_equal(got[1][[40, 45, 50]], r)
     assert np.array_equal(got[2][[40, 45, 50]], ok) and np.array_equal(got[3][[40, 45, 50]], s)
+
+
+def _all_vector(form) -> bool:
+    return all(n.op not in PRIMITIVES or PRIMITIVES[n.op].vector for n in form.nodes())
+
+
+@pytest.mark.parametrize("name", sorted(op.name for op in opcert.operators()))
+def test_numpy_and_compiled_balls_are_one_semantics(name):
+    """The two evaluators run the same rules (spec.ball_rules and the records' radius rules): given
+    the same primitive values (the compiled ball takes NumPy's for the vectorised primitives) and the
+    same underflow bound, they compute the same balls, bit for bit, not merely balls that both hold
+    the exact value. Moderate inputs: no ball there is wide enough to need its ends (which the compiled
+    kernel takes from the C library)."""
+    op = opcert.get_operator(name)
+    form = op.reference_form(None)
+    if not _all_vector(form):
+        pytest.skip(f"{name}: a primitive of its form ({', '.join(sorted(n.op for n in form.nodes() if n.op in PRIMITIVES and not PRIMITIVES[n.op].vector))}) "
+                    "has no NumPy loop; the compiled ball takes the C library's value")
+    a = {k: float(v) for k, v in resolve(op, None).items()}
+    x64 = np.concatenate([np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)),
+                          -np.exp2(np.linspace(-60, 60, 1001))])
+    same_eta = ball.Precision(np.float64, ball.U, ball_compiled.ETA_BINARY32, None)
+    want = ball.evaluate(form, x64, a, same_eta)
+    got = ball_compiled.compiled(form, a)(x64)
+    for part, w, g in zip(("midpoint", "radius", "ok", "sign"), want, got):
+        w, g = np.broadcast_to(w, x64.shape), np.asarray(g)
+        differ = ~((w == g) | (np.isnan(w) & np.isnan(g))) if part in ("midpoint", "radius") else w != g
+        assert not differ.any(), f"{name}: {part} differs at x = {x64[differ][:4]}: NumPy {w[differ][:4]}, compiled {g[differ][:4]}"

@@ -11,7 +11,8 @@ DOMAINS = [("opcert.spec.exact", "RationalDomain"), ("opcert.spec.exact", "TinyD
            ("opcert.spec.exact", "ArbDomain"), ("opcert.verify.proofs.interval", "RoundedDomain"),
            ("opcert.verify.proofs.real_monotone", "SpanDomain"), ("opcert.verify.proofs.fp_model", "_FPDomain"),
            ("opcert.verify.proofs.real_model", "_RealDomain"), ("opcert.verify.proofs.monotone", "DirectionDomain"),
-           ("opcert.expr.numpy_eval", "NumpyDomain"), ("opcert.expr.numpy_eval", "PlainDomain")]
+           ("opcert.expr.numpy_eval", "NumpyDomain"), ("opcert.expr.numpy_eval", "PlainDomain"),
+           ("opcert.spec.ball", "Balls"), ("opcert.spec.ball_compiled", "_Gen"), ("opcert.spec.one_sided", "OneSided")]
 REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive")
 
 

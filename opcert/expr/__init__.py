@@ -179,7 +179,9 @@ def _unary(op):
     return build
 
 
-exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (_unary(n) for n in
+# one constructor per primitive of the table (`from opcert.expr import exp`): a new record adds its own
+globals().update({_name: _unary(_name) for _name in PRIMITIVES})
+exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (globals()[n] for n in      # named here for readers and linters
                                                  ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sqrt"))
 def isnan(a) -> Expr: return Expr("isnan", (lift(a),))
 def minimum(a, b) -> Expr: return Expr("min", (lift(a), lift(b)))

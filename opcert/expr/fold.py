@@ -5,9 +5,11 @@ An interpreter of the expression language is a `Domain`; `fold(e, domain)` evalu
 kinds are a partition of the language's operations (`KINDS`; tests/test_fold.py checks that every
 operation of `ARITY` has exactly one kind), so a new operation is either one more case of a kind every
 domain already handles (a primitive: a row of expr.primitives) or a new kind that every domain must say
-something about. Interpreters that are not folds yet (the NumPy evaluator with its memoisation, the ball
-and its code generator, the one-sided decision, the z3 models, the monotonicity walkers) are listed in
-the note of issue 28.
+something about. The domains (tests/test_fold.py lists them): NumPy's two (expr.numpy_eval), the exact
+reference's rationals, tiny-argument enclosures and Arb balls (spec.exact), the binary64 ball over arrays
+and its code generator (spec.ball, spec.ball_compiled: both run the rules of spec.ball_rules), the
+one-sided decision (spec.one_sided), the provers' rounded intervals, spans and monotonicity directions,
+and the z3 models over floats and reals (verify.proofs).
 """
 from __future__ import annotations
 
@@ -59,7 +61,8 @@ class Domain:
         """Real-valued domains have no NaN: a NaN input is decided apart (the reference's special values)."""
         return False
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node: Expr | None = None):
+        """node: the expression node, for a domain that keeps facts about nodes (the code generator)."""
         raise NotImplementedError
 
 
@@ -84,7 +87,7 @@ def fold(e: Expr, domain: Domain):
         if op in CONNECTIVES:
             return domain.connective(op, args)
         if op in PRIMITIVES:
-            return domain.primitive(PRIMITIVES[op], args[0])
+            return domain.primitive(PRIMITIVES[op], args[0], n)
         raise ValueError(f"{type(domain).__name__}: no meaning for operation {op}")
 
     memo = domain.memo

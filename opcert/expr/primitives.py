@@ -28,6 +28,10 @@ from typing import Callable
 
 import numpy as np
 
+from .ball_ops import NUMPY
+
+B = NUMPY     # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
+
 
 @dataclass(frozen=True)
 class Primitive:
@@ -55,8 +59,22 @@ class Primitive:
     # spec.one_sided's rule for f(arg): (arg expression, analyses) -> (m, r, side, ok): f's value lies on
     # `side` of the binary64 m, within r, where ok (the analyses: tiny_exact(e, tiny), sign_bound(e))
     one_sided: Callable | None = None
-    correctly_rounded: bool = False     # IEEE 754 requires the platform's function correctly rounded (z3 has it)
+    # IEEE 754 requires the platform's function correctly rounded: z3's own operation, (rounding mode, a) -> term,
+    # which the floating-point model uses bit for bit; None: an uninterpreted function under the contract
+    ieee: Callable | None = None
+    # (lo, hi): below lo the binary64 value of f is f(-inf)'s (at_inf), above hi f(+inf)'s, within the
+    # contract's eta: compiled code takes it without calling the C library, whose underflow paths are slow
+    saturates: tuple | None = None
+    # the ball's propagation rule (spec.ball_rules), in expr.ball_ops' vocabulary: (m, ma, ra, contract, u)
+    # -> (prop, ok, wide): |f(t) - f(ma)| <= prop for |t - ma| <= ra, where ok; where wide, prop does not
+    # bound it and the evaluator takes the bound of f's values at the ends of the ball (f is monotone).
+    # m: the platform's f(ma); contract: its error bound at m
+    ball_radius: Callable | None = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def correctly_rounded(self) -> bool:
+        return self.ieee is not None
 
     def in_domain(self, t) -> bool:   # a float or an exact Fraction (no overflow)
         lo, lo_open, hi = self.domain
@@ -157,6 +175,68 @@ def _erfc_one_sided(arg, an):
     return np.float64(1.0), gap, -su, np.abs(bound) < 2.0 ** -30
 
 
+# ---- ball radius rules (the record's ball_radius; spec.ball_rules says what they return) --------------
+# |f(a + d) - f(a)| <= max |f'| |d| over the ball, with the bound on |f'| rounded up; written with
+# B.where, never `if` (expr.ball_ops), and with no call whose cost depends on the branch not taken.
+
+def _exp_ball(m, ma, ra, contract, u):
+    # e^(a + d) - e^a = e^a expm1(d), |expm1(d)| <= |d| (1 + |d|) for |d| <= 1; the three roundings of
+    # the bound take at most (1 - u)^3, covered by 1 + 4u. Wider than 2^-20: the ends bound it (the
+    # function is increasing), except a ball wholly below -745.2, where e^t < 2^-1075: every value of
+    # the ball is within the contract's eta of the midpoint (Gelu's tanh form at |x| > 4000)
+    big = ra > 2.0 ** -20
+    under = B.both(big, ma + ra < -745.2)
+    prop = B.fabs(m) * (1 + 4 * u) * (ra * (1.0 + ra) * (1 + 4 * u))
+    return B.where(under, 0.0, prop), True, B.both(big, B.negated(under))
+
+
+def _expm1_ball(m, ma, ra, contract, u):
+    # expm1(a + d) - expm1(a) = e^a expm1(d), e^a = 1 + expm1(a): as exp's
+    big = ra > 2.0 ** -20
+    under = B.both(big, ma + ra < -745.2)
+    prop = B.fabs(1 + m) * (1 + 4 * u) * (ra * (1.0 + ra) * (1 + 4 * u))
+    return B.where(under, 0.0, prop), True, B.both(big, B.negated(under))
+
+
+def _tanh_ball(m, ma, ra, contract, u):
+    # tanh' = sech^2 <= 4 e^(-2t), t the ball's least |value|: saturated arguments carry almost none of
+    # their radius. Below t = 0.69 the factor is 1 (4.04 e^-1.38 = 1.016): the radius as it is; and not
+    # below 2^-960 (prop times a factor >= 2^-52 would be subnormal, where every operation takes a
+    # microcode assist; the factor is at most 1, so the radius without it bounds too).
+    # e^-2t = e^-2|a| e^2ra, e^-2|a| = (1 - tanh|a|) / (1 + tanh|a|) <= (1 - |m| + c) / (1 + |m| - c)
+    # with c the contract; e^2ra <= 1 + 4 ra for ra < 0.25. No exp call; 1 - |m| is exact (|m| >= 0.59
+    # here) and the few roundings after it (relative 6u) are far inside the slack of 4.04 over 4.
+    # A wider ball: the ends bound it
+    t = B.nmax(B.fabs(ma) - ra, 0.0)
+    damped = B.both(B.negated(t < 0.69), ra > 2.0 ** -960)
+    narrow = ra < 0.25
+    e2t = (1.0 - B.fabs(m) + contract) / (1.0 + B.fabs(m) - contract) * (1.0 + 4.0 * ra)
+    return B.where(B.both(damped, narrow), ra * B.nmin(1.0, 4.04 * e2t), ra), True, B.both(damped, B.negated(narrow))
+
+
+def _erf_ball(m, ma, ra, contract, u):
+    # |erf'| = |erfc'| = (2/sqrt(pi)) e^(-t^2) <= 1.1285 e^(-t^2); e^-676 < 2^-975 bounds it above t = 26
+    # (the argument is clamped there: the C library's exp is slow where it underflows)
+    t = B.nmax(B.fabs(ma) - ra, 0.0)
+    tt = B.nmin(t, 26.0)
+    return 1.1285 * B.where(t < 26.0, B.exp(-tt * tt), 2.0 ** -975) * ra, True, False
+
+
+def _log1p_ball(m, ma, ra, contract, u):
+    den = 1 + ma - ra           # log1p' = 1 / (1 + t) <= 1 / den on the ball, where den > 0
+    return ra / den, den > 0, False
+
+
+def _log_ball(m, ma, ra, contract, u):
+    den = ma - ra
+    return ra / den, den > 0, False
+
+
+def _sqrt_ball(m, ma, ra, contract, u):
+    den = ma - ra               # sqrt' = 1 / (2 sqrt(t)) <= 1 / (2 sqrt(den)), where den > 0
+    return ra / (2 * B.sqrt(B.nmax(den, 0.0))), den > 0, False
+
+
 # ---- prover facts (spec level: strict theorems over the reals) ---------------------------------
 
 def _ax_exp(m, t, ft):
@@ -219,6 +299,11 @@ def _ax_sqrt(m, t, ft):
     return [z3.Implies(t >= 0, ft >= 0), z3.Implies(t >= 0, ft * ft == t)]
 
 
+def _ieee_sqrt(rm, a):
+    import z3
+    return z3.fpSqrt(rm, a)
+
+
 def _arb(name):
     return lambda a: getattr(a, name)()
 
@@ -279,42 +364,44 @@ REGISTRY: dict[str, Primitive] = {p.name: p for p in (
     Primitive("exp", "e^t", exp_blockwise, _arb("exp"), _at_zero(1), (None, False, None), True, False, (0, None),
               ("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
                "exp(NaN) is NaN"), 1.0, _exp_tiny, _ax_exp, sign="positive", at_inf=(0.0, None),
-              libm="math.exp", vector=True, long_double_ulps=8.0),
+              libm="math.exp", vector=True, long_double_ulps=8.0, ball_radius=_exp_ball),
     Primitive("expm1", "e^t - 1", np.expm1, _arb("expm1"), _at_zero(0), (None, False, None), True, False, (-1, None),
               ("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t", "expm1 is non-decreasing",
                "expm1(-inf) = -1", "expm1(NaN) is NaN"), 1.0, _expm1_tiny, _ax_expm1, sign="of_argument",
               at_inf=(-1.0, None), libm="math.expm1", vector=True, long_double_ulps=8.0,
-              one_sided=_expm1_one_sided),
+              one_sided=_expm1_one_sided, ball_radius=_expm1_ball),
     Primitive("tanh", "hyperbolic tangent", np.tanh, _arb("tanh"), _at_zero(0), (None, False, None), True, True,
               (-1, 1),
               ("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t", "tanh is non-decreasing",
                "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), 2.0, _tanh_tiny, _ax_tanh,
               sign="of_argument", at_inf=(-1.0, 1.0), libm="math.tanh", vector=True, long_double_ulps=8.0,
-              one_sided=_tanh_one_sided),
+              one_sided=_tanh_one_sided, ball_radius=_tanh_ball),
     Primitive("log1p", "ln(1 + t), t > -1", np.log1p, _arb("log1p"), _at_zero(0), (-1, True, None), True, False,
               (None, None),
               ("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign of t",
                "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), 1.0, _log1p_tiny, _ax_log1p,
-              sign="of_argument", libm="math.log1p", vector=True, long_double_ulps=8.0),
+              sign="of_argument", libm="math.log1p", vector=True, long_double_ulps=8.0, ball_radius=_log1p_ball),
     Primitive("log", "natural logarithm, t > 0", np.log, _arb("log"), _log_exact, (0, True, None), True, False,
               (None, None),
               ("log(t) is NaN for t < 0 and -inf at +-0", "log(1) = 0", "log is non-decreasing",
                "log(+inf) = +inf", "log(NaN) is NaN"), 1.0, None, _ax_log, libm="math.log", vector=True,
-              long_double_ulps=8.0),
+              long_double_ulps=8.0, ball_radius=_log_ball),
     Primitive("erf", "error function", _erf_np, _arb("erf"), _at_zero(0), (None, False, None), True, True, (-1, 1),
               ("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
                "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), 1.0, None, _ax_erf, sign="of_argument",
-              at_inf=(-1.0, 1.0), libm="math.erf"),
+              at_inf=(-1.0, 1.0), libm="math.erf", ball_radius=_erf_ball,
+              saturates=(-6.0, 6.0)),        # beyond +-6: within 2.2e-17 of +-1, which is its binary64 rounding
     Primitive("erfc", "complementary error function, 1 - erf(t)", _erfc_np, _erfc_arb, _at_zero(1),
               (None, False, None), False, False, (0, 2),
               ("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing", "erfc(-inf) = 2, erfc(+inf) = 0",
                "erfc(NaN) is NaN"), 5.0, None, _ax_erfc, sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
-              one_sided=_erfc_one_sided),
+              one_sided=_erfc_one_sided, ball_radius=_erf_ball,
+              saturates=(-6.0, 27.3)),       # above 27.3: below 2^-1080; below -6: within 2.2e-17 of 2
     Primitive("sqrt", "square root, t >= 0", np.sqrt, _arb("sqrt"), _sqrt_exact, (0, False, None), True, False,
               (0, None),
               ("sqrt is IEEE 754's correctly rounded square root",), 0.5, None, _ax_sqrt,
               sign="positive_where_argument_positive", libm="math.sqrt", vector=True, long_double_ulps=0.5,
-              correctly_rounded=True),
+              ieee=_ieee_sqrt, ball_radius=_sqrt_ball),
 )}
 
 TINY = Fraction(1, 2 ** 10)
@@ -332,7 +419,7 @@ def get(name: str) -> Primitive:
 def check_registry() -> None:
     """Every primitive has every part (raises AssertionError naming what is missing)."""
     for p in REGISTRY.values():
-        for part in ("numpy", "arb", "exact", "spec_axioms"):
+        for part in ("numpy", "arb", "exact", "spec_axioms", "ball_radius"):
             assert getattr(p, part) is not None, f"primitive {p.name} has no {part}"
         assert p.contract, f"primitive {p.name} states no platform contract"
         assert p.ulps > 0, f"primitive {p.name} has no error bound"

@@ -5,9 +5,14 @@ Every intermediate value is a midpoint m (binary64) and a radius r with
 adds the rounding error of the operation (at most |m| 2^-53, and 2^-1075 where
 a result underflows); a primitive adds its platform error contract (k ULPs,
 expr.primitives) and propagates its operand's radius through a bound on its
-derivative over [m - r, m + r]. Radii are computed with a margin (1 + 2^-50)
-so that their own rounding cannot make them too small, and the ends m - r and
-m + r are taken one binary64 step outward.
+derivative over [m - r, m + r] (its record's radius rule). Radii are computed
+with a margin (1 + 2^-50) so that their own rounding cannot make them too
+small, and the ends m - r and m + r are taken one binary64 step outward.
+
+Those rules are spec.ball_rules', written once: this module runs them over
+NumPy arrays (`Balls`, a fold domain), spec.ball_compiled over scalars in
+generated code; tests/test_ball_compiled.py checks that the two compute the
+same balls bit for bit where they are given the same primitive values.
 
 The same arithmetic runs in a wider precision for binary64 results (WIDE:
 NumPy's long double where it has at least 64 significand bits, the x87
@@ -35,10 +40,11 @@ from fractions import Fraction
 import numpy as np
 
 from ..expr import NAMED, PRIMITIVES, Expr
+from ..expr.fold import Domain, fold
+from .ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
 
 U = 2.0 ** -53             # unit roundoff of binary64
 ETA = 2.0 ** -1074         # the smallest subnormal: bounds underflow
-MARGIN = 1.0 + 2.0 ** -50  # radius computed with rounding: enlarge it
 
 
 @dataclass(frozen=True)
@@ -88,11 +94,11 @@ def _up(q: Fraction) -> float:
 def ball_constant(e: Expr, P: Precision):
     if e.name is not None:
         lo, hi = NAMED[e.name].enclosure(120)
-        m = NAMED[e.name].value64() if P is BINARY64 else _nearest(Fraction(lo + hi) / 2, P)
+        m = NAMED[e.name].value64() if P.dtype == np.float64 else _nearest(Fraction(lo + hi) / 2, P)
     else:
         lo = hi = e.value
-        m = float(e.value) if P is BINARY64 else _nearest(e.value, P)
-    q = Fraction(*m.as_integer_ratio()) if P is not BINARY64 else Fraction(m)
+        m = float(e.value) if P.dtype == np.float64 else _nearest(e.value, P)
+    q = Fraction(*m.as_integer_ratio()) if P.dtype != np.float64 else Fraction(m)
     return P.dtype(m), P.dtype(_up(max(abs(q - lo), abs(hi - q))))
 
 
@@ -102,8 +108,10 @@ def _nearest(q: Fraction, P: Precision):
     return P.dtype(h) + P.dtype(float(q - Fraction(h)))
 
 
-def _round_err(m, P: Precision):
-    return np.abs(m) * P.u + P.eta
+def constant(e: Expr, P: Precision):
+    """A constant's ball and its sign (known where the ball keeps away from zero)."""
+    m, r = ball_constant(e, P)
+    return m, r, int(np.sign(m)) if r < abs(m) else 0
 
 
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precision = BINARY64):
@@ -112,7 +120,7 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precisi
     (from the expression's structure, whatever its magnitude), 0 where unknown.
     Midpoints and radii are in `precision`'s format."""
     with np.errstate(all="ignore"):
-        m, r, ok, sg = _ev(e, np.asarray(x).astype(precision.dtype), attrs, precision)
+        m, r, ok, sg = fold(e, Balls(np.asarray(x).astype(precision.dtype), attrs, precision))
         m = np.broadcast_to(m, x.shape)
         r = np.broadcast_to(r, x.shape)
         sg = np.broadcast_to(sg, x.shape)
@@ -120,235 +128,139 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precisi
     return m, r, ok, sg
 
 
-def _ball_sign(m, r):
-    """The sign the ball itself proves (0 where it touches zero)."""
-    return np.where(m - r > 0, 1, np.where(m + r < 0, -1, 0))
-
-
-def _ev(e: Expr, x, attrs, P):
-    m, r, ok, sg = _ev1(e, x, attrs, P)
-    # an infinite midpoint stands for "beyond the largest double" (see _primitive)
-    return m, np.where(np.isinf(m), 0.0, r), ok, sg
-
-
-def _select(e: Expr, x, attrs, P):
-    """Each branch on the elements that take it (Gelu's choice of form is one
-    branch for every element: the other is not evaluated at all)."""
-    c, cok = ball_condition(e.args[0], x, attrs, P)
-    c, cok = np.broadcast_to(c, x.shape), np.broadcast_to(cok, x.shape)
-    if x.ndim != 1:
-        ma, ra, oka, sa = _ev(e.args[1], x, attrs, P)
-        mb, rb, okb, sb = _ev(e.args[2], x, attrs, P)
-        return np.where(c, ma, mb), np.where(c, ra, rb), cok & np.where(c, oka, okb), np.where(c, sa, sb)
-    m, r = np.zeros(x.shape, dtype=P.dtype), np.zeros(x.shape, dtype=P.dtype)
-    ok, sg = cok.copy(), np.zeros(x.shape, dtype=np.int8)
-    for idx, branch in ((np.nonzero(c)[0], e.args[1]), (np.nonzero(~c)[0], e.args[2])):
-        if not idx.size:
-            continue
-        whole = idx.size == x.size
-        mm, rr, oo, ss = _ev(branch, x if whole else x[idx], attrs, P)
-        m[idx], r[idx], sg[idx] = mm, rr, ss
-        ok[idx] &= oo
-    return m, r, ok, sg
-
-
-def _ev1(e: Expr, x, attrs, P):
-    op = e.op
-    true = np.ones(x.shape, dtype=bool)
-    if op == "var":
-        return x, np.zeros(x.shape, dtype=P.dtype), true, np.sign(x).astype(np.int8)
-    if op == "attr":
-        v = P.dtype(attrs[e.name])
-        return v, P.dtype(0.0), true, np.int8(np.sign(v))
-    if op == "const":
-        m, r = ball_constant(e, P)
-        return m, r, true, np.int8(np.sign(m) if r < abs(m) else 0)
-    if op == "select":
-        return _select(e, x, attrs, P)
-    a = [_ev(n, x, attrs, P) for n in e.args]
-    ok = true
-    for _, _, o, _ in a:
-        ok = ok & o
-    if op == "neg":
-        return -a[0][0], a[0][1], ok, -a[0][3]
-    if op == "abs":
-        return np.abs(a[0][0]), a[0][1], ok, np.abs(a[0][3])
-    if op in ("add", "sub"):
-        (ma, ra, _, sa), (mb, rb, _, sb) = a
-        if op == "sub":
-            sb = -sb
-        m = ma + mb if op == "add" else ma - mb
-        r = (ra + rb + np.abs(m) * P.u) * MARGIN          # sums are exact in the subnormal range: no ETA
-        # an exact sum adds no rounding error (TwoSum: m + err = ma +- mb exactly): an exact
-        # midpoint (Linear's 0.5 x + 0.25) then rounds as it is, as the exact path would
-        b = mb if op == "add" else -mb
-        if P.dtype == np.float64:
-            from .errorfree import sum_is_exact
-            exact = sum_is_exact(ma, b)
-        else:
-            bb = m - ma
-            exact = (ma - (m - bb)) + (b - bb) == 0
-        r = np.where(exact, (ra + rb) * MARGIN, r)
-        sg = np.where((sa == sb) & (sa != 0), sa, np.where((sa != 0) & (sb == 0) & (mb == 0) & (rb == 0), sa,
-                                                           np.where((sb != 0) & (sa == 0) & (ma == 0) & (ra == 0),
-                                                                    sb, _ball_sign(m, r))))
-        return m, r, ok, sg.astype(np.int8)
-    if op == "mul":
-        (ma, ra, _, sa), (mb, rb, _, sb) = a
-        m = ma * mb
-        exact_zero = ((ma == 0) & (ra == 0)) | ((mb == 0) & (rb == 0))
-        rounding = _round_err(m, P)
-        if P.dtype == np.float64:   # an exact product (Dekker's error-free product) adds no rounding error
-            from .errorfree import product_is_exact
-            rounding = np.where(product_is_exact(ma, mb), 0.0, rounding)
-        r = np.where(exact_zero, 0.0, (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + rounding) * MARGIN)
-        return m, r, ok, (sa * sb).astype(np.int8)
-    if op == "div":
-        (ma, ra, _, sa), (mb, rb, _, sb) = a
-        den = np.abs(mb) - rb
-        m = ma / mb
-        r = ((ra + np.abs(m) * rb) / den + _round_err(m, P)) * MARGIN
-        r = np.where((ma == 0) & (ra == 0), 0.0, r)
-        return m, r, ok & (den > 0), (sa * sb).astype(np.int8)
-    if op == "fma":
-        (ma, ra, _, sa), (mb, rb, _, sb), (mc, rc, _, sc) = a
-        p = ma * mb
-        rp = (np.abs(ma) * rb + np.abs(mb) * ra + ra * rb + _round_err(p, P)) * MARGIN
-        m = p + mc
-        r = (rp + rc + np.abs(m) * P.u) * MARGIN
-        sp = sa * sb
-        sg = np.where((sp == sc) & (sp != 0), sp, _ball_sign(m, r))
-        return m, r, ok, sg.astype(np.int8)
-    if op in ("min", "max"):
-        # disjoint balls: the result is one of them, with its own radius; else a ball covering both
-        (ma, ra, _, sa), (mb, rb, _, sb) = a
-        a_wins = (ma - ra > mb + rb) if op == "max" else (ma + ra < mb - rb)
-        b_wins = (mb - rb > ma + ra) if op == "max" else (mb + rb < ma - ra)
-        m = np.minimum(ma, mb) if op == "min" else np.maximum(ma, mb)
-        r = np.where(a_wins, ra, np.where(b_wins, rb, np.maximum(ra, rb) + np.abs(ma - mb)))
-        mm = np.where(a_wins, ma, np.where(b_wins, mb, m))
-        if op == "max":
-            sg = np.where((sa > 0) | (sb > 0), 1, np.where((sa < 0) & (sb < 0), -1, 0))
-        else:
-            sg = np.where((sa < 0) | (sb < 0), -1, np.where((sa > 0) & (sb > 0), 1, 0))
-        sg = np.where(a_wins, sa, np.where(b_wins, sb, sg))
-        return mm, r, ok, sg.astype(np.int8)
-    if op in PRIMITIVES:
-        (ma, ra, _, sa), = a
-        m, r, ok2 = _primitive(op, ma, ra, ok, P)
-        rule = PRIMITIVES[op].sign
-        if rule == "positive":
-            sg = np.ones(np.shape(m), dtype=np.int8)
-        elif rule == "of_argument":
-            sg = sa
-        elif rule == "positive_where_argument_positive":
-            sg = np.where(sa > 0, 1, 0)
-        else:
-            sg = _ball_sign(m, r)
-        return m, r, ok2, np.asarray(sg, dtype=np.int8)
-    raise ValueError(f"no ball semantics for {op}")
-
-
-def _primitive(name, ma, ra, ok, P):
-    p = PRIMITIVES[name]
-    ulps = p.ulps if P.ulps is None else P.ulps.get(name)
-    if ulps is None:     # no function of this precision: undecided here, for the exact path
-        return np.zeros(np.shape(ma), dtype=P.dtype), np.zeros(np.shape(ma), dtype=P.dtype), ok & False
-    m = p.numpy(ma)
-    U = P.u
-    contract = ulps * (np.abs(m) * 2 * U + P.eta)     # k ULPs, ULP(m) <= 2 U |m| (+ subnormal)
-    if name in ("exp", "expm1"):
-        base = np.abs(m) if name == "exp" else np.abs(1 + m)
-        prop = base * (1 + 4 * U) * np.expm1(ra)
-        # where a wide radius blows the derivative bound up, the ends of the ball still bound
-        # it (the function is increasing): a saturated exp(-1e300 +- 1e281) is 0 +- tiny
-        wide = np.nonzero(np.broadcast_to(ra, np.shape(m)) > 2.0 ** -20)[0] if np.ndim(m) else []
-        if len(wide):
-            f, mw, rw = p.numpy, np.asarray(ma)[wide], np.broadcast_to(ra, np.shape(m))[wide]
-            hi = f(np.nextafter(mw + rw, np.inf))
-            lo = f(np.nextafter(mw - rw, -np.inf))
-            hi = hi + ulps * (np.abs(hi) * 2 * U + P.eta)
-            lo = lo - ulps * (np.abs(lo) * 2 * U + P.eta)
-            prop = np.array(np.broadcast_to(prop, np.shape(m)))
-            prop[wide] = np.fmin(prop[wide], np.maximum(hi - m[wide], m[wide] - lo) * (1 + 4 * U))
-    elif name in ("tanh",):
-        # tanh' = sech^2 <= 4 e^(-2|t|): saturated arguments carry almost none of their radius
-        prop = np.array(np.broadcast_to(ra, np.shape(m)), copy=True)
-        big = np.nonzero(prop > 0)[0] if np.ndim(m) else []
-        if len(big):
-            t = np.maximum(np.abs(np.asarray(ma)[big]) - prop[big], 0.0)
-            prop[big] = prop[big] * np.minimum(1.0, 4.04 * np.exp(-2 * t))
-    elif name in ("erf", "erfc"):
-        t = np.maximum(np.abs(ma) - ra, 0.0)
-        prop = 1.1285 * np.exp(-t * t) * ra
-    elif name == "log1p":
-        den = 1 + ma - ra
-        ok = ok & (den > 0)
-        prop = ra / den
-    elif name == "log":
-        den = ma - ra
-        ok = ok & (den > 0)
-        prop = ra / den
-    elif name == "sqrt":
-        den = ma - ra
-        ok = ok & (den > 0)
-        prop = ra / (2 * np.sqrt(den))
-    else:
-        raise ValueError(f"no ball semantics for primitive {name}")
-    lo, lo_open, hi = p.domain
-    if lo is not None:
-        ok = ok & ((ma - ra > lo) if lo_open else (ma - ra >= lo))
-    # exp(0) = 1, log(1) = 0 and the like are exact
-    exact = (ra == 0) & (((ma == 0) & (p.exact(Fraction(0)) is not None)) |
-                         ((ma == 1) & (p.exact(Fraction(1)) is not None)))
-    prop = np.where(ra == 0, 0.0, prop)
-    r = np.where(exact, 0.0, (prop + contract) * MARGIN * MARGIN)
-    # an overflowed midpoint stands for "beyond the largest double": a comparison can still
-    # discard it (min(0, expm1(1000))), and it leaves the result undecided if it reaches it
-    r = np.where(np.isinf(m), 0.0, r)
-    return m, r, ok
-
-
 def ball_condition(e: Expr, x, attrs, P):
     """(value, decided) of a boolean expression over balls."""
-    op = e.op
-    if op == "isnan":
-        return np.zeros(x.shape, dtype=bool), np.ones(x.shape, dtype=bool)
-    if op == "not":
-        v, d = ball_condition(e.args[0], x, attrs, P)
-        return ~v, d
-    if op in ("and", "or"):
-        (va, da), (vb, db) = ball_condition(e.args[0], x, attrs, P), ball_condition(e.args[1], x, attrs, P)
-        if op == "and":
-            v = va & vb
-            d = (da & db) | (da & ~va) | (db & ~vb)
+    with np.errstate(all="ignore"):
+        return fold(e, Balls(np.asarray(x).astype(P.dtype), attrs, P))
+
+
+def _sum_exact(a, b, P: Precision):
+    """a + b is the real sum (TwoSum)."""
+    if P.dtype == np.float64:
+        from .errorfree import sum_is_exact
+        return sum_is_exact(a, b)
+    s = a + b
+    bb = s - a
+    return (a - (s - bb)) + (b - bb) == 0
+
+
+def _product_exact(a, b, P: Precision):
+    """a * b is the real product (Dekker's); binary64 only (a wider product: taken as rounded)."""
+    if P.dtype == np.float64:
+        from .errorfree import product_is_exact
+        return product_is_exact(a, b)
+    return False
+
+
+class Balls(Domain):
+    """The ball over NumPy arrays of x's format: the rules of spec.ball_rules, each node once (Mish's
+    exp(x), four times in its form), a select's branches each on the elements that take it (Gelu's
+    choice of form is one branch for every element: the other is not evaluated at all)."""
+
+    def __init__(self, x, attrs, P: Precision):
+        self.x, self.attrs, self.P = x, attrs, P
+        self.memo = {}
+        self.true = np.ones(x.shape, dtype=bool)
+        self.R = numpy_rules()
+
+    def _node(self, m, r, ok, s):
+        return m, self.R["settle"](m, r), ok, np.asarray(s, dtype=np.int8)
+
+    def var(self, e):
+        x = self.x
+        return x, np.zeros(x.shape, dtype=self.P.dtype), self.true, np.sign(x).astype(np.int8)
+
+    def attr(self, e):
+        v = self.P.dtype(self.attrs[e.name])
+        return v, self.P.dtype(0.0), self.true, np.int8(np.sign(v))
+
+    def const(self, e):
+        m, r, s = constant(e, self.P)
+        return m, r, self.true, np.int8(s)
+
+    def arithmetic(self, op, args, node=None):
+        R, u, eta = self.R, self.P.u, self.P.eta
+        ok = self.true
+        for a in args:
+            ok = ok & a[2]
+        if op in ("neg", "abs"):
+            (ma, ra, _, sa), = args
+            m, r, s = R["neg" if op == "neg" else "absolute"](ma, ra, sa)
+        elif op in ("add", "sub"):
+            (ma, ra, _, sa), (mb, rb, _, sb) = args
+            if op == "sub":
+                mb, sb = -mb, -sb
+            m, r, s = R["add"](ma, ra, sa, mb, rb, sb, _sum_exact(ma, mb, self.P), u)
+        elif op == "mul":
+            (ma, ra, _, sa), (mb, rb, _, sb) = args
+            m, r, s = R["mul"](ma, ra, sa, mb, rb, sb, _product_exact(ma, mb, self.P), u, eta)
+        elif op == "div":
+            (ma, ra, _, sa), (mb, rb, _, sb) = args
+            m, r, dok, s = R["div"](ma, ra, sa, mb, rb, sb, u, eta)
+            ok = ok & dok
+        elif op == "fma":
+            (ma, ra, _, sa), (mb, rb, _, sb), (mc, rc, _, sc) = args
+            m, r, s = R["fma"](ma, ra, sa, mb, rb, sb, mc, rc, sc, u, eta)
+        elif op in ("min", "max"):
+            (ma, ra, _, sa), (mb, rb, _, sb) = args
+            m, r, s = R["minimum" if op == "min" else "maximum"](ma, ra, sa, mb, rb, sb)
         else:
-            v = va | vb
-            d = (da & db) | (da & va) | (db & vb)
-        return v, d
-    (ma, ra, oka, _), (mb, rb, okb, _) = _ev(e.args[0], x, attrs, P), _ev(e.args[1], x, attrs, P)
-    lo_a, hi_a, lo_b, hi_b = ma - ra, ma + ra, mb - rb, mb + rb
-    exact = (ra == 0) & (rb == 0)
-    if op in ("lt", "gt"):
-        if op == "gt":
-            lo_a, hi_a, lo_b, hi_b = lo_b, hi_b, lo_a, hi_a
-        yes, no = hi_a < lo_b, lo_a >= hi_b
-        yes = yes | (exact & (ma < mb if op == "lt" else mb < ma))
-        no = no | (exact & ~(ma < mb if op == "lt" else mb < ma))
-    elif op in ("le", "ge"):
-        if op == "ge":
-            lo_a, hi_a, lo_b, hi_b = lo_b, hi_b, lo_a, hi_a
-        yes, no = hi_a <= lo_b, lo_a > hi_b
-        yes = yes | (exact & (ma <= mb if op == "le" else mb <= ma))
-        no = no | (exact & ~(ma <= mb if op == "le" else mb <= ma))
-    elif op == "eq":
-        yes = exact & (ma == mb)
-        no = (hi_a < lo_b) | (hi_b < lo_a) | (exact & (ma != mb))
-    else:
-        raise ValueError(f"not a comparison: {op}")
-    shape = x.shape
-    yes, no = np.broadcast_to(yes, shape), np.broadcast_to(no, shape)
-    return yes, (yes | no) & np.broadcast_to(oka & okb, shape)
+            raise ValueError(f"no ball semantics for {op}")
+        return self._node(m, r, ok, s)
+
+    def compare(self, op, a, b):
+        rule, swapped = COMPARISONS[op]
+        (ma, ra, oka, _), (mb, rb, okb, _) = (b, a) if swapped else (a, b)
+        yes, no = self.R[rule.__name__](ma, ra, mb, rb)
+        v, d = self.R["decision"](yes, no, oka, okb)
+        return np.broadcast_to(v, self.x.shape), np.broadcast_to(d, self.x.shape)
+
+    def connective(self, op, args):
+        return self.R[CONNECTIVES[op].__name__](*(part for a in args for part in a))
+
+    def isnan(self, e, walk):
+        return np.zeros(self.x.shape, dtype=bool), np.ones(self.x.shape, dtype=bool)
+
+    def select(self, e, walk):
+        x, P = self.x, self.P
+        c, cok = walk(e.args[0])
+        c, cok = np.broadcast_to(c, x.shape), np.broadcast_to(cok, x.shape)
+        if x.ndim != 1:
+            ma, ra, oka, sa = walk(e.args[1])
+            mb, rb, okb, sb = walk(e.args[2])
+            return np.where(c, ma, mb), np.where(c, ra, rb), cok & np.where(c, oka, okb), np.where(c, sa, sb)
+        m, r = np.zeros(x.shape, dtype=P.dtype), np.zeros(x.shape, dtype=P.dtype)
+        ok, sg = cok.copy(), np.zeros(x.shape, dtype=np.int8)
+        for idx, branch in ((np.nonzero(c)[0], e.args[1]), (np.nonzero(~c)[0], e.args[2])):
+            if not idx.size:
+                continue
+            whole = idx.size == x.size
+            mm, rr, oo, ss = walk(branch) if whole else fold(branch, Balls(x[idx], self.attrs, P))
+            m[idx], r[idx], sg[idx] = mm, rr, ss
+            ok[idx] &= oo
+        return m, r, ok, sg
+
+    def primitive(self, p, a, node=None):
+        P, R = self.P, self.R
+        ma, ra, ok, sa = a
+        ulps = p.ulps if P.ulps is None else P.ulps.get(p.name)
+        if ulps is None:     # no function of this precision: undecided here, for the exact path
+            zero = np.zeros(np.shape(ma), dtype=P.dtype)
+            return zero, zero, ok & False, np.zeros(np.shape(ma), dtype=np.int8)
+        m = p.numpy(ma)
+        contract = R["contract"](m, ulps, P.u, P.eta)
+        prop, prop_ok, wide = R[f"radius_{p.name}"](m, ma, ra, contract, P.u)
+        if np.any(wide):     # the ends of the wide balls (few: only those are computed)
+            shape = np.broadcast(m, ma, ra, prop).shape
+            w = np.broadcast_to(wide, shape)
+            mw, aw, rw = (np.broadcast_to(v, shape)[w] for v in (m, ma, ra))
+            prop = np.array(np.broadcast_to(prop, shape))
+            prop[w] = R["ends"](mw, p.numpy(np.nextafter(aw - rw, -np.inf)), p.numpy(np.nextafter(aw + rw, np.inf)),
+                                ulps, P.u, P.eta)
+        lo, lo_open, _ = p.domain
+        r, ok = R["primitive"](m, ma, ra, ok, prop, prop_ok, contract, p.exact(Fraction(0)) is not None,
+                               p.exact(Fraction(1)) is not None, -np.inf if lo is None else float(lo), lo_open)
+        return self._node(m, r, ok, R[SIGN_RULES[p.sign].__name__](m, r, sa))
 
 
 def decide(m, r, ok, fmt, sign=None):

@@ -69,7 +69,7 @@ class RationalDomain(Domain):
     def compare(self, op, a, b):
         return _RATIONAL[op](a, b)
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         if not p.in_domain(a):
             raise Undefined(f"{p.name}({a})")
         v = p.exact(a)
@@ -113,7 +113,7 @@ class TinyDomain(Domain):
             raise NotTiny(op)  # comparisons of enclosures: leave them to the ball tier
         return _RATIONAL[op](alo, blo)
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         lo, hi = a
         if lo != hi or abs(lo) > TINY:
             raise NotTiny(p.name)
@@ -250,7 +250,7 @@ class ArbDomain(Domain):
             return a[0] if (lo_first == (op == "min")) else a[1]
         return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         in_domain(p, a)
         return p.arb(a)
 

@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..expr import PRIMITIVES, Expr
+from ..expr.fold import Domain, fold
 
 # the primitives' own rules are in their records (expr.primitives: `one_sided`)
 SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
@@ -139,7 +140,7 @@ def _product_exact(a, b):
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):
     """(m, r, side, ok) over the binary64 array x."""
     with np.errstate(all="ignore"):
-        m, r, s, ok = _ev(e, x, attrs)
+        m, r, s, ok = fold(e, OneSided(x, attrs))
         shape = x.shape
         return (np.broadcast_to(m, shape), np.broadcast_to(r, shape), np.broadcast_to(s, shape),
                 np.broadcast_to(ok, shape) & np.isfinite(np.broadcast_to(m, shape)))
@@ -147,7 +148,7 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):
 
 def _tiny_exact(e: Expr, x, attrs, tiny: float):
     """e's binary64 value t, and where it is exact and below tiny in magnitude."""
-    m, r, s, ok = _ev(e, x, attrs)
+    m, r, s, ok = fold(e, OneSided(x, attrs))
     t = np.asarray(m, dtype=np.float64)
     return t, ok & (s == 0) & (r == 0) & (np.abs(t) < tiny)
 
@@ -165,72 +166,99 @@ class _Analyses:
         return _sign_bound(e, self.x, self.attrs)
 
 
-def _ev(e: Expr, x, attrs):
-    zero = np.zeros(x.shape)
-    if e.op == "var":
-        return x, zero, zero, np.ones(x.shape, dtype=bool)
-    if e.op == "attr":
-        return np.float64(attrs[e.name]), 0.0, 0.0, True
-    if e.op == "const":
+NONE = (np.float64(0.0), 0.0, 0.0, False)      # nothing known: the exact path decides
+
+
+class OneSided(Domain):
+    """(m, r, side, ok) of each node. Its rules read the node's form as well as its operands' values
+    (a sum is an exact value plus a tiny term of known sign, a quotient is one of sigmoid's forms, a
+    select's condition is on attributes or a sign): they get the node. Each node once (memo)."""
+
+    def __init__(self, x, attrs):
+        self.x, self.attrs = x, attrs
+        self.memo = {}
+
+    def var(self, e):
+        zero = np.zeros(self.x.shape)
+        return self.x, zero, zero, np.ones(self.x.shape, dtype=bool)
+
+    def attr(self, e):
+        return np.float64(self.attrs[e.name]), 0.0, 0.0, True
+
+    def const(self, e):
         exact = e.name is None and Fraction(float(e.value)) == e.value
         return np.float64(float(e.value) if exact else 0.0), 0.0, 0.0, exact
-    if e.op == "neg":
-        m, r, s, ok = _ev(e.args[0], x, attrs)
-        return -m, r, -s, ok
-    if e.op == "mul":
-        (ma, ra, sa, oka), (mb, rb, sb, okb) = _ev(e.args[0], x, attrs), _ev(e.args[1], x, attrs)
-        exact_a = (sa == 0) & (ra == 0)
-        exact_b = (sb == 0) & (rb == 0)
-        p, exact = _product_exact(np.asarray(ma, dtype=np.float64), np.asarray(mb, dtype=np.float64))
-        # one exact factor c times a one-sided value: c m, on side sign(c) s, within |c| r
-        r = np.where(exact_a, np.abs(ma) * rb, np.abs(mb) * ra) * (1 + 2.0 ** -50)
-        s = np.where(exact_a, np.sign(ma) * sb, np.sign(mb) * sa)
-        zero = (exact_a & (ma == 0)) | (exact_b & (mb == 0))
-        ok = oka & okb & (exact_a | exact_b) & (exact | zero)
-        return p, np.where(zero, 0.0, r), np.where(zero, 0.0, s), ok
-    if e.op in PRIMITIVES and PRIMITIVES[e.op].one_sided is not None:
-        return PRIMITIVES[e.op].one_sided(e.args[0], _Analyses(x, attrs))
-    if e.op == "add":
-        # an exact value plus a tiny term of known sign (HardSwish: 1/2 + x/6, x subnormal)
-        for a, b in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
-            ma, ra, sa, oka = _ev(a, x, attrs)
-            sb = _sign_bound(b, x, attrs)
+
+    def arithmetic(self, op, args, node=None):
+        x, attrs = self.x, self.attrs
+        if op == "neg":
+            (m, r, s, ok), = args
+            return -m, r, -s, ok
+        if op == "mul":
+            (ma, ra, sa, oka), (mb, rb, sb, okb) = args
+            exact_a = (sa == 0) & (ra == 0)
+            exact_b = (sb == 0) & (rb == 0)
+            p, exact = _product_exact(np.asarray(ma, dtype=np.float64), np.asarray(mb, dtype=np.float64))
+            # one exact factor c times a one-sided value: c m, on side sign(c) s, within |c| r
+            r = np.where(exact_a, np.abs(ma) * rb, np.abs(mb) * ra) * (1 + 2.0 ** -50)
+            s = np.where(exact_a, np.sign(ma) * sb, np.sign(mb) * sa)
+            zero = (exact_a & (ma == 0)) | (exact_b & (mb == 0))
+            ok = oka & okb & (exact_a | exact_b) & (exact | zero)
+            return p, np.where(zero, 0.0, r), np.where(zero, 0.0, s), ok
+        if op == "add":
+            # an exact value plus a tiny term of known sign (HardSwish: 1/2 + x/6, x subnormal)
+            for (ma, ra, sa, oka), b in ((args[0], node.args[1]), (args[1], node.args[0])):
+                sb = _sign_bound(b, x, attrs)
+                if sb is None:
+                    continue
+                exact = oka & (sa == 0) & (ra == 0)
+                sgn, bound = sb
+                ok = exact & (np.abs(bound) <= np.abs(ma) * 2.0 ** -60) & (ma != 0)
+                if np.any(ok):
+                    return ma, np.where(sgn == 0, 0.0, bound), sgn, ok
+            return NONE
+        if op in ("min", "max"):
+            # min(c, v) and max(c, v) with an exact c and v's interval strictly on one side: v
+            for (ma, ra, sa, oka), (mb, rb, sb, okb) in ((args[0], args[1]), (args[1], args[0])):
+                if np.all(np.asarray(sa) == 0) and np.all(np.asarray(ra) == 0) and np.all(oka):
+                    lo, hi = np.minimum(mb, mb + sb * rb), np.maximum(mb, mb + sb * rb)
+                    b_wins = (hi < ma) if op == "min" else (lo > ma)
+                    return mb, rb, sb, okb & b_wins
+            return NONE
+        if op == "div":
+            u = _sigmoid_arg(node)
+            sb = None if u is None else _sign_bound(u, x, attrs)
             if sb is None:
-                continue
-            exact = oka & (sa == 0) & (ra == 0)
-            sgn, bound = sb
-            ok = exact & (np.abs(bound) <= np.abs(ma) * 2.0 ** -60) & (ma != 0)
-            if np.any(ok):
-                return ma, np.where(sgn == 0, 0.0, bound), sgn, ok
-        return np.float64(0.0), 0.0, 0.0, False
-    if e.op in ("min", "max"):
-        # min(c, v) and max(c, v) with an exact c and v's interval strictly on one side: v
-        ev = [_ev(a, x, attrs) for a in e.args]
-        for (ma, ra, sa, oka), (mb, rb, sb, okb) in ((ev[0], ev[1]), (ev[1], ev[0])):
-            if np.all(np.asarray(sa) == 0) and np.all(np.asarray(ra) == 0) and np.all(oka):
-                lo, hi = np.minimum(mb, mb + sb * rb), np.maximum(mb, mb + sb * rb)
-                b_wins = (hi < ma) if e.op == "min" else (lo > ma)
-                return mb, rb, sb, okb & b_wins
-        return np.float64(0.0), 0.0, 0.0, False
-    if e.op == "div":
-        u = _sigmoid_arg(e)
-        sb = None if u is None else _sign_bound(u, x, attrs)
-        if sb is None:
-            return np.float64(0.0), 0.0, 0.0, False
-        su, bound = sb
-        # sigmoid(u) = 1/2 + u/4 - u^3/48 + ...: on the side of u, by less than |u|/4
-        return np.float64(0.5), np.where(su == 0, 0.0, 0.25 * (1 + 2.0 ** -20) * bound), su, \
-            np.abs(bound) < SIGMOID_TINY
-    if e.op == "select":
-        c = _attr_cond(e.args[0], attrs)
+                return NONE
+            su, bound = sb
+            # sigmoid(u) = 1/2 + u/4 - u^3/48 + ...: on the side of u, by less than |u|/4
+            return np.float64(0.5), np.where(su == 0, 0.0, 0.25 * (1 + 2.0 ** -20) * bound), su, \
+                np.abs(bound) < SIGMOID_TINY
+        return NONE
+
+    def compare(self, op, a, b):
+        return NONE         # conditions are read from their form (select), never evaluated
+
+    def connective(self, op, args):
+        return NONE
+
+    def isnan(self, e, walk):
+        return NONE
+
+    def select(self, e, walk):
+        c = _attr_cond(e.args[0], self.attrs)
         if c is not None:
-            return _ev(e.args[1] if c else e.args[2], x, attrs)
-        c = _sign_cond(e.args[0], x, attrs)
+            return walk(e.args[1] if c else e.args[2])
+        c = _sign_cond(e.args[0], self.x, self.attrs)
         if c is None:
-            return np.float64(0.0), 0.0, 0.0, False
-        a, b = _ev(e.args[1], x, attrs), _ev(e.args[2], x, attrs)
+            return NONE
+        a, b = walk(e.args[1]), walk(e.args[2])
         return tuple(np.where(c, va, vb) for va, vb in zip(a, b))
-    return np.float64(0.0), 0.0, 0.0, False
+
+    def primitive(self, p, a, node=None):
+        if p.one_sided is None:
+            return NONE
+        return p.one_sided(node.args[0], _Analyses(self.x, self.attrs))
 
 
 def decide(m, r, side, ok, fmt):

@@ -115,11 +115,9 @@ class _FPDomain(Domain):
     def isnan(self, e, walk):
         return z3.fpIsNaN(walk(e.args[0]))
 
-    def primitive(self, p, a):
-        if p.correctly_rounded:          # z3's own function, bit for bit
-            if p.name not in _CORRECTLY_ROUNDED:
-                raise ValueError(f"z3 has no correctly rounded {p.name}: the record says the platform's is")
-            return _CORRECTLY_ROUNDED[p.name](a)
+    def primitive(self, p, a, node=None):
+        if p.ieee is not None:          # z3's own operation, bit for bit
+            return p.ieee(RNE, a)
         return self.model.apply(p.name, a)
 
     def compare(self, op, a, b):
@@ -138,9 +136,6 @@ class _FPDomain(Domain):
         if op == "fma":
             return z3.fpFMA(RNE, a[0], a[1], a[2])
         return {"add": z3.fpAdd, "sub": z3.fpSub, "mul": z3.fpMul, "div": z3.fpDiv}[op](RNE, a[0], a[1])
-
-
-_CORRECTLY_ROUNDED = {"sqrt": lambda a: z3.fpSqrt(RNE, a)}
 
 
 def _ieee_minmax(op, a, b):

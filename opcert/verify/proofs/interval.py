@@ -175,7 +175,7 @@ class RoundedDomain(ArbDomain):
             return abs(a[0])
         return _round64(super().arithmetic(op, a))     # add, sub, mul, div, fma: the exact result, rounded
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         from flint import arb
         in_domain(p, a)
         if not a.is_finite():

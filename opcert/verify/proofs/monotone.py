@@ -107,7 +107,7 @@ class DirectionDomain(Domain):
     def connective(self, op, args):
         raise Stuck(f"no rule for {op}")
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         v = self.inner.primitive(p, a[0])
         return v, a[1] if p.increasing else -a[1]
 

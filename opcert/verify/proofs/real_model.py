@@ -229,7 +229,7 @@ class _RealDomain(Domain):
     def select(self, e, walk):
         return z3.If(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         return self.model.apply(p.name, a)
 
     def compare(self, op, a, b):

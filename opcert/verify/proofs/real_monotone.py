@@ -147,7 +147,7 @@ class SpanDomain(Domain):
         r = 1 / a[1]      # div
         return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
 
-    def primitive(self, p, a):
+    def primitive(self, p, a, node=None):
         return _primitive(p, a)
 
 

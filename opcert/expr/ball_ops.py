@@ -1,0 +1,125 @@
+"""The vocabulary the ball's rules are written in, and its two meanings.
+
+The ball's arithmetic (spec.ball_rules) and each primitive's radius rule (the `ball_radius` field of
+its record in expr.primitives) are written once, as functions of midpoints, radii and signs that use
+Python's arithmetic and comparison operators and the names of this vocabulary, as `B.where(...)`,
+`B.fabs(...)`. They have no `if`: a choice is a `where`, so the same text means
+
+- over NumPy arrays of any float type (binary64, long double): `NUMPY`, the element-wise functions of
+  NumPy, which spec.ball runs;
+- over scalars in compiled code: `numba_ops()`, small njit functions that numba inlines into the
+  rules, which the kernels spec.ball_compiled generates call (`compiled(rule)`: compiled once per
+  process and inlined by LLVM; inlined by numba instead, a kernel took twice as long to compile and
+  ran no faster: bench/ball_variants.py, 84 s against 20 s for Mish, Sigmoid and Selu's 12 kernels).
+
+`instantiate(rule, ops)` is the rule with `B` meaning `ops`. A choice made with `where` computes both
+values; a rule must not call a function whose cost depends on the branch not taken (a libm call in
+the underflow range is 10 to 30 times slower: the rules clamp the argument instead).
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+
+def _ball_sign_numpy(m, r):
+    return np.where(m - r > 0, 1, np.where(m + r < 0, -1, 0))
+
+
+NUMPY = types.ModuleType("opcert.expr.ball_ops.NUMPY")
+NUMPY.__dict__.update(
+    where=np.where, fabs=np.abs, both=np.logical_and, either=np.logical_or, negated=np.logical_not,
+    nmax=np.maximum, nmin=np.minimum,       # NaN wins, as np.maximum
+    exp=np.exp, sqrt=np.sqrt, isinf=np.isinf, ball_sign=_ball_sign_numpy)
+NAMES = frozenset(k for k in NUMPY.__dict__ if not k.startswith("__"))
+
+
+@functools.lru_cache(maxsize=None)
+def numba_ops() -> types.ModuleType:
+    """The vocabulary over scalars, as numba functions (built at the first use: numba compiles them
+    where they are called)."""
+    import math
+
+    import numba
+    jit = numba.njit(inline="always", nogil=True, error_model="numpy")
+
+    @jit
+    def where(c, a, b):
+        return a if c else b
+
+    @jit
+    def fabs(a):
+        return abs(a)
+
+    @jit
+    def both(a, b):
+        return a and b
+
+    @jit
+    def either(a, b):
+        return a or b
+
+    @jit
+    def negated(a):
+        return not a
+
+    @jit
+    def nmax(a, b):                 # np.maximum: NaN wins
+        if a != a or b != b:
+            return a + b
+        return a if a >= b else b
+
+    @jit
+    def nmin(a, b):                 # np.minimum
+        if a != a or b != b:
+            return a + b
+        return a if a <= b else b
+
+    @jit
+    def exp(a):
+        return math.exp(a)
+
+    @jit
+    def sqrt(a):
+        return math.sqrt(a)
+
+    @jit
+    def isinf(a):
+        return a == math.inf or a == -math.inf
+
+    @jit
+    def ball_sign(m, r):
+        if m - r > 0:
+            return 1
+        if m + r < 0:
+            return -1
+        return 0
+
+    ops = types.ModuleType("opcert.expr.ball_ops.numba_ops")
+    ops.__dict__.update(where=where, fabs=fabs, both=both, either=either, negated=negated, nmax=nmax,
+                        nmin=nmin, exp=exp, sqrt=sqrt, isinf=isinf, ball_sign=ball_sign)
+    assert NAMES == frozenset(k for k in ops.__dict__ if not k.startswith("__")), "one vocabulary, two meanings"
+    return ops
+
+
+def instantiate(rule, ops: types.ModuleType):
+    """The rule with `B` meaning ops (its other globals as they are)."""
+    g = dict(rule.__globals__)
+    g["B"] = ops
+    f = types.FunctionType(rule.__code__, g, rule.__name__, rule.__defaults__, rule.__closure__)
+    f.__qualname__ = rule.__qualname__
+    return f
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(rule):
+    """The rule over scalars, compiled by numba at its first call with each signature."""
+    import numba
+    return numba.njit(nogil=True, error_model="numpy")(instantiate(rule, numba_ops()))
+
+
+@functools.lru_cache(maxsize=None)
+def over_arrays(rule):
+    return instantiate(rule, NUMPY)

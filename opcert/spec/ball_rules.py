@@ -1,0 +1,214 @@
+"""The ball's arithmetic, written once: what each kind of node does to midpoints, radii and signs.
+
+A ball is a midpoint m, a radius r with |exact - m| <= r, and a sign s (+1 / -1 where the exact value
+is known to be > 0 / < 0 from the expression's structure, whatever its magnitude; 0 unknown). Each rule
+here takes its operands' balls and returns the node's; the rounding error of the operation is |m| u
+(plus eta where the result can underflow), and every radius is computed with the margin (1 + 2^-50) so
+that its own rounding cannot make it too small. A primitive's propagation rule is its record's
+`ball_radius` (expr.primitives); `primitive` here adds what is common to all of them.
+
+A rule calls no other rule (the compiled one would not find it): each is whole.
+The rules are written in expr.ball_ops' vocabulary, so that the same text is the NumPy ball
+(spec.ball, over arrays of binary64 or long double) and the compiled one (spec.ball_compiled, over
+scalars in generated numba code). The evaluators decide only how to walk (subsets per branch, code per
+branch, memoisation, which platform function gives a midpoint) and supply what the rules take as
+arguments: whether a sum or a product is exact (errorfree's tests), the function's values at the ends
+of a wide ball.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..expr.ball_ops import NUMPY, compiled, over_arrays
+
+B = NUMPY               # the vocabulary's meaning as written; ball_ops.instantiate rebinds it
+MARGIN = 1.0 + 2.0 ** -50  # radius computed with rounding: enlarge it
+
+
+def settle(m, r):
+    """An infinite midpoint stands for "beyond the largest double": a comparison can still discard it
+    (min(0, expm1(1000))), and it leaves the result undecided if it reaches it."""
+    return B.where(B.isinf(m), 0.0, r)
+
+
+def neg(ma, ra, sa):
+    return -ma, ra, -sa
+
+
+def absolute(ma, ra, sa):
+    return B.fabs(ma), ra, B.fabs(sa)
+
+
+def add(ma, ra, sa, mb, rb, sb, exact, u):
+    """ma + mb; exact: the sum is the real one (TwoSum), so it adds no rounding error (an exact
+    midpoint, Linear's 0.5 x + 0.25, then rounds as it is, as the exact path would). Sums are exact in
+    the subnormal range: no eta. A difference is the sum with b negated."""
+    m = ma + mb
+    r = B.where(exact, (ra + rb) * MARGIN, (ra + rb + B.fabs(m) * u) * MARGIN)
+    s = B.where(B.both(sa == sb, sa != 0), sa,
+                B.where(B.both(B.both(sa != 0, sb == 0), B.both(mb == 0, rb == 0)), sa,
+                        B.where(B.both(B.both(sb != 0, sa == 0), B.both(ma == 0, ra == 0)), sb,
+                                B.ball_sign(m, r))))
+    return m, r, s
+
+
+def mul(ma, ra, sa, mb, rb, sb, exact, u, eta):
+    """exact: the product is the real one (Dekker's error-free product); a factor that is exactly
+    zero makes the product exactly zero."""
+    m = ma * mb
+    rounding = B.where(exact, 0.0, B.fabs(m) * u + eta)
+    zero = B.either(B.both(ma == 0, ra == 0), B.both(mb == 0, rb == 0))
+    r = B.where(zero, 0.0, (B.fabs(ma) * rb + B.fabs(mb) * ra + ra * rb + rounding) * MARGIN)
+    return m, r, sa * sb
+
+
+def div(ma, ra, sa, mb, rb, sb, u, eta):
+    """ok only where the divisor's ball keeps away from zero."""
+    den = B.fabs(mb) - rb
+    m = ma / mb
+    r = B.where(B.both(ma == 0, ra == 0), 0.0, ((ra + B.fabs(m) * rb) / den + (B.fabs(m) * u + eta)) * MARGIN)
+    return m, r, den > 0, sa * sb
+
+
+def fma(ma, ra, sa, mb, rb, sb, mc, rc, sc, u, eta):
+    """a b + c with two roundings (the reference's form means the real value; the ball bounds both)."""
+    p = ma * mb
+    rp = (B.fabs(ma) * rb + B.fabs(mb) * ra + ra * rb + (B.fabs(p) * u + eta)) * MARGIN
+    m = p + mc
+    r = (rp + rc + B.fabs(m) * u) * MARGIN
+    sp = sa * sb
+    return m, r, B.where(B.both(sp == sc, sp != 0), sp, B.ball_sign(m, r))
+
+
+def maximum(ma, ra, sa, mb, rb, sb):
+    """Disjoint balls: the result is one of them, with its own radius; else a ball covering both."""
+    a_wins = ma - ra > mb + rb
+    b_wins = mb - rb > ma + ra
+    s = B.where(B.either(sa > 0, sb > 0), 1, B.where(B.both(sa < 0, sb < 0), -1, 0))
+    m = B.where(a_wins, ma, B.where(b_wins, mb, B.nmax(ma, mb)))
+    r = B.where(a_wins, ra, B.where(b_wins, rb, B.nmax(ra, rb) + B.fabs(ma - mb)))
+    return m, r, B.where(a_wins, sa, B.where(b_wins, sb, s))
+
+
+def minimum(ma, ra, sa, mb, rb, sb):
+    a_wins = ma + ra < mb - rb
+    b_wins = mb + rb < ma - ra
+    s = B.where(B.either(sa < 0, sb < 0), -1, B.where(B.both(sa > 0, sb > 0), 1, 0))
+    m = B.where(a_wins, ma, B.where(b_wins, mb, B.nmin(ma, mb)))
+    r = B.where(a_wins, ra, B.where(b_wins, rb, B.nmax(ra, rb) + B.fabs(ma - mb)))
+    return m, r, B.where(a_wins, sa, B.where(b_wins, sb, s))
+
+
+# ---- primitives: the record's ball_radius gives the propagated radius; this adds the rest -------------
+
+def contract(m, ulps, u, eta):
+    """The platform function's error at its value m: k ULPs, ULP(m) <= 2 u |m| (+ subnormal)."""
+    return ulps * (B.fabs(m) * 2 * u + eta)
+
+
+def ends(m, f_lo, f_hi, ulps, u, eta):
+    """The propagated radius of a monotone function over a wide ball [a - r, a + r], from its values
+    at the ends taken one step outward (f_lo = f(a - r), f_hi = f(a + r), either order): every value
+    of the ball lies between them, each within its contract."""
+    return B.nmax(B.fabs(f_hi - m) + ulps * (B.fabs(f_hi) * 2 * u + eta),
+                  B.fabs(m - f_lo) + ulps * (B.fabs(f_lo) * 2 * u + eta)) * (1 + 4 * u)
+
+
+def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_one, lo, lo_open):
+    """The radius of f(a) from the propagated radius and the contract; ok where the ball stays in
+    f's domain [lo, ... (open at lo where lo_open; lo = -inf: no bound). f(0) and f(1) are exact where
+    the record says so (exp(0) = 1, log(1) = 0)."""
+    ok = B.both(B.both(ok, prop_ok), B.where(lo_open, ma - ra > lo, ma - ra >= lo))
+    prop = B.where(ra == 0, 0.0, prop)
+    exact = B.both(ra == 0, B.either(B.both(ma == 0, exact_at_zero), B.both(ma == 1, exact_at_one)))
+    r = B.where(exact, 0.0, (prop + contract_m) * MARGIN * MARGIN)
+    return B.where(B.isinf(m), 0.0, r), ok       # as settle
+
+
+# the sign of f(a) from the record's sign rule (expr.primitives.SIGNS)
+def sign_positive(m, r, sa):
+    return 1
+
+
+def sign_of_argument(m, r, sa):
+    return sa
+
+
+def sign_positive_where_argument_positive(m, r, sa):
+    return B.where(sa > 0, 1, 0)
+
+
+def sign_of_ball(m, r, sa):
+    return B.ball_sign(m, r)
+
+
+SIGN_RULES = {"positive": sign_positive, "of_argument": sign_of_argument,
+              "positive_where_argument_positive": sign_positive_where_argument_positive, "": sign_of_ball}
+
+
+# ---- comparisons and connectives: (value, decided) ------------------------------------------------
+
+def less(ma, ra, mb, rb):
+    """(yes, no) of a < b over the balls; exact balls compare their midpoints."""
+    exact = B.both(ra == 0, rb == 0)
+    t = ma < mb
+    return (B.either(ma + ra < mb - rb, B.both(exact, t)),
+            B.either(ma - ra >= mb + rb, B.both(exact, B.negated(t))))
+
+
+def less_equal(ma, ra, mb, rb):
+    exact = B.both(ra == 0, rb == 0)
+    t = ma <= mb
+    return (B.either(ma + ra <= mb - rb, B.both(exact, t)),
+            B.either(ma - ra > mb + rb, B.both(exact, B.negated(t))))
+
+
+def equal(ma, ra, mb, rb):
+    exact = B.both(ra == 0, rb == 0)
+    return (B.both(exact, ma == mb),
+            B.either(B.either(ma + ra < mb - rb, mb + rb < ma - ra), B.both(exact, ma != mb)))
+
+
+def decision(yes, no, ok_a, ok_b):
+    return yes, B.both(B.either(yes, no), B.both(ok_a, ok_b))
+
+
+def conj(va, da, vb, db):
+    """a and b is decided where both are, or where either is decided false."""
+    return (B.both(va, vb),
+            B.either(B.either(B.both(da, db), B.both(da, B.negated(va))), B.both(db, B.negated(vb))))
+
+
+def disj(va, da, vb, db):
+    return (B.either(va, vb), B.either(B.either(B.both(da, db), B.both(da, va)), B.both(db, vb)))
+
+
+def negation(v, d):
+    return B.negated(v), d
+
+
+# comparison -> (rule, operands swapped): a > b is b < a
+COMPARISONS = {"lt": (less, False), "gt": (less, True), "le": (less_equal, False), "ge": (less_equal, True),
+               "eq": (equal, False)}
+CONNECTIVES = {"and": conj, "or": disj, "not": negation}
+
+RULES = (settle, neg, absolute, add, mul, div, fma, maximum, minimum, contract, ends, primitive,
+         *SIGN_RULES.values(), less, less_equal, equal, decision, conj, disj, negation)
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_rules() -> dict:
+    """Every rule over arrays, by name (the primitives' radius rules as radius_<name>)."""
+    from ..expr import PRIMITIVES
+    out = {f.__name__: over_arrays(f) for f in RULES}
+    out.update({f"radius_{n}": over_arrays(p.ball_radius) for n, p in PRIMITIVES.items() if p.ball_radius})
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_rules() -> dict:
+    """Every rule over scalars, numba functions, by name (as numpy_rules)."""
+    from ..expr import PRIMITIVES
+    out = {f.__name__: compiled(f) for f in RULES}
+    out.update({f"radius_{n}": compiled(p.ball_radius) for n, p in PRIMITIVES.items() if p.ball_radius})
+    return out
