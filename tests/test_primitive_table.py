@@ -89,6 +89,37 @@ def test_ball_interpreters(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_the_records_ball_radius_rule_holds_the_exact_value(name):
+    """The record's radius rule, on arguments that carry a radius (f(x / 10): the constant and the
+    product are inexact) over f's domain, from 2^-40 to 2^12 and beyond, both signs: wherever a ball is
+    ok, NumPy's (binary64, long double) and the compiled one hold mpmath's value of f(x / 10)."""
+    from opcert.expr import const
+    from opcert.spec import ball, ball_compiled
+    p = REGISTRY[name]
+    e = Expr(name, (Expr("mul", (const(Fraction(1, 10)), X)),))
+    mags = np.exp2(np.linspace(-40, 12, 161))
+    x = np.concatenate([mags, -mags, [0.0, 10.0, 1e4, -1e4, 1e300, -1e300]])
+    x = x[[p.in_domain(Fraction(v) / 10) for v in x]]
+    evaluators = {"numpy": lambda: ball.evaluate(e, x, {}, ball.BINARY64),
+                  "compiled": lambda: ball_compiled.compiled(e, {})(x)}
+    if ball.WIDE is not None and p.long_double_ulps is not None:
+        evaluators["long double"] = lambda: ball.evaluate(e, x, {}, ball.WIDE)
+    for label, run in evaluators.items():
+        m, r, ok, _ = run()
+        assert np.mean(ok[np.abs(x) < 1e4]) > 0.9, f"{name} {label}: decides too little"
+        with mpmath.workdps(80):
+            for xi, mi, ri in zip(x[ok], np.asarray(m)[ok], np.broadcast_to(r, x.shape)[ok]):
+                exact = MP[name](mpmath.mpf(float(xi)) / 10)
+                assert abs(exact - _mp(mi)) <= _mp(ri), (name, label, float(xi), float(mi), float(ri))
+
+
+def _mp(v):
+    """A binary64 or long double value, exactly."""
+    n, d = v.as_integer_ratio()
+    return mpmath.mpf(n) / d
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_one_sided_declines_exactly_where_the_record_says(name):
     from opcert.spec import one_sided
     assert one_sided.supported(_f(name)) == (REGISTRY[name].one_sided is not None)
