@@ -37,4 +37,10 @@ def cli(capsys):
         out = capsys.readouterr()
         return code, out.out, out.err
     return run
+
+
+# Tests that run pytest use pytester.runpytest_subprocess, never the in-process runpytest: an in-process
+# run restores sys.modules afterwards, dropping the modules numba imported lazily during it (its
+# extension registrations), and numba's next compilation in this process then registers them again
+# ("duplicate registration for PolynomialType": every later sweep in the process failed, exit 3)
 pytest_plugins = ["pytester"]

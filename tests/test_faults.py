@@ -196,7 +196,7 @@ def test_pytest_plugin_refuses_bad_policies(pytester):
             opcert_check("Tanh", "bad_targets:flush_tiny", "float16", **kw)
     """)
     pytester.syspathinsert(os.path.dirname(__file__))
-    result = pytester.runpytest("-q")
+    result = pytester.runpytest_subprocess("-q")
     result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines(["*max_ulp: must be a finite number*", "*signed_zero: 'lenient' is not allowed*",
                                  "*subnormals: 'whatever' is not allowed*", "*samples: must be an integer*"])
@@ -440,7 +440,7 @@ def test_pytest_plugin_messages_are_short(pytester):
         def test_positional_marker():
             pass
     """)
-    result = pytester.runpytest("-q")
+    result = pytester.runpytest_subprocess("-q")
     result.assert_outcomes(passed=1, failed=2)
     out = result.stdout.str()
     assert "unknown operator 'Tanhh'" in out and "unknown attribute 'alphaa'" in out

@@ -368,7 +368,7 @@ def test_a_target_raising_keyboardinterrupt_fails_one_pytest_test_not_the_sessio
         def test_after_it():
             assert True
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, passed=1)
     assert "KeyboardInterrupt" in result.stdout.str()
 
@@ -545,7 +545,7 @@ def test_pytest_plugin_says_opcert_check_once(pytester):
         def test_bad(opcert_check):
             opcert_check("Tanh", "numpy:tanh", "float16", max_ulp=-1)
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "opcert check:" in text and "opcert check: opcert check:" not in text

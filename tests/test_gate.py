@@ -200,7 +200,7 @@ def test_pytest_plugin(pytester):
         def test_marker():
             pass
     """)
-    result = pytester.runpytest("-q")  # the plugin loads through its pytest11 entry point
+    result = pytester.runpytest_subprocess("-q")  # the plugin loads through its pytest11 entry point
     result.assert_outcomes(passed=2, failed=1)
     import numpy as np
     from conftest import all_16bit

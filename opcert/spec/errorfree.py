@@ -8,9 +8,10 @@ pass. tests/test_errorfree.py checks both against rational arithmetic.
 """
 from __future__ import annotations
 
-import functools
+import threading
 
 import numba
+import numpy as np
 
 from ..expr.fma_kernel import llvm_fma
 
@@ -95,9 +96,21 @@ def _sum(a, b):
     return sum_exact(a, b)
 
 
-@functools.lru_cache(maxsize=None)
+_MADE: list = []
+_MAKING = threading.Lock()
+
+
 def _ufuncs():
     # built at the first use: a vectorize with a signature compiles (or loads its cache) when applied,
-    # 0.2 s each, and every sweep worker imports this module for the scalar tests alone
-    sig = ["boolean(float64, float64)"]
-    return tuple(numba.vectorize(sig, cache=True, nopython=True)(f) for f in (_product, _sum))
+    # 0.2 s each, and every sweep worker imports this module for the scalar tests alone. Built and
+    # applied once under a lock: the reference's fast path runs on several threads, and numba's first
+    # compilation in two threads at once races in numba's own registries ("duplicate registration")
+    if not _MADE:
+        with _MAKING:
+            if not _MADE:
+                sig = ["boolean(float64, float64)"]
+                made = tuple(numba.vectorize(sig, cache=True, nopython=True)(f) for f in (_product, _sum))
+                for f in made:
+                    f(np.zeros(1), np.zeros(1))
+                _MADE.append(made)
+    return _MADE[0]
