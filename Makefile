@@ -5,14 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: gate test reports install clean
+.PHONY: gate test reports docs install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch 2.13.0 first: the CPU wheel on the machine; a bare `torch` would fetch CUDA builds.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,runtimes,more-runtimes,report,dask]'
+	$(BIN)/pip install --quiet -e '.[test,runtimes,more-runtimes,report,dask,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,13 +21,20 @@ install: $(STAMP)
 gate: $(STAMP)
 	$(BIN)/opcert gate --report build/gate --json build/gate/gate.json --junit build/gate/junit.xml
 
-# Regenerate the committed reports (reports/opcert.toml: opcert, NumPy formulas, ONNX Runtime, torch).
+# The runtimes' reports (reports/opcert.toml: opcert, ONNX Runtime, onnx.reference, torch, JAX, OpenVINO):
+# the full report in build/reports/ (HTML, Markdown, JSON, JUnit: a build artifact, not committed) and its
+# summary in reports/README.md (committed: small enough to keep in history).
 reports: $(STAMP)
-	$(BIN)/opcert gate --config reports/opcert.toml --report reports --json reports/gate.json \
-	  --junit reports/junit.xml; test $$? -le 1   # exit 1 = some runtimes fail their budgets: reported
+	$(BIN)/opcert gate --config reports/opcert.toml --report build/reports --json build/reports/gate.json \
+	  --junit build/reports/junit.xml; test $$? -le 1   # exit 1 = some runtimes fail their budgets: reported
+	$(BIN)/opcert report build/reports/gate.json --summary reports/README.md
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2
+
+# The documentation site (build/site), as the test suite builds it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV)

@@ -43,6 +43,44 @@ KEYS = {"op", "dtypes", "target", "mode", "samples", "max_ulp", "signed_zero", "
         "layout_samples", "isa"}
 MODES = ("exhaustive", "sample")
 
+# Every key of a [[check]] table: (type, default, meaning). The documentation's configuration reference is
+# generated from this (tools/docs_pages.py); tests/test_docs.py checks it names exactly KEYS.
+KEY_DOCS = {
+    "op": ("string, list of strings, or \"*\"", "required",
+           "the operator(s), by ONNX or DirectML name, case-insensitive; \"*\": the whole catalog"),
+    "dtypes": ("list of strings", "every float format",
+               "float16, bfloat16, float32, float64 (integer types for Shrink through the API)"),
+    "target": ("string", "\"opcert\"", "opcert, onnxruntime, onnx-reference, torch, torch:cuda, jax, jax:gpu, "
+               "openvino, module:function (a Python callable), c:PATH:SYMBOL (a C kernel)"),
+    "mode": ("\"sample\" or \"exhaustive\"", "\"sample\"",
+             "exhaustive: every input (16-bit formats; float32: all 2^32); float64 is always sampled"),
+    "samples": ("integer > 0", "100,000 (float32); 1,000,000 (float64; 10,000 for Erf and Gelu)",
+                "stratified samples with hard cases, in sample mode"),
+    "seed": ("integer >= 0", "0", "the sample's seed"),
+    "max_ulp": ("number >= 0", "1.0", "the budget: the largest ULP error allowed"),
+    "signed_zero": ("\"strict\" or \"ignore\"", "\"strict\"", "whether a zero of the wrong sign fails the check"),
+    "subnormals": ("\"strict\" or \"flush-allowed\"", "\"strict\"",
+                   "flush-allowed: a subnormal result flushed to zero is counted apart, not failed"),
+    "proofs": ("list of property names, or \"all\"", "[] (none)",
+               "properties required of the target (range, monotonic, ..., layout); each must be established "
+               "(proved, or enumerated over every input) or the check fails"),
+    "accept_sampled_evidence": ("boolean", "false",
+                                "true: a property checked on samples only (\"checked\") counts as established"),
+    "standard": ("string", "the operator's primary", "whose definition: onnx, directml, sonnx"),
+    "name": ("string", "OP DTYPE TARGET", "a label for the check in reports"),
+    "attrs": ("table", "the standard's defaults", "attribute values, by ONNX or DirectML name ([check.attrs])"),
+    "attr_sweep": ("boolean", "false", "one check per attribute set: every standard's defaults, ONNX's backend "
+                   "test values and a grid over each attribute (no attrs with it; float32 sampled)"),
+    "isolation": ("\"process\" or \"none\"", "\"process\"",
+                  "run the target in a supervised worker process (a crash is a finding) or in opcert's own"),
+    "target_timeout": ("number of seconds > 0", "none", "fail a target call that does not return in time"),
+    "layout_samples": ("integer > 0", "1,024 (1,000,000 in a float32 sweep of the whole format)",
+                       "inputs per layout where the layouts are not enumerated (the layout property)"),
+    "isa": ("string", "the host's", "\"all\": one check per ISA level the host has (torch, NumPy, OpenVINO); "
+            "or one level's name; \"host\": as the host picks"),
+}
+assert set(KEY_DOCS) == KEYS, "every key documented, and only keys"
+
 
 @dataclass(frozen=True)
 class Check:

@@ -1,0 +1,114 @@
+"""The documentation pages generated from the code, so that they cannot drift from it.
+
+An MkDocs hook (mkdocs.yml: `hooks`): at each build it adds
+- configuration.md: every gate configuration key, its type, default and meaning
+  (opcert.gating.config.KEY_DOCS, which tests/test_docs.py checks against the keys the
+  configuration reader accepts);
+- cli-reference.md: every command's help, from the parser the command line runs;
+- catalog.md: the operators, from the records `opcert ops --json` prints (formulas per
+  standard, attributes, properties, the implementation expression);
+- performance.md and the tables it links: bench/README.md and bench/*.md as they are.
+
+`python tools/docs_pages.py DIR` writes the same pages to DIR (to read them without MkDocs).
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def configuration() -> str:
+    from opcert.gating.config import KEY_DOCS
+    out = ["# Configuration reference\n",
+           "Every key of a `[[check]]` table in `opcert.toml` (or `[[tool.opcert.check]]` in `pyproject.toml`), "
+           "generated from `opcert/gating/config.py`. An unknown key, a value of the wrong type or outside "
+           "what is allowed is a configuration error (exit 2) that names the file, the key and what is allowed.\n",
+           "| key | type | default | meaning |", "|---|---|---|---|"]
+    for key, (typ, default, meaning) in KEY_DOCS.items():
+        out.append(f"| `{key}` | {typ} | {default} | {meaning} |")
+    out.append("\nA file with no `[[check]]` table is refused; `opcert gate` without `--config` runs the "
+               "built-in default (the whole catalog against opcert's implementation).")
+    return "\n".join(out) + "\n"
+
+
+def cli_reference() -> str:
+    from opcert.cli import build_parser
+    os.environ["COLUMNS"] = "100"
+    parser = build_parser()
+    out = ["# Command line reference\n", "Generated from the parser `opcert` runs (`opcert COMMAND --help` "
+           "prints the same). Exit codes: 0 pass, 1 a check failed, 2 bad usage or configuration, "
+           "3 an internal error of opcert.\n", "```text", parser.format_help().rstrip(), "```"]
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name, p in sub.choices.items():
+        out += [f"\n## opcert {name}\n", "```text", p.format_help().rstrip(), "```"]
+    return "\n".join(out) + "\n"
+
+
+def catalog() -> str:
+    from opcert.cli import operator_record
+    from opcert.spec import operators
+    out = ["# The catalog\n", "Generated from `opcert ops --json` (each operator's file in "
+           "`opcert/spec/ops/`): its formula in each standard, its attributes with their domains and "
+           "defaults, the types per version, its declared properties and the expression opcert's "
+           "implementation evaluates (in binary64, rounded once).\n"]
+    for op in operators():
+        r = operator_record(op)
+        out.append(f"\n## {r['name']}\n\n{r['summary']} (family: {r['family']}; primary standard: "
+                   f"{r['primary_standard']}; types: {', '.join(r['dtypes'])}).\n")
+        out += ["| standard | name | formula | types since |", "|---|---|---|---|"]
+        for s in r["standards"]:
+            since = "; ".join(f"{x['since']}: {', '.join(x['dtypes'])}" for x in s["support"])
+            formula = s["formula"].replace("|", "\\|").replace("\n", " ")
+            out.append(f"| {s['key']} | {s['name']} | `{formula}` | {since} |")
+        if r["attributes"]:
+            out += ["", "| attribute | domain | defaults | meaning |", "|---|---|---|---|"]
+            for a in r["attributes"]:
+                defaults = ", ".join(f"{k}: {v}" for k, v in a["defaults"].items())
+                out.append(f"| `{a['name']}` | {a['domain']} | {defaults} | {a['doc']} |")
+        out += ["", "| property | statement |", "|---|---|"]
+        for p in r["properties"]:
+            out.append(f"| `{p['name']}` | {p['statement'].replace('|', '/')} |")
+        out += ["", "Implementation:", "", "```text", str(r["implementation"]), "```"]
+    return "\n".join(out) + "\n"
+
+
+def bench_pages() -> dict[str, str]:
+    """bench/README.md as performance.md, and the tables it links, under bench/."""
+    pages = {"performance.md": (ROOT / "bench" / "README.md").read_text()}
+    for f in sorted((ROOT / "bench").glob("*.md")):
+        if f.name != "README.md":
+            pages[f"bench/{f.name}"] = f.read_text()
+    # the README's links to its neighbours, as the site places them
+    text = pages["performance.md"]
+    for name in list(pages):
+        if name.startswith("bench/"):
+            text = text.replace(f"]({name[6:]})", f"]({name})")
+    pages["performance.md"] = text
+    return pages
+
+
+def pages() -> dict[str, str]:
+    with redirect_stdout(io.StringIO()):
+        out = {"configuration.md": configuration(), "cli-reference.md": cli_reference(), "catalog.md": catalog()}
+    out.update(bench_pages())
+    return out
+
+
+def on_files(files, config):
+    """MkDocs hook: add the generated pages."""
+    from mkdocs.structure.files import File
+    for path, text in pages().items():
+        files.append(File.generated(config, path, content=text))
+    return files
+
+
+if __name__ == "__main__":
+    dest = Path(sys.argv[1] if len(sys.argv) > 1 else "build/docs-pages")
+    for path, text in pages().items():
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        (dest / path).write_text(text)
