@@ -661,10 +661,19 @@ def cmd_diff(args) -> int:
 def cmd_report(args) -> int:
     from .report.diff import load_gate
     from .report.render import write_reports
-    _outputs(args, dirs=("out",))
+    if not args.out and not args.summary:
+        raise UsageError("opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown "
+                         "page), or both")
+    _outputs(args, files=("summary",), dirs=("out",))
     data = load_gate(args.results)
     files = []
-    _write(args.out, "--out", lambda: files.extend(write_reports(data, args.out)))
+    if args.out:
+        _write(args.out, "--out", lambda: files.extend(write_reports(data, args.out)))
+    if args.summary:
+        from .files import write_text_atomic
+        from .report.render import summary_page
+        _write(args.summary, "--summary", lambda: write_text_atomic(args.summary, summary_page(data)))
+        files.append(args.summary)
     if args.json:
         print(json.dumps({"written": files}))
     else:
@@ -795,7 +804,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="write Markdown and HTML reports from a gate result")
     s.add_argument("results", help="a gate --json result")
-    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--out", metavar="DIR", help="write gate.json, report.md (images/) and report.html there")
+    s.add_argument("--summary", metavar="FILE", help="write a short Markdown page: result, provenance, summary "
+                                                     "table, failing checks")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_report)
     return p
@@ -875,6 +886,12 @@ def main(argv=None) -> int:
         print("opcert: interrupted; finished sweep chunks are kept: run the same command again to resume",
               file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of our output went away (`opcert ops --json | head`): not an error of opcert. Python
+        # would complain again flushing stdout at exit: point it at /dev/null
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141          # as a shell reports a process killed by SIGPIPE (128 + 13)
     except Exception as exc:  # a bug in opcert: say so in one line; OPCERT_DEBUG=1 shows the traceback
         import os
         if os.environ.get("OPCERT_DEBUG"):

@@ -420,7 +420,7 @@ def test_report_images_are_written_atomically(tmp_path, monkeypatch):
     g = opcert.gate(_toml(tmp_path, '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n'),
                     workers=1)
     render.write_reports(g.to_dict(), str(tmp_path / "rep"), {0: ("chunks", [0.5, 0.25])})
-    assert any(p.endswith(".png") for p in written)
+    assert any(p.endswith(".svg") for p in written)
     assert not list((tmp_path / "rep").rglob(".opcert-*.tmp"))
 
 
@@ -465,3 +465,14 @@ def test_the_readme_python_examples_run():
     for code in blocks:
         namespace = {"pytest": pytest}
         exec(compile(code, "README.md", "exec"), namespace)   # noqa: S102 - our own documentation
+
+
+def test_a_closed_pipe_is_not_an_internal_error():
+    """`opcert ops --json | head -1`: the reader goes away; opcert stops as a shell's SIGPIPE (141), with
+    nothing on standard error (it used to say "internal error: BrokenPipeError", exit 3)."""
+    import subprocess
+    import sys
+    r = subprocess.run(f"'{sys.executable}' -m opcert ops --json | head -c 100 > /dev/null; "
+                       "echo ${PIPESTATUS[0]} 1>&2", shell=True, executable="/bin/bash", capture_output=True,
+                       text=True, timeout=120)
+    assert r.stderr.strip() == "141", r.stderr

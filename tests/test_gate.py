@@ -141,7 +141,7 @@ def test_html_report_structure(cli, tmp_path):
     page = (tmp_path / "rep" / "report.html").read_text()
     assert page.startswith("<!doctype html>") and "id='summary'" in page and "id='verdict' class='FAIL'" in page
     assert page.count("<section class='check'") == 2
-    assert page.count("src='data:image/png;base64,") == 4   # error plot and histogram per check
+    assert page.count("<svg ") == 4   # error plot and histogram per check, inline
     assert "Provenance" in page and "Reproduce:" in page and "http" not in page.split("<body>")[1].split("Provenance")[0]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| Tanh | PASS 0.5 ULP; proofs 2/2 | FAIL 0.5 ULP |" in md
@@ -216,3 +216,19 @@ def test_short_ulp_rounds_up_and_handles_infinity():
     from opcert.report.render import short_ulp
     assert [short_ulp(v) for v in (0.5000000000000001, 0.5, 0.77259, 104.0, 0.0, float("inf"), 2.3792e285)] == \
         ["0.5001", "0.5", "0.7726", "104", "0", "inf", "2.380e+285"]
+
+
+def test_report_summary_page(cli, tmp_path):
+    """`opcert report RESULT --summary FILE`: the short page `make reports` commits (reports/README.md)."""
+    code, _, _ = cli("gate", "--config", write(tmp_path, PASSING + FAILING), "--json", tmp_path / "g.json",
+                     "--workers", "1")
+    assert code == 1
+    code, out, _ = cli("report", tmp_path / "g.json", "--summary", tmp_path / "s.md")
+    page = (tmp_path / "s.md").read_text()
+    assert code == 0 and str(tmp_path / "s.md") in out
+    assert "Result: **FAIL**: 1 passed, 1 failed" in page and "## Provenance" in page
+    assert "| Tanh | PASS 0.5 ULP; proofs 2/2 | FAIL 0.5 ULP |" in page
+    assert "### Failing checks" in page and "reproduce: `opcert accuracy Tanh --dtype float16 --target numpy:tanh" in page
+    assert "<svg" not in page and len(page) < 5000
+    code, _, err = cli("report", tmp_path / "g.json")
+    assert code == 2 and "--out DIR" in err and "--summary FILE" in err

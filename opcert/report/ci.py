@@ -8,19 +8,12 @@ and its reproduce command. GitLab reads the JUnit file (`--junit`) as a report a
 """
 from __future__ import annotations
 
-from .render import summary_markdown
+from .render import failing_lines, summary_markdown
 
 
 def step_summary(gate: dict) -> str:
     """The Markdown a gate appends to GitHub's job summary."""
-    lines = [summary_markdown(gate)]
-    failing = [c for c in gate["checks"] if c["status"] == "fail"]
-    if failing:
-        lines += ["", "### Failing checks", ""]
-        for c in failing:
-            lines.append(f"- **{c['name']}**: " + "; ".join(c["reasons"]))
-            lines.append(f"  reproduce: `{c['command']}`")
-    return "\n".join(lines) + "\n"
+    return "\n".join([summary_markdown(gate)] + failing_lines(gate)) + "\n"
 
 
 def _data(text: str) -> str:

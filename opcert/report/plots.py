@@ -1,4 +1,5 @@
-"""Plots for the reports (matplotlib, Agg): ULP error over the input range, and its histogram."""
+"""The attribute sweep's plot (matplotlib, Agg; `opcert accuracy --attr-sweep --plot PNG`). The gate's reports
+draw their plots as inline SVG (report.svg)."""
 from __future__ import annotations
 
 import io
@@ -27,66 +28,6 @@ def _quiet(f):
             warnings.simplefilter("ignore", RuntimeWarning)
             return f(*a, **k)
     return run
-
-
-@_quiet
-def error_plot(data, title: str, budget: float | None) -> bytes:
-    """PNG bytes. data: (inputs, errors) arrays, or ("chunks", [max error per 2^24 chunk])."""
-    plt = _fig()
-    fig, ax = plt.subplots(figsize=(7.5, 3.2), dpi=DPI)
-    if isinstance(data[0], str):
-        chunk_max = np.asarray(data[1], dtype=float)
-        ax.step(np.arange(chunk_max.size) * 2 ** 24, chunk_max, where="post", lw=1)
-        ax.set_xlabel("input bit pattern (binary32; chunks of 2^24; sign bit at 2^31)")
-        ax.set_ylabel("max ULP error in chunk")
-    else:
-        x, err = np.asarray(data[0]), np.asarray(data[1])
-        ok = np.isfinite(x) & ~np.isnan(err)
-        ax.scatter(x[ok], err[ok], s=1.5, alpha=0.5, lw=0)
-        lin = 2.0 ** -14
-        ax.set_xscale("symlog", linthresh=lin)
-        ticks = _symlog_ticks(float(np.max(np.abs(x[ok]))) if ok.any() else 1.0, lin)
-        ax.set_xticks(ticks, [_tick_label(t) for t in ticks])
-        ax.set_xlabel("input x (symmetric log scale; linear within +-2^-14)")
-        ax.tick_params(axis="x", labelsize=7, labelrotation=45)
-        ax.set_ylabel("ULP error")
-    if budget is not None:
-        ax.axhline(budget, color="red", lw=0.8, ls="--", label=f"budget {budget:g}")
-        ax.legend(loc="upper right", fontsize=8)
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
-    return _png(fig, plt)
-
-
-def _symlog_ticks(top: float, lin: float, per_side: int = 5) -> list:
-    """0 and a few decades on each side: none closer to 0 than 100 x the linear
-    threshold (their labels would overlap the 0 label), at most `per_side` a side."""
-    lo = int(np.ceil(np.log10(lin * 100)))
-    hi = int(np.floor(np.log10(max(top, 10.0 ** lo))))
-    step = max(1, -(-(hi - lo + 1) // per_side))
-    decades = list(range(hi, lo - 1, -step))[::-1]
-    pos = [10.0 ** d for d in decades]
-    return [-p for p in reversed(pos)] + [0.0] + pos
-
-
-def _tick_label(t: float) -> str:
-    if t == 0:
-        return "0"
-    return f"{'-' if t < 0 else ''}1e{int(round(np.log10(abs(t))))}"
-
-
-@_quiet
-def histogram_plot(hist: dict, title: str) -> bytes:
-    plt = _fig()
-    fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=DPI)
-    labels, counts = list(hist), [max(v, 0) for v in hist.values()]
-    ax.bar(range(len(labels)), counts, color="#4477aa")
-    ax.set_xticks(range(len(labels)), labels, fontsize=7)
-    ax.set_yscale("symlog", linthresh=1)
-    ax.set_ylabel("inputs")
-    ax.set_xlabel("ULP error")
-    ax.set_title(title, fontsize=10)
-    return _png(fig, plt)
 
 
 @_quiet

@@ -7,13 +7,12 @@ counterexamples, and the command that reproduces it; provenance at the end.
 """
 from __future__ import annotations
 
-import base64
 import html
 import os
 from pathlib import Path
 
 from ..files import write_bytes_atomic, write_text_atomic
-from .plots import error_plot, histogram_plot
+from .svg import error_svg, histogram_svg
 
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
 
@@ -89,14 +88,21 @@ def _slug(c, i) -> str:
 
 
 def _images(c, i, plots) -> dict:
+    """The check's plots, as SVG text (report.svg): kind -> svg."""
     a = c.get("accuracy") or {}
     out = {}
     if plots.get(i) is not None and a:
-        out["errors"] = error_plot(plots[i], f"{c['op']} {c['dtype']} {c['target']}: ULP error",
-                                   c["policy"]["max_ulp"])
+        out["errors"] = error_svg(plots[i], f"{c['op']} {c['dtype']} {c['target']}: ULP error",
+                                  c["policy"]["max_ulp"])
     if a.get("histogram"):
-        out["histogram"] = histogram_plot(a["histogram"], "ULP error histogram")
+        out["histogram"] = histogram_svg(a["histogram"], "ULP error histogram")
     return out
+
+
+def images(gate: dict, plots=None) -> dict:
+    """Every check's plots (index -> kind -> svg), drawn once for all the reports."""
+    plots = plots or {}
+    return {i: _images(c, i, plots) for i, c in enumerate(gate["checks"]) if c.get("accuracy")}
 
 
 def provenance_rows(gate: dict) -> list:
@@ -129,14 +135,39 @@ def _matrix_lines(gate: dict) -> list[str]:
     return L + [f"| {op} | " + " | ".join(row) + " |" for op, row in rows]
 
 
+def failing_lines(gate: dict) -> list[str]:
+    """Each failing check with its reasons and reproduce command (Markdown), or nothing."""
+    failing = [c for c in gate["checks"] if c["status"] == "fail"]
+    if not failing:
+        return []
+    lines = ["", "### Failing checks", ""]
+    for c in failing:
+        lines.append(f"- **{c['name']}**: " + "; ".join(c["reasons"]))
+        lines.append(f"  reproduce: `{c['command']}`")
+    return lines
+
+
+def summary_page(gate: dict) -> str:
+    """A gate result in a page small enough to commit (reports/README.md): the result, the reproduce
+    command, the provenance, the summary table and the failing checks; the full report (plots, every
+    check's facts and proofs) is `report.html`, which this page does not replace."""
+    L = ["# opcert gate: summary", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", "",
+         "A summary: the full report (plots, every check's facts, proofs and counterexamples) is the "
+         "`report.html` the gate wrote beside its result; `opcert report RESULT.json --out DIR` writes it "
+         "again from the JSON result.", "", "## Provenance", ""]
+    L += [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""] + _matrix_lines(gate)
+    return "\n".join(L + failing_lines(gate)) + "\n"
+
+
 def summary_markdown(gate: dict) -> str:
     """The result, the reproduce command and the summary table (a CI job summary: report.ci)."""
     return "\n".join(["## opcert gate", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", ""]
                      + _matrix_lines(gate))
 
 
-def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
-    plots = plots or {}
+def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict | None = None) -> str:
+    """drawn: images(gate, plots), where the caller has them already."""
+    drawn = images(gate, plots) if drawn is None and images_dir else drawn or {}
     L = ["# opcert gate report", "", _result_line(gate), "",
          f"Reproduce: `{gate['command']}`", "", "## Provenance", ""]
     L += [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
@@ -147,9 +178,9 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
         L += [f"## {c['name']}: {MARK[c['status']]}", ""]
         L += [f"- **{label}**: {text}" if label else f"- {text}" for label, text in _facts(c)]
         if images_dir and a:
-            for kind, png in _images(c, i, plots).items():
-                name = f"{_slug(c, i)}-{kind}.png"
-                write_bytes_atomic(str(Path(images_dir, name)), png)
+            for kind, svg in drawn.get(i, {}).items():
+                name = f"{_slug(c, i)}-{kind}.svg"
+                write_bytes_atomic(str(Path(images_dir, name)), svg.encode())
                 L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
         for p in c.get("proofs") or []:
             line = f"- proof `{p['name']}`: **{p['status']}** ({p.get('method', '-')}, {p.get('elapsed_s', 0.0):.2f} s)"
@@ -162,15 +193,15 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None) -> str:
     return "\n".join(L)
 
 
-def html_page(gate: dict, plots=None) -> str:
-    plots = plots or {}
+def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
+    drawn = images(gate, plots) if drawn is None else drawn
     e = html.escape
     cols, rows = _matrix(gate["checks"])
     css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
            "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f3f3f3}"
            ".PASS{color:#176f2c}.FAIL{color:#b00020;font-weight:bold}.skipped{color:#777}"
            "code{background:#f6f6f6;padding:1px 4px}section{border-top:1px solid #ddd;margin-top:1.5em}"
-           ".wide{overflow-x:auto;max-width:100%}img.plot{max-width:100%}")
+           ".wide{overflow-x:auto;max-width:100%}svg.plot{max-width:100%;height:auto;display:block}")
     H = [f"<!doctype html><html><head><meta charset='utf-8'><title>opcert gate report</title>"
          f"<style>{css}</style></head><body>",
          f"<h1>opcert gate report</h1><p id='verdict' class='{'PASS' if gate['ok'] else 'FAIL'}'>"
@@ -193,9 +224,7 @@ def html_page(gate: dict, plots=None) -> str:
         H += [f"<li><b>{e(label)}</b>: {e(text)}</li>" if label else f"<li>{e(text)}</li>" for label, text in _facts(c)]
         H.append("</ul>")
         if a:
-            for kind, png in _images(c, i, plots).items():
-                H.append(f"<img class='plot {kind}' alt='{kind}' src='data:image/png;base64,"
-                         f"{base64.b64encode(png).decode()}'>")
+            H += list(drawn.get(i, {}).values())
         if c.get("proofs"):
             H.append("<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
                      "<th>counterexample</th></tr>")
@@ -216,6 +245,7 @@ def write_reports(gate: dict, directory: str, plots=None) -> list[str]:
     d = Path(directory)
     (d / "images").mkdir(parents=True, exist_ok=True)
     write_text_atomic(str(d / "gate.json"), json.dumps(gate, indent=2, default=str) + "\n")
-    write_text_atomic(str(d / "report.md"), markdown(gate, str(d / "images"), plots))
-    write_text_atomic(str(d / "report.html"), html_page(gate, plots))
+    drawn = images(gate, plots)
+    write_text_atomic(str(d / "report.md"), markdown(gate, str(d / "images"), plots, drawn))
+    write_text_atomic(str(d / "report.html"), html_page(gate, plots, drawn))
     return [str(d / n) for n in ("gate.json", "report.md", "report.html")]

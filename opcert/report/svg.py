@@ -1,0 +1,167 @@
+"""The report's plots as inline SVG: the ULP error over the input range, and its histogram.
+
+A catalog's report has two plots per check and hundreds of checks; drawn with matplotlib they took
+most of a gate's report time (about 1 s a check) and most of its size (PNG, base64). Here each is a
+few kilobytes of SVG text written in milliseconds: the error plot keeps, of the up to 2^16 points of a
+check, the largest and the smallest error of each pixel column (what the eye can see of a scatter at
+that width: the envelope is exact, the points inside it are not drawn twice), drawn as one path.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+WIDTH, HEIGHT = 620, 250
+LEFT, RIGHT, TOP, BOTTOM = 58, 12, 24, 46
+LIN = 2.0 ** -14          # the symmetric log scale is linear within +-LIN
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _symlog(x):
+    return np.sign(x) * np.log10(1 + np.abs(x) / LIN)
+
+
+def _frame(title: str, kind: str) -> list[str]:
+    return [f"<svg xmlns='http://www.w3.org/2000/svg' class='plot {kind}' viewBox='0 0 {WIDTH} {HEIGHT}' "
+            f"width='{WIDTH}' height='{HEIGHT}' role='img' aria-label='{html.escape(title, quote=True)}' "
+            "font-family='sans-serif' font-size='10'>",
+            f"<text x='{WIDTH / 2}' y='14' text-anchor='middle' font-size='12'>{html.escape(title)}</text>"]
+
+
+def _axes(xticks, yticks, xlabel: str, ylabel: str) -> list[str]:
+    """xticks, yticks: (pixel, label) pairs."""
+    x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
+    out = [f"<rect x='{x0}' y='{y1}' width='{x1 - x0}' height='{y0 - y1}' fill='none' stroke='#999'/>"]
+    for px, label in xticks:
+        out.append(f"<line x1='{_fmt(px)}' x2='{_fmt(px)}' y1='{y1}' y2='{y0}' stroke='#ddd'/>"
+                   f"<text x='{_fmt(px)}' y='{y0 + 12}' text-anchor='middle'>{html.escape(label)}</text>")
+    for py, label in yticks:
+        out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#ddd'/>"
+                   f"<text x='{x0 - 4}' y='{_fmt(py + 3)}' text-anchor='end'>{html.escape(label)}</text>")
+    out.append(f"<text x='{(x0 + x1) / 2}' y='{HEIGHT - 8}' text-anchor='middle'>{html.escape(xlabel)}</text>")
+    out.append(f"<text transform='translate(12 {(y0 + y1) / 2}) rotate(-90)' text-anchor='middle'>"
+               f"{html.escape(ylabel)}</text>")
+    return out
+
+
+def _nice_ticks(top: float, n: int = 5) -> list[float]:
+    if not np.isfinite(top) or top <= 0:
+        return [0.0]
+    step = 10.0 ** np.floor(np.log10(top / n))
+    for m in (1, 2, 5, 10):
+        if top / (m * step) <= n:
+            step *= m
+            break
+    return [float(v) for v in np.arange(0, top * (1 + 1e-9) + step / 2, step) if v <= top * (1 + 1e-9)]
+
+
+def _symlog_ticks(top: float, lin: float, per_side: int = 5) -> list:
+    """0 and a few decades on each side: none closer to 0 than 100 x the linear
+    threshold (their labels would overlap the 0 label), at most `per_side` a side."""
+    lo = int(np.ceil(np.log10(lin * 100)))
+    hi = int(np.floor(np.log10(max(top, 10.0 ** lo))))
+    step = max(1, -(-(hi - lo + 1) // per_side))
+    decades = list(range(hi, lo - 1, -step))[::-1]
+    pos = [10.0 ** d for d in decades]
+    return [-p for p in reversed(pos)] + [0.0] + pos
+
+
+def _tick_label(t: float) -> str:
+    if t == 0:
+        return "0"
+    return f"{'-' if t < 0 else ''}1e{int(round(np.log10(abs(t))))}"
+
+
+def _label(v: float) -> str:
+    return f"{v:g}"
+
+
+def envelope(cols: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The indices of the largest and the smallest value in each column (each once)."""
+    order = np.lexsort((values, cols))
+    c = cols[order]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    ends = np.r_[starts[1:], c.size] - 1
+    return np.unique(np.concatenate([order[starts], order[ends]]))
+
+
+def error_svg(data, title: str, budget: float | None) -> str:
+    """data: (inputs, errors) arrays, or ("chunks", [max error per 2^24 chunk])."""
+    x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
+    out = _frame(title, "errors")
+    with np.errstate(all="ignore"):
+        if isinstance(data[0], str):
+            err = np.asarray(data[1], dtype=float)
+            xs = np.arange(err.size, dtype=float)
+            ok = ~np.isnan(err)
+            xs, err = xs[ok], err[ok]
+            lo, hi = 0.0, float(max(len(data[1]), 1))
+            xticks_v = [0.0, hi / 4, hi / 2, 3 * hi / 4]
+            to_px = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)   # noqa: E731
+            xticks = [(to_px(v), f"{int(v) * 2 ** 24:#x}") for v in xticks_v]
+            xlabel = "input bit pattern (binary32; chunks of 2^24; sign bit at 0x80000000)"
+            ylabel = "max ULP error in chunk"
+        else:
+            x, err = np.asarray(data[0], dtype=float), np.asarray(data[1], dtype=float)
+            ok = np.isfinite(x) & ~np.isnan(err)
+            x, err = x[ok], err[ok]
+            s = _symlog(x)
+            top = float(np.max(np.abs(x))) if x.size else 1.0
+            lim = float(_symlog(np.float64(max(top, 1.0))))
+            to_px = lambda v: x0 + (v + lim) / (2 * lim) * (x1 - x0)   # noqa: E731
+            xs = s
+            xticks = [(to_px(float(_symlog(np.float64(t)))), _tick_label(t)) for t in _symlog_ticks(top, LIN)
+                      if abs(float(_symlog(np.float64(t)))) <= lim]
+            xlabel = "input x (symmetric log scale; linear within +-2^-14)"
+            ylabel = "ULP error"
+        err = np.where(np.isinf(err), np.finfo(float).max, err)
+        ytop = max(float(err.max()) if err.size else 0.0, budget or 0.0, 1e-300) * 1.08
+        to_py = lambda v: y0 - v / ytop * (y0 - y1)   # noqa: E731
+        yticks = [(to_py(v), _label(v)) for v in _nice_ticks(ytop / 1.08)]
+        out += _axes(xticks, yticks, xlabel, ylabel)
+        if xs.size:
+            px, py = to_px(xs), to_py(err)
+            if isinstance(data[0], str):      # a step line over the chunks
+                pts = []
+                for a, b, v in zip(px, to_px(xs + 1), py):
+                    pts.append(f"{_fmt(a)},{_fmt(v)} {_fmt(b)},{_fmt(v)}")
+                out.append(f"<polyline fill='none' stroke='#3366aa' stroke-width='1.2' points='{' '.join(pts)}'/>")
+            else:
+                keep = envelope(np.floor(px).astype(np.int64), py)
+                d = "".join(f"M{_fmt(a)} {_fmt(b)}h0" for a, b in zip(px[keep], py[keep]))
+                out.append(f"<path d='{d}' stroke='#3366aa' stroke-width='2.2' stroke-linecap='round' "
+                           "stroke-opacity='0.7'/>")
+        if budget is not None and np.isfinite(budget):
+            by = to_py(budget)
+            out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(by)}' y2='{_fmt(by)}' stroke='#cc2222' "
+                       "stroke-dasharray='5 3'/>"
+                       f"<text x='{x1 - 4}' y='{_fmt(by - 4)}' text-anchor='end' fill='#cc2222'>"
+                       f"budget {html.escape(_label(budget))}</text>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def histogram_svg(hist: dict, title: str) -> str:
+    """Bars of the inputs per ULP-error bin, on a log scale (log10(1 + count))."""
+    x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
+    labels, counts = list(hist), [max(int(v), 0) for v in hist.values()]
+    out = _frame(title, "histogram")
+    top = np.log10(1 + max(counts + [1])) * 1.05        # headroom above the tallest bar
+    to_py = lambda c: y0 - np.log10(1 + c) / top * (y0 - y1)   # noqa: E731
+    decades = [10 ** k for k in range(0, int(np.floor(top)) + 1)]
+    yticks = [(float(to_py(d)), f"{d:,}" if d < 10 ** 4 else f"1e{len(str(d)) - 1}") for d in decades]
+    n = max(len(labels), 1)
+    w = (x1 - x0) / n
+    xticks = [(x0 + (i + 0.5) * w, lab) for i, lab in enumerate(labels)]
+    out += _axes(xticks, yticks, "ULP error", "inputs")
+    for i, c in enumerate(counts):
+        if c:
+            top_px = float(to_py(c))
+            out.append(f"<rect x='{_fmt(x0 + i * w + w * 0.1)}' y='{_fmt(top_px)}' width='{_fmt(w * 0.8)}' "
+                       f"height='{_fmt(y0 - top_px)}' fill='#4477aa'><title>{html.escape(labels[i])}: {c:,}</title></rect>")
+    out.append("</svg>")
+    return "".join(out)
