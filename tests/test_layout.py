@@ -118,6 +118,8 @@ accept_sampled_evidence = true
     proc = subprocess.run([sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr[-2000:]      # some checks fail, none is an error of opcert
+    from opcert.report.diff import load_gate
+    load_gate(str(out))        # the result is one that opcert report and opcert diff read back
     return {c["target"].rsplit(":", 1)[1]: c for c in json.loads(out.read_text())["checks"]}
 
 
@@ -145,6 +147,12 @@ def test_a_c_kernel_wrong_on_one_path_fails_the_gate_with_that_layout(c_gate, sy
     assert lay["status"] == "refuted" and lay["counterexample"]["replayed"] is True
     # the accuracy of the check is the worst over the layouts: the wrong path's error is > 1 ULP
     assert any(r.startswith("max ULP error") for r in check["reasons"]) or symbol == "tanh_aliased"
+    acc = check["accuracy"]
+    assert acc.get("worst_layout") or symbol != "tanh_short", acc
+    if acc.get("worst_layout"):     # the worst is in another layout: its exact value is given too (mpmath's)
+        import mpmath
+        with mpmath.workdps(50):
+            assert acc["worst_exact"] == f"{float(mpmath.tanh(mpmath.mpf(acc['worst_input']))):.17g}", acc
 
 
 def test_the_same_kernel_position_independent_passes(c_gate):
@@ -218,7 +226,7 @@ def test_a_correct_python_callable_is_checked_not_proved_and_says_why():
 def torch_gate(tmp_path_factory):
     """One `opcert gate` of torch's float32 Elu and Softplus (proofs = "all"): {op: check}."""
     if not has_torch:
-        pytest.skip("torch is not installed (opcert[runtimes])")
+        pytest.skip("torch is not installed (opcert[torch])")
     d = tmp_path_factory.mktemp("torch_gate")
     cfg = d / "opcert.toml"
     cfg.write_text('[[check]]\nop = ["Elu", "Softplus"]\ndtypes = ["float32"]\ntarget = "torch"\nsamples = 2000\n'
@@ -248,7 +256,7 @@ def test_torch_float32_elu_and_softplus_fail_layout_invariance_with_a_replayed_e
     assert len({alone} | set(inside)) >= 2          # torch itself gives two outputs for one input
 
 
-@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[runtimes])")
+@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
 def test_torch_float16_tanh_gets_a_layout_verdict_by_enumeration():
     res = measure("Tanh", "torch", "float16", "exhaustive", properties=("layout",))
     lay = res.properties[-1]
@@ -261,7 +269,7 @@ def test_torch_float16_tanh_gets_a_layout_verdict_by_enumeration():
     assert lay["elapsed_s"] < 30, lay["elapsed_s"]
 
 
-@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[runtimes])")
+@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
 def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
     from opcert.isa import levels
     want = [n for n, _ in levels("torch")]

@@ -98,8 +98,10 @@ def _validate(data: dict, path: str) -> None:
             if acc.get("max_ulp") is not None:
                 for k in ("worst_input", "worst_output", "worst_reference"):
                     need(acc, k, _NUM + (str,), a, "a number")
-                for k in ("worst_input_bits", "worst_output_bits", "worst_reference_bits", "worst_exact"):
+                for k in ("worst_input_bits", "worst_output_bits", "worst_reference_bits"):
                     need(acc, k, str, a, "a string")
+                # null where no exact value applies (a NaN output in another layout, an infinite exact value)
+                need(acc, "worst_exact", (str, type(None)), a, "a string or null", optional=True)
                 for k in ("correctly_rounded", "inputs_checked", "nan_mismatches", "inf_mismatches",
                           "signed_zero_mismatches", "subnormal_flushes"):
                     need(acc, k, int, a, "a non-negative integer")

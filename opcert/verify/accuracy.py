@@ -410,8 +410,7 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
         def err(x1, got_bits):
             with np.errstate(invalid="ignore"):
                 yv = float(np.array([got_bits], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0])
-            e = exact_error(op, x1, yv, attrs, standard, fmt)
-            return None if e is None else e[0]
+            return exact_error(op, x1, yv, attrs, standard, fmt)      # (ULP error, exact value's text) or None
         return rounded, err
     where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
     return check.verdict(prop, ref_of, tgt.name, where)
@@ -428,7 +427,7 @@ def path_accuracy(res, worst) -> None:
     res.worst_input, res.worst_input_bits = worst["input"]["value"], worst["input"]["bits"]
     res.worst_output, res.worst_output_bits = worst["output"]["value"], worst["output"]["bits"]
     res.worst_reference, res.worst_reference_bits = worst["reference"]["value"], worst["reference"]["bits"]
-    res.worst_exact = None
+    res.worst_exact = worst.get("exact")
     res.worst_layout = worst["layout"]
     res.notes.append(f"the worst error is in another layout than the measurement's call: {worst['layout']} "
                      f"({worst['ulp']:.6g} ULP)")

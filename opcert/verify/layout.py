@@ -392,7 +392,8 @@ class LayoutCheck:
     # -- the verdict ----------------------------------------------------------------------------
     def verdict(self, prop, ref_of, target: str, where: str) -> tuple[dict, dict | None]:
         """(the PropertyResult dict, the worst error over the differing outputs or None).
-        ref_of(bits array) -> (correctly rounded bits, ulp error function(input bits, output bits))."""
+        ref_of(bits array) -> (correctly rounded bits, error function(input bits, output bits) -> (ULP error,
+        exact value's text) or None)."""
         from .proofs.result import PropertyResult
         from .properties import value_of
         fams = self.families
@@ -477,17 +478,19 @@ class LayoutCheck:
             xs = self.values[ks]
             ref_bits, err_of = ref_of(xs.view(self.uint))
             for j, (k, got, words, _, _) in enumerate(chosen):
-                e = err_of(xs[j:j + 1], got)
+                e, exact = err_of(xs[j:j + 1], got) or (None, None)
                 if e is None:
                     with np.errstate(invalid="ignore"):
                         yv = np.array([got], self.uint).view(self.fmt.dtype).astype(np.float64)[0]
                         rv = np.array([ref_bits[j]], self.uint).view(self.fmt.dtype).astype(np.float64)[0]
                     if np.isnan(yv) != np.isnan(rv):     # a NaN where the reference is a number, or the reverse
                         e = np.inf
+                        # the exact value's text: that of the reference's error against itself
+                        exact = "nan" if np.isnan(rv) else (err_of(xs[j:j + 1], ref_bits[j]) or (None, None))[1]
                     else:
                         continue
                 if best is None or e > best["ulp"]:
-                    best = {"ulp": e, "input": value_of(xs[j], self.fmt),
+                    best = {"ulp": e, "exact": exact, "input": value_of(xs[j], self.fmt),
                             "output": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt),
                             "reference": value_of(self.uint.type(ref_bits[j]).view(self.fmt.dtype), self.fmt),
                             "layout": words}
