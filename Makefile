@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch 2.13.0 first: the CPU wheel on the machine; a bare `torch` would fetch CUDA builds.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,runtimes,more-runtimes,report,dask,docs]'
+	$(BIN)/pip install --quiet -e '.[test,runtimes,plots,dask,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -339,9 +339,14 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
         raise UsageError("--workers, --scheduler and --checkpoint apply to one exhaustive float32 sweep, not to "
                          "--attr-sweep")
     _outputs(args, files=("json", "plot"))
-    res = sweep_attributes(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
-                           standard=args.standard, max_ulp=args.max_ulp, isolation=_isolation(args),
-                           target_timeout=args.target_timeout)
+    from .progress import Progress
+    from .spec import get_operator
+    from .verify.attr_sweep import attribute_sets
+    n = len(list(attribute_sets(get_operator(args.op), args.standard)))
+    with Progress(f"{args.op} attribute sweep", n, "sets") as progress:
+        res = sweep_attributes(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
+                               standard=args.standard, max_ulp=args.max_ulp, isolation=_isolation(args),
+                               target_timeout=args.target_timeout, progress=progress.advance)
     to_stdout = args.json == "-"
     console = _console(stderr=to_stdout)
     from rich.table import Table
@@ -381,27 +386,29 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
 
 
 class _sweep_progress:
-    """A rich progress bar over the sweep's chunks (on a terminal), as a callback."""
+    """The float32 sweep's progress (opcert.progress), as the sweep's callback (chunks done, chunks)."""
     def __init__(self, active: bool):
-        self.active = active and sys.stderr.isatty()
-        self.bar = self.task = None
+        self.active = active
+        self.p = None
 
     def __enter__(self):
         if not self.active:
             return None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-        self.bar = Progress(TextColumn("sweeping 2^32 inputs"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("chunks"), TimeRemainingColumn(), transient=True)
-        self.bar.__enter__()
-        self.task = self.bar.add_task("sweep", total=256)
+        from .progress import Progress
+        self.p = Progress("float32 sweep", 2.0 ** 32, "inputs").__enter__()
+        first = [True]
 
         def update(done, total):
-            self.bar.update(self.task, completed=done, total=total)
+            n = done * 2.0 ** 32 / total
+            if first[0]:
+                first[0] = False
+                self.p.resume_at(n)       # chunks from a checkpoint are not part of this run's rate
+            self.p.update(n)
         return update
 
     def __exit__(self, *exc):
-        if self.bar:
-            self.bar.__exit__(*exc)
+        if self.p:
+            self.p.__exit__(*exc)
         return False
 
 
@@ -485,14 +492,12 @@ def cmd_prove(args) -> int:
         if args.op or args.dtype or args.attr or args.property or args.target != "opcert":
             raise UsageError("--all proves every operator at every dtype on opcert's implementation; give no "
                              "operator, --dtype, --attr, --property or --target with it")
-        from rich.progress import Progress
         import time
+        from .progress import Progress
         from .spec import operators
         t0 = time.perf_counter()
-        with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-            task = progress.add_task("proving", total=5 * len(operators()))
-            reports = prove_all(args.timeout, progress=lambda: progress.advance(task),
-                                enumerate_float32=args.enumerate)
+        with Progress("prove --all: (operator, format)", 5 * len(operators()), "pairs") as progress:
+            reports = prove_all(args.timeout, progress=progress.advance, enumerate_float32=args.enumerate)
         wall = time.perf_counter() - t0
     else:
         if not args.op:
@@ -570,10 +575,9 @@ def cmd_gate(args) -> int:
     config = load_config(args.config)
     baseline = load_gate(args.baseline) if args.baseline else None
     n = sum(len(c.dtypes) for c in config.checks)
-    from rich.progress import Progress
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-        task = progress.add_task(f"gate ({config.source})", total=n)
-        result = run_gate(config, workers=args.workers, progress=lambda: progress.advance(task))
+    from .progress import Progress
+    with Progress(f"gate {config.source}", n, "checks") as progress:
+        result = run_gate(config, workers=args.workers, progress=progress.advance)
     data = result.to_dict()
     plots = {i: r.plot for i, r in enumerate(result.results)}
     _print_gate(data, stderr=args.json == "-")
@@ -583,7 +587,8 @@ def cmd_gate(args) -> int:
         from .files import write_text_atomic
         _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
-        _write(args.report, "--report", lambda: write_reports(data, args.report, plots))
+        with Progress(f"report {args.report}", len(data["checks"]), "checks") as progress:
+            _write(args.report, "--report", lambda: write_reports(data, args.report, plots, progress.advance))
     _tell_ci(data, to_stderr=args.json == "-")
     failed = not result.ok
     if baseline is not None:
@@ -668,7 +673,9 @@ def cmd_report(args) -> int:
     data = load_gate(args.results)
     files = []
     if args.out:
-        _write(args.out, "--out", lambda: files.extend(write_reports(data, args.out)))
+        from .progress import Progress
+        with Progress(f"report {args.out}", len(data["checks"]), "checks") as progress:
+            _write(args.out, "--out", lambda: files.extend(write_reports(data, args.out, progress=progress.advance)))
     if args.summary:
         from .files import write_text_atomic
         from .report.render import summary_page

@@ -53,7 +53,7 @@ def _have(mod):
         return False
 
 
-@pytest.mark.skipif(not (_have("jax") and _have("openvino")), reason="needs opcert[more-runtimes] (jax, openvino)")
+@pytest.mark.skipif(not (_have("jax") and _have("openvino")), reason="needs opcert[jax] and opcert[openvino]")
 @pytest.mark.parametrize("target", ["jax", "openvino"])
 def test_jax_and_openvino_run_the_catalog_functions(target):
     r = opcert.measure("Tanh", target, "float16", "exhaustive")

@@ -74,7 +74,10 @@ def _facts(c) -> list[tuple[str | None, str]]:
     if a.get("max_ulp") is not None:
         out.append(("max ULP error", f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
                                      f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly rounded "
-                                     f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact {a['worst_exact']}"))
+                                     f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact "
+                                     f"{a.get('worst_exact') or '-'}"
+                                     + (f"; in another layout than the measurement's: {a['worst_layout']}"
+                                        if a.get("worst_layout") else "")))
         out.append((None, f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
                           f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
                           f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}"))
@@ -99,10 +102,16 @@ def _images(c, i, plots) -> dict:
     return out
 
 
-def images(gate: dict, plots=None) -> dict:
-    """Every check's plots (index -> kind -> svg), drawn once for all the reports."""
+def images(gate: dict, plots=None, progress=None) -> dict:
+    """Every check's plots (index -> kind -> svg), drawn once for all the reports; progress() after each check."""
     plots = plots or {}
-    return {i: _images(c, i, plots) for i, c in enumerate(gate["checks"]) if c.get("accuracy")}
+    out = {}
+    for i, c in enumerate(gate["checks"]):
+        if c.get("accuracy"):
+            out[i] = _images(c, i, plots)
+        if progress:
+            progress()
+    return out
 
 
 def provenance_rows(gate: dict) -> list:
@@ -239,13 +248,14 @@ def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
     return "\n".join(H)
 
 
-def write_reports(gate: dict, directory: str, plots=None) -> list[str]:
-    """gate.json, report.md (with images/), report.html (self-contained); each atomically."""
+def write_reports(gate: dict, directory: str, plots=None, progress=None) -> list[str]:
+    """gate.json, report.md (with images/), report.html (self-contained); each atomically. progress() is called
+    after each check's plots are drawn (most of the time)."""
     import json
     d = Path(directory)
     (d / "images").mkdir(parents=True, exist_ok=True)
     write_text_atomic(str(d / "gate.json"), json.dumps(gate, indent=2, default=str) + "\n")
-    drawn = images(gate, plots)
+    drawn = images(gate, plots, progress)
     write_text_atomic(str(d / "report.md"), markdown(gate, str(d / "images"), plots, drawn))
     write_text_atomic(str(d / "report.html"), html_page(gate, plots, drawn))
     return [str(d / n) for n in ("gate.json", "report.md", "report.html")]

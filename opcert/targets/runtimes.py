@@ -496,6 +496,9 @@ class OpenVino:
 
 RUNTIMES = {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax,
             "openvino": OpenVino}
+# The extra of pyproject.toml that installs each runtime's library.
+EXTRAS = {"onnxruntime": "onnxruntime", "onnx-reference": "onnxruntime", "torch": "torch", "jax": "jax",
+          "openvino": "openvino"}
 
 
 def load(name: str, timeout: float | None = None):
@@ -504,8 +507,9 @@ def load(name: str, timeout: float | None = None):
     try:
         rt = RUNTIMES[base](device) if device else RUNTIMES[base]()
     except ImportError as exc:
-        raise UsageError(f"target {name} needs its library ({exc}); install opcert[runtimes] (torch, onnxruntime) or "
-                         f"opcert[more-runtimes] (jax, openvino)") from None
+        extra = EXTRAS[base]
+        raise UsageError(f"target {name} needs {extra}, which is not installed ({exc}): pip install "
+                         f"'opcert[{extra}]' (or 'opcert[runtimes]' for every runtime)") from None
     fp = hashlib.sha256(json.dumps([name, rt.details], sort_keys=True).encode()).hexdigest()[:32]
     info = TargetInfo(name, "runtime", rt.version, fp, rt.details)
     tgt = Target(info, rt, rt.unsupported, timeout=timeout)

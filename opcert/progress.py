@@ -1,0 +1,138 @@
+"""Progress of a long run, as people and CI logs want it.
+
+On a terminal: a rich bar with the count, the rate and the time left (erased when the run ends). Elsewhere
+(a CI log, a pipe): one line on standard error every OPCERT_PROGRESS_SECONDS seconds (default 10; 0 turns the
+lines off), also while one long unit runs (a thread keeps time), and a last line with the total time once a run
+has lasted that long: a short run prints nothing.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+DEFAULT_SECONDS = 10.0
+
+
+def _seconds() -> float:
+    raw = os.environ.get("OPCERT_PROGRESS_SECONDS", "")
+    try:
+        v = float(raw) if raw else DEFAULT_SECONDS
+    except ValueError:
+        v = DEFAULT_SECONDS
+    return v if v >= 0 else DEFAULT_SECONDS
+
+
+def _count(n: float, unit: str) -> str:
+    if unit == "inputs" and n >= 1e6:
+        return f"{n / 1e6:,.1f} M"
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.1f}"
+
+
+def _rate(n: float, unit: str) -> str:
+    if n >= 1e6:
+        return f"{n / 1e6:,.1f} M {unit}/s"
+    return f"{n:,.2f} {unit}/s" if n < 10 else f"{n:,.0f} {unit}/s"
+
+
+def _duration(s: float) -> str:
+    s = int(round(s))
+    h, m = divmod(s, 3600)
+    m, sec = divmod(m, 60)
+    return f"{h}h {m:02d}m" if h else (f"{m}m {sec:02d}s" if m else f"{sec}s")
+
+
+class Progress:
+    """Progress over `total` units of `what` (a context manager); advance(n) or update(done, total).
+
+    stream and clock are for tests; tty forces the bar (True) or the lines (False)."""
+
+    def __init__(self, what: str, total: float, unit: str = "", *, stream=None, tty: bool | None = None,
+                 seconds: float | None = None, clock=time.monotonic):
+        self.what, self.total, self.unit = what, float(total), unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.seconds = _seconds() if seconds is None else seconds
+        self.clock = clock
+        self.done = self.base = 0.0
+        self._bar = self._task = None
+        self._printed = False
+        self._first = None            # (time, units done) when the first unit of this run ended
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat = None
+
+    def __enter__(self) -> "Progress":
+        self.t0 = self._last = self.clock()
+        if not self.tty and self.seconds:
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+            self._beat.start()
+        if self.tty:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, \
+                TimeRemainingColumn
+            self._bar = Bar(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TextColumn(self.unit),
+                            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), transient=True,
+                            console=Console(file=self.stream))
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.what, total=self.total, rate="")
+        return self
+
+    def resume_at(self, done: float) -> None:
+        """Units done before this run (a resumed sweep's chunks): counted, but not in the rate."""
+        self.done = self.base = float(done)
+
+    def advance(self, n: float = 1) -> None:
+        self.update(self.done + n)
+
+    def update(self, done: float, total: float | None = None) -> None:
+        self.done = float(done)
+        if total is not None:
+            self.total = float(total)
+        now = self.clock()
+        if self._first is None and self.done > self.base:
+            self._first = (now, self.done)
+        if self._bar is not None:
+            el = now - self.t0
+            rate = _rate((self.done - self.base) / el, self.unit) if el > 0 and self.done > self.base else ""
+            self._bar.update(self._task, completed=self.done, total=self.total, rate=rate)
+        else:
+            self._maybe_line(now)
+
+    def _maybe_line(self, now: float) -> None:
+        with self._lock:
+            if self.seconds and now - self._last >= self.seconds:
+                self._last = now
+                self._line(now)
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.seconds):
+            self._maybe_line(self.clock())
+
+    def _line(self, now: float) -> None:
+        el = now - self.t0
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        # the rate since the first unit ended, once two have: a run's start-up (compiling, loading a runtime)
+        # is not its pace
+        if self._first is not None and self.done > self._first[1] and now > self._first[0]:
+            rate = (self.done - self._first[1]) / (now - self._first[0])
+        else:
+            rate = (self.done - self.base) / el if el > 0 else 0.0
+        left = f", about {_duration((self.total - self.done) / rate)} left" if rate and self.total else ""
+        speed = f", {_rate(rate, self.unit)}" if rate else ""
+        print(f"opcert: {self.what}: {_count(self.done, self.unit)}/{_count(self.total, self.unit)} {self.unit}{pct}"
+              f" in {_duration(el)}{speed}{left}", file=self.stream, flush=True)
+        self._printed = True
+
+    def __exit__(self, *exc) -> bool:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        elif self._printed and exc[0] is None:
+            el = self.clock() - self.t0
+            print(f"opcert: {self.what}: {_count(self.done, self.unit)} {self.unit} in {_duration(el)}",
+                  file=self.stream, flush=True)
+        return False
