@@ -202,7 +202,27 @@ def _portable(exc: BaseException) -> BaseException:
 
 def _context():
     method = "spawn" if any(m in sys.modules for m in _THREADED) else "fork"
+    if method == "fork":
+        _warm_before_fork()
     return multiprocessing.get_context(method)
+
+
+_WARM = False
+
+
+def _warm_before_fork() -> None:
+    """Done once in the parent, so that every forked worker inherits it rather than doing it first: numba's
+    first compilation or cache load in a process loads its type registries (numba.np.arraymath, which
+    imports scipy.linalg): 0.5-0.7 s of each worker's start, a third of a float32 check's three workers."""
+    global _WARM
+    if _WARM:
+        return
+    _WARM = True
+    try:
+        from numba.core.registry import cpu_target
+        cpu_target.target_context.refresh()
+    except Exception:   # noqa: BLE001 - numba's internals moved: each worker does it itself, as before
+        pass
 
 
 class _Worker:

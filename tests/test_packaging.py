@@ -45,12 +45,10 @@ def test_relu(opcert_check):
 
 
 def _build_wheel(tmp: Path) -> Path:
-    """The wheel, built from a copy of the tracked sources (the build writes build/ and egg-info beside them)."""
+    """The wheel, built from a copy of the sources (the build writes build/ and egg-info beside them)."""
     src = tmp / "src"
-    files = subprocess.run(["git", "ls-files", "pyproject.toml", "README.md", "opcert"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split()
-    for f in files:
-        (src / f).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "opcert", src / "opcert", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for f in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / f, src / f)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "-w", str(tmp / "dist"), str(src)], check=True, capture_output=True)

@@ -429,3 +429,11 @@ def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
     assert easy_near(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2)[1] == 1 and want[5] == 1
     assert easy_pass(True, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, False)
     assert easy_pass(False, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, False)
+
+
+def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mapping():
+    # a Python target's fingerprint names the installed distributions its modules come from; opcert reads
+    # that mapping itself (faster): it must be importlib.metadata's, key for key and in order
+    from importlib.metadata import packages_distributions
+    from opcert.targets.python import _distributions
+    assert _distributions() == packages_distributions()
