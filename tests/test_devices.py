@@ -52,3 +52,24 @@ def test_onnxruntime_bfloat16_outputs_are_read_back():
     assert r.status == "ok", r.error
     assert r.correctly_rounded == x.size      # these inputs are far from Celu's cancellation zone
     assert opcert.reference("Celu", x).dtype == x.dtype
+
+
+def test_measuring_a_runtime_does_not_load_it_in_the_measuring_process():
+    # The runtime is loaded in the isolated worker only: a result that pickled one of its objects (torch's
+    # TorchVersion) loaded torch in the parent when it was read, and the parent then spawned every later
+    # worker instead of forking it (seconds each)
+    import importlib.util
+    import subprocess
+    import sys
+    names = [n for n in ("torch", "onnxruntime", "jax", "openvino") if importlib.util.find_spec(n)]
+    if not names:
+        pytest.skip("no runtime installed")
+    code = ("import sys, numpy as np\nfrom opcert.verify.accuracy import measure\n"
+            f"for t in {names!r}:\n"
+            "    r = measure('Tanh', t, 'float32', np.array([0.5, -2.0], np.float32), properties=())\n"
+            "    assert r.status == 'ok', (t, r.error)\n"
+            "print('LOADED', sorted(m for m in ('torch', 'jax', 'jaxlib', 'onnxruntime', 'openvino') "
+            "if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "LOADED []", (r.stdout, names)

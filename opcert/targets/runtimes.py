@@ -511,7 +511,9 @@ def load(name: str, timeout: float | None = None):
         raise UsageError(f"target {name} needs {extra}, which is not installed ({exc}): pip install "
                          f"'opcert[{extra}]' (or 'opcert[runtimes]' for every runtime)") from None
     fp = hashlib.sha256(json.dumps([name, rt.details], sort_keys=True).encode()).hexdigest()[:32]
-    info = TargetInfo(name, "runtime", rt.version, fp, rt.details)
+    # plain str and JSON values: torch.__version__ is a TorchVersion, and a result holding one imports torch
+    # where it is unpickled (the parent of an isolated worker, which must not load a multithreaded runtime)
+    info = TargetInfo(name, "runtime", str(rt.version), fp, json.loads(json.dumps(rt.details, default=str)))
     tgt = Target(info, rt, rt.unsupported, timeout=timeout)
     tgt.layouts = rt.layouts()
     return tgt
