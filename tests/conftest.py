@@ -27,6 +27,14 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return both_nan | eq
 
 
+THREADED_AT_COLLECTION: list = []     # multithreaded runtimes loaded by collecting the tests (test_layers)
+
+
+def pytest_collection_finish(session):
+    from opcert.workers import _THREADED
+    THREADED_AT_COLLECTION[:] = sorted(m for m in _THREADED if m in sys.modules)
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process: returns (exit code, stdout, stderr)."""

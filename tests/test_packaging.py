@@ -95,8 +95,6 @@ def _check_installed(tmp: Path, venv: Path) -> None:
     r = run(str(bin_ / "opcert"), "gate", "--config", "gate.toml", "--json", "gate.json", "--report", "report")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (work / "report" / "report.html").stat().st_size > 0
-    r = run(str(bin_ / "opcert"), "accuracy", "Relu", "--dtype", "float16", "--target", "nosuchmodule:relu")
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     r = run(str(bin_ / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py")
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
 
