@@ -94,9 +94,9 @@ class Progress:
         if self._first is None and self.done > self.base:
             self._first = (now, self.done)
         if self._bar is not None:
-            el = now - self.t0
-            rate = _rate((self.done - self.base) / el, self.unit) if el > 0 and self.done > self.base else ""
-            self._bar.update(self._task, completed=self.done, total=self.total, rate=rate)
+            pace = self._pace(now)
+            self._bar.update(self._task, completed=self.done, total=self.total,
+                             rate=_rate(pace, self.unit) if pace else "")
         else:
             self._maybe_line(now)
 
@@ -110,15 +110,17 @@ class Progress:
         while not self._stop.wait(self.seconds):
             self._maybe_line(self.clock())
 
+    def _pace(self, now: float) -> float | None:
+        """Units a second since the first unit of this run ended; None before a second one has: a run's
+        start-up (compiling, loading a runtime, a float32 sweep's layout check) is not its pace."""
+        if self._first is not None and self.done > self._first[1] and now > self._first[0]:
+            return (self.done - self._first[1]) / (now - self._first[0])
+        return None
+
     def _line(self, now: float) -> None:
         el = now - self.t0
         pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
-        # the rate since the first unit ended, once two have: a run's start-up (compiling, loading a runtime)
-        # is not its pace
-        if self._first is not None and self.done > self._first[1] and now > self._first[0]:
-            rate = (self.done - self._first[1]) / (now - self._first[0])
-        else:
-            rate = (self.done - self.base) / el if el > 0 else 0.0
+        rate = self._pace(now)
         left = f", about {_duration((self.total - self.done) / rate)} left" if rate and self.total else ""
         speed = f", {_rate(rate, self.unit)}" if rate else ""
         print(f"opcert: {self.what}: {_count(self.done, self.unit)}/{_count(self.total, self.unit)} {self.unit}{pct}"

@@ -37,6 +37,8 @@ def test_the_time_left_follows_the_pace_after_a_slow_start():
         for _ in range(19):                # then a chunk a second
             clock.t += 1
             p.advance()
+    # at 60 s, one chunk: no pace yet, so no rate and no time left (not 99 minutes from the start-up's pace)
+    assert out.getvalue().splitlines()[0] == "opcert: float32 sweep: 1/100 chunks (1%) in 1m 00s", out.getvalue()
     # at 70 s: 11 chunks, 10 of them in the 10 s since the first: 1 a second, 89 s left (not 566 s)
     assert out.getvalue().splitlines()[1] == \
         "opcert: float32 sweep: 11/100 chunks (11%) in 1m 10s, 1.00 chunks/s, about 1m 29s left", out.getvalue()
@@ -56,11 +58,14 @@ def test_work_resumed_from_a_checkpoint_is_not_in_the_rate():
     out, clock = io.StringIO(), Clock()
     with Progress("float32 sweep", 2.0 ** 32, "inputs", stream=out, tty=False, seconds=10, clock=clock) as p:
         p.resume_at(2.0 ** 31)             # half the chunks were done before this run
-        clock.t = 10
-        p.update(2.0 ** 31 + 1e9)          # 1e9 inputs in 10 s: 100 M/s, not 315 M/s
+        p.update(2.0 ** 31)                # (the sweep reports them first)
+        clock.t = 5
+        p.update(2.0 ** 31 + 5e8)
+        clock.t = 15
+        p.update(2.0 ** 31 + 1.5e9)        # 1e9 inputs in the last 10 s: 100 M/s, not 3,147 M / 15 s
     first = out.getvalue().splitlines()[0]
-    assert "100.0 M inputs/s" in first and "(73%)" in first, first
-    assert "about 11s left" in first, first    # (2^32 - 2^31 - 1e9) / 1e8 = 11.5 s
+    assert first == "opcert: float32 sweep: 3,647.5 M/4,295.0 M inputs (85%) in 15s, 100.0 M inputs/s, " \
+                    "about 6s left", first    # (2^32 - 2^31 - 1.5e9) / 1e8 = 6.5 s
 
 
 def test_a_terminal_gets_a_bar_and_no_log_lines():
