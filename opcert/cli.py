@@ -568,7 +568,6 @@ def cmd_gate(args) -> int:
     from .gating import load_config, run_gate
     from .report.diff import load_gate, regressions
     from .report.junit import junit_xml
-    from .report.render import write_reports
     if args.workers is not None:
         policy.workers(args.workers, "--workers")
     _outputs(args, files=("json", "junit"), dirs=("report",))
@@ -587,8 +586,7 @@ def cmd_gate(args) -> int:
         from .files import write_text_atomic
         _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
-        with Progress(f"report {args.report}", len(data["checks"]), "checks") as progress:
-            _write(args.report, "--report", lambda: write_reports(data, args.report, plots, progress.advance))
+        _write_reports(data, args.report, "--report", plots)
     _tell_ci(data, to_stderr=args.json == "-")
     failed = not result.ok
     if baseline is not None:
@@ -663,9 +661,18 @@ def cmd_diff(args) -> int:
     return 1 if found else 0
 
 
+def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[str]:
+    """The reports of a gate result in directory, with progress over its checks: the files written."""
+    from .progress import Progress
+    from .report.render import write_reports
+    files = []
+    with Progress(f"report {directory}", len(data["checks"]), "checks") as progress:
+        _write(directory, flag, lambda: files.extend(write_reports(data, directory, plots, progress.advance)))
+    return files
+
+
 def cmd_report(args) -> int:
     from .report.diff import load_gate
-    from .report.render import write_reports
     if not args.out and not args.summary:
         raise UsageError("opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown "
                          "page), or both")
@@ -673,9 +680,7 @@ def cmd_report(args) -> int:
     data = load_gate(args.results)
     files = []
     if args.out:
-        from .progress import Progress
-        with Progress(f"report {args.out}", len(data["checks"]), "checks") as progress:
-            _write(args.out, "--out", lambda: files.extend(write_reports(data, args.out, progress=progress.advance)))
+        files.extend(_write_reports(data, args.out, "--out"))
     if args.summary:
         from .files import write_text_atomic
         from .report.render import summary_page

@@ -25,6 +25,7 @@ time limit at least every POLL seconds.
 """
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import signal
@@ -207,17 +208,11 @@ def _context():
     return multiprocessing.get_context(method)
 
 
-_WARM = False
-
-
+@functools.lru_cache(maxsize=1)
 def _warm_before_fork() -> None:
     """Done once in the parent, so that every forked worker inherits it rather than doing it first: numba's
     first compilation or cache load in a process loads its type registries (numba.np.arraymath, which
     imports scipy.linalg): 0.5-0.7 s of each worker's start, a third of a float32 check's three workers."""
-    global _WARM
-    if _WARM:
-        return
-    _WARM = True
     try:
         from numba.core.registry import cpu_target
         cpu_target.target_context.refresh()

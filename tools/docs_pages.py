@@ -2,8 +2,7 @@
 
 An MkDocs hook (mkdocs.yml: `hooks`): at each build it adds
 - configuration.md: every gate configuration key, its type, default and meaning
-  (opcert.gating.config.KEY_DOCS, which tests/test_docs.py checks against the keys the
-  configuration reader accepts);
+  (opcert.gating.config.KEY_DOCS, the keys the configuration reader accepts);
 - cli-reference.md: every command's help, from the parser the command line runs;
 - catalog.md: the operators, from the records `opcert ops --json` prints (formulas per
   standard, attributes, properties, the implementation expression);

@@ -156,15 +156,23 @@ def failing_lines(gate: dict) -> list[str]:
     return lines
 
 
+def _head(gate: dict, title: str, *intro: str) -> list[str]:
+    """A Markdown page's start: title, result, reproduce command, intro paragraphs, provenance, summary table."""
+    L = [f"# {title}", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", ""]
+    for paragraph in intro:
+        L += [paragraph, ""]
+    L += ["## Provenance", ""] + [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
+    return L + _matrix_lines(gate)
+
+
 def summary_page(gate: dict) -> str:
     """A gate result in a page small enough to commit (reports/README.md): the result, the reproduce
     command, the provenance, the summary table and the failing checks; the full report (plots, every
     check's facts and proofs) is `report.html`, which this page does not replace."""
-    L = ["# opcert gate: summary", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", "",
-         "A summary: the full report (plots, every check's facts, proofs and counterexamples) is the "
-         "`report.html` the gate wrote beside its result; `opcert report RESULT.json --out DIR` writes it "
-         "again from the JSON result.", "", "## Provenance", ""]
-    L += [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""] + _matrix_lines(gate)
+    L = _head(gate, "opcert gate: summary",
+              "A summary: the full report (plots, every check's facts, proofs and counterexamples) is the "
+              "`report.html` the gate wrote beside its result; `opcert report RESULT.json --out DIR` writes it "
+              "again from the JSON result.")
     return "\n".join(L + failing_lines(gate)) + "\n"
 
 
@@ -177,10 +185,7 @@ def summary_markdown(gate: dict) -> str:
 def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict | None = None) -> str:
     """drawn: images(gate, plots), where the caller has them already."""
     drawn = images(gate, plots) if drawn is None and images_dir else drawn or {}
-    L = ["# opcert gate report", "", _result_line(gate), "",
-         f"Reproduce: `{gate['command']}`", "", "## Provenance", ""]
-    L += [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
-    L += _matrix_lines(gate)
+    L = _head(gate, "opcert gate report")
     L.append("")
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
