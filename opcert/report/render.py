@@ -75,9 +75,7 @@ def _facts(c) -> list[tuple[str | None, str]]:
         out.append(("max ULP error", f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
                                      f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly rounded "
                                      f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact "
-                                     f"{a.get('worst_exact') or '-'}"
-                                     + (f"; in another layout than the measurement's: {a['worst_layout']}"
-                                        if a.get("worst_layout") else "")))
+                                     f"{a.get('worst_exact') or '-'}"))
         out.append((None, f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
                           f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
                           f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}"))
