@@ -13,7 +13,8 @@ DOMAINS = [("opcert.spec.exact", "RationalDomain"), ("opcert.spec.exact", "TinyD
            ("opcert.verify.proofs.real_model", "_RealDomain"), ("opcert.verify.proofs.monotone", "DirectionDomain"),
            ("opcert.expr.numpy_eval", "NumpyDomain"), ("opcert.expr.numpy_eval", "PlainDomain"),
            ("opcert.spec.ball", "Balls"), ("opcert.spec.ball_compiled", "_Gen"), ("opcert.spec.one_sided", "OneSided")]
-REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive")
+REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive", "reduction")
+ROWS = {"NumpyDomain", "PlainDomain", "Balls", "RationalDomain", "ArbDomain", "TinyDomain"}   # reduce over rows
 
 
 def test_every_operation_has_exactly_one_kind():
@@ -28,6 +29,18 @@ def test_every_domain_gives_every_kind_a_meaning(module, name):
     assert issubclass(cls, Domain)
     missing = [m for m in REQUIRED if getattr(cls, m) is getattr(Domain, m)]
     assert missing == [], f"{name} says nothing about {missing}"
+
+
+@pytest.mark.parametrize("module, name", DOMAINS)
+def test_an_element_wise_domain_refuses_a_row_by_name(module, name):
+    """A domain that interprets one element on its own says so when it meets rowsum; the others reduce."""
+    from opcert.expr import rowsum, var
+    from opcert.expr.fold import NoRows, element_wise_only
+    cls = getattr(importlib.import_module(module), name)
+    assert (cls.reduction is element_wise_only) == (name not in ROWS)
+    if name not in ROWS:
+        with pytest.raises(NoRows, match=name):
+            cls.reduction(object.__new__(cls), rowsum(var("x")), None)
 
 
 def test_a_domain_that_lacks_a_kind_fails_loudly():

@@ -17,6 +17,12 @@ Semantics shared by every interpreter:
   -0 < +0.
 - comparisons with a NaN operand are false; `select(c, a, b)` is `a` where c.
 - `fma(a, b, c)` is a*b + c rounded once.
+- the reductions `rowsum(e)`, `rowmax(e)` and `rowfirstmax(e)` range over the row the
+  element sits in (the tensor operators: Softmax reduces over axes): inside them `x`
+  is each element x_j of the row in turn, outside them the element x_i itself.
+  rowsum is the exact sum, rowmax the IEEE maximum (NaN if any is NaN),
+  rowfirstmax is true at the first j where e(x_j) is the row's maximum. An
+  element-wise interpreter (the provers, the compiled ball) refuses them by name.
 """
 from __future__ import annotations
 
@@ -32,10 +38,12 @@ ARITY = {
     "lt": 2, "le": 2, "gt": 2, "ge": 2, "eq": 2,
     "and": 2, "or": 2, "not": 1,
     "fma": 3, "select": 3,
+    "rowsum": 1, "rowmax": 1, "rowfirstmax": 1,
     **{name: 1 for name in PRIMITIVES},
 }
+REDUCTIONS = frozenset({"rowsum", "rowmax", "rowfirstmax"})
 TRANSCENDENTAL = frozenset(PRIMITIVES)
-BOOLEAN = frozenset({"lt", "le", "gt", "ge", "eq", "isnan", "and", "or", "not"})
+BOOLEAN = frozenset({"lt", "le", "gt", "ge", "eq", "isnan", "and", "or", "not", "rowfirstmax"})
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,14 @@ def both(a, b) -> Expr: return Expr("and", (a, b))
 def either(a, b) -> Expr: return Expr("or", (a, b))
 def negate(a) -> Expr: return Expr("not", (a,))
 def absolute(a) -> Expr: return Expr("abs", (lift(a),))
+def rowsum(a) -> Expr: return Expr("rowsum", (lift(a),))
+def rowmax(a) -> Expr: return Expr("rowmax", (lift(a),))
+def rowfirstmax(a) -> Expr: return Expr("rowfirstmax", (lift(a),))
+
+
+def reduces(e: Expr) -> bool:
+    """Whether e reduces over a row (a tensor operator's expression)."""
+    return any(n.op in REDUCTIONS for n in e.nodes())
 
 
 def parity(e: Expr) -> str | None:
@@ -260,6 +276,9 @@ _FPCORE = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "abs": "f
 def to_fpcore(e: Expr, name: str, variables=("x",), attributes=()) -> str:
     """Export as an FPCore benchmark. FPCore's fmin/fmax ignore NaN operands,
     unlike this language's min/max; the export says so in a property."""
+    if reduces(e):
+        raise ValueError(f"FPCore has no reduction over a row: {to_infix(e)} cannot be exported")
+
     def walk(n: Expr) -> str:
         if n.op in ("var", "attr"):
             return n.name

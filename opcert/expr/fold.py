@@ -13,14 +13,19 @@ and the z3 models over floats and reals (verify.proofs).
 """
 from __future__ import annotations
 
-from . import ARITY, PRIMITIVES, Expr
+from . import ARITY, PRIMITIVES, REDUCTIONS, Expr
 
 LEAVES = frozenset({"var", "attr", "const"})
 ARITHMETIC = frozenset({"neg", "abs", "add", "sub", "mul", "div", "min", "max", "fma"})
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq"})
 CONNECTIVES = frozenset({"and", "or", "not"})
 KINDS = {"leaf": LEAVES, "arithmetic": ARITHMETIC, "comparison": COMPARISONS, "connective": CONNECTIVES,
-         "select": frozenset({"select"}), "isnan": frozenset({"isnan"}), "primitive": frozenset(PRIMITIVES)}
+         "select": frozenset({"select"}), "isnan": frozenset({"isnan"}), "primitive": frozenset(PRIMITIVES),
+         "reduction": REDUCTIONS}
+
+
+class NoRows(ValueError):
+    """An element-wise interpreter met a reduction over a row (a tensor operator's expression)."""
 
 
 class Domain:
@@ -65,6 +70,18 @@ class Domain:
         """node: the expression node, for a domain that keeps facts about nodes (the code generator)."""
         raise NotImplementedError
 
+    def reduction(self, e: Expr, walk):
+        """rowsum, rowmax, rowfirstmax over the row the element sits in. `walk` evaluates e's argument
+        in this domain (a domain over whole rows reduces what it gives); a domain of one element at a time
+        evaluates the argument at each element of its row itself."""
+        raise NotImplementedError
+
+
+def element_wise_only(self, e: Expr, walk):
+    """`reduction` of a domain that interprets one element on its own: it refuses, naming itself."""
+    raise NoRows(f"{type(self).__name__} interprets element-wise expressions; {e.op} reduces over a row "
+                 "(a tensor operator), which it does not model")
+
 
 def fold(e: Expr, domain: Domain):
     def step(n: Expr):
@@ -79,6 +96,8 @@ def fold(e: Expr, domain: Domain):
             return domain.select(n, walk)
         if op == "isnan":
             return domain.isnan(n, walk)
+        if op in REDUCTIONS:
+            return domain.reduction(n, walk)
         args = [walk(a) for a in n.args]
         if op in ARITHMETIC:
             return domain.arithmetic(op, args, n)

@@ -64,9 +64,61 @@ _UNARY = {"neg": np.negative, "abs": np.abs, "isnan": np.isnan, "not": np.logica
           **{name: p.numpy for name, p in PRIMITIVES.items()}}
 
 
+def pairwise_sum(a: np.ndarray) -> np.ndarray:
+    """The sum over the last axis (kept, of length 1), by halves: each term takes part in at most
+    depth(n) = ceil(log2 n) additions, so the rounding error is at most gamma_depth * sum |a_j| (Higham,
+    Accuracy and Stability, 4.2), whatever NumPy's own np.sum would do on this memory layout. The
+    reference's fast path (spec.ball) bounds its error by that; opcert's implementation runs the same."""
+    a = np.asarray(a)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape[:-1] + (1,), dtype=a.dtype)
+    while a.shape[-1] > 1:
+        m = a.shape[-1]
+        h = m // 2
+        s = a[..., :h] + a[..., h:2 * h]
+        a = np.concatenate([s, a[..., 2 * h:]], axis=-1) if m % 2 else s
+    return a
+
+
+def depth(n: int) -> int:
+    """The additions a term of pairwise_sum takes part in, at most."""
+    return max(0, (n - 1).bit_length())
+
+
+def row_maximum(v: np.ndarray) -> np.ndarray:
+    """IEEE 754-2019 maximum over the last axis (kept): NaN if any is NaN, +0 above -0."""
+    if v.shape[-1] == 0:
+        return np.full(v.shape[:-1] + (1,), -np.inf, dtype=v.dtype)
+    m = np.max(v, axis=-1, keepdims=True)
+    zero = m == 0
+    if np.any(zero):
+        plus = np.any((v == 0) & ~np.signbit(v), axis=-1, keepdims=True)
+        m = np.where(zero & plus, v.dtype.type(0), m)
+    return m
+
+
+def row_first_max(v: np.ndarray) -> np.ndarray:
+    """True at the first element of each row (last axis) equal to the row's maximum; a row holding a NaN
+    has no maximum that an element equals: False throughout."""
+    eq = v == row_maximum(v)
+    first = np.argmax(eq, axis=-1)[..., None]
+    return (np.arange(v.shape[-1]) == first) & np.any(eq, axis=-1, keepdims=True)
+
+
+def reduce_rows(e: Expr, v, shape) -> np.ndarray:
+    """rowsum, rowmax or rowfirstmax of the values v (an array broadcast to the rows' shape)."""
+    v = np.broadcast_to(v, shape)
+    if e.op == "rowsum":
+        return pairwise_sum(v)
+    if e.op == "rowmax":
+        return row_maximum(v)
+    return row_first_max(v)
+
+
 def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int = 53) -> np.ndarray:
     """Evaluate `e` at the binary64 array x; `input_bits` is the precision of
-    the format x was widened from."""
+    the format x was widened from. An expression that reduces over rows takes x
+    as rows along its last axis."""
     with np.errstate(all="ignore"):
         return np.asarray(fold(e, NumpyDomain(x, attrs, input_bits)), dtype=None)
 
@@ -101,6 +153,9 @@ class _Binary64(Domain):
 
     def primitive(self, p, a, node=None):
         return p.numpy(a)
+
+    def reduction(self, e, walk):
+        return reduce_rows(e, walk(e.args[0]), np.shape(self.x))
 
 
 class NumpyDomain(_Binary64):

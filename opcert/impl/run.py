@@ -16,7 +16,12 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **
 
     `out` receives the result when given; it must have x's dtype and shape and
     may be x itself (in place). Raises UsageError on an unsupported dtype,
-    unknown or out-of-domain attributes, or a mismatched `out`."""
+    unknown or out-of-domain attributes, or a mismatched `out`. A tensor operator (Softmax) takes
+    axis= or axes= (opcert.impl.tensor_run)."""
+    from ..spec import is_tensor_operator
+    if is_tensor_operator(op):
+        from .tensor_run import run as run_tensor
+        return run_tensor(op, x, out=out, standard=standard, **attrs)
     standard = standard or standard_named(op)
     op = get_operator(op)
     return run_resolved(op, x, resolve(op, attrs, standard), out=out, standard=standard)

@@ -86,6 +86,33 @@ CATALOG: dict[str, Operator] = _load()
 check_catalog(CATALOG)
 
 
+def _load_tensor() -> dict:
+    from . import tensor_ops
+    found = {}
+    for info in sorted(pkgutil.iter_modules(tensor_ops.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        op = importlib.import_module(f"{tensor_ops.__name__}.{info.name}").OPERATOR
+        if op.name in found or op.name in CATALOG:
+            raise RuntimeError(f"operator {op.name} is declared twice (tensor_ops/{info.name}.py)")
+        from ..expr import ARITY, reduces
+        for where, e in [("implementation", op.implementation), ("reference form", op.reference_form)] + \
+                [(f"{s.key} formula", s.formula) for s in op.standards]:
+            bad = [n.op for n in e.nodes() if n.op not in ARITY or n.op == "attr"]
+            if bad:
+                raise RuntimeError(f"{op.name} {where}: {bad[0]} is not an operation of a tensor operator")
+            if not reduces(e):
+                raise RuntimeError(f"{op.name} {where}: reduces over no row (an element-wise operator: spec/ops/)")
+        if op.primary not in {s.key for s in op.standards}:
+            raise RuntimeError(f"{op.name}: primary standard {op.primary} is not declared")
+        found[op.name] = op
+    return dict(sorted(found.items()))
+
+
+# the operators that reduce over axes (spec.tensor): opcert.tensor runs, references and validates them
+TENSOR_CATALOG: dict = _load_tensor()
+
+
 def _spellings(op: Operator) -> list[tuple[str, str | None]]:
     names = [(op.name, None)]
     for s in op.standards:
@@ -94,6 +121,7 @@ def _spellings(op: Operator) -> list[tuple[str, str | None]]:
 
 
 _LOOKUP = {name.lower(): (op, std) for op in CATALOG.values() for name, std in _spellings(op)}
+_TENSOR_LOOKUP = {name.lower(): (op, std) for op in TENSOR_CATALOG.values() for name, std in _spellings(op)}
 
 
 def get_operator(name) -> Operator:
@@ -102,9 +130,39 @@ def get_operator(name) -> Operator:
         return name
     hit = _LOOKUP.get(str(name).lower())
     if hit is None:
-        raise UsageError(f"unknown operator {name!r}; allowed: {choices(CATALOG)} "
-                         "(any case; DirectML names such as DML_ACTIVATION_SCALED_TANH too)")
+        tensor = _TENSOR_LOOKUP.get(str(name).lower())
+        if tensor is not None:
+            raise UsageError(f"{tensor[0].name} reduces over axes (a tensor operator): opcert.tensor runs it, gives "
+                             "its reference and validates its descriptors (opcert ops, opcert ref --axis); accuracy "
+                             "checks, proofs and gates cover the element-wise operators: "
+                             f"{choices(CATALOG)}")
+        raise UsageError(f"unknown operator {name!r}; allowed: {choices(CATALOG)}, and the tensor operators "
+                         f"{choices(TENSOR_CATALOG)} (any case; DirectML names such as DML_ACTIVATION_SCALED_TANH "
+                         "too)")
     return hit[0]
+
+
+def get_tensor_operator(name):
+    """The tensor operator called `name` (its ONNX name, any case, or a standard's name), and the standard
+    that name selects (None: the primary)."""
+    from .tensor import TensorOperator
+    if isinstance(name, TensorOperator):
+        return name, None
+    hit = _TENSOR_LOOKUP.get(str(name).lower())
+    if hit is None:
+        raise UsageError(f"unknown tensor operator {name!r}; allowed: {choices(TENSOR_CATALOG)} (any case; DirectML "
+                         "names such as DML_ACTIVATION_SOFTMAX1 too)")
+    op, std = hit
+    return op, (std if std != op.primary and op.name.lower() != str(name).lower() else None)
+
+
+def is_tensor_operator(name) -> bool:
+    from .tensor import TensorOperator
+    return isinstance(name, TensorOperator) or str(name).lower() in _TENSOR_LOOKUP
+
+
+def tensor_operators() -> list:
+    return list(TENSOR_CATALOG.values())
 
 
 def standard_named(name) -> str | None:
@@ -123,4 +181,5 @@ def operators() -> list[Operator]:
 
 
 __all__ = ["Attribute", "CATALOG", "Domain", "Limit", "Operator", "Property", "RuntimeMap", "Standard", "Support",
-           "get_operator", "operators", "standard_named"]
+           "TENSOR_CATALOG", "get_operator", "get_tensor_operator", "is_tensor_operator", "operators", "standard_named",
+           "tensor_operators"]

@@ -240,6 +240,32 @@ class Balls(Domain):
             ok[idx] &= oo
         return m, r, ok, sg
 
+    def reduction(self, e, walk):
+        """Over rows along x's last axis. rowsum: pairwise_sum of the midpoints, whose rounding error is
+        at most gamma_d * sum |m_j| (d = depth(n), expr.numpy_eval), plus the sum of the radii; rowmax: the
+        largest midpoint, within the largest radius (the maximum is 1-Lipschitz in each argument);
+        rowfirstmax: decided where every ball of the row is a point (then the comparisons are exact)."""
+        from ..expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maximum
+        P, shape = self.P, self.x.shape
+        m, r, ok, s = (np.broadcast_to(v, shape) for v in walk(e.args[0]))
+        row_ok = np.all(ok, axis=-1, keepdims=True)
+        if e.op == "rowfirstmax":
+            exact = row_ok & np.all(r == 0, axis=-1, keepdims=True)
+            return row_first_max(m), np.broadcast_to(exact, shape)
+        if e.op == "rowmax":
+            mm = row_maximum(m)
+            rr = np.max(r, axis=-1, keepdims=True) if shape[-1] else np.zeros_like(mm)
+            sg = np.where(np.any(s > 0, axis=-1, keepdims=True), 1, np.where(np.all(s < 0, axis=-1, keepdims=True),
+                                                                                -1, 0))
+            return self._node(mm, rr, row_ok & np.isfinite(mm), sg)
+        d = depth(shape[-1])
+        gamma = P.dtype(d * P.u / (1 - d * P.u))
+        # each computed sum of non-negative terms is within gamma of the real one: divide by (1 - gamma)
+        total = (pairwise_sum(r) + gamma * pairwise_sum(np.abs(m))) / (1 - gamma) * (1 + 4 * P.u)
+        sg = np.where(np.all(s > 0, axis=-1, keepdims=True), 1, np.where(np.all(s < 0, axis=-1, keepdims=True),
+                                                                           -1, 0)) if shape[-1] else 0
+        return self._node(pairwise_sum(m), total, row_ok, sg)
+
     def primitive(self, p, a, node=None):
         P, R = self.P, self.R
         ma, ra, ok, sa = a

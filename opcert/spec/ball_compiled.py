@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from ..expr import PRIMITIVES, Expr
-from ..expr.fold import Domain, fold
+from ..expr.fold import Domain, element_wise_only, fold
 from . import ball, ball_rules
 from .ball import BINARY64, ETA, U, ball_constant
 
@@ -331,6 +331,8 @@ class _Gen(Domain):
             E(f"{m} = {a[0]}; {r} = {a[1]}; {ok} = {a[2]}; {s} = {a[3]}")
             self.ind -= 2
         return names
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         name = p.name

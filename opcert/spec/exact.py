@@ -46,11 +46,63 @@ _RATIONAL = {
 }
 
 
+class Row:
+    """The row an element sits in, for the reductions of a tensor operator's expression: the exact
+    values of the row, the element's position, and what has been reduced over the row so far (a
+    reduction's value is the same for every element of the row: computed once per row and domain)."""
+
+    def __init__(self, values: list[Fraction], index: int = 0, cache: dict | None = None):
+        self.values, self.index = values, index
+        self.cache = {} if cache is None else cache
+
+    def at(self, j: int) -> "Row":
+        return Row(self.values, j, self.cache)
+
+
+def _no_row(e):
+    return NotRational(f"{e.op} without a row: the element's row was not given")
+
+
+def reduce_exact(e: Expr, row: Row, key, each, maximum, first_of):
+    """rowsum, rowmax or rowfirstmax at row.index: each(j) is the argument's value at element j in the
+    domain, maximum(values) and first_of(values) its maximum and first maximum's position there."""
+    k = (key, e)
+    if k not in row.cache:
+        vals = [each(j) for j in range(len(row.values))]
+        if e.op == "rowsum":
+            total = vals[0] if vals else 0
+            for v in vals[1:]:
+                total = total + v
+            row.cache[k] = total
+        elif e.op == "rowmax":
+            row.cache[k] = maximum(vals)
+        else:
+            row.cache[k] = first_of(vals)
+    v = row.cache[k]
+    return row.index == v if e.op == "rowfirstmax" else v
+
+
+def _first_max(vals, greater) -> int:
+    best = 0
+    for j in range(1, len(vals)):
+        if greater(vals[j], vals[best]):
+            best = j
+    return best
+
+
 class RationalDomain(Domain):
     """Exact rational values; NotRational where a value is irrational (or not known to be rational)."""
 
-    def __init__(self, x: Fraction, attrs: dict[str, Fraction]):
-        self.x, self.attrs = x, attrs
+    def __init__(self, x: Fraction, attrs: dict[str, Fraction], row: Row | None = None):
+        self.x, self.attrs, self.row = x, attrs, row
+
+    def reduction(self, e, walk):
+        row = self.row
+        if row is None:
+            raise _no_row(e)
+        return reduce_exact(e, row, "rational", lambda j: fold(e.args[0], RationalDomain(row.values[j], self.attrs,
+                                                                                             row.at(j))),
+                            max, lambda vals: _first_max(vals, lambda a, b: a > b))
 
     def var(self, e):
         return self.x
@@ -78,8 +130,8 @@ class RationalDomain(Domain):
         return v
 
 
-def eval_rational(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
-    return fold(e, RationalDomain(x, attrs))
+def eval_rational(e: Expr, x: Fraction, attrs: dict[str, Fraction], row: Row | None = None):
+    return fold(e, RationalDomain(x, attrs, row))
 
 
 # ---- tiny arguments: Taylor enclosures in rational arithmetic ----------------------
@@ -106,6 +158,9 @@ class TinyDomain(Domain):
         if e.name is not None:
             raise NotTiny(e.name)
         return (e.value, e.value)
+
+    def reduction(self, e, walk):
+        raise NotTiny(e.op)    # a row's terms are not all tiny: the ball tier reduces rows
 
     def compare(self, op, a, b):
         (alo, ahi), (blo, bhi) = a, b
@@ -208,8 +263,23 @@ class ArbDomain(Domain):
     a ball itself (verified numerics over an interval). Undecided where a comparison or a division by a
     ball holding 0 cannot be decided at this precision; Undefined outside a primitive's domain."""
 
-    def __init__(self, x, attrs: dict[str, Fraction], prec: int):
-        self.x, self.attrs, self.prec = x, attrs, prec
+    def __init__(self, x, attrs: dict[str, Fraction], prec: int, row: Row | None = None):
+        self.x, self.attrs, self.prec, self.row = x, attrs, prec, row
+
+    def reduction(self, e, walk):
+        row = self.row
+        if row is None:
+            raise Undecided(f"{e.op} without a row: the element's row was not given")
+        cls = type(self)
+
+        def maximum(vals):
+            best = vals[0]
+            for v in vals[1:]:
+                best = self.arithmetic("max", [best, v])
+            return best
+        return reduce_exact(e, row, ("arb", cls, self.prec),
+                            lambda j: fold(e.args[0], cls(row.values[j], self.attrs, self.prec, row.at(j))),
+                            maximum, lambda vals: _first_max(vals, lambda a, b: compare_balls("gt", a, b)))
 
     def var(self, e):
         return arb_of(self.x) if isinstance(self.x, Fraction) else self.x
@@ -255,8 +325,8 @@ class ArbDomain(Domain):
         return p.arb(a)
 
 
-def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int):
-    return fold(e, ArbDomain(x, attrs, prec))
+def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int, row: Row | None = None):
+    return fold(e, ArbDomain(x, attrs, prec, row))
 
 
 WIDEST = 1 << 14   # bits: a ball's ends as rationals at most this far below its midpoint
@@ -325,12 +395,13 @@ def _far_below(v, fmt) -> Exact | None:
 
 
 def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
-             min_prec: int = 0, max_prec: int = MAX_PREC) -> Exact:
+             min_prec: int = 0, max_prec: int = MAX_PREC, row: Row | None = None) -> Exact:
     """Exact value of `e` at x, decided for rounding to `fmt` (and, with
     `min_prec`, enclosed to at least that many bits). Raises Undefined where
-    the definition applies a primitive outside its domain."""
+    the definition applies a primitive outside its domain. `row`: the row x
+    sits in, for an expression that reduces over it."""
     try:
-        q = eval_rational(e, x, attrs)
+        q = eval_rational(e, x, attrs, row)
         return Exact(q, q)
     except NotRational:
         pass
@@ -347,7 +418,7 @@ def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
         saved = ctx.prec
         try:
             ctx.prec = prec
-            v = eval_ball(e, x, attrs, prec)
+            v = eval_ball(e, x, attrs, prec, row)
             if not v.is_finite():
                 raise Undecided("overflow")
             far = _far_below(v, fmt)

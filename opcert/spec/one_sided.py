@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..expr import PRIMITIVES, Expr
-from ..expr.fold import Domain, fold
+from ..expr.fold import Domain, element_wise_only, fold
 
 # the primitives' own rules are in their records (expr.primitives: `one_sided`)
 SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
@@ -254,6 +254,8 @@ class OneSided(Domain):
             return NONE
         a, b = walk(e.args[1]), walk(e.args[2])
         return tuple(np.where(c, va, vb) for va, vb in zip(a, b))
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         if p.one_sided is None:

@@ -298,7 +298,12 @@ def reference(op, x, *, standard: str | None = None, **attrs) -> np.ndarray:
     Attributes take ONNX or DirectML names; missing ones take the standard's
     defaults. `standard` selects whose definition ("onnx", "directml", ...);
     by default the operator's primary standard (or the standard whose own name
-    `op` is, such as DML_ACTIVATION_SOFTPLUS)."""
+    `op` is, such as DML_ACTIVATION_SOFTPLUS). A tensor operator (Softmax) takes axis= or axes= instead
+    of attributes (spec.row_reference)."""
+    from . import is_tensor_operator
+    if is_tensor_operator(op):
+        from .row_reference import reference as reference_tensor
+        return reference_tensor(op, x, standard=standard, **attrs)
     standard = standard or standard_named(op)
     op = get_operator(op)
     x = np.asarray(x)

@@ -16,7 +16,7 @@ from fractions import Fraction
 import z3
 
 from ...expr import NAMED, Expr
-from ...expr.fold import Domain, fold
+from ...expr.fold import Domain, element_wise_only, fold
 from ...expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING
 from ...formats import FloatFormat
 
@@ -114,6 +114,8 @@ class _FPDomain(Domain):
 
     def isnan(self, e, walk):
         return z3.fpIsNaN(walk(e.args[0]))
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         if p.ieee is not None:          # z3's own operation, bit for bit

@@ -15,7 +15,7 @@ import time
 from fractions import Fraction
 
 from ...expr import NAMED
-from ...expr.fold import fold
+from ...expr.fold import element_wise_only, fold
 from ...spec.exact import (ArbDomain, Undecided, Undefined, arb_of, arb_to_fractions, eval_ball, evaluate,
                           in_domain)
 from ...formats import FLOAT_FORMATS
@@ -174,6 +174,8 @@ class RoundedDomain(ArbDomain):
         if op == "abs":
             return abs(a[0])
         return _round64(super().arithmetic(op, a))     # add, sub, mul, div, fma: the exact result, rounded
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         from flint import arb

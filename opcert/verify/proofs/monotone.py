@@ -24,7 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...spec.exact import Undecided, Undefined
-from ...expr.fold import Domain, fold
+from ...expr.fold import Domain, element_wise_only, fold
 from .interval import RoundedDomain, arb_interval
 
 SMALL = 64
@@ -106,6 +106,8 @@ class DirectionDomain(Domain):
 
     def connective(self, op, args):
         raise Stuck(f"no rule for {op}")
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         v = self.inner.primitive(p, a[0])

@@ -23,7 +23,7 @@ from fractions import Fraction
 import z3
 
 from ...expr import NAMED, Expr
-from ...expr.fold import Domain, fold
+from ...expr.fold import Domain, element_wise_only, fold
 from ...expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
 
 
@@ -228,6 +228,8 @@ class _RealDomain(Domain):
 
     def select(self, e, walk):
         return z3.If(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         return self.model.apply(p.name, a)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ...expr.fold import OVERLOADED, Domain, by_operators, fold
+from ...expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
 from ...spec.exact import Undecided
 from .monotone import Split, Stuck, direction as _direction
 
@@ -146,6 +146,8 @@ class SpanDomain(Domain):
             return Span(max(a[0].lo, a[1].lo), max(a[0].hi, a[1].hi))
         r = 1 / a[1]      # div
         return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
+
+    reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
         return _primitive(p, a)

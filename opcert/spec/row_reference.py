@@ -1,0 +1,78 @@
+"""The correctly rounded reference of a tensor operator, element by element of each row.
+
+The fast path is spec.ball's binary64 ball arithmetic over whole rows (long double for binary64 results),
+whose reductions bound their own error (a row's sum: the pairwise sum's gamma_depth bound, expr.numpy_eval);
+an element whose ball rounds to one value has that value. Every other element is evaluated exactly
+(spec.exact, Arb at increasing precision) with its row, each reduction once per row and precision.
+Rows with NaN or infinite entries follow spec.tensor.limit_row, the same rule for every tensor operator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import UsageError, choices
+from ..formats import format_of, round_fraction
+from . import get_tensor_operator
+from .exact import Row, evaluate
+from .tensor import TensorOperator, over_rows, tensor_rows
+
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+@dataclass
+class RowReference:
+    rounded: np.ndarray     # x's shape and dtype
+    slow_path: int          # elements the exact path decided
+
+
+def check_float(op: TensorOperator, x: np.ndarray):
+    fmt = format_of(x)
+    if fmt.name not in FLOAT_DTYPES:
+        raise UsageError(f"{op.name} takes floating-point tensors; allowed: {choices(FLOAT_DTYPES)} (got {fmt.name})")
+    return fmt
+
+
+def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True) -> tuple[np.ndarray, int]:
+    """The correctly rounded values (as binary64) of op over rows (2-D, binary64 values of fmt), and how
+    many elements took the exact path (fast=False: every element; the tests' cross-check)."""
+    from . import ball
+    form = op.reference_form
+    precision = None if not fast else ball.BINARY64 if fmt.p <= 24 else ball.WIDE
+    slow = [0]
+
+    def block(b: np.ndarray) -> np.ndarray:
+        out = np.full(b.shape, np.nan)
+        pending = np.ones(b.shape, dtype=bool)
+        if precision is not None and b.shape[1]:
+            m, r, ok, sg = ball.evaluate(form, b, {}, precision)
+            val, decided = ball.decide(m, r, ok, fmt, sg)
+            out[decided] = val[decided]
+            pending = ~decided
+        for i in np.nonzero(pending.any(axis=1))[0]:
+            row = Row([Fraction(float(v)) for v in b[i]])
+            for j in np.nonzero(pending[i])[0]:
+                v = evaluate(form, row.values[j], {}, fmt, row=row.at(int(j)))
+                q = v.mid if v.is_rational else v.lo
+                out[i, j] = 0.0 if (v.is_rational and q == 0) else round_fraction(q, fmt, negative_zero=q < 0)
+                slow[0] += 1
+        return out
+    return over_rows(op, rows, block), slow[0]
+
+
+def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=None) -> RowReference:
+    op, named = get_tensor_operator(op)
+    x = np.asarray(x)
+    fmt = check_float(op, x)
+    rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
+    with np.errstate(invalid="ignore"):
+        values, slow = reference_rows(op, rows.astype(np.float64), fmt)
+    return RowReference(back(values.astype(fmt.dtype)), slow)
+
+
+def reference(op, x, *, standard: str | None = None, axis=None, axes=None) -> np.ndarray:
+    """The correctly rounded result of the tensor operator `op` at every element of x, in x's dtype: the rows
+    are those `standard`'s axis rule makes of x with `axis` (ONNX) or `axes` (DirectML's `1` forms)."""
+    return reference_detailed(op, x, standard=standard, axis=axis, axes=axes).rounded

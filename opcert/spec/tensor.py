@@ -1,0 +1,201 @@
+"""The data that declares a tensor operator: one that reduces over axes (Softmax, LogSoftmax, Hardmax).
+
+Its definition is per element of a row: an expression in which `x` is the element and the reductions
+(rowsum, rowmax, rowfirstmax: opcert.expr) range over the row. Which elements form a row is each
+standard's axis rule, per version (`AxisRule`): ONNX opsets 1 and 11 coerce the tensor to 2-D at `axis`
+and reduce over the flattened trailing dimensions, opset 13 reduces over the one axis `axis`, DirectML's
+plain descriptors over the last dimension and its `1` forms over the listed `Axes`.
+
+Rows with infinite entries are defined by one rule for every tensor operator (`limit_row`): an entry of
++-inf is +-M, for the same M, in the limit M -> inf. So -inf entries (a masked position) drop out
+(they take `Operator.absent`: Softmax 0, LogSoftmax -inf), +inf entries share the row among themselves,
+and a row of -inf only is a row of equal entries. A row holding a NaN gives NaN everywhere. IEEE
+arithmetic on the formula gives NaN in several of these cases (inf - inf): that is a kernel's finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UsageError
+from ..expr import Expr
+from .model import Support, version_key
+
+
+@dataclass(frozen=True)
+class AxisRule:
+    """How a standard's version picks the reduced axes. kind: "coerce-2d" (ONNX 1 and 11: axis and every
+    later axis), "single" (ONNX 13: the one axis), "last" (DirectML's plain descriptors: the last
+    dimension), "list" (DirectML's `1` forms: the Axes array). `default`: the axis attribute's default;
+    `negative`: whether negative axes count from the back."""
+    kind: str
+    default: int | None = None
+    negative: bool = True
+    text: str = ""
+
+    def __post_init__(self):
+        if self.kind not in ("coerce-2d", "single", "last", "list"):
+            raise ValueError(f"unknown axis rule {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class TensorStandard:
+    key: str                          # "onnx-1", "onnx", "directml", "directml-1"
+    op_name: str
+    document: str
+    formula_text: str
+    formula: Expr
+    axes: AxisRule
+    support: tuple[Support, ...]      # ascending by `since`
+    versions: tuple[str, ...] = ()    # the versions this rule covers (ONNX opsets 1 and 11)
+    in_place: bool = True
+    notes: str = ""
+
+    def support_at(self, level: str | None) -> Support | None:
+        if level is None:
+            return self.support[-1]
+        chosen = None
+        for s in self.support:
+            if version_key(s.since) <= version_key(level):
+                chosen = s
+        return chosen
+
+
+@dataclass(frozen=True)
+class RowProperty:
+    """A property of the operator over a row, declared (what it claims, stated)."""
+    name: str
+    kind: str
+    statement: str
+
+
+@dataclass(frozen=True)
+class TensorOperator:
+    name: str
+    summary: str
+    family: str
+    standards: tuple[TensorStandard, ...]
+    primary: str
+    implementation: Expr              # what opcert runs (max subtracted)
+    reference_form: Expr              # well-conditioned, equal to the formula over the reals
+    absent: object                    # the value at a -inf entry of a row with a larger entry: 0 or "-inf"
+    properties: tuple[RowProperty, ...] = ()
+    notes: str = ""
+    # opcert's implementation in binary64: the most ULPs it may be off at an element of a row of n (tested)
+    budget64: object = lambda n: 0.0
+    runtimes: dict = field(default_factory=dict)
+    elementwise = False
+    attributes = ()
+
+    def standard(self, key: str | None = None) -> TensorStandard:
+        key = key or self.primary
+        for s in self.standards:
+            if s.key == key:
+                return s
+        from ..errors import choices
+        raise UsageError(f"{self.name} is not defined by standard {key!r}; "
+                         f"it is defined by: {choices(s.key for s in self.standards)}")
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        order = ["float16", "bfloat16", "float32", "float64"]
+        seen = {d for s in self.standards for sup in s.support for d in sup.dtypes}
+        return tuple(d for d in order if d in seen)
+
+
+def reduced_axes(op: TensorOperator, std: TensorStandard, rank: int, axis: int | None = None,
+                 axes=None) -> tuple[int, ...]:
+    """The axes (ascending, non-negative) a standard reduces over for a tensor of `rank` dimensions.
+    UsageError naming what was wrong and what is allowed."""
+    rule = std.axes
+    where = f"{op.name} ({std.key}, {std.op_name})"
+    if rule.kind in ("coerce-2d", "single"):
+        if axes is not None:
+            raise UsageError(f"{where} takes one axis (axis=), not an axis list")
+        a = rule.default if axis is None else int(axis)
+        lo = -rank if rule.negative else 0
+        if rank == 0 or not lo <= a <= rank - 1:
+            allowed = "none (a 0-d tensor has no axis)" if rank == 0 else f"{lo} to {rank - 1}"
+            raise UsageError(f"{where}: axis {a} is out of range for a tensor of rank {rank}; allowed: {allowed}")
+        a %= rank
+        return tuple(range(a, rank)) if rule.kind == "coerce-2d" else (a,)
+    if axis is not None:
+        raise UsageError(f"{where} takes no axis attribute"
+                         + ("; it reduces over the last dimension" if rule.kind == "last" else "; give axes="))
+    if rank == 0:
+        raise UsageError(f"{where}: a 0-d tensor has no axis to reduce over; allowed ranks: 1 to 8")
+    if rule.kind == "last":
+        if axes is not None:
+            raise UsageError(f"{where} reduces over the last dimension and takes no Axes")
+        return (rank - 1,)
+    if axes is None:
+        raise UsageError(f"{where} needs Axes (a non-empty list of distinct axes in 0 to {rank - 1})")
+    got = [int(a) for a in axes]
+    if not got:
+        raise UsageError(f"{where}: AxisCount is 0; allowed: 1 to {rank} distinct axes in 0 to {rank - 1}")
+    bad = [a for a in got if not 0 <= a <= rank - 1]
+    if bad:
+        raise UsageError(f"{where}: Axes {got} hold {bad}, out of range; allowed: 0 to {rank - 1}")
+    if len(set(got)) != len(got):
+        raise UsageError(f"{where}: Axes {got} repeat an axis; allowed: distinct axes")
+    return tuple(sorted(got))
+
+
+def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]:
+    """x as rows (2-D: one row per combination of the other axes, the reduced axes flattened along the
+    last, in x's index order) and the function that puts an array of rows back into x's shape."""
+    rest = tuple(a for a in range(x.ndim) if a not in axes)
+    perm = rest + tuple(axes)
+    moved = np.transpose(x, perm)
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    rows = moved.reshape(-1, n) if n else moved.reshape(int(np.prod(moved.shape[:len(rest)], dtype=np.int64)), 0)
+    inverse = np.argsort(perm)
+
+    def back(y: np.ndarray) -> np.ndarray:
+        return np.transpose(np.asarray(y).reshape(moved.shape), inverse)
+    return rows, back
+
+
+def limit_row(row: np.ndarray) -> tuple[str, np.ndarray | None]:
+    """How a row (binary64 values) is evaluated under the rule for non-finite entries:
+    ("nan", None): every output NaN; ("finite", keep): the definition over the entries `keep` (the
+    others take the operator's `absent` value); ("zeros", keep): the definition over a row of zeros at
+    `keep` (the +inf entries, or every entry of a row of -inf), `absent` elsewhere."""
+    if np.isnan(row).any():
+        return "nan", None
+    pos = np.isposinf(row)
+    if pos.any():
+        return "zeros", pos
+    neg = np.isneginf(row)
+    if neg.all() and row.size:
+        return "zeros", np.ones(row.shape, dtype=bool)
+    return "finite", ~neg
+
+
+def over_rows(op: TensorOperator, rows: np.ndarray, finite_block) -> np.ndarray:
+    """op's values over rows (2-D, binary64 or wider), under the rule for non-finite entries (limit_row):
+    finite_block(block) gives the values over a 2-D block of finite rows of one length; a row with NaN,
+    +-inf entries is reduced to such a block (its finite entries, or a row of zeros) and the rest filled."""
+    out = np.full(rows.shape, np.nan)
+    if rows.size == 0:
+        return out
+    finite = np.isfinite(rows).all(axis=1)
+    if finite.any():
+        out[finite] = finite_block(rows[finite])
+    absent = -np.inf if op.absent == "-inf" else float(op.absent)
+    for i in np.nonzero(~finite)[0]:
+        how, keep = limit_row(rows[i])
+        if how == "nan":
+            continue
+        sub = rows[i][keep][None, :] if how == "finite" else np.zeros((1, int(keep.sum())), dtype=rows.dtype)
+        out[i] = absent
+        out[i, keep] = finite_block(sub)[0]
+    return out
+
+
+def tensor_rows(op: TensorOperator, x: np.ndarray, standard: str | None, axis=None, axes=None, level=None):
+    """(rows, back, standard) of x for op: x's rows under the standard's axis rule (UsageError where the
+    axis, the axes or the rank is not allowed)."""
+    std = op.standard(standard)
+    return (*to_rows(x, reduced_axes(op, std, x.ndim, axis, axes)), std)

@@ -1,0 +1,30 @@
+"""Softmax: ONNX Softmax-1/11/13, DirectML DML_ACTIVATION_SOFTMAX and SOFTMAX1."""
+from ...expr import exp, rowmax, rowsum
+from ...expr.numpy_eval import depth
+from ..tensor import TensorOperator
+from ..tensor_declarations import INFINITE, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+
+t = exp(x - rowmax(x))
+SHIFTED = t / rowsum(t)
+_, _, term = shifted()
+
+OPERATOR = TensorOperator(
+    name="Softmax",
+    summary="exp(x_i) / sum_j exp(x_j) over a row",
+    family="tensor",
+    standards=standards("Softmax", "SOFTMAX", "Softmax(input, axis) = Exp(input) / ReduceSum(Exp(input), axis)",
+                        exp(x) / rowsum(exp(x)), "f(x[i]) = exp(x[i]) / sum(exp(x[0]), ..., exp(x[j-1]))"),
+    primary="onnx",
+    implementation=term / rowsum(term),
+    reference_form=SHIFTED,
+    absent=0,
+    properties=(
+        RowProperty("range", "range", "0 <= Softmax(x)_i <= 1"),
+        RowProperty("row_sum", "row_sum", "the outputs of a row sum to 1 (a kernel's rounded outputs: within n "
+                                          "half-ULPs of their values plus the summation's error, n the row length)"),
+        SHIFT, PERMUTATION,
+        RowProperty("monotonic", "row_monotonic", "y_i is non-decreasing in x_i and non-increasing in x_j, j != i"),
+        NAN_ROW, INFINITE,
+    ),
+    budget64=lambda n: 2 + depth(n) / 2,
+)

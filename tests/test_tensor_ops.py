@@ -1,0 +1,215 @@
+"""Softmax, LogSoftmax and Hardmax: the reference against MPFR, opcert's implementation against the reference,
+the axis rules against ONNX's own evaluator and DirectML's documented examples, the rule for infinite entries."""
+import math
+
+import gmpy2
+import numpy as np
+import pytest
+from gmpy2 import mpfr
+
+import opcert
+from opcert.errors import UsageError
+from opcert.formats import get_format
+from opcert.spec import get_tensor_operator, tensor_operators
+from opcert.spec.row_reference import reference_rows
+
+from oracle import _round
+
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def oracle_row(op: str, row, dtype: str) -> list[float]:
+    """MPFR at 320 bits from the textual definitions, each element rounded by MPFR to dtype (finite rows)."""
+    with gmpy2.context(gmpy2.context(precision=320, emin=-(10 ** 7), emax=10 ** 7)):
+        xs = [mpfr(float(v)) for v in row]
+        if op == "Hardmax":
+            first = max(range(len(xs)), key=lambda j: (xs[j], -j))
+            return [1.0 if j == first else 0.0 for j in range(len(xs))]
+        total = sum((gmpy2.exp(v) for v in xs), mpfr(0))
+        vals = [gmpy2.exp(v) / total for v in xs]
+        if op == "LogSoftmax":     # ln(exp(x_i) / sum): the definition as written (a row of one: ln 1 = +0)
+            vals = [gmpy2.log(v) for v in vals]
+    return [_round(v, dtype) for v in vals]
+
+
+def _rows(dtype, rng, count, lengths, scale):
+    out = []
+    for _ in range(count):
+        n = int(rng.choice(lengths))
+        out.append((rng.standard_normal(n) * scale).astype(get_format(dtype).dtype))
+    return out
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return bool(np.all((a == b) & (np.signbit(a) == np.signbit(b)) | (np.isnan(a) & np.isnan(b))))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_reference_is_mpfr_rounded(name, dtype):
+    rng = np.random.default_rng(7)
+    rows = _rows(dtype, rng, 40, [1, 2, 3, 7, 16, 33], 4.0) + _rows(dtype, rng, 6, [2, 5], 40.0)
+    if dtype != "bfloat16":   # huge dynamic range: one dominant element, subnormal others
+        rows.append(np.array([30.0, -20.0, 1e-7, 0.0], dtype=get_format(dtype).dtype))
+    for row in rows:
+        got = opcert.reference(name, row[None, :])[0]
+        assert _same(got, oracle_row(name, row, dtype)), (row, got)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_exact_path_gives_the_fast_paths_values(dtype):
+    """Every element through Arb (the fast path off) gives the same bits as the balls, on rows the balls decide."""
+    op, _ = get_tensor_operator("Softmax")
+    fmt = get_format(dtype)
+    rng = np.random.default_rng(3)
+    rows = (rng.standard_normal((6, 9)) * 3).astype(fmt.dtype).astype(np.float64)
+    fast, slow_fast = reference_rows(op, rows, fmt)
+    exact, slow = reference_rows(op, rows, fmt, fast=False)
+    assert slow == rows.size and slow_fast < rows.size
+    assert _same(fast, exact)
+
+
+def test_a_long_row_and_its_sum():
+    """A row of 10^5 float32 values: every element correctly rounded (sampled against MPFR), the rounded
+    outputs summing to 1 within n half-ULPs of 2^-24 (each output within half an ULP <= 2^-25)."""
+    rng = np.random.default_rng(11)
+    row = (rng.standard_normal(100_000) * 2).astype(np.float32)
+    got = opcert.reference("Softmax", row)
+    pick = rng.choice(row.size, 6, replace=False)
+    want = oracle_row("Softmax", row, "float32")
+    assert _same(got[pick], np.array(want)[pick])
+    assert abs(math.fsum(float(v) for v in got) - 1) <= row.size * 2.0 ** -25
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("name", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_implementation_is_correctly_rounded(name, dtype):
+    """opcert's binary64 evaluation, rounded once, against the reference: 16-bit pairs (every pair of a grid
+    of 256 values), float32 rows of lengths 1 to 4,096."""
+    fmt = get_format(dtype)
+    rng = np.random.default_rng(5)
+    if dtype == "float32":
+        rows = [(rng.standard_normal(n) * 5).astype(np.float32)[None, :] for n in (1, 2, 3, 17, 255, 1024, 4096)]
+    else:
+        grid = (rng.standard_normal(256) * 6).astype(fmt.dtype)
+        a, b = np.meshgrid(grid, grid)
+        rows = [np.stack([a.ravel(), b.ravel()], axis=1)]
+    for x in rows:
+        assert _same(opcert.run(name, x), opcert.reference(name, x)), name
+
+
+def test_float64_implementation_within_its_budget():
+    """The stated bound (TensorOperator.budget64, ULPs at an element of a row of n) over rows of lengths 2 to
+    4,096 and magnitudes 1 to 300 (before the exact x - max, 512 ULPs at 300)."""
+    from opcert.verify.ulp import ulp_error
+    rng = np.random.default_rng(9)
+    f64 = get_format("float64")
+    for name in ("Softmax", "LogSoftmax"):
+        op, _ = get_tensor_operator(name)
+        for n, scale in ((2, 30), (64, 4), (64, 300), (4096, 4)):
+            x = rng.standard_normal((8 if n > 64 else 40, n)) * scale
+            ref = opcert.reference(name, x)
+            err = np.nanmax(ulp_error(opcert.run(name, x), ref, np.zeros_like(ref), f64))
+            assert err <= op.budget64(n) - 0.5, (name, n, scale, err)   # from the rounded reference: +0.5
+
+
+def test_infinite_entries_follow_the_limit_rule():
+    """+-inf entries are +-M in the limit M -> inf: the expected values are worked by hand."""
+    inf, nan = np.inf, np.nan
+    third = float(np.float32(1 / 3))
+    cases = {
+        "Softmax": [([inf, 1, inf], [0.5, 0, 0.5]), ([0, 0, -inf], [0.5, 0.5, 0]),
+                    ([-inf, -inf, -inf], [third] * 3), ([nan, 1, 2], [nan] * 3), ([inf, -inf], [1, 0])],
+        "LogSoftmax": [([inf, 1, inf], [-math.log(2), -inf, -math.log(2)]), ([5, -inf], [0, -inf])],
+        "Hardmax": [([1, inf, inf], [0, 1, 0]), ([-inf, -inf], [1, 0]), ([nan, 3], [nan, nan]), ([2, 7, 7], [0, 1, 0])],
+    }
+    for name, rows in cases.items():
+        for row, want in rows:
+            x = np.array([row], dtype=np.float32)
+            w = np.array([want], dtype=np.float32)
+            assert _same(opcert.reference(name, x), w), (name, row)
+            assert _same(opcert.run(name, x), w), (name, row)
+
+
+def test_empty_rows_and_tensors():
+    assert opcert.run("Softmax", np.zeros((3, 0), np.float32)).shape == (3, 0)
+    assert opcert.reference("Softmax", np.zeros((0, 4), np.float32)).shape == (0, 4)
+
+
+def _onnx_model(name, opset, axis, shape):
+    from onnx import TensorProto, helper
+    node = helper.make_node(name, ["X"], ["Y"], axis=axis)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 9
+    return m
+
+
+def _close_or_same(name, got, want, words):
+    if name == "Hardmax":
+        assert _same(got, want), words
+    else:
+        # float32 arithmetic in the runtimes (onnx.reference's LogSoftmax cancels: 8e-6 near 0); wrong rows are 1e-1 off
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=words)
+
+
+def test_axis_rules_agree_with_onnx_runtime_and_onnx_reference():
+    """Each opset's rows as ONNX Runtime makes them (opsets 1 and 11: coerced to 2-D at axis; 13: one axis)
+    and, for opset 13, as ONNX's own evaluator does: Hardmax bit for bit, the others within float32
+    arithmetic. (onnx.reference runs opsets 1 and 11 with opset 13's rule: the first check below shows it.)"""
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    x[0, 1, :2] = 5.0       # ties for Hardmax
+    coerced = opcert.reference("Softmax", x, standard="onnx-11", axis=1)
+    onnx_ref = ReferenceEvaluator(_onnx_model("Softmax", 11, 1, x.shape)).run(None, {"X": x})[0]
+    assert not np.allclose(coerced, onnx_ref, rtol=1e-3)
+    for name in ("Softmax", "Hardmax", "LogSoftmax"):
+        for opset, key in ((1, "onnx-1"), (11, "onnx-11"), (13, "onnx")):
+            for axis in ([0, 1, 2] + ([-1, -2] if opset >= 11 else [])):
+                m = _onnx_model(name, opset, axis, x.shape)
+                got = opcert.reference(name, x, standard=key, axis=axis)
+                so = ort.SessionOptions()
+                so.log_severity_level = 3
+                sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+                _close_or_same(name, got, sess.run(None, {"X": x})[0], f"{name} {opset} {axis} onnxruntime")
+                if opset == 13:
+                    _close_or_same(name, got, ReferenceEvaluator(m).run(None, {"X": x})[0],
+                                   f"{name} {opset} {axis} onnx.reference")
+
+
+def test_directml_examples():
+    """DML_ACTIVATION_HARDMAX1's documented example: input {2, 2, 2}, Axes {1}; the plain descriptor is
+    SOFTMAX1 with Axes = {DimensionCount - 1} (its document's remark)."""
+    x = np.array([[[12, 0], [-101, 11]], [[3, 234], [0, -101]]], dtype=np.float32)
+    want = np.array([[[1, 0], [0, 1]], [[1, 1], [0, 0]]], dtype=np.float32)
+    assert _same(opcert.reference("DML_ACTIVATION_HARDMAX1", x, axes=[1]), want)
+    y = (np.arange(24, dtype=np.float32).reshape(1, 1, 4, 6) % 7) / 3
+    assert _same(opcert.reference("DML_ACTIVATION_SOFTMAX", y), opcert.reference("DML_ACTIVATION_SOFTMAX1", y, axes=[3]))
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda x: opcert.run("Softmax", x, axis=3), "axis 3 is out of range for a tensor of rank 3; allowed: -3 to 2"),
+    (lambda x: opcert.run("Softmax", x, standard="onnx-1", axis=-1), "allowed: 0 to 2"),
+    (lambda x: opcert.run("DML_ACTIVATION_SOFTMAX1", x), "needs Axes"),
+    (lambda x: opcert.run("DML_ACTIVATION_SOFTMAX1", x, axes=[1, 1]), "repeat an axis"),
+    (lambda x: opcert.run("DML_ACTIVATION_SOFTMAX1", x, axes=[3]), "out of range; allowed: 0 to 2"),
+    (lambda x: opcert.run("DML_ACTIVATION_SOFTMAX", x, axis=1), "takes no axis attribute"),
+    (lambda x: opcert.run("Softmax", x.astype(np.int32)), "allowed: float16, bfloat16, float32, float64"),
+    (lambda x: opcert.run("Softmax", np.float32(1.0)), "a 0-d tensor has no axis"),
+])
+def test_bad_axes_are_named(call, words):
+    with pytest.raises(UsageError, match=None) as exc:
+        call(np.zeros((2, 3, 4), np.float32))
+    assert words in str(exc.value)
+
+
+def test_element_wise_layers_refuse_tensor_operators_by_name():
+    with pytest.raises(UsageError) as exc:
+        opcert.get_operator("Softmax")
+    assert "reduces over axes" in str(exc.value)
+    assert {op.name for op in tensor_operators()} == {"Softmax", "LogSoftmax", "Hardmax"}
