@@ -55,6 +55,7 @@ def _console(stderr: bool = False):
 def operator_record(op) -> dict:
     return {
         "name": op.name,
+        "kind": "element-wise",
         "summary": op.summary,
         "family": op.family,
         "primary_standard": op.primary,
@@ -79,10 +80,36 @@ def operator_record(op) -> dict:
     }
 
 
+def tensor_record(op) -> dict:
+    return {
+        "name": op.name,
+        "kind": "tensor",
+        "summary": op.summary,
+        "family": op.family,
+        "primary_standard": op.primary,
+        "dtypes": list(op.dtypes),
+        "standards": [
+            {"key": s.key, "name": s.op_name, "document": s.document, "formula": s.formula_text,
+             "versions": list(s.versions), "axes": {"rule": s.axes.kind, "default": s.axes.default,
+                                                     "text": s.axes.text},
+             "in_place": s.in_place,
+             "support": [{"since": u.since, "dtypes": list(u.dtypes),
+                          "ranks": list(u.ranks) if u.ranks else None} for u in s.support]}
+            for s in op.standards],
+        "implementation": str(op.implementation),
+        "reference_form": str(op.reference_form),
+        "absent": str(op.absent),
+        "properties": [{"name": p.name, "kind": p.kind, "statement": p.statement} for p in op.properties],
+        "notes": op.notes or None,
+    }
+
+
 def cmd_ops(args) -> int:
+    from .spec import tensor_operators
     records = [operator_record(op) for op in operators()]
+    tensors = [tensor_record(op) for op in tensor_operators()]
     if args.json:
-        print(json.dumps(records, indent=2))
+        print(json.dumps(sorted(records + tensors, key=lambda r: r["name"]), indent=2))
         return 0
     from rich.table import Table
     t = Table(title="opcert operator catalog")
@@ -94,6 +121,15 @@ def cmd_ops(args) -> int:
                                                    for v in sorted(set(a["defaults"].values()), key=str)) or "-")
                        for a in r["attributes"]) or "-"
         t.add_row(op.name, esc(stds), esc(at), ", ".join(op.dtypes), esc(op.standard().formula_text))
+    _console().print(t)
+    t = Table(title="tensor operators: each output is a function of its row (opcert ref --axis/--axes)")
+    for col in ("operator", "standard", "rows (axis rule)", "dtypes"):
+        t.add_column(col)
+    for op in tensor_operators():
+        for s in op.standards:
+            t.add_row(esc(f"{op.name}: {op.summary}") if s is op.standards[0] else "",
+                      esc(f"{s.key}:{s.op_name}"), esc(s.axes.text),
+                      ", ".join(d for d in op.dtypes if any(d in u.dtypes for u in s.support)))
     _console().print(t)
     return 0
 
@@ -136,8 +172,70 @@ def _parse_input(text: str, fmt) -> np.ndarray:
         return np.array([round_fraction(q, fmt, negative_zero=t.startswith("-"))]).astype(fmt.dtype)
 
 
+def _ints(text: str | None, flag: str, lo: int = None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        vals = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: give integers separated by commas (such as 2,3)") from None
+    if lo is not None and any(v < lo for v in vals):
+        raise UsageError(f"{flag} {text!r}: every value must be {lo} or more")
+    return vals
+
+
+def cmd_ref_tensor(args) -> int:
+    from .spec import get_tensor_operator
+    from .spec.row_reference import check_float, reference_detailed
+    from .spec.tensor import reduced_axes, to_rows
+    op, named = get_tensor_operator(args.op)
+    if args.attr:
+        raise UsageError(f"{op.name} has no attributes; it takes --axis (ONNX) or --axes (DirectML's 1 forms)")
+    fmt = get_format(args.dtype)
+    if not args.x:
+        raise UsageError("give at least one input value")
+    x = np.concatenate([_parse_input(t, fmt) for t in args.x])
+    check_float(op, x)
+    shape = _ints(args.shape, "--shape", 0) or [x.size]
+    if int(np.prod(shape)) != x.size:
+        raise UsageError(f"--shape {args.shape} holds {int(np.prod(shape))} elements; {x.size} values were given")
+    x = x.reshape(shape)
+    axis = None if args.axis is None else _ints(args.axis, "--axis")[0]
+    axes = _ints(args.axes, "--axes")
+    standard = args.standard or named
+    r = reference_detailed(op, x, standard=standard, axis=axis, axes=axes)
+    std = op.standard(standard)
+    reduced = reduced_axes(op, std, x.ndim, axis, axes)
+    rows_in, _ = to_rows(x, reduced)
+    rows_out, _ = to_rows(r.rounded, reduced)
+    rows = [{"row": i, "position": j, "input": _num(rows_in[i, j], fmt), "input_bits": hex_bits(rows_in[i, j], fmt),
+             "result": _num(rows_out[i, j], fmt), "result_bits": hex_bits(rows_out[i, j], fmt)}
+            for i in range(rows_in.shape[0]) for j in range(rows_in.shape[1])]
+    out = {"op": op.name, "dtype": fmt.name, "standard": std.key, "shape": list(x.shape), "reduced_axes":
+           list(reduced), "exact_path_elements": r.slow_path, "results": rows}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    from rich.table import Table
+    t = Table(title=esc(f"{op.name} ({std.key}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
+                        f"over axes {list(reduced)}: each element correctly rounded (nearest, ties to even)"))
+    for col in ("row", "position", "x", "x bits", "result", "result bits"):
+        t.add_column(col)
+    for row in rows:
+        t.add_row(str(row["row"]), str(row["position"]), str(row["input"]), row["input_bits"], str(row["result"]),
+                  row["result_bits"])
+    _console().print(t)
+    return 0
+
+
 def cmd_ref(args) -> int:
+    from .spec import is_tensor_operator
     from .spec.reference import check_dtype, reference_detailed
+    if is_tensor_operator(args.op):
+        return cmd_ref_tensor(args)
+    if args.axis is not None or args.axes is not None or args.shape is not None:
+        raise UsageError(f"--axis, --axes and --shape are for the tensor operators (Softmax, LogSoftmax, Hardmax); "
+                         f"{args.op} is element-wise")
     op = get_operator(args.op)
     fmt = get_format(args.dtype)
     check_dtype(op, fmt)
@@ -740,7 +838,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("op")
     s.add_argument("--dtype", required=True, help=f"one of {dtypes} (integers for Shrink)")
     s.add_argument("--attr", action="append", metavar="NAME=VALUE", help="attribute (ONNX or DirectML name)")
-    s.add_argument("--standard", help="whose definition: onnx, directml, sonnx (default: the operator's primary)")
+    s.add_argument("--standard", help="whose definition: onnx, directml, sonnx (default: the operator's primary); "
+                                      "tensor operators: onnx-1, onnx-11, onnx, directml, directml-1")
+    s.add_argument("--shape", help="tensor operators: the inputs' shape, such as 2,3 (default: one row)")
+    s.add_argument("--axis", help="tensor operators, ONNX: the axis (default: the opset's, -1 or 1)")
+    s.add_argument("--axes", help="tensor operators, DirectML's 1 forms: the Axes, such as 0,2")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("x", nargs="*", help="inputs: decimal, hex float, bit pattern (0x3c00), inf, nan "
                                         "(put -- before values such as -inf)")

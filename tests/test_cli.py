@@ -11,7 +11,16 @@ def test_ops_json_lists_the_catalog(cli):
     code, out, _ = cli("ops", "--json")
     data = json.loads(out)
     names = [d["name"] for d in data]
-    assert code == 0 and names == sorted(names) and len(names) == 21
+    assert code == 0 and names == sorted(names) and len(names) == 24
+    tensor = {d["name"]: d for d in data if d["kind"] == "tensor"}
+    assert set(tensor) == {"Softmax", "LogSoftmax", "Hardmax"}
+    for d in tensor.values():      # every standard's form: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
+        assert [(s["key"], s["axes"]["rule"]) for s in d["standards"]] == [
+            ("onnx-1", "coerce-2d"), ("onnx-11", "coerce-2d"), ("onnx", "single"), ("directml", "last"),
+            ("directml-1", "list")]
+    assert tensor["Softmax"]["standards"][4]["name"] == "DML_ACTIVATION_SOFTMAX1"
+    assert tensor["Softmax"]["standards"][4]["support"] == [{"since": "5.1", "dtypes": ["float16", "float32"],
+                                                              "ranks": [1, 8]}]
     # the seed documents' five and the catalog the issue lists
     assert {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu", "Relu", "Sigmoid", "Gelu", "Swish", "Softplus",
             "Elu"} <= set(names)
@@ -27,6 +36,7 @@ def test_ops_json_lists_the_catalog(cli):
 def test_ops_table(cli):
     code, out, _ = cli("ops")
     assert code == 0 and "ScaledTanh" in out
+    assert "DML_ACTIVATION_HARDMAX1" in out and "LogSoftmax" in out
 
 
 def test_ref_prints_values_and_bits(cli):

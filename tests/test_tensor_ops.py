@@ -213,3 +213,63 @@ def test_element_wise_layers_refuse_tensor_operators_by_name():
         opcert.get_operator("Softmax")
     assert "reduces over axes" in str(exc.value)
     assert {op.name for op in tensor_operators()} == {"Softmax", "LogSoftmax", "Hardmax"}
+
+
+def test_axis_rules_are_proved_and_the_parting_shape_replays():
+    """z3 relates the standards' axis rules; the shape it names where opsets 11 and 13 part makes
+    opcert's two implementations give different values there (replayed), and where it proves they agree
+    (axis = rank - 1) they give the same bits."""
+    from opcert.verify.proofs import prove
+    report = prove("Softmax")
+    by = {p.name: p for p in report.properties}
+    for name in ("agrees:onnx-11=onnx at the last axis", "parts:onnx-11|onnx", "agrees:directml=directml-1",
+                 "agrees:onnx=directml-1", "agrees:onnx-11=directml-1"):
+        assert by[name].status == "proved", (name, by[name])
+    assert by["range"].status == "unknown" and not report.ok      # undecided row properties are never a pass
+    note = by["parts:onnx-11|onnx"].note
+    shape = [int(v) for v in note.split("shape [")[1].split("]")[0].split(",")]
+    axis = int(note.split("axis ")[1].split(":")[0])
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    assert not _same(opcert.run("Softmax", x, standard="onnx-11", axis=axis),
+                     opcert.run("Softmax", x, standard="onnx", axis=axis))
+    y = np.random.default_rng(5).standard_normal((2, 3, 5)).astype(np.float32)
+    assert _same(opcert.run("Softmax", y, standard="onnx-11", axis=2), opcert.run("Softmax", y, standard="onnx",
+                                                                                 axis=-1))
+
+
+def test_a_false_axis_claim_is_refuted_by_z3():
+    """The model can fail: opsets 11 and 13 everywhere equal is refuted with a shape."""
+    import z3
+    from opcert.verify.proofs.axes import _query, _Shape
+    sh = _Shape()
+    check, s = _query(sh.facts, sh.same_row(sh.coerced) != sh.same_row(sh.single), 10_000)
+    assert check == z3.sat
+
+
+@pytest.mark.parametrize("standard, sizes, axes, words", [
+    ("directml", (2, 3, 4), None, "effective rank 3"),
+    ("directml", (1, 1, 3, 4), None, None),
+    ("directml-1", (2, 3), [0, 0], "repeat an axis"),
+    ("directml-1", (2, 3), [], "AxisCount is 0"),
+    ("directml-1", (2, 3, 4, 5, 6, 7, 8, 9, 10), [0], "dimension count 9 is not supported"),
+])
+def test_tensor_descriptors(standard, sizes, axes, words):
+    from opcert.impl.descriptor import TensorDesc, tensor_violations
+    t = TensorDesc("float32", sizes)
+    found = tensor_violations("Softmax", t, t, standard=standard, axes=axes)
+    if words is None:
+        assert found == []
+    else:
+        assert any(words in f for f in found), found
+
+
+def test_cli_ref_and_prove(cli):
+    import json
+    code, out, _ = cli("ref", "Softmax", "--dtype", "float16", "--shape", "2,2", "--json", "--", "0", "0", "inf",
+                       "1")
+    rows = json.loads(out)["results"]
+    assert code == 0 and [r["result_bits"] for r in rows] == ["0x3800", "0x3800", "0x3c00", "0x0000"]
+    code, _, err = cli("ref", "Softmax", "--dtype", "float32", "--axis", "4", "1", "2")
+    assert code == 2 and "axis 4 is out of range" in err
+    code, out, _ = cli("prove", "Hardmax", "--json", "-")
+    assert code == 1     # its row properties are undecided: unknown, never a pass

@@ -33,6 +33,38 @@ def violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directm
     if sup is None:
         return [f"{op.name} is not available before {standard} level {std.support[0].since} "
                 f"(asked for {level})"]
+    found = _tables(op.name, sup, inp, out, standard, level, in_place and not std.in_place)
+    return found
+
+
+def tensor_violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml-1",
+                      level: str | None = None, in_place: bool = False, axis=None, axes=None) -> list[str]:
+    """Every constraint a tensor operator's descriptor breaks: the element-wise ones (types, dimension
+    counts per level, equal sizes, in place), the axis rule (axis in range; Axes non-empty, distinct, in
+    range) and DirectML's plain descriptors' effective rank (at most 2: dimensions after leading sizes of 1)."""
+    from ..spec import get_tensor_operator
+    from ..spec.tensor import reduced_axes
+    op, _ = get_tensor_operator(op)
+    std = op.standard(standard)
+    sup = std.support_at(level)
+    if sup is None:
+        return [f"{op.name} is not available before {standard} level {std.support[0].since} (asked for {level})"]
+    found = _tables(op.name, sup, inp, out, standard, level, in_place and not std.in_place)
+    try:
+        reduced_axes(op, std, inp.rank, axis, axes)
+    except UsageError as exc:
+        found.append(str(exc))
+    if std.axes.kind == "last":
+        sizes = list(inp.sizes)
+        while len(sizes) > 1 and sizes[0] == 1:
+            sizes.pop(0)
+        if len(sizes) > 2:
+            found.append(f"input effective rank {len(sizes)} (sizes {inp.sizes} without leading 1s) is more than 2, "
+                         f"which {std.op_name} allows")
+    return found
+
+
+def _tables(name, sup, inp, out, standard, level, in_place_refused) -> list[str]:
     found = []
     for role, t in (("input", inp), ("output", out)):
         if t.dtype not in sup.dtypes:
@@ -51,17 +83,24 @@ def violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directm
         found.append(f"input and output dimension counts differ ({inp.rank} vs {out.rank})")
     elif inp.sizes != out.sizes:
         found.append(f"input and output sizes differ ({inp.sizes} vs {out.sizes})")
-    if in_place and not std.in_place:
-        found.append(f"{op.name} does not allow in-place execution in {standard}")
+    if in_place_refused:
+        found.append(f"{name} does not allow in-place execution in {standard}")
     return found
 
 
 def validate(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml",
-             level: str | None = None, in_place: bool = False) -> None:
-    """Raise UsageError naming every broken constraint, if any."""
-    found = violations(op, inp, out, standard=standard, level=level, in_place=in_place)
+             level: str | None = None, in_place: bool = False, **axes) -> None:
+    """Raise UsageError naming every broken constraint, if any (a tensor operator: axis= or axes=)."""
+    from ..spec import is_tensor_operator
+    if is_tensor_operator(op):
+        from ..spec import get_tensor_operator
+        name = get_tensor_operator(op)[0].name
+        found = tensor_violations(op, inp, out, standard=standard, level=level, in_place=in_place, **axes)
+    else:
+        name = get_operator(op).name
+        found = violations(op, inp, out, standard=standard, level=level, in_place=in_place)
     if found:
-        raise UsageError(f"invalid {get_operator(op).name} descriptor: " + "; ".join(found))
+        raise UsageError(f"invalid {name} descriptor: " + "; ".join(found))
 
 
 def levels(op, standard: str) -> list[str]:
