@@ -321,9 +321,106 @@ def _isolation(args) -> str:
     return "none" if getattr(args, "in_process", False) else "process"
 
 
+def cmd_accuracy_tensor(args) -> int:
+    """A tensor operator's target over sampled rows (verify.rows)."""
+    from . import policy
+    from .verify.rows import measure_rows
+    from .spec import get_tensor_operator
+    op, _ = get_tensor_operator(args.op)
+    for flag, given in (("--attr", args.attr), ("--exhaustive", args.exhaustive), ("--workers", args.workers),
+                        ("--scheduler", args.scheduler), ("--checkpoint", args.checkpoint),
+                        ("--attr-sweep", args.attr_sweep), ("--plot", args.plot), ("--isa", args.isa),
+                        ("--layout-samples", args.layout_samples)):
+        if given:
+            raise UsageError(f"{flag} applies to the element-wise operators; {op.name} is a tensor operator (its "
+                             "rows are sampled: --samples, --seed, --standard, --max-ulp)")
+    fmt = get_format(args.dtype)
+    if args.samples is not None:
+        policy.samples(args.samples, "--samples")
+    policy.seed(args.seed, "--seed")
+    if args.max_ulp is not None:
+        policy.number(args.max_ulp, "--max-ulp")
+    _outputs(args, files=("json",))
+    from .verify.rows import LONGEST_ROW
+    # the per-output error the row properties allow: --max-ulp; else correctly rounded, or for opcert's own
+    # binary64 code its stated bound (TensorOperator.budget64 at the longest row measured)
+    allowed = max(0.5, args.max_ulp) if args.max_ulp is not None else \
+        op.budget64(LONGEST_ROW) if (args.target == "opcert" and fmt.name == "float64") else 0.5
+    res = measure_rows(op, args.target, fmt.name, standard=args.standard, samples=args.samples, seed=args.seed,
+                       max_ulp=allowed, isolation=_isolation(args))
+    to_stdout = args.json == "-"
+    _print_rows(res, stderr=to_stdout)
+    if args.json:
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, res.gate_accuracy()))
+    if res.status == "unsupported":
+        print(f"opcert: skipped: {res.error}", file=sys.stderr)
+        return 0
+    failed = not res.ok
+    if res.status != "ok":
+        print(f"opcert: {res.error}", file=sys.stderr)
+    for f in res.call_failures:
+        print(f"opcert: {res.target} failed on {f['case']} (shape {f['shape']}): {f['error']}", file=sys.stderr)
+    refuted = [p["name"] for p in res.properties if p["status"] == "refuted"]
+    if refuted:
+        print(f"opcert: declared properties refuted on {res.target}: {', '.join(refuted)}", file=sys.stderr)
+        failed = True
+    if args.max_ulp is not None and res.status == "ok" and res.max_ulp > args.max_ulp:
+        w = res.worst or {}
+        print(f"opcert: max ULP error {res.max_ulp!r} > --max-ulp {args.max_ulp!r} at element {w.get('position')} of "
+              f"a row of {w.get('length')} ({w.get('case')})", file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
+
+
+def _print_rows(res, stderr: bool = False) -> None:
+    from rich.table import Table
+    con = _console(stderr)
+    if res.status != "ok":
+        con.print(esc(f"{res.op} {res.dtype} {res.target} ({res.standard}): {res.status}: {res.error}"))
+        return
+    w = res.worst or {}
+    t = Table(title=esc(f"{res.op} ({res.standard}) {res.dtype}, target {res.target} {res.target_version}: "
+                        f"{res.elements:,} elements in {res.rows:,} rows, {res.elapsed_s:.1f} s"))
+    t.add_column("measure")
+    t.add_column("value")
+    t.add_row("max ULP error", esc(f"{res.max_ulp!r} at element {w.get('position')} of a row of {w.get('length')} "
+                                   f"({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
+                                   f"rounded {w.get('want')!r}"))
+    t.add_row("correctly rounded", f"{res.correctly_rounded:,} / {res.elements:,}")
+    t.add_row("NaN / infinity mismatches", f"{res.nan_mismatches} / {res.inf_mismatches}" + (
+        esc(f"; first: row {res.special_examples[0].get('row')} -> element {res.special_examples[0]['position']} "
+            f"{res.special_examples[0]['got']!r}, declared {res.special_examples[0]['want']!r}")
+        if res.special_examples else ""))
+    if res.row_sum:
+        rs = res.row_sum
+        t.add_row(f"row sum ({'outputs' if rs['sum_of'] == 'y' else 'exp of the outputs'})",
+                  esc(f"|sum - 1| up to {rs['max_abs_error']:.3g} = {rs['max_units_of_2^-p']:.3g} x 2^-p, in a row of "
+                      f"{rs['row_length']} ({rs['case']})"))
+    skipped = [c for c in res.cases if "skipped" in c]
+    if skipped:
+        t.add_row("cases not run", esc(f"{len(skipped)}: {skipped[0]['skipped']}"))
+    if res.call_failures:
+        f = res.call_failures[0]
+        t.add_row("target failures", esc(f"{len(res.call_failures)} case(s); first {f['case']}: {f['error']}"))
+    con.print(t)
+    p = Table(title=f"declared row properties, on the measured rows and related calls (a sample: checked at best); "
+                    f"each output allowed {res.allowed_ulp:g} ULP (--max-ulp)")
+    for col in ("property", "verdict", "checked", "violations", "first counterexample"):
+        p.add_column(col)
+    from .gating.run import describe_counterexample
+    for v in res.properties:
+        p.add_row(v["name"], v["status"], f"{v.get('inputs_checked') or 0:,}", f"{v.get('violations') or 0:,}",
+                  esc(describe_counterexample(v.get("counterexample"))[:300]))
+    con.print(p)
+    con.print(esc(f"reproduce: {res.command}"))
+
+
 def cmd_accuracy(args) -> int:
     from . import policy
+    from .spec import is_tensor_operator
     from .verify.accuracy import measure
+    if is_tensor_operator(args.op):
+        return cmd_accuracy_tensor(args)
     if args.exhaustive and args.samples is not None:
         raise UsageError("--exhaustive and --samples exclude each other")
     fmt = get_format(args.dtype)

@@ -180,9 +180,14 @@ def test_default_config_covers_the_catalog():
     from opcert.gating import default_config
     cfg = default_config()
     cells = {(c.op, d) for c in cfg.checks for d in c.dtypes}
-    assert cells == {(op.name, d) for op in opcert.operators() for d in ("float16", "bfloat16", "float32", "float64")}
+    from opcert.spec import tensor_operators
+    every = list(opcert.operators()) + tensor_operators()
+    assert cells == {(op.name, d) for op in every for d in ("float16", "bfloat16", "float32", "float64")}
     assert all(c.target == "opcert" for c in cfg.checks)
     assert all(c.mode == "exhaustive" for c in cfg.checks if set(c.dtypes) <= {"float16", "bfloat16"})
+    tensor = [c for c in cfg.checks if c.op in {"Softmax", "LogSoftmax", "Hardmax"}]
+    # their rows are sampled and their row properties checked on samples: accepted, and said so in each check
+    assert tensor and all(c.mode == "sample" and c.accept_sampled_evidence and c.proofs_left_out for c in tensor)
 
 
 def test_pytest_plugin(pytester):

@@ -273,3 +273,80 @@ def test_cli_ref_and_prove(cli):
     assert code == 2 and "axis 4 is out of range" in err
     code, out, _ = cli("prove", "Hardmax", "--json", "-")
     assert code == 1     # its row properties are undecided: unknown, never a pass
+
+
+FAULTS = """
+[[check]]
+name = "no max subtracted"
+op = "Softmax"
+dtypes = ["float16"]
+target = "tensor_kernels:softmax_no_max"
+proofs = "all"
+max_ulp = 1
+accept_sampled_evidence = true
+
+[[check]]
+name = "float16 sum"
+op = "Softmax"
+dtypes = ["float16"]
+target = "tensor_kernels:softmax_float16_sum"
+max_ulp = 1
+
+[[check]]
+name = "last maximum"
+op = "Hardmax"
+dtypes = ["float16"]
+target = "tensor_kernels:hardmax_last"
+proofs = ["one_hot"]
+max_ulp = 0.5
+accept_sampled_evidence = true
+
+[[check]]
+name = "careful"
+op = "Softmax"
+dtypes = ["float16", "float32"]
+target = "tensor_kernels:softmax_careful"
+proofs = "all"
+max_ulp = 0.5
+accept_sampled_evidence = true
+"""
+
+
+def test_a_gate_fails_the_softmax_bugs_with_the_row_that_shows_them(tmp_path):
+    """Three kernels with the bugs runtimes have had fail a float16 gate check, each naming the row and
+    replayed; the careful kernel passes."""
+    from opcert.gating.config import parse
+    from opcert.gating.run import run_gate
+    import tomllib
+    cfg = parse(tomllib.loads(FAULTS.replace("\n\n", "\nsamples = 4000\n\n")), "faults.toml")
+    result = run_gate(cfg, workers=2)
+    by = {r.check.name: r for r in result.results}
+    no_max = by["no max subtracted"]
+    assert no_max.status == "fail"
+    text = " ".join(no_max.reasons)
+    assert "gave nan, declared" in text      # exp overflowed: NaN where a value is due (the row is named)
+    assert all(e["replayed"] for e in no_max.accuracy["special_examples"])
+    f16 = by["float16 sum"]
+    assert f16.status == "fail" and "max ULP error" in f16.reasons[0] and f16.accuracy["max_ulp"] > 100
+    assert "equal elements" in f16.reasons[0] or "long row" in f16.reasons[0]
+    assert f16.accuracy["worst"]["replayed"] is True
+    last = by["last maximum"]
+    assert last.status == "fail"
+    one_hot = next(p for p in last.proofs if p["name"] == "one_hot")
+    assert one_hot["status"] == "refuted" and one_hot["counterexample"]["replayed"] is True
+    row, got = one_hot["counterexample"]["row"], one_hot["counterexample"]["got"]
+    top = [j for j, v in enumerate(row) if v == max(row)]
+    assert len(top) >= 2 and got[top[-1]] == 1.0 and got[top[0]] == 0.0     # a tie, resolved to the last
+    careful = [r for r in result.results if r.check.name == "careful"]
+    assert [r.status for r in careful] == ["pass", "pass"], [r.reasons for r in careful]
+    assert all(p["accepted"] for r in careful for p in r.proofs)     # sampled evidence, accepted and said so
+
+
+def test_a_target_that_raises_on_one_case_fails_that_case_and_the_rest_are_measured():
+    import sys
+    from opcert.verify.rows import measure_rows
+    r = measure_rows("Hardmax", "tensor_kernels:hardmax_last", "float32", samples=2000, isolation="none")
+    assert r.status == "ok" and not r.ok
+    assert [f["case"] for f in r.call_failures] == ["empty rows"]       # np.argmax of an empty row raises
+    assert r.elements > 10_000 and r.max_ulp > 0                           # the other cases ran (ties: wrong)
+    assert "tensor_kernels" in sys.modules

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from .. import policy
 from ..errors import UsageError, choices
 from ..formats import FLOAT_FORMATS
-from ..spec import get_operator, operators
+from ..spec import get_operator, get_tensor_operator, is_tensor_operator, operators
 from ..spec.attrs import resolve
 
 MODES = ("exhaustive", "sample")
@@ -44,7 +44,9 @@ MODES = ("exhaustive", "sample")
 # documentation's configuration reference is generated from them (tools/docs_pages.py): one list for both.
 KEY_DOCS = {
     "op": ("string, list of strings, or \"*\"", "required",
-           "the operator(s), by ONNX or DirectML name, case-insensitive; \"*\": the whole catalog"),
+           "the operator(s), by ONNX or DirectML name, case-insensitive; \"*\": the element-wise catalog (the "
+           "tensor operators Softmax, LogSoftmax, Hardmax by name: sampled rows, no attrs, attr_sweep, isa or "
+           "layout_samples)"),
     "dtypes": ("list of strings", "every float format",
                "float16, bfloat16, float32, float64 (integer types for Shrink through the API)"),
     "target": ("string", "\"opcert\"", "opcert, onnxruntime, onnx-reference, torch, torch:cuda, jax, jax:gpu, "
@@ -152,10 +154,38 @@ def _ops(raw, where, source) -> list:
     out = []
     for n in names:
         try:
-            out.append(get_operator(n))
+            out.append(get_tensor_operator(n)[0] if is_tensor_operator(n) else get_operator(n))
         except UsageError as exc:
             _err(source, f"{where}.op", str(exc))
     return out
+
+
+def _tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, seed, isolation, timeout,
+                  isa_levels, layout_samples, name, attrs, sweep, standard) -> Check:
+    """A check of a tensor operator: sampled rows (verify.rows); keys that concern element-wise kernels only
+    are refused by name."""
+    for key, given in (("attrs", bool(attrs)), ("attr_sweep", sweep), ("isa", bool(isa_levels)),
+                       ("layout_samples", layout_samples is not None)):
+        if given:
+            _err(source, f"{where}.{key}", f"{op.name} is a tensor operator: {key} applies to the element-wise "
+                 "operators (a tensor operator has no attributes; its rows are sampled)")
+    if mode == "exhaustive":
+        _err(source, f"{where}.mode", f"{op.name} is a tensor operator: its rows are sampled (mode = \"sample\"); "
+             "the pass over every pair of 16-bit values is not available yet")
+    requested = raw.get("proofs", [])
+    declared = [p.name for p in op.properties]
+    if requested == "all":
+        proofs = tuple(declared)
+    elif isinstance(requested, list) and all(isinstance(n, str) for n in requested):
+        extra = [n for n in requested if n not in declared]
+        if extra:
+            _err(source, f"{where}.proofs", f"{op.name} declares no property {extra[0]!r}; declared: "
+                 f"{choices(declared)}")
+        proofs = tuple(requested)
+    else:
+        _err(source, f"{where}.proofs", f"must be a list of property names, or \"all\" (got {requested!r})")
+    return Check(op.name, tuple(dtypes), target, "sample", samples, pol.max_ulp, pol.signed_zero, pol.subnormals,
+                 proofs, standard, (), name, seed, pol.accept_sampled_evidence, isolation, timeout)
 
 
 def parse_check(raw, i, source) -> list[Check]:
@@ -223,6 +253,10 @@ def parse_check(raw, i, source) -> list[Check]:
                 op.standard(standard)
             except UsageError as exc:
                 _err(source, f"{where}.standard", str(exc))
+        if not op.elementwise:
+            out.append(_tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, seed, isolation,
+                                     timeout, isa_levels, layout_samples, name, attrs, sweep, standard))
+            continue
         for set_attrs, label in _attribute_sets(op, attrs, sweep, standard, where, source):
             try:
                 resolved = resolve(op, set_attrs, standard)
@@ -240,6 +274,12 @@ def parse_check(raw, i, source) -> list[Check]:
     if isa_levels:
         out = [dataclasses.replace(c, isa=lv) for c in out for lv in isa_levels]
     return out
+
+
+# the built-in gate's tensor checks: their row properties are decided on samples (no prover decides a
+# property over rows yet), and the gate accepts that evidence, which every report shows per property
+TENSOR_EVIDENCE = ("row properties are checked on sampled rows, not proved (no prover decides a property over "
+                   "rows yet): the built-in gate accepts that sampled evidence")
 
 
 def _isa_levels(value, target, where) -> list:
@@ -384,4 +424,13 @@ def default_config() -> GateConfig:
         checks.append(check(("float16", "bfloat16"), "exhaustive", DEFAULT_BUDGET["float16"]))
         checks.append(check(("float32",), "sample", DEFAULT_BUDGET["float32"]))
         checks.append(check(("float64",), "sample", op.budget64))
+    from ..spec import tensor_operators
+    from ..verify.rows import LONGEST_ROW
+    for op in tensor_operators():
+        proofs = tuple(p.name for p in op.properties)
+        checks.append(Check(op.name, ("float16", "bfloat16", "float32"), "opcert", "sample",
+                            max_ulp=DEFAULT_BUDGET["float32"], proofs=proofs, accept_sampled_evidence=True,
+                            proofs_left_out=(TENSOR_EVIDENCE,)))
+        checks.append(Check(op.name, ("float64",), "opcert", "sample", max_ulp=op.budget64(LONGEST_ROW),
+                            proofs=proofs, accept_sampled_evidence=True, proofs_left_out=(TENSOR_EVIDENCE,)))
     return GateConfig(checks, "built-in default")

@@ -121,6 +121,16 @@ def _z3_proofs(check: Check, dtype: str):
 def describe_counterexample(ce: dict | None) -> str:
     if not ce:
         return ""
+    if "row" in ce and isinstance(ce["row"], list):      # a tensor operator's row (verify.row_properties)
+        text = f"row {ce['row']} ({ce.get('case')})"
+        if "related_row" in ce:
+            text += (f" -> {ce.get('got')}; {ce.get('how')}: {ce['related_row']} -> {ce.get('got_related')} "
+                     f"({ce.get('distance_ulps')} ULPs apart, {ce.get('allowed_ulps')} allowed)")
+        else:
+            text += f" -> {ce.get('got')}, correctly rounded {ce.get('want')}"
+        if ce.get("replayed") is False:
+            text += " (not reproduced when run again)"
+        return text
     parts = []
     for label, inp in (ce.get("inputs") or {}).items():
         if isinstance(inp, dict):
@@ -237,9 +247,53 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
     return res
 
 
+def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
+    """A tensor operator's check (verify.rows): its per-element budget, the declared rule for NaN and
+    infinite entries, and its required row properties."""
+    out = CheckResult(check, dtype, "pass", command=res.command, elapsed_s=elapsed)
+    out.accuracy = res.gate_accuracy()
+    out.proof_note = "; ".join(check.proofs_left_out) or None
+    if res.status == "unsupported":
+        out.status, out.reasons = "skipped", [res.error]
+        return out
+    if res.status != "ok":
+        out.status, out.reasons = "fail", [f"target crashed: {res.error}"]
+        return out
+    r = out.reasons
+    w = res.worst or {}
+    if res.call_failures:
+        f = res.call_failures[0]
+        r.append(f"the target failed on {len(res.call_failures)} case(s), first {f['case']} (shape {f['shape']}, "
+                 f"axes {f['axes']}): {f['error']}")
+    if res.max_ulp > check.max_ulp:
+        r.append(f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at element {w.get('position')} of a row "
+                 f"of {w.get('length')} ({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
+                 f"rounded {w.get('want')!r}" + (f"; the row: {w['row']}" if w.get("row") else "")
+                 + ("" if w.get("replayed", True) else " (not reproduced when run again)"))
+    if res.special_mismatches:
+        e = res.special_examples[0]
+        r.append(f"{res.special_mismatches} outputs differ from the declared rule for NaN and infinite entries, "
+                 f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
+                 f"gave {e['got']!r}, declared {e['want']!r}"
+                 + ("" if e.get("replayed", True) else " (not reproduced when run again)"))
+    if check.proofs:
+        why, chosen = judge_properties(check, res.properties, False)
+        r += why
+        out.proofs = chosen
+    if r:
+        out.status = "fail"
+    return out
+
+
 def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResult:
     """Measure, prove where required, and judge one (check, dtype)."""
     t0 = time.perf_counter()
+    from ..spec import is_tensor_operator
+    if is_tensor_operator(check.op):
+        from ..verify.rows import measure_rows
+        res = measure_rows(check.op, check.target, dtype, standard=check.standard, samples=check.samples,
+                           seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation)
+        return judge_rows(check, dtype, res, time.perf_counter() - t0)
     acc = _accuracy(check, dtype, workers=workers)
     proofs = None
     note = None
@@ -262,8 +316,13 @@ def _task(check, dtype) -> CheckResult:
 
 def _lost(check: Check, dtype: str, exc) -> CheckResult:
     from ..verify.accuracy import reproduce_command
-    from ..spec import get_operator
+    from ..spec import get_operator, is_tensor_operator
     from ..spec.attrs import resolve
+    if is_tensor_operator(check.op):
+        cmd = (f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"
+               + (f" --standard {check.standard}" if check.standard else "")
+               + (f" --samples {check.samples}" if check.samples else "") + f" --seed {check.seed}")
+        return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
     op = get_operator(check.op)
     cmd = reproduce_command(op.name, dtype, check.target, resolve(op, dict(check.attrs), check.standard),
                             check.mode_for(dtype), check.samples, check.seed, check.standard,

@@ -1,5 +1,12 @@
 """opcert's implementation of a tensor operator: its expression over each row in binary64 (the row maximum
-subtracted, the row sum by halves: expr.numpy_eval), rounded once into the tensor's format."""
+subtracted exactly, the row sum by halves: expr.numpy_eval), rounded once into the tensor's format.
+
+Rounding a binary64 value that carries a few binary64 ULPs of error into a narrower format is wrong where
+the value sits that close to a rounding boundary of the format (LogSoftmax of the bfloat16 row
+[-16.75, 17.375] is -34.125 - 1.5e-15, a hair past a bfloat16 midpoint, and -34.125 in binary64: it rounded
+to even, -34.0, not -34.25). Those elements (each one whose binary64 value, moved by 16 binary64 ULPs either
+way, would round to another value) are taken from the reference, for the whole row they sit in; every
+other element is the expression's value rounded once."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +17,14 @@ from ..formats import to_format
 from ..spec import get_tensor_operator
 from ..spec.row_reference import check_float
 from ..spec.tensor import over_rows, tensor_rows
+
+
+def _near_boundary(v: np.ndarray, fmt) -> np.ndarray:
+    """Where v moved by 16 binary64 ULPs either way rounds to another value of fmt (NaN and +-inf: never)."""
+    with np.errstate(all="ignore"):
+        d = 16 * np.abs(np.spacing(v))
+        lo, hi = to_format(v - d, fmt), to_format(v + d, fmt)
+    return np.isfinite(v) & (lo.view(fmt.uint) != hi.view(fmt.uint))
 
 
 def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, axis=None, axes=None) -> np.ndarray:
@@ -27,6 +42,11 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, ax
     with np.errstate(invalid="ignore"):
         rows64 = rows.astype(np.float64)
     values = over_rows(op, rows64, lambda b: eval_numpy(op.implementation, b, {}, input_bits=fmt.p))
+    if fmt.p < 53:
+        near = np.nonzero(_near_boundary(values, fmt).any(axis=1))[0]
+        if near.size:
+            from ..spec.row_reference import reference_rows
+            values[near] = reference_rows(op, rows64[near], fmt)[0]
     result = back(to_format(values, fmt))
     if out is None:
         return result

@@ -26,6 +26,8 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 class RowReference:
     rounded: np.ndarray     # x's shape and dtype
     slow_path: int          # elements the exact path decided
+    exact_hi: np.ndarray | None = None   # the exact values as hi + lo (binary64 pair), x's shape: ULP errors
+    exact_lo: np.ndarray | None = None
 
 
 def check_float(op: TensorOperator, x: np.ndarray):
@@ -35,21 +37,27 @@ def check_float(op: TensorOperator, x: np.ndarray):
     return fmt
 
 
-def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True) -> tuple[np.ndarray, int]:
+def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True, exact: bool = False):
     """The correctly rounded values (as binary64) of op over rows (2-D, binary64 values of fmt), and how
-    many elements took the exact path (fast=False: every element; the tests' cross-check)."""
+    many elements took the exact path (fast=False: every element; the tests' cross-check). exact=True:
+    (rounded, hi, lo, slow): the exact values as binary64 pairs too (the ball's midpoint where it decided,
+    within its radius: far below an ULP of fmt)."""
     from . import ball
     form = op.reference_form
     precision = None if not fast else ball.BINARY64 if fmt.p <= 24 else ball.WIDE
     slow = [0]
 
-    def block(b: np.ndarray) -> np.ndarray:
-        out = np.full(b.shape, np.nan)
+    def block(b: np.ndarray):
+        out, hi, lo = np.full(b.shape, np.nan), np.full(b.shape, np.nan), np.zeros(b.shape)
         pending = np.ones(b.shape, dtype=bool)
         if precision is not None and b.shape[1]:
             m, r, ok, sg = ball.evaluate(form, b, {}, precision)
             val, decided = ball.decide(m, r, ok, fmt, sg)
             out[decided] = val[decided]
+            with np.errstate(all="ignore"):
+                mh = m.astype(np.float64)
+                hi[decided] = np.where(m == 0, val, mh)[decided]
+                lo[decided] = np.where(np.isfinite(mh) & (m != 0), (m - mh).astype(np.float64), 0.0)[decided]
             pending = ~decided
         for i in np.nonzero(pending.any(axis=1))[0]:
             row = Row([Fraction(float(v)) for v in b[i]])
@@ -57,9 +65,16 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True)
                 v = evaluate(form, row.values[j], {}, fmt, row=row.at(int(j)))
                 q = v.mid if v.is_rational else v.lo
                 out[i, j] = 0.0 if (v.is_rational and q == 0) else round_fraction(q, fmt, negative_zero=q < 0)
+                mid = v.mid
+                hi[i, j] = float(mid)
+                lo[i, j] = float(mid - Fraction(hi[i, j])) if hi[i, j] != 0 or mid == 0 else 0.0
                 slow[0] += 1
-        return out
-    return over_rows(op, rows, block), slow[0]
+        return out, hi, lo
+    rounded, hi, lo = over_rows(op, rows, block, channels=3)
+    finite_hi = np.isfinite(hi)
+    hi = np.where(finite_hi, hi, rounded)         # filled specials: the value itself (NaN, -inf, 0)
+    lo = np.where(finite_hi, lo, 0.0)
+    return (rounded, hi, lo, slow[0]) if exact else (rounded, slow[0])
 
 
 def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=None) -> RowReference:
@@ -68,8 +83,8 @@ def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=No
     fmt = check_float(op, x)
     rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
     with np.errstate(invalid="ignore"):
-        values, slow = reference_rows(op, rows.astype(np.float64), fmt)
-    return RowReference(back(values.astype(fmt.dtype)), slow)
+        values, hi, lo, slow = reference_rows(op, rows.astype(np.float64), fmt, exact=True)
+    return RowReference(back(values.astype(fmt.dtype)), slow, back(hi), back(lo))
 
 
 def reference(op, x, *, standard: str | None = None, axis=None, axes=None) -> np.ndarray:

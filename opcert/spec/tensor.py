@@ -62,12 +62,32 @@ class TensorStandard:
         return chosen
 
 
+ROW_KINDS = {
+    "range": "lower <= y_i <= upper for every element of every row without NaN",
+    "row_sum": "the row's outputs (or their exponentials: sum_of) sum to 1",
+    "shift_invariance": "f(x + c) = f(x) for a constant c added to a row",
+    "permutation": "f(P x) = P f(x) for a permutation P of a row",
+    "row_monotonic": "y_i non-decreasing in x_i, non-increasing in x_j (j != i)",
+    "one_hot_first": "1 at the first maximum of the row, 0 elsewhere",
+    "nan_row": "a row holding a NaN gives NaN everywhere",
+    "infinite_entries": "the limit rule for +-inf entries (limit_row)",
+}
+
+
 @dataclass(frozen=True)
 class RowProperty:
-    """A property of the operator over a row, declared (what it claims, stated)."""
+    """A property of the operator over a row, declared (what it claims, stated). lower/upper: a range's
+    bounds; sum_of: "y" or "exp(y)" for a row sum."""
     name: str
     kind: str
     statement: str
+    lower: float | None = None
+    upper: float | None = None
+    sum_of: str = "y"
+
+    def __post_init__(self):
+        if self.kind not in ROW_KINDS:
+            raise ValueError(f"row property {self.name}: unknown kind {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -173,25 +193,33 @@ def limit_row(row: np.ndarray) -> tuple[str, np.ndarray | None]:
     return "finite", ~neg
 
 
-def over_rows(op: TensorOperator, rows: np.ndarray, finite_block) -> np.ndarray:
+def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int = 1):
     """op's values over rows (2-D, binary64 or wider), under the rule for non-finite entries (limit_row):
-    finite_block(block) gives the values over a 2-D block of finite rows of one length; a row with NaN,
-    +-inf entries is reduced to such a block (its finite entries, or a row of zeros) and the rest filled."""
-    out = np.full(rows.shape, np.nan)
+    finite_block(block) gives the values over a 2-D block of finite rows of one length (a tuple of
+    `channels` arrays where channels > 1: the reference's rounded values and exact midpoints); a row with
+    NaN, +-inf entries is reduced to such a block (its finite entries, or a row of zeros) and the rest filled
+    with NaN (a NaN row) or the operator's `absent` value."""
+    outs = [np.full(rows.shape, np.nan) for _ in range(channels)]
     if rows.size == 0:
-        return out
+        return outs[0] if channels == 1 else tuple(outs)
+
+    def put(where, got):
+        for o, g in zip(outs, (got,) if channels == 1 else got):
+            o[where] = g
     finite = np.isfinite(rows).all(axis=1)
     if finite.any():
-        out[finite] = finite_block(rows[finite])
+        put(finite, finite_block(rows[finite]))
     absent = -np.inf if op.absent == "-inf" else float(op.absent)
     for i in np.nonzero(~finite)[0]:
         how, keep = limit_row(rows[i])
         if how == "nan":
             continue
         sub = rows[i][keep][None, :] if how == "finite" else np.zeros((1, int(keep.sum())), dtype=rows.dtype)
-        out[i] = absent
-        out[i, keep] = finite_block(sub)[0]
-    return out
+        got = finite_block(sub)
+        for o in outs:
+            o[i] = absent
+        put((i, keep), got[0] if channels == 1 else tuple(g[0] for g in got))
+    return outs[0] if channels == 1 else tuple(outs)
 
 
 def tensor_rows(op: TensorOperator, x: np.ndarray, standard: str | None, axis=None, axes=None, level=None):

@@ -1,5 +1,6 @@
 """LogSoftmax: ONNX LogSoftmax-1/11/13, DirectML DML_ACTIVATION_LOG_SOFTMAX and LOG_SOFTMAX1."""
 from ...expr import exp, log, log1p, rowfirstmax, rowmax, rowsum, select
+from ...expr.numpy_eval import depth
 from ..tensor import TensorOperator
 from ..tensor_declarations import INFINITE, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
 
@@ -20,13 +21,13 @@ OPERATOR = TensorOperator(
     reference_form=SHIFTED,
     absent="-inf",
     properties=(
-        RowProperty("range", "range", "LogSoftmax(x)_i <= 0"),
-        RowProperty("row_sum", "row_sum", "sum_i exp(y_i) = 1 over a row"),
+        RowProperty("range", "range", "LogSoftmax(x)_i <= 0", upper=0.0),
+        RowProperty("row_sum", "row_sum", "sum_i exp(y_i) = 1 over a row", sum_of="exp(y)"),
         SHIFT, PERMUTATION,
         RowProperty("monotonic", "row_monotonic", "y_i is non-decreasing in x_i and non-increasing in x_j, j != i"),
         NAN_ROW, INFINITE,
     ),
     notes="DirectML's plain LOG_SOFTMAX is taken to have the effective-rank bound (at most 2) that the SOFTMAX and "
           "HARDMAX documents state.",
-    budget64=lambda n: 2.0,
+    budget64=lambda n: 2 + depth(n) / 2,
 )

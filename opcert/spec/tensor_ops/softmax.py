@@ -19,9 +19,9 @@ OPERATOR = TensorOperator(
     reference_form=SHIFTED,
     absent=0,
     properties=(
-        RowProperty("range", "range", "0 <= Softmax(x)_i <= 1"),
-        RowProperty("row_sum", "row_sum", "the outputs of a row sum to 1 (a kernel's rounded outputs: within n "
-                                          "half-ULPs of their values plus the summation's error, n the row length)"),
+        RowProperty("range", "range", "0 <= Softmax(x)_i <= 1", lower=0.0, upper=1.0),
+        RowProperty("row_sum", "row_sum", "the outputs of a row sum to 1 (a kernel's outputs, each within e ULPs: "
+                                          "within e 2^(1-p) + n e 2^(emin-p+1), n the row length)"),
         SHIFT, PERMUTATION,
         RowProperty("monotonic", "row_monotonic", "y_i is non-decreasing in x_i and non-increasing in x_j, j != i"),
         NAN_ROW, INFINITE,

@@ -1,0 +1,219 @@
+"""Targets of the tensor operators: a kernel given a tensor and the axes its standard reduces over.
+
+Each target is called with the tensor in its own shape and the rows the standard makes of it, in the
+target's own terms: ONNX Runtime and onnx.reference run a one-node model of the standard's opset (ONNX
+opsets 1, 11, 13; DirectML's forms as the opset whose rule makes the same rows: one axis is opset 13,
+trailing axes opset 11, proved equal in verify.proofs.axes); torch gets `dim` (trailing axes flattened
+by a reshape, other sets by a permute first); JAX gets `axis` as an int or a tuple; a Python callable
+`module:function` gets x and `axis=` (an int for one axis, a tuple for several). What a target cannot be
+given (Hardmax in torch and JAX, an axis set ONNX cannot express) is `unsupported`, with the reason.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError, choices
+
+NAMES = ("opcert", "onnxruntime", "onnx-reference", "torch", "jax")
+TORCH = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
+JAX = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
+
+
+def _trailing(reduced, rank) -> bool:
+    return tuple(reduced) == tuple(range(reduced[0], rank))
+
+
+class TensorTarget:
+    """call(op, std, x, reduced) -> y; unsupported(op, std, dtype, reduced, rank) -> reason or None."""
+    name = ""
+    version = ""
+
+    def unsupported(self, op, std, dtype, reduced, rank) -> str | None:
+        return None
+
+
+class Opcert(TensorTarget):
+    name = "opcert"
+
+    def __init__(self):
+        from .._version import __version__
+        self.version = __version__
+
+    def call(self, op, std, x, reduced):
+        from ..impl.tensor_run import run
+        kind = std.axes.kind
+        if kind == "list":
+            return run(op, x, standard=std.key, axes=list(reduced))
+        if kind == "last":
+            return run(op, x, standard=std.key)
+        return run(op, x, standard=std.key, axis=reduced[0])
+
+
+class _Onnx(TensorTarget):
+    """One-node models of the standard's ONNX opset (or, for DirectML's forms, the opset whose rule
+    makes the same rows)."""
+
+    def _opset_axis(self, std, reduced, rank):
+        if std.key in ("onnx-1", "onnx-11", "onnx"):
+            return {"onnx-1": 1, "onnx-11": 11, "onnx": 13}[std.key], reduced[0]
+        if len(reduced) == 1:
+            return 13, reduced[0]
+        if _trailing(reduced, rank):
+            return 11, reduced[0]
+        return None, None
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        opset, _ = self._opset_axis(std, reduced, rank)
+        if opset is None:
+            return (f"ONNX's {op.name} reduces over one axis (opset 13) or the trailing axes (opsets 1, 11): "
+                    f"axes {list(reduced)} of a rank-{rank} tensor have no ONNX form")
+        return None
+
+    def model(self, op, std, x, reduced):
+        from onnx import helper
+        from .runtimes import ONNX_ELEM
+        opset, axis = self._opset_axis(std, reduced, x.ndim)
+        elem = ONNX_ELEM[x.dtype.name]
+        node = helper.make_node(op.name, ["X"], ["Y"], axis=int(axis))
+        g = helper.make_graph([node], f"opcert_{op.name}", [helper.make_tensor_value_info("X", elem, x.shape)],
+                              [helper.make_tensor_value_info("Y", elem, x.shape)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
+        m.ir_version = 9
+        return m
+
+
+def _bits_in(x):
+    return x.view(np.uint16) if x.dtype.name == "bfloat16" else x
+
+
+def _bits_out(y, like):
+    y = np.asarray(y)
+    return y.view(like.dtype) if like.dtype.name == "bfloat16" and y.dtype == np.uint16 else y
+
+
+class OnnxRuntime(_Onnx):
+    name = "onnxruntime"
+
+    def __init__(self):
+        import onnxruntime as ort
+        self.ort = ort
+        self.version = ort.__version__
+        self.sessions = {}
+
+    def call(self, op, std, x, reduced):
+        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
+        if key not in self.sessions:
+            opts = self.ort.SessionOptions()
+            opts.log_severity_level = 3
+            self.sessions[key] = self.ort.InferenceSession(self.model(op, std, x, reduced).SerializeToString(), opts,
+                                                           providers=["CPUExecutionProvider"])
+        sess = self.sessions[key]
+        if x.dtype.name == "bfloat16":
+            v = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(x).view(np.uint16), 16)
+            return _bits_out(sess.run_with_ort_values(["Y"], {"X": v})[0].numpy(), x)
+        return sess.run(None, {"X": x})[0]
+
+
+class OnnxReference(_Onnx):
+    name = "onnx-reference"
+
+    def __init__(self):
+        import onnx
+        from onnx.reference import ReferenceEvaluator
+        self.version = onnx.__version__
+        self.evaluator = ReferenceEvaluator
+
+    def call(self, op, std, x, reduced):
+        return self.evaluator(self.model(op, std, x, reduced)).run(None, {"X": x})[0]
+
+
+class Torch(TensorTarget):
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.version = torch.__version__
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        if op.name not in TORCH:
+            return f"torch {self.version} has no {op.name} function"
+        return None
+
+    def call(self, op, std, x, reduced):
+        torch = self.torch
+        t = torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16) \
+            if x.dtype.name == "bfloat16" else torch.from_numpy(np.ascontiguousarray(x))
+        fn = getattr(torch.nn.functional, TORCH[op.name])
+        r = x.ndim
+        if len(reduced) == 1:
+            y = fn(t, dim=reduced[0])
+        else:
+            rest = [a for a in range(r) if a not in reduced]
+            perm = rest + list(reduced)
+            moved = t.permute(perm)
+            shape = moved.shape
+            y2 = fn(moved.reshape(*shape[:len(rest)], -1), dim=-1).reshape(shape)
+            y = y2.permute(list(np.argsort(perm)))
+        y = y.contiguous()
+        if x.dtype.name == "bfloat16":
+            return y.view(torch.int16).numpy().view(x.dtype)
+        return y.numpy()
+
+
+class Jax(TensorTarget):
+    name = "jax"
+
+    def __init__(self):
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        self.jax = jax
+        self.version = jax.__version__
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        if op.name not in JAX:
+            return f"jax {self.version} has no {op.name} function in jax.nn"
+        return None
+
+    def call(self, op, std, x, reduced):
+        fn = getattr(self.jax.nn, JAX[op.name])
+        axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
+        return np.asarray(fn(self.jax.numpy.asarray(x), axis=axis))
+
+
+class Callable(TensorTarget):
+    """`module:function`: f(x, axis=int or tuple) -> array."""
+
+    def __init__(self, name: str):
+        from .python import split
+        import importlib
+        module, attr = split(name)
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        self.fn = obj
+        self.name = name
+        self.version = getattr(importlib.import_module(module.split(".")[0]), "__version__", "")
+
+    def call(self, op, std, x, reduced):
+        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced))
+
+
+def load(name: str) -> TensorTarget:
+    if name == "opcert":
+        return Opcert()
+    if name in ("onnxruntime", "onnx-reference", "torch", "jax"):
+        from .runtimes import EXTRAS
+        try:
+            return {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax}[name]()
+        except ImportError as exc:
+            raise UsageError(f"target {name} needs {EXTRAS[name]}, which is not installed ({exc}): pip install "
+                             f"'opcert[{EXTRAS[name]}]'") from None
+    if name.startswith("c:"):
+        raise UsageError("C kernels of the tensor operators (the tensor signature f(x, y, sizes, rank, axes, "
+                         "axis_count, attrs)) are not supported yet; allowed: " + choices(NAMES) + ", module:function")
+    if ":" in name:
+        return Callable(name)
+    raise UsageError(f"unknown target {name!r} for a tensor operator; allowed: {choices(NAMES)}, module:function "
+                     "(f(x, axis=...) -> ndarray)")

@@ -1,0 +1,220 @@
+"""The declared row properties of a tensor operator, decided on a target's outputs (verify.rows).
+
+Each is decided on the rows the measurement ran and on the target run again where the property relates
+two calls (a shifted row, a permuted row, a nudged element). A target is held to the property within
+what its per-output accuracy allows: `max_ulp` (0.5: correctly rounded) per output, so a shifted or
+permuted row may move an output by 2 max_ulp ULPs and a row sum by max_ulp 2^(1-p) (module rows).
+Bit-for-bit claims (the rule for NaN and infinite entries, Hardmax's one-hot row, monotonicity in one
+element) allow nothing. A sample is never a proof: a property that held is `checked`; one that failed is
+`refuted`, with the row, after the target gave the same output again (replayed).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..spec.tensor import to_rows
+from .proofs.result import PropertyResult
+from .row_calls import call_target, same_bits
+
+NAN_ORDINAL = np.iinfo(np.int64).max
+
+
+def _ord(y, fmt) -> np.ndarray:
+    """Values as ordinals (adjacent values one apart, -0 = +0; NaN: NAN_ORDINAL), for every width up to 64."""
+    s = np.ascontiguousarray(y).view(f"int{fmt.bits}").astype(np.int64)
+    mag = s & np.int64((1 << (fmt.bits - 1)) - 1)
+    inf = int(np.array([np.inf]).astype(fmt.dtype).view(f"int{fmt.bits}")[0])
+    return np.where(mag > inf, NAN_ORDINAL, np.where(s < 0, -mag, mag))
+
+
+def _distance(a, b, fmt) -> np.ndarray:
+    """ULPs between a and b (0 for two NaNs, huge for a NaN against a number), as floats: no overflow."""
+    oa, ob = _ord(a, fmt), _ord(b, fmt)
+    nan = (oa == NAN_ORDINAL) | (ob == NAN_ORDINAL)
+    same_sign = (oa >= 0) == (ob >= 0)
+    with np.errstate(over="ignore"):
+        exact = np.abs(np.where(same_sign & ~nan, oa - ob, 0)).astype(np.float64)      # no overflow: one sign
+    apart = np.abs(oa.astype(np.float64)) + np.abs(ob.astype(np.float64))             # across zero
+    return np.where(nan & (oa == ob), 0.0, np.where(nan, np.inf, np.where(same_sign, exact, apart)))
+
+
+def _rows_of(stats):
+    """(case, reduced, x rows, y rows, reference rows) of every case that ran."""
+    for case, reduced, y, ref in stats.outputs:
+        yield case, reduced, to_rows(case.x, reduced)[0], to_rows(y, reduced)[0], ref
+
+
+def _result(p, status, checked, bad, example=None, note=None):
+    method = "every output of the measured rows and the target run again on related rows (a sample)"
+    return PropertyResult(p.name, p.kind, p.statement, status, method, inputs_checked=int(checked),
+                          violations=int(bad), counterexample=example, note=note)
+
+
+def _row(x) -> list:
+    x = np.asarray(x, dtype=np.float64)
+    return [float(v) for v in x] if x.size <= 16 else [float(v) for v in x[:16]] + ["..."]
+
+
+def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
+    out = []
+
+    def rerun(x, reduced):
+        return call_target(tgt, op, std, x, reduced)
+
+    for p in op.properties:
+        kind = p.kind
+        checked = bad = 0
+        example = None
+        note = None
+        if kind in ("range", "nan_row", "infinite_entries", "one_hot_first", "row_sum"):
+            for case, reduced, xr, yr, ref in _rows_of(stats):
+                rr = to_rows(ref.rounded, reduced)[0]
+                y64, x64 = yr.astype(np.float64), xr.astype(np.float64)
+                nan_row = np.isnan(x64).any(axis=1)
+                inf_row = np.isinf(x64).any(axis=1) & ~nan_row
+                if kind == "range":
+                    sel = ~(nan_row | inf_row)[:, None] & np.ones(yr.shape, bool)   # rows with +-inf: "infinite"
+                    viol = sel & (np.isnan(y64) | ((y64 < p.lower) if p.lower is not None else False)
+                                  | ((y64 > p.upper) if p.upper is not None else False))
+                    checked += int(sel.sum())
+                elif kind == "nan_row":
+                    viol = nan_row[:, None] & ~np.isnan(y64)
+                    checked += int(nan_row.sum())
+                elif kind == "infinite_entries":
+                    # NaN, infinities and zeros where the rule puts them; other values within max_ulp
+                    tol = max(0, math.ceil(max_ulp - 0.5))
+                    viol = inf_row[:, None] & (_distance(yr, rr, fmt) > tol)
+                    checked += int(inf_row.sum())
+                elif kind == "one_hot_first":
+                    viol = ~nan_row[:, None] & ~same_bits(yr, rr, fmt)
+                    checked += int((~nan_row).sum())
+                else:
+                    viol, n_rows = _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp)
+                    checked += n_rows
+                bad_rows = np.nonzero(np.asarray(viol).reshape(yr.shape[0], -1).any(axis=1))[0]
+                bad += len(bad_rows)
+                if len(bad_rows) and example is None:
+                    i = int(bad_rows[0])
+                    again = to_rows(rerun(case.x, reduced), reduced)[0]
+                    example = {"case": case.label, "row": _row(xr[i]), "got": _row(yr[i]), "want": _row(rr[i]),
+                               "replayed": bool(np.all(_distance(again[i], yr[i], fmt) == 0))}
+        elif kind in ("shift_invariance", "permutation", "row_monotonic"):
+            checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
+        else:
+            out.append(_result(p, "skipped", 0, 0, note=f"no black-box check of kind {kind}"))
+            continue
+        if checked == 0:
+            out.append(_result(p, "skipped", 0, 0, note="no measured row applies (a case the target could not "
+                                                        "be given?)"))
+            continue
+        status = "refuted" if bad else "checked"
+        out.append(_result(p, status, checked, bad, example, note))
+    return out
+
+
+def _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp):
+    """(violations per row, rows checked): rows without NaN or infinite entries, of length 1 or more."""
+    keep = np.isfinite(x64).all(axis=1) & (x64.shape[1] > 0)
+    viol = np.zeros(x64.shape[0], dtype=bool)
+    u = 2.0 ** (1 - fmt.p)
+    tiny = 2.0 ** (fmt.emin - fmt.p + 1)
+    hr = to_rows(ref.exact_hi, reduced)[0]
+    for i in np.nonzero(keep)[0]:
+        y = y64[i]
+        n = y.size
+        bound = 0.0
+        if not np.all(np.isfinite(y)):
+            gap = math.inf      # a NaN or infinite output in a row of finite entries: no sum of 1
+        elif p.sum_of == "y":
+            gap = abs(math.fsum(list(y) + [-1.0]))     # sum - 1, rounded once
+            bound = max_ulp * u + n * max_ulp * tiny
+        else:
+            gap = abs(float(np.sum(np.exp(y.astype(np.longdouble))) - 1))     # in long double: near 1 it cancels
+            t = hr[i]
+            # y_i within max_ulp ULPs of t_i moves exp(t_i) by at most exp(t_i) expm1(max_ulp ulp(t_i))
+            ulp_t = np.ldexp(1.0, np.maximum(np.frexp(np.abs(t))[1] - 1, fmt.emin) - fmt.p + 1)
+            bound = float(np.sum(np.exp(t) * np.expm1(max_ulp * ulp_t))) * 1.001 + n * 2.0 ** -62
+        viol[i] = not (gap <= bound)
+    return viol[:, None], int(keep.sum())
+
+
+def _related(op, kind, p, fmt, stats, rerun, max_ulp):
+    """Shift, permutation and monotonicity: the target run again on related rows of the random cases."""
+    checked = bad = 0
+    example = None
+    tol = 0 if op.name == "Hardmax" else math.ceil(2 * max_ulp)
+    rng = np.random.default_rng(1)
+    for case, reduced, xr, yr, ref in _rows_of(stats):
+        if not case.label.startswith(("random rows", "ties")) or xr.shape[1] < 2 or xr.shape[0] > 4096:
+            continue
+        x64 = xr.astype(np.float64)
+        if kind == "shift_invariance":
+            # whole numbers shift exactly: the rows rounded to integers (exact in every format up to 2^8)
+            base = np.clip(np.round(x64), -60, 60)
+            c = 8.0
+            xa = base.astype(fmt.dtype)
+            xb = (base + c).astype(fmt.dtype)
+            ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
+            dist = _distance(ya, yb, fmt)
+            related = (xa, xb, ya, yb)
+            words = f"the row plus {c:g}"
+        elif kind == "permutation":
+            xa = xr
+            if op.name == "Hardmax":   # on rows without ties only
+                srt = np.sort(x64, axis=1)
+                no_ties = ~np.any(srt[:, 1:] == srt[:, :-1], axis=1)
+                xa = xr[no_ties]
+                if not xa.shape[0]:
+                    continue
+            perm = rng.permutation(xa.shape[1])
+            ya = _call_rows(rerun, case, reduced, xa, fmt)
+            yb = _call_rows(rerun, case, reduced, np.ascontiguousarray(xa[:, perm]), fmt)
+            dist = _distance(ya[:, perm], yb, fmt)
+            related = (xa, xa[:, perm], ya[:, perm], yb)
+            words = "the row permuted (outputs compared in the permuted order)"
+        else:
+            # nudge element 0 of each row up by one value of the format: y_0 must not fall, the others not rise
+            xa = xr
+            xb = xr.copy()
+            xb[:, 0] = np.nextafter(xr[:, 0].astype(np.float64), np.inf).astype(fmt.dtype) \
+                if fmt.p == 53 else _next_up(xr[:, 0], fmt)
+            ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
+            oa, ob = _ord(ya, fmt), _ord(yb, fmt)
+            oa, ob = oa.astype(np.float64), ob.astype(np.float64)
+            fall = np.zeros(oa.shape)
+            fall[:, 0] = np.maximum(oa[:, 0] - ob[:, 0], 0)
+            fall[:, 1:] = np.maximum(ob[:, 1:] - oa[:, 1:], 0)
+            dist = fall
+            related = (xa, xb, ya, yb)
+            words = "element 0 nudged up by one value of the format"
+        allowed = 0 if kind == "row_monotonic" else tol
+        rows_bad = np.nonzero((dist > allowed).any(axis=1))[0]
+        checked += xa.shape[0]
+        bad += len(rows_bad)
+        if len(rows_bad) and example is None:
+            i = int(rows_bad[0])
+            xa_, xb_, ya_, yb_ = related
+            again = _call_rows(rerun, case, reduced, xb_, fmt)
+            example = {"case": case.label, "row": _row(xa_[i]), "related_row": _row(xb_[i]), "how": words,
+                       "got": _row(ya_[i]), "got_related": _row(yb_[i]), "distance_ulps": float(np.max(dist[i])),
+                       "allowed_ulps": allowed, "replayed": bool(np.all(_distance(again[i], yb[i], fmt) == 0))}
+    note = None
+    if kind in ("shift_invariance", "permutation") and tol:
+        note = f"outputs may move by {tol} ULP(s): twice the {max_ulp:g} ULP each output may be off"
+    return checked, bad, example, note
+
+
+def _call_rows(rerun, case, reduced, rows2d, fmt) -> np.ndarray:
+    """The target on these rows as a 2-D tensor, its last axis reduced (every standard's rule can say so)."""
+    return rerun(np.ascontiguousarray(rows2d), (1,))
+
+
+def _next_up(v, fmt):
+    bits = np.ascontiguousarray(v).view(fmt.uint).astype(np.int64)
+    sign = 1 << (fmt.bits - 1)
+    neg = (bits & sign) != 0
+    zero = (bits & (sign - 1)) == 0
+    up = np.where(neg & ~zero, bits - 1, np.where(neg & zero, 1, bits + 1))
+    return up.astype(fmt.uint).view(fmt.dtype)

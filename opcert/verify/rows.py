@@ -1,0 +1,359 @@
+"""Accuracy and properties of a tensor operator's target, over rows.
+
+Every output element is compared with the correctly rounded reference of its row (spec.row_reference):
+its error in ULPs of the exact value (verify.ulp), NaN and infinities bit for bit against the declared
+rule (spec.tensor.limit_row). Beside it, each row's sum: Softmax's outputs sum to 1, LogSoftmax's
+exponentials too, within the bound that half an ULP (or the check's `max_ulp`) per output allows.
+
+The rows (`cases`): stratified random rows of lengths 1 to 4,096 at several scales, and the hard cases
+where runtimes' softmax bugs live: values whose exponential overflows the working format unless the row
+maximum is subtracted, one dominant element with others whose outputs are subnormal, ties and equal
+elements (a float16 sum of 4,096 ones stalls at 2,048), long rows (10^5), NaN and +-inf entries, rows of
+-inf, empty rows, and the reduction axis in every position of 1- to 4-d shapes (several axes for
+DirectML's `1` forms). The properties are decided on those outputs and on the target run again on
+shifted, permuted and nudged rows: `checked` (a sample), or `refuted` with a replayed row.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..errors import TargetFailure, UsageError
+from ..formats import get_format
+from ..spec import get_tensor_operator
+from ..spec.row_reference import reference_detailed
+from ..spec.tensor import reduced_axes, to_rows
+from .row_calls import call_target, same_bits
+from .ulp import ulp_error
+
+DEFAULT_ROWS = 20_000        # elements of the random rows (the hard cases come on top)
+LONGEST_ROW = 100_000        # the longest row of `cases`: a binary64 budget that depends on n is taken there
+
+
+@dataclass
+class Case:
+    label: str
+    x: np.ndarray
+    axis: int | None = None
+    axes: tuple | None = None
+
+
+@dataclass
+class RowResult:
+    op: str
+    target: str
+    dtype: str
+    standard: str
+    status: str = "ok"                  # ok | unsupported | crashed
+    error: str | None = None
+    elements: int = 0
+    rows: int = 0
+    max_ulp: float = 0.0
+    worst: dict | None = None
+    special_mismatches: int = 0
+    nan_mismatches: int = 0
+    inf_mismatches: int = 0
+    correctly_rounded: int = 0
+    special_examples: list = field(default_factory=list)
+    call_failures: list = field(default_factory=list)   # cases where the target raised or returned no array
+    row_sum: dict | None = None
+    properties: list = field(default_factory=list)
+    cases: list = field(default_factory=list)     # per case: label, shape, axes, max ULP, specials wrong
+    elapsed_s: float = 0.0
+    command: str = ""
+    target_version: str = ""
+    allowed_ulp: float = 0.5            # the per-output error the row properties' bounds allow
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.special_mismatches == 0 and not self.call_failures
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def gate_accuracy(self) -> dict:
+        """The result as a gate check's `accuracy` (the keys the reports and `opcert diff` read), with the
+        rows' own facts beside them (kind "rows")."""
+        d = self.to_dict()
+        w = self.worst or {}
+        fmt = get_format(self.dtype)
+
+        def bits(v):
+            return "0x" + format(int(np.array([v]).astype(fmt.dtype).view(fmt.uint)[0]), f"0{fmt.bits // 4}x")
+        d.update({"kind": "rows", "inputs_checked": self.elements, "signed_zero_mismatches": 0,
+                  "subnormal_flushes": 0, "attrs": {}, "notes": self._notes(),
+                  "target_info": {"name": self.target, "kind": "tensor", "version": self.target_version}})
+        if self.max_ulp is not None and w:
+            d.update({"worst_input": w["x"], "worst_input_bits": bits(w["x"]), "worst_output": w["got"],
+                      "worst_output_bits": bits(w["got"]), "worst_reference": w["want"],
+                      "worst_reference_bits": bits(w["want"]), "worst_exact": None})
+        else:
+            d["max_ulp"] = None
+        for k, v in list(d.items()):        # JSON: no NaN or inf numbers in the rows' excerpts
+            d[k] = _plain(v)
+        return d
+
+    def _notes(self) -> list[str]:
+        out = []
+        w = self.worst
+        if w:
+            shown = f"the row {w['row']}" if w.get("row") else \
+                f"a row of {w['length']} (row maximum {w['row_max']!r}; around it: {w['neighbours']})"
+            out.append(f"worst element: position {w['position']} of {shown} ({w['case']})"
+                       + ("" if w.get("replayed", True) else "; not reproduced when run again"))
+        rs = self.row_sum
+        if rs:
+            what = "the outputs" if rs["sum_of"] == "y" else "the outputs' exponentials"
+            out.append(f"row sums: |sum of {what} - 1| up to {rs['max_abs_error']:.3g} = "
+                       f"{rs['max_units_of_2^-p']:.3g} x 2^-{get_format(self.dtype).p}, in a row of {rs['row_length']} "
+                       f"({rs['case']})")
+        skipped = [c for c in self.cases if "skipped" in c]
+        if skipped:
+            out.append(f"{len(skipped)} case(s) not given to the target: {skipped[0]['skipped']}")
+        if self.error and self.status == "ok":
+            out.append(self.error)
+        for f in self.call_failures[:3]:
+            out.append(f"the target failed on {f['case']} (shape {f['shape']}, axes {f['axes']}): {f['error']}")
+        return out
+
+
+def _plain(v):
+    """JSON-safe: NaN and infinities as strings, recursively."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _fmt_rows(fmt, a):
+    return np.asarray(a, dtype=np.float64).astype(fmt.dtype)
+
+
+def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
+    """The rows a check runs (module docstring), as tensors with the standard's axis arguments."""
+    rng = np.random.default_rng(seed)
+    kind = std.axes.kind
+    out: list[Case] = []
+
+    def rows(label, block):
+        """A 2-D block of rows: the last axis reduced (every rule can say so)."""
+        block = _fmt_rows(fmt, block)
+        if kind == "coerce-2d" or kind == "single":
+            out.append(Case(label, block, axis=1 if block.ndim == 2 else None))
+        elif kind == "last":
+            out.append(Case(label, block))
+        else:
+            out.append(Case(label, block, axes=(1,)))
+    lengths = [1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 1000, 4096]
+    per = max(1, samples // (3 * len(lengths)))
+    for scale in (1.0, 4.0, 16.0):
+        for n in lengths:
+            m = max(1, per // n)
+            rows(f"random rows of {n} (scale {scale:g})", rng.standard_normal((m, n)) * scale)
+    # the exponential overflows the format's own arithmetic, then binary32's, then binary64's, unless the
+    # row maximum is subtracted
+    big = [v for v in (11.5, 95.0, 720.0) if v < fmt.max_finite / 2]
+    for v in big:
+        rows(f"values near {v:g} (exp overflows without the row maximum subtracted)",
+             v + rng.standard_normal((64, 8)) * min(1.0, v / 64))
+    # one dominant element, the others' outputs subnormal in the format
+    tiny = -math.log(2.0 ** (fmt.emin)) + 2
+    dom = np.concatenate([np.zeros((32, 1)), -tiny - rng.uniform(0, 8, (32, 7))], axis=1)
+    rows("one dominant element, subnormal outputs for the others", dom)
+    ties = rng.integers(0, 3, (256, 6)).astype(np.float64)
+    rows("ties (small integers)", ties)
+    rows("equal elements: rows of 3 and of 4,096", np.zeros((4, 3)))
+    rows("equal elements, 4,096 (a float16 sum stalls at 2,048)", np.full((2, 4096), 1.5))
+    rows("a long row of 100,000", rng.standard_normal((1, 100_000)) * 3)
+    inf, nan = np.inf, np.nan
+    specials = [[nan, 1.0, 2.0], [inf, 1.0, 2.0], [1.0, inf, inf], [-inf, 1.0, 2.0], [-inf, -inf, -inf],
+                [inf, -inf, 0.0], [nan, inf, -inf], [0.0, -inf, -inf]]
+    rows("NaN and infinite entries", specials)
+    rows("empty rows", np.zeros((3, 0)))
+    # the reduction axis in every position, several axes
+    if kind == "single":
+        for shape, axis in (((5,), 0), ((7, 3), 0), ((3, 9, 4), 1), ((2, 3, 17, 2), 2), ((6, 2, 3, 2), 0)):
+            out.append(Case(f"shape {shape}, axis {axis}", _fmt_rows(fmt, rng.standard_normal(shape) * 3), axis=axis))
+    elif kind == "coerce-2d":
+        for shape, axis in (((3, 4, 5), 1), ((2, 3, 4), 0), ((2, 3, 4, 5), 2), ((6,), 0)):
+            out.append(Case(f"shape {shape}, axis {axis} (rows of the trailing axes)",
+                            _fmt_rows(fmt, rng.standard_normal(shape) * 3), axis=axis))
+    elif kind == "last":
+        for shape in ((1, 1, 5, 7), (9,), (1, 3, 33)):
+            out.append(Case(f"shape {shape}", _fmt_rows(fmt, rng.standard_normal(shape) * 3)))
+    else:
+        for shape, axes in (((4, 3, 5), (0, 2)), ((2, 3, 4), (1,)), ((2, 3, 4, 5), (1, 2, 3)), ((3, 4), (0,))):
+            out.append(Case(f"shape {shape}, axes {list(axes)}", _fmt_rows(fmt, rng.standard_normal(shape) * 3),
+                            axes=axes))
+    return out
+
+
+def _row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
+    """A row as people can find it again: its length, the element, its neighbours, its maximum."""
+    row64 = row.astype(np.float64)
+    lo, hi = max(0, j - 3), min(row.size, j + 4)
+    return {"length": int(row.size), "position": int(j), "x": float(row64[j]),
+            "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
+            "row_max": float(np.max(row64)) if row.size else None,
+            "row": [float(v) for v in row64] if row.size <= 16 else None}
+
+
+def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard: str | None = None,
+                 samples: int | None = None, seed: int = 0, max_ulp: float = 0.5,
+                 isolation: str = "process") -> RowResult:
+    """Measure `target` on the tensor operator `op` in `dtype` over the rows of `cases`, and check the
+    declared row properties on them. max_ulp: the per-output error the row-sum, shift and permutation
+    bounds allow (0.5: correctly rounded). An untrusted target runs in a supervised worker: a crash is a
+    result (status crashed), never opcert's."""
+    op, named = get_tensor_operator(op)
+    std = op.standard(standard or named)
+    fmt = get_format(dtype)
+    if fmt.kind != "float":
+        raise UsageError(f"{op.name} takes floating-point tensors; allowed: float16, bfloat16, float32, float64")
+    samples = DEFAULT_ROWS if samples is None else int(samples)
+    if samples < 1:
+        raise UsageError(f"samples must be 1 or more (got {samples})")
+    from ..targets.tensor import load
+    from ..workers import in_worker
+    if target != "opcert" and isolation == "process" and not in_worker():
+        from ..workers import WorkerLost, run_isolated
+        try:
+            return run_isolated(measure_rows, op.name, target, dtype, standard=std.key, samples=samples, seed=seed,
+                                max_ulp=max_ulp, isolation="none")
+        except WorkerLost as lost:
+            return RowResult(op.name, target, fmt.name, std.key, status="crashed",
+                             error=f"target {target} {lost}", command=_command(op, target, fmt, std, samples, seed))
+    t0 = time.perf_counter()
+    res = RowResult(op.name, target, fmt.name, std.key, command=_command(op, target, fmt, std, samples, seed),
+                    allowed_ulp=max_ulp)
+    tgt = load(target)
+    res.target_version = str(tgt.version)
+    supported = fmt.name in {d for u in std.support for d in u.dtypes}
+    all_cases = cases(op, std, fmt, samples, seed)
+    stats = _Stats(res, fmt, max_ulp, next((p for p in op.properties if p.kind == "row_sum"), None))
+    for case in all_cases:
+        reduced = reduced_axes(op, std, case.x.ndim, case.axis, list(case.axes) if case.axes else None)
+        why = tgt.unsupported(op, std, fmt.name, reduced, case.x.ndim)
+        if why:
+            res.cases.append({"label": case.label, "shape": list(case.x.shape), "axes": list(reduced),
+                              "skipped": why})
+            continue
+        ref = reference_detailed(op, case.x, standard=std.key, axis=case.axis,
+                                 axes=list(case.axes) if case.axes else None)
+        try:
+            y = call_target(tgt, op, std, case.x, reduced)
+        except TargetFailure as exc:     # a finding about this case; the other cases go on
+            res.call_failures.append({"case": case.label, "shape": list(case.x.shape), "axes": list(reduced),
+                                      "error": str(exc)})
+            continue
+        stats.add(case, reduced, y, ref)
+    if not any("skipped" not in c for c in res.cases) and res.status == "ok" and not res.call_failures:
+        res.status = "unsupported"
+        res.error = next((c["skipped"] for c in res.cases if "skipped" in c), "no case ran")
+    elif res.status == "ok":
+        try:
+            stats.replay(lambda x, reduced: call_target(tgt, op, std, x, reduced))
+            res.properties = _properties(op, std, fmt, tgt, all_cases, stats, max_ulp)
+        except TargetFailure as exc:
+            res.status, res.error = "crashed", f"called again: {exc}"
+    if not supported:
+        res.error = (res.error + "; " if res.error else "") + \
+            f"{std.key}'s {std.op_name} does not list {fmt.name}: measured as asked"
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _command(op, target, fmt, std, samples, seed) -> str:
+    return (f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {std.key} "
+            f"--samples {samples} --seed {seed}")
+
+
+class _Stats:
+    def __init__(self, res: RowResult, fmt, max_ulp: float, row_sum=None):
+        self.res, self.fmt, self.max_ulp, self.row_sum = res, fmt, max_ulp, row_sum
+        self.outputs = []       # (case, reduced, y): the properties read them
+        self.worst_at = None    # (case, reduced, row, position, output): replayed before it is reported
+        self.special_at = []
+
+    def replay(self, call) -> None:
+        """Run the target again on the call that gave the worst element and each special example: the
+        same bits again, or the result says it was not reproduced."""
+        def again(at) -> bool:
+            case, reduced, i, j, got = at
+            y = to_rows(call(case.x, reduced), reduced)[0]
+            return bool(same_bits(y[i, j], got, self.fmt))
+        if self.worst_at is not None:
+            self.res.worst["replayed"] = again(self.worst_at)
+        for ex, at in zip(self.res.special_examples, self.special_at):
+            ex["replayed"] = again(at)
+
+    def _sums(self, case, yr, xr) -> None:
+        """The row-sum error |sum - 1| of every finite row (sum of the outputs, or of their exponentials),
+        in units of 2^-p: correctly rounded outputs keep it under 1 (+ n 2^(emin - 1) for subnormal ones)."""
+        p, fmt = self.row_sum, self.fmt
+        keep = np.isfinite(xr.astype(np.float64)).all(axis=1) & (xr.shape[1] > 0)
+        for i in np.nonzero(keep)[0]:
+            y = yr[i].astype(np.float64)
+            if not np.all(np.isfinite(y)):
+                err = math.inf
+            else:
+                err = abs(math.fsum(list(y) + [-1.0])) if p.sum_of == "y" else \
+                    abs(float(np.sum(np.exp(y.astype(np.longdouble))) - 1))  # sum - 1, the sum not rounded first
+            units = err / 2.0 ** -fmt.p
+            cur = self.res.row_sum
+            if cur is None or units > cur["max_units_of_2^-p"] or (math.isnan(units) and not math.isnan(
+                    cur["max_units_of_2^-p"])):
+                self.res.row_sum = {"sum_of": p.sum_of, "max_abs_error": err, "max_units_of_2^-p": units,
+                                    "row_length": int(y.size), "case": case.label, "row": int(i)}
+
+    def add(self, case: Case, reduced, y: np.ndarray, ref) -> None:
+        res, fmt = self.res, self.fmt
+        self.outputs.append((case, reduced, y, ref))
+        yr, _ = to_rows(y, reduced)
+        xr, _ = to_rows(case.x, reduced)
+        rr, _ = to_rows(ref.rounded, reduced)
+        hr, _ = to_rows(ref.exact_hi, reduced)
+        lr, _ = to_rows(ref.exact_lo, reduced)
+        res.elements += yr.size
+        res.rows += yr.shape[0]
+        with np.errstate(all="ignore"):
+            err = ulp_error(yr, hr, lr, fmt)
+        special = ~np.isfinite(np.asarray(rr, dtype=np.float64)) | ~np.isfinite(np.asarray(yr, dtype=np.float64))
+        wrong = special & ~same_bits(yr, rr, fmt)
+        res.correctly_rounded += int(np.sum(~special & (err <= 0.5))) + int(np.sum(special & ~wrong))
+        nanish = np.isnan(np.asarray(rr, dtype=np.float64)) | np.isnan(np.asarray(yr, dtype=np.float64))
+        res.nan_mismatches += int(np.sum(wrong & nanish))
+        res.inf_mismatches += int(np.sum(wrong & ~nanish))
+        entry = {"label": case.label, "shape": list(case.x.shape), "axes": list(reduced), "rows": int(yr.shape[0]),
+                 "max_ulp": None, "specials_wrong": int(wrong.sum())}
+        finite_err = np.where(special, np.nan, err)
+        if np.any(~np.isnan(finite_err)):
+            k = int(np.nanargmax(finite_err))
+            e = float(finite_err.flat[k])
+            entry["max_ulp"] = e
+            if e > res.max_ulp or res.worst is None:
+                i, j = divmod(k, yr.shape[1])
+                res.max_ulp = max(res.max_ulp, e)
+                self.worst_at = (case, reduced, int(i), int(j), yr[i, j])
+                res.worst = {"case": case.label, "row": int(i), **_row_excerpt(xr[i], j, fmt),
+                             "got": float(np.float64(yr[i, j])), "want": float(np.float64(rr[i, j])), "ulp": e}
+        if wrong.any():
+            res.special_mismatches += int(wrong.sum())
+            for i, j in list(zip(*np.nonzero(wrong)))[:3 - min(3, len(res.special_examples))]:
+                self.special_at.append((case, reduced, int(i), int(j), yr[i, j]))
+                res.special_examples.append({"case": case.label, "row": int(i), **_row_excerpt(xr[i], j, fmt),
+                                             "got": float(np.float64(yr[i, j])), "want": float(np.float64(rr[i, j]))})
+        res.cases.append(entry)
+        if self.row_sum is not None and yr.size:
+            self._sums(case, yr, xr)
+
+
+def _properties(op, std, fmt, tgt, all_cases, stats: _Stats, max_ulp: float) -> list[dict]:
+    from . import row_properties
+    return [r.to_dict() for r in row_properties.check(op, std, fmt, tgt, stats, max_ulp)]
