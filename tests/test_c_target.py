@@ -155,3 +155,49 @@ def test_a_c_kernel_wrong_at_one_input_is_caught_by_the_gate(cli, tmp_path, lib)
     assert code == 1 and check["status"] == "fail"
     assert acc["correctly_rounded"] == 65535 and acc["worst_input_bits"] == "0x3c00"
     assert "x = 1.0 (0x3c00)" in out
+
+
+TENSOR_KERNELS = r"""
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Softmax over the trailing axes (the rows contiguous), binary64 inside, one rounding */
+void softmax_f32(const float *x, float *y, const int64_t *sizes, size_t rank, const uint32_t *axes,
+                 size_t axis_count, const float *attrs) {
+    int64_t total = 1, n = 1;
+    for (size_t k = 0; k < rank; k++) total *= sizes[k];
+    for (size_t k = 0; k < axis_count; k++) n *= sizes[axes[k]];
+    for (int64_t r = 0; n > 0 && r < total / n; r++) {
+        const float *a = x + r * n;
+        float *b = y + r * n;
+        double m = -INFINITY, s = 0.0;
+        for (int64_t i = 0; i < n; i++) m = a[i] > m ? a[i] : m;
+        for (int64_t i = 0; i < n; i++) s += exp((double)a[i] - m);
+        for (int64_t i = 0; i < n; i++) b[i] = (float)(exp((double)a[i] - m) / s);
+    }
+}
+/* the same, dereferencing NULL on rows longer than 1,000 */
+void softmax_crash(const float *x, float *y, const int64_t *sizes, size_t rank, const uint32_t *axes,
+                   size_t axis_count, const float *attrs) {
+    volatile float *p = NULL;
+    if (sizes[rank - 1] > 1000) y[0] = *p;
+    softmax_f32(x, y, sizes, rank, axes, axis_count, attrs);
+}
+"""
+
+
+def test_c_tensor_kernels(tmp_path):
+    """The tensor ABI: a careful C softmax is measured (within 1 ULP, its row properties hold on the sample);
+    one that crashes on long rows fails its check with what it was doing, and opcert goes on."""
+    from opcert.verify.rows import measure_rows
+    (tmp_path / "t.c").write_text(TENSOR_KERNELS)
+    so = tmp_path / "libt.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(tmp_path / "t.c"), "-lm"], check=True)
+    good = measure_rows("Softmax", f"c:{so}:softmax_f32", "float32", standard="directml", samples=3000, max_ulp=1)
+    assert good.status == "ok" and good.max_ulp <= 1 and good.elements > 100_000, good.error
+    assert [p["status"] for p in good.properties if p["name"] in ("range", "row_sum", "shift")] == ["checked"] * 3
+    # the declared rule for +inf entries: this kernel gives exp(inf - inf) = NaN there
+    assert good.special_mismatches > 0 and good.special_examples[0]["replayed"]
+    bad = measure_rows("Softmax", f"c:{so}:softmax_crash", "float32", standard="directml", samples=3000)
+    assert bad.status == "crashed" and "SIGSEGV" in bad.error and "shape (1, 4096)" in bad.error, bad.error

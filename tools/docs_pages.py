@@ -73,6 +73,24 @@ def catalog() -> str:
         for p in r["properties"]:
             out.append(f"| `{p['name']}` | {p['statement'].replace('|', '/')} |")
         out += ["", "Implementation:", "", "```text", str(r["implementation"]), "```"]
+    from opcert.cli import tensor_record
+    from opcert.spec import tensor_operators
+    out.append("\n## Tensor operators\n\nEach output is a function of its row ([tensor operators]"
+               "(tensor-operators.md)); each operator's file is in `opcert/spec/tensor_ops/`.\n")
+    for op in tensor_operators():
+        r = tensor_record(op)
+        out.append(f"\n### {r['name']}\n\n{r['summary']} (primary standard: {r['primary_standard']}; types: "
+                   f"{', '.join(r['dtypes'])}; a -inf entry gives {r['absent']}).\n")
+        out += ["| standard | name | formula | rows | types since |", "|---|---|---|---|---|"]
+        for s in r["standards"]:
+            since = "; ".join(f"{x['since']}: {', '.join(x['dtypes'])}" + (f" (ranks {x['ranks'][0]} to "
+                              f"{x['ranks'][1]})" if x["ranks"] else "") for x in s["support"])
+            formula = s["formula"].replace("|", "\\|")
+            out.append(f"| {s['key']} | {s['name']} | `{formula}` | {s['axes']['text']} | {since} |")
+        out += ["", "| property | statement |", "|---|---|"]
+        for p in r["properties"]:
+            out.append(f"| `{p['name']}` | {p['statement'].replace('|', '/')} |")
+        out += ["", "Implementation:", "", "```text", r["implementation"], "```"]
     return "\n".join(out) + "\n"
 
 

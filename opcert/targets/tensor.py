@@ -99,6 +99,22 @@ class OnnxRuntime(_Onnx):
         self.ort = ort
         self.version = ort.__version__
         self.sessions = {}
+        self.refused = {}
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        why = super().unsupported(op, std, dtype, reduced, rank)
+        if why:
+            return why
+        probe = (op.name, std.key, dtype, reduced, rank)
+        if probe not in self.refused:     # the library's own refusal (a type it has no kernel for)
+            from ..formats import get_format
+            x = np.zeros((2,) * rank, dtype=get_format(dtype).dtype)
+            try:
+                self.call(op, std, x, reduced)
+                self.refused[probe] = None
+            except Exception as exc:   # noqa: BLE001 - NOT_IMPLEMENTED and the like: ONNX Runtime's message
+                self.refused[probe] = f"onnxruntime {self.version}: {str(exc).splitlines()[0][:300]}"
+        return self.refused[probe]
 
     def call(self, op, std, x, reduced):
         key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
@@ -211,9 +227,9 @@ def load(name: str) -> TensorTarget:
             raise UsageError(f"target {name} needs {EXTRAS[name]}, which is not installed ({exc}): pip install "
                              f"'opcert[{EXTRAS[name]}]'") from None
     if name.startswith("c:"):
-        raise UsageError("C kernels of the tensor operators (the tensor signature f(x, y, sizes, rank, axes, "
-                         "axis_count, attrs)) are not supported yet; allowed: " + choices(NAMES) + ", module:function")
+        from .tensor_c import CTensor
+        return CTensor(name)
     if ":" in name:
         return Callable(name)
     raise UsageError(f"unknown target {name!r} for a tensor operator; allowed: {choices(NAMES)}, module:function "
-                     "(f(x, axis=...) -> ndarray)")
+                     "(f(x, axis=...) -> ndarray), c:PATH:SYMBOL (targets.tensor_c)")

@@ -14,8 +14,11 @@ def same_bits(a, b, fmt) -> np.ndarray:
 def call_target(tgt, op, std, x, reduced) -> np.ndarray:
     """The target's output, checked: an array of x's dtype and shape (anything else, or an exception, is a
     TargetFailure naming the input's shape)."""
+    from ..workers import activity
     try:
-        y = tgt.call(op, std, x.copy(), reduced)
+        with activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"), \
+                np.errstate(all="ignore"):
+            y = tgt.call(op, std, x.copy(), reduced)
     except Exception as exc:   # noqa: BLE001 - whatever the target raises is its failure
         raise TargetFailure(f"{type(exc).__name__}: {str(exc)[:300]} (input {x.dtype.name} {x.shape}, axes "
                             f"{list(reduced)})") from None

@@ -57,6 +57,8 @@ class RowResult:
     nan_mismatches: int = 0
     inf_mismatches: int = 0
     correctly_rounded: int = 0
+    subnormal_flushes: int = 0          # outputs of 0 where the correctly rounded value is subnormal: apart
+    flush_example: dict | None = None
     special_examples: list = field(default_factory=list)
     call_failures: list = field(default_factory=list)   # cases where the target raised or returned no array
     row_sum: dict | None = None
@@ -84,7 +86,7 @@ class RowResult:
         def bits(v):
             return "0x" + format(int(np.array([v]).astype(fmt.dtype).view(fmt.uint)[0]), f"0{fmt.bits // 4}x")
         d.update({"kind": "rows", "inputs_checked": self.elements, "signed_zero_mismatches": 0,
-                  "subnormal_flushes": 0, "attrs": {}, "notes": self._notes(),
+                  "attrs": {}, "notes": self._notes(),
                   "target_info": {"name": self.target, "kind": "tensor", "version": self.target_version}})
         if self.max_ulp is not None and w:
             d.update({"worst_input": w["x"], "worst_input_bits": bits(w["x"]), "worst_output": w["got"],
@@ -115,6 +117,11 @@ class RowResult:
             out.append(f"{len(skipped)} case(s) not given to the target: {skipped[0]['skipped']}")
         if self.error and self.status == "ok":
             out.append(self.error)
+        if self.subnormal_flushes:
+            e = self.flush_example
+            out.append(f"{self.subnormal_flushes} subnormal outputs flushed to zero (counted apart from the ULP "
+                       f"figure), first at position {e['position']} of a row of {e['length']} ({e['case']}): "
+                       f"0 where {e['want']!r} is due")
         for f in self.call_failures[:3]:
             out.append(f"the target failed on {f['case']} (shape {f['shape']}, axes {f['axes']}): {f['error']}")
         return out
@@ -332,7 +339,16 @@ class _Stats:
         res.inf_mismatches += int(np.sum(wrong & ~nanish))
         entry = {"label": case.label, "shape": list(case.x.shape), "axes": list(reduced), "rows": int(yr.shape[0]),
                  "max_ulp": None, "specials_wrong": int(wrong.sum())}
-        finite_err = np.where(special, np.nan, err)
+        r64 = np.asarray(rr, dtype=np.float64)
+        flushed = ~special & (np.asarray(yr, dtype=np.float64) == 0) & (r64 != 0) & \
+            (np.abs(r64) < 2.0 ** fmt.emin)
+        if flushed.any():     # counted apart, as for the element-wise operators (the check's subnormals policy)
+            res.subnormal_flushes += int(flushed.sum())
+            if res.flush_example is None:
+                i, j = (int(v[0]) for v in np.nonzero(flushed))
+                res.flush_example = {"case": case.label, **_row_excerpt(xr[i], j, fmt),
+                                     "got": float(np.float64(yr[i, j])), "want": float(r64[i, j])}
+        finite_err = np.where(special | flushed, np.nan, err)
         if np.any(~np.isnan(finite_err)):
             k = int(np.nanargmax(finite_err))
             e = float(finite_err.flat[k])
