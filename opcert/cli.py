@@ -327,13 +327,14 @@ def cmd_accuracy_tensor(args) -> int:
     from .verify.rows import measure_rows
     from .spec import get_tensor_operator
     op, _ = get_tensor_operator(args.op)
-    for flag, given in (("--attr", args.attr), ("--exhaustive", args.exhaustive), ("--workers", args.workers),
+    for flag, given in (("--attr", args.attr), ("--workers", args.workers),
                         ("--scheduler", args.scheduler), ("--checkpoint", args.checkpoint),
                         ("--attr-sweep", args.attr_sweep), ("--plot", args.plot), ("--isa", args.isa),
                         ("--layout-samples", args.layout_samples)):
         if given:
             raise UsageError(f"{flag} applies to the element-wise operators; {op.name} is a tensor operator (its "
-                             "rows are sampled: --samples, --seed, --standard, --max-ulp)")
+                             "rows are sampled: --samples, --seed, --standard, --max-ulp; --exhaustive adds every "
+                             "row of two 16-bit values)")
     fmt = get_format(args.dtype)
     if args.samples is not None:
         policy.samples(args.samples, "--samples")
@@ -347,7 +348,7 @@ def cmd_accuracy_tensor(args) -> int:
     allowed = max(0.5, args.max_ulp) if args.max_ulp is not None else \
         op.budget64(LONGEST_ROW) if (args.target == "opcert" and fmt.name == "float64") else 0.5
     res = measure_rows(op, args.target, fmt.name, standard=args.standard, samples=args.samples, seed=args.seed,
-                       max_ulp=allowed, isolation=_isolation(args))
+                       max_ulp=allowed, isolation=_isolation(args), exhaustive=args.exhaustive)
     to_stdout = args.json == "-"
     _print_rows(res, stderr=to_stdout)
     if args.json:
@@ -404,6 +405,12 @@ def _print_rows(res, stderr: bool = False) -> None:
     skipped = [c for c in res.cases if "skipped" in c]
     if skipped:
         t.add_row("cases not run", esc(f"{len(skipped)}: {skipped[0]['skipped']}"))
+    if res.pairs:
+        pr = res.pairs
+        t.add_row("every pair (rows of 2)", esc(f"{pr['pairs']:,} pairs in {pr['elapsed_s']:.0f} s: max "
+                                                f"{pr['max_ulp']:.4g} ULP, {pr['correctly_rounded']:,} outputs "
+                                                f"correctly rounded, {pr['special_mismatches']:,} against the "
+                                                f"NaN/inf rule, {pr['subnormal_flushes']:,} flushed"))
     if res.call_failures:
         f = res.call_failures[0]
         t.add_row("target failures", esc(f"{len(res.call_failures)} case(s); first {f['case']}: {f['error']}"))

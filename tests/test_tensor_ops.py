@@ -388,3 +388,39 @@ def test_onnx_backend_cases():
                     assert _same(got, want), case.name
                 else:
                     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=case.name)
+
+
+@pytest.mark.parametrize("name, dtype", [("Softmax", "float16"), ("LogSoftmax", "bfloat16"), ("Hardmax", "float16")])
+def test_the_pair_sweep_reference_is_the_reference(name, dtype):
+    """The pair sweep's own reference (the exact difference through a fast sigmoid or softplus under the
+    primitives' contracts, a table for infinite entries) gives the bits of the general row reference on
+    every pair of 280 values (every sign, binade and special), and opcert's implementation passes it."""
+    from opcert.verify.row_pairs import PairSweep, _all_values
+    from opcert.spec.row_reference import reference_rows
+    from opcert.impl.tensor_run import run
+    op, _ = get_tensor_operator(name)
+    fmt = get_format(dtype)
+    every = _all_values(fmt)
+    pick = np.unique(np.concatenate([np.linspace(0, 65535, 260).astype(int), np.arange(31720, 31740)]))
+    values = every[pick]
+    seen = {}
+
+    def call(X):
+        seen["x"] = X
+        seen["y"] = run(op, X, axis=1)
+        return seen["y"]
+    sweep = PairSweep(op, fmt, call, 0.5, values=values)
+    sweep.run()
+    assert sweep.pairs == values.size ** 2 and sweep.special_wrong == 0 and sweep.max_err <= 0.5
+    verdicts = {v["name"]: v["status"] for v in sweep.verdicts()}
+    assert set(verdicts.values()) == {"proved"}, verdicts
+    X = seen["x"][::7]    # rows of the last block through the general reference: the same bits
+    want = reference_rows(op, X.astype(np.float64), fmt)[0].astype(fmt.dtype)
+    assert _same(seen["y"][::7], want)
+
+
+def test_exhaustive_is_for_16_bit_rows_of_two(cli):
+    code, _, err = cli("accuracy", "Softmax", "--dtype", "float32", "--exhaustive")
+    assert code == 2 and "2^64" in err
+    code, _, err = cli("accuracy", "Softmax", "--dtype", "float16", "--attr", "alpha=1")
+    assert code == 2 and "--attr applies to the element-wise operators" in err

@@ -114,8 +114,11 @@ class Check:
         return f"{base} [{self.attr_set}: {shown}]"
 
     def mode_for(self, dtype: str) -> str:
-        # exhaustive float64 is not a thing: 2^64 inputs
-        return "sample" if dtype == "float64" else self.mode
+        # exhaustive float64 is not a thing: 2^64 inputs; a tensor operator's exhaustive pass is over every
+        # pair of 16-bit values (its float32 rows are sampled)
+        if dtype == "float64" or (dtype == "float32" and is_tensor_operator(self.op)):
+            return "sample"
+        return self.mode
 
     def identity(self, dtype: str) -> dict:
         """Everything that identifies a (check, dtype): what `opcert diff` keys on."""
@@ -169,9 +172,9 @@ def _tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, se
         if given:
             _err(source, f"{where}.{key}", f"{op.name} is a tensor operator: {key} applies to the element-wise "
                  "operators (a tensor operator has no attributes; its rows are sampled)")
-    if mode == "exhaustive":
-        _err(source, f"{where}.mode", f"{op.name} is a tensor operator: its rows are sampled (mode = \"sample\"); "
-             "the pass over every pair of 16-bit values is not available yet")
+    if mode == "exhaustive" and not any(d in ("float16", "bfloat16") for d in dtypes):
+        _err(source, f"{where}.mode", f"{op.name} is a tensor operator: exhaustive adds every row of two 16-bit "
+             "values (float16, bfloat16); its float32 and float64 rows are sampled: mode = \"sample\"")
     requested = raw.get("proofs", [])
     declared = [p.name for p in op.properties]
     if requested == "all":
@@ -184,7 +187,7 @@ def _tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, se
         proofs = tuple(requested)
     else:
         _err(source, f"{where}.proofs", f"must be a list of property names, or \"all\" (got {requested!r})")
-    return Check(op.name, tuple(dtypes), target, "sample", samples, pol.max_ulp, pol.signed_zero, pol.subnormals,
+    return Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero, pol.subnormals,
                  proofs, standard, (), name, seed, pol.accept_sampled_evidence, isolation, timeout)
 
 

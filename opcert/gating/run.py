@@ -296,7 +296,8 @@ def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResu
     if is_tensor_operator(check.op):
         from ..verify.rows import measure_rows
         res = measure_rows(check.op, check.target, dtype, standard=check.standard, samples=check.samples,
-                           seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation)
+                           seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation,
+                           exhaustive=check.mode_for(dtype) == "exhaustive")
         return judge_rows(check, dtype, res, time.perf_counter() - t0)
     acc = _accuracy(check, dtype, workers=workers)
     proofs = None

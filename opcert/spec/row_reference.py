@@ -17,7 +17,7 @@ from ..errors import UsageError, choices
 from ..formats import format_of, round_fraction
 from . import get_tensor_operator
 from .exact import Row, evaluate
-from .tensor import TensorOperator, over_rows, tensor_rows
+from .tensor import TensorOperator, over_rows, round_just_below, tensor_rows
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -61,8 +61,28 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True,
             pending = ~decided
         for i in np.nonzero(pending.any(axis=1))[0]:
             row = Row([Fraction(float(v)) for v in b[i]])
+            top = int(np.argmax(b[i]))
+            others = np.delete(b[i], top) - b[i, top]
+            # LogSoftmax of a row whose other elements all lie 800 or more below its maximum: ln(sum) - 0 is
+            # below n 2^-1154, beyond any enclosure and any distance from x_j - max to a rounding boundary
+            shifted_only = op.below_shift and (others.size == 0 or others.max() <= -800) and b.shape[1] < 2 ** 64
             for j in np.nonzero(pending[i])[0]:
-                v = evaluate(form, row.values[j], {}, fmt, row=row.at(int(j)))
+                if shifted_only and b.shape[1] > 1:
+                    out[i, j] = hi[i, j] = round_just_below(row.values[j] - row.values[top], fmt)
+                    lo[i, j] = 0.0
+                    slow[0] += 1
+                    continue
+                try:
+                    v = evaluate(form, row.values[j], {}, fmt, row=row.at(int(j)))
+                except RuntimeError:
+                    if not op.below_shift:
+                        raise
+                    # x_j - max minus an amount no enclosure resolves (TensorOperator.below_shift)
+                    q = row.values[j] - max(row.values)
+                    out[i, j] = hi[i, j] = round_just_below(q, fmt)
+                    lo[i, j] = 0.0
+                    slow[0] += 1
+                    continue
                 q = v.mid if v.is_rational else v.lo
                 out[i, j] = 0.0 if (v.is_rational and q == 0) else round_fraction(q, fmt, negative_zero=q < 0)
                 mid = v.mid

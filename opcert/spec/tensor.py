@@ -102,6 +102,10 @@ class TensorOperator:
     absent: object                    # the value at a -inf entry of a row with a larger entry: 0 or "-inf"
     properties: tuple[RowProperty, ...] = ()
     notes: str = ""
+    # True where every output is x_i - max(x) minus a non-negative amount (LogSoftmax): where that amount is
+    # too small for any enclosure (e^-1e38 beside a row maximum 1e38 above), the value rounds as x_i - max
+    # approached from below (spec.row_reference)
+    below_shift: bool = False
     # opcert's implementation in binary64: the most ULPs it may be off at an element of a row of n (tested)
     budget64: object = lambda n: 0.0
     runtimes: dict = field(default_factory=dict)
@@ -122,6 +126,19 @@ class TensorOperator:
         order = ["float16", "bfloat16", "float32", "float64"]
         seen = {d for s in self.standards for sup in s.support for d in sup.dtypes}
         return tuple(d for d in order if d in seen)
+
+
+def round_just_below(q, fmt) -> float:
+    """The rounding to nearest of a value an infinitesimal below the rational q: q's own rounding, or where q
+    is a midpoint of fmt the value below it; a zero is -0."""
+    from fractions import Fraction
+    from ..formats import round_fraction
+    if q == 0:
+        return -0.0
+    lo, hi = round_fraction(q, fmt, mode="down"), round_fraction(q, fmt, mode="up")
+    if lo != hi and q - Fraction(lo) == Fraction(hi) - q:
+        return lo
+    return round_fraction(q, fmt, negative_zero=q < 0)
 
 
 def reduced_axes(op: TensorOperator, std: TensorStandard, rank: int, axis: int | None = None,

@@ -42,7 +42,7 @@ def split(spec: str) -> tuple[str, str]:
     return path, symbol
 
 
-def _digest(path: str) -> str:
+def digest_of(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -65,7 +65,7 @@ def load(spec: str, timeout: float | None = None) -> Target:
         raise UsageError(f"target {spec!r}: {path!r} exports no symbol {symbol!r}") from None
     func.restype = None
     func.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    digest = _digest(real)
+    digest = digest_of(real)
 
     def unsupported(op, dtype, attrs):
         if dtype not in C_TYPES:

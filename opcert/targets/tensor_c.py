@@ -17,11 +17,11 @@ import os
 import numpy as np
 
 from ..errors import UsageError
-from .c_abi import C_TYPES, _digest, split
-from .tensor import TensorTarget
+from .c_abi import C_TYPES, digest_of, split
 
 
-class CTensor(TensorTarget):
+class CTensor:
+    """A tensor target (targets.tensor's protocol: name, version, unsupported, call)."""
     def __init__(self, spec: str):
         path, symbol = split(spec)
         real = os.path.realpath(path)
@@ -39,7 +39,7 @@ class CTensor(TensorTarget):
         self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t,
                             ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t, ctypes.c_void_p]
         self.name = spec
-        self.version = f"sha256:{_digest(real)[:16]}"
+        self.version = f"sha256:{digest_of(real)[:16]}"
         self._keep = lib
 
     def unsupported(self, op, std, dtype, reduced, rank):

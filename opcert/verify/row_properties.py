@@ -16,29 +16,7 @@ import numpy as np
 
 from ..spec.tensor import to_rows
 from .proofs.result import PropertyResult
-from .row_calls import call_target, same_bits
-
-NAN_ORDINAL = np.iinfo(np.int64).max
-
-
-def _ord(y, fmt) -> np.ndarray:
-    """Values as ordinals (adjacent values one apart, -0 = +0; NaN: NAN_ORDINAL), for every width up to 64."""
-    s = np.ascontiguousarray(y).view(f"int{fmt.bits}").astype(np.int64)
-    mag = s & np.int64((1 << (fmt.bits - 1)) - 1)
-    inf = int(np.array([np.inf]).astype(fmt.dtype).view(f"int{fmt.bits}")[0])
-    return np.where(mag > inf, NAN_ORDINAL, np.where(s < 0, -mag, mag))
-
-
-def _distance(a, b, fmt) -> np.ndarray:
-    """ULPs between a and b (0 for two NaNs, huge for a NaN against a number), as floats: no overflow."""
-    oa, ob = _ord(a, fmt), _ord(b, fmt)
-    nan = (oa == NAN_ORDINAL) | (ob == NAN_ORDINAL)
-    same_sign = (oa >= 0) == (ob >= 0)
-    with np.errstate(over="ignore"):
-        exact = np.abs(np.where(same_sign & ~nan, oa - ob, 0)).astype(np.float64)      # no overflow: one sign
-    apart = np.abs(oa.astype(np.float64)) + np.abs(ob.astype(np.float64))             # across zero
-    return np.where(nan & (oa == ob), 0.0, np.where(nan, np.inf, np.where(same_sign, exact, apart)))
-
+from .row_calls import call_target, exp_moved, ordinals, same_bits, ulp_distance
 
 def _rows_of(stats):
     """(case, reduced, x rows, y rows, reference rows) of every case that ran."""
@@ -85,7 +63,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                 elif kind == "infinite_entries":
                     # NaN, infinities and zeros where the rule puts them; other values within max_ulp
                     tol = max(0, math.ceil(max_ulp - 0.5))
-                    viol = inf_row[:, None] & (_distance(yr, rr, fmt) > tol)
+                    viol = inf_row[:, None] & (ulp_distance(yr, rr, fmt) > tol)
                     checked += int(inf_row.sum())
                 elif kind == "one_hot_first":
                     viol = ~nan_row[:, None] & ~same_bits(yr, rr, fmt)
@@ -99,7 +77,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                     i = int(bad_rows[0])
                     again = to_rows(rerun(case.x, reduced), reduced)[0]
                     example = {"case": case.label, "row": _row(xr[i]), "got": _row(yr[i]), "want": _row(rr[i]),
-                               "replayed": bool(np.all(_distance(again[i], yr[i], fmt) == 0))}
+                               "replayed": bool(np.all(ulp_distance(again[i], yr[i], fmt) == 0))}
         elif kind in ("shift_invariance", "permutation", "row_monotonic"):
             checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
         else:
@@ -135,7 +113,7 @@ def _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp):
             t = hr[i]
             # y_i within max_ulp ULPs of t_i moves exp(t_i) by at most exp(t_i) expm1(max_ulp ulp(t_i))
             ulp_t = np.ldexp(1.0, np.maximum(np.frexp(np.abs(t))[1] - 1, fmt.emin) - fmt.p + 1)
-            bound = float(np.sum(np.exp(t) * np.expm1(max_ulp * ulp_t))) * 1.001 + n * 2.0 ** -62
+            bound = float(np.sum(exp_moved(t, max_ulp * ulp_t))) * 1.001 + n * 2.0 ** -62
         viol[i] = not (gap <= bound)
     return viol[:, None], int(keep.sum())
 
@@ -157,7 +135,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             xa = base.astype(fmt.dtype)
             xb = (base + c).astype(fmt.dtype)
             ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
-            dist = _distance(ya, yb, fmt)
+            dist = ulp_distance(ya, yb, fmt)
             related = (xa, xb, ya, yb)
             words = f"the row plus {c:g}"
         elif kind == "permutation":
@@ -171,7 +149,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             perm = rng.permutation(xa.shape[1])
             ya = _call_rows(rerun, case, reduced, xa, fmt)
             yb = _call_rows(rerun, case, reduced, np.ascontiguousarray(xa[:, perm]), fmt)
-            dist = _distance(ya[:, perm], yb, fmt)
+            dist = ulp_distance(ya[:, perm], yb, fmt)
             related = (xa, xa[:, perm], ya[:, perm], yb)
             words = "the row permuted (outputs compared in the permuted order)"
         else:
@@ -181,7 +159,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             xb[:, 0] = np.nextafter(xr[:, 0].astype(np.float64), np.inf).astype(fmt.dtype) \
                 if fmt.p == 53 else _next_up(xr[:, 0], fmt)
             ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
-            oa, ob = _ord(ya, fmt), _ord(yb, fmt)
+            oa, ob = ordinals(ya, fmt), ordinals(yb, fmt)
             oa, ob = oa.astype(np.float64), ob.astype(np.float64)
             fall = np.zeros(oa.shape)
             fall[:, 0] = np.maximum(oa[:, 0] - ob[:, 0], 0)
@@ -199,7 +177,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             again = _call_rows(rerun, case, reduced, xb_, fmt)
             example = {"case": case.label, "row": _row(xa_[i]), "related_row": _row(xb_[i]), "how": words,
                        "got": _row(ya_[i]), "got_related": _row(yb_[i]), "distance_ulps": float(np.max(dist[i])),
-                       "allowed_ulps": allowed, "replayed": bool(np.all(_distance(again[i], yb[i], fmt) == 0))}
+                       "allowed_ulps": allowed, "replayed": bool(np.all(ulp_distance(again[i], yb[i], fmt) == 0))}
     note = None
     if kind in ("shift_invariance", "permutation") and tol:
         note = f"outputs may move by {tol} ULP(s): twice the {max_ulp:g} ULP each output may be off"

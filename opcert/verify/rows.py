@@ -61,6 +61,7 @@ class RowResult:
     flush_example: dict | None = None
     special_examples: list = field(default_factory=list)
     call_failures: list = field(default_factory=list)   # cases where the target raised or returned no array
+    pairs: dict | None = None           # exhaustive: every row of two 16-bit values (verify.row_pairs)
     row_sum: dict | None = None
     properties: list = field(default_factory=list)
     cases: list = field(default_factory=list)     # per case: label, shape, axes, max ULP, specials wrong
@@ -213,16 +214,20 @@ def _row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
 
 def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard: str | None = None,
                  samples: int | None = None, seed: int = 0, max_ulp: float = 0.5,
-                 isolation: str = "process") -> RowResult:
+                 isolation: str = "process", exhaustive: bool = False) -> RowResult:
     """Measure `target` on the tensor operator `op` in `dtype` over the rows of `cases`, and check the
     declared row properties on them. max_ulp: the per-output error the row-sum, shift and permutation
-    bounds allow (0.5: correctly rounded). An untrusted target runs in a supervised worker: a crash is a
-    result (status crashed), never opcert's."""
+    bounds allow (0.5: correctly rounded). exhaustive (16-bit formats): every row of two values too, all
+    2^32 pairs (verify.row_pairs), its properties decided over every pair. An untrusted target runs in a
+    supervised worker: a crash is a result (status crashed), never opcert's."""
     op, named = get_tensor_operator(op)
     std = op.standard(standard or named)
     fmt = get_format(dtype)
     if fmt.kind != "float":
         raise UsageError(f"{op.name} takes floating-point tensors; allowed: float16, bfloat16, float32, float64")
+    if exhaustive and fmt.bits != 16:
+        raise UsageError(f"exhaustive covers every row of two 16-bit values (2^32 pairs); {fmt.name} pairs are "
+                         f"2^{2 * fmt.bits}: its rows are sampled (no --exhaustive)")
     samples = DEFAULT_ROWS if samples is None else int(samples)
     if samples < 1:
         raise UsageError(f"samples must be 1 or more (got {samples})")
@@ -232,13 +237,13 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
         from ..workers import WorkerLost, run_isolated
         try:
             return run_isolated(measure_rows, op.name, target, dtype, standard=std.key, samples=samples, seed=seed,
-                                max_ulp=max_ulp, isolation="none")
+                                max_ulp=max_ulp, isolation="none", exhaustive=exhaustive)
         except WorkerLost as lost:
-            return RowResult(op.name, target, fmt.name, std.key, status="crashed",
-                             error=f"target {target} {lost}", command=_command(op, target, fmt, std, samples, seed))
+            return RowResult(op.name, target, fmt.name, std.key, status="crashed", error=f"target {target} {lost}",
+                             command=_command(op, target, fmt, std, samples, seed, exhaustive))
     t0 = time.perf_counter()
-    res = RowResult(op.name, target, fmt.name, std.key, command=_command(op, target, fmt, std, samples, seed),
-                    allowed_ulp=max_ulp)
+    res = RowResult(op.name, target, fmt.name, std.key,
+                    command=_command(op, target, fmt, std, samples, seed, exhaustive), allowed_ulp=max_ulp)
     tgt = load(target)
     res.target_version = str(tgt.version)
     supported = fmt.name in {d for u in std.support for d in u.dtypes}
@@ -267,6 +272,8 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
         try:
             stats.replay(lambda x, reduced: call_target(tgt, op, std, x, reduced))
             res.properties = _properties(op, std, fmt, tgt, all_cases, stats, max_ulp)
+            if exhaustive:
+                _pairs(res, op, std, fmt, tgt, max_ulp)
         except TargetFailure as exc:
             res.status, res.error = "crashed", f"called again: {exc}"
     if not supported:
@@ -276,9 +283,9 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
     return res
 
 
-def _command(op, target, fmt, std, samples, seed) -> str:
+def _command(op, target, fmt, std, samples, seed, exhaustive=False) -> str:
     return (f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {std.key} "
-            f"--samples {samples} --seed {seed}")
+            f"--samples {samples} --seed {seed}" + (" --exhaustive" if exhaustive else ""))
 
 
 class _Stats:
@@ -368,6 +375,39 @@ class _Stats:
         res.cases.append(entry)
         if self.row_sum is not None and yr.size:
             self._sums(case, yr, xr)
+
+
+def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
+    """Every row of two values: merged into the result (its worst, its counts), its verdicts beside the
+    sampled ones, named "NAME (pairs)"."""
+    from ..progress import Progress
+    from .row_pairs import PairSweep
+    total = 1 << 32
+    with Progress(f"{op.name} {fmt.name} {res.target}: every pair", total, "pairs") as bar:
+        sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), max_ulp,
+                          progress=lambda done, n: bar.update(done * n, total))
+        sweep.run()
+    res.elements += 2 * sweep.pairs
+    res.rows += sweep.pairs
+    res.correctly_rounded += sweep.correctly_rounded
+    res.subnormal_flushes += sweep.flushes
+    res.special_mismatches += sweep.special_wrong
+    if sweep.special_example and len(res.special_examples) < 3:
+        e = sweep.special_example
+        res.special_examples.append({"case": "every pair", **e, "position": 0, "length": 2, "x": e["row"][0],
+                                     "neighbours": {0: e["row"][0], 1: e["row"][1]}, "row_max": max(e["row"]),
+                                     "got": e["got"][0], "want": e["want"][0]})
+    if sweep.worst is not None and sweep.max_err > res.max_ulp:
+        w = sweep.worst
+        k = w["position"]
+        res.max_ulp = sweep.max_err
+        res.worst = {"case": "every pair", "row": w["row"], "length": 2, "position": k, "x": w["row"][k],
+                     "neighbours": {0: w["row"][0], 1: w["row"][1]}, "row_max": max(w["row"]),
+                     "got": w["got"][k], "want": w["want"][k], "ulp": w["ulp"], "replayed": w.get("replayed")}
+    res.properties += sweep.verdicts()
+    res.pairs = {"pairs": sweep.pairs, "max_ulp": sweep.max_err, "worst": sweep.worst,
+                 "correctly_rounded": sweep.correctly_rounded, "subnormal_flushes": sweep.flushes,
+                 "special_mismatches": sweep.special_wrong, "elapsed_s": sweep.elapsed}
 
 
 def _properties(op, std, fmt, tgt, all_cases, stats: _Stats, max_ulp: float) -> list[dict]:

@@ -20,6 +20,7 @@ OPERATOR = TensorOperator(
     implementation=IMPLEMENTATION,
     reference_form=SHIFTED,
     absent="-inf",
+    below_shift=True,
     properties=(
         RowProperty("range", "range", "LogSoftmax(x)_i <= 0", upper=0.0),
         RowProperty("row_sum", "row_sum", "sum_i exp(y_i) = 1 over a row", sum_of="exp(y)"),
