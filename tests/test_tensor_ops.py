@@ -394,14 +394,14 @@ def test_onnx_backend_cases():
 def test_the_pair_sweep_reference_is_the_reference(name, dtype):
     """The pair sweep's own reference (the exact difference through a fast sigmoid or softplus under the
     primitives' contracts, a table for infinite entries) gives the bits of the general row reference on
-    every pair of 280 values (every sign, binade and special), and opcert's implementation passes it."""
+    every pair of 220 values (every sign, binade and special), and opcert's implementation passes it."""
     from opcert.verify.row_pairs import PairSweep, _all_values
     from opcert.spec.row_reference import reference_rows
     from opcert.impl.tensor_run import run
     op, _ = get_tensor_operator(name)
     fmt = get_format(dtype)
     every = _all_values(fmt)
-    pick = np.unique(np.concatenate([np.linspace(0, 65535, 260).astype(int), np.arange(31720, 31740)]))
+    pick = np.unique(np.concatenate([np.linspace(0, 65535, 200).astype(int), np.arange(31720, 31740)]))
     values = every[pick]
     seen = {}
 
