@@ -424,3 +424,13 @@ def test_exhaustive_is_for_16_bit_rows_of_two(cli):
     assert code == 2 and "2^64" in err
     code, _, err = cli("accuracy", "Softmax", "--dtype", "float16", "--attr", "alpha=1")
     assert code == 2 and "--attr applies to the element-wise operators" in err
+
+
+def test_a_target_that_fails_to_load_is_a_failure_and_a_missing_one_a_usage_error(tmp_path, monkeypatch):
+    from opcert.verify.rows import measure_rows
+    (tmp_path / "raises_on_import.py").write_text("raise RuntimeError('boom at import')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = measure_rows("Softmax", "raises_on_import:f", "float32", samples=100, isolation="none")
+    assert r.status == "crashed" and "boom at import" in r.error
+    with pytest.raises(UsageError, match="cannot import module"):
+        measure_rows("Softmax", "no_such_module_here:f", "float32", samples=100, isolation="none")

@@ -171,7 +171,7 @@ class Torch(TensorTarget):
             moved = t.permute(perm)
             shape = moved.shape
             y2 = fn(moved.reshape(*shape[:len(rest)], -1), dim=-1).reshape(shape)
-            y = y2.permute(list(np.argsort(perm)))
+            y = y2.permute([int(i) for i in np.argsort(perm)])
         y = y.contiguous()
         if x.dtype.name == "bfloat16":
             return y.view(torch.int16).numpy().view(x.dtype)
@@ -205,9 +205,17 @@ class Callable(TensorTarget):
         from .python import split
         import importlib
         module, attr = split(name)
-        obj = importlib.import_module(module)
+        try:
+            obj = importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"target {name!r}: cannot import module {module!r} ({exc})") from None
         for part in attr.split("."):
-            obj = getattr(obj, part)
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                raise UsageError(f"target {name!r}: module {module!r} has no {attr!r}") from None
+        if not callable(obj):
+            raise UsageError(f"target {name!r}: {attr!r} is not callable (a function f(x, axis=...) -> ndarray)")
         self.fn = obj
         self.name = name
         self.version = getattr(importlib.import_module(module.split(".")[0]), "__version__", "")

@@ -244,7 +244,14 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
     t0 = time.perf_counter()
     res = RowResult(op.name, target, fmt.name, std.key,
                     command=_command(op, target, fmt, std, samples, seed, exhaustive), allowed_ulp=max_ulp)
-    tgt = load(target)
+    try:
+        tgt = load(target)
+    except UsageError:
+        raise
+    except Exception as exc:   # noqa: BLE001 - the user's module raised while it was imported: its failure
+        res.status, res.error = "crashed", f"target {target} failed to load: {type(exc).__name__}: {exc}"
+        res.elapsed_s = time.perf_counter() - t0
+        return res
     res.target_version = str(tgt.version)
     supported = fmt.name in {d for u in std.support for d in u.dtypes}
     all_cases = cases(op, std, fmt, samples, seed)
