@@ -388,11 +388,13 @@ def _print_rows(res, stderr: bool = False) -> None:
                                    f"({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
                                    f"rounded {w.get('want')!r}"))
     t.add_row("correctly rounded", f"{res.correctly_rounded:,} / {res.elements:,}")
+    if res.signed_zero_mismatches:
+        t.add_row("zeros of the wrong sign", f"{res.signed_zero_mismatches:,}")
     if res.subnormal_flushes:
         e = res.flush_example
-        t.add_row("subnormal outputs flushed to 0", esc(f"{res.subnormal_flushes:,} (not in the ULP figure); first "
-                                                        f"at element {e['position']} of a row of {e['length']} "
-                                                        f"({e['case']}): {e['want']!r} is due"))
+        t.add_row("subnormal outputs flushed to 0", esc(f"{res.subnormal_flushes:,} (not in the ULP figure)" + (
+            f"; first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['want']!r} is due"
+            if e else ", in the pairs")))
     t.add_row("NaN / infinity mismatches", f"{res.nan_mismatches} / {res.inf_mismatches}" + (
         esc(f"; first: row {res.special_examples[0].get('row')} -> element {res.special_examples[0]['position']} "
             f"{res.special_examples[0]['got']!r}, declared {res.special_examples[0]['want']!r}")

@@ -46,3 +46,11 @@ def hardmax_last(x, axis):
     nan = np.isnan(moved).any(axis=-1, keepdims=True)
     y = np.where(nan, np.nan, y).astype(x.dtype)
     return np.moveaxis(y, -1, a)
+
+
+def log_softmax_negative_zero(x, axis):
+    """opcert's LogSoftmax, but -0 wherever the result is +0 (a row of one element)."""
+    import opcert
+    a = axis if isinstance(axis, int) else list(axis)
+    y = opcert.run("DML_ACTIVATION_LOG_SOFTMAX1", x, axes=[a] if isinstance(a, int) else a)
+    return np.where((y == 0) & ~np.signbit(y), -0.0, y).astype(x.dtype)

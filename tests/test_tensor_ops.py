@@ -434,3 +434,17 @@ def test_a_target_that_fails_to_load_is_a_failure_and_a_missing_one_a_usage_erro
     assert r.status == "crashed" and "boom at import" in r.error
     with pytest.raises(UsageError, match="cannot import module"):
         measure_rows("Softmax", "no_such_module_here:f", "float32", samples=100, isolation="none")
+
+
+def test_a_zero_of_the_wrong_sign_is_counted_and_judged_by_the_policy(tmp_path):
+    """LogSoftmax of a row of one is +0 (ln 1); a kernel that returns -0 there is counted apart and fails a
+    check whose signed_zero policy is strict, passes one that ignores the sign."""
+    from opcert.gating.config import parse
+    from opcert.gating.run import run_check
+    import tomllib
+    text = ('[[check]]\nop = "LogSoftmax"\ndtypes = ["float32"]\ntarget = "tensor_kernels:log_softmax_negative_zero"'
+            '\nsamples = 300\nmax_ulp = 0.5\nsigned_zero = "{}"\n')
+    strict = run_check(parse(tomllib.loads(text.format("strict")), "t").checks[0], "float32")
+    loose = run_check(parse(tomllib.loads(text.format("ignore")), "t").checks[0], "float32")
+    assert strict.status == "fail" and "zeros of the wrong sign (policy strict)" in " ".join(strict.reasons)
+    assert strict.accuracy["signed_zero_mismatches"] > 0 and loose.status == "pass", loose.reasons

@@ -276,10 +276,16 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
                  f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
                  f"gave {e['got']!r}, declared {e['want']!r}"
                  + ("" if e.get("replayed", True) else " (not reproduced when run again)"))
+    if res.signed_zero_mismatches and check.signed_zero == "strict":
+        e = res.signed_zero_example or {}
+        r.append(f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict)"
+                 + (f", first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
+                    f"{e['want']!r} is due" if e else ", in the pairs"))
     if res.subnormal_flushes and check.subnormals == "strict":
         e = res.flush_example
-        r.append(f"{res.subnormal_flushes} subnormal outputs flushed to zero (policy strict), first at element "
-                 f"{e['position']} of a row of {e['length']} ({e['case']}): 0 where {e['want']!r} is due")
+        r.append(f"{res.subnormal_flushes} subnormal outputs flushed to zero (policy strict)"
+                 + (f", first at element {e['position']} of a row of {e['length']} ({e['case']}): 0 where "
+                    f"{e['want']!r} is due" if e else ", in the pairs"))
     if check.proofs:
         why, chosen = judge_properties(check, res.properties, False)
         r += why

@@ -143,6 +143,7 @@ class PairSweep:
         self.special_wrong = 0
         self.special_example = None
         self.flushes = 0
+        self.zero_sign = 0
         self.viol = {}         # property kind -> [count, first example]
         self.checked = {}
         self.elapsed = 0.0
@@ -242,6 +243,7 @@ class PairSweep:
                 self.special_example = {**self._example(X, Y, want, i), "_block": (self._bs, i)}
         flushed = ~special & (y64 == 0) & (want != 0) & (np.abs(want) < 2.0 ** fmt.emin)
         self.flushes += int(flushed.sum())
+        self.zero_sign += int(np.sum(~special & (y64 == 0) & (want == 0) & (np.signbit(y64) != np.signbit(want))))
         with np.errstate(all="ignore"):
             err = ulp_error(y64, mid, np.zeros_like(mid), fmt)
         err = np.where(special | flushed, np.nan, err)

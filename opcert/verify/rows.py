@@ -59,6 +59,8 @@ class RowResult:
     correctly_rounded: int = 0
     subnormal_flushes: int = 0          # outputs of 0 where the correctly rounded value is subnormal: apart
     flush_example: dict | None = None
+    signed_zero_mismatches: int = 0     # a zero of the other sign than the correctly rounded zero: apart
+    signed_zero_example: dict | None = None
     special_examples: list = field(default_factory=list)
     call_failures: list = field(default_factory=list)   # cases where the target raised or returned no array
     pairs: dict | None = None           # exhaustive: every row of two 16-bit values (verify.row_pairs)
@@ -86,8 +88,7 @@ class RowResult:
 
         def bits(v):
             return "0x" + format(int(np.array([v]).astype(fmt.dtype).view(fmt.uint)[0]), f"0{fmt.bits // 4}x")
-        d.update({"kind": "rows", "inputs_checked": self.elements, "signed_zero_mismatches": 0,
-                  "attrs": {}, "notes": self._notes(),
+        d.update({"kind": "rows", "inputs_checked": self.elements, "attrs": {}, "notes": self._notes(),
                   "target_info": {"name": self.target, "kind": "tensor", "version": self.target_version}})
         if self.max_ulp is not None and w:
             d.update({"worst_input": w["x"], "worst_input_bits": bits(w["x"]), "worst_output": w["got"],
@@ -118,11 +119,16 @@ class RowResult:
             out.append(f"{len(skipped)} case(s) not given to the target: {skipped[0]['skipped']}")
         if self.error and self.status == "ok":
             out.append(self.error)
+        if self.signed_zero_mismatches:
+            e = self.signed_zero_example
+            out.append(f"{self.signed_zero_mismatches} zeros of the wrong sign" + (
+                f", first at position {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
+                f"{e['want']!r} is due" if e else ", in the pairs"))
         if self.subnormal_flushes:
             e = self.flush_example
             out.append(f"{self.subnormal_flushes} subnormal outputs flushed to zero (counted apart from the ULP "
-                       f"figure), first at position {e['position']} of a row of {e['length']} ({e['case']}): "
-                       f"0 where {e['want']!r} is due")
+                       "figure)" + (f", first at position {e['position']} of a row of {e['length']} ({e['case']}): "
+                                    f"0 where {e['want']!r} is due" if e else ", in the pairs"))
         for f in self.call_failures[:3]:
             out.append(f"the target failed on {f['case']} (shape {f['shape']}, axes {f['axes']}): {f['error']}")
         return out
@@ -362,6 +368,14 @@ class _Stats:
                 i, j = (int(v[0]) for v in np.nonzero(flushed))
                 res.flush_example = {"case": case.label, **_row_excerpt(xr[i], j, fmt),
                                      "got": float(np.float64(yr[i, j])), "want": float(r64[i, j])}
+        y64 = np.asarray(yr, dtype=np.float64)
+        zero_sign = ~special & (y64 == 0) & (r64 == 0) & (np.signbit(y64) != np.signbit(r64))
+        if zero_sign.any():   # counted apart, judged by the check's signed_zero policy
+            res.signed_zero_mismatches += int(zero_sign.sum())
+            if res.signed_zero_example is None:
+                i, j = (int(v[0]) for v in np.nonzero(zero_sign))
+                res.signed_zero_example = {"case": case.label, **_row_excerpt(xr[i], j, fmt),
+                                           "got": float(y64[i, j]), "want": float(r64[i, j])}
         finite_err = np.where(special | flushed, np.nan, err)
         if np.any(~np.isnan(finite_err)):
             k = int(np.nanargmax(finite_err))
@@ -398,6 +412,7 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
     res.rows += sweep.pairs
     res.correctly_rounded += sweep.correctly_rounded
     res.subnormal_flushes += sweep.flushes
+    res.signed_zero_mismatches += sweep.zero_sign
     res.special_mismatches += sweep.special_wrong
     if sweep.special_example and len(res.special_examples) < 3:
         e = sweep.special_example
