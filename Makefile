@@ -30,7 +30,7 @@ reports: $(STAMP)
 	$(BIN)/opcert report build/reports/gate.json --summary reports/README.md
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The documentation site (build/site), as the test suite builds it.
 docs: $(STAMP)

@@ -21,6 +21,7 @@ def _swept_operators():
     return [op.name for op in opcert.operators() if any(op.standard(None).has(a.name) for a in op.attributes)]
 
 
+@pytest.mark.slow   # 516 exhaustive 16-bit checks (24 s of the suite on 2 cores): CASES below pin what it found
 def test_every_16bit_attribute_set_passes_the_gate_on_opcerts_implementation():
     checks = [{"op": name, "dtypes": ["float16", "bfloat16"], "mode": "exhaustive", "attr_sweep": True,
                "proofs": "all", "max_ulp": DEFAULT_BUDGET["float16"]} for name in _swept_operators()]

@@ -76,6 +76,18 @@ class Standard:
         return attr in self.attribute_names
 
 
+def standard_of(op, key: str | None):
+    """op's standard called `key` (None: its primary); UsageError naming the ones it has. For the
+    element-wise operators and the tensor ones (spec.tensor) alike."""
+    key = key or op.primary
+    for s in op.standards:
+        if s.key == key:
+            return s
+    from ..errors import UsageError, choices
+    raise UsageError(f"{op.name} is not defined by standard {key!r}; "
+                     f"it is defined by: {choices(s.key for s in op.standards)}")
+
+
 @functools.lru_cache(maxsize=256)
 def version_key(v: str) -> tuple[int, ...]:
     # cached: the descriptor proof asks it ~10^6 times per operator (40% of its time)
@@ -239,13 +251,7 @@ class Operator:
             object.__setattr__(self, "properties", tuple(self.properties) + (layout_invariance(),))
 
     def standard(self, key: str | None = None) -> Standard:
-        key = key or self.primary
-        for s in self.standards:
-            if s.key == key:
-                return s
-        from ..errors import UsageError, choices
-        raise UsageError(f"{self.name} is not defined by standard {key!r}; "
-                         f"it is defined by: {choices(s.key for s in self.standards)}")
+        return standard_of(self, key)
 
     @property
     def definition(self) -> Expr:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..expr import Expr
-from .model import Support, version_key
+from .model import Support, standard_of, version_key
 
 
 @dataclass(frozen=True)
@@ -113,13 +113,7 @@ class TensorOperator:
     attributes = ()
 
     def standard(self, key: str | None = None) -> TensorStandard:
-        key = key or self.primary
-        for s in self.standards:
-            if s.key == key:
-                return s
-        from ..errors import choices
-        raise UsageError(f"{self.name} is not defined by standard {key!r}; "
-                         f"it is defined by: {choices(s.key for s in self.standards)}")
+        return standard_of(self, key)
 
     @property
     def dtypes(self) -> tuple[str, ...]:

@@ -50,7 +50,9 @@ def digest_of(path: str) -> str:
     return h.hexdigest()
 
 
-def load(spec: str, timeout: float | None = None) -> Target:
+def open_symbol(spec: str):
+    """(the library's real path, the library, the function) of a c:PATH:SYMBOL target; UsageError naming what
+    is missing. The element-wise ABI (here) and the tensor one (targets.tensor_c) share it."""
     path, symbol = split(spec)
     real = os.path.realpath(path)
     if not os.path.isfile(real):
@@ -60,9 +62,14 @@ def load(spec: str, timeout: float | None = None) -> Target:
     except OSError as exc:
         raise UsageError(f"target {spec!r}: cannot load {path!r} as a shared library: {exc}") from None
     try:
-        func = getattr(lib, symbol)
+        return real, lib, getattr(lib, symbol)
     except AttributeError:
         raise UsageError(f"target {spec!r}: {path!r} exports no symbol {symbol!r}") from None
+
+
+def load(spec: str, timeout: float | None = None) -> Target:
+    path, symbol = split(spec)
+    real, lib, func = open_symbol(spec)
     func.restype = None
     func.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
     digest = digest_of(real)

@@ -12,29 +12,17 @@ worker: a crash fails the check with what it was doing, never opcert.
 from __future__ import annotations
 
 import ctypes
-import os
 
 import numpy as np
 
-from ..errors import UsageError
-from .c_abi import C_TYPES, digest_of, split
+from .c_abi import C_TYPES, digest_of, open_symbol
 
 
 class CTensor:
     """A tensor target (targets.tensor's protocol: name, version, unsupported, call)."""
+
     def __init__(self, spec: str):
-        path, symbol = split(spec)
-        real = os.path.realpath(path)
-        if not os.path.isfile(real):
-            raise UsageError(f"target {spec!r}: no shared library at {path!r}")
-        try:
-            lib = ctypes.CDLL(real)
-        except OSError as exc:
-            raise UsageError(f"target {spec!r}: cannot load {path!r} as a shared library: {exc}") from None
-        try:
-            self.fn = getattr(lib, symbol)
-        except AttributeError:
-            raise UsageError(f"target {spec!r}: {path!r} exports no symbol {symbol!r}") from None
+        real, lib, self.fn = open_symbol(spec)
         self.fn.restype = None
         self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t,
                             ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t, ctypes.c_void_p]
