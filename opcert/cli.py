@@ -52,6 +52,11 @@ def _console(stderr: bool = False):
 
 # ---- ops ----------------------------------------------------------------------
 
+def _support_records(std) -> list[dict]:
+    return [{"since": u.since, "dtypes": list(u.dtypes), "ranks": list(u.ranks) if u.ranks else None}
+            for u in std.support]
+
+
 def operator_record(op) -> dict:
     return {
         "name": op.name,
@@ -67,9 +72,7 @@ def operator_record(op) -> dict:
         "standards": [
             {"key": s.key, "name": s.op_name, "document": s.document, "formula": s.formula_text,
              "defaults": s.defaults, "attribute_names": s.attribute_names, "in_place": s.in_place,
-             "support": [{"since": u.since, "dtypes": list(u.dtypes),
-                          "ranks": list(u.ranks) if u.ranks else None} for u in s.support],
-             "notes": s.notes}
+             "support": _support_records(s), "notes": s.notes}
             for s in op.standards],
         "implementation": str(op.implementation),
         "properties": [{"name": p.name, "kind": p.kind, "statement": p.statement,
@@ -92,9 +95,7 @@ def tensor_record(op) -> dict:
             {"key": s.key, "name": s.op_name, "document": s.document, "formula": s.formula_text,
              "versions": list(s.versions), "axes": {"rule": s.axes.kind, "default": s.axes.default,
                                                      "text": s.axes.text},
-             "in_place": s.in_place,
-             "support": [{"since": u.since, "dtypes": list(u.dtypes),
-                          "ranks": list(u.ranks) if u.ranks else None} for u in s.support]}
+             "in_place": s.in_place, "support": _support_records(s)}
             for s in op.standards],
         "implementation": str(op.implementation),
         "reference_form": str(op.reference_form),

@@ -48,6 +48,13 @@ def cli_reference() -> str:
     return "\n".join(out) + "\n"
 
 
+def _properties_and_implementation(r: dict) -> list[str]:
+    """An operator record's declared properties and implementation, as the catalog page shows them."""
+    out = ["", "| property | statement |", "|---|---|"]
+    out += [f"| `{p['name']}` | {p['statement'].replace('|', '/')} |" for p in r["properties"]]
+    return out + ["", "Implementation:", "", "```text", str(r["implementation"]), "```"]
+
+
 def catalog() -> str:
     from opcert.cli import operator_record
     from opcert.spec import operators
@@ -69,10 +76,7 @@ def catalog() -> str:
             for a in r["attributes"]:
                 defaults = ", ".join(f"{k}: {v}" for k, v in a["defaults"].items())
                 out.append(f"| `{a['name']}` | {a['domain']} | {defaults} | {a['doc']} |")
-        out += ["", "| property | statement |", "|---|---|"]
-        for p in r["properties"]:
-            out.append(f"| `{p['name']}` | {p['statement'].replace('|', '/')} |")
-        out += ["", "Implementation:", "", "```text", str(r["implementation"]), "```"]
+        out += _properties_and_implementation(r)
     from opcert.cli import tensor_record
     from opcert.spec import tensor_operators
     out.append("\n## Tensor operators\n\nEach output is a function of its row ([tensor operators]"
@@ -87,10 +91,7 @@ def catalog() -> str:
                               f"{x['ranks'][1]})" if x["ranks"] else "") for x in s["support"])
             formula = s["formula"].replace("|", "\\|")
             out.append(f"| {s['key']} | {s['name']} | `{formula}` | {s['axes']['text']} | {since} |")
-        out += ["", "| property | statement |", "|---|---|"]
-        for p in r["properties"]:
-            out.append(f"| `{p['name']}` | {p['statement'].replace('|', '/')} |")
-        out += ["", "Implementation:", "", "```text", r["implementation"], "```"]
+        out += _properties_and_implementation(r)
     return "\n".join(out) + "\n"
 
 

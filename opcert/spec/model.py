@@ -64,16 +64,22 @@ class Standard:
 
     def support_at(self, level: str | None) -> Support | None:
         """The support table in force at `level` (the newest one when None)."""
-        if level is None:
-            return self.support[-1]
-        chosen = None
-        for s in self.support:
-            if version_key(s.since) <= version_key(level):
-                chosen = s
-        return chosen
+        return support_at(self.support, level)
 
     def has(self, attr: str) -> bool:
         return attr in self.attribute_names
+
+
+def support_at(support: tuple, level: str | None):
+    """Of a standard's support tables (ascending by `since`), the one in force at `level` (the newest when
+    None; None before the first). For the element-wise and the tensor standards alike."""
+    if level is None:
+        return support[-1]
+    chosen = None
+    for s in support:
+        if version_key(s.since) <= version_key(level):
+            chosen = s
+    return chosen
 
 
 def standard_of(op, key: str | None):

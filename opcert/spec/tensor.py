@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..expr import Expr
-from .model import Support, standard_of, version_key
+from .model import Support, standard_of, support_at
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,7 @@ class TensorStandard:
     notes: str = ""
 
     def support_at(self, level: str | None) -> Support | None:
-        if level is None:
-            return self.support[-1]
-        chosen = None
-        for s in self.support:
-            if version_key(s.since) <= version_key(level):
-                chosen = s
-        return chosen
+        return support_at(self.support, level)
 
 
 ROW_KINDS = {
