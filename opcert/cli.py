@@ -410,8 +410,9 @@ def _print_rows(res, stderr: bool = False) -> None:
         t.add_row("cases not run", esc(f"{len(skipped)}: {skipped[0]['skipped']}"))
     if res.pairs:
         pr = res.pairs
-        t.add_row("every pair (rows of 2)", esc(f"{pr['pairs']:,} pairs in {pr['elapsed_s']:.0f} s: max "
-                                                f"{pr['max_ulp']:.4g} ULP, {pr['correctly_rounded']:,} outputs "
+        worst = "every output within 0.5 ULP" if pr["max_ulp"] is None else f"max {pr['max_ulp']:.4g} ULP"
+        t.add_row("every pair (rows of 2)", esc(f"{pr['pairs']:,} pairs in {pr['elapsed_s']:.0f} s: {worst}, "
+                                                f"{pr['correctly_rounded']:,} outputs "
                                                 f"correctly rounded, {pr['special_mismatches']:,} against the "
                                                 f"NaN/inf rule, {pr['subnormal_flushes']:,} flushed"))
     if res.call_failures:

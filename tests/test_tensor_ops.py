@@ -419,6 +419,90 @@ def test_the_pair_sweep_reference_is_the_reference(name, dtype):
     assert _same(seen["y"][::7], want)
 
 
+@pytest.mark.parametrize("name, dtype", [("Softmax", "float16"), ("LogSoftmax", "bfloat16")])
+def test_the_compiled_pair_check_finds_each_planted_fault(name, dtype):
+    """The compiled check (verify.row_pairs_kernel: thresholds of the rounding, no transcendental function
+    where the output is right) against the general row reference with four planted faults: one output a
+    ULP up, a NaN row given numbers, an output NaN, an output zeroed that the next a's row has above zero.
+    Each is counted where it belongs, and nothing else is."""
+    from opcert.verify.row_pairs import PairSweep, _all_values
+    from opcert.spec.row_reference import reference_rows
+    op, _ = get_tensor_operator(name)
+    fmt = get_format(dtype)
+    every = _all_values(fmt)
+    one = int(np.flatnonzero(every.view(fmt.uint) == np.array([1.0], dtype=fmt.dtype).view(fmt.uint)[0])[0])
+    values = every[np.unique(np.concatenate([np.linspace(0, 65535, 160).astype(int), np.arange(31720, 31740),
+                                             np.arange(one - 6, one + 6)]))]
+    n = values.size
+    finite = np.isfinite(values.astype(np.float64))
+    near = [i for i in range(1, n) if finite[i] and finite[i - 1] and 0.25 < abs(float(values[i])) < 4]
+    b_at, a_up, a_zero = near[0], near[1], near[3]        # the row [values[a], values[b_at]]
+    nan_a = n - 1                                          # NaNs come last
+    planted = {}
+
+    def call(X):
+        Y = reference_rows(op, X.astype(np.float64), fmt)[0].astype(fmt.dtype)
+        for r in range(0, X.shape[0], n):
+            if X[r, 1].astype(np.float64) != values[b_at].astype(np.float64):
+                continue
+            up, zero, nan_row = r + a_up, r + a_zero, r + nan_a
+            Y[up, 0] = np.nextafter(Y[up, 0], fmt.dtype.type(np.inf))
+            Y[zero, 0] = 0
+            Y[nan_row] = fmt.dtype.type(0.5)
+            Y[r + a_zero + 1, 1] = np.nan
+            planted.update(up=X[up], zero=X[zero], nan=X[nan_row], nan_out=X[r + a_zero + 1])
+        return Y
+    sweep = PairSweep(op, fmt, call, 1.0, values=values)
+    sweep.run()
+    assert sweep.pairs == n * n
+    # one output a ULP up (error within (0.5, 1.5)), one zeroed (far off), two NaN-row outputs and one NaN
+    # output against the rule
+    assert sweep.correctly_rounded == 2 * n * n - 5, (sweep.correctly_rounded, 2 * n * n)
+    assert sweep.special_wrong == 3 and sweep.flushes == 0
+    assert sweep.worst["row"] == [float(v) for v in planted["zero"].astype(np.float64)]
+    assert sweep.worst["replayed"] is True and sweep.special_example["replayed"] is True
+    verdicts = {v["kind"]: v for v in sweep.verdicts()}
+    assert verdicts["nan_row"]["status"] == "refuted" and verdicts["nan_row"]["violations"] == 1
+    assert verdicts["nan_row"]["counterexample"]["row"][0] != verdicts["nan_row"]["counterexample"]["row"][0]
+    assert verdicts["range"]["status"] == "refuted" and verdicts["range"]["violations"] == 1
+    assert verdicts["row_monotonic"]["status"] == "refuted"
+    assert verdicts["row_monotonic"]["counterexample"]["related_row"] == \
+        [float(v) for v in planted["zero"].astype(np.float64)] or \
+        verdicts["row_monotonic"]["counterexample"]["row"] == [float(v) for v in planted["zero"].astype(np.float64)]
+    assert verdicts["infinite_entries"]["status"] == "proved"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pairs_whose_difference_is_a_midpoint_are_decided_without_arb(dtype):
+    """LogSoftmax of [2048, 0.5] is -2047.5 - ln(1 + e^-2047.5) for output 1: a hair below a midpoint of
+    float16, so it rounds down to -2048. The pair sweep's tight steps decide such rows exactly (no Arb), and
+    agree with the general row reference (bfloat16: [2048, -8], 2056 a midpoint); so do the rows at the
+    overflow threshold (-65520 in float16)."""
+    from opcert.verify.row_pairs import PairSweep
+    from opcert.spec.row_reference import reference_rows
+    op, _ = get_tensor_operator("LogSoftmax")
+    fmt = get_format(dtype)
+    big = float(fmt.max_finite)
+    values = np.array(sorted({-big, -2048.0, -16.0, -8.0, -1.0, -0.5, 0.5, 1.0, 3.0, 8.0, 16.0, 2048.0, 2049.0 if dtype ==
+                              "float16" else 2056.0, big}), dtype=fmt.dtype)
+    sweep = PairSweep(op, fmt, lambda X: reference_rows(op, X.astype(np.float64), fmt)[0].astype(fmt.dtype), 0.5,
+                      values=values)
+    sweep.run()
+    assert sweep.undecided == 0
+    assert sweep.correctly_rounded == 2 * values.size ** 2 and sweep.special_wrong == 0
+
+
+def test_just_below_a_midpoint_at_the_overflow_threshold():
+    """IEEE 754 rounds as if 2^(emax+1) were the next value: float16's -65520 is the midpoint between
+    -65504 and -inf, so a value just below it overflows and one just below +65520 does not."""
+    from fractions import Fraction
+    from opcert.spec.tensor import round_just_below
+    f16 = get_format("float16")
+    assert round_just_below(Fraction(-65520), f16) == -np.inf
+    assert round_just_below(Fraction(65520), f16) == 65504.0
+    assert round_just_below(Fraction(-2047.5), f16) == -2048.0 and round_just_below(Fraction(2047.5), f16) == 2047.0
+
+
 def test_exhaustive_is_for_16_bit_rows_of_two(cli):
     code, _, err = cli("accuracy", "Softmax", "--dtype", "float32", "--exhaustive")
     assert code == 2 and "2^64" in err

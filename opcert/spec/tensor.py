@@ -14,6 +14,8 @@ arithmetic on the formula gives NaN in several of these cases (inf - inf): that 
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,7 +126,11 @@ def round_just_below(q, fmt) -> float:
     if q == 0:
         return -0.0
     lo, hi = round_fraction(q, fmt, mode="down"), round_fraction(q, fmt, mode="up")
-    if lo != hi and q - Fraction(lo) == Fraction(hi) - q:
+    beyond = Fraction(2) ** (fmt.emax + 1)      # where an infinity stands in the midpoint rule (IEEE 754)
+
+    def at(v):
+        return Fraction(v) if math.isfinite(v) else math.copysign(1, v) * beyond
+    if lo != hi and q - at(lo) == at(hi) - q:
         return lo
     return round_fraction(q, fmt, negative_zero=q < 0)
 

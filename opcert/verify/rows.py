@@ -427,7 +427,10 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
                      "neighbours": {0: w["row"][0], 1: w["row"][1]}, "row_max": max(w["row"]),
                      "got": w["got"][k], "want": w["want"][k], "ulp": w["ulp"], "replayed": w.get("replayed")}
     res.properties += sweep.verdicts()
-    res.pairs = {"pairs": sweep.pairs, "max_ulp": sweep.max_err, "worst": sweep.worst,
+    # the largest error of an output that is not the correctly rounded value (the others are within 0.5 ULP,
+    # known from the steps of the rounding without an error figure each): None where every output is
+    res.pairs = {"pairs": sweep.pairs, "max_ulp": sweep.max_err if sweep.worst is not None else None,
+                 "worst": sweep.worst, "undecided_rows": sweep.undecided,
                  "correctly_rounded": sweep.correctly_rounded, "subnormal_flushes": sweep.flushes,
                  "special_mismatches": sweep.special_wrong, "elapsed_s": sweep.elapsed}
 

@@ -33,10 +33,12 @@ def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 def _ulp_ufunc():
     # built at the first call: a vectorize with a signature compiles (or loads its cache) when
     # it is applied, 140 ms at every import of this module, every worker's start included
-    return numba.vectorize(["float64(float64, int64, int64)"], cache=True, nopython=True)(_ulp)
+    return numba.vectorize(["float64(float64, int64, int64)"], cache=True, nopython=True)(ulp_scalar)
 
 
-def _ulp(v, emin, p):
+def ulp_scalar(v, emin, p):
+    """ulp(v) for one binary64 v, as ulp_of; plain Python that numba compiles (ulp_of's ufunc, the pair
+    sweep's kernel)."""
     # on the bits: frexp and ldexp are C library calls in compiled code, slower than NumPy's loops
     a = abs(v)
     if a != a or a == 0.0:             # NaN or zero (quiet comparisons: no invalid flag for NaN)
