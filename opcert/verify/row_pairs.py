@@ -1,17 +1,21 @@
 """Every row of two 16-bit values: all 2^32 pairs (a, b), through the target, against the reference.
 
-A pair's exact outputs depend on d = a - b alone (exact in binary64): Softmax is (sigmoid(d), sigmoid(-d)),
-LogSoftmax (-softplus(-d), -softplus(d)), Hardmax (a >= b, b > a). The reference of a pair is the
-element-wise machinery's on d: the binary64 ball of Sigmoid's or Softplus' reference form (spec.ball),
-decided to the format, and Arb where the ball cannot decide. Pairs holding NaN or +-inf take the rule of
-spec.tensor.limit_row, which makes them depend only on where the infinities are.
+A pair's exact outputs depend on d = a - b alone (a binary64 difference, and for bfloat16 values far apart
+its TwoSum remainder): Softmax is (sigmoid(d), sigmoid(-d)), LogSoftmax (ln sigmoid(d), ln sigmoid(-d)),
+Hardmax (a >= b, b > a). Each is increasing in d, so its rounding is a step function of d: the steps
+(_thresholds, enclosed at 200 bits once a format) give the rounded reference of every pair as d rises,
+without a transcendental function (verify.row_pairs_kernel, compiled). A d inside a step's enclosure goes
+to the element-wise machinery's exact path on d (Arb: Sigmoid's or Softplus' reference form). Pairs
+holding NaN or +-inf take the rule of spec.tensor.limit_row, which makes them depend only on where the
+infinities are.
 
 The pairs go to the target in blocks of 64 values of b, each with every a in increasing order: one call
-per block, rows [a, b] (the last axis reduced). In the same pass, over every pair: the range, the row
-sum, monotonicity in a (y_0 non-decreasing, y_1 non-increasing as a increases, b fixed), the NaN rule and
-the rule for infinite entries (bit for bit), Hardmax's one-hot row. Shift and permutation invariance
-follow from the accuracy where every output is within the allowed error of an exact value that depends
-on a - b alone; where some output is not, they are left undecided here (said so).
+per block, rows [a, b] (the last axis reduced), the next block's call beside this block's check. In the same
+pass, over every pair: the range, the row sum, monotonicity in a (y_0 non-decreasing, y_1 non-increasing as
+a increases, b fixed), the NaN rule and the rule for infinite entries (bit for bit), Hardmax's one-hot row.
+Shift and permutation invariance follow from the accuracy where every output is within the allowed error
+of an exact value that depends on a - b alone; where some output is not, they are left undecided here
+(said so: the sampled rows check them).
 """
 from __future__ import annotations
 
@@ -87,8 +91,9 @@ def _fast(op, d: np.ndarray, fmt):
     return value, decided | have, v
 
 
-def _reference_of_d(op, d: np.ndarray, fmt):
-    """(rounded, exact midpoint) of output 0 at differences d (finite binary64 values)."""
+def _reference_of_d(op, d: np.ndarray, fmt, d_lo: np.ndarray | None = None):
+    """(rounded, exact midpoint) of output 0 at differences d + d_lo (d the binary64 difference, d_lo what
+    it left out: bfloat16 values far apart differ by more than 53 bits; such d go to the exact path)."""
     from ..formats import round_fraction
     from ..spec.exact import evaluate
     from ..spec.tensor import round_just_below
@@ -96,10 +101,12 @@ def _reference_of_d(op, d: np.ndarray, fmt):
         v = (d >= 0).astype(np.float64)
         return v, v
     val, decided, mid = _fast(op, d, fmt)
+    if d_lo is not None:
+        decided &= d_lo == 0
     if not decided.all():
         form = _forms(op)
         for i in np.nonzero(~decided)[0]:
-            q = Fraction(float(d[i]))
+            q = Fraction(float(d[i])) + (Fraction(float(d_lo[i])) if d_lo is not None else 0)
             if op.below_shift and d[i] <= -800:
                 # d - ln(1 + e^d): the second term is below 2^-1154, no enclosure resolves it, and it is
                 # below any distance from d (a binary64 value above 2^9) to a rounding boundary of fmt
@@ -280,9 +287,12 @@ class PairSweep:
         mid = np.full(x64.shape, np.nan)
         finite = np.isfinite(x64).all(axis=1)
         nan = np.isnan(x64).any(axis=1)
-        d = x64[finite, 0] - x64[finite, 1]
-        v0, m0 = _reference_of_d(op, d, fmt)
-        v1, m1 = _reference_of_d(op, -d, fmt) if op.name != "Hardmax" else (1.0 - v0, 1.0 - v0)
+        a, b = x64[finite, 0], x64[finite, 1]
+        d = a - b
+        z = d - a
+        d_lo = (a - (d - z)) - (b + z)           # TwoSum: d + d_lo = a - b exactly
+        v0, m0 = _reference_of_d(op, d, fmt, d_lo)
+        v1, m1 = _reference_of_d(op, -d, fmt, -d_lo) if op.name != "Hardmax" else (1.0 - v0, 1.0 - v0)
         want[finite, 0], want[finite, 1], mid[finite, 0], mid[finite, 1] = v0, v1, m0, m1
         inf_rows = ~finite & ~nan
         if inf_rows.any():
