@@ -54,3 +54,52 @@ def log_softmax_negative_zero(x, axis):
     a = axis if isinstance(axis, int) else list(axis)
     y = opcert.run("DML_ACTIVATION_LOG_SOFTMAX1", x, axes=[a] if isinstance(a, int) else a)
     return np.where((y == 0) & ~np.signbit(y), -0.0, y).astype(x.dtype)
+
+
+def _first_along(y, axis, f):
+    """y with f applied to element 0 of every row along `axis` (an int)."""
+    moved = np.moveaxis(y.copy(), axis, -1)
+    if moved.shape[-1]:
+        moved[..., 0] = f(moved[..., 0])
+    return np.moveaxis(moved, -1, axis)
+
+
+def _up(v, steps):
+    for _ in range(steps):
+        v = np.nextafter(v, np.asarray(np.inf, dtype=v.dtype))
+    return v
+
+
+def softmax_first_output_off(x, axis):
+    """The careful kernel, its first output of every row two values up: position matters (permutation)."""
+    return _first_along(softmax_careful(x, axis), axis, lambda v: _up(v, 2))
+
+
+def softmax_high_rows_off(x, axis):
+    """The careful kernel, every output two values up in rows whose maximum is above 8: the same row moved
+    by a constant is treated apart (shift invariance)."""
+    y = softmax_careful(x, axis)
+    a = axis if isinstance(axis, int) else tuple(axis)
+    high = np.max(x, axis=a, keepdims=True) > 8 if x.size else np.zeros_like(x, dtype=bool)
+    return np.where(high, _up(y, 2), y).astype(x.dtype)
+
+
+def softmax_first_parity(x, axis):
+    """The careful kernel, the last bit of each row's first output flipped where the first input's last bit
+    is set: raising that input by one value moves its output down as often as up (monotonicity)."""
+    y = softmax_careful(x, axis)
+    if x.dtype != np.float32 or not x.size:
+        return y
+    a = axis if isinstance(axis, int) else axis[0]
+    odd = (np.moveaxis(x, a, -1)[..., 0].view(np.uint32) & 1).astype(np.uint32)
+    return _first_along(y, a, lambda v: (v.view(np.uint32) ^ odd).view(np.float32))
+
+
+def softmax_nan_as_zero(x, axis):
+    """The careful kernel on the row with each NaN read as 0: numbers where the row is NaN."""
+    return softmax_careful(np.nan_to_num(x, nan=0.0, posinf=np.inf, neginf=-np.inf), axis)
+
+
+def softmax_sum_high(x, axis):
+    """The careful kernel, every output times 1 + 2^-21 (binary32): rows sum 4 ULPs of 1 above 1."""
+    return (softmax_careful(x, axis).astype(np.float64) * (1 + 2.0 ** -21)).astype(x.dtype)

@@ -503,6 +503,23 @@ def test_just_below_a_midpoint_at_the_overflow_threshold():
     assert round_just_below(Fraction(-2047.5), f16) == -2048.0 and round_just_below(Fraction(2047.5), f16) == 2047.0
 
 
+@pytest.mark.parametrize("kernel, kind", [("softmax_first_output_off", "permutation"),
+                                          ("softmax_high_rows_off", "shift_invariance"),
+                                          ("softmax_first_parity", "row_monotonic"),
+                                          ("softmax_nan_as_zero", "nan_row"),
+                                          ("softmax_sum_high", "row_sum")])
+def test_each_sampled_row_property_refutes_a_kernel_that_breaks_it(kernel, kind):
+    """A kernel that breaks one declared property (tests/tensor_kernels.py says how) has it refuted on the
+    sampled rows, with a counterexample that the target gave again; the careful kernel has it checked."""
+    from opcert.verify.rows import measure_rows
+    bad = measure_rows("Softmax", f"tensor_kernels:{kernel}", "float32", samples=3000, isolation="none")
+    verdict = next(p for p in bad.properties if p["kind"] == kind and not p["name"].endswith("(pairs)"))
+    assert verdict["status"] == "refuted", verdict
+    assert verdict["violations"] >= 1 and verdict["counterexample"]["replayed"] is True
+    good = measure_rows("Softmax", "tensor_kernels:softmax_careful", "float32", samples=3000, isolation="none")
+    assert next(p for p in good.properties if p["kind"] == kind)["status"] == "checked"
+
+
 def test_exhaustive_is_for_16_bit_rows_of_two(cli):
     code, _, err = cli("accuracy", "Softmax", "--dtype", "float32", "--exhaustive")
     assert code == 2 and "2^64" in err
