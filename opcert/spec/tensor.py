@@ -221,7 +221,8 @@ def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int 
     if finite.any():
         put(finite, finite_block(rows[finite]))
     absent = -np.inf if op.absent == "-inf" else float(op.absent)
-    for i in np.nonzero(~finite)[0]:
+    nan_rows = np.isnan(rows).any(axis=1)           # every output NaN: left as filled, without a row's loop
+    for i in np.nonzero(~finite & ~nan_rows)[0]:
         how, keep = limit_row(rows[i])
         if how == "nan":
             continue
