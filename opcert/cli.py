@@ -1085,6 +1085,15 @@ class json_stdout:
         return False
 
 
+def _resumable(args) -> bool:
+    """Whether the interrupted command keeps finished sweep chunks (the element-wise sweeps' checkpoints; a
+    tensor operator's measurement and the pair sweep keep nothing)."""
+    if args is None or getattr(args, "command", None) not in ("accuracy", "gate"):
+        return False
+    from .spec import is_tensor_operator
+    return args.command == "gate" or not is_tensor_operator(getattr(args, "op", ""))
+
+
 def main(argv=None) -> int:
     import signal
     import threading
@@ -1110,8 +1119,8 @@ def main(argv=None) -> int:
         print(f"opcert: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("opcert: interrupted; finished sweep chunks are kept: run the same command again to resume",
-              file=sys.stderr)
+        print("opcert: interrupted" + ("; finished sweep chunks are kept: run the same command again to resume"
+                                       if _resumable(locals().get("args")) else ""), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader of our output went away (`opcert ops --json | head`): not an error of opcert. Python

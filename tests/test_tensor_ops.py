@@ -520,6 +520,17 @@ def test_each_sampled_row_property_refutes_a_kernel_that_breaks_it(kernel, kind)
     assert next(p for p in good.properties if p["kind"] == kind)["status"] == "checked"
 
 
+def test_an_interrupted_tensor_measurement_does_not_promise_a_resume():
+    """Only the element-wise sweeps keep finished chunks: an interrupted Softmax measurement (its pair sweep
+    included) says nothing of resuming."""
+    from argparse import Namespace
+    from opcert.cli import _resumable
+    assert _resumable(Namespace(command="accuracy", op="Tanh")) is True
+    assert _resumable(Namespace(command="accuracy", op="Softmax")) is False
+    assert _resumable(Namespace(command="accuracy", op="DML_ACTIVATION_LOG_SOFTMAX1")) is False
+    assert _resumable(Namespace(command="ops")) is False and _resumable(None) is False
+
+
 def test_exhaustive_is_for_16_bit_rows_of_two(cli):
     code, _, err = cli("accuracy", "Softmax", "--dtype", "float32", "--exhaustive")
     assert code == 2 and "2^64" in err
