@@ -13,7 +13,7 @@ import time
 
 from opcert.verify.rows import measure_rows
 
-TARGETS = ("opcert", "onnxruntime", "onnx-reference", "torch", "jax")
+TARGETS = ("opcert", "onnxruntime", "onnx-reference", "openvino", "torch", "jax")
 
 
 def main(argv=None) -> int:
@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     for op in ("Softmax", "LogSoftmax", "Hardmax"):
         for target in args.targets.split(","):
             for dtype in args.dtypes.split(","):
-                standards = ["onnx"] + (["onnx-11"] if target in ("onnxruntime", "onnx-reference") else [])
+                standards = ["onnx"] + (["onnx-11"] if target in ("onnxruntime", "onnx-reference", "openvino") else [])
                 for std in standards:
                     t0 = time.perf_counter()
                     # opcert's binary64 code is held to its stated bound; every other target to correct rounding

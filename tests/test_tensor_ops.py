@@ -531,6 +531,23 @@ def test_an_interrupted_tensor_measurement_does_not_promise_a_resume():
     assert _resumable(Namespace(command="ops")) is False and _resumable(None) is False
 
 
+def test_openvino_runs_the_onnx_models_and_says_what_it_cannot():
+    """OpenVINO's CPU plugin on the one-node models: Softmax of [0, -30] is e^-30 / (1 + e^-30) within an
+    ULP (float32), opset 11's coerced rows match its opset 13 rows where the rules agree (the last axis),
+    and bfloat16 is skipped with the reason."""
+    pytest.importorskip("openvino")
+    from opcert.targets.tensor import load
+    op, _ = get_tensor_operator("Softmax")
+    ov = load("openvino")
+    x = np.array([[0.0, -30.0]], dtype=np.float32)
+    y = ov.call(op, op.standard("onnx"), x, (1,))
+    e = math.exp(-30.0)
+    assert abs(float(y[0, 1]) - e / (1 + e)) <= float(np.spacing(np.float32(e))) and y[0, 0] == 1.0
+    x3 = np.random.default_rng(3).standard_normal((2, 3, 5)).astype(np.float32)
+    assert _same(ov.call(op, op.standard("onnx-11"), x3, (2,)), ov.call(op, op.standard("onnx"), x3, (2,)))
+    assert "no bfloat16" in ov.unsupported(op, op.standard("onnx"), "bfloat16", (1,), 2)
+
+
 def test_exhaustive_is_for_16_bit_rows_of_two(cli):
     code, _, err = cli("accuracy", "Softmax", "--dtype", "float32", "--exhaustive")
     assert code == 2 and "2^64" in err

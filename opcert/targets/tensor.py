@@ -5,7 +5,8 @@ target's own terms: ONNX Runtime and onnx.reference run a one-node model of the 
 opsets 1, 11, 13; DirectML's forms as the opset whose rule makes the same rows: one axis is opset 13,
 trailing axes opset 11, proved equal in verify.proofs.axes); torch gets `dim` (trailing axes flattened
 by a reshape, other sets by a permute first); JAX gets `axis` as an int or a tuple; a Python callable
-`module:function` gets x and `axis=` (an int for one axis, a tuple for several). What a target cannot be
+`module:function` gets x and `axis=` (an int for one axis, a tuple for several); OpenVINO runs the same
+one-node models as ONNX Runtime, through its ONNX frontend. What a target cannot be
 given (Hardmax in torch and JAX, an axis set ONNX cannot express) is `unsupported`, with the reason.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from ..errors import UsageError, choices
 
-NAMES = ("opcert", "onnxruntime", "onnx-reference", "torch", "jax")
+NAMES = ("opcert", "onnxruntime", "onnx-reference", "torch", "jax", "openvino")
 TORCH = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 JAX = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 
@@ -143,6 +144,43 @@ class OnnxReference(_Onnx):
         return self.evaluator(self.model(op, std, x, reduced)).run(None, {"X": x})[0]
 
 
+class OpenVino(_Onnx):
+    """OpenVINO's CPU plugin on the standard's one-node ONNX model (its ONNX frontend), inference precision
+    pinned to f32 and one thread, as the element-wise target (targets.runtimes.OpenVino)."""
+    name = "openvino"
+
+    def __init__(self):
+        import openvino as ov
+        self.core = ov.Core()
+        self.version = ov.__version__
+        self.compiled = {}
+        self.refused = {}
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        why = super().unsupported(op, std, dtype, reduced, rank)
+        if why:
+            return f"openvino {self.version}: {why}"
+        if dtype == "bfloat16":
+            return f"openvino {self.version}: opcert feeds OpenVINO NumPy arrays, which have no bfloat16"
+        probe = (op.name, std.key, dtype, reduced, rank)
+        if probe not in self.refused:     # the plugin's own refusal: its message
+            from ..formats import get_format
+            try:
+                self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
+                self.refused[probe] = None
+            except Exception as exc:   # noqa: BLE001 - the frontend's and the plugin's errors have no common base
+                self.refused[probe] = f"openvino {self.version}: {str(exc).splitlines()[0][:300]}"
+        return self.refused[probe]
+
+    def call(self, op, std, x, reduced):
+        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
+        if key not in self.compiled:
+            model = self.core.read_model(self.model(op, std, x, reduced).SerializeToString())
+            self.compiled[key] = self.core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": 1,
+                                                                        "INFERENCE_PRECISION_HINT": "f32"})
+        return np.asarray(self.compiled[key]([np.ascontiguousarray(x)])[0])
+
+
 class Torch(TensorTarget):
     name = "torch"
 
@@ -227,10 +265,11 @@ class Callable(TensorTarget):
 def load(name: str) -> TensorTarget:
     if name == "opcert":
         return Opcert()
-    if name in ("onnxruntime", "onnx-reference", "torch", "jax"):
+    if name in ("onnxruntime", "onnx-reference", "torch", "jax", "openvino"):
         from .runtimes import EXTRAS
         try:
-            return {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax}[name]()
+            return {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax,
+                    "openvino": OpenVino}[name]()
         except ImportError as exc:
             raise UsageError(f"target {name} needs {EXTRAS[name]}, which is not installed ({exc}): pip install "
                              f"'opcert[{EXTRAS[name]}]'") from None
