@@ -5,9 +5,10 @@ binary64 temporary per row: in NumPy it took 3.5 s a block, 60 minutes for the 2
 format, twenty times what the call of a runtime costs. The rounded reference of each output comes from
 the steps of its rounding as a function of d = a - b (verify.row_pairs._thresholds), walked as a rises:
 no transcendental function where the target's output is the reference's. Where it is not, the ULP error
-takes the binary64 value of the exact output (one exp, and a log1p for LogSoftmax). A row whose d falls
-within a step's enclosure is left to verify.row_pairs (Arb), flagged in `undecided`; every property is
-checked here on every row, as none of them needs more than the binary64 value of the exact output.
+takes the binary64 value of the exact output (one exp, and a log1p for LogSoftmax). An exact difference is
+always placed; a rounded one (bfloat16 values far apart) within a step's wide enclosure leaves its row to
+verify.row_pairs (Arb), flagged in `undecided`. Every property is checked here on every row, as none of
+them needs more than the binary64 value of the exact output.
 """
 from __future__ import annotations
 
@@ -53,16 +54,15 @@ def _exact(op, d):
 
 
 @numba.njit(inline="always")
-def _above(d, d_lo, k, hi, tight):
-    """Whether the exact difference d + d_lo lies above step k (outside its enclosure, or exactly: tight)."""
-    return d > hi[k] or (tight[k] and d == hi[k] and d_lo > 0)
+def _above(d, d_lo, k, floor, above_wide):
+    """Whether the exact difference d + d_lo lies above step k: exactly where d is exact (d_lo = 0), and
+    outside the step's wide enclosure where d is rounded (verify.row_pairs._thresholds)."""
+    return d > floor[k] if d_lo == 0 else d > above_wide[k]
 
 
 @numba.njit(inline="always")
-def _below(d, d_lo, k, lo, hi, tight):
-    if tight[k]:
-        return d < hi[k] or (d == hi[k] and d_lo <= 0)
-    return d < lo[k]
+def _below(d, d_lo, k, floor, below_wide):
+    return d <= floor[k] if d_lo == 0 else d < below_wide[k]
 
 
 @numba.njit(inline="always")
@@ -80,29 +80,29 @@ def _same(y, w):
 
 
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, step_lo, step_hi, tight, stepped, table, table_bits,
+def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped, table, table_bits,
                 lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at,
                 undecided):
     """One block: every a (increasing, NaNs last; the first nkeep are numbers) against every b in bs.
     ybits[j, i, k]: output k of the row [a[i], bs[j]] as the format's bits; values: each bit pattern's
-    binary64 value, exp_of its exponential (binary64, within 1 ULP). step_lo/step_hi/tight/stepped: verify.row_pairs._thresholds (output 1 is output 0 at -d;
+    binary64 value, exp_of its exponential (binary64, within 1 ULP). floor/below_wide/above_wide/stepped: verify.row_pairs._thresholds (output 1 is output 0 at -d;
     Hardmax's output 1 is 1 - output 0). table[ka + 1, kb + 1, k]: the declared output k of a row with
     infinite entries (kind -1, 0, +1 for -inf, finite, +inf), table_bits the same as the format's bits.
     Writes counts[j], firsts[j], worst_err[j] / worst_at[j] (2 i + k: the worst output that is not the
     reference's, -1 where every one is) and undecided[j, i]."""
     for j in numba.prange(bs.size):
-        _run(a, bs[j], ybits[j], values, exp_of, op, props, p, emin, step_lo, step_hi, tight, stepped, table, table_bits,
+        _run(a, bs[j], ybits[j], values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped, table, table_bits,
              lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts[j], firsts[j], worst_err[j:j + 1],
              worst_at[j:j + 1], undecided[j])
 
 
 @numba.njit(nogil=True, error_model="numpy")
-def _run(a, b, ybits, values, exp_of, op, props, p, emin, lo, hi, tight, r, table, table_bits, lower, upper,
+def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, r, table, table_bits, lower, upper,
          sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at, undecided):
     """One value of b against every a. The counters are locals (through the arrays they were not kept in
     registers), and the hot path has no branch that is random from one pair to the next."""
     na = a.size
-    n_steps = lo.size
+    n_steps = floor.size
     sum_bound = max_ulp * 2.0 ** (1 - p) + 2 * max_ulp * 2.0 ** (emin - p + 1)
     smallest_normal = 2.0 ** emin
     correct = special_wrong = flushes = zero_sign = n_undecided = 0
@@ -127,16 +127,16 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, lo, hi, tight, r, tabl
             d = x0 - b
             z = d - x0
             d_lo = (x0 - (d - z)) - (b + z)      # TwoSum: d + d_lo = a - b exactly (bfloat16: not always d)
-            while k0 < n_steps and _above(d, d_lo, k0, hi, tight):
+            while k0 < n_steps and _above(d, d_lo, k0, floor, above_wide):
                 k0 += 1
-            decided = k0 == n_steps or _below(d, d_lo, k0, lo, hi, tight)
+            decided = k0 == n_steps or _below(d, d_lo, k0, floor, below_wide)
             w0 = r[k0]
             if op == HARDMAX:
                 w1 = 1.0 - w0
             else:
-                while k1 > 0 and not _above(-d, -d_lo, k1 - 1, hi, tight):
+                while k1 > 0 and not _above(-d, -d_lo, k1 - 1, floor, above_wide):
                     k1 -= 1
-                decided = decided and (k1 == n_steps or _below(-d, -d_lo, k1, lo, hi, tight))
+                decided = decided and (k1 == n_steps or _below(-d, -d_lo, k1, floor, below_wide))
                 w1 = r[k1]
         elif nan:
             w0 = w1 = math.nan
