@@ -470,6 +470,41 @@ def test_the_compiled_pair_check_finds_each_planted_fault(name, dtype):
         [float(v) for v in planted["zero"].astype(np.float64)] or \
         verdicts["row_monotonic"]["counterexample"]["row"] == [float(v) for v in planted["zero"].astype(np.float64)]
     assert verdicts["infinite_entries"]["status"] == "proved"
+    swapped = verdicts["permutation"]        # the NaN output and the zeroed one, against their swapped rows
+    assert swapped["status"] == "refuted" and swapped["counterexample"]["replayed"] is True
+    assert swapped["counterexample"]["row"] in ([float(v) for v in planted[w].astype(np.float64)]
+                                                for w in ("zero", "nan_out"))
+
+
+def test_shift_over_the_pairs_is_refuted_by_two_rows_of_one_difference():
+    """Every 8th float16 value in [1, 2): many rows share a difference. One output a value up in one row and
+    a value down in another row of the same difference are 2 values apart (1 allowed at 0.5 ULP): shift
+    invariance over the pairs is refuted with those two rows; each alone is 1 from its swapped row, so
+    permutation holds."""
+    from opcert.verify.row_pairs import PairSweep
+    op, _ = get_tensor_operator("Softmax")
+    fmt = get_format("float16")
+    values = (1 + np.arange(0, 1024, 8) / 1024).astype(np.float16)
+    n = values.size
+    rows = {"up": (10, 3), "down": (20, 13)}           # (index of a, index of b): the same difference
+
+    def call(X):
+        Y = reference_rows(op, X.astype(np.float64), fmt)[0].astype(fmt.dtype)
+        for name, (ia, ib) in rows.items():
+            for r in range(0, X.shape[0], n):
+                if X[r, 1] == values[ib]:
+                    Y[r + ia, 0] = np.nextafter(Y[r + ia, 0], fmt.dtype.type(np.inf if name == "up" else -np.inf))
+        return Y
+    sweep = PairSweep(op, fmt, call, 0.5, values=values)
+    sweep.run()
+    verdicts = {v["kind"]: v for v in sweep.verdicts()}
+    shift = verdicts["shift_invariance"]
+    assert shift["status"] == "refuted" and shift["violations"] == 2, shift
+    ce = shift["counterexample"]
+    assert {tuple(ce["row"]), tuple(ce["related_row"])} == {(float(values[ia]), float(values[ib]))
+                                                            for ia, ib in rows.values()}
+    assert ce["distance_ulps"] == 2 and ce["replayed"] is True
+    assert verdicts["permutation"]["status"] == "proved"
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

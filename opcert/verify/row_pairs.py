@@ -13,9 +13,11 @@ The pairs go to the target in blocks of 64 values of b, each with every a in inc
 per block, rows [a, b] (the last axis reduced), the next block's call beside this block's check. In the same
 pass, over every pair: the range, the row sum, monotonicity in a (y_0 non-decreasing, y_1 non-increasing as
 a increases, b fixed), the NaN rule and the rule for infinite entries (bit for bit), Hardmax's one-hot row.
-Shift and permutation invariance follow from the accuracy where every output is within the allowed error
-of an exact value that depends on a - b alone; where some output is not, they are left undecided here
-(said so: the sampled rows check them).
+Shift and permutation invariance over every row of two finite values: an output that is the correctly
+rounded value is the same for every row it relates to (the exact outputs depend on a - b alone, swapped
+with the row), so only the outputs off it are kept (their distance in values of the format) and related:
+rows of one difference (a shift of each other), a row and its swap (_relations). Beyond 20 million such
+outputs they are left undecided (said so: the sampled rows check them).
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ from .proofs.result import PropertyResult
 from .row_calls import ordinals, ulp_distance
 
 BLOCK = 64        # values of b per call: 4 million pairs
+DEVIATIONS_PER_RUN = 8192      # outputs off the reference kept per value of b and block (the kernel's buffer)
+DEVIATIONS_KEPT = 20_000_000   # in all: beyond, shift and permutation over the pairs are left undecided
 
 
 def _all_values(fmt) -> np.ndarray:
@@ -214,6 +218,10 @@ class PairSweep:
         self.zero_sign = 0
         self.undecided = 0          # rows the binary64 interval left to Arb
         self.viol = {}         # property kind -> [count, first example]
+        self._devs = []        # (a bits, b bits, k, distance, d, d_lo) of the outputs off the reference
+        self._dev_total = 0
+        self.dev_overflow = False
+        self.relations = {}    # shift_invariance / permutation -> PropertyResult over the finite pairs
         self.checked = {}
         self.elapsed = 0.0
         self._kernel_args()
@@ -241,7 +249,13 @@ class PairSweep:
         self._nkeep = int(np.count_nonzero(~np.isnan(self._a64)))
         with np.errstate(all="ignore"):
             exp_of = np.exp(values)
-        self._args = (values, exp_of, code, self._props, fmt.p, fmt.emin, *_thresholds(op.name, fmt.name), table, table_bits,
+        floor, below, above, stepped = _thresholds(op.name, fmt.name)
+        stepped_ord = ordinals(to_format(stepped, fmt), fmt).astype(np.int64)
+        self._a_bits = self.a.view(fmt.uint)
+        self._bits_set = set(self._a_bits.tolist())
+        self._values = values
+        self._args = (values, exp_of, code, self._props, fmt.p, fmt.emin, floor, below, above, stepped, stepped_ord,
+                      table, table_bits,
                       float(lower), float(upper),
                       total is not None and total.sum_of == "y", float(self.max_ulp),
                       max(0, math.ceil(self.max_ulp - 0.5)), self._nkeep, inf_bits)
@@ -269,6 +283,8 @@ class PairSweep:
                     pending = pool.submit(self._called, blocks[k + 1])
                 self._block(bs, X, Y)
                 self.progress(min(n, (k + 1) * BLOCK), n)
+        self.elapsed = time.perf_counter() - t0
+        self._relations()
         self.elapsed = time.perf_counter() - t0
         self.replay()
 
@@ -326,8 +342,12 @@ class PairSweep:
         firsts = np.zeros((nb, K.N_FIRSTS), dtype=np.int64)
         worst_err, worst_at = np.zeros(nb), np.zeros(nb, dtype=np.int64)
         undecided = np.zeros((nb, na), dtype=np.bool_)
+        dev_at = np.zeros((nb, DEVIATIONS_PER_RUN), dtype=np.int64)
+        dev_val = np.zeros((nb, DEVIATIONS_PER_RUN), dtype=np.int64)
+        dev_n = np.zeros(nb, dtype=np.int64)
         K.check_block(self._a64, b64, np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2), *self._args,
-                    counts, firsts, worst_err, worst_at, undecided)
+                      counts, firsts, worst_err, worst_at, undecided, dev_at, dev_val, dev_n)
+        self._keep_deviations(bs, b64, dev_at, dev_val, dev_n)
         c = counts.sum(axis=0)
         self.correctly_rounded += int(c[K.CORRECT])
         self.flushes += int(c[K.FLUSHES])
@@ -370,6 +390,171 @@ class PairSweep:
                 y64 = Y[rows].astype(np.float64)
             want, mid = self._want(x64)
             self._compare(X[rows], Y[rows], y64, want, mid, rows)
+
+    def _row_output(self, a_bits: int, b_bits: int, cache: dict) -> np.ndarray:
+        """The target's outputs for the row [a, b], from the call of its whole block made again."""
+        pos = {int(v): i for i, v in enumerate(self._a_bits)} if "pos" not in cache else cache["pos"]
+        cache["pos"] = pos
+        j = pos[int(b_bits)]
+        start = (j // BLOCK) * BLOCK
+        if start not in cache:
+            cache[start] = self.call(self._make(self.a[start:start + BLOCK]))
+        return cache[start][(j - start) * self.a.size + pos[int(a_bits)]]
+
+    def _relations(self) -> None:
+        """Shift and permutation invariance over every row of two finite values, from the outputs that are
+        not the reference's (every other output is the correctly rounded value of an exact output that
+        depends on a - b alone, the same for every related pair): two rows with one difference (a shift of
+        each other) or swapped (a permutation) are refuted where their outputs are more than the allowed
+        distance apart, counting a row kept off the reference by its distance and any other as 0."""
+        from . import row_pairs_kernel as K
+        op, fmt = self.op, self.fmt
+        tol = 0 if op.name == "Hardmax" else math.ceil(2 * self.max_ulp)
+        with np.errstate(invalid="ignore"):
+            n_finite = int(np.isfinite(self._a64).sum())
+        pairs = n_finite * n_finite
+        kinds = {p.kind: p for p in op.properties}
+        words = {"shift_invariance": "rows of one difference a - b (each a shift of the other)",
+                 "permutation": "each row and the row swapped"}
+        for kind in ("shift_invariance", "permutation"):
+            if kind not in kinds:
+                continue
+            p = kinds[kind]
+            method = (f"every pair of finite {fmt.name} values ({pairs:,} rows of 2): {words[kind]}, from the "
+                      f"outputs off the correctly rounded value ({self._dev_total:,}); outputs may be {tol} "
+                      f"value(s) apart")
+            if self.dev_overflow:
+                self.relations[kind] = PropertyResult(
+                    f"{p.name} (pairs)", kind, p.statement + " (rows of 2)", "unknown", "-",
+                    note=f"more than {DEVIATIONS_KEPT:,} outputs (or {DEVIATIONS_PER_RUN:,} in one run of a) are "
+                         f"off the correctly rounded value: too many to relate; the sampled rows check it")
+                continue
+            self.relations[kind] = self._relate(kind, p, tol, pairs, method, K.DEV_NAN)
+
+    def _relate(self, kind, p, tol, pairs, method, dev_nan):
+        name, statement = f"{p.name} (pairs)", p.statement + " (rows of 2 finite values)"
+        if kind == "permutation" and self.op.name == "Hardmax":      # rows [v, v] (and [-0, +0]) left out
+            with np.errstate(invalid="ignore"):
+                pairs -= int(np.isfinite(self._a64).sum()) + (2 if int((self._a64 == 0).sum()) == 2 else 0)
+        if not self._devs:
+            return PropertyResult(name, kind, statement, "proved", method, elapsed_s=self.elapsed,
+                                  inputs_checked=pairs, violations=0)
+        A, B, Kk, D, DH, DL = (np.concatenate(c) for c in zip(*self._devs))
+        A, B, Kk = A.astype(np.int64), B.astype(np.int64), Kk.astype(np.int64)
+        nan = np.abs(D) >= dev_nan
+
+        def distance(d1, n1, d2, n2):
+            return np.where(n1 & n2, 0.0, np.where(n1 | n2, np.inf, np.abs(d1 - d2).astype(np.float64)))
+        bad_rows, first = set(), None
+        if kind == "permutation" and self.op.name == "Hardmax":   # the first maximum wins: not rows of a tie
+            keep = self._values[A] != self._values[B]
+            A, B, Kk, D, nan = A[keep], B[keep], Kk[keep], D[keep], nan[keep]
+        if kind == "permutation" and A.size:
+            key = (A << 17) | (B << 1) | Kk
+            order = np.argsort(key, kind="stable")
+            ks = key[order]
+            partner = (B << 17) | (A << 1) | (1 - Kk)
+            pos = np.minimum(np.searchsorted(ks, partner), ks.size - 1)
+            found = ks[pos] == partner
+            dist = distance(D, nan, np.where(found, D[order][pos], 0), np.where(found, nan[order][pos], False))
+            for i in np.flatnonzero(dist > tol):
+                bad_rows.add((int(A[i]), int(B[i])))
+                if first is None or (A[i], B[i]) < first[:2]:
+                    first = (int(A[i]), int(B[i]), int(B[i]), int(A[i]))
+        elif kind == "shift_invariance":
+            group = np.lexsort((Kk, DL, DH))
+            gh, gl, gk = DH[group], DL[group], Kk[group]
+            starts = np.flatnonzero(np.r_[True, (gh[1:] != gh[:-1]) | (gl[1:] != gl[:-1]) | (gk[1:] != gk[:-1])])
+            ends = np.r_[starts[1:], group.size]
+            for s0, e0 in zip(starts, ends):
+                members = group[s0:e0]
+                dv, nv = D[members], nan[members]
+                hi, lo = int(np.argmax(np.where(nv, np.iinfo(np.int64).max, dv))), int(np.argmin(dv))
+                if distance(dv[hi:hi + 1], nv[hi:hi + 1], dv[lo:lo + 1], nv[lo:lo + 1])[0] > tol:
+                    i, j = members[hi], members[lo]
+                    bad_rows.update({(int(A[i]), int(B[i])), (int(A[j]), int(B[j]))})
+                    if first is None:
+                        first = (int(A[i]), int(B[i]), int(A[j]), int(B[j]))
+                    continue
+                far = members[nv | (np.abs(dv) > tol)]
+                for i in far[:1]:           # against a row of the same difference that is on the reference
+                    other = self._same_difference(int(A[i]), int(B[i]), int(Kk[i]), DH[i], DL[i], set(
+                        zip(A[members].tolist(), B[members].tolist())))
+                    if other is None:
+                        return PropertyResult(name, kind, statement, "unknown", method, inputs_checked=pairs,
+                                              note=f"an output {int(D[i]) if not nan[i] else 'NaN'} values off the "
+                                                   f"reference, and no other row of its difference found to "
+                                                   f"compare it with")
+                    bad_rows.update({(int(A[i]), int(B[i])), other})
+                    if first is None:
+                        first = (int(A[i]), int(B[i]), *other)
+        if not bad_rows:
+            return PropertyResult(name, kind, statement, "proved", method, elapsed_s=self.elapsed,
+                                  inputs_checked=pairs, violations=0)
+        return PropertyResult(name, kind, statement, "refuted", method, elapsed_s=self.elapsed,
+                              inputs_checked=pairs, violations=len(bad_rows),
+                              counterexample=self._related_example(kind, first, tol))
+
+    def _same_difference(self, a_bits, b_bits, k, d, d_lo, off) -> tuple | None:
+        """Another row [a', b'] of the format with a' - b' = a - b exactly that is not among `off` (the rows
+        of that difference off the reference), from the 256 values of a' nearest a; None if none is."""
+        if d_lo != 0:
+            return None
+        fmt = self.fmt
+        i = int(np.flatnonzero(self._a_bits == a_bits)[0])
+        for j in sorted(range(max(0, i - 128), min(self.a.size, i + 128)), key=lambda j: abs(j - i)):
+            a2 = float(self._a64[j])
+            if not math.isfinite(a2) or j == i:
+                continue
+            b2 = a2 - d
+            if not math.isfinite(b2) or a2 - b2 != d or (a2 - (a2 - b2)) != b2:
+                continue
+            b2f = np.array([b2]).astype(fmt.dtype)
+            if float(b2f[0]) != b2:
+                continue
+            row = (int(self._a_bits[j]), int(b2f.view(fmt.uint)[0]))
+            if row not in off and row[1] in self._bits_set:       # a row the sweep ran
+                return row
+        return None
+
+    def _related_example(self, kind, first, tol) -> dict:
+        fmt = self.fmt
+        a1, b1, a2, b2 = first
+        cache: dict = {}
+        y1, y2 = self._row_output(a1, b1, cache), self._row_output(a2, b2, cache)
+        again = self._row_output(a1, b1, {}), self._row_output(a2, b2, {})
+
+        def val(bits):
+            return float(np.array([bits], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0])
+        got1, got2 = np.asarray(y1), np.asarray(y2)
+        cmp2 = got2[::-1] if kind == "permutation" else got2
+        dist = ulp_distance(got1[None, :], cmp2[None, :], fmt)[0]
+        return {"case": "every pair", "row": [val(a1), val(b1)], "related_row": [val(a2), val(b2)],
+                "how": "the row swapped (outputs compared swapped)" if kind == "permutation"
+                else "a row of the same difference a - b", "got": [float(v) for v in got1.astype(np.float64)],
+                "got_related": [float(v) for v in got2.astype(np.float64)], "distance_ulps": float(np.max(dist)),
+                "allowed_ulps": tol, "replayed": bool(np.all(again[0].view(fmt.uint) == got1.view(fmt.uint))
+                                                      and np.all(again[1].view(fmt.uint) == got2.view(fmt.uint)))}
+
+    def _keep_deviations(self, bs, b64, dev_at, dev_val, dev_n) -> None:
+        if self.dev_overflow:
+            return
+        if (dev_n > DEVIATIONS_PER_RUN).any() or self._dev_total + int(dev_n.sum()) > DEVIATIONS_KEPT:
+            self.dev_overflow = True
+            self._devs = []
+            return
+        js = np.repeat(np.arange(bs.size), dev_n)
+        at = np.concatenate([dev_at[j, :dev_n[j]] for j in range(bs.size)]) if js.size else np.zeros(0, np.int64)
+        if not at.size:
+            return
+        i, k = at // 2, at % 2
+        a, b = self._a64[i], b64[js]
+        d = a - b
+        z = d - a
+        d_lo = (a - (d - z)) - (b + z)
+        dev = np.concatenate([dev_val[j, :dev_n[j]] for j in range(bs.size)])
+        self._devs.append((self._a_bits[i], bs.view(self.fmt.uint)[js], k.astype(np.int8), dev, d, d_lo))
+        self._dev_total += at.size
 
     def _mono_example(self, X, Y, r):
         with np.errstate(invalid="ignore"):
@@ -440,23 +625,11 @@ class PairSweep:
     def verdicts(self) -> list[dict]:
         """One verdict per declared property, over every pair (named "NAME (pairs)")."""
         out = []
-        worst = max(self.max_err, 0.5)        # the outputs that are the reference's are within 0.5
-        implied = worst <= self.max_ulp and self.flushes == 0
         for p in self.op.properties:
             name = f"{p.name} (pairs)"
             method = f"every pair of {self.fmt.name} values ({self.pairs:,} rows of 2), enumerated"
-            if p.kind in ("shift_invariance", "permutation"):
-                if implied:
-                    r = PropertyResult(name, p.kind, p.statement + " (rows of 2)", "proved",
-                                       f"implied by the accuracy over every pair: each output within "
-                                       f"{self.max_ulp:g} ULP of an exact value that depends on a - b alone "
-                                       f"(at most {worst:.4g}), so related pairs agree within "
-                                       f"{2 * self.max_ulp:g}", inputs_checked=self.pairs, violations=0)
-                else:
-                    r = PropertyResult(name, p.kind, p.statement + " (rows of 2)", "unknown", "-",
-                                       note=f"not implied: some output is {self.max_err:.4g} ULP off (allowed "
-                                            f"{self.max_ulp:g}) or flushed; the sampled rows decide it")
-                out.append(r.to_dict())
+            if p.kind in self.relations:
+                out.append(self.relations[p.kind].to_dict())
                 continue
             bad, first = self.viol.get(p.kind, [0, None])
             checked = self.checked.get(p.kind, 0)

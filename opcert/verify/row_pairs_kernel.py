@@ -28,6 +28,7 @@ FIRST_SPECIAL, FIRST_RANGE, FIRST_SUM, FIRST_MONO, FIRST_NAN, FIRST_INF, FIRST_H
 N_FIRSTS = 7
 # which operator (the shape of its pair as a function of d = a - b) and which properties are declared
 SOFTMAX, LOG_SOFTMAX, HARDMAX = range(3)
+DEV_NAN = 1 << 40      # the distance recorded for a NaN output where a number is due
 P_RANGE, P_SUM, P_MONO, P_NAN, P_INF, P_HOT = (1 << k for k in range(6))
 
 _ulp = numba.njit(inline="always")(ulp_scalar)
@@ -80,9 +81,10 @@ def _same(y, w):
 
 
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped, table, table_bits,
+def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped,
+                stepped_ord, table, table_bits,
                 lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at,
-                undecided):
+                undecided, dev_at, dev_val, dev_n):
     """One block: every a (increasing, NaNs last; the first nkeep are numbers) against every b in bs.
     ybits[j, i, k]: output k of the row [a[i], bs[j]] as the format's bits; values: each bit pattern's
     binary64 value, exp_of its exponential (binary64, within 1 ULP). floor/below_wide/above_wide/stepped: verify.row_pairs._thresholds (output 1 is output 0 at -d;
@@ -91,16 +93,20 @@ def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, floor, below_w
     Writes counts[j], firsts[j], worst_err[j] / worst_at[j] (2 i + k: the worst output that is not the
     reference's, -1 where every one is) and undecided[j, i]."""
     for j in numba.prange(bs.size):
-        _run(a, bs[j], ybits[j], values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped, table, table_bits,
+        _run(a, bs[j], ybits[j], values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped,
+             stepped_ord, table, table_bits,
              lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts[j], firsts[j], worst_err[j:j + 1],
-             worst_at[j:j + 1], undecided[j])
+             worst_at[j:j + 1], undecided[j], dev_at[j], dev_val[j], dev_n[j:j + 1])
 
 
 @numba.njit(nogil=True, error_model="numpy")
-def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, r, table, table_bits, lower, upper,
-         sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at, undecided):
+def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, r, r_ord, table,
+         table_bits, lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at,
+         undecided, dev_at, dev_val, dev_n):
     """One value of b against every a. The counters are locals (through the arrays they were not kept in
-    registers), and the hot path has no branch that is random from one pair to the next."""
+    registers), and the hot path has no branch that is random from one pair to the next. Every output of a
+    finite row that is not the reference's goes to dev_at (2 i + k) and dev_val (its signed distance in
+    values of the format from the reference's; NaN: DEV_NAN) while they hold it; dev_n counts them all."""
     na = a.size
     n_steps = floor.size
     sum_bound = max_ulp * 2.0 ** (1 - p) + 2 * max_ulp * 2.0 ** (emin - p + 1)
@@ -113,6 +119,8 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
     b_finite = math.isfinite(b)
     b_nan = b != b
     kb = 1 if b == math.inf else (-1 if b == -math.inf else 0)
+    n_dev = 0
+    cap = dev_at.size
     k0 = 0               # output 0: the first step not below d (d rises with a)
     k1 = n_steps         # output 1 at -d, which falls: the steps below -d are 0 .. k1 - 1
     for i in range(na):
@@ -120,6 +128,7 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
         y0 = values[ybits[i, 0]]
         y1 = values[ybits[i, 1]]
         ka = 0
+        o0 = o1 = 0
         finite = b_finite and math.isfinite(x0)
         nan = b_nan or x0 != x0
         decided = True
@@ -131,13 +140,16 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
                 k0 += 1
             decided = k0 == n_steps or _below(d, d_lo, k0, floor, below_wide)
             w0 = r[k0]
+            o0 = r_ord[k0]
             if op == HARDMAX:
                 w1 = 1.0 - w0
+                o1 = r_ord[1 - k0]
             else:
                 while k1 > 0 and not _above(-d, -d_lo, k1 - 1, floor, above_wide):
                     k1 -= 1
                 decided = decided and (k1 == n_steps or _below(-d, -d_lo, k1, floor, below_wide))
                 w1 = r[k1]
+                o1 = r_ord[k1]
         elif nan:
             w0 = w1 = math.nan
         else:
@@ -178,6 +190,16 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
                     special_wrong += 1
                     if f_special < 0:
                         f_special = 2 * i + k
+        if finite and decided and not (same0 and same1):
+            for k in range(2):
+                if same0 if k == 0 else same1:
+                    continue
+                oy = _ordinal(ybits[i, k], inf_bits)
+                dev = DEV_NAN if oy == np.iinfo(np.int64).max else oy - (o0 if k == 0 else o1)
+                if dev != 0:                 # -0 for +0 is no distance (counted apart: zero_sign)
+                    if n_dev < cap:
+                        dev_at[n_dev], dev_val[n_dev] = 2 * i + k, dev
+                    n_dev += 1
         if props & P_RANGE and finite:
             range_checked += 2
             if (y0 != y0 or y0 < lower or y0 > upper) or (y1 != y1 or y1 < lower or y1 > upper):
@@ -253,3 +275,4 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
         f_mono
     firsts[FIRST_NAN], firsts[FIRST_INF], firsts[FIRST_HOT] = f_nan, f_inf, f_hot
     worst_err[0], worst_at[0] = worst, worst_i
+    dev_n[0] = n_dev
