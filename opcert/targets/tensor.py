@@ -70,6 +70,19 @@ class _Onnx(TensorTarget):
                     f"axes {list(reduced)} of a rank-{rank} tensor have no ONNX form")
         return None
 
+    def _refusal(self, op, std, dtype, reduced, rank) -> str | None:
+        """The library's own refusal of this case (a type it has no kernel for), from a call on zeros: its
+        message, once per case."""
+        probe = (op.name, std.key, dtype, reduced, rank)
+        if probe not in self.refused:
+            from ..formats import get_format
+            try:
+                self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
+                self.refused[probe] = None
+            except Exception as exc:   # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
+                self.refused[probe] = f"{self.name} {self.version}: {str(exc).splitlines()[0][:300]}"
+        return self.refused[probe]
+
     def model(self, op, std, x, reduced):
         from onnx import helper
         from .runtimes import ONNX_ELEM
@@ -106,16 +119,7 @@ class OnnxRuntime(_Onnx):
         why = super().unsupported(op, std, dtype, reduced, rank)
         if why:
             return why
-        probe = (op.name, std.key, dtype, reduced, rank)
-        if probe not in self.refused:     # the library's own refusal (a type it has no kernel for)
-            from ..formats import get_format
-            x = np.zeros((2,) * rank, dtype=get_format(dtype).dtype)
-            try:
-                self.call(op, std, x, reduced)
-                self.refused[probe] = None
-            except Exception as exc:   # noqa: BLE001 - NOT_IMPLEMENTED and the like: ONNX Runtime's message
-                self.refused[probe] = f"onnxruntime {self.version}: {str(exc).splitlines()[0][:300]}"
-        return self.refused[probe]
+        return self._refusal(op, std, dtype, reduced, rank)
 
     def call(self, op, std, x, reduced):
         key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
@@ -162,15 +166,7 @@ class OpenVino(_Onnx):
             return f"openvino {self.version}: {why}"
         if dtype == "bfloat16":
             return f"openvino {self.version}: opcert feeds OpenVINO NumPy arrays, which have no bfloat16"
-        probe = (op.name, std.key, dtype, reduced, rank)
-        if probe not in self.refused:     # the plugin's own refusal: its message
-            from ..formats import get_format
-            try:
-                self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
-                self.refused[probe] = None
-            except Exception as exc:   # noqa: BLE001 - the frontend's and the plugin's errors have no common base
-                self.refused[probe] = f"openvino {self.version}: {str(exc).splitlines()[0][:300]}"
-        return self.refused[probe]
+        return self._refusal(op, std, dtype, reduced, rank)
 
     def call(self, op, std, x, reduced):
         key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
