@@ -518,8 +518,8 @@ def test_pairs_whose_difference_is_a_midpoint_are_decided_without_arb(dtype):
     op, _ = get_tensor_operator("LogSoftmax")
     fmt = get_format(dtype)
     big = float(fmt.max_finite)
-    values = np.array(sorted({-big, -2048.0, -16.0, -8.0, -1.0, -0.5, 0.5, 1.0, 3.0, 8.0, 16.0, 2048.0, 2049.0 if dtype ==
-                              "float16" else 2056.0, big}), dtype=fmt.dtype)
+    values = np.array(sorted({-big, -2048.0, -16.0, -8.0, -1.0, -0.5, 0.5, 1.0, 3.0, 8.0, 16.0, 2048.0,
+                              2049.0 if dtype == "float16" else 2056.0, big}), dtype=fmt.dtype)
     sweep = PairSweep(op, fmt, lambda X: reference_rows(op, X.astype(np.float64), fmt)[0].astype(fmt.dtype), 0.5,
                       values=values)
     sweep.run()

@@ -82,21 +82,20 @@ def _same(y, w):
 
 @numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
 def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped,
-                stepped_ord, table, table_bits,
-                lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at,
-                undecided, dev_at, dev_val, dev_n):
+                stepped_ord, table, table_bits, lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts,
+                firsts, worst_err, worst_at, undecided, dev_at, dev_val, dev_n):
     """One block: every a (increasing, NaNs last; the first nkeep are numbers) against every b in bs.
     ybits[j, i, k]: output k of the row [a[i], bs[j]] as the format's bits; values: each bit pattern's
-    binary64 value, exp_of its exponential (binary64, within 1 ULP). floor/below_wide/above_wide/stepped: verify.row_pairs._thresholds (output 1 is output 0 at -d;
+    binary64 value, exp_of its exponential (binary64, within 1 ULP). floor, below_wide, above_wide and
+    stepped: verify.row_pairs._thresholds, stepped_ord the ordinals of stepped (output 1 is output 0 at -d;
     Hardmax's output 1 is 1 - output 0). table[ka + 1, kb + 1, k]: the declared output k of a row with
     infinite entries (kind -1, 0, +1 for -inf, finite, +inf), table_bits the same as the format's bits.
     Writes counts[j], firsts[j], worst_err[j] / worst_at[j] (2 i + k: the worst output that is not the
-    reference's, -1 where every one is) and undecided[j, i]."""
+    reference's, -1 where every one is), undecided[j, i] and the outputs off the reference (_run)."""
     for j in numba.prange(bs.size):
         _run(a, bs[j], ybits[j], values, exp_of, op, props, p, emin, floor, below_wide, above_wide, stepped,
-             stepped_ord, table, table_bits,
-             lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts[j], firsts[j], worst_err[j:j + 1],
-             worst_at[j:j + 1], undecided[j], dev_at[j], dev_val[j], dev_n[j:j + 1])
+             stepped_ord, table, table_bits, lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts[j],
+             firsts[j], worst_err[j:j + 1], worst_at[j:j + 1], undecided[j], dev_at[j], dev_val[j], dev_n[j:j + 1])
 
 
 @numba.njit(nogil=True, error_model="numpy")
@@ -104,7 +103,7 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
          table_bits, lower, upper, sum_of_y, max_ulp, inf_tol, nkeep, inf_bits, counts, firsts, worst_err, worst_at,
          undecided, dev_at, dev_val, dev_n):
     """One value of b against every a. The counters are locals (through the arrays they were not kept in
-    registers), and the hot path has no branch that is random from one pair to the next. Every output of a
+    registers), and a row whose outputs are the reference's takes no transcendental function. Every output of a
     finite row that is not the reference's goes to dev_at (2 i + k) and dev_val (its signed distance in
     values of the format from the reference's; NaN: DEV_NAN) while they hold it; dev_n counts them all."""
     na = a.size
