@@ -4,8 +4,9 @@ A pair's exact outputs depend on d = a - b alone (a binary64 difference, and for
 its TwoSum remainder): Softmax is (sigmoid(d), sigmoid(-d)), LogSoftmax (ln sigmoid(d), ln sigmoid(-d)),
 Hardmax (a >= b, b > a). Each is increasing in d, so its rounding is a step function of d: the steps
 (_thresholds, enclosed at 200 bits once a format) give the rounded reference of every pair as d rises,
-without a transcendental function (verify.row_pairs_kernel, compiled). A d inside a step's enclosure goes
-to the element-wise machinery's exact path on d (Arb: Sigmoid's or Softplus' reference form). Pairs
+without a transcendental function (verify.row_pairs_kernel, compiled). A rounded difference (bfloat16
+values far apart) inside a step's wide enclosure goes to the element-wise machinery's exact path on the
+exact difference (Arb: Sigmoid's or Softplus' reference form). Pairs
 holding NaN or +-inf take the rule of spec.tensor.limit_row, which makes them depend only on where the
 infinities are.
 
@@ -32,6 +33,7 @@ from ..expr import var
 from ..formats import get_format, to_format
 from .proofs.result import PropertyResult
 from .row_calls import ordinals, ulp_distance
+from .row_pairs_kernel import exact_difference
 
 BLOCK = 64        # values of b per call: 4 million pairs
 DEVIATIONS_PER_RUN = 8192      # outputs off the reference kept per value of b and block (the kernel's buffer)
@@ -58,15 +60,6 @@ def _forms(op):
     return -stable(-x)
 
 
-def _contract(op, fmt):
-    """(rel, lo_t, hi_t) of _fast: the relative error of the binary64 value and the thresholds beyond which
-    the rounded value is known (the compiled check, verify.row_pairs_kernel, takes the same)."""
-    from ..expr.primitives import REGISTRY
-    ke, kl = REGISTRY["exp"].ulps, REGISTRY["log1p"].ulps
-    rel = (2 * ke + 4) * 2.0 ** -53 if op.name == "Softmax" else (2 * ke + 2 * kl + 4) * 2.0 ** -53
-    return rel, (fmt.emin - fmt.p) * math.log(2), (fmt.p + 1) * math.log(2) + 0.5
-
-
 def _fast(op, d: np.ndarray, fmt):
     """(value, decided) of output 0 at the exact differences d, in binary64 under the primitives' own
     contracts (expr.primitives: exp and log1p within k ULPs): Softmax sigmoid(d) = 1 / (1 + e^-d) for
@@ -76,7 +69,10 @@ def _fast(op, d: np.ndarray, fmt):
     value is known outright: sigmoid(d) < 2^(emin - p) (half the smallest subnormal) where
     d <= (emin - p) ln 2, 1 - sigmoid(d) < 2^-(p + 1) where d >= (p + 1) ln 2 + 1/2 (it rounds to 1);
     LogSoftmax -log1p(e^-d) > -2^(emin - p) there (a negative zero)."""
-    rel, lo_t, hi_t = _contract(op, fmt)
+    from ..expr.primitives import REGISTRY
+    ke, kl = REGISTRY["exp"].ulps, REGISTRY["log1p"].ulps
+    rel = (2 * ke + 4) * 2.0 ** -53 if op.name == "Softmax" else (2 * ke + 2 * kl + 4) * 2.0 ** -53
+    lo_t, hi_t = (fmt.emin - fmt.p) * math.log(2), (fmt.p + 1) * math.log(2) + 0.5
     with np.errstate(all="ignore"):
         if op.name == "Softmax":
             e = np.exp(-np.abs(d))
@@ -252,7 +248,8 @@ class PairSweep:
         floor, below, above, stepped = _thresholds(op.name, fmt.name)
         stepped_ord = ordinals(to_format(stepped, fmt), fmt).astype(np.int64)
         self._a_bits = self.a.view(fmt.uint)
-        self._bits_set = set(self._a_bits.tolist())
+        self._pos = np.full(1 << 16, -1, dtype=np.int64)     # where each bit pattern is in self.a (-1: absent)
+        self._pos[self._a_bits] = np.arange(self.a.size)
         self._values = values
         self._args = (values, exp_of, code, self._props, fmt.p, fmt.emin, floor, below, above, stepped, stepped_ord,
                       table, table_bits,
@@ -317,10 +314,7 @@ class PairSweep:
         mid = np.full(x64.shape, np.nan)
         finite = np.isfinite(x64).all(axis=1)
         nan = np.isnan(x64).any(axis=1)
-        a, b = x64[finite, 0], x64[finite, 1]
-        d = a - b
-        z = d - a
-        d_lo = (a - (d - z)) - (b + z)           # TwoSum: d + d_lo = a - b exactly
+        d, d_lo = exact_difference(x64[finite, 0], x64[finite, 1])
         v0, m0 = _reference_of_d(op, d, fmt, d_lo)
         v1, m1 = _reference_of_d(op, -d, fmt, -d_lo) if op.name != "Hardmax" else (1.0 - v0, 1.0 - v0)
         want[finite, 0], want[finite, 1], mid[finite, 0], mid[finite, 1] = v0, v1, m0, m1
@@ -393,13 +387,11 @@ class PairSweep:
 
     def _row_output(self, a_bits: int, b_bits: int, cache: dict) -> np.ndarray:
         """The target's outputs for the row [a, b], from the call of its whole block made again."""
-        pos = {int(v): i for i, v in enumerate(self._a_bits)} if "pos" not in cache else cache["pos"]
-        cache["pos"] = pos
-        j = pos[int(b_bits)]
+        j = int(self._pos[b_bits])
         start = (j // BLOCK) * BLOCK
         if start not in cache:
             cache[start] = self.call(self._make(self.a[start:start + BLOCK]))
-        return cache[start][(j - start) * self.a.size + pos[int(a_bits)]]
+        return cache[start][(j - start) * self.a.size + int(self._pos[a_bits])]
 
     def _relations(self) -> None:
         """Shift and permutation invariance over every row of two finite values, from the outputs that are
@@ -516,7 +508,7 @@ class PairSweep:
         if d_lo != 0:
             return None
         fmt = self.fmt
-        i = int(np.flatnonzero(self._a_bits == a_bits)[0])
+        i = int(self._pos[a_bits])
         for j in sorted(range(max(0, i - 128), min(self.a.size, i + 128)), key=lambda j: abs(j - i)):
             a2 = float(self._a64[j])
             if not math.isfinite(a2) or j == i:
@@ -528,7 +520,7 @@ class PairSweep:
             if float(b2f[0]) != b2:
                 continue
             row = (int(self._a_bits[j]), int(b2f.view(fmt.uint)[0]))
-            if row not in off and row[1] in self._bits_set:       # a row the sweep ran
+            if row not in off and self._pos[row[1]] >= 0:       # a row the sweep ran
                 return row
         return None
 
@@ -563,10 +555,7 @@ class PairSweep:
         if not at.size:
             return
         i, k = at // 2, at % 2
-        a, b = self._a64[i], b64[js]
-        d = a - b
-        z = d - a
-        d_lo = (a - (d - z)) - (b + z)
+        d, d_lo = exact_difference(self._a64[i], b64[js])
         dev = np.concatenate([dev_val[j, :dev_n[j]] for j in range(bs.size)])
         self._devs.append((self._a_bits[i], bs.view(self.fmt.uint)[js], k.astype(np.int8), dev, d, d_lo))
         self._dev_total += at.size

@@ -34,11 +34,22 @@ P_RANGE, P_SUM, P_MONO, P_NAN, P_INF, P_HOT = (1 << k for k in range(6))
 _ulp = numba.njit(inline="always")(ulp_scalar)
 
 
+def exact_difference(a, b):
+    """(d, d_lo): a - b rounded, and what the rounding left out (TwoSum: d + d_lo = a - b exactly; not 0 only
+    for bfloat16 values far apart). Plain arithmetic: NumPy arrays in verify.row_pairs, compiled here."""
+    d = a - b
+    z = d - a
+    return d, (a - (d - z)) - (b + z)
+
+
+_exact_difference = numba.njit(inline="always")(exact_difference)
+
+
 @numba.njit(inline="always", error_model="numpy")
 def _exact(op, d):
     """The binary64 values of both outputs of a finite pair at d = a - b, from one e^-|d| (their relative
-    error is within verify.row_pairs._contract's: what the ULP error of a wrong output is measured against),
-    and Softmax's two values (for LogSoftmax, e^m0 and e^m1: its row sum)."""
+    error is within verify.row_pairs._fast's: what the ULP error of a wrong output is measured against), and
+    Softmax's two values (for LogSoftmax, e^m0 and e^m1: its row sum)."""
     if op == HARDMAX:
         v = 1.0 if d >= 0 else 0.0
         return v, 1.0 - v, v, 1.0 - v
@@ -132,9 +143,7 @@ def _run(a, b, ybits, values, exp_of, op, props, p, emin, floor, below_wide, abo
         nan = b_nan or x0 != x0
         decided = True
         if finite:
-            d = x0 - b
-            z = d - x0
-            d_lo = (x0 - (d - z)) - (b + z)      # TwoSum: d + d_lo = a - b exactly (bfloat16: not always d)
+            d, d_lo = _exact_difference(x0, b)
             while k0 < n_steps and _above(d, d_lo, k0, floor, above_wide):
                 k0 += 1
             decided = k0 == n_steps or _below(d, d_lo, k0, floor, below_wide)
