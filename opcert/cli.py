@@ -973,7 +973,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--checkpoint", help="directory of finished chunks (default .opcert-cache/sweeps/KEY); "
                                         "running the same command again resumes")
     s.add_argument("--samples", type=_int("--samples"), help="stratified samples (default 100000 float32; "
-                   "float64 1000000, or 10000 where its reference has no fast path: Erf, Gelu)")
+                   "float64 1000000; 10000 for Gelu, whose reference leaves a quarter to the exact path)")
     s.add_argument("--seed", type=_int("--seed"), default=0)
     s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
     s.add_argument("--attr-sweep", action="store_true", help="run the check at every standard's defaults, the "
@@ -1005,7 +1005,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "input of float16, bfloat16 and float32 (a proof for that "
                                                       "target), samples of float64 (evidence)")
     s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 1000000, "
-                   "or 10000 where its reference has no fast path: Erf, Gelu)")
+                   "10000 for Gelu, whose reference leaves a quarter to the exact path)")
     s.add_argument("--enumerate", action="store_true",
                    help="float32: decide what the provers leave unknown by running opcert's code on every float32 "
                         "input (1-3 minutes per operator on 2 cores)")

@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 import tempfile
+from pathlib import Path
 
 from .errors import UsageError
 
@@ -97,3 +98,16 @@ def check_writable(path: str, what: str, directory: bool = False) -> None:
         raise UsageError(f"{what} {path}: cannot be written (no write permission in {probe})")
     if os.path.exists(path) and not os.access(path, os.W_OK) and not os.access(parent, os.W_OK):
         raise UsageError(f"{what} {path}: cannot be written")
+
+
+def kernel_cache_dir() -> Path | None:
+    """Where compiled kernels live between processes (generated numba sources, the C library
+    shim): OPCERT_KERNEL_CACHE, else $XDG_CACHE_HOME/opcert/kernels; None where it cannot be
+    written (then each process compiles for itself)."""
+    root = os.environ.get("OPCERT_KERNEL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "opcert", "kernels")
+    try:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        return Path(root) if os.access(root, os.W_OK) else None
+    except OSError:
+        return None

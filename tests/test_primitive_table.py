@@ -14,7 +14,7 @@ import pytest
 import z3
 
 from opcert.expr import Expr, var
-from opcert.expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING, check_registry
+from opcert.expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING, binary64_array, check_registry, long_double_array
 
 NAMES = sorted(REGISTRY)
 X = var("x")
@@ -82,8 +82,8 @@ def test_ball_interpreters(name):
     p = REGISTRY[name]
     if ball.WIDE is not None:
         m, r, ok, _ = ball.evaluate(_f(name), x, {}, ball.WIDE)
-        assert bool(ok[0]) == (p.long_double_ulps is not None)
-    assert LIBM[name] == p.libm and (name in VECTOR) == p.vector
+        assert bool(ok[0]) == (long_double_array(name) is not None)
+    assert LIBM[name] == p.libm and (name in VECTOR) == binary64_array(name)[2]
     text, _ = source(_f(name), {})          # raises Unsupported for a primitive the generator does not know
     assert p.libm in text or name in VECTOR
 
@@ -102,7 +102,7 @@ def test_the_records_ball_radius_rule_holds_the_exact_value(name):
     x = x[[p.in_domain(Fraction(v) / 10) for v in x]]
     evaluators = {"numpy": lambda: ball.evaluate(e, x, {}, ball.BINARY64),
                   "compiled": lambda: ball_compiled.compiled(e, {})(x)}
-    if ball.WIDE is not None and p.long_double_ulps is not None:
+    if ball.WIDE is not None and long_double_array(name) is not None:
         evaluators["long double"] = lambda: ball.evaluate(e, x, {}, ball.WIDE)
     for label, run in evaluators.items():
         m, r, ok, _ = run()

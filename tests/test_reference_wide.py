@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import opcert
+from opcert.expr import libm_arrays
+from opcert.expr.primitives import long_double_array
 from opcert.spec import ball
 from opcert.spec.attrs import resolve
 from opcert.spec.reference import reference_detailed
@@ -44,8 +46,11 @@ def test_fast_path_decides_as_the_exact_path(name, which, monkeypatch):
     bad = fast.rounded.view(np.uint64) != exact.rounded.view(np.uint64)
     bad &= ~(np.isnan(fast.rounded) & np.isnan(exact.rounded))
     assert not bad.any(), f"{bad.sum()} differ, first x={x[bad][:3]}: fast {fast.rounded[bad][:3]}, exact {exact.rounded[bad][:3]}"
-    if name not in ("Erf", "Gelu"):   # erf has no long double function in NumPy: those stay exact
-        assert fast.slow_path < x.size // 4, f"the fast path decided only {x.size - fast.slow_path} of {x.size}"
+    if name not in ("Erf", "Gelu") or long_double_array("erf") is not None:   # else erf has none: exact
+        # Gelu below about x = -38 is a negative value far below binary64's subnormals, whose ball (erfc's
+        # underflow bound, 2^-975, times x) cannot tell -0 from -2^-1074: the exact path decides those
+        limit = x.size // 3 if name == "Gelu" else x.size // 4
+        assert fast.slow_path < limit, f"the fast path decided only {x.size - fast.slow_path} of {x.size}"
 
 
 def test_fast_path_exact_value_is_close(monkeypatch):
@@ -92,9 +97,13 @@ def test_long_double_function_within_its_contract(name):
             t = np.where(t < -1, -np.abs(t) / (1 + np.abs(t)), t)
         if name in ("exp", "expm1"):
             t = np.clip(t, -11000, 11000)
-        f = {"exp": np.exp, "expm1": np.expm1, "tanh": np.tanh, "log1p": np.log1p, "log": np.log,
-             "sqrt": np.sqrt}[name]
-        got = f(t)
+        if name in ("erf", "erfc"):
+            t = np.clip(t, -110, 110)
+        fu = long_double_array(name)
+        if fu is None:
+            pytest.skip(f"no long double {name} on this platform ({libm_arrays.status()}): its inputs take "
+                        "the exact path")
+        got = fu[0](t)
         worst = 0.0
         for ti, gi in zip(t, got):
             v = getattr(_arb_value(ti), name)()

@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import libm_arrays
 from .ball_ops import NUMPY
 
 B = NUMPY     # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
@@ -216,10 +217,13 @@ def _tanh_ball(m, ma, ra, contract, u):
 
 def _erf_ball(m, ma, ra, contract, u):
     # |erf'| = |erfc'| = (2/sqrt(pi)) e^(-t^2) <= 1.1285 e^(-t^2); e^-676 < 2^-975 bounds it above t = 26
-    # (the argument is clamped there: the C library's exp is slow where it underflows)
+    # (the argument is clamped there: the C library's exp is slow where it underflows). Above t = 110 the
+    # product itself is below 2^-975: e^-12100 < 2^-17456 and ra < 2^16384 (binary64 or long double), so
+    # a huge argument's huge radius (x / sqrt(2) at x = 1e297 in Gelu) does not make a wide ball
     t = B.nmax(B.fabs(ma) - ra, 0.0)
     tt = B.nmin(t, 26.0)
-    return 1.1285 * B.where(t < 26.0, B.exp(-tt * tt), 2.0 ** -975) * ra, True, False
+    return 1.1285 * B.where(t < 26.0, B.exp(-tt * tt) * ra, B.where(t < 110.0, 2.0 ** -975 * ra, 2.0 ** -975)), \
+        True, False
 
 
 def _log1p_ball(m, ma, ra, contract, u):
@@ -389,13 +393,15 @@ REGISTRY: dict[str, Primitive] = {p.name: p for p in (
     Primitive("erf", "error function", _erf_np, _arb("erf"), _at_zero(0), (None, False, None), True, True, (-1, 1),
               ("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
                "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), 1.0, None, _ax_erf, sign="of_argument",
-              at_inf=(-1.0, 1.0), libm="math.erf", ball_radius=_erf_ball,
+              # long double: glibc's erfl, 0.86 ULP at worst on 30,000 arguments against Arb (2026-11-27)
+              at_inf=(-1.0, 1.0), libm="math.erf", long_double_ulps=2.0, ball_radius=_erf_ball,
               saturates=(-6.0, 6.0)),        # beyond +-6: within 2.2e-17 of +-1, which is its binary64 rounding
     Primitive("erfc", "complementary error function, 1 - erf(t)", _erfc_np, _erfc_arb, _at_zero(1),
               (None, False, None), False, False, (0, 2),
               ("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing", "erfc(-inf) = 2, erfc(+inf) = 0",
                "erfc(NaN) is NaN"), 5.0, None, _ax_erfc, sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
-              one_sided=_erfc_one_sided, ball_radius=_erf_ball,
+              # long double: glibc's erfcl, 1.96 ULP at worst on 30,000 arguments against Arb (2026-11-27)
+              long_double_ulps=8.0, one_sided=_erfc_one_sided, ball_radius=_erf_ball,
               saturates=(-6.0, 27.3)),       # above 27.3: below 2^-1080; below -6: within 2.2e-17 of 2
     Primitive("sqrt", "square root, t >= 0", np.sqrt, _arb("sqrt"), _sqrt_exact, (0, False, None), True, False,
               (0, None),
@@ -410,6 +416,34 @@ SIGNS = ("", "positive", "of_argument", "positive_where_argument_positive")
 SIGN_PRESERVING = frozenset(n for n, p in REGISTRY.items()
                             if p.sign in ("of_argument", "positive_where_argument_positive"))
 AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
+
+
+def binary64_array(name: str) -> tuple[Callable, float, bool]:
+    """(f, ulps, simd): the binary64 function the reference's balls take a primitive's values from
+    over arrays, its contract in binary64 ULPs, and whether it runs SIMD loops over a block (the
+    compiled ball then takes its values per block instead of calling the C library per input).
+    glibc's vector function where this host has one (expr.libm_arrays, 4 ULPs: NumPy's own loops
+    are scalar on CPUs without AVX-512), else NumPy's under the record's contract. sqrt stays
+    NumPy's: IEEE 754's, correctly rounded and SIMD everywhere."""
+    p = REGISTRY[name]
+    if name != "sqrt":
+        f = libm_arrays.vector(name)
+        if f is not None:
+            return f, max(p.ulps, libm_arrays.VECTOR_ULPS), True
+    return p.numpy, p.ulps, p.vector
+
+
+def long_double_array(name: str) -> tuple[Callable, float] | None:
+    """(f, ulps): the long double function over long double arrays and its contract in ULPs of that
+    format, or None where this platform has none (NumPy's ufuncs for exp ... log; glibc's erfl and
+    erfcl through expr.libm_arrays, where it could be built)."""
+    p = REGISTRY[name]
+    if p.long_double_ulps is None:
+        return None
+    if name in libm_arrays.LONG_DOUBLE_NAMES:
+        f = libm_arrays.long_double(name)
+        return None if f is None else (f, p.long_double_ulps)
+    return p.numpy, p.long_double_ulps
 
 
 def get(name: str) -> Primitive:

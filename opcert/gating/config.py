@@ -5,7 +5,7 @@
     dtypes = ["float16", "float32"]
     target = "opcert"          # or onnxruntime, torch, onnx-reference, module:function
     mode = "exhaustive"        # or "sample"
-    samples = 100000           # sample mode; default 100,000 (float32), 1,000,000 (float64; 10,000 for Erf, Gelu)
+    samples = 100000           # sample mode; default 100,000 (float32), 1,000,000 (float64; 10,000 for Gelu)
     max_ulp = 1.0
     signed_zero = "strict"     # or "ignore"
     subnormals = "strict"      # or "flush-allowed"
@@ -53,7 +53,7 @@ KEY_DOCS = {
                "openvino, module:function (a Python callable), c:PATH:SYMBOL (a C kernel)"),
     "mode": ("\"sample\" or \"exhaustive\"", "\"sample\"",
              "exhaustive: every input (16-bit formats; float32: all 2^32); float64 is always sampled"),
-    "samples": ("integer > 0", "100,000 (float32); 1,000,000 (float64; 10,000 for Erf and Gelu)",
+    "samples": ("integer > 0", "100,000 (float32); 1,000,000 (float64; 10,000 for Gelu)",
                 "stratified samples with hard cases, in sample mode"),
     "seed": ("integer >= 0", "0", "the sample's seed"),
     "max_ulp": ("number >= 0", "1.0", "the budget: the largest ULP error allowed"),

@@ -402,5 +402,7 @@ def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv
         if progress:
             progress()
     results = [done[i] for i in range(len(tasks))]
-    return GateResult(results, config.source, time.perf_counter() - t0, provenance(),
+    from ..expr import libm_arrays
+    return GateResult(results, config.source, time.perf_counter() - t0,
+                      {**provenance(), "reference_functions": libm_arrays.status()},
                       command_line(argv) if argv is not None else command_line())

@@ -119,6 +119,7 @@ def provenance_rows(gate: dict) -> list:
     rows = [("opcert", f"{prov.get('opcert')} (commit {prov.get('opcert_commit') or 'unknown: not a git checkout'})"),
             ("command", gate.get("command")), ("date", prov.get("date")), ("cpu", prov.get("cpu")),
             ("SIMD (NumPy's dispatch)", prov.get("simd", "not recorded")),
+            ("the reference's array functions", prov.get("reference_functions", "not recorded")),
             ("platform", prov.get("platform")), ("python", prov.get("python")), ("numpy", prov.get("numpy")),
             ("mpmath", prov.get("mpmath"))]
     targets = {}

@@ -18,10 +18,13 @@ The same arithmetic runs in a wider precision for binary64 results (WIDE:
 NumPy's long double where it has at least 64 significand bits, the x87
 extended format on x86-64 Linux, binary128 on aarch64): unit roundoff 2^-64,
 and the platform's long double functions (glibc's expl, expm1l, tanhl, log1pl,
-logl) under contracts in ULPs of that format (WIDE.ulps). erf and erfc have no
-long double function in NumPy: an expression that uses them is undecided there
-and goes to the exact path. Where long double is binary64 (Windows, macOS on
-arm64) WIDE is None and binary64 results all take the exact path.
+logl) under contracts in ULPs of that format (WIDE.ulps). NumPy has no erf or
+erfc: glibc's erfl and erfcl come through expr.libm_arrays where it can be
+built; where not, an expression that uses them is undecided there and goes to
+the exact path. Where long double is binary64 (Windows, macOS on arm64) WIDE is
+None and binary64 results all take the exact path. The binary64 balls take a
+primitive's values from expr.primitives.binary64_array (glibc's vector
+functions where the host has them, under their 4-ULP contract; else NumPy's).
 
 An element is decided when both ends round to the same value of the target
 format: then that value is the correctly rounded result, with no assumption
@@ -41,6 +44,7 @@ import numpy as np
 
 from ..expr import NAMED, PRIMITIVES, Expr
 from ..expr.fold import Domain, fold
+from ..expr.primitives import binary64_array, long_double_array
 from .ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
 
 U = 2.0 ** -53             # unit roundoff of binary64
@@ -78,7 +82,8 @@ def without_fast_path(e: Expr, precision: Precision | None) -> set[str]:
     if precision is None:
         return {"long double"}
     out = set()
-    if e.op in PRIMITIVES and precision.ulps is not None and precision.ulps.get(e.op) is None:
+    if e.op in PRIMITIVES and precision.ulps is not None and (
+            precision.ulps.get(e.op) is None or long_double_array(e.op) is None):
         out.add(e.op)
     for a in e.args:
         out |= without_fast_path(a, precision)
@@ -269,11 +274,15 @@ class Balls(Domain):
     def primitive(self, p, a, node=None):
         P, R = self.P, self.R
         ma, ra, ok, sa = a
-        ulps = p.ulps if P.ulps is None else P.ulps.get(p.name)
-        if ulps is None:     # no function of this precision: undecided here, for the exact path
-            zero = np.zeros(np.shape(ma), dtype=P.dtype)
-            return zero, zero, ok & False, np.zeros(np.shape(ma), dtype=np.int8)
-        m = p.numpy(ma)
+        if P.ulps is None:
+            f, ulps, _ = binary64_array(p.name)
+        else:
+            fu = long_double_array(p.name) if P.ulps.get(p.name) is not None else None
+            if fu is None:     # no function of this precision: undecided here, for the exact path
+                zero = np.zeros(np.shape(ma), dtype=P.dtype)
+                return zero, zero, ok & False, np.zeros(np.shape(ma), dtype=np.int8)
+            f, ulps = fu[0], P.ulps[p.name]
+        m = f(ma)
         contract = R["contract"](m, ulps, P.u, P.eta)
         prop, prop_ok, wide = R[f"radius_{p.name}"](m, ma, ra, contract, P.u)
         if np.any(wide):     # the ends of the wide balls (few: only those are computed)
@@ -281,7 +290,7 @@ class Balls(Domain):
             w = np.broadcast_to(wide, shape)
             mw, aw, rw = (np.broadcast_to(v, shape)[w] for v in (m, ma, ra))
             prop = np.array(np.broadcast_to(prop, shape))
-            prop[w] = R["ends"](mw, p.numpy(np.nextafter(aw - rw, -np.inf)), p.numpy(np.nextafter(aw + rw, np.inf)),
+            prop[w] = R["ends"](mw, f(np.nextafter(aw - rw, -np.inf)), f(np.nextafter(aw + rw, np.inf)),
                                 ulps, P.u, P.eta)
         lo, lo_open, _ = p.domain
         r, ok = R["primitive"](m, ma, ra, ok, prop, prop_ok, contract, p.exact(Fraction(0)) is not None,

@@ -12,14 +12,14 @@ not what, each within the stated contracts:
 - a select evaluates one branch per element (NumPy evaluates each branch on
   the elements that take it: the same thing);
 - the underflow bound is 2^-1022 (ETA_BINARY32), not 2^-1074;
-- a primitive's value is NumPy's, computed for the block beforehand, or the C
-  library's (math.exp ... through numba, glibc's on Linux) where NumPy may use
-  its own SIMD loops. The ball only assumes each function's contract
-  (expr.primitives: k ULPs); tests/test_contracts.py checks both the NumPy and
-  the libm functions against Arb.
+- a primitive's value is computed for the block beforehand by a SIMD loop
+  (expr.primitives.binary64_array: glibc's vector functions where the host has
+  them, else NumPy's), or taken from the C library per input (math.exp ...
+  through numba, glibc's on Linux). The ball only assumes each function's
+  contract (k ULPs); tests/test_ball_compiled.py checks each against Arb.
 
-Given NumPy's values and the same underflow bound, the two compute the same
-balls bit for bit (tests/test_ball_compiled.py).
+Given the same primitive values and the same underflow bound, the two compute
+the same balls bit for bit (tests/test_ball_compiled.py).
 
 The source goes to a cache directory keyed by its hash, so numba's own cache
 serves later processes (a sweep's workers, the next sweep) without compiling.
@@ -44,6 +44,8 @@ import numpy as np
 
 from ..expr import PRIMITIVES, Expr
 from ..expr.fold import Domain, element_wise_only, fold
+from ..expr.primitives import binary64_array
+from ..files import kernel_cache_dir
 from . import ball, ball_rules
 from .ball import BINARY64, ETA, U, ball_constant
 
@@ -129,7 +131,8 @@ def _lit(v: float) -> str:
 
 # the primitives whose NumPy function is a ufunc with SIMD loops: computed for a whole block by
 # NumPy before the loop (0.6-0.8 ns per value against glibc's 2-9 ns, measured with AVX-512)
-VECTOR = tuple(n for n, p in PRIMITIVES.items() if p.vector)
+# the primitives whose values come per block from a SIMD loop (expr.primitives.binary64_array)
+VECTOR = tuple(n for n in PRIMITIVES if binary64_array(n)[2])
 # the nodes whose midpoint NumPy computes as the generated code does (midpoints)
 _MID_OPS = {"var", "const", "attr", "neg", "abs", "add", "sub", "mul", "div", "fma", "min", "max", "select"}
 _COND_OPS = {"lt", "gt", "le", "ge", "eq", "not", "and", "or", "isnan"}
@@ -347,7 +350,7 @@ class _Gen(Domain):
             pre = self.pre.index(node)
         E = self.emit
         f = LIBM[name]
-        k = _lit(p.ulps)
+        k = _lit(p.ulps if pre is None else binary64_array(name)[1])
         E(f"{ok} = {oka}")
         if pre is None and p.saturates is not None:
             # the record's saturation: no call where glibc's underflow path is slow (erfc at x = -2^65 in
@@ -505,7 +508,7 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
         elif op == "isnan":
             v = np.False_
         else:           # a precomputed primitive (the generator checked)
-            v = PRIMITIVES[op].numpy(mid(a[0]))
+            v = binary64_array(op)[0](mid(a[0]))
         memo[e] = v
         return v
 
@@ -540,7 +543,7 @@ def _midpoints(pre: list[Expr], x64: np.ndarray, attrs: dict[str, float],
                 arg = np.broadcast_to(np.asarray(arg, dtype=np.float64), (n,))
             if not _direct(node):      # the code compares its argument with NumPy's, bit for bit
                 pa[k] = arg.view(np.uint64)
-            memo[node] = PRIMITIVES[node.op].numpy(arg, out=pv[k])
+            memo[node] = binary64_array(node.op)[0](arg, out=pv[k])
     # mid and reach are closures that refer to themselves: a reference cycle, which would keep the
     # memo's arrays until the garbage collector's next pass, and each block would take fresh pages
     # from the system (a page fault per 4 KiB: 15 ns per input for Gelu's tanh form, measured)
@@ -565,16 +568,6 @@ def _const_midpoint(e: Expr) -> np.float64:
     constant's enclosure is computed in rationals (1.3 ms for Gelu's tanh form, per block
     of 65,536: 20 ns per input, more than its whole kernel)."""
     return np.float64(float(ball_constant(e, BINARY64)[0]))
-
-
-def _cache_dir() -> Path | None:
-    root = os.environ.get("OPCERT_KERNEL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "opcert", "kernels")
-    try:
-        Path(root).mkdir(parents=True, exist_ok=True)
-        return Path(root) if os.access(root, os.W_OK) else None
-    except OSError:
-        return None
 
 
 _LOADED: dict = {}
@@ -606,7 +599,7 @@ def _load(src: str):
     """The generated module's evaluate, through numba's cache where one is writable."""
     digest = hashlib.sha256(src.encode()).hexdigest()[:24]
     name = f"opcert_ball_{digest}"
-    d = _cache_dir()
+    d = kernel_cache_dir()
     if d is None:                    # no writable cache: compile in this process only
         ns: dict = {}
         exec(compile(src.replace("cache=True", "cache=False"), name, "exec"), ns)

@@ -236,7 +236,9 @@ def _fast(form, formula, xs, a64, precision, fmt):
     l = np.zeros(xs.size)
     if np.asarray(m).dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold
         with np.errstate(all="ignore"):
-            l = np.where(zero | ~np.isfinite(mh) | ~decided, 0.0, (m - mh).astype(np.float64))
+            # + 0.0: a low part below binary64's subnormals (erf at x = -5e-324, the long double value
+            # -5.6e-324) converts to -0; a zero low part is +0 everywhere (the mirrored half relies on it)
+            l = np.where(zero | ~np.isfinite(mh) | ~decided, 0.0, (m - mh).astype(np.float64) + 0.0)
     with np.errstate(invalid="ignore"):
         amb = decided & ~zero & (np.asarray(r) > 0) & (l == 0) & np.isfinite(h) & (np.frexp(np.abs(h))[0] == 0.5)
     return val, decided, h, l, amb, np.broadcast_to(zero, xs.shape)

@@ -39,6 +39,10 @@ FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the e
 
 def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, str | None]:
     """The default number of samples, and why it is smaller when it is."""
+    if dtype == "float64" and op.float64_samples is not None:
+        n, why = op.float64_samples
+        return n, f"{n:,} float64 samples by default, not {DEFAULT_SAMPLES['float64']:,}: {op.name}'s {why}; " \
+                  "--samples sets more"
     if dtype == "float64":
         from ..spec import ball
         missing = ball.without_fast_path(op.reference_form(standard), ball.WIDE)
@@ -270,7 +274,15 @@ def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
                           command=reproduce_command(op.name, req.dtype, name, req.resolved, mode, samples, req.seed,
                                                     req.standard, req.layout_samples),
                           isolation="none" if isinstance(req.target, Target) or trusted(name) else req.isolation,
-                          target_info=info.to_dict() if info else {}, provenance=provenance(name, version))
+                          target_info=info.to_dict() if info else {}, provenance=_provenance(name, version))
+
+
+def _provenance(name: str, version: str) -> dict:
+    """provenance(), and the functions the reference's balls took their values from (glibc's vector and
+    long double functions, or NumPy's alone): they decide how many inputs go to the exact path, never
+    what the correctly rounded value is."""
+    from ..expr import libm_arrays
+    return {**provenance(name, version), "reference_functions": libm_arrays.status()}
 
 
 def _crashed(req: Request, error: str, t0: float, info=None) -> AccuracyResult:
@@ -395,7 +407,9 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
             if off.size > limit // 2:
                 off = off[np.linspace(0, off.size - 1, limit // 2).astype(np.int64)]
             first = off
-        rest = np.setdiff1d(np.arange(keep.size), first)
+        spread = np.ones(keep.size, dtype=bool)     # not np.setdiff1d: it hashes 10^6 values, 0.8 s
+        spread[first] = False
+        rest = np.flatnonzero(spread)
         rest = rest[np.linspace(0, rest.size - 1, limit - first.size).astype(np.int64)]
         keep = keep[np.sort(np.concatenate([first, rest]))]
     xs = np.ascontiguousarray(x).reshape(-1)[keep]

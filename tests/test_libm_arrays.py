@@ -1,0 +1,160 @@
+"""glibc's vector functions and long double erf/erfc over arrays (opcert.expr.libm_arrays):
+what the reference's balls assume of them, checked against Arb and against the scalar
+functions; and that opcert works the same without them."""
+import math
+import os
+import subprocess
+import sys
+from fractions import Fraction
+
+import flint
+import numpy as np
+import pytest
+
+from opcert.expr import PRIMITIVES, libm_arrays
+from opcert.expr.primitives import binary64_array
+
+VECTOR = [n for n in libm_arrays.VECTOR_NAMES if libm_arrays.vector(n) is not None]
+needs_vector = pytest.mark.skipif(not VECTOR, reason=f"no vector functions here: {libm_arrays.status()}")
+
+
+def _arguments(name):
+    """Hard and ordinary arguments over f's domain: zeros, subnormals, tiny, the binades up to
+    overflow and underflow, the infinities."""
+    rng = np.random.default_rng(5)
+    mag = np.concatenate([np.exp2(rng.uniform(-1074, -1022, 200)), np.exp2(rng.uniform(-60, 10.5, 3000)),
+                          [2.0 ** -1074, 2.0 ** -1022, 1e-300, 0.5, 1.0, 2.0, 700.0, 709.78, 745.1, 1e300]])
+    t = np.concatenate([mag, -mag])
+    if name == "log":
+        t = np.abs(t)
+    if name == "log1p":
+        t = np.where(t <= -1, -np.abs(t) / (1 + np.abs(t)), t)
+        t = np.where(t == -1, -0.5, t)         # -1e300 / (1 + 1e300) rounds to -1: log1p's pole
+    return t
+
+
+def _arb(name, t: float):
+    n, d = Fraction(t).as_integer_ratio()
+    v = flint.arb(n) / flint.arb(d)
+    return v.erfc() if name == "erfc" else getattr(v, name)()
+
+
+@needs_vector
+@pytest.mark.parametrize("name", VECTOR)
+def test_vector_function_within_its_contract_against_arb(name):
+    f = libm_arrays.vector(name)
+    t = _arguments(name)
+    with np.errstate(all="ignore"):
+        got = f(t)
+    flint.ctx.prec = 200
+    try:
+        worst, at = 0.0, None
+        for ti, gi in zip(t.tolist(), got.tolist()):
+            if not math.isfinite(gi):          # overflow: exp(745.1), expm1(1e300); checked below
+                assert name in ("exp", "expm1") and ti > 709.78 and gi == math.inf, (name, ti, gi)
+                continue
+            v = _arb(name, ti)
+            ulp = max(math.ulp(gi), 2.0 ** -1074) if gi != 0 else 2.0 ** -1074
+            err = float((abs(flint.arb(Fraction(gi).numerator) / flint.arb(Fraction(gi).denominator) - v)
+                         / flint.arb(ulp)).upper())
+            if err > worst:
+                worst, at = err, ti
+    finally:
+        flint.ctx.prec = 53
+    assert worst <= libm_arrays.VECTOR_ULPS, f"{name}: {worst:.3f} ULPs at {at!r}"
+
+
+@needs_vector
+@pytest.mark.parametrize("name", VECTOR)
+def test_vector_function_at_its_exact_points_infinities_and_nan(name):
+    """The ball takes f(0) (log: f(1)) as exact, and the values at the infinities from the record."""
+    p = PRIMITIVES[name]
+    f = libm_arrays.vector(name)
+    with np.errstate(all="ignore"):
+        for q in (Fraction(0), Fraction(1)):
+            want = p.exact(q)
+            if want is not None and p.in_domain(q):
+                for t in ((0.0, -0.0) if q == 0 else (1.0,)):
+                    y = f(np.array([t]))[0]
+                    assert y == float(want), (name, t, y)
+                    if want == 0:          # the sign of zero is the argument's (an odd function)
+                        assert math.copysign(1, y) == math.copysign(1, t), (name, t, y)
+        lo, hi = p.at_inf
+        y = f(np.array([-np.inf, np.inf, np.nan, -np.nan]))
+        if lo is not None and p.in_domain(Fraction(-10)):
+            assert y[0] == lo, (name, y[0])
+        if hi is not None:
+            assert y[1] == hi, (name, y[1])
+        assert np.isnan(y[2:]).all()
+
+
+@needs_vector
+@pytest.mark.parametrize("name", VECTOR)
+def test_a_value_does_not_depend_on_its_place_in_the_call(name):
+    """Calls of every length 1 to 13 at every offset give the bits of one long call (the last one to
+    three values go through a padded vector)."""
+    f = libm_arrays.vector(name)
+    rng = np.random.default_rng(8)
+    t = rng.uniform(0.01, 3, 64) * rng.choice([-1, 1], 64)
+    if name in ("log",):
+        t = np.abs(t)
+    if name == "log1p":
+        t = np.abs(t)
+    whole = f(t)
+    for n in range(1, 14):
+        for off in range(0, 5):
+            part = f(t[off:off + n])
+            assert np.array_equal(part.view(np.uint64), whole[off:off + n].view(np.uint64)), (name, n, off)
+    y = np.full(9, 7.0)
+    assert f(t[:5], out=y[2:7]) is not None and np.array_equal(y[2:7], whole[:5])   # a strided out= is filled
+    assert np.isscalar(f(np.float64(t[0]))) or np.ndim(f(np.float64(t[0]))) == 0
+
+
+@pytest.mark.parametrize("name", libm_arrays.LONG_DOUBLE_NAMES)
+def test_long_double_function_matches_the_c_library_scalar(name):
+    """erfl/erfcl over an array give, rounded to binary64, what Python's math.erf/erfc give within
+    their binary64 contract (an independent path: the scalar C functions); their own contract is
+    checked against Arb in tests/test_reference_wide.py."""
+    f = libm_arrays.long_double(name)
+    if f is None:
+        pytest.skip(f"no long double {name} here: {libm_arrays.status()}")
+    t = np.linspace(-6, 27, 2001)
+    got = f(t.astype(np.longdouble)).astype(np.float64)
+    want = np.array([getattr(math, name)(v) for v in t])
+    ulp = np.spacing(np.abs(want)).clip(2.0 ** -1074)
+    assert (np.abs(got - want) <= PRIMITIVES[name].ulps * ulp + 1e-300).all()
+
+
+def test_binary64_array_names_the_vector_function_and_its_contract():
+    for name in PRIMITIVES:
+        f, ulps, simd = binary64_array(name)
+        if libm_arrays.vector(name) is not None and name != "sqrt":
+            assert ulps == max(PRIMITIVES[name].ulps, libm_arrays.VECTOR_ULPS) and simd
+        else:
+            assert f is PRIMITIVES[name].numpy and ulps == PRIMITIVES[name].ulps
+
+
+def test_loading_the_library_keeps_subnormals():
+    """The library is built without -ffast-math, whose start-up code would set flush-to-zero for the
+    whole process (every subnormal result of opcert's own arithmetic would become 0)."""
+    libm_arrays.status()
+    assert np.float64(2.0 ** -1073) * np.float64(0.5) == 2.0 ** -1074
+    assert np.float64(2.0 ** -1074) > 0
+
+
+def test_turned_off_every_ball_takes_numpys_functions():
+    code = ("from opcert.expr import libm_arrays, PRIMITIVES; from opcert.expr.primitives import binary64_array;"
+            "print(libm_arrays.status());"
+            "print(all(binary64_array(n)[0] is PRIMITIVES[n].numpy for n in PRIMITIVES))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "OPCERT_LIBMVEC": "0"}).stdout.split("\n")
+    assert out[0] == "turned off (OPCERT_LIBMVEC=0)" and out[1] == "True"
+
+
+def test_without_a_compiler_it_says_why_and_falls_back(tmp_path):
+    code = ("from opcert.expr import libm_arrays; print(libm_arrays.status());"
+            "print(libm_arrays.vector('tanh') is None, libm_arrays.long_double('erf') is None)")
+    env = {**os.environ, "CC": "/nonexistent/cc", "OPCERT_KERNEL_CACHE": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env).stdout.split("\n")
+    assert out[0].startswith("not built") and out[1] == "True True", out
