@@ -705,10 +705,12 @@ def cmd_prove(args) -> int:
                              "operator, --dtype, --attr, --property or --target with it")
         import time
         from .progress import Progress
-        from .spec import operators
+        from .spec import operators, tensor_operators
         t0 = time.perf_counter()
-        with Progress("prove --all: (operator, format)", 5 * len(operators()), "pairs") as progress:
-            reports = prove_all(args.timeout, progress=progress.advance, enumerate_float32=args.enumerate)
+        with Progress("prove --all: (operator, format)", 5 * len(operators()) + len(tensor_operators()),
+                      "pairs") as progress:
+            reports = prove_all(args.timeout, progress=progress.advance,
+                                enumerate_float32=args.enumerate is not False)
         wall = time.perf_counter() - t0
     else:
         if not args.op:
@@ -725,7 +727,7 @@ def cmd_prove(args) -> int:
                              "properties are always decided on every input)")
         reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.timeout, args.standard,
                          target=args.target, samples=args.samples, isolation=_isolation(args),
-                         target_timeout=args.target_timeout, enumerate_float32=args.enumerate)]
+                         target_timeout=args.target_timeout, enumerate_float32=bool(args.enumerate))]
         wall = reports[0].elapsed_s
     to_stdout = args.json == "-"
     _print_proofs(reports, wall, stderr=to_stdout)
@@ -1006,9 +1008,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "target), samples of float64 (evidence)")
     s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 1000000, "
                    "10000 for Gelu, whose reference leaves a quarter to the exact path)")
-    s.add_argument("--enumerate", action="store_true",
+    s.add_argument("--enumerate", action=argparse.BooleanOptionalAction, default=None,
                    help="float32: decide what the provers leave unknown by running opcert's code on every float32 "
-                        "input (1-3 minutes per operator on 2 cores)")
+                        "input (1-3 minutes per operator on 2 cores; the default with --all, where "
+                        "--no-enumerate leaves them unknown)")
     _target_options(s)
     s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_prove)

@@ -170,6 +170,21 @@ def test_cli_prove_json_and_exit_codes(cli, tmp_path):
     assert code == 2
 
 
+@pytest.mark.parametrize("flags, enumerated", [((), True), (("--no-enumerate",), False), (("--enumerate",), True)])
+def test_prove_all_enumerates_float32_unknowns_by_default(cli, monkeypatch, flags, enumerated):
+    """`prove --all` leaves no `unknown` by default: what the provers leave in float32 is decided on every
+    input; --no-enumerate opts out. (The suite itself is measured in bench/README.md, not run here.)"""
+    import opcert.verify.proofs as P
+    seen = {}
+
+    def fake(timeout, progress=None, enumerate_float32=None):
+        seen["enumerate"] = enumerate_float32
+        return []
+    monkeypatch.setattr(P, "prove_all", fake)
+    code, _, _ = cli("prove", "--all", *flags)
+    assert seen["enumerate"] is enumerated
+
+
 # ---- --enumerate: opcert's own float32 unknowns decided on every input ------------------------
 
 def test_an_unknown_float32_verdict_says_how_to_decide_it():

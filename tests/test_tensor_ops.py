@@ -225,7 +225,10 @@ def test_axis_rules_are_proved_and_the_parting_shape_replays():
     for name in ("agrees:onnx-11=onnx at the last axis", "parts:onnx-11|onnx", "agrees:directml=directml-1",
                  "agrees:onnx=directml-1", "agrees:onnx-11=directml-1"):
         assert by[name].status == "proved", (name, by[name])
-    assert by["range"].status == "unknown" and not report.ok      # undecided row properties are never a pass
+    assert by["range"].status == "proved" and by["nan"].status == "skipped" and report.ok
+    f16 = prove("Softmax", "float16")
+    assert {p.status for p in f16.properties} == {"unknown"} and not f16.ok   # undecided is never a pass
+    assert "--exhaustive" in f16.properties[0].note
     note = by["parts:onnx-11|onnx"].note
     shape = [int(v) for v in note.split("shape [")[1].split("]")[0].split(",")]
     axis = int(note.split("axis ")[1].split(":")[0])
@@ -272,7 +275,9 @@ def test_cli_ref_and_prove(cli):
     code, _, err = cli("ref", "Softmax", "--dtype", "float32", "--axis", "4", "1", "2")
     assert code == 2 and "axis 4 is out of range" in err
     code, out, _ = cli("prove", "Hardmax", "--json", "-")
-    assert code == 1     # its row properties are undecided: unknown, never a pass
+    assert code == 0     # over the reals: one_hot, shift, permutation proved; NaN and infinities skipped (why)
+    code, out, _ = cli("prove", "Hardmax", "--dtype", "float16", "--json", "-")
+    assert code == 1     # opcert's code over rows: undecided here, unknown, never a pass
 
 
 FAULTS = """
@@ -612,3 +617,38 @@ def test_a_zero_of_the_wrong_sign_is_counted_and_judged_by_the_policy(tmp_path):
     loose = run_check(parse(tomllib.loads(text.format("ignore")), "t").checks[0], "float32")
     assert strict.status == "fail" and "zeros of the wrong sign (policy strict)" in " ".join(strict.reasons)
     assert strict.accuracy["signed_zero_mismatches"] > 0 and loose.status == "pass", loose.reasons
+
+
+@pytest.mark.parametrize("name", ["Softmax", "LogSoftmax", "Hardmax"])
+def test_row_properties_are_proved_over_the_reals(name):
+    """The standards' formula over rows of 1 to 4 real elements: every declared property proved by z3,
+    but the special-value rules (no NaN or infinity in the reals), skipped with the reason."""
+    from opcert.spec import get_tensor_operator
+    from opcert.verify.proofs import prove_tensor
+    report = prove_tensor(name, "real", None, 30.0)
+    rows = [p for p in report.properties if ":" not in p.name]
+    assert {p.name for p in rows} == {p.name for p in get_tensor_operator(name)[0].properties}
+    for p in rows:
+        if p.kind in ("nan_row", "infinite_entries"):
+            assert p.status == "skipped" and "no NaN and no infinity" in p.note, p
+        else:
+            assert p.status == "proved" and "1 to 4 elements" in p.method, p
+
+
+@pytest.mark.parametrize("formula, kind, claim", [
+    ("exp(x) / (1 + rowsum(exp(x)))", "shift_invariance", {}),          # not invariant under a shift
+    ("exp(-x) / rowsum(exp(-x))", "row_monotonic", {}),                 # decreasing in its own element
+    ("exp(x) / rowsum(exp(x))", "range", {"upper": 0.5}),               # 0.73 at [1, 0]
+    ("exp(x) / (rowsum(exp(x)) + rowmax(x) * rowmax(x))", "row_sum", {}),
+])
+def test_a_false_row_claim_is_not_proved(formula, kind, claim):
+    """The row prover can fail: a formula without the property, or a false bound, is not `proved`."""
+    from opcert.expr import exp, rowmax, rowsum, var
+    from opcert.spec.tensor import RowProperty
+    from opcert.verify.proofs.rows import prove_rows
+    x = var("x")
+    e = eval(formula, {"exp": exp, "rowsum": rowsum, "rowmax": rowmax, "x": x})
+    from opcert.spec import get_tensor_operator
+    op, _ = get_tensor_operator("Softmax")
+    r = prove_rows(op, RowProperty("p", kind, "a claim", **claim), e, {}, 10_000, "test")
+    assert r.status != "proved" and "rows of" in r.note, r

@@ -1,0 +1,256 @@
+"""A tensor operator's row properties over the reals, with z3: the standards' formula over rows
+of 1 to MAX_LENGTH elements, each element a real variable.
+
+The formula is read from the declaration (spec.tensor_ops) and interpreted by `_RowDomain`: a
+value is one z3 term per element of the row; a reduction (rowsum, rowmax, rowfirstmax) is one
+term shared by the row. exp and log are uninterpreted functions under the theorems of their
+records (expr.primitives: positivity, strict monotonicity, exp(0) = 1, log(1) = 0 ...),
+instantiated on every term that occurs, plus two more, instantiated on the terms the property
+relates: exp(a + c) = exp(a) exp(c) (the shift) and exp(log t) = t for t > 0 (LogSoftmax's row
+sum). Each property is a query whose negation z3 finds unsatisfiable, for each length.
+
+For every length: the proofs use per-element facts and the row's sum, maximum and first
+maximum, never the number of elements; the same argument holds for a row of any length (the
+result states it). Permutation equivariance is proved for a transposition of the first two
+elements and for the rotation by one: they generate every permutation of the row, and
+equivariance composes.
+
+NaN and infinite entries are rules of the specification's special values: the reals have
+neither, so those verdicts are `skipped` here, with the reason; the black-box checks decide
+them on each target.
+"""
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import z3
+
+from ...expr import Expr
+from ...expr.fold import Domain, fold
+from ...expr.primitives import REGISTRY
+from ...spec.tensor import RowProperty
+from .real_model import Q, RealModel
+from .result import PropertyResult
+
+MAX_LENGTH = 4
+
+
+class _RowDomain(Domain):
+    """Terms per element of a row of z3 reals."""
+
+    def __init__(self, model: RealModel, row: list, attrs: dict):
+        self.model, self.row, self.attrs, self.n = model, row, attrs, len(row)
+
+    def var(self, e):
+        return list(self.row)
+
+    def attr(self, e):
+        return [Q(self.attrs[e.name])] * self.n
+
+    def const(self, e):
+        v = self.model.named(e.name) if e.name is not None else Q(e.value)
+        return [v] * self.n
+
+    def isnan(self, e, walk):
+        return [z3.BoolVal(False)] * self.n
+
+    def select(self, e, walk):
+        c, a, b = walk(e.args[0]), walk(e.args[1]), walk(e.args[2])
+        return [z3.If(ci, ai, bi) for ci, ai, bi in zip(c, a, b)]
+
+    def reduction(self, e, walk):
+        a = walk(e.args[0])
+        if e.op == "rowsum":
+            return [z3.Sum(a)] * self.n
+        if e.op == "rowmax":
+            m = a[0]
+            for v in a[1:]:
+                m = z3.If(v > m, v, m)
+            return [m] * self.n
+        # rowfirstmax: element j is at least every element and above every one before it
+        return [z3.And(*[a[j] >= a[k] for k in range(self.n) if k != j], *[a[j] > a[k] for k in range(j)])
+                for j in range(self.n)]
+
+    def primitive(self, p, a, node=None):
+        # simplified arguments: (x0 + c) - (x0 + c) and 0 are one term, so that congruence sees equal ones
+        return [self.model.apply(p.name, z3.simplify(v)) for v in a]
+
+    def compare(self, op, a, b):
+        f = {"lt": lambda u, v: u < v, "le": lambda u, v: u <= v, "gt": lambda u, v: u > v,
+             "ge": lambda u, v: u >= v, "eq": lambda u, v: u == v}[op]
+        return [f(u, v) for u, v in zip(a, b)]
+
+    def connective(self, op, a):
+        if op == "not":
+            return [z3.Not(u) for u in a[0]]
+        f = z3.And if op == "and" else z3.Or
+        return [f(u, v) for u, v in zip(a[0], a[1])]
+
+    def arithmetic(self, op, a, node=None):
+        if op == "neg":
+            return [-u for u in a[0]]
+        if op == "abs":
+            return [z3.If(u >= 0, u, -u) for u in a[0]]
+        if op in ("min", "max"):
+            return [z3.If(u <= v, u, v) if op == "min" else z3.If(u >= v, u, v) for u, v in zip(a[0], a[1])]
+        f = {"add": lambda u, v: u + v, "sub": lambda u, v: u - v, "mul": lambda u, v: u * v,
+             "div": lambda u, v: u / v}.get(op)
+        if f is not None:
+            return [f(u, v) for u, v in zip(a[0], a[1])]
+        return [u * v + w for u, v, w in zip(*a)]      # fma: exact over the reals
+
+
+def _homomorphism(model: RealModel, pairs) -> list:
+    """exp(a) = exp(b) exp(a - b), a theorem, for the pairs of exp arguments the property relates."""
+    return [model.apply("exp", z3.simplify(a)) == model.apply("exp", z3.simplify(b)) *
+            model.apply("exp", z3.simplify(a - b)) for a, b in pairs]
+
+
+def _axioms(model: RealModel) -> list:
+    """The few facts a row proof uses, instantiated on every application (the records' full theorems add
+    polynomial bounds that only slow z3's nonlinear search here): each function's sign rule, its value at its
+    exact point, strict monotonicity on its domain, and equal arguments giving equal values."""
+    out = []
+    for name, apps in model.apps.items():
+        p = REGISTRY[name]
+        lo, lo_open, _ = p.domain
+        def inside(t):
+            return z3.BoolVal(True) if lo is None else (t > Q(lo)) if lo_open else (t >= Q(lo))
+        for t, ft in apps:
+            if p.sign == "positive":
+                out.append(ft > 0)
+            for at in (0, 1):
+                v = p.exact(Fraction(at))
+                if v is not None:
+                    out.append(z3.Implies(t == at, ft == Q(v)))
+            if name == "log":          # log(t) has the sign of t - 1
+                out += [z3.Implies(t > 1, ft > 0), z3.Implies(z3.And(t > 0, t < 1), ft < 0)]
+        for i, (t1, f1) in enumerate(apps):
+            for t2, f2 in apps[i + 1:]:
+                a, b = (f1, f2) if p.increasing else (f2, f1)
+                both = z3.And(inside(t1), inside(t2))
+                out += [z3.Implies(z3.And(both, t1 < t2), a < b), z3.Implies(z3.And(both, t2 < t1), b < a),
+                        z3.Implies(t1 == t2, f1 == f2)]
+    return out
+
+
+def _compositions(model: RealModel) -> list:
+    """exp(log t) = t for t > 0, for every exp whose argument is a log application."""
+    logs = {app.get_id(): t for t, app in model.apps.get("log", [])}
+    return [z3.Implies(logs[t.get_id()] > 0, ft == logs[t.get_id()])
+            for t, ft in model.apps.get("exp", []) if t.get_id() in logs]
+
+
+def _purified(model: RealModel, formulas: list) -> list:
+    """The formulas with every function application replaced by a real variable of its own (the axioms
+    already say all they know of it, congruence included): nonlinear real arithmetic alone, which z3's
+    nlsat decides; with the applications left in, it times out on rows of 4 elements (measured)."""
+    subs, seen = [], set()
+    for name, apps in model.apps.items():
+        for _, ft in apps:
+            if ft.get_id() not in seen:
+                seen.add(ft.get_id())
+                subs.append((ft, z3.Real(f"{name}#{len(subs)}")))
+    # the deepest applications last: substitute outer ones (exp(log t)) before their arguments
+    return [z3.substitute(f, *subs) if subs else f for f in formulas]
+
+
+def _decide(claim, build, timeout_ms: int, model: RealModel) -> tuple[str, str | None]:
+    """'proved' where the negated claim is unsatisfiable; else the reason."""
+    s = z3.SolverFor("QF_NRA")
+    s.set("timeout", timeout_ms)
+    for c in _purified(model, build() + [z3.Not(claim)]):
+        s.add(c)
+    r = s.check()
+    if r == z3.unsat:
+        return "proved", None
+    if r == z3.sat:
+        return "refuted", "z3 found a row (a model of the uninterpreted functions) where it fails"
+    return "unknown", f"z3: {s.reason_unknown()}"
+
+
+def _row(name: str, n: int) -> list:
+    return [z3.Real(f"{name}{i}") for i in range(n)]
+
+
+def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
+    """(claim, axioms builder, model) of property p on rows of n elements, or None where it has no real
+    query. first_only: monotonicity in x_0 alone (the formula is permutation equivariant at this length)."""
+    m = RealModel(exact=True)
+    x = _row("x", n)
+    y = fold(formula, _RowDomain(m, x, attrs))
+    extra: list = []
+    if p.kind == "range":
+        claim = z3.And(*[c for v in y for c in ((v >= Q(p.lower)) if p.lower is not None else z3.BoolVal(True),
+                                                (v <= Q(p.upper)) if p.upper is not None else z3.BoolVal(True))])
+    elif p.kind == "row_sum":
+        terms = y if p.sum_of == "y" else [m.apply("exp", v) for v in y]
+        claim = z3.Sum(terms) == 1
+    elif p.kind == "one_hot_first":
+        first = [z3.And(*[x[j] >= x[k] for k in range(n) if k != j], *[x[j] > x[k] for k in range(j)])
+                 for j in range(n)]
+        claim = z3.And(z3.Sum(y) == 1, *[z3.Or(v == 0, v == 1) for v in y],
+                       *[z3.Implies(v == 1, f) for v, f in zip(y, first)])
+    elif p.kind == "shift_invariance":
+        c = z3.Real("c")
+        y2 = fold(formula, _RowDomain(m, [xi + c for xi in x], attrs))
+        extra = _homomorphism(m, [(xi + c, xi) for xi in x])
+        claim = z3.And(*[a == b for a, b in zip(y, y2)])
+    elif p.kind == "permutation":
+        if n == 1:
+            return z3.BoolVal(True), lambda: [], m
+        perms = [[1, 0] + list(range(2, n)), list(range(1, n)) + [0]]
+        claims = []
+        for perm in perms:
+            yp = fold(formula, _RowDomain(m, [x[i] for i in perm], attrs))
+            claims += [yp[k] == y[perm[k]] for k in range(n)]
+        claim = z3.And(*claims)
+        if op.name == "Hardmax":       # the first maximum moves with the row only where there is no tie
+            extra = [z3.Distinct(*x)] if n > 1 else []
+    elif p.kind == "row_monotonic":
+        d = z3.Real("d")
+        claims = []
+        for i in range(1 if first_only else n):
+            xi = [xj + d if j == i else xj for j, xj in enumerate(x)]
+            yi = fold(formula, _RowDomain(m, xi, attrs))
+            claims += [yi[i] >= y[i], *[yi[j] <= y[j] for j in range(n) if j != i]]
+        claim = z3.Implies(d > 0, z3.And(*claims))
+    else:
+        return None
+    return claim, lambda: extra + _axioms(m) + _compositions(m), m
+
+
+ARGUMENT = ("for longer rows, the same argument: it uses per-element facts (exp > 0 and increasing, "
+            "exp(a + c) = exp(a) exp(c), log increasing with log(1) = 0, exp(log t) = t) and the row's sum, maximum "
+            "and first maximum, never the number of elements")
+
+
+def prove_rows(op, p, formula: Expr, attrs: dict, timeout_ms: int, standards: str) -> PropertyResult:
+    """Property p of the formula over rows of 1 to MAX_LENGTH elements."""
+    t0 = time.perf_counter()
+    if p.kind in ("nan_row", "infinite_entries"):
+        return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
+                              note="a rule of the specification's special values: the reals have no NaN and no "
+                                   "infinity, so there is nothing to prove over them; the black-box checks decide "
+                                   "it on each target (`opcert accuracy`)")
+    for n in range(1, MAX_LENGTH + 1):
+        # monotonicity in x_i is monotonicity in x_0 of the row with x_i and x_0 swapped, where the formula
+        # is permutation equivariant: proved first at this length, then x_0 alone (LogSoftmax at 4: 19 s -> 5 s)
+        first_only = False
+        if p.kind == "row_monotonic" and n > 1:
+            perm = _query(op, RowProperty("permutation", "permutation", ""), formula, attrs, n)
+            first_only = _decide(perm[0], perm[1], timeout_ms, perm[2])[0] == "proved"
+        q = _query(op, p, formula, attrs, n, first_only)
+        if q is None:
+            return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
+                                  note=f"no model over the reals for a property of kind {p.kind}")
+        status, why = _decide(q[0], q[1], timeout_ms, q[2])
+        if status != "proved":
+            # a model of uninterpreted functions is not a real counterexample: never `refuted` from it
+            return PropertyResult(p.name, p.kind, p.statement, "unknown", "z3, real rows",
+                                  elapsed_s=time.perf_counter() - t0,
+                                  note=f"rows of {n} elements: {why or status} (rows of 1 to {n - 1} proved)")
+    return PropertyResult(p.name, p.kind, p.statement, "proved",
+                          f"z3, real rows of 1 to {MAX_LENGTH} elements ({standards}' formula)",
+                          elapsed_s=time.perf_counter() - t0, note=ARGUMENT)
