@@ -7,6 +7,10 @@
     def test_my_celu():
         pass
 
+    def test_my_softmax(opcert_check):     # a tensor operator: sampled rows, every declared row property
+        opcert_check("Softmax", "mypkg.kernels:softmax", "float32", max_ulp=2.0, proofs="all",
+                     accept_sampled_evidence=True)
+
 Every keyword is a key of the gate configuration ([[check]] in opcert.toml)
 and goes through the same validator; attributes are the remaining keywords.
 A check is judged by the gate's own rules (opcert.gating.run.judge): a failure
@@ -34,18 +38,22 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
     if not isinstance(dtype, str):
         pytest.fail(f"opcert check: dtype must be one dtype name, such as \"float16\" (got {dtype!r})", pytrace=False)
     from .options import clashes
-    from .spec import get_operator
+    from .spec import get_operator, is_tensor_operator
     from .spec.attrs import attribute_keys
+    tensor = isinstance(op, str) and is_tensor_operator(op)
     try:
-        spec_op = get_operator(op)
+        keys = () if tensor else attribute_keys(get_operator(op))   # a tensor operator has no attributes
     except UsageError as exc:
         pytest.fail(f"opcert check: {exc}", pytrace=False)
-    both = clashes(kwargs, _CHECK_KEYS, attribute_keys(spec_op))
+    both = clashes(kwargs, _CHECK_KEYS, keys)
     if both:
-        pytest.fail(f"opcert check: {', '.join(both)}: both a check key and an attribute of {spec_op.name}; "
+        pytest.fail(f"opcert check: {', '.join(both)}: both a check key and an attribute of {op}; "
                     "pass attributes as attrs={...}", pytrace=False)
     raw = {"op": op, "target": target, "dtypes": [dtype]}
-    raw["mode"] = kwargs.pop("mode", None) or ("exhaustive" if dtype in ("float16", "bfloat16") else "sample")
+    # a 16-bit element-wise check enumerates every input by default (seconds); a tensor operator's exhaustive
+    # pass is every pair of 16-bit values (minutes to most of an hour): sampled rows unless asked
+    raw["mode"] = kwargs.pop("mode", None) or (
+        "exhaustive" if dtype in ("float16", "bfloat16") and not tensor else "sample")
     for k in _CHECK_KEYS[1:]:
         if k in kwargs:
             raw[k] = kwargs.pop(k)
@@ -61,6 +69,8 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
     if verdict.status == "fail":
         pytest.fail(f"opcert: {policy.op} {dtype} {target}:\n  " + "\n  ".join(verdict.reasons) +
                     f"\n  reproduce: {verdict.command}", pytrace=False)
+    if tensor:      # the row measurement's result, as a dict (verify.rows)
+        return dict(verdict.accuracy)
     from .verify.accuracy import AccuracyResult
     acc = dict(verdict.accuracy)
     return AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__})

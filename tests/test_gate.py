@@ -217,6 +217,37 @@ def test_pytest_plugin(pytester):
                                  "*reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive*"])
 
 
+def test_pytest_plugin_tensor_operators(pytester):
+    """The plugin checks a tensor operator as the gate does (sampled rows by default, the declared row
+    properties): tests/tensor_kernels.py's faulty kernels fail with the row that shows it, an attribute is
+    refused by name, opcert's own Softmax passes."""
+    from pathlib import Path
+    pytester.makepyfile(tensor_kernels=(Path(__file__).parent / "tensor_kernels.py").read_text())
+    pytester.makepyfile(test_rows="""
+        import pytest
+
+        def test_opcert_softmax(opcert_check):
+            r = opcert_check("Softmax", "opcert", "float32", max_ulp=1.0, samples=2000)
+            assert r["op"] == "Softmax" and r["elements"] > 2000 and r["max_ulp"] <= 0.5
+
+        def test_no_max(opcert_check):
+            opcert_check("Softmax", "tensor_kernels:softmax_no_max", "float16", max_ulp=1.0, samples=2000)
+
+        def test_an_attribute_is_refused(opcert_check):
+            opcert_check("Softmax", "opcert", "float32", alpha=1.0)
+
+        @pytest.mark.opcert(op="Hardmax", target="tensor_kernels:hardmax_last", dtype="float16", proofs=["one_hot"],
+                            accept_sampled_evidence=True, samples=2000)
+        def test_hardmax_last():
+            pass
+    """)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines_random(["*Softmax float16 tensor_kernels:softmax_no_max*", "*max ULP error*",
+                                        "*property one_hot: refuted*row*", "*a tensor operator has no attributes*",
+                                        "*reproduce: opcert accuracy Hardmax --dtype float16*"])
+
+
 def test_short_ulp_rounds_up_and_handles_infinity():
     from opcert.report.render import short_ulp
     assert [short_ulp(v) for v in (0.5000000000000001, 0.5, 0.77259, 104.0, 0.0, float("inf"), 2.3792e285)] == \
