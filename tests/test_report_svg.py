@@ -50,3 +50,35 @@ def test_chunk_plot_and_histogram():
     root = ET.fromstring(h)
     bars = [e for e in root.iter(NS + "rect")][1:]         # the frame, then one bar per non-empty bin
     assert len(bars) == 2
+
+
+def test_rows_plot_places_each_case_at_its_length_and_error():
+    """A tensor check's plot: one point per case at (log10 row length, log10(1 + ULP)), the worst case
+    highest, a case with wrong special values red, the budget drawn; well-formed and small."""
+    from opcert.report.svg import HEIGHT, LEFT, RIGHT, TOP, BOTTOM, WIDTH, rows_svg
+    cases = [{"label": "random rows of 1", "shape": [10, 1], "axes": [1], "max_ulp": 0.0},
+             {"label": "random rows of 100", "shape": [3, 100], "axes": [1], "max_ulp": 3.0},
+             {"label": "a long row", "shape": [1, 100000], "axes": [1], "max_ulp": 181.0},
+             {"label": "NaN rows", "shape": [2, 5, 4], "axes": [1, 2], "max_ulp": 0.5, "specials_wrong": 2},
+             {"label": "crashed", "shape": [2, 3], "axes": [1], "max_ulp": None}]
+    svg = rows_svg(cases, "t", 1.0)
+    root = ET.fromstring(svg)
+    pts = root.findall(f"{NS}circle")
+    assert len(pts) == 4 and len(svg) < 5000
+    x = [float(p.get("cx")) for p in pts]
+    y = [float(p.get("cy")) for p in pts]
+    x0, x1, y0 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM
+    assert x[0] == x0 and x[0] < x[3] < x[1] < x[2]        # lengths 1 < 20 (5 x 4) < 100 < 100,000
+    xtop = np.log10(100000) * 1.02
+    assert abs(x[2] - (x0 + np.log10(100000) / xtop * (x1 - x0))) < 0.1
+    assert y[0] == y0 and min(y) == y[2] and y[2] >= TOP            # the worst case is the highest point
+    assert pts[3].get("fill") == "#cc3311" and "2 special values wrong" in pts[3].find(f"{NS}title").text
+    assert "budget 1" in svg
+
+
+def test_a_tensor_checks_report_has_the_rows_plot():
+    from opcert.report.render import _images
+    check = {"op": "Softmax", "dtype": "float16", "target": "t", "policy": {"max_ulp": 1.0},
+             "accuracy": {"cases": [{"label": "random rows of 3", "shape": [4, 3], "axes": [1], "max_ulp": 0.5}]}}
+    drawn = _images(check, 0, {})
+    assert list(drawn) == ["rows"] and "worst ULP error per case" in drawn["rows"]

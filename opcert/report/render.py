@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ..files import write_bytes_atomic, write_text_atomic
-from .svg import error_svg, histogram_svg
+from .svg import error_svg, histogram_svg, rows_svg
 
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
 
@@ -41,6 +41,9 @@ def _cell(c) -> str:
     if proofs:
         n_ok = sum(p["ok"] for p in proofs)
         pv = f"; proofs {n_ok}/{len(proofs)}"
+        sampled = sum(p["status"] == "checked" for p in proofs)
+        if sampled and (c.get("identity") or {}).get("accept_sampled_evidence"):
+            pv += f", {sampled} checked on samples (accepted)"
     return f"{MARK[c['status']]} {short_ulp(mu)} ULP{pv}" if mu is not None else f"{MARK[c['status']]}{pv}"
 
 
@@ -97,6 +100,9 @@ def _images(c, i, plots) -> dict:
                                   c["policy"]["max_ulp"])
     if a.get("histogram"):
         out["histogram"] = histogram_svg(a["histogram"], "ULP error histogram")
+    if a.get("cases"):          # a tensor check: worst error per case against the row length
+        out["rows"] = rows_svg(a["cases"], f"{c['op']} {c['dtype']} {c['target']}: worst ULP error per case",
+                               c["policy"]["max_ulp"])
     return out
 
 

@@ -165,3 +165,38 @@ def histogram_svg(hist: dict, title: str) -> str:
                        f"height='{_fmt(y0 - top_px)}' fill='#4477aa'><title>{html.escape(labels[i])}: {c:,}</title></rect>")
     out.append("</svg>")
     return "".join(out)
+
+
+def rows_svg(cases: list, title: str, budget: float | None) -> str:
+    """A tensor check: each case's worst element (ULP) against its row length, both on log scales
+    (log10(1 + ULP) up, log10(length) across): summation error growing with the length shows as a rising
+    cloud. Random rows blue, the hard cases orange, a case with wrong special values red."""
+    x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
+    pts = []
+    for c in cases:
+        if c.get("max_ulp") is None or not c.get("shape"):
+            continue
+        n = int(np.prod([c["shape"][a] for a in c.get("axes", [len(c["shape"]) - 1])]))
+        pts.append((max(n, 1), float(c["max_ulp"]), c.get("label", ""), c.get("specials_wrong", 0)))
+    out = _frame(title, "rows")
+    longest = max([p[0] for p in pts] + [10])
+    worst = max([p[1] for p in pts] + [budget or 0.0, 1.0])
+    xtop, ytop = np.log10(longest) * 1.02 or 1.0, np.log10(1 + worst) * 1.1
+    to_px = lambda n: x0 + np.log10(n) / xtop * (x1 - x0)              # noqa: E731
+    to_py = lambda u: y0 - np.log10(1 + u) / ytop * (y0 - y1)          # noqa: E731
+    xticks = [(float(to_px(10 ** k)), f"{10 ** k:,}") for k in range(0, int(np.floor(xtop)) + 1)]
+    yvals = [0.0, 0.5, 1.0] + [10.0 ** k for k in range(1, int(np.floor(ytop)) + 1)]
+    yticks = [(float(to_py(v)), _label(v)) for v in yvals if np.log10(1 + v) <= ytop]
+    out += _axes(xticks, yticks, "row length (log scale)", "worst ULP error (log(1 + ULP))")
+    if budget is not None and np.isfinite(budget):
+        py = float(to_py(budget))
+        out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#cc3311' "
+                   f"stroke-dasharray='4 3'/><text x='{x1 - 2}' y='{_fmt(py - 3)}' text-anchor='end' "
+                   f"fill='#cc3311'>budget {_label(budget)}</text>")
+    for n, u, label, wrong in pts:
+        color = "#cc3311" if wrong else ("#4477aa" if label.startswith("random rows") else "#ee7733")
+        tip = html.escape(f"{label}: {u:.6g} ULP" + (f", {wrong} special values wrong" if wrong else ""))
+        out.append(f"<circle class='case' cx='{_fmt(float(to_px(n)))}' cy='{_fmt(float(to_py(u)))}' r='3' "
+                   f"fill='{color}'><title>{tip}</title></circle>")
+    out.append("</svg>")
+    return "".join(out)
