@@ -158,3 +158,17 @@ def test_without_a_compiler_it_says_why_and_falls_back(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=env).stdout.split("\n")
     assert out[0].startswith("not built") and out[1] == "True True", out
+
+
+@needs_vector
+@pytest.mark.parametrize("name", ["exp", "expm1", "erf", "erfc"])
+def test_a_block_beyond_the_saturation_gets_the_functions_own_values(name):
+    """binary64_array fills a block that lies wholly beyond the function's saturation without the call
+    (glibc's vector functions take a slow scalar path there): the same bits the function gives."""
+    f, _, _ = binary64_array(name)
+    vec = libm_arrays.vector(name)
+    for lo, hi in ((-1e300, -800.0), (-800.0, -40.0), (-40.0, 40.0), (30.0, 800.0), (800.0, 1e300)):
+        t = np.linspace(lo, hi, 4096)
+        with np.errstate(all="ignore"):
+            got, want = f(t), vec(t)
+        assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (name, lo, hi)
