@@ -156,6 +156,16 @@ def test_checkpoints_are_keyed_by_the_cpus_simd_paths(monkeypatch):
     assert cfg().key() != original
 
 
+def test_checkpoints_are_keyed_by_the_references_array_functions(monkeypatch):
+    """With glibc's vector functions or NumPy's the chunks' exact-path counts differ (never a verdict):
+    a sweep resumed with the others starts those chunks again."""
+    from opcert.expr import libm_arrays
+    original = cfg().key()
+    other = libm_arrays.status() + " (another host)"     # whatever this host has: another value
+    monkeypatch.setattr(libm_arrays, "status", lambda: other)
+    assert cfg().key() != original
+
+
 def test_interrupting_a_pool_leaves_no_workers(tmp_path):
     import multiprocessing
     import time

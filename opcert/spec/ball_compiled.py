@@ -129,9 +129,9 @@ def _lit(v: float) -> str:
     return repr(v)     # Python's repr of a float reads back as the same float
 
 
-# the primitives whose NumPy function is a ufunc with SIMD loops: computed for a whole block by
-# NumPy before the loop (0.6-0.8 ns per value against glibc's 2-9 ns, measured with AVX-512)
-# the primitives whose values come per block from a SIMD loop (expr.primitives.binary64_array)
+# the primitives whose values come per block from a SIMD loop, computed before the loop
+# (expr.primitives.binary64_array: NumPy's ufunc where it has SIMD loops, 0.6-0.8 ns per value against
+# glibc's scalar 2-9 ns with AVX-512; glibc's vector functions, 1.7-3.9 ns, where the host has them)
 VECTOR = tuple(n for n in PRIMITIVES if binary64_array(n)[2])
 # the nodes whose midpoint NumPy computes as the generated code does (midpoints)
 _MID_OPS = {"var", "const", "attr", "neg", "abs", "add", "sub", "mul", "div", "fma", "min", "max", "select"}

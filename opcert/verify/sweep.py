@@ -95,6 +95,10 @@ class SweepConfig:
         # SIMD paths): a sweep resumed on a different host must not mix the two
         from ..provenance import simd
         d["simd"] = simd()
+        # the reference's array functions decide how many inputs go to the exact path (the counts a chunk
+        # records), never a correctly rounded value: a sweep resumed with others must not mix the counts
+        from ..expr import libm_arrays
+        d["reference_functions"] = libm_arrays.status()
         d["schema"] = CHUNK_SCHEMA
         return d
 
