@@ -172,3 +172,16 @@ def test_a_block_beyond_the_saturation_gets_the_functions_own_values(name):
         with np.errstate(all="ignore"):
             got, want = f(t), vec(t)
         assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (name, lo, hi)
+
+
+def test_where_numpy_dispatches_to_avx512_its_own_loops_are_kept(monkeypatch):
+    """NumPy's AVX-512 loops (0.6-0.8 ns a value) beat glibc's AVX2 ones (1.7-3.9 ns): there the balls keep
+    NumPy's functions for what NumPy has, and take glibc's only for erf and erfc, which NumPy lacks."""
+    from opcert.expr import primitives
+    monkeypatch.setattr(primitives, "_numpy_avx512", lambda: True)
+    for name, p in PRIMITIVES.items():
+        f, ulps, simd = binary64_array(name)
+        if p.vector:
+            assert f is p.numpy and ulps == p.ulps and simd, name
+        elif libm_arrays.vector(name) is not None:
+            assert f is not p.numpy and ulps == max(p.ulps, libm_arrays.VECTOR_ULPS) and simd, name
