@@ -152,7 +152,8 @@ def _purified(model: RealModel, formulas: list) -> list:
             if ft.get_id() not in seen:
                 seen.add(ft.get_id())
                 subs.append((ft, z3.Real(f"{name}#{len(subs)}")))
-    # the deepest applications last: substitute outer ones (exp(log t)) before their arguments
+    # simultaneous: exp(log t) is replaced as a whole; any application left in place only makes the problem
+    # less abstract; unsat of the purified problem is unsat of the original (a model of the original is one of it)
     return [z3.substitute(f, *subs) if subs else f for f in formulas]
 
 
