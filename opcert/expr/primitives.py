@@ -348,21 +348,27 @@ def _implies(a, b):
 
 
 
-def exp_blockwise(t, out=None):
-    """np.exp, the same bits, without NumPy's slow path where a whole binary64 array
-    underflows or overflows (4.3 ns per value at -800 against 0.5 in range, measured):
-    every value below -745.2 rounds to +0 (e^-745.2 < 2^-1075, half the smallest
-    subnormal) and every one above 709.79 overflows to +inf. The float32 sweep's blocks
-    have one sign and span a few binades, so whole blocks are there: about half of the
-    inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. A NaN fails
-    both tests; a small array or another type goes to np.exp as it is."""
-    if isinstance(t, np.ndarray) and t.dtype == np.float64 and t.size >= 1024:
-        lo, hi = t.min(), t.max()
-        if hi < -745.2 or lo > 709.79:
-            r = np.empty_like(t) if out is None else out
-            r.fill(0.0 if hi < -745.2 else np.inf)
-            return r
-    return np.exp(t) if out is None else np.exp(t, out=out)
+def filled_beyond(f, lo: float, hi: float, below: float, above: float):
+    """f over binary64 arrays, the same bits, without the call where a whole block lies below lo (every
+    value is `below`) or above hi (every value is `above`): the functions' slow paths are there (NumPy's exp
+    at -800: 4.3 ns a value against 0.5 in range; glibc's vector exp: 54 against 2.7), and the float32
+    sweep's blocks have one sign and span a few binades, so whole blocks are there: about half of the
+    inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. A NaN fails both tests; a small
+    array or another type goes to f as it is."""
+    def blockwise(t, out=None):
+        if isinstance(t, np.ndarray) and t.dtype == np.float64 and t.size >= 1024:
+            tmin, tmax = t.min(), t.max()
+            if tmax < lo or tmin > hi:
+                r = np.empty_like(t) if out is None else out
+                r.fill(below if tmax < lo else above)
+                return r
+        return f(t) if out is None else f(t, out=out)
+    return blockwise
+
+
+# exp below -745.2 rounds to +0 (e^-745.2 < 2^-1075, half the smallest subnormal), above 709.79 to +inf
+EXP_SATURATION = (-745.2, 709.79, 0.0, math.inf)
+exp_blockwise = filled_beyond(np.exp, *EXP_SATURATION)     # the exp primitive's NumPy function
 
 
 REGISTRY: dict[str, Primitive] = {p.name: p for p in (
@@ -446,13 +452,10 @@ def _numpy_avx512() -> bool:
     return bool(__cpu_features__.get("AVX512_SKX") or __cpu_features__.get("X86_V4"))
 
 
-# Where a whole block lies beyond these, every value is the limit's binary64 rounding (within half an ULP
-# of the true value, or below 2^-1080): the block is filled without the call. glibc's vector functions take
-# a scalar path per lane out of range (exp at -800: 54 ns a value, against 2.7 in range, measured), and the
-# float32 sweep's one-signed blocks lie wholly out there for about half of Sigmoid's, Swish's, Softplus's,
-# Mish's, Elu's and Gelu's inputs. exp: e^-745.2 < 2^-1075; expm1 below -38: e^-38 < 2^-54, so -1 + e^x
-# rounds to -1; erf and erfc: their records' saturation.
-_SATURATION = {"exp": (-745.2, 709.79, 0.0, math.inf), "expm1": (-38.0, 709.79, -1.0, math.inf)}
+# glibc's vector functions take a scalar path per lane out of range, so a block wholly beyond these is
+# filled without the call (filled_beyond): expm1 below -38: e^-38 < 2^-54, so -1 + e^x rounds to -1; erf and
+# erfc: their records' saturation
+_SATURATION = {"exp": EXP_SATURATION, "expm1": (-38.0, 709.79, -1.0, math.inf)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -462,19 +465,7 @@ def _vector_blockwise(name: str):
         return None
     p = REGISTRY[name]
     sat = _SATURATION.get(name) or (p.saturates + p.at_inf if p.saturates is not None else None)
-    if sat is None:
-        return f
-    lo, hi, below, above = sat
-
-    def blockwise(t, out=None):
-        if isinstance(t, np.ndarray) and t.dtype == np.float64 and t.size >= 1024:
-            tmin, tmax = t.min(), t.max()     # NaN fails both tests
-            if tmax < lo or tmin > hi:
-                r = np.empty_like(t) if out is None else out
-                r.fill(below if tmax < lo else above)
-                return r
-        return f(t, out=out)
-    return blockwise
+    return f if sat is None else filled_beyond(f, *sat)
 
 
 def long_double_array(name: str) -> tuple[Callable, float] | None:

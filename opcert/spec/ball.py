@@ -281,7 +281,7 @@ class Balls(Domain):
             if fu is None:     # no function of this precision: undecided here, for the exact path
                 zero = np.zeros(np.shape(ma), dtype=P.dtype)
                 return zero, zero, ok & False, np.zeros(np.shape(ma), dtype=np.int8)
-            f, ulps = fu[0], P.ulps[p.name]
+            f, ulps = fu
         m = f(ma)
         contract = R["contract"](m, ulps, P.u, P.eta)
         prop, prop_ok, wide = R[f"radius_{p.name}"](m, ma, ra, contract, P.u)
