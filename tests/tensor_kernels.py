@@ -103,3 +103,39 @@ def softmax_nan_as_zero(x, axis):
 def softmax_sum_high(x, axis):
     """The careful kernel, every output times 1 + 2^-21 (binary32): rows sum 4 ULPs of 1 above 1."""
     return (softmax_careful(x, axis).astype(np.float64) * (1 + 2.0 ** -21)).astype(x.dtype)
+
+
+def _row_count(x, axis) -> int:
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = int(np.prod([x.shape[a] for a in axes]))
+    return x.size // n if n else 0
+
+
+def softmax_alone_sloppy(x, axis):
+    """The careful kernel, but a call of one row of 16 or fewer takes a short path: exp(x) / sum(exp(x)) in
+    binary32, no row maximum subtracted (a few ULPs off, and not the bits the batched rows get)."""
+    if _row_count(x, axis) != 1 or x.size > 16 or x.dtype != np.float32:
+        return softmax_careful(x, axis)
+    e = np.exp(x.astype(np.float32))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype)
+
+
+def softmax_tail_rows_off(x, axis):
+    """The careful kernel, but in a call of 8 rows or more, the rows after the last whole group of 8 (the
+    remainder of a loop that takes 8 rows at a time) get every output one value up: position in the call
+    matters (shorter calls take another path, right)."""
+    y = softmax_careful(x, axis)
+    if not isinstance(axis, int) or axis != x.ndim - 1 or x.ndim != 2 or x.shape[0] < 8:
+        return y
+    m = x.shape[0]
+    tail = np.arange(m) >= m - m % 8
+    return np.where(tail[:, None], _up(y, 1), y).astype(x.dtype)
+
+
+def softmax_other_axis_float32(x, axis):
+    """The careful kernel along the last axis; along any other axis a strided path in binary32 arithmetic."""
+    last = (axis if isinstance(axis, int) else axis[-1]) in (-1, x.ndim - 1)
+    if last or x.dtype != np.float32:
+        return softmax_careful(x, axis)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True, dtype=np.float32)).astype(x.dtype)

@@ -67,6 +67,7 @@ ROW_KINDS = {
     "one_hot_first": "1 at the first maximum of the row, 0 elsewhere",
     "nan_row": "a row holding a NaN gives NaN everywhere",
     "infinite_entries": "the limit rule for +-inf entries (limit_row)",
+    "row_layout": "a row's outputs do not depend on the tensor around it (verify.row_layouts)",
 }
 
 

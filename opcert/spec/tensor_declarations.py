@@ -60,5 +60,8 @@ PERMUTATION = RowProperty("permutation", "permutation",
 SHIFT = RowProperty("shift", "shift_invariance", "adding one constant to every element of a row leaves the "
                                                  "outputs unchanged (exactly in the reals; a kernel within its "
                                                  "stated bound)")
-__all__ = ["DML_AXES", "DML_LAST", "INFINITE", "NAN_ROW", "ONNX_1", "ONNX_11", "ONNX_13", "PERMUTATION", "SHIFT",
+LAYOUT = RowProperty("layout", "row_layout",
+                     "a row's outputs depend on that row alone: not on the number of rows in the call, the row's "
+                     "place among them, the reduction axis's place in the shape, or the thread count")
+__all__ = ["DML_AXES", "DML_LAST", "INFINITE", "LAYOUT", "NAN_ROW", "ONNX_1", "ONNX_11", "ONNX_13", "PERMUTATION", "SHIFT",
            "RowProperty", "shifted", "standards", "x"]

@@ -11,6 +11,8 @@ given (Hardmax in torch and JAX, an axis set ONNX cannot express) is `unsupporte
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..errors import UsageError, choices
@@ -25,16 +27,40 @@ def _trailing(reduced, rank) -> bool:
 
 
 class TensorTarget:
-    """call(op, std, x, reduced) -> y; unsupported(op, std, dtype, reduced, rank) -> reason or None."""
+    """call(op, std, x, reduced) -> y; unsupported(op, std, dtype, reduced, rank) -> reason or None;
+    threads(n) -> a context in which the target runs on n threads, or None where opcert has no switch for
+    them (`no_threads` says why)."""
     name = ""
     version = ""
+    no_threads = "a callable's threads are its own: opcert has no switch for them"
 
     def unsupported(self, op, std, dtype, reduced, rank) -> str | None:
         return None
 
+    def threads(self, n: int):
+        return None
+
+
+class _ThreadCount:
+    """A target whose runtime objects (sessions, compiled models) are made per thread count: `n_threads`
+    is part of their key; threads(n) sets it for the calls inside."""
+    n_threads = None        # None: the target's default
+
+    @contextlib.contextmanager
+    def _threads(self, n: int):
+        before, self.n_threads = self.n_threads, int(n)
+        try:
+            yield
+        finally:
+            self.n_threads = before
+
+    def threads(self, n: int):
+        return self._threads(n)
+
 
 class Opcert(TensorTarget):
     name = "opcert"
+    no_threads = "opcert's implementation is NumPy on one thread: it has no thread count"
 
     def __init__(self):
         from .._version import __version__
@@ -105,7 +131,7 @@ def _bits_out(y, like):
     return y.view(like.dtype) if like.dtype.name == "bfloat16" and y.dtype == np.uint16 else y
 
 
-class OnnxRuntime(_Onnx):
+class OnnxRuntime(_ThreadCount, _Onnx):
     name = "onnxruntime"
 
     def __init__(self):
@@ -122,10 +148,12 @@ class OnnxRuntime(_Onnx):
         return self._refusal(op, std, dtype, reduced, rank)
 
     def call(self, op, std, x, reduced):
-        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
+        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
         if key not in self.sessions:
             opts = self.ort.SessionOptions()
             opts.log_severity_level = 3
+            if self.n_threads:
+                opts.intra_op_num_threads = self.n_threads
             self.sessions[key] = self.ort.InferenceSession(self.model(op, std, x, reduced).SerializeToString(), opts,
                                                            providers=["CPUExecutionProvider"])
         sess = self.sessions[key]
@@ -137,6 +165,7 @@ class OnnxRuntime(_Onnx):
 
 class OnnxReference(_Onnx):
     name = "onnx-reference"
+    no_threads = "onnx.reference evaluates with NumPy on one thread: it has no thread count"
 
     def __init__(self):
         import onnx
@@ -148,7 +177,7 @@ class OnnxReference(_Onnx):
         return self.evaluator(self.model(op, std, x, reduced)).run(None, {"X": x})[0]
 
 
-class OpenVino(_Onnx):
+class OpenVino(_ThreadCount, _Onnx):
     """OpenVINO's CPU plugin on the standard's one-node ONNX model (its ONNX frontend), inference precision
     pinned to f32 and one thread, as the element-wise target (targets.runtimes.OpenVino)."""
     name = "openvino"
@@ -169,10 +198,11 @@ class OpenVino(_Onnx):
         return self._refusal(op, std, dtype, reduced, rank)
 
     def call(self, op, std, x, reduced):
-        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced))
+        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
         if key not in self.compiled:
             model = self.core.read_model(self.model(op, std, x, reduced).SerializeToString())
-            self.compiled[key] = self.core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": 1,
+            threads = self.n_threads or 1
+            self.compiled[key] = self.core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": threads,
                                                                         "INFERENCE_PRECISION_HINT": "f32"})
         return np.asarray(self.compiled[key]([np.ascontiguousarray(x)])[0])
 
@@ -190,6 +220,10 @@ class Torch(TensorTarget):
         if op.name not in TORCH:
             return f"torch {self.version} has no {op.name} function"
         return None
+
+    def threads(self, n: int):
+        from .layouts import torch_threads
+        return torch_threads(self.torch, n)
 
     def call(self, op, std, x, reduced):
         torch = self.torch
@@ -214,6 +248,7 @@ class Torch(TensorTarget):
 
 class Jax(TensorTarget):
     name = "jax"
+    no_threads = "XLA's CPU thread pool is fixed when JAX starts: a process has no switch for it"
 
     def __init__(self):
         import jax

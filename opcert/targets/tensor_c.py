@@ -19,7 +19,8 @@ from .c_abi import C_TYPES, digest_of, open_symbol
 
 
 class CTensor:
-    """A tensor target (targets.tensor's protocol: name, version, unsupported, call)."""
+    """A tensor target (targets.tensor's protocol: name, version, unsupported, call, threads)."""
+    no_threads = "a C kernel's threads are its own: the ABI has no thread count"
 
     def __init__(self, spec: str):
         real, lib, self.fn = open_symbol(spec)
@@ -33,6 +34,9 @@ class CTensor:
     def unsupported(self, op, std, dtype, reduced, rank):
         if dtype not in C_TYPES:
             return f"the C ABI passes {', '.join(C_TYPES)}; {dtype} has no C type here"
+        return None
+
+    def threads(self, n: int):
         return None
 
     def call(self, op, std, x, reduced):

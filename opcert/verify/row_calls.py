@@ -32,14 +32,15 @@ def same_bits(a, b, fmt) -> np.ndarray:
     return ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
 
 
-def call_target(tgt, op, std, x, reduced) -> np.ndarray:
+def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
     """The target's output, checked: an array of x's dtype and shape (anything else, or an exception, is a
-    TargetFailure naming the input's shape)."""
+    TargetFailure naming the input's shape). The target gets a copy of x (it may write over its input),
+    unless copy=False: x is the caller's own scratch tensor."""
     from ..workers import activity
     try:
         with activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"), \
                 np.errstate(all="ignore"):
-            y = tgt.call(op, std, x.copy(), reduced)
+            y = tgt.call(op, std, x.copy() if copy else x, reduced)
     except Exception as exc:   # noqa: BLE001 - whatever the target raises is its failure
         raise TargetFailure(f"{type(exc).__name__}: {str(exc)[:300]} (input {x.dtype.name} {x.shape}, axes "
                             f"{list(reduced)})") from None
@@ -51,6 +52,12 @@ def call_target(tgt, op, std, x, reduced) -> np.ndarray:
     if y.shape != x.shape or y.dtype != x.dtype:
         raise TargetFailure(f"returned {y.dtype} {y.shape} for an input of {x.dtype} {x.shape}")
     return y
+
+
+def row_list(x) -> list:
+    """A row as a JSON list: its first 16 values, then "..." where it is longer."""
+    x = np.asarray(x, dtype=np.float64)
+    return [float(v) for v in x] if x.size <= 16 else [float(v) for v in x[:16]] + ["..."]
 
 
 def exp_moved(t, w):

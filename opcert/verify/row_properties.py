@@ -15,8 +15,9 @@ import math
 import numpy as np
 
 from ..spec.tensor import to_rows
+from . import row_layouts
 from .proofs.result import PropertyResult
-from .row_calls import call_target, exp_moved, ordinals, same_bits, ulp_distance
+from .row_calls import call_target, exp_moved, ordinals, row_list, same_bits, ulp_distance
 
 def _rows_of(stats):
     """(case, reduced, x rows, y rows, reference rows) of every case that ran."""
@@ -28,11 +29,6 @@ def _result(p, status, checked, bad, example=None, note=None):
     method = "every output of the measured rows and the target run again on related rows (a sample)"
     return PropertyResult(p.name, p.kind, p.statement, status, method, inputs_checked=int(checked),
                           violations=int(bad), counterexample=example, note=note)
-
-
-def _row(x) -> list:
-    x = np.asarray(x, dtype=np.float64)
-    return [float(v) for v in x] if x.size <= 16 else [float(v) for v in x[:16]] + ["..."]
 
 
 def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
@@ -76,10 +72,13 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                 if len(bad_rows) and example is None:
                     i = int(bad_rows[0])
                     again = to_rows(rerun(case.x, reduced), reduced)[0]
-                    example = {"case": case.label, "row": _row(xr[i]), "got": _row(yr[i]), "want": _row(rr[i]),
+                    example = {"case": case.label, "row": row_list(xr[i]), "got": row_list(yr[i]), "want": row_list(rr[i]),
                                "replayed": bool(np.all(ulp_distance(again[i], yr[i], fmt) == 0))}
         elif kind in ("shift_invariance", "permutation", "row_monotonic"):
             checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
+        elif kind == "row_layout":
+            out.append(row_layouts.check(op, std, fmt, tgt, stats, p))
+            continue
         else:
             out.append(_result(p, "skipped", 0, 0, note=f"no black-box check of kind {kind}"))
             continue
@@ -175,8 +174,8 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             i = int(rows_bad[0])
             xa_, xb_, ya_, yb_ = related
             again = _call_rows(rerun, case, reduced, xb_, fmt)
-            example = {"case": case.label, "row": _row(xa_[i]), "related_row": _row(xb_[i]), "how": words,
-                       "got": _row(ya_[i]), "got_related": _row(yb_[i]), "distance_ulps": float(np.max(dist[i])),
+            example = {"case": case.label, "row": row_list(xa_[i]), "related_row": row_list(xb_[i]), "how": words,
+                       "got": row_list(ya_[i]), "got_related": row_list(yb_[i]), "distance_ulps": float(np.max(dist[i])),
                        "allowed_ulps": allowed, "replayed": bool(np.all(ulp_distance(again[i], yb[i], fmt) == 0))}
     note = None
     if kind in ("shift_invariance", "permutation") and tol:

@@ -406,7 +406,8 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
     total = 1 << 32
     with Progress(f"{op.name} {fmt.name} {res.target}: every pair", total, "pairs") as bar:
         sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), max_ulp,
-                          progress=lambda done, n: bar.update(done * n, total))
+                          progress=lambda done, n: bar.update(done * n, total),
+                          layout=pair_layout(op, std, fmt, tgt))
         sweep.run()
     res.elements += 2 * sweep.pairs
     res.rows += sweep.pairs
@@ -433,6 +434,35 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
                  "worst": sweep.worst, "undecided_rows": sweep.undecided,
                  "correctly_rounded": sweep.correctly_rounded, "subnormal_flushes": sweep.flushes,
                  "special_mismatches": sweep.special_wrong, "elapsed_s": sweep.elapsed}
+
+
+def pair_layout(op, std, fmt, tgt):
+    """(call, words): a block of pairs X (N rows of 2) through the target in a second layout, one more row
+    in front (each row one place along, in a call of another size) and, where the standard can express it,
+    the rows along another axis (verify.row_layouts.other_axis); call(X) -> the outputs of X's rows."""
+    from .row_layouts import other_axis
+    probe = np.zeros((2, 2), dtype=fmt.dtype)
+    x2, how, _ = other_axis(std, probe)
+    if x2 is not None and tgt.unsupported(op, std, fmt.name, how, x2.ndim):
+        x2 = None
+
+    def call(X):
+        n = X.shape[0]
+        if x2 is None:
+            Z = np.empty((n + 1, 2), dtype=X.dtype)
+            Z[1:], Z[0] = X, X[-1]
+            return call_target(tgt, op, std, Z, (1,), copy=False)[1:]
+        if how == (0,):
+            Z = np.empty((2, n + 1), dtype=X.dtype)
+            Z[:, 1:], Z[:, 0] = X.T, X[-1]
+            return call_target(tgt, op, std, Z, (0,), copy=False)[:, 1:].T
+        Z = np.empty((n + 1, 2, 1), dtype=X.dtype)
+        Z[1:, :, 0], Z[0, :, 0] = X, X[-1]
+        return call_target(tgt, op, std, Z, how, copy=False)[1:, :, 0]
+    if x2 is None:
+        return call, "the rows one place along, with one more row in front (a call of N + 1 rows)"
+    shape = "(2, N + 1), reduced over axis 0" if how == (0,) else f"(N + 1, 2, 1), reduced over axes {list(how)}"
+    return call, f"the rows one place along, with one more in front, in a tensor of shape {shape}"
 
 
 def _properties(op, std, fmt, tgt, all_cases, stats: _Stats, max_ulp: float) -> list[dict]:

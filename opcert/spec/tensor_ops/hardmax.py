@@ -1,7 +1,7 @@
 """Hardmax: ONNX Hardmax-1/11/13, DirectML DML_ACTIVATION_HARDMAX and HARDMAX1."""
 from ...expr import rowfirstmax, select
 from ..tensor import TensorOperator
-from ..tensor_declarations import INFINITE, NAN_ROW, PERMUTATION, SHIFT, RowProperty, standards, x
+from ..tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, standards, x
 
 ONE_HOT = select(rowfirstmax(x), 1, 0)
 
@@ -17,6 +17,6 @@ OPERATOR = TensorOperator(
     absent=0,
     properties=(
         RowProperty("one_hot", "one_hot_first", "every row is 0 except a 1 at its first maximum"),
-        SHIFT, PERMUTATION, NAN_ROW, INFINITE,
+        SHIFT, PERMUTATION, NAN_ROW, INFINITE, LAYOUT,
     ),
 )

@@ -2,7 +2,7 @@
 from ...expr import exp, log, log1p, rowfirstmax, rowmax, rowsum, select
 from ...expr.numpy_eval import depth
 from ..tensor import TensorOperator
-from ..tensor_declarations import INFINITE, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+from ..tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
 
 m = rowmax(x)
 SHIFTED = (x - m) - log(rowsum(exp(x - m)))
@@ -26,7 +26,7 @@ OPERATOR = TensorOperator(
         RowProperty("row_sum", "row_sum", "sum_i exp(y_i) = 1 over a row", sum_of="exp(y)"),
         SHIFT, PERMUTATION,
         RowProperty("monotonic", "row_monotonic", "y_i is non-decreasing in x_i and non-increasing in x_j, j != i"),
-        NAN_ROW, INFINITE,
+        NAN_ROW, INFINITE, LAYOUT,
     ),
     notes="DirectML's plain LOG_SOFTMAX is taken to have the effective-rank bound (at most 2) that the SOFTMAX and "
           "HARDMAX documents state.",

@@ -2,7 +2,7 @@
 from ...expr import exp, rowmax, rowsum
 from ...expr.numpy_eval import depth
 from ..tensor import TensorOperator
-from ..tensor_declarations import INFINITE, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+from ..tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
 
 t = exp(x - rowmax(x))
 SHIFTED = t / rowsum(t)
@@ -24,7 +24,7 @@ OPERATOR = TensorOperator(
                                           "within e 2^(1-p) + n e 2^(emin-p+1), n the row length)"),
         SHIFT, PERMUTATION,
         RowProperty("monotonic", "row_monotonic", "y_i is non-decreasing in x_i and non-increasing in x_j, j != i"),
-        NAN_ROW, INFINITE,
+        NAN_ROW, INFINITE, LAYOUT,
     ),
     budget64=lambda n: 2 + depth(n) / 2,
 )
