@@ -2,7 +2,11 @@
 (issue 26's bar: ONNX Runtime's float16 Softmax, all 2^32 pairs, under 5 minutes on 2 cores).
 
     .venv/bin/python bench/tensor_pairs.py [--ops Softmax,LogSoftmax,Hardmax] [--targets onnxruntime]
-                                           [--dtype float16]
+                                           [--dtype float16] [--no-second-layout]
+
+The pairs go through the target in two layouts, as in `opcert accuracy --exhaustive` (the `layout`
+property over the pairs); --no-second-layout times the measured layout alone (the sweep before issue 26's
+code paths).
 
 One row per (operator, target): the seconds of the pair sweep alone, pairs per second, the outputs
 correctly rounded, the worst pair, and each verdict over the pairs. Runs in this process (no supervised
@@ -18,6 +22,7 @@ from opcert.spec import get_tensor_operator
 from opcert.targets.tensor import load
 from opcert.verify.row_calls import call_target
 from opcert.verify.row_pairs import PairSweep
+from opcert.verify.rows import pair_layout
 
 
 def main(argv=None) -> int:
@@ -26,6 +31,7 @@ def main(argv=None) -> int:
     ap.add_argument("--targets", default="onnxruntime")
     ap.add_argument("--dtype", default="float16")
     ap.add_argument("--max-ulp", type=float, default=0.5)
+    ap.add_argument("--second-layout", action=argparse.BooleanOptionalAction, default=True)
     args = ap.parse_args(argv)
     fmt = get_format(args.dtype)
     print("| operator | target | dtype | s | M pairs/s | outputs correctly rounded | worst pair | verdicts over the "
@@ -41,7 +47,8 @@ def main(argv=None) -> int:
             if why:
                 print(f"| {name} | {target} | {fmt.name} | - | - | - | unsupported: {why[:80]} | |")
                 continue
-            sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), args.max_ulp)
+            sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), args.max_ulp,
+                              layout=pair_layout(op, std, fmt, tgt) if args.second_layout else None)
             t0 = time.perf_counter()
             sweep.run()
             s = time.perf_counter() - t0

@@ -197,6 +197,12 @@ def test_c_tensor_kernels(tmp_path):
     good = measure_rows("Softmax", f"c:{so}:softmax_f32", "float32", standard="directml", samples=3000, max_ulp=1)
     assert good.status == "ok" and good.max_ulp <= 1 and good.elements > 100_000, good.error
     assert [p["status"] for p in good.properties if p["name"] in ("range", "row_sum", "shift")] == ["checked"] * 3
+    # every code path a C kernel can be given: a row alone and in reverse order; DirectML's plain form has no
+    # other axis, and the ABI no thread count: each said
+    (lay,) = [p for p in good.properties if p["name"] == "layout"]
+    fams = {f["family"]: f for f in lay["layouts"]}
+    assert lay["status"] == "checked" and fams["alone"]["rows"] > 0 and fams["other position"]["rows"] > 0
+    assert "last axis" in fams["other axis"]["not_given"] and "thread" in fams["threads"]["not_given"]
     # the declared rule for +inf entries: this kernel gives exp(inf - inf) = NaN there
     assert good.special_mismatches > 0 and good.special_examples[0]["replayed"]
     bad = measure_rows("Softmax", f"c:{so}:softmax_crash", "float32", standard="directml", samples=3000)
