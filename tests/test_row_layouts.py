@@ -134,10 +134,14 @@ def test_every_pair_in_two_layouts_is_proved_or_refuted():
 
 def test_a_gate_fails_a_kernel_that_breaks_layout_invariance_and_says_where(cli, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Softmax"\ndtypes = ["float32"]\ntarget = "tensor_kernels:softmax_other_axis_float32"\n'
-                   'samples = 2000\nmax_ulp = 8\nproofs = "all"\naccept_sampled_evidence = true\n')
-    code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
+    cfg.write_text('[[check]]\nop = "Softmax"\ndtypes = ["float32"]\n'
+                   'target = "tensor_kernels:softmax_other_axis_float32"\nsamples = 2000\nmax_ulp = 8\nproofs = "all"\naccept_sampled_evidence = true\n')
+    code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--report", tmp_path / "rep")
     assert code == 1, out + err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("- proof `layout`"))
+    # the report says what each family of layouts covered, and what could not be given, with why
+    assert "**refuted**" in line and "differ; other axis: " in line and "threads: not given (a callable's" in line
     import json
     (check,) = json.loads((tmp_path / "g.json").read_text())["checks"]
     why = " ".join(check["reasons"])

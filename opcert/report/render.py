@@ -202,7 +202,7 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict 
                 write_bytes_atomic(str(Path(images_dir, name)), svg.encode())
                 L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
         for p in c.get("proofs") or []:
-            line = f"- proof `{p['name']}`: **{p['status']}** ({p.get('method', '-')}, {p.get('elapsed_s', 0.0):.2f} s)"
+            line = f"- proof `{p['name']}`: **{p['status']}** ({_method(p)}, {p.get('elapsed_s', 0.0):.2f} s)"
             if p.get("counterexample"):
                 line += f"; counterexample: `{p['counterexample']}`"
             L.append(line)
@@ -210,6 +210,22 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict 
             L.append(f"- proofs: {c['proof_note']}")
         L += ["", f"Reproduce: `{c['command']}`", ""]
     return "\n".join(L)
+
+
+def _method(p: dict) -> str:
+    """How a verdict was reached and, for the layout property, what each family of layouts covered (and
+    which could not be given, with why): a verdict says which code paths it covered."""
+    text = p.get("method", "-")
+    parts = []
+    for f in p.get("layouts") or []:
+        if "not_given" in f:
+            parts.append(f"{f['family']}: not given ({f['not_given']})")
+        elif "rows" in f:
+            parts.append(f"{f['family']}: {f['rows']:,} rows, {f.get('differ', 0):,} differ")
+        elif "evaluated" in f:
+            parts.append(f"{f['family']}: {f['evaluated']:,} outputs, {f.get('differ', 0):,} differ"
+                         + ("" if f.get("complete", True) else " (a sample)"))
+    return text + ("; " + "; ".join(parts) if parts else "")
 
 
 def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
@@ -248,7 +264,7 @@ def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
             H.append("<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
                      "<th>counterexample</th></tr>")
             for p in c["proofs"]:
-                H.append(f"<tr><td>{e(p['name'])}</td><td>{e(p['status'])}</td><td>{e(p.get('method', '-'))}</td>"
+                H.append(f"<tr><td>{e(p['name'])}</td><td>{e(p['status'])}</td><td>{e(_method(p))}</td>"
                          f"<td>{p.get('elapsed_s', 0.0):.2f} s</td><td>{e(str(p.get('counterexample') or ''))}</td></tr>")
             H.append("</table>")
         if c.get("proof_note"):

@@ -23,6 +23,8 @@ values are decided over every pair in two layouts by the exhaustive pass (verify
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..errors import TargetFailure
@@ -72,6 +74,7 @@ def layouts(X: np.ndarray, std, tgt, op, fmt):
 
 def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
     """The layout property on a target, from the measured random rows (stats: verify.rows._Stats)."""
+    t0 = time.perf_counter()
     checked = bad = 0
     example = None
     ran: dict[str, list] = {}       # family -> [rows compared, rows that differ]
@@ -126,11 +129,12 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         [{"family": f, "not_given": w} for f, w in cannot.items() if f not in ran]
     if checked == 0:
         return PropertyResult(p.name, p.kind, p.statement, "skipped", METHOD, layouts=families,
+                              elapsed_s=time.perf_counter() - t0,
                               note="no random rows were measured (a case the target could not be given?)")
     missing = [f"{f} ({w})" for f, w in cannot.items() if f not in ran]
     return PropertyResult(p.name, p.kind, p.statement, "refuted" if bad else "checked", METHOD,
-                          inputs_checked=checked, violations=bad, counterexample=example,
-                          note=("not given: " + "; ".join(missing)) if missing else None, layouts=families)
+                          elapsed_s=time.perf_counter() - t0, inputs_checked=checked, violations=bad,
+                          counterexample=example, note=("not given: " + "; ".join(missing)) if missing else None, layouts=families)
 
 
 def _measure(stats, case, reduced, ref, rows, y2, again, differ, label) -> None:
