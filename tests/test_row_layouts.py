@@ -135,7 +135,8 @@ def test_every_pair_in_two_layouts_is_proved_or_refuted():
 def test_a_gate_fails_a_kernel_that_breaks_layout_invariance_and_says_where(cli, tmp_path):
     cfg = tmp_path / "g.toml"
     cfg.write_text('[[check]]\nop = "Softmax"\ndtypes = ["float32"]\n'
-                   'target = "tensor_kernels:softmax_other_axis_float32"\nsamples = 2000\nmax_ulp = 8\nproofs = "all"\naccept_sampled_evidence = true\n')
+                   'target = "tensor_kernels:softmax_other_axis_float32"\nsamples = 2000\nmax_ulp = 8\n'
+                   'proofs = "all"\naccept_sampled_evidence = true\n')
     code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--report", tmp_path / "rep")
     assert code == 1, out + err
     md = (tmp_path / "rep" / "report.md").read_text()
