@@ -450,3 +450,19 @@ def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mappin
     # build changed what is installed (a fresh-clone run saw 'opcert' twice in one and three times in the other)
     _distributions.cache_clear()
     assert _distributions() == packages_distributions()
+
+
+def test_kernel_tuning_can_be_turned_off_and_a_bad_value_is_named(monkeypatch):
+    """OPCERT_KERNEL_TUNING=0 (the test suite's setting): a float32 sweep compiles its ball kernel one way
+    instead of timing four; 1 or unset: tuned; anything else: a usage error naming what is allowed."""
+    from opcert.errors import UsageError
+    from opcert.spec.ball_compiled import kernel_tuning
+    monkeypatch.setenv("OPCERT_KERNEL_TUNING", "0")
+    assert kernel_tuning() is False
+    monkeypatch.setenv("OPCERT_KERNEL_TUNING", "1")
+    assert kernel_tuning() is True
+    monkeypatch.delenv("OPCERT_KERNEL_TUNING")
+    assert kernel_tuning() is True
+    monkeypatch.setenv("OPCERT_KERNEL_TUNING", "yes")
+    with pytest.raises(UsageError, match="allowed are 1 .* and 0"):
+        kernel_tuning()

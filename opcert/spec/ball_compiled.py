@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UsageError
 from ..expr import PRIMITIVES, Expr
 from ..expr.fold import Domain, element_wise_only, fold
 from ..expr.primitives import binary64_array
@@ -662,6 +663,16 @@ def variants(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         if a != src and a not in alts:
             alts.append(a)
     return src, pre, alts
+
+
+def kernel_tuning() -> bool:
+    """Whether a float32 sweep tunes its kernel (compiled(tune=True)): OPCERT_KERNEL_TUNING, 1 (default) or
+    0: the default kernel alone. The variants compute the same balls (tests/test_ball_compiled.py); with
+    a cold kernel cache, one compile instead of four (the test suite sets 0)."""
+    v = os.environ.get("OPCERT_KERNEL_TUNING", "1")
+    if v not in ("0", "1"):
+        raise UsageError(f"OPCERT_KERNEL_TUNING={v!r}: allowed are 1 (tune the sweep's kernel, the default) and 0")
+    return v == "1"
 
 
 def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bool = False):
