@@ -63,5 +63,5 @@ SHIFT = RowProperty("shift", "shift_invariance", "adding one constant to every e
 LAYOUT = RowProperty("layout", "row_layout",
                      "a row's outputs depend on that row alone: not on the number of rows in the call, the row's "
                      "place among them, the reduction axis's place in the shape, or the thread count")
-__all__ = ["DML_AXES", "DML_LAST", "INFINITE", "LAYOUT", "NAN_ROW", "ONNX_1", "ONNX_11", "ONNX_13", "PERMUTATION", "SHIFT",
-           "RowProperty", "shifted", "standards", "x"]
+__all__ = ["DML_AXES", "DML_LAST", "INFINITE", "LAYOUT", "NAN_ROW", "ONNX_1", "ONNX_11", "ONNX_13", "PERMUTATION",
+           "SHIFT", "RowProperty", "shifted", "standards", "x"]

@@ -179,7 +179,8 @@ class OnnxReference(_Onnx):
 
 class OpenVino(_ThreadCount, _Onnx):
     """OpenVINO's CPU plugin on the standard's one-node ONNX model (its ONNX frontend), inference precision
-    pinned to f32 and one thread, as the element-wise target (targets.runtimes.OpenVino)."""
+    pinned to f32 and one thread, as the element-wise target (targets.runtimes.OpenVino); threads(n) runs
+    it on n (the layout check)."""
     name = "openvino"
 
     def __init__(self):

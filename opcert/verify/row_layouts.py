@@ -134,15 +134,18 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
     missing = [f"{f} ({w})" for f, w in cannot.items() if f not in ran]
     return PropertyResult(p.name, p.kind, p.statement, "refuted" if bad else "checked", METHOD,
                           elapsed_s=time.perf_counter() - t0, inputs_checked=checked, violations=bad,
-                          counterexample=example, note=("not given: " + "; ".join(missing)) if missing else None, layouts=families)
+                          counterexample=example, layouts=families,
+                          note=("not given: " + "; ".join(missing)) if missing else None)
 
 
 def _measure(stats, case, reduced, ref, rows, y2, again, differ, label) -> None:
-    """The outputs that differ, measured against the reference: the result's worst over every layout (an
-    output the layout did not give again is not taken)."""
+    """The finite outputs that differ, measured against the reference: the result's worst over every layout
+    (an output the layout did not give again is not taken; a NaN or an infinity where a number is due
+    refutes the property, as in the measured call it is a special value, not an ULP figure)."""
     res, fmt = stats.res, stats.fmt
     hr, lr, rr = (to_rows(a, reduced)[0][rows] for a in (ref.exact_hi, ref.exact_lo, ref.rounded))
-    keep = differ & np.isfinite(rr.astype(np.float64)) & same_bits(again, y2, fmt)
+    keep = differ & np.isfinite(rr.astype(np.float64)) & np.isfinite(y2.astype(np.float64)) & \
+        same_bits(again, y2, fmt)
     with np.errstate(all="ignore"):
         err = np.where(keep, ulp_error(y2, hr, lr, fmt), np.nan)
     if np.all(np.isnan(err)):
@@ -153,8 +156,9 @@ def _measure(stats, case, reduced, ref, rows, y2, again, differ, label) -> None:
         r, j = divmod(k, y2.shape[1])
         x64 = case.x[rows[r]].astype(np.float64)
         res.max_ulp = e
-        res.worst = {"case": label, "row": int(rows[r]), "length": int(x64.size), "position": int(j),
-                     "x": float(x64[j]), "row_max": float(np.max(x64)),
+        # the keys of verify.rows' worst element: "row" is the row itself where it is short enough to show
+        res.worst = {"case": label, "row": [float(v) for v in x64] if x64.size <= 16 else None,
+                     "length": int(x64.size), "position": int(j), "x": float(x64[j]), "row_max": float(np.max(x64)),
                      "neighbours": {int(t): float(x64[t]) for t in range(max(0, j - 3), min(x64.size, j + 4))},
                      "got": float(np.float64(y2[r, j])), "want": float(np.float64(rr[r, j])), "ulp": e,
                      "replayed": True}

@@ -72,7 +72,8 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                 if len(bad_rows) and example is None:
                     i = int(bad_rows[0])
                     again = to_rows(rerun(case.x, reduced), reduced)[0]
-                    example = {"case": case.label, "row": row_list(xr[i]), "got": row_list(yr[i]), "want": row_list(rr[i]),
+                    example = {"case": case.label, "row": row_list(xr[i]), "got": row_list(yr[i]),
+                               "want": row_list(rr[i]),
                                "replayed": bool(np.all(ulp_distance(again[i], yr[i], fmt) == 0))}
         elif kind in ("shift_invariance", "permutation", "row_monotonic"):
             checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
@@ -174,9 +175,10 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             i = int(rows_bad[0])
             xa_, xb_, ya_, yb_ = related
             again = _call_rows(rerun, case, reduced, xb_, fmt)
-            example = {"case": case.label, "row": row_list(xa_[i]), "related_row": row_list(xb_[i]), "how": words,
-                       "got": row_list(ya_[i]), "got_related": row_list(yb_[i]), "distance_ulps": float(np.max(dist[i])),
-                       "allowed_ulps": allowed, "replayed": bool(np.all(ulp_distance(again[i], yb[i], fmt) == 0))}
+            example = {"case": case.label, "row": row_list(xa_[i]), "related_row": row_list(xb_[i]),
+                       "how": words, "got": row_list(ya_[i]), "got_related": row_list(yb_[i]),
+                       "distance_ulps": float(np.max(dist[i])), "allowed_ulps": allowed,
+                       "replayed": bool(np.all(ulp_distance(again[i], yb[i], fmt) == 0))}
     note = None
     if kind in ("shift_invariance", "permutation") and tol:
         note = f"outputs may move by {tol} ULP(s): twice the {max_ulp:g} ULP each output may be off"
