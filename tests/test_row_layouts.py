@@ -148,3 +148,31 @@ def test_a_gate_fails_a_kernel_that_breaks_layout_invariance_and_says_where(cli,
     why = " ".join(check["reasons"])
     assert "layout" in why and "reduced over axes [0]" in why, why
     assert [p["status"] for p in check["proofs"] if p["name"] == "layout"] == ["refuted"]
+
+
+def test_a_target_that_fails_only_in_the_second_layout_is_refuted_there_and_the_pairs_go_on():
+    """The measured layout ran, so its accuracy figures stand; the target raising in the other layout breaks
+    the property on the rows it was given, with the error, replayed (it raised again)."""
+    from opcert.errors import TargetFailure
+    from opcert.impl.tensor_run import run
+    from opcert.verify.row_pairs import PairSweep, _all_values
+    op, _ = get_tensor_operator("Softmax")
+    fmt = get_format("float16")
+    values = _all_values(fmt)[np.linspace(0, 65535, 80).astype(int)]
+
+    def careful(X):
+        return run(op, X, axis=1)
+
+    def raises_on_big(X):
+        if np.nanmax(X[:, 1].astype(np.float64)) > 1000:      # the block of the largest values of b
+            raise TargetFailure("ValueError: no kernel for this block (input float16 (2, 6401), axes [0])")
+        return careful(X)
+    sweep = PairSweep(op, fmt, careful, 0.5, values=values, layout=(raises_on_big, "a test layout"))
+    sweep.run()
+    assert sweep.pairs == values.size ** 2 and sweep.max_err <= 0.5       # the measured layout: every pair
+    v = next(d for d in sweep.verdicts() if d["name"] == "layout (pairs)")
+    assert v["status"] == "refuted" and 0 < v["violations"] < v["inputs_checked"], v
+    ex = v["counterexample"]
+    assert "no kernel for this block" in ex["error"] and ex["replayed"] is True and ex["got_in_layout"] is None
+    from opcert.gating.run import describe_counterexample
+    assert "a test layout: the target failed: ValueError" in describe_counterexample(ex)

@@ -125,7 +125,8 @@ def describe_counterexample(ce: dict | None) -> str:
         text = f"row {ce['row']} ({ce.get('case')})"
         if "layout" in ce:        # the layout property (verify.row_layouts, verify.row_pairs)
             text += (f" -> {ce.get('got')}" + (f" as {ce['measured_in']}" if ce.get("measured_in") else "")
-                     + f"; {ce['layout']}: -> {ce.get('got_in_layout')}")
+                     + f"; {ce['layout']}: " + (f"the target failed: {ce['error']}" if ce.get("error")
+                                                 else f"-> {ce.get('got_in_layout')}"))
         elif "related_row" in ce:
             text += (f" -> {ce.get('got')}; {ce.get('how')}: {ce['related_row']} -> {ce.get('got_related')} "
                      f"({ce.get('distance_ulps')} ULPs apart, {ce.get('allowed_ulps')} allowed)")

@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import TargetFailure
 from ..expr import var
 from ..formats import get_format, to_format
 from .proofs.result import PropertyResult
@@ -291,10 +292,28 @@ class PairSweep:
 
     def _called(self, bs):
         X = self._make(bs)
-        return X, self.call(X), (self.layout[0](X) if self.layout else None)
+        Y = self.call(X)
+        if not self.layout:
+            return X, Y, None
+        try:
+            return X, Y, self.layout[0](X)
+        except TargetFailure as exc:     # the measured layout ran: a failure in the other one is a finding
+            return X, Y, exc
 
     def _same_in_layout(self, X, Y, Y2) -> None:
-        """Every row of the block, bit for bit in both layouts (any NaN equals any NaN)."""
+        """Every row of the block, bit for bit in both layouts (any NaN equals any NaN); a target that
+        failed in the second layout breaks the property on every row of the block."""
+        if isinstance(Y2, TargetFailure):
+            def failed():
+                try:
+                    self.layout[0](X)
+                    again = False
+                except TargetFailure:
+                    again = True
+                return {**self._example(X, Y, None, 0), "layout": self.layout[1], "got_in_layout": None,
+                        "error": str(Y2), "replayed": again}
+            self._note("row_layout", X.shape[0], X.shape[0], failed)
+            return
         # Y2 may be a strided view (the transposed call's outputs, not copied back): compared as it lies
         a, b = Y.view(np.uint16), Y2.view(np.uint16)
         bad = np.flatnonzero((a[:, 0] != b[:, 0]) | (a[:, 1] != b[:, 1]))
