@@ -192,9 +192,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     maxdist = np.full(1, -1, np.int64)
     from ..spec import ball
     form = op.reference_form(cfg.standard)
-    from ..spec.ball_compiled import compiled as compiled_ball
+    from ..spec.ball_compiled import compiled as compiled_ball, kernel_tuning
     # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no reference
-    from ..spec.ball_compiled import kernel_tuning
     fast_ball = compiled_ball(form, a64, tune=kernel_tuning()) if cfg.accuracy else None
     formula = op.standard(cfg.standard).formula
     # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
