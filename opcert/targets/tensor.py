@@ -47,15 +47,12 @@ class _ThreadCount:
     n_threads = None        # None: the target's default
 
     @contextlib.contextmanager
-    def _threads(self, n: int):
+    def threads(self, n: int):
         before, self.n_threads = self.n_threads, int(n)
         try:
             yield
         finally:
             self.n_threads = before
-
-    def threads(self, n: int):
-        return self._threads(n)
 
 
 class Opcert(TensorTarget):

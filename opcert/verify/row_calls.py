@@ -60,6 +60,17 @@ def row_list(x) -> list:
     return [float(v) for v in x] if x.size <= 16 else [float(v) for v in x[:16]] + ["..."]
 
 
+def row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
+    """A row as people can find it again: its length, the element, its neighbours, its maximum (and the row
+    itself where it is 16 elements or fewer)."""
+    row64 = row.astype(np.float64)
+    lo, hi = max(0, j - 3), min(row.size, j + 4)
+    return {"length": int(row.size), "position": int(j), "x": float(row64[j]),
+            "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
+            "row_max": float(np.max(row64)) if row.size else None,
+            "row": [float(v) for v in row64] if row.size <= 16 else None}
+
+
 def exp_moved(t, w):
     """An upper bound on |e^y - e^t| for |y - t| <= w: e^t expm1(w), or where that overflows (t far below
     zero, w huge) e^(t + w) itself."""

@@ -31,7 +31,7 @@ from ..errors import TargetFailure
 from ..spec.tensor import to_rows
 from ..targets.layouts import cores as host_cores
 from .proofs.result import PropertyResult
-from .row_calls import call_target, row_list, same_bits
+from .row_calls import call_target, row_excerpt, row_list, same_bits
 from .ulp import ulp_error
 
 ALONE_PER_CASE = 3      # rows of each random case called alone
@@ -154,11 +154,6 @@ def _measure(stats, case, reduced, ref, rows, y2, again, differ, label) -> None:
     e = float(err.flat[k])
     if e > res.max_ulp:
         r, j = divmod(k, y2.shape[1])
-        x64 = case.x[rows[r]].astype(np.float64)
         res.max_ulp = e
-        # the keys of verify.rows' worst element: "row" is the row itself where it is short enough to show
-        res.worst = {"case": label, "row": [float(v) for v in x64] if x64.size <= 16 else None,
-                     "length": int(x64.size), "position": int(j), "x": float(x64[j]), "row_max": float(np.max(x64)),
-                     "neighbours": {int(t): float(x64[t]) for t in range(max(0, j - 3), min(x64.size, j + 4))},
-                     "got": float(np.float64(y2[r, j])), "want": float(np.float64(rr[r, j])), "ulp": e,
-                     "replayed": True}
+        res.worst = {"case": label, **row_excerpt(case.x[rows[r]], j, fmt), "got": float(np.float64(y2[r, j])),
+                     "want": float(np.float64(rr[r, j])), "ulp": e, "replayed": True}

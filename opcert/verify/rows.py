@@ -26,7 +26,7 @@ from ..formats import get_format
 from ..spec import get_tensor_operator
 from ..spec.row_reference import reference_detailed
 from ..spec.tensor import reduced_axes, to_rows
-from .row_calls import call_target, same_bits
+from .row_calls import call_target, row_excerpt, same_bits
 from .ulp import ulp_error
 
 DEFAULT_ROWS = 20_000        # elements of the random rows (the hard cases come on top)
@@ -208,16 +208,6 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     return out
 
 
-def _row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
-    """A row as people can find it again: its length, the element, its neighbours, its maximum."""
-    row64 = row.astype(np.float64)
-    lo, hi = max(0, j - 3), min(row.size, j + 4)
-    return {"length": int(row.size), "position": int(j), "x": float(row64[j]),
-            "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
-            "row_max": float(np.max(row64)) if row.size else None,
-            "row": [float(v) for v in row64] if row.size <= 16 else None}
-
-
 def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard: str | None = None,
                  samples: int | None = None, seed: int = 0, max_ulp: float = 0.5,
                  isolation: str = "process", exhaustive: bool = False) -> RowResult:
@@ -366,7 +356,7 @@ class _Stats:
             res.subnormal_flushes += int(flushed.sum())
             if res.flush_example is None:
                 i, j = (int(v[0]) for v in np.nonzero(flushed))
-                res.flush_example = {"case": case.label, **_row_excerpt(xr[i], j, fmt),
+                res.flush_example = {"case": case.label, **row_excerpt(xr[i], j, fmt),
                                      "got": float(np.float64(yr[i, j])), "want": float(r64[i, j])}
         y64 = np.asarray(yr, dtype=np.float64)
         zero_sign = ~special & (y64 == 0) & (r64 == 0) & (np.signbit(y64) != np.signbit(r64))
@@ -374,7 +364,7 @@ class _Stats:
             res.signed_zero_mismatches += int(zero_sign.sum())
             if res.signed_zero_example is None:
                 i, j = (int(v[0]) for v in np.nonzero(zero_sign))
-                res.signed_zero_example = {"case": case.label, **_row_excerpt(xr[i], j, fmt),
+                res.signed_zero_example = {"case": case.label, **row_excerpt(xr[i], j, fmt),
                                            "got": float(y64[i, j]), "want": float(r64[i, j])}
         finite_err = np.where(special | flushed, np.nan, err)
         if np.any(~np.isnan(finite_err)):
@@ -385,13 +375,13 @@ class _Stats:
                 i, j = divmod(k, yr.shape[1])
                 res.max_ulp = max(res.max_ulp, e)
                 self.worst_at = (case, reduced, int(i), int(j), yr[i, j])
-                res.worst = {"case": case.label, "row": int(i), **_row_excerpt(xr[i], j, fmt),
+                res.worst = {"case": case.label, "row": int(i), **row_excerpt(xr[i], j, fmt),
                              "got": float(np.float64(yr[i, j])), "want": float(np.float64(rr[i, j])), "ulp": e}
         if wrong.any():
             res.special_mismatches += int(wrong.sum())
             for i, j in list(zip(*np.nonzero(wrong)))[:3 - min(3, len(res.special_examples))]:
                 self.special_at.append((case, reduced, int(i), int(j), yr[i, j]))
-                res.special_examples.append({"case": case.label, "row": int(i), **_row_excerpt(xr[i], j, fmt),
+                res.special_examples.append({"case": case.label, "row": int(i), **row_excerpt(xr[i], j, fmt),
                                              "got": float(np.float64(yr[i, j])), "want": float(np.float64(rr[i, j]))})
         res.cases.append(entry)
         if self.row_sum is not None and yr.size:
