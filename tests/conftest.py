@@ -10,6 +10,12 @@ sys.path.insert(0, os.path.dirname(__file__))  # oracle.py, bad_targets.py
 # summary (tests/test_ci.py sets these itself, for its own gates).
 for _var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
     os.environ.pop(_var, None)
+# The suite's processes (xdist's workers, the pytest runs and CLI commands it starts, the targets' worker
+# processes) import opcert and pytest's assertion-rewritten modules again and again: with
+# PYTHONDONTWRITEBYTECODE set, each compiles them from source (a pytest run's collection: 6.3-7.9 s instead
+# of 2.4-2.6 s, measured). The suite writes bytecode (in __pycache__, which git ignores) whatever the shell says.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 # The suite's float32 sweeps compile each ball kernel once, not four ways to keep the fastest: the variants
 # compute the same balls (tests/test_ball_compiled.py tunes them itself); on a cold kernel cache (a CI
 # machine) the suite compiled 64 kernels instead of 78 (bench/README.md, the test suite's time)
