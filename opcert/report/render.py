@@ -102,7 +102,7 @@ def _images(c, i, plots) -> dict:
         out["histogram"] = histogram_svg(a["histogram"], "ULP error histogram")
     if a.get("cases"):          # a tensor check: worst error per case against the row length
         out["rows"] = rows_svg(a["cases"], f"{c['op']} {c['dtype']} {c['target']}: worst ULP error per case",
-                               c["policy"]["max_ulp"])
+                               c["policy"]["max_ulp"], a.get("worst"))
     return out
 
 

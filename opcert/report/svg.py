@@ -167,10 +167,12 @@ def histogram_svg(hist: dict, title: str) -> str:
     return "".join(out)
 
 
-def rows_svg(cases: list, title: str, budget: float | None) -> str:
+def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None = None) -> str:
     """A tensor check: each case's worst element (ULP) against its row length, both on log scales
     (log10(1 + ULP) up, log10(length) across): summation error growing with the length shows as a rising
-    cloud. Random rows blue, the hard cases orange, a case with wrong special values red."""
+    cloud. Random rows blue, the hard cases orange, a case with wrong special values red; the check's worst
+    purple, a square, where another layout of a row gave it (the `layout` property's measurement: the row
+    alone, along another axis...), which no case's point shows."""
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     pts = []
     for c in cases:
@@ -178,10 +180,15 @@ def rows_svg(cases: list, title: str, budget: float | None) -> str:
             continue
         n = int(np.prod([c["shape"][a] for a in c.get("axes", [len(c["shape"]) - 1])]))
         pts.append((max(n, 1), float(c["max_ulp"]), c.get("label", ""), c.get("specials_wrong", 0)))
+    labels = {c.get("label") for c in cases}
+    other = None
+    if worst and worst.get("case") not in labels and worst.get("length") and worst.get("ulp") is not None:
+        other = (int(worst["length"]), float(worst["ulp"]), str(worst["case"]))
     out = _frame(title, "rows")
-    longest = max([p[0] for p in pts] + [10])
-    worst = max([p[1] for p in pts] + [budget or 0.0, 1.0])
-    xtop, ytop = np.log10(longest) * 1.02 or 1.0, np.log10(1 + worst) * 1.1
+    ranged = pts + ([other] if other else [])
+    longest = max([p[0] for p in ranged] + [10])
+    top = max([p[1] for p in ranged] + [budget or 0.0, 1.0])
+    xtop, ytop = np.log10(longest) * 1.02 or 1.0, np.log10(1 + top) * 1.1
     to_px = lambda n: x0 + np.log10(n) / xtop * (x1 - x0)              # noqa: E731
     to_py = lambda u: y0 - np.log10(1 + u) / ytop * (y0 - y1)          # noqa: E731
     xticks = [(float(to_px(10 ** k)), f"{10 ** k:,}") for k in range(0, int(np.floor(xtop)) + 1)]
@@ -193,6 +200,12 @@ def rows_svg(cases: list, title: str, budget: float | None) -> str:
         out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#cc3311' "
                    f"stroke-dasharray='4 3'/><text x='{x1 - 2}' y='{_fmt(py - 3)}' text-anchor='end' "
                    f"fill='#cc3311'>budget {_label(budget)}</text>")
+    if other is not None:
+        n, u, label = other
+        tip = html.escape(f"{label} (another layout of the row): {u:.6g} ULP, the check's worst")
+        cx, cy = float(to_px(max(n, 1))), float(to_py(u))
+        out.append(f"<rect class='layout-worst' x='{_fmt(cx - 4)}' y='{_fmt(cy - 4)}' width='8' height='8' "
+                   f"fill='#aa3377'><title>{tip}</title></rect>")
     for n, u, label, wrong in pts:
         color = "#cc3311" if wrong else ("#4477aa" if label.startswith("random rows") else "#ee7733")
         tip = html.escape(f"{label}: {u:.6g} ULP" + (f", {wrong} special values wrong" if wrong else ""))
