@@ -76,25 +76,30 @@ def test_rows_plot_places_each_case_at_its_length_and_error():
     assert "budget 1" in svg
 
 
-def test_the_rows_plot_shows_a_worst_that_another_layout_gave():
+def test_the_rows_plot_shows_a_worst_that_no_case_shows():
     """The check's worst came from the `layout` measurement (a row of 4 run alone: 64.9 ULP), not from a
-    case: a purple square at that length and error, above every case, the axis stretched to hold it; a worst
-    that is a case's is that case's point, not drawn twice."""
+    case: a purple square at that length and error, above every case, the axis stretched to hold it, its
+    tooltip naming the layout; the same for the exhaustive pairs' worst (rows of 2); a worst that is a
+    case's own is that case's point, not drawn twice."""
     from opcert.report.svg import HEIGHT, LEFT, RIGHT, WIDTH, BOTTOM, TOP, rows_svg
     cases = [{"label": "random rows of 4", "shape": [20, 4], "axes": [1], "max_ulp": 0.5},
              {"label": "a long row", "shape": [1, 4096], "axes": [1], "max_ulp": 2.0}]
-    layout = {"case": "random rows of 4; alone (a call of 1 row)", "length": 4, "position": 1, "ulp": 64.9}
-    root = ET.fromstring(rows_svg(cases, "t", 1.0, layout))
-    sq = [r for r in root.iter(f"{NS}rect") if r.get("class") == "layout-worst"]
-    assert len(sq) == 1 and sq[0].get("fill") == "#aa3377" and "alone" in sq[0].find(f"{NS}title").text
-    cx, cy = float(sq[0].get("x")) + 4, float(sq[0].get("y")) + 4
     x0, x1, y0 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM
-    xtop, ytop = np.log10(4096) * 1.02, np.log10(1 + 64.9) * 1.1
-    assert abs(cx - (x0 + np.log10(4) / xtop * (x1 - x0))) < 0.1
-    assert abs(cy - (y0 - np.log10(1 + 64.9) / ytop * (y0 - TOP))) < 0.1
-    assert cy < min(float(c.get("cy")) for c in root.findall(f"{NS}circle"))
+    xtop = np.log10(4096) * 1.02
+    for worst, n, u, words in [({"case": "random rows of 4; row 3 alone: a call of one row of 4", "length": 4,
+                                 "position": 1, "ulp": 64.9}, 4, 64.9, "alone"),
+                               ({"case": "every pair", "length": 2, "position": 0, "ulp": 3.5}, 2, 3.5,
+                                "every pair")]:
+        root = ET.fromstring(rows_svg(cases, "t", 1.0, worst))
+        sq = [r for r in root.iter(f"{NS}rect") if r.get("class") == "check-worst"]
+        assert len(sq) == 1 and sq[0].get("fill") == "#aa3377" and words in sq[0].find(f"{NS}title").text
+        cx, cy = float(sq[0].get("x")) + 4, float(sq[0].get("y")) + 4
+        ytop = np.log10(1 + max(u, 2.0)) * 1.1
+        assert abs(cx - (x0 + np.log10(n) / xtop * (x1 - x0))) < 0.1
+        assert abs(cy - (y0 - np.log10(1 + u) / ytop * (y0 - TOP))) < 0.1
+        assert cy < min(float(c.get("cy")) for c in root.findall(f"{NS}circle"))
     own = {"case": "a long row", "length": 4096, "position": 7, "ulp": 2.0}
-    assert "layout-worst" not in rows_svg(cases, "t", 1.0, own)
+    assert "check-worst" not in rows_svg(cases, "t", 1.0, own)
 
 
 def test_a_tensor_checks_report_has_the_rows_plot():

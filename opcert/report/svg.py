@@ -171,8 +171,8 @@ def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None =
     """A tensor check: each case's worst element (ULP) against its row length, both on log scales
     (log10(1 + ULP) up, log10(length) across): summation error growing with the length shows as a rising
     cloud. Random rows blue, the hard cases orange, a case with wrong special values red; the check's worst
-    purple, a square, where another layout of a row gave it (the `layout` property's measurement: the row
-    alone, along another axis...), which no case's point shows."""
+    a purple square where no case's point shows it: another layout of a row gave it (the `layout`
+    property's measurement: the row alone, along another axis...) or the exhaustive pairs did."""
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     pts = []
     for c in cases:
@@ -202,9 +202,9 @@ def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None =
                    f"fill='#cc3311'>budget {_label(budget)}</text>")
     if other is not None:
         n, u, label = other
-        tip = html.escape(f"{label} (another layout of the row): {u:.6g} ULP, the check's worst")
+        tip = html.escape(f"{label}: {u:.6g} ULP, the check's worst")
         cx, cy = float(to_px(max(n, 1))), float(to_py(u))
-        out.append(f"<rect class='layout-worst' x='{_fmt(cx - 4)}' y='{_fmt(cy - 4)}' width='8' height='8' "
+        out.append(f"<rect class='check-worst' x='{_fmt(cx - 4)}' y='{_fmt(cy - 4)}' width='8' height='8' "
                    f"fill='#aa3377'><title>{tip}</title></rect>")
     for n, u, label, wrong in pts:
         color = "#cc3311" if wrong else ("#4477aa" if label.startswith("random rows") else "#ee7733")
