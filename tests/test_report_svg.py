@@ -100,6 +100,8 @@ def test_the_rows_plot_shows_a_worst_that_no_case_shows():
         assert cy < min(float(c.get("cy")) for c in root.findall(f"{NS}circle"))
     own = {"case": "a long row", "length": 4096, "position": 7, "ulp": 2.0}
     assert "check-worst" not in rows_svg(cases, "t", 1.0, own)
+    endless = rows_svg(cases, "t", 1.0, {**own, "case": "every pair", "ulp": float("inf")})
+    assert "check-worst" not in endless and "nan" not in endless.lower()     # not drawn: no axis to hold it
 
 
 def test_a_tensor_checks_report_has_the_rows_plot():

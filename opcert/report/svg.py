@@ -182,7 +182,8 @@ def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None =
         pts.append((max(n, 1), float(c["max_ulp"]), c.get("label", ""), c.get("specials_wrong", 0)))
     labels = {c.get("label") for c in cases}
     other = None
-    if worst and worst.get("case") not in labels and worst.get("length") and worst.get("ulp") is not None:
+    if worst and worst.get("case") not in labels and worst.get("length") and worst.get("ulp") is not None \
+            and np.isfinite(float(worst["ulp"])):
         other = (int(worst["length"]), float(worst["ulp"]), str(worst["case"]))
     out = _frame(title, "rows")
     ranged = pts + ([other] if other else [])
