@@ -102,6 +102,8 @@ def test_the_rows_plot_shows_a_worst_that_no_case_shows():
     assert "check-worst" not in rows_svg(cases, "t", 1.0, own)
     endless = rows_svg(cases, "t", 1.0, {**own, "case": "every pair", "ulp": float("inf")})
     assert "check-worst" not in endless and "nan" not in endless.lower()     # not drawn: no axis to hold it
+    endless = rows_svg(cases + [{"label": "x", "shape": [1, 3], "axes": [1], "max_ulp": float("inf")}], "t", 1.0)
+    assert len(ET.fromstring(endless).findall(f"{NS}circle")) == 2 and "nan" not in endless.lower()
 
 
 def test_a_tensor_checks_report_has_the_rows_plot():

@@ -176,8 +176,8 @@ def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None =
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     pts = []
     for c in cases:
-        if c.get("max_ulp") is None or not c.get("shape"):
-            continue
+        if c.get("max_ulp") is None or not np.isfinite(float(c["max_ulp"])) or not c.get("shape"):
+            continue      # no figure to place (a crashed case; an error without a finite ULP figure)
         n = int(np.prod([c["shape"][a] for a in c.get("axes", [len(c["shape"]) - 1])]))
         pts.append((max(n, 1), float(c["max_ulp"]), c.get("label", ""), c.get("specials_wrong", 0)))
     labels = {c.get("label") for c in cases}
