@@ -29,6 +29,8 @@ def _ball_sign_numpy(m, r):
 
 
 NUMPY = types.ModuleType("opcert.expr.ball_ops.NUMPY")
+# exp is each meaning's platform exp: NumPy's here (its AVX-512 loop differs from the C library's by an
+# ULP here and there), the C library's in compiled code; a rule uses it only under a margin that covers either
 NUMPY.__dict__.update(
     where=np.where, fabs=np.abs, both=np.logical_and, either=np.logical_or, negated=np.logical_not,
     nmax=np.maximum, nmin=np.minimum,       # NaN wins, as np.maximum
