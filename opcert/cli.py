@@ -523,11 +523,12 @@ def _accuracy_per_isa(args) -> int:
         out.append({"level": name, "switch": switch_for(args.target), "environment": env, "exit_code": code,
                     "result": result, "command": (shown(env) + " " if env else "") + "opcert accuracy "
                     + " ".join(argv)})
-    print(f"opcert: {len(out)} ISA level(s): " + "; ".join(
-        f"{o['level']}: " + (f"max ULP {o['result'].get('max_ulp')!r}, "
-                             + ", ".join(f"{p['name']} {p['status']}" for p in o['result'].get('properties', [])
-                                         if p['status'] == 'refuted') if o["result"] else "no result")
-        for o in out), file=sys.stderr)
+    def line(o):
+        if not o["result"]:
+            return "no result"
+        refuted = [p["name"] for p in o["result"].get("properties", []) if p["status"] == "refuted"]
+        return ", ".join([f"max ULP {o['result'].get('max_ulp')!r}"] + [f"{n} refuted" for n in refuted])
+    print(f"opcert: {len(out)} ISA level(s): " + "; ".join(f"{o['level']}: {line(o)}" for o in out), file=sys.stderr)
     if note:
         print(f"opcert: {note}", file=sys.stderr)
     if args.json:

@@ -288,6 +288,13 @@ def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
         isa = lv["result"]["target_info"]["details"]["isa"]
         assert f"ATEN_CPU_CAPABILITY={lv['environment']['ATEN_CPU_CAPABILITY']}" in isa
         assert lv["result"]["inputs_checked"] > 0
+    # the closing line says, per level, what its JSON result says (and nothing empty between)
+    summary = next(line for line in proc.stderr.splitlines() if " ISA level(s): " in line)
+    for lv in doc["levels"]:
+        r = lv["result"]
+        said = [f"max ULP {r['max_ulp']!r}"] + [f"{p['name']} refuted" for p in r["properties"] if p["status"] == "refuted"]
+        assert f"{lv['level']}: {', '.join(said)}" in summary, summary
+    assert ", ;" not in summary and not summary.rstrip().endswith(","), summary
     assert time.perf_counter() - t0 < 120
 
 
