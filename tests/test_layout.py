@@ -214,6 +214,34 @@ def test_a_python_callable_that_depends_on_its_layout_is_refuted(tmp_path, body,
     assert fam["differ"] or fam["errors"], lay["layouts"]
 
 
+def test_rows_go_in_calls_of_bounded_size_and_a_refutation_names_its_row_in_that_call(tmp_path, monkeypatch):
+    """The rows of a length go to the target in calls of about ROW_BLOCK elements (a whole number of 32 rows:
+    each row keeps the alignment it has in one view of every row). A kernel wrong on row 40 of a call of 320
+    rows of 3 is refuted in the lengths family with that row and call named, replayed on that call alone."""
+    from opcert.verify import layout
+    monkeypatch.setattr(layout, "ROW_BLOCK", 1024)        # 3-element rows: calls of 320 rows (1024 // 3 // 32 * 32)
+    shapes = []
+    name = _bad_module(tmp_path, "y = np.tanh(x)\nif x.ndim == 2 and x.shape[1] == 3:\n    SHAPES.append(x.shape)\n"
+                                 "if x.shape == (320, 3):\n    y[40] = np.nextafter(y[40], np.float16(np.inf))\nreturn y")
+    try:
+        import importlib
+        mod = importlib.import_module("kern_layout")
+        mod.SHAPES = shapes
+        res = measure("Tanh", name, "float16", "exhaustive", properties=("layout",), isolation="none")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("kern_layout", None)
+    lay = res.properties[-1]
+    assert lay["status"] == "refuted"
+    fam = next(f for f in lay["layouts"] if f["family"] == "lengths")
+    nv, rest = divmod(fam["evaluated"], 129 * 130 // 2)       # every input at every position of 1..129
+    assert rest == 0 and nv > 320 and fam["differ"] > 0
+    assert shapes[:-1] == [(320, 3)] * (nv // 320) + [(nv % 320, 3)] * (nv % 320 > 0)   # then the replay's call
+    ce = lay["counterexample"]
+    assert "row 40 of a 2-D view of 320 rows of 3 elements (row stride 4), position 0" in ce["layout"], ce
+    assert ce["replayed"] is True and shapes[-1] == (320, 3)
+
+
 def test_a_correct_python_callable_is_checked_not_proved_and_says_why():
     res = measure("Tanh", "numpy:tanh", "float16", "exhaustive", properties=("layout",))
     lay = res.properties[-1]
@@ -347,3 +375,33 @@ def test_a_check_without_the_new_keys_keeps_its_identity():
     (c,) = parse({"check": [{"op": "Tanh", "dtypes": ["float16"], "target": "numpy:tanh"}]}, "t").checks
     ident = c.identity("float16")
     assert "isa" not in ident and "layout_samples" not in ident
+
+
+def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_failure(tmp_path):
+    """Target.run_each (the layout check's row calls): opcert's own implementation one call per core, any
+    other target one call after another; either way the outputs come in the order of the inputs, each
+    what run() gives for that input alone, and a call that fails is that call's TargetFailure, not the end
+    of the others."""
+    import numpy as np
+    from opcert.errors import TargetFailure
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import load_target
+    op = get_operator("Tanh")
+    attrs = resolve(op)
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal(1000 + 37 * k).astype(np.float32) for k in range(9)]
+    name = _bad_module(tmp_path, "if x.size == 1000 + 37 * 4:\n    raise ValueError('fifth')\nreturn np.tanh(x)")
+    try:
+        for tgt in (load_target("opcert"), load_target(name)):
+            want = [tgt.run(op, x, attrs) if x.size != 1148 or tgt.name == "opcert" else None for x in xs]
+            got = list(tgt.run_each(op, (x.copy() for x in xs), attrs, [f"call {k}" for k in range(9)]))
+            assert len(got) == 9 and tgt.isolation.trusted == (tgt.name == "opcert")
+            for k, (g, w) in enumerate(zip(got, want)):
+                if w is None:
+                    assert isinstance(g, TargetFailure) and "ValueError" in str(g) and "call 4" in str(g)
+                else:
+                    assert g.dtype == np.float32 and np.array_equal(g.view(np.uint32), w.view(np.uint32)), k
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("kern_layout", None)

@@ -10,6 +10,7 @@ SystemExit included, a non-array result, the wrong dtype or shape.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 from dataclasses import dataclass, field
@@ -105,6 +106,36 @@ class Target:
             return f"{self.name} could not tell whether it supports {op.name} in {dtype}: " \
                    f"{type(exc).__name__}: {exc}"
 
+    def run_each(self, op, xs, attrs: dict[str, Fraction], labels, call=None):
+        """run() over many buffers made for one call each (owned), in order: each output, or the
+        TargetFailure its call raised. A trusted target (opcert's own implementation: it shares nothing
+        between calls, and NumPy releases the GIL in its loops) runs one call per core at a time; any
+        other target one call after another, as its isolation (the FP environment and the process state
+        saved around each call) assumes."""
+        def one(x, label):
+            try:
+                return self._run(op, x, attrs, label, True, False, call, True, guard_warnings=False)
+            except TargetFailure as exc:
+                return exc
+        with warnings.catch_warnings():       # once, here: catch_warnings is not thread-safe
+            warnings.simplefilter("ignore")
+            if not self.isolation.trusted:
+                for x, label in zip(xs, labels):
+                    yield one(x, label)
+                return
+            from collections import deque
+            from concurrent.futures import ThreadPoolExecutor
+            from .layouts import cores
+            k = cores()
+            with ThreadPoolExecutor(k) as pool:
+                pending = deque()       # at most k calls in flight (Executor.map would take every x at once)
+                for x, label in zip(xs, labels):
+                    pending.append(pool.submit(one, x, label))
+                    if len(pending) >= k:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+
     def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None,
             guard_globals: bool = True, keep_layout: bool = False, call=None, owned: bool = False) -> np.ndarray:
         """The target's output for x: a fresh array, owned by the caller (a kernel that reuses its output
@@ -115,6 +146,9 @@ class Target:
         run in the target's place (one of its LayoutSupport forms), under the same contract. owned: x is a
         buffer made for this call alone, which the caller does not read again: given as it is (its layout
         kept; the layout check's arrays of 10^8 elements are not copied twice)."""
+        return self._run(op, x, attrs, label, guard_globals, keep_layout, call, owned)
+
+    def _run(self, op, x, attrs, label, guard_globals, keep_layout, call, owned, guard_warnings=True):
         why = self.unsupported(op, x.dtype.name, attrs)
         if why:
             raise Unsupported(why)
@@ -130,8 +164,10 @@ class Target:
         try:
             # Floating-point warnings (invalid in tanh(NaN), ...) are expected here.
             with activity(f"running on {where}", limit, hint), np.errstate(all="ignore"), \
-                    warnings.catch_warnings(), self.isolation.call(self.name):
-                warnings.simplefilter("ignore")
+                    (warnings.catch_warnings() if guard_warnings else contextlib.nullcontext()), \
+                    self.isolation.call(self.name):
+                if guard_warnings:
+                    warnings.simplefilter("ignore")
                 y = (call or self._call)(op, given, attrs)
                 if isinstance(y, np.ndarray) and not (call is not None and owned):
                     # out of the target's buffer before its next call (a layout form on a buffer made for the

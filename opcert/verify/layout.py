@@ -14,9 +14,9 @@ The layouts (`families`), each run where the target can be given it
 (targets.layouts.LayoutSupport says which; the verdict lists the others and why):
 
 - lengths: every length n = 1..L, every input at every position (L = twice
-  the widest vector, 64 bytes, plus one: 129 for 16-bit formats, 33 for
-  binary32, 33 for binary64: see `longest`). Given as rows of a 2-D strided view (torch,
-  NumPy callables: one call holds all of them), as many calls made by compiled
+  the widest vector, 64 bytes, plus one: 129 for 16-bit formats, 65 for
+  binary32, 33 for binary64: see `longest`). Given as rows of 2-D strided views (torch,
+  NumPy callables: each call holds the rows of about ROW_BLOCK elements), as many calls made by compiled
   code (C) or by a graph of independent nodes (ONNX Runtime), else as separate
   calls on a sample (`CALLS_PER_LENGTH` per length);
 - offsets: a call of L elements starting 2, 4, 8, 16, 32 and 48 bytes past a
@@ -48,6 +48,14 @@ from ..targets.layouts import padded_stride, cores as host_cores, row_buffer
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
+# Rows go to the target in calls of about this many elements, not in one view of every row: a row's path
+# is its length, its alignment and its strides, none of which depends on how many rows share its call,
+# and 10^6 rows of 65 in one call are 10^8-element temporaries (opcert's own code on a float32 sweep's
+# inputs: 3.7 s for the length 65 in one call, 0.36 s in calls of 2^20 elements; 2^18 gave 0.26 s there but
+# cost onnx.reference 0.8 s more over a float16 check, in its per-call overhead: measured). A block's first row
+# is a multiple of ROW_ALIGN rows, so every row starts at the alignment it has in one whole view.
+ROW_BLOCK = 1 << 20
+ROW_ALIGN = 32             # rows of stride (n + 1) elements of 2 bytes or more: 32 rows span 64-byte lines
 EXAMPLES = 32              # differing inputs per family measured against the reference
 
 
@@ -166,16 +174,45 @@ class LayoutCheck:
         self.in_place(sup)
         self.elapsed = time.perf_counter() - t0
 
-    def _rows(self, n: int, offset: int = 0, stride: int | None = None) -> np.ndarray:
-        x = row_buffer(self.nv, n, self.values.dtype, stride or n + 1, offset)
-        x[...] = self._windows(self.vext, self.nv, n)
+    def _rows(self, n: int, offset: int = 0, stride: int | None = None, rows: tuple[int, int] | None = None) \
+            -> np.ndarray:
+        """Rows b0..b1 (default: all nv) of n elements: row r holds values r, r + 1, ... (cyclically)."""
+        b0, b1 = rows or (0, self.nv)
+        x = row_buffer(b1 - b0, n, self.values.dtype, stride or n + 1, offset)
+        x[...] = self._windows(self.vext[b0:], b1 - b0, n)
         return x
+
+    def _row_calls(self, fam: Family, n: int, label, where, offset: int = 0, stride: int | None = None,
+                   call=None) -> bool:
+        """Every row of n elements through the target, in calls of about ROW_BLOCK elements, each call's
+        outputs compared as they come; where(m, row, position) names a position of a call of m rows. False
+        where a call failed (its failure is in fam.errors; the other calls are compared)."""
+        nv = self.nv
+        per = max(ROW_ALIGN, ROW_BLOCK // n // ROW_ALIGN * ROW_ALIGN)
+        spans = [(b0, min(b0 + per, nv)) for b0 in range(0, nv, per)]
+        # made as the calls take them (a generator): a few blocks' buffers at a time, not every row's
+        xs = (self._rows(n, offset, stride, span) for span in spans)
+        ok = True
+        for (b0, b1), y in zip(spans, self.tgt.run_each(self.op, xs, self.attrs, [label(b - a) for a, b in spans],
+                                                          call=call)):
+            if isinstance(y, TargetFailure):
+                if str(y) not in fam.errors:     # the message names the layout (the call's label)
+                    fam.errors.append(str(y))
+                ok = False
+                continue
+            self._compare(fam, y.view(self.uint), self._windows(self.bext[b0:], b1 - b0, n),
+                          lambda i, b0=b0: (b0 + i // n + i % n) % nv,
+                          lambda i, m=b1 - b0: where(m, i // n, i % n),
+                          lambda i, span=(b0, b1): self._redo(lambda: self._rows(n, offset, stride, span), i,
+                                                              call=call))
+        return ok
 
     def lengths(self, sup) -> None:
         nv, L = self.nv, self.L
         if sup.rows:
-            fam = Family("lengths", f"every length 1..{L} and every position: rows of a 2-D view ({nv:,} rows of "
-                                    "n elements, row stride n + 1, so rows start at every alignment)"
+            fam = Family("lengths", f"every length 1..{L} and every position: rows of 2-D views ({nv:,} rows of "
+                                    f"n elements, row stride n + 1, so rows start at every alignment; calls of "
+                                    f"{ROW_BLOCK:,} elements or fewer)"
                                     + ("; the target runs a row through the loop a call of n runs" if sup.rows_are_calls
                                        else "; rows run the inner loop, not a call's own code: short calls are "
                                             "sampled below"),
@@ -230,7 +267,7 @@ class LayoutCheck:
                               lambda i, idx=idx: self._redo(lambda: self.values[idx].copy(), i, keep_layout=False))
 
     def offsets(self, sup) -> None:
-        L, nv = self.L, self.nv
+        L = self.L
         offs = byte_offsets(self.fmt)
         if sup.calls is not None and sup.offsets:
             fam = Family("offsets", f"a call of {L} elements at {', '.join(map(str, offs))} bytes past a 64-byte "
@@ -247,16 +284,11 @@ class LayoutCheck:
             stride = padded_stride(L, self.fmt.bits // 8)
             for o in offs:
                 self.progress(f"layout: offset {o}")
-                y = self._run(fam, self._rows(L, o, stride), f"{nv:,} rows of {L} at offset {o} (layout check)",
-                              owned=True)
-                if y is None:
+                if not self._row_calls(fam, L, lambda m, o=o: f"{m:,} rows of {L} at offset {o} (layout check)",
+                                       lambda m, r, p, o=o: f"row {r:,} of {m:,} rows of {L} elements starting {o} "
+                                                            f"bytes past a 64-byte boundary, position {p}",
+                                       o, stride):
                     fam.complete = False
-                    continue
-                self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, L),
-                              lambda i: (i // L + i % L) % nv,
-                              lambda i, o=o: f"row {i // L:,} of {nv:,} rows of {L} elements starting {o} bytes "
-                                             f"past a 64-byte boundary, position {i % L}",
-                              lambda i, o=o: self._redo(lambda: self._rows(L, o, stride), i))
 
     def views(self, sup) -> None:
         if not sup.views:
@@ -353,19 +385,13 @@ class LayoutCheck:
     def _rows_of_every_length(self, fam: Family, call=None, words: str = "") -> None:
         """Every input at every position of rows of every length 1..L (row stride n + 1: rows start at every
         alignment), through the target (or `call`, its in-place form)."""
-        nv = self.nv
         for n in range(1, self.L + 1):
             self.progress(f"layout: {words}rows of {n} of {self.L}")
-            y = self._run(fam, self._rows(n), f"{words}{nv:,} rows of {n} elements (layout check)", call=call,
-                          owned=True)
-            if y is None:
+            if not self._row_calls(fam, n, lambda m, n=n: f"{words}{m:,} rows of {n} elements (layout check)",
+                                   lambda m, r, p, n=n: f"{words}row {r:,} of a 2-D view of {m:,} rows of {n} "
+                                                        f"elements (row stride {n + 1}), position {p}",
+                                   call=call):
                 fam.complete = False
-                continue
-            self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
-                          lambda i, n=n: (i // n + i % n) % nv,
-                          lambda i, n=n: f"{words}row {i // n:,} of a 2-D view of {nv:,} rows of {n} elements "
-                                         f"(row stride {n + 1}), position {i % n}",
-                          lambda i, n=n: self._redo(lambda: self._rows(n), i, call=call))
 
     # -- replays ----------------------------------------------------------------------------
     def _redo(self, make, i, keep_layout=True, call=None) -> int | None:
