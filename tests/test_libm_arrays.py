@@ -125,6 +125,22 @@ def test_long_double_function_matches_the_c_library_scalar(name):
     assert (np.abs(got - want) <= PRIMITIVES[name].ulps * ulp + 1e-300).all()
 
 
+@pytest.mark.parametrize("name", ["erf", "erfc"])
+def test_erf_and_erfc_over_arrays_are_the_c_librarys_own_bit_for_bit(name):
+    """expr.special's erf and erfc (what opcert's binary64 code and its sample use, NumPy having none):
+    the bits Python's math module gives (the C library's functions), on ordinary, tiny, subnormal,
+    saturated and special arguments."""
+    from opcert.expr import special
+    rng = np.random.default_rng(11)
+    mag = np.concatenate([rng.uniform(0, 30, 3000), np.exp2(rng.uniform(-1074, -1, 3000)),
+                          [0.0, 2.0 ** -1074, 1e-300, 5.9, 6.0, 27.3, 28.0, 1e300, np.inf]])
+    x = np.concatenate([mag, -mag, [np.nan]])
+    want = np.array([getattr(math, name)(v) for v in x])
+    got = getattr(special, name)(x)
+    same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), (x[~same][:4], got[~same][:4], want[~same][:4])
+
+
 def test_binary64_array_names_the_vector_function_and_its_contract(monkeypatch):
     """Where NumPy's loops are scalar (no AVX-512; on an AVX-512 host the choice is made as if it had none,
     so that this runs on every host: the other choice is the test below)."""
