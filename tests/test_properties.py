@@ -2,6 +2,7 @@
 float32 input, samples for float64, and a gate that passes only what it established."""
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -277,3 +278,46 @@ def test_compiled_property_scans_agree_with_a_plain_loop(op_name, broken_blocks)
         assert (got.evaluated, got.violations, got.first, got.worst) == want, c.name
         if broken_blocks != "nan" or c.kind in ("monotonic", "range"):
             assert got.violations > 0, c.name    # the broken outputs make every one of them fail somewhere
+
+
+def _ulp_definition(v: float, fmt) -> Fraction:
+    """ulp(v) = 2^(max(floor(log2 |v|), emin) - p + 1); ulp(0) the smallest subnormal (DESIGN.md)."""
+    e = math.frexp(abs(v))[1] - 1 if v != 0 else fmt.emin
+    return Fraction(2) ** (max(e, fmt.emin) - fmt.p + 1)
+
+
+@pytest.mark.parametrize("dtype, center", [("float32", 1.0), ("float16", 1.0), ("float32", 0.0)])
+def test_point_symmetry_violations_agree_with_rational_arithmetic(dtype, center):
+    """symmetry_violations (a compiled binary64 pass, exact arithmetic where it is within 2^-40 of the tolerance)
+    decides |f(x) + f(-x) - c| <= (ulp(f(x)) + ulp(f(-x))) / 2 as rational arithmetic does, on pairs at and
+    around the tolerance (f(-x) = c - f(x) moved by -3..3 steps of the format), zeros, subnormals and
+    non-finite outputs (always a violation)."""
+    from opcert.formats import get_format
+    from opcert.verify.properties import symmetry_violations
+    fmt = get_format(dtype)
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0, 1, 4000).astype(fmt.dtype)
+    a = np.concatenate([a, np.array([0.0, 1.0, 0.5, fmt.min_subnormal, 3 * fmt.min_subnormal], dtype=fmt.dtype)])
+    base = (np.float64(center) - a.astype(np.float64)).astype(fmt.dtype)
+    pairs_a, pairs_b = [], []
+    for k in range(-3, 4):
+        b = base.copy()
+        toward = np.full_like(b, np.inf if k > 0 else -np.inf)
+        for _ in range(abs(k)):
+            b = np.nextafter(b, toward)
+        pairs_a.append(a)
+        pairs_b.append(b)
+    yp = np.concatenate(pairs_a + [np.array([np.nan, np.inf, 1.0, -np.inf], dtype=fmt.dtype)]).astype(np.float64)
+    yn = np.concatenate(pairs_b + [np.array([0.0, 0.0, np.nan, np.inf], dtype=fmt.dtype)]).astype(np.float64)
+    bad, excess = symmetry_violations(yp, yn, center, fmt)
+    assert bad.shape == yp.shape == excess.shape
+    want = []
+    for p, n in zip(yp.tolist(), yn.tolist()):
+        if not (math.isfinite(p) and math.isfinite(n)):
+            want.append(True)
+            continue
+        tol = (_ulp_definition(p, fmt) + _ulp_definition(n, fmt)) / 2
+        want.append(abs(Fraction(p) + Fraction(n) - Fraction(center)) > tol)
+    want = np.array(want)
+    assert np.array_equal(bad, want), (yp[bad != want][:4], yn[bad != want][:4])
+    assert 0 < want.sum() < want.size     # both kinds are present

@@ -384,21 +384,20 @@ class PropertyChecker:
 
 
 def symmetry_violations(yp, yn, center, fmt):
-    """|f(x) + f(-x) - center| <= (ulp(f(x)) + ulp(f(-x))) / 2, decided exactly where close."""
+    """|f(x) + f(-x) - center| <= (ulp(f(x)) + ulp(f(-x))) / 2, decided exactly where close: (bad, excess
+    |f(x) + f(-x) - center| - tol), each of yp's shape. The binary64 pass is compiled
+    (property_kernels.symmetry_pass; tests/test_properties.py checks it against rational arithmetic)."""
+    from .property_kernels import symmetry_pass
     from .ulp import ulp_of
-    with np.errstate(invalid="ignore", over="ignore"):
-        s = yp + yn
-        bb = s - yp
-        e = (yp - (s - bb)) + (yn - bb)          # s + e = yp + yn exactly (TwoSum)
-        d = (s - center) + e
-        tol = 0.5 * (ulp_of(yp, fmt) + ulp_of(yn, fmt))
-        bad = ~(np.abs(d) <= tol)
-        close = np.abs(np.abs(d) - tol) <= tol * 2.0 ** -40
-    for i in np.nonzero(close & np.isfinite(yp) & np.isfinite(yn))[0]:
-        a, b = Fraction(float(yp[i])), Fraction(float(yn[i]))
-        ta = Fraction(float(ulp_of(np.array([yp[i]]), fmt)[0])) + Fraction(float(ulp_of(np.array([yn[i]]), fmt)[0]))
-        bad[i] = abs(a + b - Fraction(center)) > ta / 2
-    return bad, np.abs(d) - tol
+    a = np.ascontiguousarray(yp, dtype=np.float64).reshape(-1)
+    b = np.ascontiguousarray(yn, dtype=np.float64).reshape(-1)
+    bad, excess, close = np.empty(a.size, np.bool_), np.empty(a.size), np.empty(a.size, np.bool_)
+    symmetry_pass(a, b, float(center), fmt.emin, fmt.p, bad, excess, close)
+    for i in np.nonzero(close)[0]:
+        ta = Fraction(float(ulp_of(a[i:i + 1], fmt)[0])) + Fraction(float(ulp_of(b[i:i + 1], fmt)[0]))
+        bad[i] = abs(Fraction(float(a[i])) + Fraction(float(b[i])) - Fraction(center)) > ta / 2
+    shape = np.shape(yp)
+    return bad.reshape(shape), excess.reshape(shape)
 
 
 # ---- verdicts ---------------------------------------------------------------------------
