@@ -36,7 +36,8 @@ OPERATOR = Operator(
     own_exceptions={
         ("symmetry", "float32"): "no prover here decides point symmetry of the code in float32 short of running it "
                                  "on every input: `opcert prove Sigmoid --dtype float32 --property symmetry "
-                                 "--enumerate` does, and proves it (1.5-3 minutes on 2 cores: too long for the gate)",
+                                 "--enumerate` does, and proves it (18-22 s on 2 cores; 60 s on a slower host without "
+                                 "AVX-512: bench/README; too long for the gate)",
         ("symmetry", "float64"): "opcert's binary64 code breaks it: at x = 5.774490589033502e-16 it returns "
                                  "0.5 + 2^-53 (correctly rounded) but at -x 0.5 - 2^-52, one ULP below the "
                                  "correctly rounded 0.5 - 3 2^-54 (1 / (1 + e^x) rounds twice), so f(x) + f(-x) "
