@@ -6,6 +6,8 @@ strided views, empty arrays) fail; the same kernel made position-independent
 passes. Where a real runtime is layout-dependent, the example opcert reports
 is replayed here with the runtime itself, outside opcert.
 """
+import contextlib
+import importlib
 import importlib.util
 import json
 import re
@@ -187,11 +189,17 @@ def test_a_c_kernel_is_proved_layout_invariant_by_enumeration_in_float16(tmp_pat
     assert calls["evaluated"] == 65536 * 129 * 130 // 2 and calls["complete"]
 
 
-def _bad_module(tmp_path, body: str) -> str:
+@contextlib.contextmanager
+def _kernel_module(tmp_path, body: str):
+    """A module kern_layout whose tanh(x) is `body`, importable inside the block: its target name."""
     mod = tmp_path / "kern_layout.py"
     mod.write_text("import numpy as np\n\n\ndef tanh(x):\n" + textwrap.indent(textwrap.dedent(body), "    "))
     sys.path.insert(0, str(tmp_path))
-    return "kern_layout:tanh"
+    try:
+        yield "kern_layout:tanh"
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("kern_layout", None)
 
 
 @pytest.mark.parametrize("body, family", [
@@ -202,12 +210,8 @@ def _bad_module(tmp_path, body: str) -> str:
     ("if x.size == 0:\n    raise ValueError('empty')\nreturn np.tanh(x)", "strides and shapes"),
 ])
 def test_a_python_callable_that_depends_on_its_layout_is_refuted(tmp_path, body, family):
-    name = _bad_module(tmp_path, body)
-    try:
+    with _kernel_module(tmp_path, body) as name:
         res = measure("Tanh", name, "float16", "exhaustive", properties=("layout",), isolation="none")
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("kern_layout", None)
     lay = res.properties[-1]
     assert lay["status"] == "refuted"
     fam = next(f for f in lay["layouts"] if f["family"] == family)
@@ -221,16 +225,11 @@ def test_rows_go_in_calls_of_bounded_size_and_a_refutation_names_its_row_in_that
     from opcert.verify import layout
     monkeypatch.setattr(layout, "ROW_BLOCK", 1024)        # 3-element rows: calls of 320 rows (1024 // 3 // 32 * 32)
     shapes = []
-    name = _bad_module(tmp_path, "y = np.tanh(x)\nif x.ndim == 2 and x.shape[1] == 3:\n    SHAPES.append(x.shape)\n"
-                                 "if x.shape == (320, 3):\n    y[40] = np.nextafter(y[40], np.float16(np.inf))\nreturn y")
-    try:
-        import importlib
-        mod = importlib.import_module("kern_layout")
-        mod.SHAPES = shapes
+    body = ("y = np.tanh(x)\nif x.ndim == 2 and x.shape[1] == 3:\n    SHAPES.append(x.shape)\n"
+            "if x.shape == (320, 3):\n    y[40] = np.nextafter(y[40], np.float16(np.inf))\nreturn y")
+    with _kernel_module(tmp_path, body) as name:
+        importlib.import_module("kern_layout").SHAPES = shapes
         res = measure("Tanh", name, "float16", "exhaustive", properties=("layout",), isolation="none")
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("kern_layout", None)
     lay = res.properties[-1]
     assert lay["status"] == "refuted"
     fam = next(f for f in lay["layouts"] if f["family"] == "lengths")
@@ -391,8 +390,8 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
     attrs = resolve(op)
     rng = np.random.default_rng(3)
     xs = [rng.standard_normal(1000 + 37 * k).astype(np.float32) for k in range(9)]
-    name = _bad_module(tmp_path, "if x.size == 1000 + 37 * 4:\n    raise ValueError('fifth')\nreturn np.tanh(x)")
-    try:
+    fifth_fails = "if x.size == 1000 + 37 * 4:\n    raise ValueError('fifth')\nreturn np.tanh(x)"
+    with _kernel_module(tmp_path, fifth_fails) as name:
         for tgt in (load_target("opcert"), load_target(name)):
             want = [tgt.run(op, x, attrs) if x.size != 1148 or tgt.name == "opcert" else None for x in xs]
             got = list(tgt.run_each(op, (x.copy() for x in xs), attrs, [f"call {k}" for k in range(9)]))
@@ -402,6 +401,3 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
                     assert isinstance(g, TargetFailure) and "ValueError" in str(g) and "call 4" in str(g)
                 else:
                     assert g.dtype == np.float32 and np.array_equal(g.view(np.uint32), w.view(np.uint32)), k
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("kern_layout", None)
