@@ -198,3 +198,17 @@ def test_float64_default_samples_follow_the_fast_path():
     assert "--samples 10000" in r.command
     r = measure("Gelu", "opcert", "float64", "sample", samples=50)
     assert not any("float64 samples by default" in n for n in r.notes)
+
+
+def test_the_largest_errors_are_selected_as_a_full_sort_selects_them():
+    """stats' selection of the TOP largest errors (a bound from a strided sample, then the values at or
+    above it) gives the k-th largest value that sorting everything gives, ties and all."""
+    from opcert.verify.stats import _top_cut
+    rng = np.random.default_rng(4)
+    arrays = [rng.random(10 ** 6), np.where(rng.random(300_000) < 0.97, 0.0, rng.random(300_000)),
+              np.full(200_000, 0.5), rng.integers(0, 3, 500_000) * 0.25, rng.random(40), rng.random(9_000),
+              np.concatenate([np.zeros(999_990), np.arange(10.0)]), np.sort(rng.random(100_000))[::-1].copy()]
+    for v in arrays:
+        for k in (1, 8, 33):
+            if v.size > 4 * k:
+                assert _top_cut(v, k) == np.sort(v)[v.size - k], (v.size, k)
