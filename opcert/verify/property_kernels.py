@@ -180,4 +180,3 @@ def symmetry_pass(yp, yn, center, emin, p, bad, excess, close):
         bad[i] = not (ad <= tol)
         excess[i] = ad - tol
         close[i] = abs(ad - tol) <= tol * 2.0 ** -40 and abs(a) < np.inf and abs(b) < np.inf
-
