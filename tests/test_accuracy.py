@@ -212,3 +212,12 @@ def test_the_largest_errors_are_selected_as_a_full_sort_selects_them():
         for k in (1, 8, 33):
             if v.size > 4 * k:
                 assert _top_cut(v, k) == np.sort(v)[v.size - k], (v.size, k)
+
+
+def test_sorted_unique_is_numpys_unique_on_runs_and_on_random_bits():
+    from opcert.verify.inputs import sorted_unique
+    rng = np.random.default_rng(8)
+    run = np.sort(rng.integers(0, 1 << 40, 50_000, dtype=np.uint64))
+    for a in (np.concatenate([run, run + np.uint64(1), run[:7]]), rng.integers(0, 1000, 20_000, dtype=np.uint64),
+              np.zeros(0, np.uint64), np.array([5], np.uint64)):
+        assert np.array_equal(sorted_unique(a), np.unique(a))
