@@ -9,6 +9,7 @@ arithmetic on the formula, as MPFR applies it.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import gmpy2
@@ -29,21 +30,14 @@ WORK = 320
 
 # Each context is made once: the oracle spends more time in Python than in MPFR (57 us an input for
 # Selu, most of it making contexts), and the 16-bit tests call it for every input of the format
-_MADE: dict = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _context(dtype: str, rounding=None):
-    key = (dtype, rounding)
-    if key not in _MADE:
-        _MADE[key] = CONTEXTS[dtype]() if rounding is None else gmpy2.context(CONTEXTS[dtype](), round=rounding)
-    return _MADE[key]
+    return CONTEXTS[dtype]() if rounding is None else gmpy2.context(CONTEXTS[dtype](), round=rounding)
 
 
+@functools.lru_cache(maxsize=None)
 def _working(prec: int):
-    key = ("working", prec)
-    if key not in _MADE:
-        _MADE[key] = gmpy2.context(precision=prec)
-    return _MADE[key]
+    return gmpy2.context(precision=prec)
 
 
 def _round(value, dtype: str) -> float:

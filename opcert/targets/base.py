@@ -114,7 +114,8 @@ class Target:
         saved around each call) assumes."""
         def one(x, label):
             try:
-                return self._run(op, x, attrs, label, True, False, call, True, guard_warnings=False)
+                return self._run(op, x, attrs, label, guard_globals=True, keep_layout=False, call=call, owned=True,
+                                  guard_warnings=False)
             except TargetFailure as exc:
                 return exc
         with warnings.catch_warnings():       # once, here: catch_warnings is not thread-safe

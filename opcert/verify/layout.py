@@ -88,6 +88,11 @@ class Family:
     examples: list = field(default_factory=list)   # [(value index, got bits, layout words, redo)]
     errors: list = field(default_factory=list)     # what a layout made the target do (raise, wrong shape)
 
+    def failed(self, exc: TargetFailure) -> None:
+        """A layout made the target fail: its message (which names the layout), once."""
+        if str(exc) not in self.errors:
+            self.errors.append(str(exc))
+
     def summary(self) -> dict:
         return {"family": self.name, "how": self.how, "evaluated": self.evaluated, "complete": self.complete,
                 "differ": self.differ, "errors": self.errors[:3]}
@@ -159,8 +164,7 @@ class LayoutCheck:
             return self.tgt.run(self.op, x, self.attrs, label=label, keep_layout=keep_layout, call=call,
                                 owned=owned)
         except TargetFailure as exc:
-            if str(exc) not in fam.errors:     # the message names the layout (the call's label)
-                fam.errors.append(str(exc))
+            fam.failed(exc)
             return None
 
     # -- the families ---------------------------------------------------------------------
@@ -196,8 +200,7 @@ class LayoutCheck:
         for (b0, b1), y in zip(spans, self.tgt.run_each(self.op, xs, self.attrs, [label(b - a) for a, b in spans],
                                                           call=call)):
             if isinstance(y, TargetFailure):
-                if str(y) not in fam.errors:     # the message names the layout (the call's label)
-                    fam.errors.append(str(y))
+                fam.failed(y)
                 ok = False
                 continue
             self._compare(fam, y.view(self.uint), self._windows(self.bext[b0:], b1 - b0, n),

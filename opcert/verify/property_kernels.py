@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .ulp import ulp_scalar
+from .ulp import ulp_inline as _ulp
 
 EVALUATED, VIOLATIONS, FIRST_KEY, FIRST_A, FIRST_B, WORST_KEY, WORST_A, WORST_B = range(8)
 
@@ -156,9 +156,6 @@ def scan_monotonic(x, y, yb, xb, dlo, dhi, negative, has_prev, prev_b, prev_y, s
         have, lb_, ly, lyb = True, b, v, np.uint64(yb[i])
     if found:
         ends[0], ends[3], ends[4] = 1, lb_, lyb
-
-
-_ulp = numba.njit(inline="always")(ulp_scalar)     # inlined into the kernel that calls it (as row_pairs_kernel)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

@@ -17,7 +17,7 @@ import math
 import numba
 import numpy as np
 
-from .ulp import ulp_scalar
+from .ulp import ulp_inline as _ulp
 
 # counters, one row per value of b
 CORRECT, SPECIAL_WRONG, FLUSHES, ZERO_SIGN, RANGE_CHECKED, RANGE_BAD, SUM_CHECKED, SUM_BAD, MONO_BAD, \
@@ -30,8 +30,6 @@ N_FIRSTS = 7
 SOFTMAX, LOG_SOFTMAX, HARDMAX = range(3)
 DEV_NAN = 1 << 40      # the distance recorded for a NaN output where a number is due
 P_RANGE, P_SUM, P_MONO, P_NAN, P_INF, P_HOT = (1 << k for k in range(6))
-
-_ulp = numba.njit(inline="always")(ulp_scalar)
 
 
 def exact_difference(a, b):

@@ -54,6 +54,10 @@ def ulp_scalar(v, emin, p):
     return np.uint64(np.uint64(1) << np.uint64(k + 1074)).view(np.float64)
 
 
+# ulp_scalar for compiled kernels, inlined where they call it (the pair sweep's, the symmetry pass)
+ulp_inline = numba.njit(inline="always")(ulp_scalar)
+
+
 def ulp_error(y: np.ndarray, v_hi: np.ndarray, v_lo: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     """|y - v| / ulp(v), with v = v_hi + v_lo exactly enough (see Reference).
 
