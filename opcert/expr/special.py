@@ -4,7 +4,7 @@ NumPy has none. Their contract (bounds, monotonicity, ULP error) is the one
 stated in expr.primitives and checked by tests/test_contracts.py."""
 import math
 
-import numba
+from ..jit import numba
 import numpy as np
 
 

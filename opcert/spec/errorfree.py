@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-import numba
+from ..jit import numba
 import numpy as np
 
 from ..expr.fma_kernel import llvm_fma

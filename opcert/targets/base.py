@@ -256,5 +256,5 @@ def _words_equal(a, b):
 
 @functools.lru_cache(maxsize=None)
 def _same_words():
-    import numba      # at the first large block: importing opcert does not import numba
+    from ..jit import numba      # at the first large block: importing opcert does not import numba
     return numba.njit(cache=True, nogil=True)(_words_equal)

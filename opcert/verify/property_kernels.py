@@ -12,7 +12,7 @@ the worst magnitude (NaN counts as +inf). Keys and inputs are bit patterns
 """
 from __future__ import annotations
 
-import numba
+from ..jit import numba
 import numpy as np
 
 from .ulp import ulp_inline as _ulp

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ..jit import numba
 import numpy as np
 
 from .ulp import ulp_inline as _ulp

@@ -9,7 +9,7 @@ agree on the same inputs.
 from __future__ import annotations
 
 
-import numba
+from ..jit import numba
 import numpy as np
 
 from .ulp import HISTOGRAM_EDGES

@@ -14,7 +14,7 @@ import functools
 import math
 from fractions import Fraction
 
-import numba
+from ..jit import numba
 import numpy as np
 
 from ..formats import FloatFormat, bits_of, format_of, ordinal

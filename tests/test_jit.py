@@ -1,0 +1,115 @@
+"""opcert's compiled kernels are cached under a key of all of opcert's source (opcert.jit): a kernel that
+inlines another module's function is compiled again when that module changes, not loaded as it was."""
+import importlib
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+import textwrap
+
+from numba.core.caching import NullCache
+from numba.core.registry import CPUDispatcher
+
+import opcert
+from opcert.jit import keyed
+
+PROBE = """
+import importlib.util, json, sys
+import opcert.fingerprint
+if sys.argv[2] != "-":
+    opcert.fingerprint._FINGERPRINT.append(sys.argv[2])   # as if opcert's source had changed
+spec = importlib.util.spec_from_file_location("opcert_probe_kernel", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = mod      # as ball_compiled loads its generated kernels
+spec.loader.exec_module(mod)
+out = mod.twice_ulp(1.0)
+from opcert.jit import keyed
+print(json.dumps({"out": out, "hits": sum(mod.twice_ulp.stats.cache_hits.values()),
+                  "misses": sum(mod.twice_ulp.stats.cache_misses.values()), "keyed": keyed(mod.twice_ulp)}))
+"""
+
+KERNEL = """
+from opcert.jit import numba
+from opcert.verify.ulp import ulp_inline
+
+
+@numba.njit(cache=True)
+def twice_ulp(x):
+    # inlines verify.ulp's function: this file does not change when ulp.py does
+    return 2.0 * ulp_inline(x, -126, 24)
+"""
+
+
+def _caches(dispatcher) -> bool:
+    """Whether numba caches this function on disk (cache=True)."""
+    return not isinstance(dispatcher._cache, NullCache)
+
+
+def _run(cache_dir, path, fingerprint="-"):
+    env = dict(os.environ, OPCERT_KERNEL_CACHE=str(cache_dir))
+    env.pop("NUMBA_CACHE_DIR", None)
+    r = subprocess.run([sys.executable, "-c", PROBE, str(path), fingerprint], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_a_kernel_is_compiled_again_when_opcert_source_changes(tmp_path):
+    """A generated kernel in the kernel cache that inlines verify.ulp: loaded from numba's cache by a second
+    process with the same opcert; compiled again by one whose code fingerprint differs (its own file and
+    numba's record of it unchanged), and again when the first fingerprint comes back (replaced, not kept)."""
+    path = tmp_path / "opcert_probe_kernel.py"
+    path.write_text(textwrap.dedent(KERNEL))
+    first = _run(tmp_path, path)
+    assert first["keyed"] and first["misses"] == 1 and first["hits"] == 0
+    assert first["out"] == 2.0 ** -22     # twice binary32's ULP at 1, 2^-23
+    again = _run(tmp_path, path)
+    assert again["hits"] == 1 and again["misses"] == 0
+    other = _run(tmp_path, path, "0" * 64)
+    assert other["hits"] == 0 and other["misses"] == 1
+    back = _run(tmp_path, path)
+    assert back["hits"] == 0 and back["misses"] == 1
+    assert _run(tmp_path, path)["hits"] == 1
+
+
+def test_a_kernel_outside_opcert_is_left_to_numba(tmp_path):
+    """A user's own cached function (a file not named opcert_ in the kernel cache, nor in opcert's
+    package) keeps numba's own key."""
+    path = tmp_path / "user_kernel.py"
+    path.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1.0\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mod = importlib.import_module("user_kernel")
+        assert mod.f(1.0) == 2.0
+        assert not keyed(mod.f)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("user_kernel", None)
+
+
+def test_every_cached_kernel_of_opcert_is_keyed():
+    """Every module of the package imported, every numba function it caches on disk is keyed by the code
+    fingerprint (a module that imports numba itself, not from opcert.jit, would escape it)."""
+    cached, loose = [], []
+    for info in pkgutil.walk_packages(opcert.__path__, "opcert."):
+        if info.name.endswith("__main__"):
+            continue
+        mod = importlib.import_module(info.name)
+        for name, v in vars(mod).items():
+            if isinstance(v, CPUDispatcher) and _caches(v):
+                (cached if keyed(v) else loose).append(f"{info.name}.{name}")
+    assert loose == []
+    assert len(cached) >= 10        # the sweep's, the property scans', errorfree's, ulp's, ...
+
+
+def test_a_generated_ball_kernel_is_keyed():
+    """The ball kernels generated into the kernel cache inline spec.errorfree and spec.ball_rules."""
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.spec.ball_compiled import compiled
+    op = get_operator("Tanh")
+    assert compiled(op.reference_form(None), {k: float(v) for k, v in resolve(op).items()}) is not None
+    kernels = [v for name, mod in list(sys.modules.items()) if name.startswith("opcert_ball_")
+               for v in vars(mod).values() if isinstance(v, CPUDispatcher) and _caches(v)]
+    assert kernels and all(keyed(k) for k in kernels)     # evaluate, and errorfree's functions it imports
