@@ -221,6 +221,49 @@ def test_a_reused_buffer_leaving_the_range_is_refuted(tmp_path, monkeypatch):
     assert rng["counterexample"]["outputs"]["f(x)"]["value"] == 2.0
 
 
+def test_a_float32_sweep_measures_an_in_place_kernel_on_what_it_was_given(tmp_path):
+    """The sweep gives the target a buffer of its own and checks it after the call: a kernel that writes
+    zeros into its input is wrong on every nonzero input and named as writing into it; an in-place tanh is
+    named too, and measured as right as NumPy's float32 tanh is out of place."""
+    z = measure("Tanh", "bad_targets:zeroes_its_input", "float32", "exhaustive", magnitude_range=MAG, workers=1,
+                checkpoint=tmp_path / "z")
+    assert z.target_modified_input and z.inputs_checked == 2 * 65536 and z.correctly_rounded == 0
+    ok = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1,
+                 checkpoint=tmp_path / "ok")
+    ip = measure("Tanh", "bad_targets:tanh_in_place", "float32", "exhaustive", magnitude_range=MAG, workers=1,
+                 checkpoint=tmp_path / "ip")
+    assert ip.target_modified_input and not ok.target_modified_input
+    assert (ip.correctly_rounded, ip.max_ulp) == (ok.correctly_rounded, ok.max_ulp) and ip.inputs_checked == ok.inputs_checked == 2 * 65536
+
+
+KEPT = """
+    _kept = []
+    def f(x):
+        if _kept:
+            _kept[0][:] = 7.0        # writes into the whole array it returned before
+        out = np.tanh(x)
+        _kept[:] = [out]
+        return out
+"""
+
+
+def test_an_output_array_the_target_keeps_is_copied_out(tmp_path, monkeypatch):
+    """An output that owns its memory is used without a copy only where nothing but the caller refers to
+    it: one the target keeps (here, a whole array, not a view) and writes into at its next call is copied
+    out, so what the first call returned stays what it was."""
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import load_target
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tgt = load_target(module(tmp_path, "kept", KEPT), None, None)
+    op = get_operator("Tanh")
+    x = np.linspace(-2, 2, 1001, dtype=np.float32)
+    first = tgt.run(op, x, resolve(op))
+    second = tgt.run(op, x, resolve(op))
+    assert not np.any(first == 7.0) and not np.any(second == 7.0)
+    assert np.array_equal(first, second)
+
+
 # ---- 4. checkpoints bound to everything the kernel runs ---------------------------------------------
 
 def _twice(tmp_path, target, change):

@@ -41,6 +41,22 @@ def next_up(x):
 
 
 @numba.njit(cache=True, nogil=True)
+def progression(out, start):
+    """out[i] = start + i (binary32 bits): a block's inputs, written into a buffer of the target's own."""
+    for i in range(out.size):
+        out[i] = start + np.uint32(i)
+
+
+@numba.njit(cache=True, nogil=True)
+def is_progression(a, start):
+    """Whether a[i] == start + i still, for every i (no early exit: the loop vectorises)."""
+    d = np.uint32(0)
+    for i in range(a.size):
+        d |= a[i] ^ (start + np.uint32(i))
+    return d == 0
+
+
+@numba.njit(cache=True, nogil=True)
 def prepare(v, rad, ok):
     """In place, one pass: a radius where the ball is not ok becomes NaN (block and easy
     read it as undecided); returns how many balls are an exact zero (ok, v == 0,
