@@ -275,6 +275,80 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
     assert total_wrong > 0 or seed % 3 == 0                   # wrong outputs too
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("parity", ["odd", "even"])
+def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parity):
+    """At -m the sweep takes what easy() decided at +m with r's sign flipped (odd) or kept (even)
+    (sweep_kernel.mirror): on balls built to hit every branch (as above), mirror then block on what it
+    leaves gives the state block alone gives on the mirrored ball, blocks taken out of order."""
+    from opcert.verify.stats import HIST_LABELS
+    from opcert.verify.sweep_kernel import NOT_KEPT, TOP, block, easy, mirror_pass, take_easy
+    rng = np.random.default_rng(100 + seed)
+    n = 1 << 13
+    mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
+    pick = rng.random(n)
+    mags[pick < 0.2] &= np.uint32(0x007FFFFF)                    # subnormals and zeros
+    mags[pick > 0.95] |= np.uint32(0x7F800000)                   # infinities, NaNs
+    x = mags.view(np.float32)
+    with np.errstate(all="ignore"):
+        v = np.tanh(x.astype(np.float64)) * rng.choice([1.0, 3.0, 1e-30, 1e30, -1.0], n)
+        v[rng.random(n) < 0.05] = 2.0 ** rng.integers(-160, 10, n)[:1]
+        exact = rng.random(n) < 0.2
+        v[exact] = v[exact].astype(np.float32)
+        zero = rng.random(n) < 0.05
+        v[zero] = np.where(rng.random(n) < 0.5, 0.0, -0.0)[zero]
+        rad = np.abs(v) * rng.choice([0.0, 2.0 ** -52, 2.0 ** -30, 2.0 ** -20, np.nan], n, p=[.3, .3, .2, .1, .1])
+        tiny = rng.random(n) < 0.03
+        v[tiny] *= 2.0 ** -200
+        rad[tiny] *= 2.0 ** -200
+        sg = np.sign(v) * (rng.random(n) < 0.8)
+        y_pos = v.astype(np.float32)
+        keep = np.empty(n, np.uint32)
+        easy(mags, y_pos, y_pos.view(np.uint32), v, rad, sg, -1.0, -1, -1.0, -1, np.empty(n, np.bool_), keep)
+        odd = parity == "odd"
+        bits = mags | np.uint32(0x80000000)
+        vm, sgm = (-v, -sg) if odd else (v.copy(), sg)
+        y = vm.astype(np.float32)
+        off = rng.random(n)
+        y[off < 0.1] = np.nextafter(y[off < 0.1], np.float32(np.inf))
+        y[(off > 0.1) & (off < 0.15)] = -y[(off > 0.1) & (off < 0.15)]
+        y[(off > 0.15) & (off < 0.18)] = np.nan
+        y[(off > 0.18) & (off < 0.2)] = 0.0
+        y[(off > 0.2) & (off < 0.22)] = np.inf
+        y[(off > 0.22) & (off < 0.3)] = (y[(off > 0.22) & (off < 0.3)] * np.float32(1.001)).astype(np.float32)
+    assert np.any(keep != NOT_KEPT) and np.any(keep == NOT_KEPT)
+    # an exact zero's sign at -m is the standard formula's there (run_chunk), not +m's flipped: never kept
+    exact_zero = (v == 0) & (rad == 0)
+    assert exact_zero.any() and np.all(keep[exact_zero] == NOT_KEPT)
+    yb = y.view(np.uint32)
+    states, taken = [], 0
+    for split in (False, True):
+        st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
+              np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        undecided = []
+        near = True
+        for k in np.random.default_rng(seed).permutation(n // 1024).tolist():
+            s = slice(1024 * k, 1024 * k + 1024)
+            und = np.empty(1024, np.int64)
+            args = (bits[s], y[s], yb[s], vm[s], rad[s], sgm[s], np.uint32(0xBF800000), np.uint32(0x3F800000),
+                    -1.0, 1.0, *st, und, False)
+            if split:
+                hard = np.empty(1024, np.bool_)
+                got, near = mirror_pass(near, bits[s], y[s], yb[s], v[s], rad[s], keep[s], -1.0 if odd else 1.0,
+                                        np.uint32(0x80000000 if odd else 0), st[2][TOP - 1], st[3][TOP - 1],
+                                        st[4][TOP - 1], st[5][TOP - 1], hard)
+                take_easy(got, st[0], st[1], st[7])
+                taken += got[0] + got[2]
+                n_und = block(*args, np.flatnonzero(hard))
+            else:
+                n_und = block(*args)
+            undecided += (und[:n_und] + 1024 * k).tolist()
+        states.append(([a.tolist() for a in st], sorted(undecided)))
+    assert states[0] == states[1]
+    assert n // 8 < taken < states[0][0][0][0] and states[0][0][1][3:] != [0] * (len(HIST_LABELS) - 3)
+
+
 def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
     """Block 3, taken first, fills the worst wrong outputs with errors of 2^20
     ULPs (same binade: 2^20 values away); the other blocks hold 16 ties of

@@ -173,7 +173,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed, zero_signs
     from .stats import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block, easy_pass, is_progression, prepare, progression, take_easy
+    from .sweep_kernel import TOP, block, easy_pass, is_progression, mirror_pass, prepare, progression, take_easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -206,6 +206,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     und = np.empty(cfg.block, np.int64)
     und2 = np.empty(cfg.block, np.int64)
     hard = np.empty(cfg.block, np.bool_)
+    keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.mirror)
     from ..spec import one_sided
     base = np.arange(cfg.block, dtype=np.uint32)
     # the outputs of every input the chunk's results name (worst cases, first mismatches, property
@@ -236,13 +237,25 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 digest = hashlib.sha256(y.tobytes()).hexdigest()
             if not cfg.accuracy:
                 continue
+            yb = y.view(np.uint32)
+            tops = (top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1])
             if negative and mirror:
-                # the reference's ball at -m from the one at +m (odd: negated); NaN and infinite inputs
-                # are not read from it (block takes them apart). The inputs in binary64 only where used.
+                # the reference at -m from the ball at +m (odd: negated; rounding to nearest is symmetric):
+                # what +m's pass decided is decided here with r's sign flipped (sweep_kernel.mirror); the
+                # rest (exact zeros, whose sign comes from the formula at this sign; NaN and infinite
+                # inputs; new worst cases) goes to block with the mirrored ball, built only then
                 x64 = None
-                v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if mirror == "odd" else \
-                    (kept[0].copy(), kept[1], kept[2], kept[3])
-                zero = (v == 0) & (rad == 0) if zeros else None
+                odd = mirror == "odd"
+                got, near = mirror_pass(near, bits, y, yb, kept[0], kept[1], keep[:bits.size], -1.0 if odd else 1.0,
+                                        np.uint32(0x80000000 if odd else 0), *tops, hard)
+                take_easy(got, counts, hist, maxdist)
+                n_und = 0
+                if got[0] + got[2] != bits.size:
+                    v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if odd else \
+                        (kept[0].copy(), kept[1], kept[2], kept[3])
+                    if zeros:
+                        zero = (v == 0) & (rad == 0)
+                        v[zero] = zero_signs(formula, _wide(x, None, zero), a64)
             else:
                 x64 = _wide(x)
                 if fast_ball is not None:
@@ -253,21 +266,21 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                     rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
                     ok = np.broadcast_to(ok, x64.shape)
                 zeros = prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_))
-                zero = ok & (v == 0) & (rad == 0) if zeros else None
                 rad, sg = np.ascontiguousarray(rad), np.ascontiguousarray(sg)
+                if zeros:
+                    # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
+                    # the formula need not be odd where the real function is)
+                    zero = ok & (v == 0) & (rad == 0)
+                    v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
                 kept = (v, rad, sg, zeros)
-            if zeros:
-                # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
-                # the formula need not be odd where the real function is)
-                v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
-            yb = y.view(np.uint32)
-            got, near = easy_pass(near, bits, y, yb, v, rad, sg, top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1],
-                                  topw_b[TOP - 1], hard)
-            take_easy(got, counts, hist, maxdist)
-            # the inputs easy left (none in most blocks of most operators: then no call)
-            n_und = 0 if got[0] + got[2] == bits.size else \
-                block(bits, y, yb, v, rad, sg, np.uint32(rneg), np.uint32(rpos), vneg, vpos, counts, hist, top_e,
-                      top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed, np.flatnonzero(hard[:bits.size]))
+                got, near = easy_pass(near, bits, y, yb, v, rad, sg, *tops, hard, keep[:bits.size])
+                take_easy(got, counts, hist, maxdist)
+                n_und = 0
+            # the inputs the fast pass left (none in most blocks of most operators: then no call)
+            if got[0] + got[2] != bits.size:
+                n_und = block(bits, y, yb, v, rad, sg, np.uint32(rneg), np.uint32(rpos), vneg, vpos, counts, hist,
+                              top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
+                              np.flatnonzero(hard[:bits.size]))
             if n_und and one_sided.supported(form):   # midpoints decided by the side of the exact value
                 idx = und[:n_und].copy()
                 om, orr, os_, ook = one_sided.evaluate(form, _wide(x, x64, idx), a64)

@@ -91,10 +91,45 @@ def _insert(err_arr, bits_arr, e, b):
     bits_arr[j] = b
 
 
+NOT_KEPT = np.uint32(0xFFFFFFFF)     # in `keep`: no reference kept for the mirrored input (a NaN's bits)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _ulp_err(vv, e, y):
+    """|y - vv| in binary32 ULPs of vv, exactly as block computes it (the binade below for a power of
+    two with a radius)."""
+    avb = np.float64(abs(vv)).view(np.uint64)
+    ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
+    ex = ex - 1 if (e > 0.0) & ((avb & np.uint64(0xFFFFFFFFFFFFF)) == 0) else ex
+    inv_u = np.uint64(np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)).view(np.float64)
+    return abs(y - vv) * inv_u
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _judge(decidable, rb, err, xbit, yb, top_min, top_min_bits, topw_min, topw_min_bits):
+    """(correctly rounded, wrong, distance or -1) of an output yb against the reference rb where the
+    ball is decidable, below the worst cases kept so far."""
+    xb = np.int64(xbit)
+    mr = np.int64(rb & np.uint32(0x7FFFFFFF))
+    my = np.int64(yb & np.uint32(0x7FFFFFFF))
+    decided = decidable & ((err < top_min) | ((err == top_min) & (xb >= top_min_bits)))
+    same = yb == rb
+    # err <= 0.5 follows from the decision; tested so that the count lands in the (0, 0.5] bin by construction
+    cr = decided & same & (err <= 0.5)
+    # a wrong finite nonzero output (a zero may be a flush, which block counts apart)
+    wrong = decided & ~same & (my > 0) & (my < 0x7F800000) & (err > 0.5) \
+        & ((err < topw_min) | ((err == topw_min) & (xb >= topw_min_bits)))
+    oy = -my if yb >> np.uint32(31) else my
+    orr = -mr if rb >> np.uint32(31) else mr
+    d = abs(oy - orr) if wrong else -1
+    return cr, wrong, d
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _easy_one(xbit, yval, ybit, vv, e, sg, top_min, top_min_bits, topw_min, topw_min_bits):
-    """easy()'s test of one input: (correctly rounded, wrong, err, distance or -1); neither
-    is set for an input block must take. Inlined into easy() and easy_near()."""
+    """easy()'s test of one input: (correctly rounded, wrong, err, distance or -1, the reference
+    kept for the mirrored input or NOT_KEPT); neither is set for an input block must take. Inlined
+    into easy() and easy_near()."""
     t = vv - e
     lo = t - (abs(t) * 2.0 ** -52 + 5e-324)
     t = vv + e
@@ -107,36 +142,31 @@ def _easy_one(xbit, yval, ybit, vv, e, sg, top_min, top_min_bits, topw_min, topw
     r32 = np.float32(lo)
     rb = np.uint32(vb >> np.uint64(32)) & np.uint32(0x80000000) if zero else r32.view(np.uint32)
     rb = (np.uint32(0x80000000) if sg < 0 else np.uint32(0)) if tiny else rb
-    yb = ybit
-    y = np.float64(yval)
-    avb = np.float64(abs(vv)).view(np.uint64)
-    # err exactly as block computes it (the binade below for a power of two with a radius)
-    ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
-    ex = ex - 1 if (e > 0.0) & ((avb & np.uint64(0xFFFFFFFFFFFFF)) == 0) else ex
-    inv_u = np.uint64(np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)).view(np.float64)
-    err = abs(y - vv) * inv_u
-    xb = np.int64(xbit)
-    mr = np.int64(rb & np.uint32(0x7FFFFFFF))
-    my = np.int64(yb & np.uint32(0x7FFFFFFF))
+    mr = rb & np.uint32(0x7FFFFFFF)
     # bitwise & and |: no short-circuit branches, so the loop vectorises. A ball on one side of
     # zero that rounds to a zero is a zero of that sign, as in block.
-    decided = ((xbit & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
-        & (zero | tiny | (((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < 0x7F800000))) \
-        & ((err < top_min) | ((err == top_min) & (xb >= top_min_bits)))
-    same = yb == rb
-    # err <= 0.5 follows from the decision; tested so that the count lands in the (0, 0.5] bin by construction
-    cr = decided & same & (err <= 0.5)
-    # a wrong finite nonzero output (a zero may be a flush, which block counts apart)
-    wrong = decided & ~same & (my > 0) & (my < 0x7F800000) & (err > 0.5) \
-        & ((err < topw_min) | ((err == topw_min) & (xb >= topw_min_bits)))
-    oy = -my if yb >> np.uint32(31) else my
-    orr = -mr if rb >> np.uint32(31) else mr
-    d = abs(oy - orr) if wrong else -1
+    decidable = ((xbit & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
+        & (zero | tiny | (((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < np.uint32(0x7F800000))))
+    err = _ulp_err(vv, e, np.float64(yval))
+    cr, wrong, d = _judge(decidable, rb, err, xbit, ybit, top_min, top_min_bits, topw_min, topw_min_bits)
+    # the ball at -x of an odd (or even) reference is this one negated (or the same): the same
+    # decision with the sign of r flipped (or not). An exact zero's sign comes from the standard's
+    # formula at each sign (run_chunk): block takes it there.
+    kept = rb if decidable & ~zero else NOT_KEPT
+    return cr, wrong, err, d, kept
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _mirror_one(xbit, yval, ybit, vv, e, kept, flip, top_min, top_min_bits, topw_min, topw_min_bits):
+    """_easy_one at -x from what it kept at +x: r's sign flipped by flip, the same ball negated (vv)."""
+    err = _ulp_err(vv, e, np.float64(yval))
+    cr, wrong, d = _judge(kept != NOT_KEPT, kept ^ flip, err, xbit, ybit, top_min, top_min_bits, topw_min,
+                          topw_min_bits)
     return cr, wrong, err, d
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard):
+def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None):
     """The common cases of `block`, without its branches (LLVM vectorises this
     loop: about 1 ns per input against block's 8-10, bench/sweep_kernel.py): an
     input whose ball lies strictly on one side of zero and rounds to one finite
@@ -146,7 +176,8 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     or a finite nonzero value other than r, and whose error is below the worst
     cases kept so far (the 8th of each list: top_min, topw_min, with its
     bits). Those are counted here, as block would count them; hard[i] is set
-    for every other input, which block then takes.
+    for every other input, which block then takes. keep (optional): the
+    reference bits of each input for mirror() at -x, or NOT_KEPT.
 
     Returns (correctly rounded, of which exact, wrong, the histogram's bins 2..8
     for the wrong ones, the largest distance in binary32 values among them).
@@ -167,9 +198,11 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     a1 = a2 = a4 = a16 = a256 = a65536 = 0
     maxd = -1
     for i in range(xbits.size):
-        cr, wrong, err, d = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                      top_min, top_min_bits, topw_min, topw_min_bits)
+        cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
+                                         top_min, top_min_bits, topw_min, topw_min_bits)
         hard[i] = not (cr | wrong)
+        if keep is not None:        # decided when compiled: no store where no keep is given
+            keep[i] = k
         n_cr += cr
         n_exact += cr & (err == 0.0)
         n_wrong += wrong
@@ -185,7 +218,7 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard):
+def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None):
     """easy() with two of the histogram's bins, (0.5, 1] and (1, 2] ULPs, for the
     wrong outputs it takes, and how many of those are above 2 ULPs: where none
     is, the other bins are empty and this is easy()'s answer (the caller runs
@@ -198,9 +231,11 @@ def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min,
     a1 = a2 = 0
     maxd = -1
     for i in range(xbits.size):
-        cr, wrong, err, d = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                      top_min, top_min_bits, topw_min, topw_min_bits)
+        cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
+                                         top_min, top_min_bits, topw_min, topw_min_bits)
         hard[i] = not (cr | wrong)
+        if keep is not None:        # decided when compiled: no store where no keep is given
+            keep[i] = k
         n_cr += cr
         n_exact += cr & (err == 0.0)
         n_wrong += wrong
@@ -218,6 +253,65 @@ def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
         if not beyond:
             return got, True
     return easy(*args), False
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def mirror(xbits, yvals, ybits, v, rad, keep, scale, flip, top_min, top_min_bits, topw_min, topw_min_bits, hard):
+    """easy() at -x for an odd (scale -1, flip the sign bit) or even (scale 1, flip 0) reference, from
+    the ball v, rad at +x and what easy() kept there: the same counts and hard[i] as easy() on the
+    negated (or same) ball, without computing the ball's rounding again (40% of easy()'s time at -x)."""
+    n_cr = 0
+    n_exact = 0
+    n_wrong = 0
+    a1 = a2 = a4 = a16 = a256 = a65536 = 0
+    maxd = -1
+    for i in range(xbits.size):
+        cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], keep[i], flip,
+                                        top_min, top_min_bits, topw_min, topw_min_bits)
+        hard[i] = not (cr | wrong)
+        n_cr += cr
+        n_exact += cr & (err == 0.0)
+        n_wrong += wrong
+        a1 += wrong & (err > 1.0)
+        a2 += wrong & (err > 2.0)
+        a4 += wrong & (err > 4.0)
+        a16 += wrong & (err > 16.0)
+        a256 += wrong & (err > 256.0)
+        a65536 += wrong & (err > 65536.0)
+        maxd = max(maxd, d)
+    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, a2 - a4, a4 - a16, a16 - a256, a256 - a65536, a65536,
+            maxd)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def mirror_near(xbits, yvals, ybits, v, rad, keep, scale, flip, top_min, top_min_bits, topw_min, topw_min_bits,
+                hard):
+    """mirror() with easy_near()'s two bins (and the count above 2 ULPs)."""
+    n_cr = 0
+    n_exact = 0
+    n_wrong = 0
+    a1 = a2 = 0
+    maxd = -1
+    for i in range(xbits.size):
+        cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], keep[i], flip,
+                                        top_min, top_min_bits, topw_min, topw_min_bits)
+        hard[i] = not (cr | wrong)
+        n_cr += cr
+        n_exact += cr & (err == 0.0)
+        n_wrong += wrong
+        a1 += wrong & (err > 1.0)
+        a2 += wrong & (err > 2.0)
+        maxd = max(maxd, d)
+    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, 0, 0, 0, 0, 0, maxd), a2
+
+
+def mirror_pass(near: bool, *args) -> tuple[tuple, bool]:
+    """easy_pass for mirror(): mirror_near() while near."""
+    if near:
+        got, beyond = mirror_near(*args)
+        if not beyond:
+            return got, True
+    return mirror(*args), False
 
 
 def take_easy(got, counts, hist, maxdist) -> None:
