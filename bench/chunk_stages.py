@@ -80,7 +80,7 @@ def main():
         return ball
     ball_compiled.compiled = compiled_timed
     stages = ["target", "ball", "easy", "block", "one-sided", "exact", "zeros", "properties"]
-    print(f"| operator | s per chunk | " + " | ".join(stages) + " | other | page faults per block |\n|---|---|"
+    print("| operator | s per chunk | " + " | ".join(stages) + " | other | page faults per block |\n|---|---|"
           + "---|" * (len(stages) + 2))
     for op in ([opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators()):
         attrs = resolve(op, given or None)

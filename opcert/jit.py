@@ -15,7 +15,6 @@ honoured); one of another fingerprint is replaced, not kept beside.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numba
@@ -85,7 +84,7 @@ def _install() -> None:
     classes = _IMPL._locator_classes
     if _KeyedLocator not in classes:
         classes.insert(0, _KeyedLocator)
-    chosen = numba.config.CACHE_LOCATOR_CLASSES
+    chosen = getattr(numba.config, "CACHE_LOCATOR_CLASSES", None)     # newer numba only
     if chosen and "opcert.jit._KeyedLocator" not in chosen:
         # NUMBA_CACHE_LOCATOR_CLASSES replaces numba's list by names: opcert's is put first in it (for
         # opcert's files only; it places them as numba's default locators would)

@@ -11,8 +11,8 @@ SystemExit included, a non-array result, the wrong dtype or shape.
 from __future__ import annotations
 
 import contextlib
-import sys
 import functools
+import sys
 import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -146,9 +146,9 @@ class Target:
         calls in a row (a sweep checks once per chunk). keep_layout: the target's copy of x has x's strides
         and alignment (verify.layout), not a fresh contiguous array. call: a function (op, x, attrs) -> y to
         run in the target's place (one of its LayoutSupport forms), under the same contract. owned: x is a
-        buffer made for this call alone, which the caller does not read again: given as it is (its layout
-        kept; the layout check's arrays of 10^8 elements are not copied twice), and not compared after the
-        call (`modified_input` is the caller's to set: the sweep checks its buffers itself)."""
+        buffer made for this call alone, which the caller does not take as its inputs again: given as it is
+        (its layout kept; the layout check's arrays of 10^8 elements are not copied twice), and not compared
+        after the call (`modified_input` is then the caller's to set: the sweep checks its buffers itself)."""
         return self._run(op, x, attrs, label, guard_globals, keep_layout, call, owned)
 
     def _run(self, op, x, attrs, label, guard_globals, keep_layout, call, owned, guard_warnings=True):

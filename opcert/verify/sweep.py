@@ -248,8 +248,6 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 odd = mirror == "odd"
                 got, near = mirror_pass(near, bits, y, yb, kept[0], kept[1], keep[:bits.size], -1.0 if odd else 1.0,
                                         np.uint32(0x80000000 if odd else 0), *tops, hard)
-                take_easy(got, counts, hist, maxdist)
-                n_und = 0
                 if got[0] + got[2] != bits.size:
                     v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if odd else \
                         (kept[0].copy(), kept[1], kept[2], kept[3])
@@ -274,8 +272,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                     v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
                 kept = (v, rad, sg, zeros)
                 got, near = easy_pass(near, bits, y, yb, v, rad, sg, *tops, hard, keep[:bits.size])
-                take_easy(got, counts, hist, maxdist)
-                n_und = 0
+            take_easy(got, counts, hist, maxdist)
+            n_und = 0
             # the inputs the fast pass left (none in most blocks of most operators: then no call)
             if got[0] + got[2] != bits.size:
                 n_und = block(bits, y, yb, v, rad, sg, np.uint32(rneg), np.uint32(rpos), vneg, vpos, counts, hist,
