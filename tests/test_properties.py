@@ -280,6 +280,43 @@ def test_compiled_property_scans_agree_with_a_plain_loop(op_name, broken_blocks)
             assert got.violations > 0, c.name    # the broken outputs make every one of them fail somewhere
 
 
+@pytest.mark.parametrize("op_name", ["Tanh", "HardSigmoid"])
+def test_property_scans_take_the_negative_bits_given_as_they_compute_them(op_name):
+    """The float32 sweep hands add_block the bit patterns of -m it already has (negb): every
+    property's counts, first and worst violation and monotonic chain ends are those of add_block
+    computing them, on outputs with 2% broken, blocks up to infinity and the NaNs (HardSigmoid's
+    saturation properties hold on a domain: the inputs' values at -m are read)."""
+    from opcert.formats import FLOAT_FORMATS
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.verify.properties import PropertyChecker, compile_all
+    fmt = FLOAT_FORMATS["float32"]
+    op = get_operator(op_name)
+    rng = np.random.default_rng(11)
+
+    def f(x):
+        return np.tanh(x) if op_name == "Tanh" else np.clip(np.float32(0.2) * x + np.float32(0.5), 0, 1)
+    compiled = [c for c in compile_all(op, fmt, resolve(op), op.primary) if c.skip is None]
+    checkers = [PropertyChecker(compiled, fmt), PropertyChecker(compiled, fmt)]
+    for lo in (0x3F000000, 0x40100000, 0x7F7FE000, 0x7FFFE000):      # 0.5, 2.25 (saturating at 2.5), the top
+        for b0 in range(lo, lo + 0x4000, 0x1000):
+            mags = np.arange(b0, b0 + 0x1000, dtype=np.uint32)
+            negb = mags | np.uint32(0x80000000)
+            with np.errstate(all="ignore"):
+                yp, yn = f(mags.view(np.float32)), f(negb.view(np.float32))
+            for y in (yp, yn):
+                broken = rng.random(y.size) < 0.02
+                y[broken] = rng.integers(0, 1 << 32, int(broken.sum()), dtype=np.uint64).astype(np.uint32).view(
+                    np.float32)
+            checkers[0].add_block(mags, yp, yn, limits=(0x3F800000, 0xBF800000))
+            checkers[1].add_block(mags, yp, yn, limits=(0x3F800000, 0xBF800000), negb=negb)
+    assert checkers[0].chain_ends() == checkers[1].chain_ends()
+    for c in compiled:
+        a, b = checkers[0].acc[c.name], checkers[1].acc[c.name]
+        assert (a.evaluated, a.violations, a.first, a.worst) == (b.evaluated, b.violations, b.first, b.worst), c.name
+    assert sum(checkers[1].acc[c.name].violations > 0 for c in compiled) >= 3
+
+
 def _ulp_definition(v: float, fmt) -> Fraction:
     """ulp(v) = 2^(max(floor(log2 |v|), emin) - p + 1); ulp(0) the smallest subnormal (DESIGN.md)."""
     e = math.frexp(abs(v))[1] - 1 if v != 0 else fmt.emin

@@ -225,10 +225,11 @@ class PropertyChecker:
         with np.errstate(invalid="ignore"):
             return from_bits(np.asarray(bits, dtype=np.uint64).astype(self.fmt.uint), self.fmt).astype(np.float64)
 
-    def add_block(self, mags: np.ndarray, yp: np.ndarray, yn: np.ndarray, limits=None) -> None:
+    def add_block(self, mags: np.ndarray, yp: np.ndarray, yn: np.ndarray, limits=None, negb=None) -> None:
         """mags: ascending magnitudes (bit patterns without the sign); yp, yn: the
         target's outputs at +m and -m (arrays of the format). limits: the
-        correctly rounded outputs at (+inf, -inf), as bit patterns."""
+        correctly rounded outputs at (+inf, -inf), as bit patterns. negb: the bit
+        patterns of -m where the caller has them (the float32 sweep: two passes saved)."""
         # a sweep calls this 512 times per chunk: the bit patterns stay in the format's own width (no
         # copies to uint64 and back), and the per-call Python is kept small (bench/chunk_stages.py)
         fmt = self.fmt
@@ -237,9 +238,13 @@ class PropertyChecker:
         with np.errstate(invalid="ignore"):
             xp = _native(from_bits(mags, fmt))
             yp64, yn64 = _native(yp), _native(yn)
-        xn = -xp
         ybp, ybn = yp.view(fmt.uint), yn.view(fmt.uint)
-        negb = mags | fmt.uint.type(self.sign)
+        if negb is None or negb.dtype != fmt.uint:
+            negb = mags | fmt.uint.type(self.sign)
+            xn = -xp
+        else:
+            with np.errstate(invalid="ignore"):
+                xn = _native(from_bits(negb, fmt))     # -m's bits: -xp, NaN payloads and all
         sides = ((mags, xp, yp64), (negb, xn, yn64))
         # the magnitudes ascend: a block whose last is at most infinity's has no NaN input, and the NaN
         # property evaluates nothing there (two passes saved in all but the last chunk of a sweep)

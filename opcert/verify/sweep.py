@@ -296,7 +296,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 ref = reference_detailed(op, x[idx], attrs, cfg.standard)
                 slow.merge(float_stats(x[idx], y[idx], ref, F32, cfg.flush_allowed))
         before = checker.chain_ends()
-        checker.add_block(mags, ys[0], ys[1], limits=(rpos, rneg))
+        checker.add_block(mags, ys[0], ys[1], limits=(rpos, rneg), negb=bits)
         now = (top_b.tobytes(), topw_b.tobytes(), first.tobytes(), slow.n, checker.violations())
         if now != sig:      # something new is named: its output is kept while it is at hand
             sig = now
