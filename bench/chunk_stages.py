@@ -7,7 +7,7 @@ Runs the given chunks (2^24 magnitudes, both signs) of each operator's sweep
 one after the other on one core, every declared property checked, and wraps
 each stage of `verify.sweep.run_chunk` with a timer: the target's call, the
 compiled ball (its NumPy precomputation included), the branch-free pass
-(`easy_pass`: easy_near or easy; at -x of an odd operator `mirror_pass`), the classification kernel (`block`), the one-sided decisions and the
+(`easy_pass`: easy_near or easy), the classification kernel (`block`), the one-sided decisions and the
 exact reference (what the fast path leaves), the property scans
 (`add_block`); "other" is the rest (array conversions, Python), and the minor page
 faults per block of 65,536 inputs (fresh memory from the system: ~1 us each
@@ -57,7 +57,6 @@ def main():
     a = ap.parse_args()
     given = dict(kv.split("=", 1) for kv in a.attr)
     timed(sweep_kernel, "easy_pass", "easy")
-    timed(sweep_kernel, "mirror_pass", "easy")
     timed(sweep_kernel, "block", "block")
     timed(PropertyChecker, "add_block", "properties")
     timed(one_sided, "evaluate", "one-sided")

@@ -279,10 +279,10 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
 @pytest.mark.parametrize("parity", ["odd", "even"])
 def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parity):
     """At -m the sweep takes what easy() decided at +m with r's sign flipped (odd) or kept (even)
-    (sweep_kernel.mirror): on balls built to hit every branch (as above), mirror then block on what it
+    (sweep_kernel.easy with kept): on balls built to hit every branch (as above), mirror then block on what it
     leaves gives the state block alone gives on the mirrored ball, blocks taken out of order."""
     from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import NOT_KEPT, TOP, block, easy, mirror_pass, take_easy
+    from opcert.verify.sweep_kernel import NOT_KEPT, TOP, block, easy, easy_pass, take_easy
     rng = np.random.default_rng(100 + seed)
     n = 1 << 13
     mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
@@ -335,9 +335,9 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
                     -1.0, 1.0, *st, und, False)
             if split:
                 hard = np.empty(1024, np.bool_)
-                got, near = mirror_pass(near, bits[s], y[s], yb[s], v[s], rad[s], keep[s], -1.0 if odd else 1.0,
-                                        np.uint32(0x80000000 if odd else 0), st[2][TOP - 1], st[3][TOP - 1],
-                                        st[4][TOP - 1], st[5][TOP - 1], hard)
+                got, near = easy_pass(near, bits[s], y[s], yb[s], v[s], rad[s], sg[s], st[2][TOP - 1],
+                                      st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1], hard, None, keep[s],
+                                      -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
                 take_easy(got, st[0], st[1], st[7])
                 taken += got[0] + got[2]
                 n_und = block(*args, np.flatnonzero(hard))

@@ -173,7 +173,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed, zero_signs
     from .stats import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block, easy_pass, is_progression, mirror_pass, prepare, progression, take_easy
+    from .sweep_kernel import TOP, block, easy_pass, is_progression, prepare, progression, take_easy
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -206,7 +206,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     und = np.empty(cfg.block, np.int64)
     und2 = np.empty(cfg.block, np.int64)
     hard = np.empty(cfg.block, np.bool_)
-    keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.mirror)
+    keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.easy)
     from ..spec import one_sided
     base = np.arange(cfg.block, dtype=np.uint32)
     # the outputs of every input the chunk's results name (worst cases, first mismatches, property
@@ -241,13 +241,13 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             tops = (top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1])
             if negative and mirror:
                 # the reference at -m from the ball at +m (odd: negated; rounding to nearest is symmetric):
-                # what +m's pass decided is decided here with r's sign flipped (sweep_kernel.mirror); the
+                # what +m's pass decided is decided here with r's sign flipped (sweep_kernel.easy's kept); the
                 # rest (exact zeros, whose sign comes from the formula at this sign; NaN and infinite
                 # inputs; new worst cases) goes to block with the mirrored ball, built only then
                 x64 = None
                 odd = mirror == "odd"
-                got, near = mirror_pass(near, bits, y, yb, kept[0], kept[1], keep[:bits.size], -1.0 if odd else 1.0,
-                                        np.uint32(0x80000000 if odd else 0), *tops, hard)
+                got, near = easy_pass(near, bits, y, yb, kept[0], kept[1], kept[2], *tops, hard, None,
+                                      keep[:bits.size], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
                 if got[0] + got[2] != bits.size:
                     v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if odd else \
                         (kept[0].copy(), kept[1], kept[2], kept[3])

@@ -166,7 +166,8 @@ def _mirror_one(xbit, yval, ybit, vv, e, kept, flip, top_min, top_min_bits, topw
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None):
+def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None,
+         kept=None, scale=1.0, flip=np.uint32(0)):
     """The common cases of `block`, without its branches (LLVM vectorises this
     loop: about 1 ns per input against block's 8-10, bench/sweep_kernel.py): an
     input whose ball lies strictly on one side of zero and rounds to one finite
@@ -177,7 +178,12 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     cases kept so far (the 8th of each list: top_min, topw_min, with its
     bits). Those are counted here, as block would count them; hard[i] is set
     for every other input, which block then takes. keep (optional): the
-    reference bits of each input for mirror() at -x, or NOT_KEPT.
+    reference bits of each input for -x, or NOT_KEPT.
+
+    kept (optional): at -x of an odd (scale -1, flip the sign bit) or even
+    (scale 1, flip 0) reference, what the pass at +x kept, with v and rad the
+    ball at +x (sgn is not read): the same counts and hard[i] as on the
+    mirrored ball, without rounding the ball again (40% of the pass at -x).
 
     Returns (correctly rounded, of which exact, wrong, the histogram's bins 2..8
     for the wrong ones, the largest distance in binary32 values among them).
@@ -198,11 +204,17 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     a1 = a2 = a4 = a16 = a256 = a65536 = 0
     maxd = -1
     for i in range(xbits.size):
-        cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                         top_min, top_min_bits, topw_min, topw_min_bits)
+        # `is None` on an argument is decided when numba compiles: each form has one path and no branch
+        # (the same in a function inlined here kept LLVM from vectorising the loop with keep: 12 ns an input)
+        if kept is None:
+            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
+                                             top_min, top_min_bits, topw_min, topw_min_bits)
+            if keep is not None:
+                keep[i] = k
+        else:
+            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
+                                            top_min, top_min_bits, topw_min, topw_min_bits)
         hard[i] = not (cr | wrong)
-        if keep is not None:        # decided when compiled: no store where no keep is given
-            keep[i] = k
         n_cr += cr
         n_exact += cr & (err == 0.0)
         n_wrong += wrong
@@ -218,7 +230,8 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None):
+def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None,
+              kept=None, scale=1.0, flip=np.uint32(0)):
     """easy() with two of the histogram's bins, (0.5, 1] and (1, 2] ULPs, for the
     wrong outputs it takes, and how many of those are above 2 ULPs: where none
     is, the other bins are empty and this is easy()'s answer (the caller runs
@@ -231,11 +244,17 @@ def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min,
     a1 = a2 = 0
     maxd = -1
     for i in range(xbits.size):
-        cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                         top_min, top_min_bits, topw_min, topw_min_bits)
+        # `is None` on an argument is decided when numba compiles: each form has one path and no branch
+        # (the same in a function inlined here kept LLVM from vectorising the loop with keep: 12 ns an input)
+        if kept is None:
+            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
+                                             top_min, top_min_bits, topw_min, topw_min_bits)
+            if keep is not None:
+                keep[i] = k
+        else:
+            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
+                                            top_min, top_min_bits, topw_min, topw_min_bits)
         hard[i] = not (cr | wrong)
-        if keep is not None:        # decided when compiled: no store where no keep is given
-            keep[i] = k
         n_cr += cr
         n_exact += cr & (err == 0.0)
         n_wrong += wrong
@@ -253,65 +272,6 @@ def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
         if not beyond:
             return got, True
     return easy(*args), False
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def mirror(xbits, yvals, ybits, v, rad, keep, scale, flip, top_min, top_min_bits, topw_min, topw_min_bits, hard):
-    """easy() at -x for an odd (scale -1, flip the sign bit) or even (scale 1, flip 0) reference, from
-    the ball v, rad at +x and what easy() kept there: the same counts and hard[i] as easy() on the
-    negated (or same) ball, without computing the ball's rounding again (40% of easy()'s time at -x)."""
-    n_cr = 0
-    n_exact = 0
-    n_wrong = 0
-    a1 = a2 = a4 = a16 = a256 = a65536 = 0
-    maxd = -1
-    for i in range(xbits.size):
-        cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], keep[i], flip,
-                                        top_min, top_min_bits, topw_min, topw_min_bits)
-        hard[i] = not (cr | wrong)
-        n_cr += cr
-        n_exact += cr & (err == 0.0)
-        n_wrong += wrong
-        a1 += wrong & (err > 1.0)
-        a2 += wrong & (err > 2.0)
-        a4 += wrong & (err > 4.0)
-        a16 += wrong & (err > 16.0)
-        a256 += wrong & (err > 256.0)
-        a65536 += wrong & (err > 65536.0)
-        maxd = max(maxd, d)
-    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, a2 - a4, a4 - a16, a16 - a256, a256 - a65536, a65536,
-            maxd)
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def mirror_near(xbits, yvals, ybits, v, rad, keep, scale, flip, top_min, top_min_bits, topw_min, topw_min_bits,
-                hard):
-    """mirror() with easy_near()'s two bins (and the count above 2 ULPs)."""
-    n_cr = 0
-    n_exact = 0
-    n_wrong = 0
-    a1 = a2 = 0
-    maxd = -1
-    for i in range(xbits.size):
-        cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], keep[i], flip,
-                                        top_min, top_min_bits, topw_min, topw_min_bits)
-        hard[i] = not (cr | wrong)
-        n_cr += cr
-        n_exact += cr & (err == 0.0)
-        n_wrong += wrong
-        a1 += wrong & (err > 1.0)
-        a2 += wrong & (err > 2.0)
-        maxd = max(maxd, d)
-    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, 0, 0, 0, 0, 0, maxd), a2
-
-
-def mirror_pass(near: bool, *args) -> tuple[tuple, bool]:
-    """easy_pass for mirror(): mirror_near() while near."""
-    if near:
-        got, beyond = mirror_near(*args)
-        if not beyond:
-            return got, True
-    return mirror(*args), False
 
 
 def take_easy(got, counts, hist, maxdist) -> None:
