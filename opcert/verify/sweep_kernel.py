@@ -183,7 +183,7 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     kept (optional): at -x of an odd (scale -1, flip the sign bit) or even
     (scale 1, flip 0) reference, what the pass at +x kept, with v and rad the
     ball at +x (sgn is not read): the same counts and hard[i] as on the
-    mirrored ball, without rounding the ball again (40% of the pass at -x).
+    mirrored ball, without rounding the ball again (a third of the pass's time at -x).
 
     Returns (correctly rounded, of which exact, wrong, the histogram's bins 2..8
     for the wrong ones, the largest distance in binary32 values among them).
