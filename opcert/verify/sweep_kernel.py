@@ -166,6 +166,47 @@ def _mirror_one(xbit, yval, ybit, vv, e, kept, flip, top_min, top_min_bits, topw
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep, kept,
+               scale, flip, every_bin):
+    """easy()'s loop (every_bin True) and easy_near()'s (every_bin None): (what easy() returns, how many
+    wrong outputs are above 2 ULPs). `is None` on an argument is decided when numba compiles: each form
+    has one path and no branch (the same branches in a function inlined into the loop kept LLVM from
+    vectorising it with keep: 12 ns an input)."""
+    n_cr = 0
+    n_exact = 0
+    n_wrong = 0
+    # wrong outputs above 1, 2, 4, 16, 256 and 65536 ULPs: the histogram's bins are their differences
+    # (one compare and add per bin where computing the bin's index first took twice that)
+    a1 = a2 = a4 = a16 = a256 = a65536 = 0
+    maxd = -1
+    for i in range(xbits.size):
+        if kept is None:
+            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
+                                             top_min, top_min_bits, topw_min, topw_min_bits)
+            if keep is not None:
+                keep[i] = k
+        else:
+            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
+                                            top_min, top_min_bits, topw_min, topw_min_bits)
+        hard[i] = not (cr | wrong)
+        n_cr += cr
+        n_exact += cr & (err == 0.0)
+        n_wrong += wrong
+        a1 += wrong & (err > 1.0)
+        a2 += wrong & (err > 2.0)
+        if every_bin is not None:
+            a4 += wrong & (err > 4.0)
+            a16 += wrong & (err > 16.0)
+            a256 += wrong & (err > 256.0)
+            a65536 += wrong & (err > 65536.0)
+        maxd = max(maxd, d)
+    if every_bin is None:
+        return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, 0, 0, 0, 0, 0, maxd), a2
+    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, a2 - a4, a4 - a16, a16 - a256, a256 - a65536, a65536,
+            maxd), a2
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None,
          kept=None, scale=1.0, flip=np.uint32(0)):
     """The common cases of `block`, without its branches (LLVM vectorises this
@@ -196,37 +237,8 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     (ties broken by smaller bits, as _insert does) stays below it, as the 8th
     only rises; the kept worst cases are the 8 largest of a total order,
     whatever order the inputs come in."""
-    n_cr = 0
-    n_exact = 0
-    n_wrong = 0
-    # wrong outputs above 1, 2, 4, 16, 256 and 65536 ULPs: the histogram's bins are their differences
-    # (one compare and add per bin where computing the bin's index first took twice that)
-    a1 = a2 = a4 = a16 = a256 = a65536 = 0
-    maxd = -1
-    for i in range(xbits.size):
-        # `is None` on an argument is decided when numba compiles: each form has one path and no branch
-        # (the same in a function inlined here kept LLVM from vectorising the loop with keep: 12 ns an input)
-        if kept is None:
-            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                             top_min, top_min_bits, topw_min, topw_min_bits)
-            if keep is not None:
-                keep[i] = k
-        else:
-            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
-                                            top_min, top_min_bits, topw_min, topw_min_bits)
-        hard[i] = not (cr | wrong)
-        n_cr += cr
-        n_exact += cr & (err == 0.0)
-        n_wrong += wrong
-        a1 += wrong & (err > 1.0)
-        a2 += wrong & (err > 2.0)
-        a4 += wrong & (err > 4.0)
-        a16 += wrong & (err > 16.0)
-        a256 += wrong & (err > 256.0)
-        a65536 += wrong & (err > 65536.0)
-        maxd = max(maxd, d)
-    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, a2 - a4, a4 - a16, a16 - a256, a256 - a65536, a65536,
-            maxd)
+    return _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep,
+                      kept, scale, flip, True)[0]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -238,30 +250,8 @@ def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min,
     easy() where it is not). A good target's wrong outputs are within 2 ULPs and
     the four counts saved are a fifth of easy()'s time (bench/README.md). (A
     running maximum of the errors instead kept LLVM from vectorising the loop.)"""
-    n_cr = 0
-    n_exact = 0
-    n_wrong = 0
-    a1 = a2 = 0
-    maxd = -1
-    for i in range(xbits.size):
-        # `is None` on an argument is decided when numba compiles: each form has one path and no branch
-        # (the same in a function inlined here kept LLVM from vectorising the loop with keep: 12 ns an input)
-        if kept is None:
-            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                             top_min, top_min_bits, topw_min, topw_min_bits)
-            if keep is not None:
-                keep[i] = k
-        else:
-            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
-                                            top_min, top_min_bits, topw_min, topw_min_bits)
-        hard[i] = not (cr | wrong)
-        n_cr += cr
-        n_exact += cr & (err == 0.0)
-        n_wrong += wrong
-        a1 += wrong & (err > 1.0)
-        a2 += wrong & (err > 2.0)
-        maxd = max(maxd, d)
-    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, 0, 0, 0, 0, 0, maxd), a2
+    return _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep,
+                      kept, scale, flip, None)
 
 
 def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
