@@ -239,7 +239,7 @@ class PropertyChecker:
             xp = _native(from_bits(mags, fmt))
             yp64, yn64 = _native(yp), _native(yn)
         ybp, ybn = yp.view(fmt.uint), yn.view(fmt.uint)
-        if negb is None or negb.dtype != fmt.uint:
+        if negb is None:
             negb = mags | fmt.uint.type(self.sign)
             xn = -xp
         else:
