@@ -10,12 +10,14 @@ import contextlib
 import importlib
 import importlib.util
 import json
+import math
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
+from fractions import Fraction
 
 import pytest
 
@@ -401,3 +403,18 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
                     assert isinstance(g, TargetFailure) and "ValueError" in str(g) and "call 4" in str(g)
                 else:
                     assert g.dtype == np.float32 and np.array_equal(g.view(np.uint32), w.view(np.uint32)), k
+
+
+def test_a_binary64_kernel_wrong_in_short_calls_is_refuted_and_its_worst_error_found(tmp_path):
+    # binary64 bit patterns as ordinals run up to 2^63: their difference overflowed int64 (an OverflowError
+    # in opcert, on torch's float64 Celu), and a NaN marker of 2^40 was itself an ordinal of binary64
+    body = "y = np.maximum(x, 0.0)\nif x.size < 40:\n    y = -y\nreturn y"
+    with _kernel_module(tmp_path, body) as name:
+        res = measure("Relu", name, "float64", "sample", samples=2000, properties=("layout",), isolation="none")
+    assert res.status == "ok", res.error
+    lay = res.properties[-1]
+    assert lay["status"] == "refuted"
+    assert next(f for f in lay["layouts"] if f["family"] == "calls")["differ"] > 0
+    # the worst over the layouts: -x for the largest x sampled, 2x / ulp(x) from the reference x
+    x = res.worst_input
+    assert x > 1e307 and res.max_ulp == 2 * Fraction(x) / Fraction(math.ulp(x)), (x, res.max_ulp)   # 2x: inf

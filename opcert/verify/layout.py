@@ -45,6 +45,7 @@ import numpy as np
 from ..errors import TargetFailure
 from ..formats import FloatFormat, bits_differ, hex_bits
 from ..targets.layouts import padded_stride, cores as host_cores, row_buffer
+from .row_calls import NAN_ORDINAL, ordinals, ulp_distance
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -137,16 +138,16 @@ class LayoutCheck:
         fam.differ += int(bad.size)
         # the examples: the first few in the layout's order, and those furthest from the measurement's output
         # (by ordinal distance), among which the check's worst error in another layout is found
-        og, ow = _ordinal(g[bad], self.fmt), _ordinal(w[bad], self.fmt)
+        og, ow = ordinals(g[bad], self.fmt), ordinals(w[bad], self.fmt)
         nan = (og == NAN_ORDINAL) | (ow == NAN_ORDINAL)
-        dist = np.where(nan, -1.0, np.abs((og - ow).astype(np.float64)))
+        dist = np.where(nan, -1.0, ulp_distance(g[bad], w[bad], self.fmt))   # binary64's ordinals overflow a difference
         far = list(bad[np.argsort(-dist, kind="stable")[:EXAMPLES]]) + list(bad[nan][:4])
         have = {e[0]: j for j, e in enumerate(fam.examples)}
         for i in list(bad[:8]) + far:
             k = int(index(int(i)))
             if k in have:
                 continue
-            a, b = int(_ordinal(g[i:i + 1], self.fmt)[0]), int(_ordinal(w[i:i + 1], self.fmt)[0])
+            a, b = int(ordinals(g[i:i + 1], self.fmt)[0]), int(ordinals(w[i:i + 1], self.fmt)[0])
             d = -1.0 if NAN_ORDINAL in (a, b) else float(abs(a - b))
             entry = (k, int(g[i]), words(int(i)), lambda i=int(i): redo(i), d)
             if len(fam.examples) < 2 * EXAMPLES:
@@ -526,17 +527,6 @@ class LayoutCheck:
         return best
 
 
-def _ordinal(bits: np.ndarray, fmt) -> np.ndarray:
-    """Bit patterns as ordinals (adjacent values one apart, -0 = +0); NaNs far beyond infinity."""
-    b = bits.astype(np.int64)
-    sign = 1 << (fmt.bits - 1)
-    mag = b & (sign - 1)
-    out = np.where(b & sign, -mag, mag)
-    inf = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
-    return np.where(mag > inf, NAN_ORDINAL, out)
-
-
-NAN_ORDINAL = 1 << 40
 
 
 def _split(n: int) -> int:
