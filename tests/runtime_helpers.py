@@ -47,3 +47,26 @@ def torch_alone_and_inside(fn: str, x: float) -> tuple[int, list[int]]:
     alone = f(torch.from_numpy(np.array([x], np.float32))).numpy()
     inside = f(torch.from_numpy(np.full(4096 + 3, x, np.float32))).numpy()
     return int(alone.view(np.uint32)[0]), [int(b) for b in inside.view(np.uint32)]
+
+
+def onnx_runtimes_as_older_releases() -> dict:
+    """ONNX Runtime and onnx.reference told they know Celu-12 alone (as ONNX Runtime 1.30 does: Celu-28 came
+    later): for each, the opset built for float32, the reasons given for float32 and bfloat16, and float32
+    outputs of one call and (ONNX Runtime) of the many-calls path the layout check uses."""
+    import opcert
+    from opcert.spec.attrs import resolve
+    from opcert.targets.runtimes import OnnxReference, OnnxRuntime
+    op = opcert.get_operator("Celu")
+    attrs = resolve(op)
+    x = np.array([-3.0, -1.0, -0.25, 0.0, 0.5, 2.0], np.float32)
+    out = {}
+    for rt in (OnnxRuntime(), OnnxReference()):
+        rt.known = dict(rt.known, Celu=frozenset({12}))
+        r = {"opset": rt.opset(op, "float32"), "float32": rt.unsupported(op, "float32", attrs),
+             "bfloat16": rt.unsupported(op, "bfloat16", attrs)}
+        if r["float32"] is None:
+            r["y"] = rt(op, x.copy(), attrs).astype(np.float64).tolist()
+            if rt.name == "onnxruntime":
+                r["rows"] = rt.layouts().calls(op, np.tile(x, (3, 1)), attrs).astype(np.float64).tolist()
+        out[rt.name] = r
+    return out

@@ -49,6 +49,8 @@ def test_onnxruntime_bfloat16_outputs_are_read_back():
     import opcert
     x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, np.inf], dtype=ml_dtypes.bfloat16)
     r = measure("Celu", "onnxruntime", "bfloat16", x)
+    if r.status == "unsupported" and "knows ONNX Celu up to Celu-12" in r.error:
+        pytest.skip(r.error)   # Celu-28 brought bfloat16, and ONNX Runtime's only bfloat16 activation kernel with it
     assert r.status == "ok", r.error
     assert r.correctly_rounded == x.size      # these inputs are far from Celu's cancellation zone
     assert opcert.reference("Celu", x).dtype == x.dtype

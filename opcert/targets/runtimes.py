@@ -23,14 +23,36 @@ ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8":
              "int64": 7, "uint8": 2, "uint16": 4, "uint32": 12, "uint64": 13}
 
 
-def onnx_opset(op, dtype: str) -> int | None:
+def onnx_opset(op, dtype: str, known: frozenset[int] | None = None) -> int | None:
     """The opset a one-node model of `op` is built at: the operator's override
     for the dtype (ScaledTanh, experimental, lived in opsets 1-9), else the
-    newest version the ONNX standard lists; None where ONNX does not define it."""
+    newest version the ONNX standard lists; None where ONNX does not define it.
+
+    known: the versions of the operator the runtime has a schema for (None: all).
+    A runtime older than the standard's newest version refuses a model stamped
+    with it (ONNX Runtime 1.30 and Celu-28) although it runs the operator: the
+    model is then built at the newest version the runtime knows that lists
+    `dtype` (Celu-12 for float32). The catalog's versions of an operator differ
+    in their types only; None where no version the runtime knows lists `dtype`."""
     if op.onnx_opsets:
         return op.onnx_opsets.get(dtype)
     std = next((s for s in op.standards if s.key == "onnx"), None)
-    return int(std.support[-1].since) if std is not None else None
+    if std is None:
+        return None
+    newest = int(std.support[-1].since)
+    if not known or newest <= max(known):
+        return newest
+    fits = [int(s.since) for s in std.support if dtype in s.dtypes and int(s.since) <= max(known)]
+    return max(fits) if fits else None
+
+
+def onnx_too_new(op, dtype: str, library: str, known: frozenset[int]) -> str:
+    """Why no model of `op` in `dtype` can be built for a runtime that knows these versions."""
+    std = next(s for s in op.standards if s.key == "onnx")
+    first = next((s.since for s in std.support if dtype in s.dtypes), None)
+    lists = f"{dtype} is in {std.op_name}-{first} and later" if first else f"no version lists {dtype}"
+    return (f"{library} knows ONNX {std.op_name} up to {std.op_name}-{max(known)}; {lists} "
+            f"(the standard's newest is {std.op_name}-{std.support[-1].since})")
 
 
 def onnx_mismatch(op, attrs: dict) -> str | None:
@@ -46,11 +68,12 @@ def onnx_mismatch(op, attrs: dict) -> str | None:
     return None
 
 
-def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: int = 1):
+def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: int = 1, opset: int | None = None):
     """A one-node ONNX model: Y = op(X), X and Y of `dtype` and `shape`
     (None: unknown). A tensor-input attribute (PRelu's slope) is a
     one-element initializer, broadcast by the operator. copies > 1: that many
-    independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run)."""
+    independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
+    opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
     from onnx import helper, numpy_helper
     from ..formats import get_format
     from ..spec.attrs import user_value
@@ -79,7 +102,7 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     graph = helper.make_graph(nodes, f"opcert_{op.name}",
                               [helper.make_tensor_value_info(x, elem, shape) for x in xs],
                               [helper.make_tensor_value_info(y, elem, shape) for y in ys], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_opset(op, dtype))],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset or onnx_opset(op, dtype))],
                               producer_name="opcert")
     model.ir_version = 9   # what ONNX Runtime 1.16 and later accept
     return model
@@ -101,6 +124,32 @@ def _built(cache: dict, op, dtype, attrs, build):
     return cache[key]
 
 
+def _schema_versions(schemas) -> dict[str, frozenset[int]]:
+    """ONNX operator name -> the versions (opsets) of it that a library has a schema for (the ONNX domain)."""
+    out: dict[str, set[int]] = {}
+    for sc in schemas:
+        if sc.domain in ("", "ai.onnx"):
+            out.setdefault(sc.name, set()).add(int(sc.since_version))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+class _OnnxVersions:
+    """The opset choice of a runtime that loads ONNX models and knows the versions in `known`."""
+    known: dict[str, frozenset[int]] = {}
+    label = ""
+
+    def opset(self, op, dtype: str) -> int | None:
+        std = next((s for s in op.standards if s.key == "onnx"), None)
+        return onnx_opset(op, dtype, self.known.get(std.op_name) if std is not None else None)
+
+    def too_new(self, op, dtype: str) -> str | None:
+        """Why this runtime cannot load any version of the operator that has `dtype` (None: it can)."""
+        std = next((s for s in op.standards if s.key == "onnx"), None)
+        if std is None or op.onnx_opsets or self.opset(op, dtype) is not None:
+            return None
+        return onnx_too_new(op, dtype, self.label, self.known[std.op_name])
+
+
 def ort_calls(runtime, copies: int = 256) -> Callable:
     """calls() for ONNX Runtime: a graph of `copies` independent nodes of the operator, each with its own
     graph input and output of length n, bound (io_binding) to rows of buffers opcert owns: one run is
@@ -120,7 +169,7 @@ def ort_calls(runtime, copies: int = 256) -> Callable:
             opts.intra_op_num_threads = 1
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
-            model = onnx_model(op, dtype, attrs, shape=["n"], copies=copies)
+            model = onnx_model(op, dtype, attrs, shape=["n"], copies=copies, opset=runtime.opset(op, dtype))
             sessions[key] = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
         sess = sessions[key]
         k = copies
@@ -154,15 +203,21 @@ def ort_calls(runtime, copies: int = 256) -> Callable:
     return calls
 
 
-class OnnxRuntime:
+class OnnxRuntime(_OnnxVersions):
     name = "onnxruntime"
 
     def __init__(self):
         import onnxruntime as ort
         self.ort = ort
         self.version = ort.__version__
+        self.label = f"onnxruntime {ort.__version__}"
         build = ort.get_build_info() if hasattr(ort, "get_build_info") else ""
+        try:   # ORT's public API does not say which opsets it knows; its binding does (absent: the newest is built)
+            self.known = _schema_versions(ort.capi._pybind_state.get_all_operator_schema())
+        except Exception:  # noqa: BLE001 - a minimal build without schemas
+            self.known = {}
         self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider",
+                        "newest_onnx_opset": max((v for vs in self.known.values() for v in vs), default=None),
                         "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
                                "not report its choice"}
         self.sessions = {}
@@ -176,8 +231,8 @@ class OnnxRuntime:
             opts.intra_op_num_threads = n
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
-            return self.ort.InferenceSession(onnx_model(op, dtype, attrs).SerializeToString(), opts,
-                                             providers=["CPUExecutionProvider"])
+            model = onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))
+            return self.ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
         return _built(self.sessions, op, dtype, dict(attrs, __threads=n) if n != 1 else attrs, build)
 
     def layouts(self):
@@ -201,6 +256,9 @@ class OnnxRuntime:
         why = onnx_mismatch(op, attrs)
         if why:
             return f"onnxruntime {self.version}: {why}"
+        why = self.too_new(op, dtype)
+        if why:
+            return why
         s = self._session(op, dtype, attrs)
         return f"onnxruntime {self.version} cannot run {op.name} in {dtype}: {s}" if isinstance(s, str) else None
 
@@ -220,24 +278,31 @@ class OnnxRuntime:
         return sess.run(["Y"], {"X": x})[0]
 
 
-class OnnxReference:
+class OnnxReference(_OnnxVersions):
     name = "onnx-reference"
 
     def __init__(self):
         import onnx
         self.version = onnx.__version__
+        self.label = f"onnx.reference {onnx.__version__}"
+        self.known = _schema_versions(onnx.defs.get_all_schemas_with_history())
         from ..provenance import simd
-        self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}"}
+        self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}",
+                        "newest_onnx_opset": onnx.defs.onnx_opset_version()}
         self.evaluators = {}
 
     def _evaluator(self, op, dtype, attrs):
         from onnx.reference import ReferenceEvaluator
-        return _built(self.evaluators, op, dtype, attrs, lambda: ReferenceEvaluator(onnx_model(op, dtype, attrs)))
+        return _built(self.evaluators, op, dtype, attrs,
+                      lambda: ReferenceEvaluator(onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))))
 
     def unsupported(self, op, dtype, attrs):
         why = onnx_mismatch(op, attrs)
         if why:
             return f"onnx.reference {self.version}: {why}"
+        why = self.too_new(op, dtype)
+        if why:
+            return why
         e = self._evaluator(op, dtype, attrs)
         return f"onnx.reference {self.version} cannot run {op.name}: {e}" if isinstance(e, str) else None
 
@@ -397,6 +462,10 @@ class Jax:
         import os
         if device == "cpu":
             os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        else:
+            # A sweep runs one worker per core, each its own JAX client; by default each client takes 75% of
+            # the GPU's memory at its first array, so the second worker's would fail. The user's setting wins.
+            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         import jax
         jax.config.update("jax_enable_x64", True)
         self.jax = jax
