@@ -70,3 +70,15 @@ def onnx_runtimes_as_older_releases() -> dict:
                 r["rows"] = rt.layouts().calls(op, np.tile(x, (3, 1)), attrs).astype(np.float64).tolist()
         out[rt.name] = r
     return out
+
+
+def jax_gpu_preallocation(user_value) -> tuple:
+    """XLA_PYTHON_CLIENT_PREALLOCATE after opcert's jax:gpu target is made (with the user's value, if any, set
+    before), and whether the target found a GPU."""
+    import os
+    os.environ.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)
+    if user_value is not None:
+        os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = user_value
+    from opcert.targets.runtimes import Jax
+    rt = Jax("gpu")
+    return os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), rt.dev is not None

@@ -75,3 +75,15 @@ def test_measuring_a_runtime_does_not_load_it_in_the_measuring_process():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == "LOADED []", (r.stdout, names)
+
+
+def test_jax_gpu_workers_do_not_each_take_most_of_the_gpu():
+    # a float32 sweep runs one worker per core, each its own JAX client: with XLA's default every client takes
+    # 75% of the GPU's memory at its first array (the second fails); the user's own setting is kept
+    import importlib.util
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax is not installed (opcert[jax])")
+    from opcert.workers import run_isolated
+    from runtime_helpers import jax_gpu_preallocation
+    assert run_isolated(jax_gpu_preallocation, None)[0] == "false"
+    assert run_isolated(jax_gpu_preallocation, "true")[0] == "true"
