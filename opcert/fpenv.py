@@ -39,24 +39,6 @@ def _lib():
     return _libm if _AVAILABLE else None
 
 
-def save() -> bytes | None:
-    """The calling thread's environment (None where libm offers no fegetenv)."""
-    lib = _lib()
-    if lib is None:
-        return None
-    buf = ctypes.create_string_buffer(_SIZE)
-    lib.fegetenv(buf)
-    return buf.raw
-
-
-def restore(env: bytes | None) -> None:
-    lib = _lib()
-    if lib is None or env is None:
-        return
-    buf = ctypes.create_string_buffer(env, _SIZE)
-    lib.fesetenv(buf)
-
-
 _ROUNDING = {0: "to nearest", 1: "down", 2: "up", 3: "toward zero"}
 
 
@@ -114,23 +96,39 @@ class Guard:
 
     `target_env` starts as opcert's; a target that changes the environment when
     it is loaded or called keeps the change for its next call (it is measured
-    under the mode it set for itself), and every change is recorded in `events`."""
+    under the mode it set for itself), and every change is recorded in `events`.
+
+    A sweep makes 2^17 calls: the environments live in three buffers made once
+    (fegetenv into them, fesetenv from them), not in bytes built per call
+    (3.3 us a call with a buffer made for each save and restore)."""
 
     def __init__(self):
-        self.own = save()
-        self.target_env = self.own
-        self.events: list[str] = []
+        self._lib = _lib()
+        if self._lib is None:
+            self._own = self._target = self._after = None
+            self.events: list[str] = []
+            return
+        self._own, self._target, self._after = (ctypes.create_string_buffer(_SIZE) for _ in range(3))
+        self._lib.fegetenv(self._own)
+        ctypes.memmove(self._target, self._own, _SIZE)
+        self.events = []
 
     def enter(self) -> None:
-        self.own = save()
-        if self.target_env is not None and self.target_env != self.own:
-            restore(self.target_env)
+        if self._lib is None:
+            return
+        self._lib.fegetenv(self._own)
+        if self._target.raw != self._own.raw:
+            self._lib.fesetenv(self._target)
 
     def leave(self, what: str) -> None:
-        after = save()
-        if _control_bits(after) != _control_bits(self.target_env):    # nearly never: no names built per call
-            event = f"the target's {what}: " + ", ".join(changes(self.target_env, after))
+        if self._lib is None:
+            return
+        self._lib.fegetenv(self._after)
+        after = self._after.raw
+        before = self._target.raw
+        if _control_bits(after) != _control_bits(before):    # nearly never: no names built per call
+            event = f"the target's {what}: " + ", ".join(changes(before, after))
             if event not in self.events:     # once each: a sweep makes 2^17 calls
                 self.events.append(event)
-        self.target_env = after
-        restore(self.own)
+        ctypes.memmove(self._target, self._after, _SIZE)
+        self._lib.fesetenv(self._own)
