@@ -217,14 +217,21 @@ def _tanh_ball(m, ma, ra, contract, u):
 
 
 def _erf_ball(m, ma, ra, contract, u):
-    # |erf'| = |erfc'| = (2/sqrt(pi)) e^(-t^2) <= 1.1285 e^(-t^2); e^-676 < 2^-975 bounds it above t = 26
-    # (the argument is clamped there: the C library's exp is slow where it underflows). Above t = 110 the
-    # product itself is below 2^-975: e^-12100 < 2^-17456 and ra < 2^16384 (binary64 or long double), so
-    # a huge argument's huge radius (x / sqrt(2) at x = 1e297 in Gelu) does not make a wide ball
+    # |erf'| = |erfc'| = (2/sqrt(pi)) e^(-t^2) <= 1.1285 e^(-t^2) on the ball, t its least |argument|. The
+    # argument of exp is clamped where exp's result would underflow (the C library is slow there): in
+    # binary64 at t = 26, above which e^-676 < 2^-975 bounds it; in long double (u = 2^-64), whose exp is
+    # normal down to e^-11355, at t = 105 (e^-11025, about 2^-15906). In binary64 that bound stood for
+    # every t >= 26, and Gelu's value below x = -38 (under 2^-1075) had a radius near 2^-1030 in long
+    # double too: never decided, every such input took the exact path. Above t = 110 the spread of erf or
+    # erfc over the ball is at most erfc(110) < e^-12100 < 2^-17456 whatever ra is, under either bound
+    # without ra: a huge argument's huge radius (x / sqrt(2) at x = 1e297 in Gelu) makes no wide ball
     t = B.nmax(B.fabs(ma) - ra, 0.0)
-    tt = B.nmin(t, 26.0)
-    return 1.1285 * B.where(t < 26.0, B.exp(-tt * tt) * ra, B.where(t < 110.0, 2.0 ** -975 * ra, 2.0 ** -975)), \
-        True, False
+    wide = u < 2.0 ** -60
+    top = B.where(wide, 105.0, 26.0)
+    tt = B.nmin(t, top)
+    d = B.exp(-tt * tt)
+    far = B.where(wide, d, 2.0 ** -975)
+    return 1.1285 * B.where(t < top, d * ra, B.where(t < 110.0, far * ra, far)), True, False
 
 
 def _log1p_ball(m, ma, ra, contract, u):

@@ -241,9 +241,6 @@ class Operator:
     notes: str = ""
     family: str = ""
     budget64: float = 1.0                       # opcert's implementation in binary64: max ULP error (tested)
-    # (samples, why): the default number of float64 samples where the reference's fast path leaves a large
-    # share of the stratified inputs to the exact path (0.2-0.4 ms each); None: verify's default
-    float64_samples: tuple[int, str] | None = None
     onnx_opsets: dict = field(default_factory=dict)   # dtype -> the ONNX opset the runtime targets build
     runtimes: dict = field(default_factory=dict)      # "torch", "jax" -> RuntimeMap
     hard_points: Callable | None = None         # attrs -> [Fraction]: points sampling must include

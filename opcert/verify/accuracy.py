@@ -39,10 +39,6 @@ FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the e
 
 def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, str | None]:
     """The default number of samples, and why it is smaller when it is."""
-    if dtype == "float64" and op.float64_samples is not None:
-        n, why = op.float64_samples
-        return n, f"{n:,} float64 samples by default, not {DEFAULT_SAMPLES['float64']:,}: {op.name}'s {why}; " \
-                  "--samples sets more"
     if dtype == "float64":
         from ..spec import ball
         missing = ball.without_fast_path(op.reference_form(standard), ball.WIDE)
