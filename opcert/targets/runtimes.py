@@ -133,6 +133,11 @@ def _schema_versions(schemas) -> dict[str, frozenset[int]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def _newest(known: dict[str, frozenset[int]]) -> int | None:
+    """The newest operator version (opset) among a library's schemas: what its provenance says it knows."""
+    return max((v for vs in known.values() for v in vs), default=None)
+
+
 class _OnnxVersions:
     """The opset choice of a runtime that loads ONNX models and knows the versions in `known`."""
     known: dict[str, frozenset[int]] = {}
@@ -217,7 +222,7 @@ class OnnxRuntime(_OnnxVersions):
         except Exception:  # noqa: BLE001 - a minimal build without schemas
             self.known = {}
         self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider",
-                        "newest_onnx_opset": max((v for vs in self.known.values() for v in vs), default=None),
+                        "newest_onnx_schema": _newest(self.known),
                         "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
                                "not report its choice"}
         self.sessions = {}
@@ -288,7 +293,7 @@ class OnnxReference(_OnnxVersions):
         self.known = _schema_versions(onnx.defs.get_all_schemas_with_history())
         from ..provenance import simd
         self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}",
-                        "newest_onnx_opset": onnx.defs.onnx_opset_version()}
+                        "newest_onnx_schema": _newest(self.known)}
         self.evaluators = {}
 
     def _evaluator(self, op, dtype, attrs):
