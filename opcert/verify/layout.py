@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import TargetFailure
 from ..formats import FloatFormat, bits_differ, hex_bits
 from ..targets.layouts import padded_stride, cores as host_cores, row_buffer
-from .row_calls import NAN_ORDINAL, ordinals, ulp_distance
+from .row_calls import ulp_distance
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -138,18 +138,20 @@ class LayoutCheck:
         fam.differ += int(bad.size)
         # the examples: the first few in the layout's order, and those furthest from the measurement's output
         # (by ordinal distance), among which the check's worst error in another layout is found
-        og, ow = ordinals(g[bad], self.fmt), ordinals(w[bad], self.fmt)
-        nan = (og == NAN_ORDINAL) | (ow == NAN_ORDINAL)
-        dist = np.where(nan, -1.0, ulp_distance(g[bad], w[bad], self.fmt))   # binary64's ordinals overflow a difference
-        far = list(bad[np.argsort(-dist, kind="stable")[:EXAMPLES]]) + list(bad[nan][:4])
+        # (as floats: binary64's ordinals overflow a difference); infinite where a NaN meets a number (two
+        # NaNs never differ here), which sorts last, as -1
+        dist = ulp_distance(g[bad], w[bad], self.fmt)
+        nan = np.isinf(dist)
+        dist[nan] = -1.0
+        picks = list(range(min(8, bad.size))) + list(np.argsort(-dist, kind="stable")[:EXAMPLES]) + \
+            list(np.flatnonzero(nan)[:4])
         have = {e[0]: j for j, e in enumerate(fam.examples)}
-        for i in list(bad[:8]) + far:
-            k = int(index(int(i)))
+        for p in picks:
+            i, d = int(bad[p]), float(dist[p])
+            k = int(index(i))
             if k in have:
                 continue
-            a, b = int(ordinals(g[i:i + 1], self.fmt)[0]), int(ordinals(w[i:i + 1], self.fmt)[0])
-            d = -1.0 if NAN_ORDINAL in (a, b) else float(abs(a - b))
-            entry = (k, int(g[i]), words(int(i)), lambda i=int(i): redo(i), d)
+            entry = (k, int(g[i]), words(i), lambda i=i: redo(i), d)
             if len(fam.examples) < 2 * EXAMPLES:
                 have[k] = len(fam.examples)
                 fam.examples.append(entry)
