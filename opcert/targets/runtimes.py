@@ -23,6 +23,11 @@ ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8":
              "int64": 7, "uint8": 2, "uint16": 4, "uint32": 12, "uint64": 13}
 
 
+def onnx_standard(op):
+    """The operator's ONNX standard, or None where ONNX does not define it."""
+    return next((s for s in op.standards if s.key == "onnx"), None)
+
+
 def onnx_opset(op, dtype: str, known: frozenset[int] | None = None) -> int | None:
     """The opset a one-node model of `op` is built at: the operator's override
     for the dtype (ScaledTanh, experimental, lived in opsets 1-9), else the
@@ -36,7 +41,7 @@ def onnx_opset(op, dtype: str, known: frozenset[int] | None = None) -> int | Non
     in their types only; None where no version the runtime knows lists `dtype`."""
     if op.onnx_opsets:
         return op.onnx_opsets.get(dtype)
-    std = next((s for s in op.standards if s.key == "onnx"), None)
+    std = onnx_standard(op)
     if std is None:
         return None
     newest = int(std.support[-1].since)
@@ -46,18 +51,9 @@ def onnx_opset(op, dtype: str, known: frozenset[int] | None = None) -> int | Non
     return max(fits) if fits else None
 
 
-def onnx_too_new(op, dtype: str, library: str, known: frozenset[int]) -> str:
-    """Why no model of `op` in `dtype` can be built for a runtime that knows these versions."""
-    std = next(s for s in op.standards if s.key == "onnx")
-    first = next((s.since for s in std.support if dtype in s.dtypes), None)
-    lists = f"{dtype} is in {std.op_name}-{first} and later" if first else f"no version lists {dtype}"
-    return (f"{library} knows ONNX {std.op_name} up to {std.op_name}-{max(known)}; {lists} "
-            f"(the standard's newest is {std.op_name}-{std.support[-1].since})")
-
-
 def onnx_mismatch(op, attrs: dict) -> str | None:
     """Why these attributes cannot be given to ONNX's operator (None: they can)."""
-    std = next((s for s in op.standards if s.key == "onnx"), None)
+    std = onnx_standard(op)
     if std is None:
         if op.onnx_opsets:    # an experimental ONNX operator the runtimes still register, attributes as opcert's
             return None
@@ -77,7 +73,7 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     from onnx import helper, numpy_helper
     from ..formats import get_format
     from ..spec.attrs import user_value
-    std = next((s for s in op.standards if s.key == "onnx"), None)
+    std = onnx_standard(op)
     op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
     elem = ONNX_ELEM[dtype]
     inputs, inits, node_attrs = ["X"], [], {}
@@ -144,15 +140,18 @@ class _OnnxVersions:
     label = ""
 
     def opset(self, op, dtype: str) -> int | None:
-        std = next((s for s in op.standards if s.key == "onnx"), None)
+        std = onnx_standard(op)
         return onnx_opset(op, dtype, self.known.get(std.op_name) if std is not None else None)
 
     def too_new(self, op, dtype: str) -> str | None:
         """Why this runtime cannot load any version of the operator that has `dtype` (None: it can)."""
-        std = next((s for s in op.standards if s.key == "onnx"), None)
+        std = onnx_standard(op)
         if std is None or op.onnx_opsets or self.opset(op, dtype) is not None:
             return None
-        return onnx_too_new(op, dtype, self.label, self.known[std.op_name])
+        first = next((s.since for s in std.support if dtype in s.dtypes), None)
+        lists = f"{dtype} is in {std.op_name}-{first} and later" if first else f"no version lists {dtype}"
+        return (f"{self.label} knows ONNX {std.op_name} up to {std.op_name}-{max(self.known[std.op_name])}; "
+                f"{lists} (the standard's newest is {std.op_name}-{std.support[-1].since})")
 
 
 def ort_calls(runtime, copies: int = 256) -> Callable:
