@@ -135,16 +135,26 @@ def _newest(known: dict[str, frozenset[int]]) -> int | None:
 
 
 class _OnnxVersions:
-    """The opset choice of a runtime that loads ONNX models and knows the versions in `known`."""
-    known: dict[str, frozenset[int]] = {}
-    label = ""
+    """The opset choice of a runtime that loads ONNX models and knows the versions in `known`
+    (operator name -> versions; set before the first question, which is remembered)."""
+
+    def __init__(self, label: str, known: dict[str, frozenset[int]]):
+        self.label, self.known = label, known
+        self._too_new: dict = {}
 
     def opset(self, op, dtype: str) -> int | None:
         std = onnx_standard(op)
         return onnx_opset(op, dtype, self.known.get(std.op_name) if std is not None else None)
 
     def too_new(self, op, dtype: str) -> str | None:
-        """Why this runtime cannot load any version of the operator that has `dtype` (None: it can)."""
+        """Why this runtime cannot load any version of the operator that has `dtype` (None: it can).
+        Asked at every call of the target (a sweep makes 2^17): answered once per operator and dtype."""
+        key = (op.name, dtype)
+        if key not in self._too_new:
+            self._too_new[key] = self._why_too_new(op, dtype)
+        return self._too_new[key]
+
+    def _why_too_new(self, op, dtype: str) -> str | None:
         std = onnx_standard(op)
         if std is None or op.onnx_opsets or self.opset(op, dtype) is not None:
             return None
@@ -214,12 +224,12 @@ class OnnxRuntime(_OnnxVersions):
         import onnxruntime as ort
         self.ort = ort
         self.version = ort.__version__
-        self.label = f"onnxruntime {ort.__version__}"
         build = ort.get_build_info() if hasattr(ort, "get_build_info") else ""
         try:   # ORT's public API does not say which opsets it knows; its binding does (absent: the newest is built)
-            self.known = _schema_versions(ort.capi._pybind_state.get_all_operator_schema())
+            known = _schema_versions(ort.capi._pybind_state.get_all_operator_schema())
         except Exception:  # noqa: BLE001 - a minimal build without schemas
-            self.known = {}
+            known = {}
+        super().__init__(f"onnxruntime {ort.__version__}", known)
         self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider",
                         "newest_onnx_schema": _newest(self.known),
                         "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
@@ -288,8 +298,8 @@ class OnnxReference(_OnnxVersions):
     def __init__(self):
         import onnx
         self.version = onnx.__version__
-        self.label = f"onnx.reference {onnx.__version__}"
-        self.known = _schema_versions(onnx.defs.get_all_schemas_with_history())
+        super().__init__(f"onnx.reference {onnx.__version__}",
+                         _schema_versions(onnx.defs.get_all_schemas_with_history()))
         from ..provenance import simd
         self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}",
                         "newest_onnx_schema": _newest(self.known)}
