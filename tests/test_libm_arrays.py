@@ -18,6 +18,13 @@ VECTOR = [n for n in libm_arrays.VECTOR_NAMES if libm_arrays.vector(n) is not No
 needs_vector = pytest.mark.skipif(not VECTOR, reason=f"no vector functions here: {libm_arrays.status()}")
 
 
+def _underlying(f):
+    """The function a blockwise fill wraps (expr.primitives.filled_beyond), or f."""
+    while hasattr(f, "__wrapped__"):
+        f = f.__wrapped__
+    return f
+
+
 def _arguments(name):
     """Hard and ordinary arguments over f's domain: zeros, subnormals, tiny, the binades up to
     overflow and underflow, the infinities."""
@@ -151,7 +158,7 @@ def test_binary64_array_names_the_vector_function_and_its_contract(monkeypatch):
         if libm_arrays.vector(name) is not None and name != "sqrt":
             assert ulps == max(PRIMITIVES[name].ulps, libm_arrays.VECTOR_ULPS) and simd
         else:
-            assert f is PRIMITIVES[name].numpy and ulps == PRIMITIVES[name].ulps
+            assert _underlying(f) is _underlying(PRIMITIVES[name].numpy) and ulps == PRIMITIVES[name].ulps
 
 
 def test_loading_the_library_keeps_subnormals():
@@ -165,7 +172,8 @@ def test_loading_the_library_keeps_subnormals():
 def test_turned_off_every_ball_takes_numpys_functions():
     code = ("from opcert.expr import libm_arrays, PRIMITIVES; from opcert.expr.primitives import binary64_array;"
             "print(libm_arrays.status());"
-            "print(all(binary64_array(n)[0] is PRIMITIVES[n].numpy for n in PRIMITIVES))")
+            "u = lambda f: u(f.__wrapped__) if hasattr(f, '__wrapped__') else f;"
+            "print(all(u(binary64_array(n)[0]) is u(PRIMITIVES[n].numpy) for n in PRIMITIVES))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "OPCERT_LIBMVEC": "0"}).stdout.split("\n")
     assert out[0] == "turned off (OPCERT_LIBMVEC=0)" and out[1] == "True"
@@ -174,7 +182,7 @@ def test_turned_off_every_ball_takes_numpys_functions():
 def test_without_a_compiler_it_says_why_and_falls_back(tmp_path):
     code = ("from opcert.expr import libm_arrays; print(libm_arrays.status());"
             "print(libm_arrays.vector('tanh') is None, libm_arrays.long_double('erf') is None)")
-    env = {**os.environ, "CC": "/nonexistent/cc", "OPCERT_KERNEL_CACHE": str(tmp_path)}
+    env = {**os.environ, "CC": "/nonexistent/cc", "OPCERT_KERNEL_CACHE": str(tmp_path), "OPCERT_LIBMVEC": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=env).stdout.split("\n")
     assert out[0].startswith("not built") and out[1] == "True True", out
@@ -205,6 +213,66 @@ def test_where_numpy_dispatches_to_avx512_its_own_loops_are_kept(monkeypatch):
     for name, p in PRIMITIVES.items():
         f, ulps, simd = binary64_array(name)
         if p.vector:
-            assert f is p.numpy and ulps == p.ulps and simd, name
+            assert _underlying(f) is _underlying(p.numpy) and ulps == p.ulps and simd, name
         elif libm_arrays.vector(name) is not None:
             assert f is not p.numpy and ulps == max(p.ulps, libm_arrays.VECTOR_ULPS) and simd, name
+
+
+# Blocks that binary64_array fills without calling the function (expr.primitives._FILLED): (lo, hi) ranges
+# wholly inside a known region, from the region's end inwards, and what the region's value is.
+_KNOWN_BLOCKS = {
+    "tanh": [(2.0 ** -27, 2.0 ** -40), (2.0 ** -1022, 2.0 ** -1074), (20.0, 100.0), (1e30, 1e308)],
+    "expm1": [(2.0 ** -54, 2.0 ** -70), (2.0 ** -1000, 2.0 ** -1074)],
+    "log1p": [(2.0 ** -54, 2.0 ** -70), (2.0 ** -1000, 2.0 ** -1074)],
+    "exp": [(2.0 ** -55, 2.0 ** -70), (2.0 ** -1000, 2.0 ** -1074)],
+}
+
+
+def _known_block(lo, hi, negative):
+    t = np.geomspace(lo, hi, 4096)
+    t[0] = np.nextafter(lo, hi)               # the region's end is open
+    t[-1] = hi
+    return -t if negative else t
+
+
+def _mpfr_binary64(name, t):
+    import gmpy2
+    with gmpy2.context(gmpy2.ieee(64)):      # binary64, subnormals included, rounded to nearest
+        return float(getattr(gmpy2, name)(gmpy2.mpfr(float(t))))
+
+
+@pytest.mark.parametrize("name", sorted(_KNOWN_BLOCKS))
+@pytest.mark.parametrize("choice", ["numpy", "vector"])
+def test_a_block_where_the_value_is_known_is_filled_with_the_correctly_rounded_one(name, choice):
+    """A block wholly where the function's binary64 value is known (near 0: t itself, or 1 for exp; beyond
+    tanh's saturation: +-1) is filled without the call, with the value MPFR rounds to. The function itself
+    may differ there within its contract (glibc's scalar tanh computes -t'/(t'+2) near 0), which is all the
+    balls assume of either."""
+    from opcert.expr import primitives
+    f = primitives._numpy_blockwise(name) if choice == "numpy" else primitives._vector_blockwise(name)
+    if f is None:
+        pytest.skip(f"no vector {name} here: {libm_arrays.status()}")
+    own = _underlying(f)
+    ulps = binary64_array(name)[1] if choice == "vector" else PRIMITIVES[name].ulps
+    assert f is not own, f"{name}: no fill"
+    for lo, hi in _KNOWN_BLOCKS[name]:
+        for negative in (False, True):
+            t = _known_block(lo, hi, negative)
+            got, theirs = f(t), own(t)
+            for i in list(range(0, 4096, 64)) + [1, 4094, 4095]:
+                want = _mpfr_binary64(name, t[i])
+                assert got[i] == want and math.copysign(1, got[i]) == math.copysign(1, want), (name, t[i])
+            spacing = np.spacing(np.abs(got))
+            assert (np.abs(theirs - got) <= ulps * spacing).all(), (name, choice, lo, hi)
+
+
+def test_a_block_outside_the_known_regions_is_computed():
+    """The fill is taken only where the whole block is inside a region: one element outside and every
+    value is the function's."""
+    f, _, _ = binary64_array("tanh")
+    t = np.full(4096, 2.0 ** -30)
+    t[100] = 0.5
+    assert np.array_equal(f(t), _underlying(f)(t)) and f(t)[100] == math.tanh(0.5)
+    t = np.full(4096, 30.0)
+    t[7] = 18.0
+    assert f(t)[7] == _underlying(f)(t)[7] < 1.0

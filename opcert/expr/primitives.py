@@ -355,13 +355,16 @@ def _implies(a, b):
 
 
 
-def filled_beyond(f, lo: float, hi: float, below: float, above: float):
-    """f over binary64 arrays, the same bits, without the call where a whole block lies below lo (every
-    value is `below`) or above hi (every value is `above`): the functions' slow paths are there (NumPy's exp
+def filled_beyond(f, lo: float, hi: float, below: float, above: float, near_zero: float = 0.0,
+                  at_zero: float | None = None):
+    """f over binary64 arrays, without the call where a whole block lies below lo (every value is `below`)
+    or above hi (every value is `above`; exp's, which opcert's implementation takes, are np.exp's own bits:
+    tests/test_ball_compiled.py): the functions' slow paths are there (NumPy's exp
     at -800: 4.3 ns a value against 0.5 in range; glibc's vector exp: 54 against 2.7), and the float32
     sweep's blocks have one sign and span a few binades, so whole blocks are there: about half of the
-    inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. A NaN fails both tests; a small
-    array or another type goes to f as it is."""
+    inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. With near_zero: a block wholly
+    inside (-near_zero, near_zero) is t itself (at_zero None: f(t) rounds to t there) or the constant
+    at_zero. A NaN fails every test; a small array or another type goes to f as it is."""
     def blockwise(t, out=None):
         if isinstance(t, np.ndarray) and t.dtype == np.float64 and t.size >= 1024:
             tmin, tmax = t.min(), t.max()
@@ -369,7 +372,15 @@ def filled_beyond(f, lo: float, hi: float, below: float, above: float):
                 r = np.empty_like(t) if out is None else out
                 r.fill(below if tmax < lo else above)
                 return r
+            if -near_zero < tmin and tmax < near_zero:
+                r = np.empty_like(t) if out is None else out
+                if at_zero is None:
+                    np.copyto(r, t)
+                else:
+                    r.fill(at_zero)
+                return r
         return f(t) if out is None else f(t, out=out)
+    blockwise.__wrapped__ = f
     return blockwise
 
 
@@ -446,7 +457,7 @@ def binary64_array(name: str) -> tuple[Callable, float, bool]:
         f = _vector_blockwise(name)
         if f is not None:
             return f, max(p.ulps, libm_arrays.VECTOR_ULPS), True
-    return p.numpy, p.ulps, p.vector
+    return _numpy_blockwise(name), p.ulps, p.vector
 
 
 @functools.lru_cache(maxsize=None)
@@ -459,20 +470,39 @@ def _numpy_avx512() -> bool:
     return bool(__cpu_features__.get("AVX512_SKX") or __cpu_features__.get("X86_V4"))
 
 
-# glibc's vector functions take a scalar path per lane out of range, so a block wholly beyond these is
-# filled without the call (filled_beyond): expm1 below -38: e^-38 < 2^-54, so -1 + e^x rounds to -1; erf and
-# erfc: their records' saturation
-_SATURATION = {"exp": EXP_SATURATION, "expm1": (-38.0, 709.79, -1.0, math.inf)}
+# Where a function's binary64 value is known without calling it, a whole block is filled (filled_beyond): the
+# float32 sweep's blocks have one sign and span a few binades, so most of its blocks lie there (Tanh: 87% of its
+# inputs). Beyond (lo, hi) the value is f(-inf)'s or f(+inf)'s binary64 rounding; inside (-near_zero, near_zero)
+# t itself (at_zero None) or the constant at_zero. Each is the correctly rounded value (tests/test_libm_arrays.py
+# checks it against MPFR), so it is within any function's contract, which is all a ball assumes of the values it
+# takes. NumPy's and glibc's vector functions give the same bits there on the hosts measured; a function that
+# does not (glibc's scalar tanh near 0) differs within its contract:
+# - exp: e^-745.2 < 2^-1075 rounds to +0; above 709.79 it overflows; |t| < 2^-55: 1 + t rounds to 1;
+# - expm1: below -38, e^t < 2^-54 and -1 + e^t rounds to -1; |t| < 2^-54: t + t^2/2 rounds to t (the t^2/2 is
+#   under a quarter of t's ULP, the spacing below a power of two included);
+# - tanh: beyond +-20, 1 - |tanh t| < 2e^-40 < 2^-54 rounds to 1 (glibc's vector tanh gives 1 - 2^-53 up to 20,
+#   within its contract: the fill starts where it gives 1); |t| < 2^-27: |t|^3/3 < |t| 2^-54;
+# - log1p: |t| < 2^-54: t - t^2/2 rounds to t;
+# - erf, erfc: their records' saturation.
+_FILLED = {"exp": EXP_SATURATION + (2.0 ** -55, 1.0), "expm1": (-38.0, 709.79, -1.0, math.inf, 2.0 ** -54),
+           "tanh": (-20.0, 20.0, -1.0, 1.0, 2.0 ** -27), "log1p": (-math.inf, math.inf, 0.0, 0.0, 2.0 ** -54)}
+
+
+def _filled(name: str, f):
+    p = REGISTRY[name]
+    known = _FILLED.get(name) or (p.saturates + p.at_inf if p.saturates is not None else None)
+    return f if known is None else filled_beyond(getattr(f, "__wrapped__", f), *known)
 
 
 @functools.lru_cache(maxsize=None)
 def _vector_blockwise(name: str):
     f = libm_arrays.vector(name)
-    if f is None:
-        return None
-    p = REGISTRY[name]
-    sat = _SATURATION.get(name) or (p.saturates + p.at_inf if p.saturates is not None else None)
-    return f if sat is None else filled_beyond(f, *sat)
+    return None if f is None else _filled(name, f)
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_blockwise(name: str):
+    return _filled(name, REGISTRY[name].numpy)
 
 
 def long_double_array(name: str) -> tuple[Callable, float] | None:
