@@ -276,3 +276,36 @@ def test_a_block_outside_the_known_regions_is_computed():
     t = np.full(4096, 30.0)
     t[7] = 18.0
     assert f(t)[7] == _underlying(f)(t)[7] < 1.0
+
+
+def test_the_implementations_tanh_is_one_at_saturation_element_by_element():
+    """opcert's implementation takes tanh from expr.primitives._tanh_np: NumPy's tanh, and +-1 where
+    |t| >= 20 (what MPFR rounds tanh to there, in binary64 and in binary32), whatever else is in the call;
+    NaN propagates; long double is NumPy's own (1 - tanh(20) is far above its half ULP below 1)."""
+    from opcert.expr.primitives import TANH_SATURATION, _tanh_np
+    import gmpy2
+    ends = np.array([TANH_SATURATION, np.nextafter(TANH_SATURATION, 0), 1e300, np.inf])
+    for t in np.concatenate([ends, -ends]):
+        with np.errstate(over="ignore"):
+            t32 = np.float32(t)              # 1e300: +inf in binary32
+        with gmpy2.context(gmpy2.ieee(64)):
+            want64 = float(gmpy2.tanh(gmpy2.mpfr(float(t))))
+        with gmpy2.context(gmpy2.ieee(32)):
+            want32 = float(gmpy2.tanh(gmpy2.mpfr(float(t32))))
+        alone = _tanh_np(np.full(2048, t))
+        mixed = _tanh_np(np.concatenate([np.full(2047, t), [0.5]]))
+        assert alone[0] == mixed[0], t
+        if abs(t) >= TANH_SATURATION:
+            assert alone[0] == want64 and _tanh_np(np.full(4, t32))[0] == want32, t
+        else:
+            assert alone[0] == np.tanh(t), t
+    rng = np.random.default_rng(3)
+    t = np.concatenate([rng.uniform(-40, 40, 5000), [np.nan, -0.0, 0.0]])
+    got = _tanh_np(t)
+    want = np.where(np.abs(t) >= TANH_SATURATION, np.copysign(1.0, t), np.tanh(t))
+    assert np.array_equal(got, want, equal_nan=True) and np.signbit(got[-2]) and not np.signbit(got[-1])
+    out = np.empty_like(t)
+    assert _tanh_np(t, out=out) is out and np.array_equal(out, want, equal_nan=True)
+    assert _tanh_np(np.float64(25.0)) == 1.0 and _tanh_np(np.float64(0.5)) == np.tanh(0.5)
+    ld = np.full(4, 20.0, dtype=np.longdouble)
+    assert np.array_equal(_tanh_np(ld), np.tanh(ld)) and _tanh_np(ld)[0] < 1
