@@ -278,34 +278,57 @@ def test_a_block_outside_the_known_regions_is_computed():
     assert f(t)[7] == _underlying(f)(t)[7] < 1.0
 
 
-def test_the_implementations_tanh_is_one_at_saturation_element_by_element():
-    """opcert's implementation takes tanh from expr.primitives._tanh_np: NumPy's tanh, and +-1 where
-    |t| >= 20 (what MPFR rounds tanh to there, in binary64 and in binary32), whatever else is in the call;
-    NaN propagates; long double is NumPy's own (1 - tanh(20) is far above its half ULP below 1)."""
-    from opcert.expr.primitives import TANH_SATURATION, _tanh_np
+def test_the_implementations_tanh_takes_the_known_values_element_by_element(monkeypatch):
+    """opcert's implementation takes tanh from expr.primitives._tanh_np: in binary64, NumPy's tanh, and
+    what MPFR rounds tanh to where that is known beforehand (+-1 where |t| >= 20, t where |t| < 2^-27),
+    whatever else is in the call, by either way of computing a mixed call; NaN propagates; other types
+    are NumPy's own (in long double 1 - tanh(20) is far above the half ULP below 1)."""
+    from opcert.expr import primitives
+    from opcert.expr.primitives import TANH_SATURATION, TANH_TINY, _tanh_np
     import gmpy2
-    ends = np.array([TANH_SATURATION, np.nextafter(TANH_SATURATION, 0), 1e300, np.inf])
-    for t in np.concatenate([ends, -ends]):
-        with np.errstate(over="ignore"):
-            t32 = np.float32(t)              # 1e300: +inf in binary32
-        with gmpy2.context(gmpy2.ieee(64)):
-            want64 = float(gmpy2.tanh(gmpy2.mpfr(float(t))))
-        with gmpy2.context(gmpy2.ieee(32)):
-            want32 = float(gmpy2.tanh(gmpy2.mpfr(float(t32))))
-        alone = _tanh_np(np.full(2048, t))
-        mixed = _tanh_np(np.concatenate([np.full(2047, t), [0.5]]))
-        assert alone[0] == mixed[0], t
-        if abs(t) >= TANH_SATURATION:
-            assert alone[0] == want64 and _tanh_np(np.full(4, t32))[0] == want32, t
-        else:
-            assert alone[0] == np.tanh(t), t
-    rng = np.random.default_rng(3)
-    t = np.concatenate([rng.uniform(-40, 40, 5000), [np.nan, -0.0, 0.0]])
-    got = _tanh_np(t)
-    want = np.where(np.abs(t) >= TANH_SATURATION, np.copysign(1.0, t), np.tanh(t))
-    assert np.array_equal(got, want, equal_nan=True) and np.signbit(got[-2]) and not np.signbit(got[-1])
-    out = np.empty_like(t)
-    assert _tanh_np(t, out=out) is out and np.array_equal(out, want, equal_nan=True)
+    assert primitives._tiny_region() == TANH_TINY, "this host's tanh is low at 2^-27"
+    ends = np.array([TANH_SATURATION, np.nextafter(TANH_SATURATION, 0), 1e300, np.inf, TANH_TINY,
+                     np.nextafter(TANH_TINY, 0), 2.0 ** -40, 2.0 ** -1074, 1e-300])
+    for avx512 in (False, True):           # a mixed call gathers the rest, or computes all and selects
+        monkeypatch.setattr(primitives, "_numpy_avx512", lambda: avx512)
+        for t in np.concatenate([ends, -ends]):
+            with gmpy2.context(gmpy2.ieee(64)):
+                want64 = float(gmpy2.tanh(gmpy2.mpfr(float(t))))
+            alone = _tanh_np(np.full(2048, t))
+            mixed = _tanh_np(np.concatenate([np.full(2047, t), [0.5]]))
+            few = _tanh_np(np.concatenate([[t], np.linspace(0.1, 1, 2047)]))
+            assert alone[0] == mixed[0] == few[0] and alone.view(np.uint64)[0] == few.view(np.uint64)[0], t
+            if abs(t) >= TANH_SATURATION or abs(t) < TANH_TINY:
+                assert alone[0] == want64 and np.signbit(alone[0]) == np.signbit(want64), t
+            else:
+                assert alone[0] == np.tanh(t), t
+        rng = np.random.default_rng(3)
+        t = np.concatenate([rng.uniform(-40, 40, 5000), np.exp2(rng.uniform(-60, -20, 3000)), [np.nan, -0.0, 0.0]])
+        got = _tanh_np(t)
+        want = np.where(np.abs(t) >= TANH_SATURATION, np.copysign(1.0, t),
+                        np.where(np.abs(t) < TANH_TINY, t, np.tanh(t)))
+        assert np.array_equal(got, want, equal_nan=True) and np.signbit(got[-2]) and not np.signbit(got[-1])
+        out = np.empty_like(t)
+        assert _tanh_np(t, out=out) is out and np.array_equal(out, want, equal_nan=True)
+        for part in (t[::2], t[:10], t.reshape(-1, 1)):      # a view, a few, 2-D
+            w = np.where(np.abs(part) >= TANH_SATURATION, np.copysign(1.0, part),
+                         np.where(np.abs(part) < TANH_TINY, part, np.tanh(part)))
+            got = _tanh_np(part)
+            assert got.shape == part.shape and np.array_equal(got, w, equal_nan=True)
+        t32 = t.astype(np.float32)
+        assert _tanh_np(t32).dtype == np.float32 and np.array_equal(_tanh_np(t32), np.tanh(t32), equal_nan=True)
     assert _tanh_np(np.float64(25.0)) == 1.0 and _tanh_np(np.float64(0.5)) == np.tanh(0.5)
+    assert _tanh_np(np.float64(1e-20)) == 1e-20 and np.signbit(_tanh_np(np.float64(-0.0)))
     ld = np.full(4, 20.0, dtype=np.longdouble)
     assert np.array_equal(_tanh_np(ld), np.tanh(ld)) and _tanh_np(ld)[0] < 1
+
+
+def test_the_tiny_region_is_not_used_where_the_platforms_tanh_is_low_at_its_end(monkeypatch):
+    """The junction at 2^-27 is non-decreasing only where the platform's tanh there is at least the largest
+    double below 2^-27: one that is 2 ULPs low (within its contract) turns the region off."""
+    from opcert.expr import primitives
+    real = np.tanh
+    monkeypatch.setattr(np, "tanh", lambda t, *a, **k: np.nextafter(np.nextafter(real(t), 0), 0))
+    assert primitives._tiny_region.__wrapped__() == 0.0
+    monkeypatch.setattr(np, "tanh", real)
+    assert primitives._tiny_region.__wrapped__() == primitives.TANH_TINY
