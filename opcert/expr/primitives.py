@@ -553,7 +553,8 @@ def _numpy_avx512() -> bool:
 # - log1p: |t| < 2^-54: t - t^2/2 rounds to t;
 # - erf, erfc: their records' saturation.
 _FILLED = {"exp": EXP_SATURATION + (2.0 ** -55, 1.0), "expm1": (-38.0, 709.79, -1.0, math.inf, 2.0 ** -54),
-           "tanh": (-TANH_SATURATION, TANH_SATURATION, -1.0, 1.0, 2.0 ** -27), "log1p": (-math.inf, math.inf, 0.0, 0.0, 2.0 ** -54)}
+           "tanh": (-TANH_SATURATION, TANH_SATURATION, -1.0, 1.0, TANH_TINY),
+           "log1p": (-math.inf, math.inf, 0.0, 0.0, 2.0 ** -54)}
 
 
 def _filled(name: str, f):
