@@ -2,10 +2,10 @@
 _tanh_np): how many elements are known, their values written, the indices of the rest.
 
 NumPy's forms of this take a pass and a fresh temporary per operation (abs, two compares, two selects:
-10-18 ns an element on calls of 2^20 elements, where NumPy's tanh itself takes 1.7 with AVX-512 and 6
-without), and its masked ufunc loops (`where=`) 16-20 ns on the interleaved masks of a stratified sample.
-These loops have no branch on the data (a stratified sample's regions alternate at random: a mispredicted
-branch an element), so they vectorise (bench/README.md, "Values known without the call").
+15-20 ns an element on calls of 2^20 elements, where NumPy's tanh itself takes 1.7 with AVX-512 and 6.1
+without), and its masked ufunc loops (`where=`) 16-18 ns on the interleaved masks of a stratified sample
+(bench/known_values.py). These loops have no branch on the data (a stratified sample's regions alternate
+at random: a mispredicted branch an element), so they vectorise.
 """
 from __future__ import annotations
 
