@@ -104,20 +104,12 @@ def _tanh_np(t, out=None):
     implementation computes in it): other types take NumPy's own (in long double 1 - tanh(20) = 8.5e-18 is
     far above the half ULP below 1, 2^-65). tests/test_libm_arrays.py checks it against MPFR and against
     np.tanh."""
-    t = np.asanyarray(t)
+    t = np.asarray(t)
     if t.dtype != np.float64:
         return np.tanh(t) if out is None else np.tanh(t, out=out)
     tiny = _tiny_region()
-    if t.size < 1024 or type(t) is not np.ndarray or not t.flags.c_contiguous:
-        # a few values (or a view): NumPy's forms, element by element the same values
-        a = np.abs(t)
-        r = np.where(a >= TANH_SATURATION, np.copysign(1.0, t), np.where(a < tiny, t, np.tanh(t)))
-        if out is not None:
-            np.copyto(out, r)
-            return out
-        return r[()] if r.ndim == 0 else r
     from .known_values import count_known, fill_known, rest_indices
-    flat = t.reshape(-1)
+    flat = np.ascontiguousarray(t).reshape(-1)      # a scalar, a view: the same passes
     r = np.empty(flat.size, t.dtype)
     n = count_known(flat, TANH_SATURATION, tiny)
     if n == flat.size:
@@ -137,7 +129,7 @@ def _tanh_np(t, out=None):
     if out is not None:
         np.copyto(out, r)
         return out
-    return r
+    return r[()] if r.ndim == 0 else r
 
 
 @functools.lru_cache(maxsize=None)

@@ -529,8 +529,6 @@ class LayoutCheck:
         return best
 
 
-
-
 def _split(n: int) -> int:
     """A divisor of n near its square root (1 where n is prime)."""
     for a in range(int(n ** 0.5), 0, -1):
