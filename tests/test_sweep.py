@@ -1,6 +1,7 @@
 """The exhaustive binary32 sweep, on reduced magnitude ranges: its reference is
 the exact one, it equals measure() on the same inputs, and the result does not
 depend on workers, resumption or the scheduler."""
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -282,7 +283,7 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     (sweep_kernel.easy with kept): on balls built to hit every branch (as above), mirror then block on what it
     leaves gives the state block alone gives on the mirrored ball, blocks taken out of order."""
     from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import NOT_KEPT, TOP, block, easy, easy_pass, take_easy
+    from opcert.verify.sweep_kernel import NOT_KEPT, TOP, block, easy, easy_pass, sampled_floor, take_easy
     rng = np.random.default_rng(100 + seed)
     n = 1 << 13
     mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
@@ -322,7 +323,7 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     assert exact_zero.any() and np.all(keep[exact_zero] == NOT_KEPT)
     yb = y.view(np.uint32)
     states, taken = [], 0
-    for split in (False, True):
+    for split in (False, True, "sampled"):
         st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
               np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
               np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
@@ -335,18 +336,76 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
                     -1.0, 1.0, *st, und, False)
             if split:
                 hard = np.empty(1024, np.bool_)
-                got, near = easy_pass(near, bits[s], y[s], yb[s], v[s], rad[s], sg[s], st[2][TOP - 1],
-                                      st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1], hard, None, keep[s],
-                                      -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
+                mirrored = (keep[s], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
+                tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+                if split == "sampled":
+                    tops = sampled_floor(bits[s], y[s], yb[s], v[s], rad[s], sg[s], *st[2:6], 5, *mirrored)
+                got, near = easy_pass(near, bits[s], y[s], yb[s], v[s], rad[s], sg[s], *tops, hard, None, *mirrored)
                 take_easy(got, st[0], st[1], st[7])
-                taken += got[0] + got[2]
+                taken += (got[0] + got[2]) if split is True else 0
                 n_und = block(*args, np.flatnonzero(hard))
             else:
                 n_und = block(*args)
             undecided += (und[:n_und] + 1024 * k).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
-    assert states[0] == states[1]
+    assert states[0] == states[1] == states[2]
     assert n // 8 < taken < states[0][0][0][0] and states[0][0][1][3:] != [0] * (len(HIST_LABELS) - 3)
+
+
+@pytest.mark.parametrize("stride", [1, 64])
+@pytest.mark.parametrize("wrong", [False, True])
+def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong, stride):
+    """Where the error rises with the input (tanh below 2^-12: tanh(x) rounds to x, 1 - x^2/3 away),
+    each input is a new worst case when it comes, and easy() alone leaves every one to block. With the
+    thresholds a sample of the block gives (sampled_floor), block takes about 8 x the stride of them, and
+    the worst-case lists, counts and histogram are block's alone. wrong: the outputs one value above, so
+    that the wrong outputs' list rises too."""
+    from opcert.verify.stats import HIST_LABELS
+    from opcert.verify.sweep_kernel import TOP, block, easy, sampled_floor, take_easy
+    n = 1 << 14
+    bits = np.arange(0x3A000000, 0x3A000000 + n, dtype=np.uint32)     # 2^-11 and up, one binade
+    x = bits.view(np.float32).astype(np.float64)
+    v = x - x ** 3 / 3                      # tanh's first two terms: within half an ULP of x, and rising
+    rad = np.abs(v) * 2.0 ** -50
+    sg = np.ones(n)
+    y = x.astype(np.float32)
+    if wrong:
+        y = np.nextafter(y, np.float32(1))  # one value above x: 1 ULP + (x - v), rising too
+    yb = y.view(np.uint32)
+    states, sent = [], []
+    for how in ("block", "easy", "sampled"):
+        st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
+              np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        und = np.empty(n, np.int64)
+        args = (bits, y, yb, v, rad, sg, np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0, *st, und, False)
+        if how == "block":
+            assert block(*args) == 0
+        else:
+            hard = np.empty(n, np.bool_)
+            # the lists already full from an earlier block, of smaller errors: every input here is above them
+            for lst_e, lst_b in ((st[2], st[3]), (st[4], st[5])):
+                lst_e[:], lst_b[:] = 1e-9, np.arange(TOP)
+            tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+            if how == "sampled":
+                tops = sampled_floor(bits, y, yb, v, rad, sg, *st[2:6], stride)
+            take_easy(easy(bits, y, yb, v, rad, sg, *tops, hard), st[0], st[1], st[7])
+            sent.append(int(hard.sum()))
+            assert block(*args, np.flatnonzero(hard)) == 0
+            for lst_e, lst_b in ((st[2], st[3]), (st[4], st[5])):
+                assert lst_e[-1] > 1e-9             # the earlier entries left the lists
+        states.append([a.tolist() for a in st])
+    assert states[0] == states[1] == states[2]
+    # the 8 largest errors in binary32 ULPs of the value's binade (x = 2^-11 has its value in the binade
+    # below, where the ULP is half), by Python's sort
+    err = [abs(float(y[i]) - v[i]) / math.ldexp(1.0, math.frexp(v[i])[1] - 24) for i in range(n)]
+    want = sorted(range(n), key=lambda i: (-err[i], i))[:TOP]
+    assert states[0][3] == [int(bits[i]) for i in want]
+    # stride 1: the sample is the block, its 8th is the block's 8th, which block must still take
+    assert sent[0] == n and TOP * stride // 2 < sent[1] <= TOP * stride + 1
+    # lists that already hold larger errors than the block's: the sample raises nothing
+    big = [np.full(TOP, 1e9), np.arange(TOP, dtype=np.int64), np.full(TOP, 1e9), np.arange(TOP, dtype=np.int64)]
+    assert sampled_floor(bits, y, yb, v, rad, sg, *big, stride) == (1e9, TOP, 1e9, TOP)
 
 
 def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
@@ -385,11 +444,11 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
     """The state after sweep_kernel.easy then block on the rest, and after block alone,
     over blocks of 1,024 inputs in the given order; they must agree."""
     from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import TOP, block, easy, easy_pass, take_easy
+    from opcert.verify.sweep_kernel import TOP, block, easy, easy_pass, sampled_floor, take_easy
     yb = y.view(np.uint32)
     states = []
     near_used = []
-    for split in (False, True, "adaptive"):
+    for split in (False, True, "adaptive", "sampled"):
         st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
               np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
               np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
@@ -404,8 +463,10 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                     -1.0, 1.0, *st, und, flush_ok)
             if split:
                 hard = np.empty(1024, np.bool_)
-                easy_args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], st[2][TOP - 1], st[3][TOP - 1],
-                             st[4][TOP - 1], st[5][TOP - 1], hard)
+                tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+                if split == "sampled":      # the thresholds raised by every 7th input, as crowded blocks have them
+                    tops = sampled_floor(bits[s], y[s], yb[s], v[s], rad[s], sg[s], *st[2:6], 7)
+                easy_args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], *tops, hard)
                 if split == "adaptive":     # as the sweep does: easy_near until a wrong output is above 2 ULPs
                     got, near = easy_pass(near, *easy_args)
                     near_used.append(near)
@@ -419,7 +480,7 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                 n_und = block(*args)
             undecided += (und[:n_und] + b0).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
-    assert states[0] == states[1] == states[2]
+    assert states[0] == states[1] == states[2] == states[3]
     return states[0], total_easy, total_wrong, near_used
 
 

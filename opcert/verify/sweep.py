@@ -173,7 +173,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed, zero_signs
     from .stats import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block, easy_pass, is_progression, prepare, progression, take_easy
+    from .sweep_kernel import (SAMPLE_STRIDE, TOP, block, easy_pass, is_progression, prepare, progression,
+                               sampled_floor, take_easy)
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -201,6 +202,10 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     mirror = parity(form)
     kept = None
     near = True     # every wrong output so far within 2 ULPs (sweep_kernel.easy_pass)
+    # per sign: the last block sent more than 1 in 128 of its inputs to block (the first one of a chunk
+    # does, with empty worst-case lists), or its sample raised a threshold: this one's thresholds are
+    # raised by a sample first (sampled_floor)
+    crowded = [True, True]
     slow = Stats()
     checker = PropertyChecker(compiled, F32)
     und = np.empty(cfg.block, np.int64)
@@ -239,6 +244,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 continue
             yb = y.view(np.uint32)
             tops = (top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1])
+            raised = False
             if negative and mirror:
                 # the reference at -m from the ball at +m (odd: negated; rounding to nearest is symmetric):
                 # what +m's pass decided is decided here with r's sign flipped (sweep_kernel.easy's kept); the
@@ -246,8 +252,12 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 # inputs; new worst cases) goes to block with the mirrored ball, built only then
                 x64 = None
                 odd = mirror == "odd"
-                got, near = easy_pass(near, bits, y, yb, kept[0], kept[1], kept[2], *tops, hard, None,
-                                      keep[:bits.size], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
+                mirrored = (keep[:bits.size], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
+                if crowded[negative]:
+                    tops = sampled_floor(bits, y, yb, kept[0], kept[1], kept[2], top_e, top_b, topw_e, topw_b,
+                                         SAMPLE_STRIDE, *mirrored)
+                    raised = tops[0] != top_e[TOP - 1] or tops[2] != topw_e[TOP - 1]
+                got, near = easy_pass(near, bits, y, yb, kept[0], kept[1], kept[2], *tops, hard, None, *mirrored)
                 if got[0] + got[2] != bits.size:
                     v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if odd else \
                         (kept[0].copy(), kept[1], kept[2], kept[3])
@@ -271,8 +281,12 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                     zero = ok & (v == 0) & (rad == 0)
                     v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
                 kept = (v, rad, sg, zeros)
+                if crowded[negative]:
+                    tops = sampled_floor(bits, y, yb, v, rad, sg, top_e, top_b, topw_e, topw_b, SAMPLE_STRIDE)
+                    raised = tops[0] != top_e[TOP - 1] or tops[2] != topw_e[TOP - 1]
                 got, near = easy_pass(near, bits, y, yb, v, rad, sg, *tops, hard, keep[:bits.size])
             take_easy(got, counts, hist, maxdist)
+            crowded[negative] = raised or bits.size - got[0] - got[2] > bits.size >> 7
             n_und = 0
             # the inputs the fast pass left (none in most blocks of most operators: then no call)
             if got[0] + got[2] != bits.size:
