@@ -338,8 +338,9 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
                 hard = np.empty(1024, np.bool_)
                 mirrored = (keep[s], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
                 tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
-                if split == "sampled":
-                    tops = sampled_floor(bits[s], y[s], yb[s], v[s], rad[s], sg[s], *st[2:6], 5, *mirrored)
+                if split == "sampled":      # from the ball at +m, as run_chunk has it
+                    tops = sampled_floor(bits[s], y[s], yb[s], v[s], rad[s], sg[s], *args[6:10], *st[2:6], False, 5,
+                                         mirrored[1])
                 got, near = easy_pass(near, bits[s], y[s], yb[s], v[s], rad[s], sg[s], *tops, hard, None, *mirrored)
                 take_easy(got, st[0], st[1], st[7])
                 taken += (got[0] + got[2]) if split is True else 0
@@ -388,7 +389,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
                 lst_e[:], lst_b[:] = 1e-9, np.arange(TOP)
             tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
             if how == "sampled":
-                tops = sampled_floor(bits, y, yb, v, rad, sg, *st[2:6], stride)
+                tops = sampled_floor(*args[:10], *st[2:6], False, stride)
             take_easy(easy(bits, y, yb, v, rad, sg, *tops, hard), st[0], st[1], st[7])
             sent.append(int(hard.sum()))
             assert block(*args, np.flatnonzero(hard)) == 0
@@ -405,7 +406,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     assert sent[0] == n and TOP * stride // 2 < sent[1] <= TOP * stride + 1
     # lists that already hold larger errors than the block's: the sample raises nothing
     big = [np.full(TOP, 1e9), np.arange(TOP, dtype=np.int64), np.full(TOP, 1e9), np.arange(TOP, dtype=np.int64)]
-    assert sampled_floor(bits, y, yb, v, rad, sg, *big, stride) == (1e9, TOP, 1e9, TOP)
+    assert sampled_floor(*args[:10], *big, False, stride) == (1e9, TOP, 1e9, TOP)
 
 
 def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
@@ -465,7 +466,7 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                 hard = np.empty(1024, np.bool_)
                 tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
                 if split == "sampled":      # the thresholds raised by every 7th input, as crowded blocks have them
-                    tops = sampled_floor(bits[s], y[s], yb[s], v[s], rad[s], sg[s], *st[2:6], 7)
+                    tops = sampled_floor(*args[:10], *st[2:6], flush_ok, 7)
                 easy_args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], *tops, hard)
                 if split == "adaptive":     # as the sweep does: easy_near until a wrong output is above 2 ULPs
                     got, near = easy_pass(near, *easy_args)

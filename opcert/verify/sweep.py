@@ -183,6 +183,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                          f"{code_fingerprint()[:12]} in the worker for chunk {index}): run the command again "
                          "with one opcert everywhere; chunks finished by other code are not reused")
     op, attrs, a64, tgt, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
+    at_inf = (np.uint32(rneg), np.uint32(rpos), vneg, vpos)    # block's references at -inf and +inf
     t0 = time.perf_counter()
     lo, hi = cfg.chunk_range(index)
     counts = np.zeros(6, np.int64)
@@ -254,8 +255,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 odd = mirror == "odd"
                 mirrored = (keep[:bits.size], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
                 if crowded[negative]:
-                    tops = sampled_floor(bits, y, yb, kept[0], kept[1], kept[2], top_e, top_b, topw_e, topw_b,
-                                         SAMPLE_STRIDE, *mirrored)
+                    tops = sampled_floor(bits, y, yb, kept[0], kept[1], kept[2], *at_inf, top_e, top_b, topw_e,
+                                         topw_b, cfg.flush_allowed, SAMPLE_STRIDE, mirrored[1])
                     raised = tops[0] != top_e[TOP - 1] or tops[2] != topw_e[TOP - 1]
                 got, near = easy_pass(near, bits, y, yb, kept[0], kept[1], kept[2], *tops, hard, None, *mirrored)
                 if got[0] + got[2] != bits.size:
@@ -282,7 +283,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                     v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
                 kept = (v, rad, sg, zeros)
                 if crowded[negative]:
-                    tops = sampled_floor(bits, y, yb, v, rad, sg, top_e, top_b, topw_e, topw_b, SAMPLE_STRIDE)
+                    tops = sampled_floor(bits, y, yb, v, rad, sg, *at_inf, top_e, top_b, topw_e, topw_b,
+                                         cfg.flush_allowed, SAMPLE_STRIDE)
                     raised = tops[0] != top_e[TOP - 1] or tops[2] != topw_e[TOP - 1]
                 got, near = easy_pass(near, bits, y, yb, v, rad, sg, *tops, hard, keep[:bits.size])
             take_easy(got, counts, hist, maxdist)
@@ -290,7 +292,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
             n_und = 0
             # the inputs the fast pass left (none in most blocks of most operators: then no call)
             if got[0] + got[2] != bits.size:
-                n_und = block(bits, y, yb, v, rad, sg, np.uint32(rneg), np.uint32(rpos), vneg, vpos, counts, hist,
+                n_und = block(bits, y, yb, v, rad, sg, *at_inf, counts, hist,
                               top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
                               np.flatnonzero(hard[:bits.size]))
             if n_und and one_sided.supported(form):   # midpoints decided by the side of the exact value
@@ -300,8 +302,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 if good.any():
                     j = idx[good]
                     block(bits[j], y[j], y.view(np.uint32)[j], np.ascontiguousarray(rep[good]),
-                          np.zeros(j.size), np.ascontiguousarray(sg[j]), np.uint32(rneg), np.uint32(rpos), vneg,
-                          vpos, counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist, und2, cfg.flush_allowed)
+                          np.zeros(j.size), np.ascontiguousarray(sg[j]), *at_inf, counts, hist, top_e, top_b,
+                          topw_e, topw_b, first, maxdist, und2, cfg.flush_allowed)
                     idx = idx[~good]
                 n_und = idx.size
                 und[:n_und] = idx

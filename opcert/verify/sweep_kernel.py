@@ -267,32 +267,34 @@ def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
 SAMPLE_STRIDE = 64     # sampled_floor's: a block of 65,536 inputs whose errors only rise sends about 8 x 64 to block
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def sampled_floor(xbits, yvals, ybits, v, rad, sgn, top_err, top_bits, topw_err, topw_bits, stride, kept=None,
-                  scale=1.0, flip=np.uint32(0)):
+def sampled_floor(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf, top_err, top_bits,
+                  topw_err, topw_bits, flush_ok, stride, scale=None):
     """The worst-case thresholds for easy() on this block, raised by a sample of it: (top_min, its bits,
-    topw_min, its bits), the 8th of each list after every stride-th input easy() would decide is put in
-    a copy of it. Every input after that 8th in the lists' order (larger error first, then smaller bits)
+    topw_min, its bits), the 8th of each list after block has taken every stride-th input into a copy
+    of the lists. Every input after that 8th in the lists' order (larger error first, then smaller bits)
     has 8 ahead of it, so it is not among the 8 worst: easy() may count it. The 8th's bits are returned
-    plus one, so that a sampled 8th itself goes to block, which puts it in the list (an input the lists
-    already hold is in another block: the + 1 passes nobody here).
+    plus one, so that a sampled 8th itself goes to block, which puts it in the lists (an input the lists
+    already hold is in another block: the + 1 passes nobody here). scale (-1 or 1): v and sgn are the
+    ball at +m, this block is at -m of an odd or even reference (run_chunk's mirror); its exact zeros,
+    whose sign comes from the formula, are left out of the sample.
 
     Why: where the errors rise with the input, as in tanh's binades below 2^-12, each input is a new
     worst case at the time it is seen, and easy() sent every one to block (8-10 ns an input against 1;
     Tanh's sweep sent 103.8 million inputs to block, 19.8 million with this). The lists block then keeps
-    are the same: the 8 largest of a total order, whatever the thresholds (easy's docstring)."""
-    te, tb, we, wb = top_err.copy(), top_bits.copy(), topw_err.copy(), topw_bits.copy()
-    for i in range(0, xbits.size, stride):
-        if kept is None:
-            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                             np.inf, 0, np.inf, 0)
-        else:
-            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
-                                            np.inf, 0, np.inf, 0)
-        if cr or wrong:
-            _insert(te, tb, err, np.int64(xbits[i]))
-        if wrong:
-            _insert(we, wb, err, np.int64(xbits[i]))
+    are the same: the 8 largest of a total order, whatever the thresholds (easy's docstring). block
+    itself decides the sample, with the arguments of the block's own call: no kernel of its own to
+    compile (a first sweep compiles its kernels in every worker)."""
+    pick = slice(None, None, stride)
+    vs, rs, ss = v[pick].copy(), rad[pick].copy(), sgn[pick].copy()
+    if scale is not None:
+        if scale < 0:
+            vs, ss = -vs, -ss       # the signs' own dtype (int8): block's call has it
+        rs[(vs == 0.0) & (rs == 0.0)] = np.nan      # undecided for block: not in the lists
+    lists = [top_err.copy(), top_bits.copy(), topw_err.copy(), topw_bits.copy()]
+    block(xbits[pick].copy(), yvals[pick].copy(), ybits[pick].copy(), vs, rs, ss, r_neg_inf, r_pos_inf, v_neg_inf,
+          v_pos_inf, np.zeros(6, np.int64), np.zeros(EDGES.size + 1, np.int64), *lists, np.zeros(4, np.int64),
+          np.zeros(1, np.int64), np.empty(vs.size, np.int64), flush_ok, np.arange(vs.size))
+    te, tb, we, wb = lists
     return te[TOP - 1], tb[TOP - 1] + 1, we[TOP - 1], wb[TOP - 1] + 1
 
 
