@@ -418,3 +418,38 @@ def test_a_binary64_kernel_wrong_in_short_calls_is_refuted_and_its_worst_error_f
     # the worst over the layouts: -x for the largest x sampled, 2x / ulp(x) from the reference x
     x = res.worst_input
     assert x > 1e307 and res.max_ulp == 2 * Fraction(x) / Fraction(math.ulp(x)), (x, res.max_ulp)   # 2x: inf
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_the_one_pass_count_of_differing_rows_is_bits_differs(dtype):
+    """verify.layout.count_window_differ, the layout check's count over rows made of windows (row r: base[r],
+    base[r + 1], ...), against formats.bits_differ on the same arrays: NaNs of other payloads and signs equal,
+    +0 and -0 not, a value one bit off not, at every row length of the check and at every position."""
+    import numpy as np
+    from opcert.formats import bits_differ
+    from opcert.verify.layout import count_window_differ
+    fmt = get_format(dtype)
+    rng = np.random.default_rng(7)
+    u = fmt.uint
+    nan_bits = np.array([np.nan, -np.nan], dtype=np.float64).astype(fmt.dtype).view(u)
+    base = rng.integers(0, 2 ** fmt.bits, 3000, dtype=np.uint64).astype(u)
+    base[::50] = nan_bits[0]
+    base[7::50] = 0                 # +0: where got has -0 (the sign bit flipped) it differs
+    mask = (1 << (fmt.bits - 1)) - 1
+    inf = int(np.array([np.inf]).astype(fmt.dtype).view(u)[0])
+    for n in (1, 2, 7, 33, longest(fmt)):
+        rows = base.size - n
+        want = np.lib.stride_tricks.as_strided(base, (rows, n), (base.itemsize, base.itemsize))
+        got = want.copy()
+        assert count_window_differ(got, base, u.type(mask), u.type(inf)) == 0
+        nan_at = ((got & u.type(mask)) > u.type(inf))
+        # other NaN payloads and signs where the base has a NaN: equal
+        got[nan_at] = np.where(rng.random(int(nan_at.sum())) < 0.5, u.type(inf + 1), nan_bits[1] | u.type(3))
+        # and real differences: the sign bit (-0 against +0 among them), one bit of the significand
+        k = rng.choice(got.size, 40, replace=False)
+        flip = np.where(rng.random(40) < 0.5, 1 << (fmt.bits - 1), 1).astype(u)
+        got.reshape(-1)[k] ^= flip
+        got[7, :] ^= u.type(1 << (fmt.bits - 1))
+        want_count = int(bits_differ(got, want, fmt).sum())
+        assert want_count > 0
+        assert count_window_differ(got, base, u.type(mask), u.type(inf)) == want_count, (dtype, n)

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..errors import TargetFailure
 from ..formats import FloatFormat, bits_differ, hex_bits
+from ..jit import numba
 from ..targets.layouts import padded_stride, cores as host_cores, row_buffer
 from .row_calls import ulp_distance
 
@@ -58,6 +59,23 @@ CALLS_PER_LENGTH = 8       # separate calls per length where each call is made f
 ROW_BLOCK = 1 << 20
 ROW_ALIGN = 32             # rows of stride (n + 1) elements of 2 bytes or more: 32 rows span 64-byte lines
 EXAMPLES = 32              # differing inputs per family measured against the reference
+
+
+@numba.njit(cache=True, nogil=True)
+def count_window_differ(got, base, magnitude, inf):
+    """How many elements of got (2-D, C order, bits) differ from the windows of base that the rows were
+    made of (row r: base[r], base[r + 1], ...), any NaN equal to any NaN (formats.bits_differ's rule):
+    magnitude masks the sign off, a NaN's magnitude is above inf. Without a branch on the data, on unit
+    strides: the loop vectorises. bits_differ on the strided windows made three passes and temporaries:
+    0.31 ns an element on rows of 65, 1.7 on rows of 3, against 0.13 and 1.2 here; over a float32 sweep's
+    layout check (10^6 inputs, 2.1 x 10^9 outputs), 2.0 s against 0.9 s."""
+    n = 0
+    for r in range(got.shape[0]):
+        g = got[r]
+        for c in range(g.size):
+            a, b = g[c], base[r + c]
+            n += (a != b) & ~(((a & magnitude) > inf) & ((b & magnitude) > inf))
+    return n
 
 
 def enumerable(sup) -> bool:
@@ -118,17 +136,24 @@ class LayoutCheck:
         self.bext = np.concatenate([self.base, self.base[:pad]])
         self.families: list[Family] = []
         self.progress = progress or (lambda text: None)
+        # a NaN is a value whose magnitude's bits are above infinity's (every format opcert knows)
+        inf = np.array([np.inf]).astype(fmt.dtype).view(self.uint)[0]
+        self._nan_bits = (self.uint.type((1 << (fmt.bits - 1)) - 1), self.uint.type(inf))
 
     # -- comparing ----------------------------------------------------------------------
     def _windows(self, a: np.ndarray, m: int, n: int, step: int = 1) -> np.ndarray:
         """(m, n) windows: row r holds a[(r * step + p) % nv] at position p (no copy)."""
         return np.lib.stride_tricks.as_strided(a, (m, n), (a.strides[0] * step, a.strides[0]), writeable=False)
 
-    def _compare(self, fam: Family, got: np.ndarray, want: np.ndarray, index, words, redo) -> None:
+    def _compare(self, fam: Family, got: np.ndarray, want: np.ndarray, index, words, redo, base=None) -> None:
         """got, want: arrays of bits of one shape; index(i) -> the value index of flat position i; words(i) ->
-        the layout of position i; redo(i) -> the bits the layout gives there when run again."""
+        the layout of position i; redo(i) -> the bits the layout gives there when run again. base: where want
+        is self._windows(base, ...) (step 1), for the one-pass count of the common case, no difference."""
         got = np.asarray(got).view(self.uint)
         fam.evaluated += got.size
+        if base is not None and got.ndim == 2 and got.flags.c_contiguous and \
+                not count_window_differ(got, base, *self._nan_bits):
+            return
         # in the arrays' own shapes (no copy of 10^8 elements); any NaN equals any NaN
         bad = np.flatnonzero(bits_differ(got, want, self.fmt))
         if not bad.size:
@@ -210,7 +235,7 @@ class LayoutCheck:
                           lambda i, b0=b0: (b0 + i // n + i % n) % nv,
                           lambda i, m=b1 - b0: where(m, i // n, i % n),
                           lambda i, span=(b0, b1): self._redo(lambda: self._rows(n, offset, stride, span), i,
-                                                              call=call))
+                                                              call=call), self.bext[b0:])
         return ok
 
     def lengths(self, sup) -> None:
@@ -248,7 +273,7 @@ class LayoutCheck:
         self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
                       lambda i: (i // n + i % n) % nv,
                       lambda i: f"a call of {n} element(s){where}, position {i % n}",
-                      lambda i: self._redo_call(sup, n, offset, in_place, i))
+                      lambda i: self._redo_call(sup, n, offset, in_place, i), self.bext)
 
     def _sampled_calls(self, sup) -> None:
         """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values."""
