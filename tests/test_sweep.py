@@ -2,6 +2,7 @@
 the exact one, it equals measure() on the same inputs, and the result does not
 depend on workers, resumption or the scheduler."""
 import math
+import textwrap
 from fractions import Fraction
 
 import numpy as np
@@ -602,3 +603,30 @@ def test_kernel_tuning_can_be_turned_off_and_a_bad_value_is_named(monkeypatch):
     monkeypatch.setenv("OPCERT_KERNEL_TUNING", "yes")
     with pytest.raises(UsageError, match="allowed are 1 .* and 0"):
         kernel_tuning()
+
+
+def test_the_second_workers_warm_up_compiles_only_what_a_chunk_calls():
+    """sweep.warm_kernels (a second worker's first task in a cold sweep) calls block and the property
+    scans with run_chunk's argument types: in a fresh process, a chunk run after it compiles or loads no
+    other signature of those kernels (a wrong type would have compiled a variant nobody calls)."""
+    import subprocess
+    import sys
+    code = textwrap.dedent("""
+        from opcert.targets import describe_target
+        from opcert.verify import property_kernels as pk, sweep_kernel as sk
+        from opcert.verify.sweep import SweepConfig, run_chunk, warm_kernels
+        kernels = (sk.block, pk.scan_values, pk.scan_odd, pk.scan_monotonic)
+        cfg = SweepConfig("Tanh", "numpy:tanh", (), None, 0x3F000000, 0x3F000000 + 4096,
+                          target_fingerprint=describe_target("numpy:tanh").fingerprint,
+                          properties=("range", "monotonic", "odd", "zero", "nan", "limits"))
+        warm_kernels(cfg)
+        warmed = [sorted(map(str, k.signatures)) for k in kernels]
+        assert all(warmed), warmed
+        data = run_chunk(cfg, 0)
+        assert data["stats"]["n"] == 8192, data["stats"]["n"]
+        after = [sorted(map(str, k.signatures)) for k in kernels]
+        print("same" if after == warmed else f"warmed {warmed} after {after}")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "same", out.stdout
