@@ -612,10 +612,10 @@ def _run_local(cfg, todo, pool, record):
     if warm:    # the second worker's first task; a failure there is the chunks' to report, as they meet it too
         tasks.insert(1, (warm_kernels, (cfg,), {}))
     for j, ok, value in pool.run(tasks):
-        if warm:
-            if j == 1:
-                continue
-            j -= j > 1
+        if warm and j == 1:
+            continue
+        if warm and j > 1:
+            j -= 1
         if not ok:
             raise _chunk_failure(cfg, todo[j], value)
         record(todo[j], value)
