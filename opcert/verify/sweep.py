@@ -173,8 +173,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed, zero_signs
     from .stats import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import (SAMPLE_STRIDE, TOP, block, easy_pass, is_progression, prepare, progression,
-                               sampled_floor, take_easy)
+    from .sweep_kernel import (SAMPLE_STRIDE, TOP, block, block_state, easy_pass, is_progression, prepare,
+                               progression, sampled_floor, take_easy)
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -186,12 +186,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     at_inf = (np.uint32(rneg), np.uint32(rpos), vneg, vpos)    # block's references at -inf and +inf
     t0 = time.perf_counter()
     lo, hi = cfg.chunk_range(index)
-    counts = np.zeros(6, np.int64)
-    hist = np.zeros(len(HIST_LABELS), np.int64)
-    top_e, top_b = np.full(TOP, -1.0), np.full(TOP, -1, np.int64)
-    topw_e, topw_b = np.full(TOP, -1.0), np.full(TOP, -1, np.int64)
-    first = np.full(4, 1 << 32, np.int64)
-    maxdist = np.full(1, -1, np.int64)
+    counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist = block_state()
     from ..spec import ball
     form = op.reference_form(cfg.standard)
     from ..spec.ball_compiled import compiled as compiled_ball, kernel_tuning
@@ -592,17 +587,14 @@ def warm_kernels(cfg: SweepConfig) -> None:
     the arguments have run_chunk's types (tests/test_sweep.py checks that run_chunk then compiles nothing
     this did not), on eight inputs."""
     from .properties import PropertyChecker
-    from .sweep_kernel import TOP, block
+    from .sweep_kernel import block, block_state
     _, _, _, _, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
     n = 8
     mags = np.arange(n, dtype=np.uint32)
     y = np.zeros(n, np.float32)
     if cfg.accuracy:
         block(mags, y, y.view(np.uint32), np.zeros(n), np.full(n, np.nan), np.zeros(n, np.int8), np.uint32(rneg),
-              np.uint32(rpos), vneg, vpos, np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64),
-              np.full(TOP, -1.0), np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64), np.empty(n, np.int64), cfg.flush_allowed,
-              np.arange(n))
+              np.uint32(rpos), vneg, vpos, *block_state(), np.empty(n, np.int64), cfg.flush_allowed, np.arange(n))
     PropertyChecker(compiled, F32).add_block(mags, y, y, limits=(rpos, rneg), negb=mags | SIGN)
 
 

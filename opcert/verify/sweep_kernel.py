@@ -264,6 +264,13 @@ def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
     return easy(*args), False
 
 
+def block_state():
+    """block's accumulators as a chunk starts them: (counts, histogram, the worst cases' errors and bits,
+    the worst wrong outputs' errors and bits, the first mismatch of each kind, the largest distance)."""
+    return (np.zeros(6, np.int64), np.zeros(EDGES.size + 1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+            np.full(TOP, -1.0), np.full(TOP, -1, np.int64), np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
+
+
 SAMPLE_STRIDE = 64     # sampled_floor's: a block of 65,536 inputs whose errors only rise sends about 8 x 64 to block
 
 
@@ -290,11 +297,11 @@ def sampled_floor(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_
         if scale < 0:
             vs, ss = -vs, -ss       # the signs' own dtype (int8): block's call has it
         rs[(vs == 0.0) & (rs == 0.0)] = np.nan      # undecided for block: not in the lists
-    lists = [top_err.copy(), top_bits.copy(), topw_err.copy(), topw_bits.copy()]
+    counts, hist, *_, first, maxdist = block_state()       # scratch: only the lists are read back
+    te, tb, we, wb = top_err.copy(), top_bits.copy(), topw_err.copy(), topw_bits.copy()
     block(xbits[pick].copy(), yvals[pick].copy(), ybits[pick].copy(), vs, rs, ss, r_neg_inf, r_pos_inf, v_neg_inf,
-          v_pos_inf, np.zeros(6, np.int64), np.zeros(EDGES.size + 1, np.int64), *lists, np.zeros(4, np.int64),
-          np.zeros(1, np.int64), np.empty(vs.size, np.int64), flush_ok, np.arange(vs.size))
-    te, tb, we, wb = lists
+          v_pos_inf, counts, hist, te, tb, we, wb, first, maxdist, np.empty(vs.size, np.int64), flush_ok,
+          np.arange(vs.size))
     return te[TOP - 1], tb[TOP - 1] + 1, we[TOP - 1], wb[TOP - 1] + 1
 
 
