@@ -17,9 +17,10 @@ where /usr/bin/time exists), the inputs left to the exact reference and the
 status (ok, or what failed), slowest first, against the speed issue's bar of 60 s.
 
 The compiled reference kernels are cached in ~/.cache/opcert/kernels (or
-$OPCERT_KERNEL_CACHE) after their first use on a machine; --fresh-kernels gives
-each sweep an empty kernel cache, so its time includes compiling them (a
-first run's cost). A whole sweep of every operator takes 15-25 minutes.
+$OPCERT_KERNEL_CACHE) after their first use on a machine, and numba caches
+those of opcert's package beside its sources (or in $NUMBA_CACHE_DIR);
+--fresh-kernels gives each sweep both empty, so its time includes compiling
+them all (a first run's cost). A whole sweep of every operator takes 15-25 minutes.
 """
 import argparse
 import json
@@ -37,7 +38,10 @@ def run(op: str, target: str, fresh_kernels: bool, attrs: dict | None = None) ->
     with tempfile.TemporaryDirectory(prefix=f"opcert-sweep-{op}-") as d:
         env = dict(os.environ, OPCERT_CACHE=os.path.join(d, "cache"))
         if fresh_kernels:
+            # both caches: opcert's generated kernels, and numba's of opcert's package (in __pycache__
+            # or NUMBA_CACHE_DIR), which would otherwise be compiled by the first sweep alone
             env["OPCERT_KERNEL_CACHE"] = os.path.join(d, "kernels")
+            env["NUMBA_CACHE_DIR"] = os.path.join(d, "numba")
         out = os.path.join(d, "result.json")
         cmd = [sys.executable, "-m", "opcert", "accuracy", op, "--dtype", "float32", "--target", target,
                "--exhaustive", "--checkpoint", os.path.join(d, "ck"), "--json", out]

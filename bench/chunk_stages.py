@@ -4,15 +4,16 @@
     .venv/bin/python bench/chunk_stages.py --ops Gelu --attr approximate=tanh
 
 Runs the given chunks (2^24 magnitudes, both signs) of each operator's sweep
-one after the other on one core, every declared property checked, and wraps
-each stage of `verify.sweep.run_chunk` with a timer: the target's call, the
-compiled ball (its NumPy precomputation included), the branch-free pass
-(`easy_pass`: easy_near or easy), the classification kernel (`block`), the one-sided decisions and the
-exact reference (what the fast path leaves), the property scans
-(`add_block`); "other" is the rest (array conversions, Python), and the minor page
-faults per block of 65,536 inputs (fresh memory from the system: ~1 us each
-on a VM; a reference cycle holding arrays showed as ~900). Seconds per
-chunk, mean over the chunks. Chunk 0 (the subnormals) is where Gelu,
+one after the other on one core, as a sweep's worker runs them (see main),
+every declared property checked, and wraps each stage of
+`verify.sweep.run_chunk` with a timer: the target's call, the compiled ball
+(its NumPy precomputation included), the branch-free pass (`easy_pass`:
+easy_near or easy), the classification kernel (`block`), the one-sided
+decisions and the exact reference (what the fast path leaves), the property
+scans (`add_block`); "other" is the rest (array conversions, Python), and the
+minor page faults per block of 65,536 inputs (fresh memory from the system:
+~1 us each on a VM; a reference cycle holding arrays showed as ~900). Seconds
+per chunk, mean over the chunks. Chunk 0 (the subnormals) is where Gelu,
 HardSwish, ScaledTanh and Swish put half their inputs on a binary32 midpoint
 (one-sided decisions): the mean of six chunks weighs it 21 times its share of
 a sweep.
@@ -27,6 +28,7 @@ import opcert.spec.ball_compiled as ball_compiled
 import opcert.spec.one_sided as one_sided
 import opcert.spec.reference as reference
 import opcert.verify.sweep_kernel as sweep_kernel
+import opcert.workers
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
 from opcert.verify import sweep
@@ -55,6 +57,10 @@ def main():
     ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
                     help="an attribute value (as opcert accuracy --attr) instead of the default")
     a = ap.parse_args()
+    # the chunks run here as in a sweep's worker: a target call in the main process also looks for child
+    # processes the target left (isolation.py: it reads /proc, ~50 us a call), which a worker does not, and
+    # which made the target's stage 0.05-0.1 s of a chunk too long
+    opcert.workers._IN_WORKER = True
     given = dict(kv.split("=", 1) for kv in a.attr)
     timed(sweep_kernel, "easy_pass", "easy")
     timed(sweep_kernel, "block", "block")
