@@ -182,8 +182,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                          f"opcert (code fingerprint {cfg.opcert_code[:12]} where the sweep started, "
                          f"{code_fingerprint()[:12]} in the worker for chunk {index}): run the command again "
                          "with one opcert everywhere; chunks finished by other code are not reused")
-    op, attrs, a64, tgt, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
-    at_inf = (np.uint32(rneg), np.uint32(rpos), vneg, vpos)    # block's references at -inf and +inf
+    op, attrs, a64, tgt, refs, compiled = _setup(cfg)     # refs: (rpos, rneg, vpos, vneg)
+    at_inf = _at_inf(refs)
     t0 = time.perf_counter()
     lo, hi = cfg.chunk_range(index)
     counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist = block_state()
@@ -307,7 +307,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                 ref = reference_detailed(op, x[idx], attrs, cfg.standard)
                 slow.merge(float_stats(x[idx], y[idx], ref, F32, cfg.flush_allowed))
         before = checker.chain_ends()
-        checker.add_block(mags, ys[0], ys[1], limits=(rpos, rneg), negb=bits)
+        checker.add_block(mags, ys[0], ys[1], limits=refs[:2], negb=bits)
         now = (top_b.tobytes(), topw_b.tobytes(), first.tobytes(), slow.n, checker.violations())
         if now != sig:      # something new is named: its output is kept while it is at hand
             sig = now
@@ -579,6 +579,13 @@ def _chunk_failure(cfg, i, exc) -> Exception:
     return exc
 
 
+def _at_inf(refs) -> tuple:
+    """block's references at -inf and +inf, from _setup's (rpos, rneg, vpos, vneg), with the types run_chunk
+    gives block (warm_kernels must give it the same: it compiles those)."""
+    rpos, rneg, vpos, vneg = refs
+    return np.uint32(rneg), np.uint32(rpos), vneg, vpos
+
+
 def warm_kernels(cfg: SweepConfig) -> None:
     """A second worker's first task: compile `block` and the property scans, which a chunk first calls
     after its first block, while the first worker compiles the ball and the fast pass, which it calls
@@ -588,14 +595,14 @@ def warm_kernels(cfg: SweepConfig) -> None:
     this did not), on eight inputs."""
     from .properties import PropertyChecker
     from .sweep_kernel import block, block_state
-    _, _, _, _, (rpos, rneg, vpos, vneg), compiled = _setup(cfg)
+    _, _, _, _, refs, compiled = _setup(cfg)
     n = 8
     mags = np.arange(n, dtype=np.uint32)
     y = np.zeros(n, np.float32)
     if cfg.accuracy:
-        block(mags, y, y.view(np.uint32), np.zeros(n), np.full(n, np.nan), np.zeros(n, np.int8), np.uint32(rneg),
-              np.uint32(rpos), vneg, vpos, *block_state(), np.empty(n, np.int64), cfg.flush_allowed, np.arange(n))
-    PropertyChecker(compiled, F32).add_block(mags, y, y, limits=(rpos, rneg), negb=mags | SIGN)
+        block(mags, y, y.view(np.uint32), np.zeros(n), np.full(n, np.nan), np.zeros(n, np.int8), *_at_inf(refs),
+              *block_state(), np.empty(n, np.int64), cfg.flush_allowed, np.arange(n))
+    PropertyChecker(compiled, F32).add_block(mags, y, y, limits=refs[:2], negb=mags | SIGN)
 
 
 def _run_local(cfg, todo, pool, record):
