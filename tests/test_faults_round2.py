@@ -594,3 +594,22 @@ def test_pytest_plugin_says_opcert_check_once(pytester):
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "opcert check:" in text and "opcert check: opcert check:" not in text
+
+
+def test_opcerts_own_caches_of_compiled_code_are_not_a_targets_dependency(tmp_path, monkeypatch):
+    """A file of opcert's kernel cache or of NUMBA_CACHE_DIR exists and is read or not depending on
+    whether an earlier process compiled it: counted, the first sweep on a machine with empty caches got
+    another key on its second run, and did not resume. A file elsewhere still counts."""
+    from opcert.targets import dependencies
+    kc, nc, other = tmp_path / "kernels", tmp_path / "numba", tmp_path / "data"
+    for d in (kc, nc, other):
+        d.mkdir()
+        (d / "f.bin").write_bytes(b"x")
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(kc))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(nc))
+    before = dependencies.begin()
+    for d in (kc, nc, other):
+        with open(d / "f.bin", "rb") as fh:
+            fh.read()
+    digest, cover = dependencies.end(before)
+    assert cover["files"] == [str((other / "f.bin").resolve())]

@@ -16,8 +16,13 @@ target is loaded and `end` after its first call; between the two:
 Left out, because opcert itself loads them lazily (so whether they are new
 depends on what the calling process did before, and a key must not): what
 lies in the Python installation, its site-packages (installed distributions
-count by version in the target's own fingerprint) and the system's library
-directories (/usr, /lib; /usr/local counts).
+count by version in the target's own fingerprint), the system's library
+directories (/usr, /lib; /usr/local counts), and opcert's caches of compiled
+code: its kernel cache (files.kernel_cache_dir: generated kernels, the C
+library shim) and numba's NUMBA_CACHE_DIR. A cache file exists or not, and
+is read or not, depending on whether an earlier process compiled it: with
+them counted, the first sweep on a machine with empty caches did not resume
+on its second run (tests/test_faults.py, on an empty kernel cache).
 
 What none of these sees (a file read by C code, a network service) is caught
 by the replay of every resumed chunk (verify.sweep.replay_chunk).
@@ -87,6 +92,13 @@ def _file_digest(path: str, limit: int) -> str:
     return h.hexdigest()
 
 
+def _caches() -> tuple[str, ...]:
+    """opcert's caches of compiled code (see the module's docstring), as path prefixes."""
+    from ..files import kernel_cache_dir
+    dirs = [kernel_cache_dir(), os.environ.get("NUMBA_CACHE_DIR") or None]
+    return tuple(os.path.realpath(d) + os.sep for d in dirs if d)
+
+
 def end(before: tuple) -> tuple[str, dict]:
     """(a digest, what it covers by kind) of what the target brought in since `begin`."""
     global _opened
@@ -94,7 +106,7 @@ def end(before: tuple) -> tuple[str, dict]:
     mapped0, modules0 = before
     opened, _opened = _opened or [], None
     skip = tuple(site_dirs()) + (opcert_dir(),) + _SKIP_PREFIXES + _SYSTEM + tuple(
-        os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+        os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}) + _caches()
     h = hashlib.sha256()
     cover = {"shared_objects": [], "modules": [], "files": []}
     for path in sorted(_mapped() - mapped0):
