@@ -12,7 +12,8 @@ DOMAINS = [("opcert.spec.exact", "RationalDomain"), ("opcert.spec.exact", "TinyD
            ("opcert.verify.proofs.real_monotone", "SpanDomain"), ("opcert.verify.proofs.fp_model", "_FPDomain"),
            ("opcert.verify.proofs.real_model", "_RealDomain"), ("opcert.verify.proofs.monotone", "DirectionDomain"),
            ("opcert.expr.numpy_eval", "NumpyDomain"), ("opcert.expr.numpy_eval", "PlainDomain"),
-           ("opcert.spec.ball", "Balls"), ("opcert.spec.ball_compiled", "_Gen"), ("opcert.spec.one_sided", "OneSided")]
+           ("opcert.spec.ball", "Balls"), ("opcert.spec.ball_compiled", "_Gen"), ("opcert.spec.one_sided", "OneSided"),
+           ("opcert.expr.compiled_eval", "_Code")]
 REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive", "reduction")
 ROWS = {"NumpyDomain", "PlainDomain", "Balls", "RationalDomain", "ArbDomain", "TinyDomain"}   # reduce over rows
 

@@ -5,7 +5,8 @@ An interpreter of the expression language is a `Domain`; `fold(e, domain)` evalu
 kinds are a partition of the language's operations (`KINDS`; tests/test_fold.py checks that every
 operation of `ARITY` has exactly one kind), so a new operation is either one more case of a kind every
 domain already handles (a primitive: a row of expr.primitives) or a new kind that every domain must say
-something about. The domains (tests/test_fold.py lists them): NumPy's two (expr.numpy_eval), the exact
+something about. The domains (tests/test_fold.py lists them): NumPy's two (expr.numpy_eval) and the code
+generator of the compiled implementation (expr.compiled_eval), the exact
 reference's rationals, tiny-argument enclosures and Arb balls (spec.exact), the binary64 ball over arrays
 and its code generator (spec.ball, spec.ball_compiled: both run the rules of spec.ball_rules), the
 one-sided decision (spec.one_sided), the provers' rounded intervals, spans and monotonicity directions,
@@ -75,6 +76,24 @@ class Domain:
         in this domain (a domain over whole rows reduces what it gives); a domain of one element at a time
         evaluates the argument at each element of its row itself."""
         raise NotImplementedError
+
+
+class ScopedMemo:
+    """A code generator's memo (a Domain's `memo`): a subexpression computed in a branch of a select is
+    known in that branch and the branches inside it, not after it (the code computing it did not run
+    there). The generator pushes a scope (`maps.append({})`) for each branch and pops it after."""
+
+    def __init__(self):
+        self.maps: list[dict] = [{}]
+
+    def get(self, key, default):
+        for m in reversed(self.maps):
+            if key in m:
+                return m[key]
+        return default
+
+    def __setitem__(self, key, value):
+        self.maps[-1][key] = value
 
 
 def element_wise_only(self, e: Expr, walk):

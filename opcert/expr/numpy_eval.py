@@ -1,4 +1,6 @@
-"""NumPy interpretation of an expression, in binary64.
+"""NumPy interpretation of an expression, in binary64: the meaning of opcert's implementation.
+impl.run runs calls of MIN_SIZE elements or more with expr.compiled_eval, which computes these values in
+compiled loops (tests/test_compiled_eval.py holds the two to the same bits).
 
 Inputs are widened exactly to binary64 and the caller rounds the result once
 into the output format. `fma(a, b, c)` whose product operands are the input and

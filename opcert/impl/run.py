@@ -10,13 +10,20 @@ from ..spec import get_operator, standard_named
 from ..spec.attrs import resolve, standard_for
 from ..spec.reference import check_dtype
 
+# Calls from this size run the compiled loops (expr.compiled_eval: numpy_eval's values). Below it the
+# loops' start costs more than NumPy's passes save, and a process making only small calls does not
+# import numba for them.
+MIN_SIZE = 1 << 12
+
 
 def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **attrs) -> np.ndarray:
     """opcert's implementation of `op` on tensor x (rank 0 to 8, empty allowed).
 
-    `out` receives the result when given; it must have x's dtype and shape and
-    may be x itself (in place). Raises UsageError on an unsupported dtype,
-    unknown or out-of-domain attributes, or a mismatched `out`. A tensor operator (Softmax) takes
+    The values are numpy_eval's interpretation of the operator's implementation expression, rounded once
+    into x's format; a call of MIN_SIZE elements or more computes them with expr.compiled_eval (the same
+    bits, tests/test_compiled_eval.py). `out` receives the result when given; it must have x's dtype and
+    shape and may be x itself (in place). Raises UsageError on an unsupported dtype, unknown or
+    out-of-domain attributes, or a mismatched `out`. A tensor operator (Softmax) takes
     axis= or axes= (opcert.impl.tensor_run)."""
     from ..spec import is_tensor_operator
     if is_tensor_operator(op):
@@ -44,9 +51,20 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
     else:
         with np.errstate(invalid="ignore"):
             x64 = x.astype(np.float64)
-        y = eval_numpy(op.implementation_for(std), x64, {k: float(v) for k, v in attrs.items()},
-                       input_bits=fmt.p)
-        result = to_format(np.broadcast_to(y, x.shape), fmt)
+        impl = op.implementation_for(std)
+        a64 = {k: float(v) for k, v in attrs.items()}
+        result = None
+        if x64.size >= MIN_SIZE:
+            # the same values as eval_numpy's, in a few compiled loops (expr.compiled_eval); binary32 and
+            # binary64 stored by the loop itself (the same rounding as to_format's cast)
+            from ..expr.compiled_eval import evaluate
+            direct = fmt.name in ("float32", "float64")
+            result = evaluate(impl, x64, a64, fmt.p, fmt.dtype if direct else np.float64)
+            if result is not None and not direct:
+                result = to_format(result, fmt)
+        if result is None:
+            y = eval_numpy(impl, x64, a64, input_bits=fmt.p)
+            result = to_format(np.broadcast_to(y, x.shape), fmt)
     if out is None:
         return result
     out[...] = result

@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import math
 import os
 import sys
-import tempfile
 import threading
 import time
 from fractions import Fraction
@@ -44,9 +42,8 @@ import numpy as np
 
 from ..errors import UsageError
 from ..expr import PRIMITIVES, Expr
-from ..expr.fold import Domain, element_wise_only, fold
+from ..expr.fold import Domain, ScopedMemo, element_wise_only, fold
 from ..expr.primitives import binary64_array
-from ..files import kernel_cache_dir
 from . import ball, ball_rules
 from .ball import BINARY64, ETA, U, ball_constant
 
@@ -160,23 +157,6 @@ def _product_exact() -> str:
         return "product_exact"
 
 
-class _Scopes:
-    """The generator's memo (fold's): a subexpression computed in a branch of a select is known in that
-    branch and the branches inside it, not after it (the code computing it did not run there)."""
-
-    def __init__(self):
-        self.maps: list[dict] = [{}]
-
-    def get(self, key, default):
-        for m in reversed(self.maps):
-            if key in m:
-                return m[key]
-        return default
-
-    def __setitem__(self, key, value):
-        self.maps[-1][key] = value
-
-
 class _Gen(Domain):
     """The code generator, as a fold domain: a node's value is the names of the variables that hold its
     ball (m, r, ok, sign) in the generated code, or (value, decided) for a condition. Each node's code
@@ -195,7 +175,7 @@ class _Gen(Domain):
         self.ind = 1
         self.precompute = precompute
         self.pre: list[Expr] = []      # the primitive nodes whose values NumPy computes beforehand
-        self.memo = _Scopes() if cse else None
+        self.memo = ScopedMemo() if cse else None
         self.rules: set[str] = set()   # the rules the code calls
 
     def _mid_computable(self, e: Expr) -> bool:
@@ -572,53 +552,12 @@ def _const_midpoint(e: Expr) -> np.float64:
 
 
 _LOADED: dict = {}
-KEEP_DAYS = 30   # a kernel not used for this long is removed when another is written
-
-
-def _touch(path: Path) -> None:
-    try:
-        os.utime(path)
-    except OSError:
-        pass
-
-
-def _evict(d: Path) -> None:
-    """Remove the generated kernels (source and numba's cache files) not used for
-    KEEP_DAYS: every attribute value swept makes one, and nothing else removes them."""
-    cutoff = time.time() - KEEP_DAYS * 86400
-    for src in d.glob("opcert_ball_*.py"):
-        try:
-            if src.stat().st_mtime >= cutoff:
-                continue
-            for f in [src, *(d / "__pycache__").glob(src.stem + ".*")]:
-                f.unlink(missing_ok=True)
-        except OSError:      # another process removed it first
-            pass
 
 
 def _load(src: str):
     """The generated module's evaluate, through numba's cache where one is writable."""
-    digest = hashlib.sha256(src.encode()).hexdigest()[:24]
-    name = f"opcert_ball_{digest}"
-    d = kernel_cache_dir()
-    if d is None:                    # no writable cache: compile in this process only
-        ns: dict = {}
-        exec(compile(src.replace("cache=True", "cache=False"), name, "exec"), ns)
-        return ns["evaluate"]
-    path = d / f"{name}.py"
-    if not path.exists() or path.read_text() != src:   # atomically: concurrent workers may race here
-        _evict(d)
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(src)
-        os.replace(tmp, path)
-    else:
-        _touch(path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod.evaluate
+    from ..jit import load_generated     # numba: imported where a kernel is built, not with this module
+    return load_generated(src, "opcert_ball_").evaluate
 
 
 def _tuning_blocks() -> list[np.ndarray]:
