@@ -46,13 +46,17 @@ class Unsupported(Exception):
     """An expression the generator has no code for (a reduction over rows): numpy_eval runs it."""
 
 
-def _lit(v: float) -> str:
+def float_literal(v: float) -> str:
+    """Python source for a binary64 value in generated code (which defines INF and imports math)."""
     v = float(v)
     if math.isnan(v):
-        return "NAN"
+        return "math.nan"
     if math.isinf(v):
         return "INF" if v > 0 else "-INF"
-    return repr(v)     # reads back as the same double
+    return repr(v)     # Python's repr of a float reads back as the same float
+
+
+_lit = float_literal
 
 
 def _const_value(e: Expr) -> float:
@@ -251,7 +255,6 @@ from opcert.jit import numba
 from opcert.expr.compiled_ops import ieee_min, ieee_max
 from opcert.expr.fma_kernel import llvm_fma
 
-NAN = math.nan
 INF = math.inf
 '''
 

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..expr import PRIMITIVES, Expr
+from ..expr.compiled_eval import float_literal
 from ..expr.fold import Domain, ScopedMemo, element_wise_only, fold
 from ..expr.primitives import binary64_array
 from . import ball, ball_rules
@@ -118,13 +119,7 @@ class Unsupported(Exception):
     """An expression node the generator has no code for (spec.ball handles it)."""
 
 
-def _lit(v: float) -> str:
-    v = float(v)
-    if math.isnan(v):
-        return "math.nan"
-    if math.isinf(v):
-        return "INF" if v > 0 else "-INF"
-    return repr(v)     # Python's repr of a float reads back as the same float
+_lit = float_literal
 
 
 # the primitives whose values come per block from a SIMD loop, computed before the loop
