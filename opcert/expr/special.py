@@ -1,26 +1,42 @@
 """erf and erfc over arrays: the platform's libm functions (glibc's erf and
-erfc, the same ones Python's math module calls), vectorised with numba, since
+erfc, the same ones Python's math module calls), in compiled loops, since
 NumPy has none. Their contract (bounds, monotonicity, ULP error) is the one
-stated in expr.primitives and checked by tests/test_contracts.py."""
+stated in expr.primitives and checked by tests/test_contracts.py.
+
+Loops (njit), not numba ufuncs (vectorize): a ufunc's wrapper is compiled in
+every process that builds it, whatever numba's cache holds; a loop's machine
+code comes from the cache. Importing this module and the first call of each,
+in a process where numba is already loaded: 49-74 ms as ufuncs, 6-8 ms as
+loops (bench/README.md)."""
 import math
 
 from ..jit import numba
 import numpy as np
 
 
-@numba.vectorize(["float64(float64)"], cache=True)
-def _erf(x):
-    return math.erf(x)
+@numba.njit(cache=True, nogil=True)
+def _erf_into(x, out):
+    for i in range(x.size):
+        out[i] = math.erf(x[i])
 
 
-@numba.vectorize(["float64(float64)"], cache=True)
-def _erfc(x):
-    return math.erfc(x)
+@numba.njit(cache=True, nogil=True)
+def _erfc_into(x, out):
+    for i in range(x.size):
+        out[i] = math.erfc(x[i])
+
+
+def _apply(loop, x):
+    """loop over x as a ufunc applies: any shape, a NumPy float64 scalar for a 0-d input."""
+    a = np.asarray(x, dtype=np.float64)
+    out = np.empty(a.shape)
+    loop(np.ascontiguousarray(a).reshape(-1), out.reshape(-1))
+    return out[()] if out.ndim == 0 else out
 
 
 def erf(x):
-    return _erf(np.asarray(x, dtype=np.float64))
+    return _apply(_erf_into, x)
 
 
 def erfc(x):
-    return _erfc(np.asarray(x, dtype=np.float64))
+    return _apply(_erfc_into, x)
