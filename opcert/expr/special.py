@@ -26,6 +26,12 @@ def _erfc_into(x, out):
         out[i] = math.erfc(x[i])
 
 
+# loaded now, while the module is imported (under Python's import lock): the reference's fast path
+# calls these from several threads at once
+for _loop in (_erf_into, _erfc_into):
+    _loop(np.empty(0), np.empty(0))
+
+
 def _apply(loop, x):
     """loop over x as a ufunc applies: any shape, a NumPy float64 scalar for a 0-d input."""
     a = np.asarray(x, dtype=np.float64)
