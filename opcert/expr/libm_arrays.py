@@ -132,21 +132,31 @@ def status() -> str:
     return why
 
 
+def apply_flat(kernel, x, dtype, out=None):
+    """kernel(a, y) (a and y flat, contiguous, of dtype: y[i] from a[i]) over x as a ufunc applies: any
+    shape, into out where given, a NumPy scalar for a 0-d input and no out. Used for glibc's functions
+    here and for expr.special's compiled loops."""
+    a = np.asarray(x, dtype=dtype)
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    y = np.empty(a.shape, dtype=dtype) if out is None or out.dtype != dtype or \
+        not out.flags.c_contiguous or out.shape != a.shape else out
+    kernel(a.reshape(-1), y.reshape(-1))
+    if out is not None and y is not out:
+        out[...] = y
+        return out
+    return y if a.ndim else y[()]
+
+
 def _wrap(fn, dtype):
     fn.restype = None
     fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 
-    def apply(x, out=None):
-        a = np.asarray(x, dtype=dtype)
-        if not a.flags.c_contiguous:
-            a = a.copy()
-        y = np.empty(a.shape, dtype=dtype) if out is None or out.dtype != dtype or \
-            not out.flags.c_contiguous or out.shape != a.shape else out
+    def call(a, y):
         fn(a.ctypes.data, y.ctypes.data, a.size)
-        if out is not None and y is not out:
-            out[...] = y
-            return out
-        return y if a.ndim else y[()]
+
+    def apply(x, out=None):
+        return apply_flat(call, x, dtype, out)
     return apply
 
 

@@ -13,6 +13,8 @@ import math
 from ..jit import numba
 import numpy as np
 
+from .libm_arrays import apply_flat
+
 
 @numba.njit(cache=True, nogil=True)
 def _erf_into(x, out):
@@ -32,17 +34,9 @@ for _loop in (_erf_into, _erfc_into):
     _loop(np.empty(0), np.empty(0))
 
 
-def _apply(loop, x):
-    """loop over x as a ufunc applies: any shape, a NumPy float64 scalar for a 0-d input."""
-    a = np.asarray(x, dtype=np.float64)
-    out = np.empty(a.shape)
-    loop(np.ascontiguousarray(a).reshape(-1), out.reshape(-1))
-    return out[()] if out.ndim == 0 else out
-
-
 def erf(x):
-    return _apply(_erf_into, x)
+    return apply_flat(_erf_into, x, np.float64)
 
 
 def erfc(x):
-    return _apply(_erfc_into, x)
+    return apply_flat(_erfc_into, x, np.float64)
