@@ -27,6 +27,7 @@ attributes' values, which the kernels read from an array.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import math
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import BOOLEAN, NAMED, PRIMITIVES, REDUCTIONS, Expr
-from .fold import Domain, ScopedMemo, element_wise_only, fold
+from .fold import Domain, element_wise_only, fold
 
 _ENABLED = True      # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
 
@@ -153,7 +154,9 @@ class _Code(Domain):
         self.lines: list[str] = []
         self.ind = ind
         self.n = 0
-        self.memo = ScopedMemo()
+        # a subexpression computed in a branch of a select is known in that branch, not after it: a scope
+        # (maps[0]) per branch
+        self.memo = collections.ChainMap()
         self.used: set[int] = set()     # the primitives whose values the code reads
 
     def emit(self, line: str):
@@ -209,9 +212,9 @@ class _Code(Domain):
         for head, branch in ((f"if {c}:", e.args[1]), ("else:", e.args[2])):
             self.emit(head)
             self.ind += 1
-            self.memo.maps.append({})
+            self.memo.maps.insert(0, {})
             self.emit(f"{v} = {walk(branch)}")
-            self.memo.maps.pop()
+            self.memo.maps.pop(0)
             self.ind -= 1
         return v
 

@@ -78,24 +78,6 @@ class Domain:
         raise NotImplementedError
 
 
-class ScopedMemo:
-    """A code generator's memo (a Domain's `memo`): a subexpression computed in a branch of a select is
-    known in that branch and the branches inside it, not after it (the code computing it did not run
-    there). The generator pushes a scope (`maps.append({})`) for each branch and pops it after."""
-
-    def __init__(self):
-        self.maps: list[dict] = [{}]
-
-    def get(self, key, default):
-        for m in reversed(self.maps):
-            if key in m:
-                return m[key]
-        return default
-
-    def __setitem__(self, key, value):
-        self.maps[-1][key] = value
-
-
 def element_wise_only(self, e: Expr, walk):
     """`reduction` of a domain that interprets one element on its own: it refuses, naming itself."""
     raise NoRows(f"{type(self).__name__} interprets element-wise expressions; {e.op} reduces over a row "

@@ -28,6 +28,7 @@ correctly rounded values as the exact reference and as spec.ball.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import math
@@ -43,7 +44,7 @@ import numpy as np
 from ..errors import UsageError
 from ..expr import PRIMITIVES, Expr
 from ..expr.compiled_eval import float_literal
-from ..expr.fold import Domain, ScopedMemo, element_wise_only, fold
+from ..expr.fold import Domain, element_wise_only, fold
 from ..expr.primitives import binary64_array
 from . import ball, ball_rules
 from .ball import BINARY64, ETA, U, ball_constant
@@ -170,7 +171,9 @@ class _Gen(Domain):
         self.ind = 1
         self.precompute = precompute
         self.pre: list[Expr] = []      # the primitive nodes whose values NumPy computes beforehand
-        self.memo = ScopedMemo() if cse else None
+        # a subexpression computed in a branch of a select is known in that branch, not after it: a scope
+        # (maps[0]) per branch
+        self.memo = collections.ChainMap() if cse else None
         self.rules: set[str] = set()   # the rules the code calls
 
     def _mid_computable(self, e: Expr) -> bool:
@@ -303,10 +306,10 @@ class _Gen(Domain):
             E(head)
             self.ind += 2
             if self.memo is not None:
-                self.memo.maps.append({})
+                self.memo.maps.insert(0, {})
             a = walk(branch)
             if self.memo is not None:
-                self.memo.maps.pop()
+                self.memo.maps.pop(0)
             E(f"{m} = {a[0]}; {r} = {a[1]}; {ok} = {a[2]}; {s} = {a[3]}")
             self.ind -= 2
         return names
