@@ -37,8 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import BOOLEAN, NAMED, PRIMITIVES, REDUCTIONS, Expr
+from . import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr
 from .fold import Domain, element_wise_only, fold
+from .numpy_eval import const_value, fma_as_mul_add, uses_x
 
 _ENABLED = True      # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
 
@@ -58,16 +59,6 @@ def float_literal(v: float) -> str:
 
 
 _lit = float_literal
-
-
-def _const_value(e: Expr) -> float:
-    """numpy_eval's value of a constant (NumpyDomain.const)."""
-    return float(np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value))
-
-
-@functools.lru_cache(maxsize=None)
-def _uses_x(e: Expr) -> bool:
-    return e.op == "var" or any(_uses_x(a) for a in e.args)
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,13 +97,13 @@ class _Plan:
             raise Unsupported(e.op)
         if e.op == "const" or e.op == "var":
             r = e
-        elif not _uses_x(e):
+        elif not uses_x(e):
             if e not in self.slots:
                 self.slots.append(e)
             r = Expr("attr", name=f"__u{self.slots.index(e)}")
         else:
             args = tuple(self._rewrite(a, input_bits) for a in e.args)
-            if e.op == "fma" and input_bits <= 26 and all(a.op in ("var", "attr", "const") for a in e.args[:2]):
+            if e.op == "fma" and fma_as_mul_add(e, input_bits):
                 # numpy_eval's a*b + c (NumpyDomain.arithmetic): two roundings, the first exact
                 r = Expr("add", (Expr("mul", args[:2]), args[2]))
             else:
@@ -178,7 +169,7 @@ class _Code(Domain):
         return e.name[2:]       # "__u3" -> "u3", read before the loop
 
     def const(self, e):
-        return _lit(_const_value(e))
+        return _lit(const_value(e))
 
     def arithmetic(self, op, args, node=None):
         if op == "neg":
@@ -334,7 +325,7 @@ def worth_compiling(e: Expr) -> bool:
     """Whether the loops save anything: an operation on x other than the primitives (Tanh, Erf: the
     primitive of x is all; Identity: nothing). Cached: every call of impl.run asks, and the walk over
     Swish's nodes took 57 us, 0.9 ns an input of a sweep's block."""
-    return any(_uses_x(n) and n.op not in PRIMITIVES and n.op not in ("var", "attr", "const") and
+    return any(uses_x(n) and n.op not in PRIMITIVES and n.op not in ("var", "attr", "const") and
                n.op not in REDUCTIONS for n in e.nodes()) and not any(n.op in REDUCTIONS for n in e.nodes())
 
 

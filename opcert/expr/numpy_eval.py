@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 
 import numpy as np
 
 from . import NAMED, PRIMITIVES, Expr
 from .fold import Domain, fold
+
+
+def fma_as_mul_add(node, input_bits: int) -> bool:
+    """Whether this interpreter computes the fma node as a*b + c in binary64 (see the module's docstring):
+    its product's operands are leaves and the input has at most 26 bits. expr.compiled_eval asks the same."""
+    return input_bits <= 26 and all(a.op in ("var", "attr", "const") for a in node.args[:2])
 
 
 def fma(a, b, c):
@@ -125,8 +132,15 @@ def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int 
         return np.asarray(fold(e, NumpyDomain(x, attrs, input_bits)), dtype=None)
 
 
-def _uses_x(e: Expr) -> bool:
-    return any(n.op == "var" for n in e.nodes())
+@functools.lru_cache(maxsize=None)
+def uses_x(e: Expr) -> bool:
+    """Whether e depends on the input (expr.compiled_eval asks it too)."""
+    return e.op == "var" or any(uses_x(a) for a in e.args)
+
+
+def const_value(e: Expr) -> np.float64:
+    """A constant's binary64 value, as this interpreter and expr.compiled_eval take it."""
+    return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
 
 
 class _Binary64(Domain):
@@ -142,7 +156,7 @@ class _Binary64(Domain):
         return np.float64(self.attrs[e.name])
 
     def const(self, e):
-        return np.float64(NAMED[e.name].value64()) if e.name is not None else np.float64(e.value)
+        return const_value(e)
 
     def isnan(self, e, walk):
         return np.isnan(walk(e.args[0]))
@@ -181,21 +195,20 @@ class NumpyDomain(_Binary64):
             other = e.args[2] if bool(c) else e.args[1]
             v = walk(chosen)
             # np.where's result has the shape of all three operands
-            return np.broadcast_to(v, np.broadcast_shapes(np.shape(v), np.shape(x) if _uses_x(other) else ()))
+            return np.broadcast_to(v, np.broadcast_shapes(np.shape(v), np.shape(x) if uses_x(other) else ()))
         if c.dtype == np.bool_ and c.size and (c.all() or not c.any()):
             # one branch for every element (a sweep's block has one sign): np.where would take
             # every value from it; the other is not computed (Swish's four selects, measured)
             chosen = e.args[1] if c.flat[0] else e.args[2]
             other = e.args[2] if c.flat[0] else e.args[1]
             v = walk(chosen)
-            shape = np.broadcast_shapes(np.shape(c), np.shape(v), np.shape(x) if _uses_x(other) else ())
+            shape = np.broadcast_shapes(np.shape(c), np.shape(v), np.shape(x) if uses_x(other) else ())
             return np.broadcast_to(np.asarray(v, dtype=np.result_type(v, np.float64)), shape)
         return np.where(c, walk(e.args[1]), walk(e.args[2]))
 
     def arithmetic(self, op, args, node=None):
         if op == "fma":
-            leaves = all(a.op in ("var", "attr", "const") for a in node.args[:2])
-            if leaves and self.input_bits <= 26:
+            if fma_as_mul_add(node, self.input_bits):
                 return args[0] * args[1] + args[2]
             return fma(*(np.asarray(v, dtype=np.float64) for v in args))
         return _BINARY[op](args[0], args[1]) if op in _BINARY else _UNARY[op](args[0])
