@@ -18,11 +18,13 @@ import opcert
 import opcert.impl.run as impl_run
 import opcert.workers
 from opcert.expr import compiled_eval
+from opcert.formats import FLOAT_FORMATS, bits_differ
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
 from opcert.verify.sweep import keep_freed_memory
 
 CHUNKS = (20, 40, 60, 63, 64, 65, 80, 100, 120)
+F32 = FLOAT_FORMATS["float32"]
 
 
 def blocks(size: int) -> list[np.ndarray]:
@@ -54,8 +56,7 @@ def compare(tgt, op, bs) -> tuple[float, float, bool]:
             t, ys[on] = timed(tgt, op, attrs, bs, on)
             best[on] = min(best[on], t)
         for a, b in zip(ys[True], ys[False]):
-            ab, bb = a.view(np.uint32), b.view(np.uint32)
-            same &= bool(np.all((ab == bb) | (np.isnan(a) & np.isnan(b))))
+            same &= not bits_differ(a, b, F32).any()
     n = sum(b.size for b in bs)
     return best[False] / n * 1e9, best[True] / n * 1e9, same
 
