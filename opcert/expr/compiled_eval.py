@@ -325,8 +325,8 @@ def worth_compiling(e: Expr) -> bool:
     """Whether the loops save anything: an operation on x other than the primitives (Tanh, Erf: the
     primitive of x is all; Identity: nothing). Cached: every call of impl.run asks, and the walk over
     Swish's nodes took 57 us, 0.9 ns an input of a sweep's block."""
-    return any(uses_x(n) and n.op not in PRIMITIVES and n.op not in ("var", "attr", "const") and
-               n.op not in REDUCTIONS for n in e.nodes()) and not any(n.op in REDUCTIONS for n in e.nodes())
+    return any(uses_x(n) and n.op not in PRIMITIVES and n.op not in ("var", "attr", "const") for n in e.nodes()) \
+        and not any(n.op in REDUCTIONS for n in e.nodes())
 
 
 _KERNELS: dict = {}
