@@ -27,9 +27,20 @@ standard, range, block size, policies and the properties checked. Chunk files
 are verified (checksum, key, internal consistency) before they count; one that
 fails is recomputed and the result says so. The checksum detects corruption
 and edits; it is not a signature. Before a finished chunk is reused, the target
-runs again on one of its blocks (chosen from the key) and on every input its
-results name, and any output that differs from the recorded one discards the
-chunk (replay_chunk): what no fingerprint sees cannot resume a stale verdict.
+runs again on every block of it, in an order drawn afresh at each resume (a
+random seed, recorded in the result's `sweep.resume`; OPCERT_REPLAY_SEED gives it
+back), and each block's outputs are compared with the fingerprint the chunk
+recorded of them (sweep_kernel.output_fingerprint), and every output its
+results name with the recorded one: any difference discards the chunk, which
+is computed again, and the result names the first difference located (the
+input, both outputs) (replay_chunk). What no fingerprint of the target sees (an
+environment variable, a data file, a rebuilt library) cannot resume a stale
+verdict, however few outputs it changes: a sample of blocks could not promise
+that (256 outputs changed among 2^32 fall in 256 of 65,536 blocks: one block
+per chunk finds one of them with probability 0.39). The replay costs the
+target's stage of each chunk, not the reference's: 32 chunks of Tanh against
+numpy:tanh resumed in 3.4-4.6 s on 2 busy cores (one block a chunk: 0.7-1.3 s;
+the fresh sweep: 17-50 s); the fingerprints add 0.16 ns an output to a chunk.
 
 Chunks run in supervised worker processes (opcert.workers): a target that
 exits, crashes or overruns its time limit fails the sweep with the block it
@@ -37,9 +48,11 @@ was given, and the finished chunks stay on disk.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
+import secrets
 import time
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -58,7 +71,7 @@ CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inpu
 BLOCK = 1 << 16          # inputs per target call: 512 KiB of binary64 per array, stays in L2
 HALF = 1 << 31           # every magnitude: 0 .. 0x7fffffff
 SIGN = np.uint32(0x80000000)
-CHUNK_SCHEMA = "opcert.chunk/3"
+CHUNK_SCHEMA = "opcert.chunk/4"     # /4: the fingerprints of every block's outputs (/3: one block's digest)
 
 
 @dataclass(frozen=True)
@@ -173,8 +186,8 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     from ..spec.reference import reference_detailed, zero_signs
     from .stats import float_stats
     from .properties import PropertyChecker
-    from .sweep_kernel import (SAMPLE_STRIDE, TOP, block, block_state, easy_pass, is_progression, prepare,
-                               progression, sampled_floor, take_easy)
+    from .sweep_kernel import (FINGERPRINT_SCHEME, SAMPLE_STRIDE, TOP, block, block_state, easy_pass,
+                               fingerprint_weights, output_fingerprint, prepare, sampled_floor, take_easy)
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -214,8 +227,9 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     # counterexamples): verdicts are made from what was measured, never from a second run
     outs: dict[int, int] = {}
     sig = None
-    probe_block = replay_block(cfg, index)
-    digest = None
+    # the fingerprint of each block's outputs (per block: +m then -m), which a resume checks (replay_chunk)
+    prints = np.zeros((2 * -(-(hi - lo) // cfg.block), 3), np.uint64)
+    weights = fingerprint_weights(cfg.block)
     for b0 in range(lo, hi, cfg.block):
         b1 = min(b0 + cfg.block, hi)
         mags = base[:b1 - b0] + np.uint32(b0)
@@ -223,19 +237,9 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
         for negative in (False, True):
             bits = mags | SIGN if negative else mags
             x = bits.view(np.float32)
-            # the target gets a buffer of its own, filled with the same inputs and checked after the call
-            # (its run() would copy x and compare the copy: 13 us of a call of 65,536 inputs, this 3)
-            start = np.uint32(b0 | 0x80000000) if negative else np.uint32(b0)
-            given = np.empty(b1 - b0, np.uint32)
-            progression(given, start)
-            y = tgt.run(op, given.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative),
-                        guard_globals=False, owned=True)
-            if not is_progression(given, start):
-                tgt.modified_input = True
-            del given
+            y = _call_block(cfg, tgt, op, attrs, b0, b1, negative)
             ys.append(y)
-            if (b0, negative) == probe_block:
-                digest = hashlib.sha256(y.tobytes()).hexdigest()
+            prints[2 * ((b0 - lo) // cfg.block) + negative] = output_fingerprint(y.view(np.uint32), weights)
             if not cfg.accuracy:
                 continue
             yb = y.view(np.uint32)
@@ -329,18 +333,38 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
            "elapsed_s": time.perf_counter() - t0, "undecided": slow.n,
            "modified_input": tgt.modified_input, "fp_environment": tgt.findings,
            "outputs": sorted([b, outs[b]] for b in named if b in outs),
-           "replay": {"block": list(probe_block), "sha256": digest}}
+           "replay": {"scheme": FINGERPRINT_SCHEME, "fingerprints": _encode_prints(prints)}}
     out["sha256"] = chunk_digest(out)
     return out
 
 
-def replay_block(cfg: SweepConfig, index: int) -> tuple[int, bool]:
-    """The block of chunk `index` whose outputs' digest is kept, for the replay of a resumed chunk:
-    chosen from the sweep's key, so the same for every run of the same sweep, unknown in advance."""
+def _call_block(cfg: SweepConfig, tgt, op, attrs, b0: int, b1: int, negative: bool) -> np.ndarray:
+    """The target's outputs on one block, called as run_chunk calls it: the target gets a buffer of its
+    own, filled with the block's inputs and checked after the call (its run() would copy x and compare
+    the copy: 13 us of a call of 65,536 inputs, this 3)."""
+    from .sweep_kernel import is_progression, progression
+    start = np.uint32(b0 | 0x80000000) if negative else np.uint32(b0)
+    given = np.empty(b1 - b0, np.uint32)
+    progression(given, start)
+    y = tgt.run(op, given.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative),
+                guard_globals=False, owned=True)
+    if not is_progression(given, start):
+        tgt.modified_input = True
+    return y
+
+
+def _encode_prints(prints: np.ndarray) -> str:
+    return base64.b64encode(prints.astype("<u8").tobytes()).decode("ascii")
+
+
+def _decode_prints(cfg: SweepConfig, index: int, data: dict) -> np.ndarray:
+    """A chunk's block fingerprints, (2 x blocks, 3) uint64 (ValueError when malformed)."""
     lo, hi = cfg.chunk_range(index)
-    n = -(-(hi - lo) // cfg.block)
-    h = int(hashlib.sha256(f"{cfg.key()}:{index}".encode()).hexdigest()[:8], 16)
-    return lo + (h % n) * cfg.block, bool((h >> 20) & 1)
+    raw = base64.b64decode(data["replay"]["fingerprints"].encode("ascii"), validate=True)
+    n = 2 * -(-(hi - lo) // cfg.block)
+    if len(raw) != n * 3 * 8:
+        raise ValueError(f"{len(raw) // 24} block fingerprints for {n} blocks")
+    return np.frombuffer(raw, "<u8").astype(np.uint64).reshape(n, 3)
 
 
 def _named(top_b, topw_b, first, slow: Stats, checker) -> set[int]:
@@ -378,6 +402,9 @@ def chunk_digest(data: dict) -> str:
 def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
     """Why a chunk file cannot be used (None when it can)."""
     try:
+        if isinstance(data, dict) and data.get("schema") == "opcert.chunk/3":
+            return ("written by an older opcert (opcert.chunk/3), without the fingerprints of its outputs that "
+                    "a resume checks")
         if not isinstance(data, dict) or data.get("schema") != CHUNK_SCHEMA:
             return "not a chunk of this version"
         if data.get("sha256") != chunk_digest(data):
@@ -410,9 +437,10 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
         for b, y in data["outputs"]:
             if not (isinstance(b, int) and isinstance(y, int) and 0 <= b < (1 << 32) and 0 <= y < (1 << 32)):
                 return "recorded outputs malformed"
-        r = data["replay"]
-        if list(r["block"]) != list(replay_block(cfg, index)) or not isinstance(r["sha256"], str):
-            return "replay record malformed"
+        from .sweep_kernel import FINGERPRINT_SCHEME
+        if data["replay"]["scheme"] != FINGERPRINT_SCHEME:
+            return "without the fingerprints of its outputs that a resume checks"
+        _decode_prints(cfg, index, data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return f"malformed ({type(exc).__name__}: {exc})"
     return None
@@ -437,6 +465,28 @@ def refuse_non_directory(d) -> None:
         raise UsageError(f"--checkpoint {d}: not a directory")
 
 
+def _brief(v, limit: int = 40) -> str:
+    t = json.dumps(v, sort_keys=True)
+    return t if len(t) <= limit else t[:limit - 3] + "..."
+
+
+def identity_changes(old, mine: dict) -> str:
+    """What differs between a checkpoint's recorded identity (as JSON gave it back) and this sweep's, field
+    by field: the fields that changed, each with both values (shortened). Compared as JSON: a tuple here
+    is a list there, and is not a change."""
+    if not isinstance(old, dict):
+        return "its config.json records no identity to compare"
+    mine = json.loads(json.dumps(mine, sort_keys=True))
+    changed = [k for k in sorted(set(mine) | set(old)) if old.get(k) != mine.get(k)]
+    if not changed:
+        return "the same identity under another key (its config.json was edited)"
+    parts = [f"{k}: {_brief(old.get(k))} there, {_brief(mine.get(k))} here" for k in changed]
+    note = ""
+    if "schema" in changed:
+        note = "; written by another opcert version, whose chunks this one cannot check"
+    return f"differs in {', '.join(changed)} ({'; '.join(parts)}){note}"
+
+
 def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
     d = Path(checkpoint) if checkpoint else default_checkpoint_dir(cfg)
     refuse_non_directory(d)
@@ -448,11 +498,9 @@ def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
         except (OSError, ValueError, AttributeError):
             old, old_key = {}, None
         if old_key != cfg.key():
-            mine = cfg.identity()
-            diff = [k for k in sorted(mine) if (old.get("identity") or {}).get(k) != mine[k]]
             raise UsageError(f"checkpoint directory {d} holds another sweep (key {old_key}; this one is "
-                             f"{cfg.key()}; differs in: {', '.join(diff) or 'everything'}); give another "
-                             "--checkpoint directory, or delete this one")
+                             f"{cfg.key()}; {identity_changes(old.get('identity'), cfg.identity())}); give "
+                             "another --checkpoint directory, or delete this one")
     elif d.is_dir() and any(d.iterdir()):
         raise UsageError(f"checkpoint directory {d} is not empty and holds no opcert sweep (no config.json); "
                          "give an empty or new directory")
@@ -465,8 +513,9 @@ def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
 
 
 def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None = None,
-          checkpoint: Path | None = None, progress=None) -> tuple[Stats, dict, dict]:
-    """Run (or resume) the sweep: (merged Stats, merged property state (PropertyChecker), info)."""
+          checkpoint: Path | None = None, progress=None, seed: int | None = None) -> tuple[Stats, dict, dict]:
+    """Run (or resume) the sweep: (merged Stats, merged property state (PropertyChecker), info).
+    seed: the order of the resumed chunks' replays (default: replay_seed())."""
     directory = _open_checkpoint(cfg, checkpoint)
     done, rejected = {}, []
     for i in range(cfg.chunks):
@@ -488,19 +537,25 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
     from ..workers import Pool
     # one pool for the replays and the chunks: its workers load the target once for both
     with Pool(max(1, min(workers or os.cpu_count() or 1, cfg.chunks))) as pool:
-        return _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0)
+        return _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed)
 
 
-def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0):
+def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed=None):
     from ..spec import get_operator
     from .properties import PropertyChecker, compile_all
+    resume = None
     if done:
         # a checkpoint is trusted only when the target still computes what it recorded: a changed data
         # file, a rebuilt library, anything the fingerprints cannot see, shows here
-        for i, why in _replay_resumed(cfg, done, pool):
-            rejected.append(f"chunk {i}: {why}")
+        seed = replay_seed() if seed is None else seed
+        t1 = time.perf_counter()
+        resume = {"seed": seed, "chunks": len(done), "rerun": []}
+        for i, diff in _replay_resumed(cfg, done, pool, seed):
+            rejected.append(f"chunk {i}: {diff['why']}")
+            resume["rerun"].append(diff)
             del done[i]
             (directory / f"chunk-{i:05d}.json").unlink(missing_ok=True)
+        resume["wall_s"] = time.perf_counter() - t1
     resumed = len(done)
     todo = [i for i in range(cfg.chunks) if i not in done]
     if progress:
@@ -528,6 +583,10 @@ def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0):
     checker.merge_chunks([done[i]["properties"] for i in range(cfg.chunks)])
     checker.finish_chains()
     info = {"chunks": cfg.chunks, "resumed_chunks": resumed, "rejected_chunks": rejected,
+            # the finished chunks found, each run again on every block before it counted (replay_chunk):
+            # the seed of the replays' order, and the chunks computed again because the target's outputs
+            # differed from the checkpoint's (None: nothing to resume)
+            "resume": resume, "rerun_chunks": len(resume["rerun"]) if resume else 0,
             "checkpoint": str(directory), "key": cfg.key(), "wall_s": time.perf_counter() - t0,
             "undecided": sum(d.get("undecided", 0) for d in done.values()),
             "modified_input": any(d.get("modified_input") for d in done.values()),
@@ -539,33 +598,112 @@ def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0):
     return total, checker, info
 
 
-def replay_chunk(cfg: SweepConfig, index: int, data: dict) -> str | None:
-    """Why a finished chunk no longer describes the target (None when it does): the digest of its
-    replay block and every output it recorded, computed again, each in its own aligned block."""
-    block0, negative = data["replay"]["block"]
-    b0, b1 = block_of(cfg, int(block0))
-    got = _block_outputs(cfg, b0, b1, bool(negative))
-    if hashlib.sha256(got.tobytes()).hexdigest() != data["replay"]["sha256"]:
-        return (f"the target's outputs on {block_label(cfg, b0, b1, negative)} "
-                "differ from the checkpoint's (the target or what it reads changed)")
-    recorded = {b: y for b, y in data["outputs"]}
-    now = rerun_blocks(cfg, sorted(recorded))
-    for b in sorted(recorded):
-        if now[b] != recorded[b]:
-            return (f"the target's output at 0x{b:08x} is 0x{now[b]:08x} now, 0x{recorded[b]:08x} in the "
-                    "checkpoint (the target or what it reads changed)")
-    return None
+def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dict | None:
+    """How a finished chunk no longer describes the target (None when it does): the target runs again
+    on every block of the chunk, both signs, called as run_chunk calls it, in an order drawn from seed
+    (each resume draws one), and each block's outputs are compared with the fingerprint the chunk
+    recorded of them, and every output its results name with the recorded one. Where they differ: the
+    blocks that differ, and the first difference located (the input, its output now and in the
+    checkpoint): a recorded output, or a block with one changed output (_one_difference)."""
+    from .sweep_kernel import fingerprint_weights, output_fingerprint
+    op, attrs, _, tgt, _, _ = _setup(cfg)
+    lo, hi = cfg.chunk_range(index)
+    stored = _decode_prints(cfg, index, data)
+    weights = fingerprint_weights(cfg.block)
+    recorded = {int(b): int(y) for b, y in data["outputs"]}
+    found: dict[int, tuple[int, int]] = {}          # input bits -> (output now, output in the checkpoint)
+    differing = []                                  # (the block's first input bits, its label)
+    for k in np.random.default_rng([seed, index]).permutation(len(stored)):
+        b0 = lo + int(k) // 2 * cfg.block
+        b1, negative = min(b0 + cfg.block, hi), bool(k & 1)
+        s = 0x80000000 if negative else 0
+        yb = _call_block(cfg, tgt, op, attrs, b0, b1, negative).view(np.uint32)
+        for b, then in recorded.items():
+            if (b & 0x80000000) == s and b0 <= (b & 0x7FFFFFFF) < b1 and int(yb[(b & 0x7FFFFFFF) - b0]) != then:
+                found[b] = (int(yb[(b & 0x7FFFFFFF) - b0]), then)
+        got = output_fingerprint(yb, weights)
+        if tuple(int(v) for v in got) != tuple(int(v) for v in stored[k]):
+            differing.append((b0 | s, block_label(cfg, b0, b1, negative)))
+            one = _one_difference(yb, weights, stored[k], got)
+            if one is not None:
+                found[(b0 + one[0]) | s] = one[1:]
+    tgt.check_globals(f"the replay of chunk {index}")
+    # an output the results name outside the chunk's blocks (none expected), in its own aligned block
+    outside = [b for b in recorded if not lo <= (b & 0x7FFFFFFF) < hi]
+    if outside:
+        for b, y in rerun_blocks(cfg, outside).items():
+            if y != recorded[b]:
+                found[b] = (y, recorded[b])
+    if not differing and not found:
+        return None
+    differing.sort()
+    why = (f"the target's outputs differ from the checkpoint's in {len(differing)} of {len(stored)} blocks"
+           + (f", the first {differing[0][1]}" if differing else ""))
+    first = None
+    if found:
+        b = min(found)
+        first = {"input": f"0x{b:08x}", "output": f"0x{found[b][0]:08x}", "checkpoint": f"0x{found[b][1]:08x}"}
+        why += (f"; at {first['input']} the output is {first['output']} now, {first['checkpoint']} in the "
+                "checkpoint" + ("" if len(found) == 1 else f" (the first of {len(found)} located)"))
+    else:
+        why += "; two or more outputs differ in each of them"
+    why += ": the target or what it reads changed"
+    return {"chunk": index, "why": why, "blocks_differing": len(differing), "blocks": len(stored),
+            "first_block": differing[0][1] if differing else None, "first": first, "located": len(found)}
 
 
-def _replay_resumed(cfg: SweepConfig, done: dict, pool) -> list[tuple[int, str]]:
+def _signed64(v: int) -> int:
+    v %= 1 << 64
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _one_difference(yb, weights, stored, got) -> tuple[int, int, int] | None:
+    """(index, output now, output then) where one output of a block changed since its fingerprint
+    `stored` (now `got`), or None where that does not explain the change (two or more changed): the
+    change is delta = m0' - m0 at index (m1' - m1) / delta, confirmed by the whole fingerprint."""
+    from .sweep_kernel import output_fingerprint
+    d0 = _signed64(int(got[1]) - int(stored[1]))
+    d1 = _signed64(int(got[2]) - int(stored[2]))
+    if d0 == 0 or d1 % d0:
+        return None
+    j = d1 // d0
+    if not 0 <= j < yb.size:
+        return None
+    now = int(yb[j])
+    then = now - d0
+    if not 0 <= then < 1 << 32:
+        return None
+    trial = yb.copy()
+    trial[j] = then
+    if tuple(int(v) for v in output_fingerprint(trial, weights)) != tuple(int(v) for v in stored):
+        return None
+    return j, now, then
+
+
+def replay_seed() -> int:
+    """A resume's seed for the order of its replays: OPCERT_REPLAY_SEED (to repeat a run: the result
+    records its seed), else drawn afresh."""
+    v = os.environ.get("OPCERT_REPLAY_SEED")
+    if v is None or not v.strip():
+        return secrets.randbits(63)
+    try:
+        seed = int(v, 0)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 1 << 64:
+        raise UsageError(f"OPCERT_REPLAY_SEED={v!r}: give an integer in [0, 2^64)")
+    return seed
+
+
+def _replay_resumed(cfg: SweepConfig, done: dict, pool, seed: int) -> list[tuple[int, dict]]:
     items = sorted(done)
     out = []
-    for j, ok, value in pool.run([(replay_chunk, (cfg, i, done[i]), {}) for i in items]):
+    for j, ok, value in pool.run([(replay_chunk, (cfg, i, done[i], seed), {}) for i in items]):
         if not ok:
             raise _chunk_failure(cfg, items[j], value)
         if value is not None:
             out.append((items[j], value))
-    return sorted(out)
+    return sorted(out, key=lambda t: t[0])
 
 
 def _chunk_failure(cfg, i, exc) -> Exception:

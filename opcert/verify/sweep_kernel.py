@@ -469,3 +469,36 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
     hist[0] += h_zero
     hist[1] += h_half
     return n_und
+
+
+# ---- the fingerprint of a block's outputs, kept in a chunk's checkpoint (verify.sweep.replay_chunk) ----
+
+FINGERPRINT_SCHEME = "opcert.outputs/1"     # (sum w_i y_i, sum y_i, sum i y_i) mod 2^64 per block and sign
+
+
+def fingerprint_weights(n: int) -> np.ndarray:
+    """w_i, i < n: splitmix64(i), made odd. Fixed (the same in every process and run), so that a
+    fingerprint written by one run is checked by another."""
+    z = np.arange(n, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))) | np.uint64(1)
+
+
+@numba.njit(cache=True, nogil=True)
+def output_fingerprint(yb, w):
+    """(h, m0, m1) of a block's output bits yb (uint32), mod 2^64: h = sum w_i y_i, m0 = sum y_i,
+    m1 = sum i y_i. One changed output always changes h (w_i is odd, |delta| < 2^32) and m0; changes at
+    several places cancel in h only where sum w_i delta_i = 0 mod 2^64 for pseudo-random w_i (about
+    2^-32 or less, whatever the deltas). m0 and m1 locate a single change: delta = m0' - m0, its index
+    (m1' - m1) / delta (verify.sweep._one_difference). 0.16 ns an output (vectorised), against 2.3 for
+    SHA-256 of the same bytes: about 2% of a chunk of Tanh."""
+    h = np.uint64(0)
+    m0 = np.uint64(0)
+    m1 = np.uint64(0)
+    for i in range(yb.size):
+        y = np.uint64(yb[i])
+        h += w[i] * y
+        m0 += y
+        m1 += np.uint64(i) * y
+    return h, m0, m1
