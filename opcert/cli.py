@@ -43,6 +43,14 @@ def esc(text) -> str:
     return escape(str(text))
 
 
+def safe(text) -> str:
+    """Text that may come from a target (its exception messages, notes), for the console and the CI log: clipped
+    with a note, and no line of it starts a line of the log, so none is read as a workflow command
+    (report.text.log)."""
+    from .report.text import log
+    return log(text)
+
+
 def _console(stderr: bool = False):
     from rich.console import Console
     # Piped output (CI logs, files) gets wide tables rather than wrapped cells.
@@ -355,13 +363,13 @@ def cmd_accuracy_tensor(args) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, res.gate_accuracy()))
     if res.status == "unsupported":
-        print(f"opcert: skipped: {res.error}", file=sys.stderr)
+        print(f"opcert: skipped: {safe(res.error)}", file=sys.stderr)
         return 0
     failed = not res.ok
     if res.status != "ok":
-        print(f"opcert: {res.error}", file=sys.stderr)
+        print(f"opcert: {safe(res.error)}", file=sys.stderr)
     for f in res.call_failures:
-        print(f"opcert: {res.target} failed on {f['case']} (shape {f['shape']}): {f['error']}", file=sys.stderr)
+        print(f"opcert: {res.target} failed on {f['case']} (shape {f['shape']}): {safe(f['error'])}", file=sys.stderr)
     refuted = [p["name"] for p in res.properties if p["status"] == "refuted"]
     if refuted:
         print(f"opcert: declared properties refuted on {res.target}: {', '.join(refuted)}", file=sys.stderr)
@@ -378,7 +386,8 @@ def _print_rows(res, stderr: bool = False) -> None:
     from rich.table import Table
     con = _console(stderr)
     if res.status != "ok":
-        con.print(esc(f"{res.op} {res.dtype} {res.target} ({res.standard}): {res.status}: {res.error}"))
+        con.print(esc(f"{res.op} {res.dtype} {res.target} ({res.standard}): {res.status}: {safe(res.error)}"),
+                  soft_wrap=True)
         return
     w = res.worst or {}
     t = Table(title=esc(f"{res.op} ({res.standard}) {res.dtype}, target {res.target} {res.target_version}: "
@@ -460,10 +469,17 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
-    from .isa import check_isa
+    from .isa import check_isa, level_outputs
+    if args.isa_outputs and level_outputs(args.isa_outputs, args.isa_inputs, args.isa_outputs_only, args.op,
+                                          args.target, fmt.name, _attrs(args.attr), mode, args.samples,
+                                          args.seed, args.standard, args.layout_samples, args.target_timeout,
+                                          _isolation(args)):
+        return 0       # a level's process of --isa all asked for its outputs alone (opcert.isa)
     if check_isa(args.isa, args.target):
         return _accuracy_per_isa(args)
     _outputs(args, files=("json",))
+    if args.require is not None or args.signed_zero or args.subnormals or args.accept_sampled_evidence:
+        return _accuracy_as_check(args, fmt, mode)
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
         options = Options(samples=args.samples, seed=args.seed, standard=args.standard, workers=args.workers,
                           scheduler=args.scheduler, checkpoint=args.checkpoint, progress=progress,
@@ -475,10 +491,10 @@ def cmd_accuracy(args) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, res.to_dict()))
     if res.status == "unsupported":
-        print(f"opcert: skipped: {res.error}", file=sys.stderr)
+        print(f"opcert: skipped: {safe(res.error)}", file=sys.stderr)
         return 0
     if res.status != "ok":
-        print(f"opcert: {res.error}", file=sys.stderr)
+        print(f"opcert: {safe(res.error)}", file=sys.stderr)
     failed = res.status != "ok" or res.failed_special_values
     if (res.replay or {}).get("differ"):
         print(f"opcert: {res.target} returned other bits for {res.replay['differ']:,} input(s) when called again "
@@ -494,6 +510,49 @@ def cmd_accuracy(args) -> int:
                   f"({res.worst_input_bits})", file=sys.stderr)
             failed = True
     return 1 if failed else 0
+
+
+def _accuracy_as_check(args, fmt, mode) -> int:
+    """`opcert accuracy` with a check's policy (--require, --max-ulp, ...): the gate's own run and judgment
+    of that one check (gating.run.run_check), so the command a gate prints gives the gate's verdict."""
+    from .gating.config import parse_check
+    from .gating.run import run_check
+    from .verify.accuracy import AccuracyResult
+    if args.max_ulp is None:
+        raise UsageError("--require, --signed-zero, --subnormals and --accept-sampled-evidence judge the check as a "
+                         "gate does: give its budget with --max-ulp")
+    raw = {"op": args.op, "target": args.target, "dtypes": [fmt.name], "mode": mode, "seed": args.seed,
+           "max_ulp": args.max_ulp, "attrs": _attrs(args.attr), "isolation": _isolation(args)}
+    req = "none" if args.require is None else args.require.strip()
+    raw["proofs"] = "all" if req == "all" else [] if req in ("none", "") else \
+        [n.strip() for n in req.split(",") if n.strip()]
+    for key, value in (("samples", args.samples), ("standard", args.standard), ("signed_zero", args.signed_zero),
+                       ("subnormals", args.subnormals), ("target_timeout", args.target_timeout),
+                       ("layout_samples", args.layout_samples)):
+        if value is not None:
+            raw[key] = value
+    if args.accept_sampled_evidence:
+        raw["accept_sampled_evidence"] = True
+    checks = parse_check(raw, 0, "the command line")
+    if len(checks) != 1:
+        raise UsageError("--require judges one check: give one attribute set")
+    with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
+        verdict = run_check(checks[0], fmt.name, workers=args.workers, checkpoint=args.checkpoint,
+                            progress=progress)
+    to_stdout = args.json == "-"
+    acc = verdict.accuracy or {}
+    if acc:
+        _print_accuracy(AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__}),
+                        stderr=to_stdout)
+    if args.json:
+        _write(args.json, "--json", lambda: write_json_atomic(args.json, {**acc, "check": verdict.to_dict()}))
+    if verdict.status == "skipped":
+        print(f"opcert: skipped: {safe('; '.join(verdict.reasons))}", file=sys.stderr)
+        return 0
+    for reason in verdict.reasons:
+        print(f"opcert: {safe(reason)}", file=sys.stderr)
+    print(f"opcert: check {verdict.status}", file=sys.stderr)
+    return 1 if verdict.status == "fail" else 0
 
 
 def _accuracy_per_isa(args) -> int:
@@ -514,15 +573,37 @@ def _accuracy_per_isa(args) -> int:
                          target_timeout=args.target_timeout, in_process=args.in_process,
                          layout_samples=args.layout_samples, max_ulp=args.max_ulp, workers=args.workers,
                          checkpoint=args.checkpoint)
-    out, worst = [], 0
-    for name, env in chosen:
+    import os
+    import tempfile
+    from .isa import LevelOutputs, combined_layout, compare_levels, draw_compared
+    # --isa all over two levels or more: the compared inputs are drawn here, once; each level's process also
+    # writes its outputs on them, and the levels are compared bit for bit here (opcert.isa.compare_levels)
+    comparing = args.isa == "all" and len(chosen) >= 2
+    out, worst, runs = [], 0, []
+    tmp = tempfile.TemporaryDirectory(prefix="opcert-isa-")
+    xfile = os.path.join(tmp.name, "compared-x.npy")
+    scope = draw_compared(xfile, args.op, args.dtype, _attrs(args.attr), "exhaustive" if args.exhaustive
+                          else "sample", args.samples, args.seed, args.standard, args.layout_samples) \
+        if comparing else None
+    for i, (name, env) in enumerate(chosen):
         print(f"opcert: ISA level {name}" + (f" ({shown(env)})" if env else ""), file=sys.stderr)
+        where = os.path.join(tmp.name, f"level{i}") if comparing else None
         # the child's table goes where this command's would: stderr when the JSON goes to stdout
-        code, result, _ = run_accuracy(env, argv, capture=False, stdout=sys.stderr if args.json == "-" else None)
+        code, result, _ = run_accuracy(env, argv, capture=False, stdout=sys.stderr if args.json == "-" else None,
+                                       outputs=where, inputs=xfile if comparing else None)
         worst = max(worst, code) if code in (0, 1, 2) else 3
         out.append({"level": name, "switch": switch_for(args.target), "environment": env, "exit_code": code,
                     "result": result, "command": (shown(env) + " " if env else "") + "opcert accuracy "
                     + " ".join(argv)})
+        if comparing:
+            runs.append(LevelOutputs.read(name, env, where, code))
+    comparison = layout = None
+    if comparing:
+        with tmp:
+            comparison = compare_levels(runs, argv, tmp.name, scope=scope)
+        layout = combined_layout([(o["level"], o["result"]) for o in out], comparison)
+    else:
+        tmp.cleanup()
     def line(o):
         if not o["result"]:
             return "no result"
@@ -531,9 +612,27 @@ def _accuracy_per_isa(args) -> int:
     print(f"opcert: {len(out)} ISA level(s): " + "; ".join(f"{o['level']}: {line(o)}" for o in out), file=sys.stderr)
     if note:
         print(f"opcert: {note}", file=sys.stderr)
+    if comparison is not None:
+        from .gating.run import describe_counterexample
+        from .isa import compared_note
+        print(f"opcert: {compared_note(comparison)}", file=sys.stderr)
+        if comparison["counterexample"]:
+            ce = comparison["counterexample"]
+            print(f"opcert: layout refuted across ISA levels: {describe_counterexample(ce)}; {ce['replay']}",
+                  file=sys.stderr)
+            worst = max(worst, 1)
     if args.json:
         doc = {"schema": "opcert.accuracy-isa/1", "op": args.op, "dtype": args.dtype, "target": args.target,
                "note": note, "levels": out}
+        if comparison is not None:
+            # the levels compared with each other, and the layout property of the levels together
+            doc["comparison"] = comparison
+            doc["properties"] = [layout] if layout is not None else []
+            # the accuracy of the levels together: the worst level's, named (each level's figures stay above)
+            scored = [o for o in out if o["result"] and o["result"].get("max_ulp") is not None]
+            top = max(scored, key=lambda o: o["result"]["max_ulp"], default=None)
+            doc["max_ulp"] = top["result"]["max_ulp"] if top else None
+            doc["worst_level"] = top["level"] if top else None
         _write(args.json, "--json", lambda: write_json_atomic(args.json, doc))
     return worst
 
@@ -632,7 +731,7 @@ def _print_accuracy(res, stderr: bool = False) -> None:
     t.add_column("measure")
     t.add_column("value")
     if res.status != "ok":
-        t.add_row("status", f"[red]{res.status}[/red]: {esc(res.error)}")
+        t.add_row("status", f"[red]{res.status}[/red]: {esc(safe(res.error))}")
     else:
         t.add_row("attributes", ", ".join(f"{k}={v['exact']}" for k, v in res.attrs.items()) or "-")
         t.add_row("max ULP error", f"{res.max_ulp!r}" if res.max_ulp is not None else "-")
@@ -665,7 +764,7 @@ def _print_accuracy(res, stderr: bool = False) -> None:
                                     f"{ce['base']['output']['bits']} in {ce['base']['layout']}"
                                     f"{'' if ce.get('replayed') else ' (not reproduced when run again)'}"))
         for note in res.notes:
-            t.add_row("note", esc(note))
+            t.add_row("note", esc(safe(note)))
         t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
         if res.sweep:
             rate = res.sweep.get("inputs_per_s")
@@ -677,7 +776,7 @@ def _print_accuracy(res, stderr: bool = False) -> None:
     bad = [p for p in res.properties if p["status"] == "refuted"]
     for p in bad:
         c.print(f"[red]property {esc(p['name'])} refuted[/red] ({p['violations']:,} of {p['inputs_checked']:,}): "
-                f"{esc(_ce_text(p))}")
+                f"{esc(safe(_ce_text(p)))}", soft_wrap=True)
 
 
 def _ce_text(p) -> str:
@@ -737,7 +836,7 @@ def cmd_prove(args) -> int:
             "schema": "opcert.proofs/1", "wall_s": wall, "reports": [r.to_dict() for r in reports]}))
     crashed = [r for r in reports if getattr(r, "error", None)]
     for r in crashed:
-        print(f"opcert: {r.error}", file=sys.stderr)
+        print(f"opcert: {safe(r.error)}", file=sys.stderr)
     return 0 if all(r.ok for r in reports) and not crashed else 1
 
 
@@ -780,7 +879,8 @@ def _short(method: str) -> str:
 def cmd_gate(args) -> int:
     from . import policy
     from .gating import load_config, run_gate
-    from .report.diff import load_gate, regressions
+    from .gating.recheck import load_gate
+    from .report.diff import regressions
     from .report.junit import junit_xml
     if args.workers is not None:
         policy.workers(args.workers, "--workers")
@@ -805,8 +905,9 @@ def cmd_gate(args) -> int:
     failed = not result.ok
     if baseline is not None:
         found = regressions(baseline, data)
+        from .report.text import LIMIT, log
         for r in found:
-            print(f"regression: {r}", file=sys.stderr)
+            print(f"regression: {log(r, 2 * LIMIT)}", file=sys.stderr)
         failed = failed or bool(found)
     if result.internal_errors:
         print(f"opcert: internal error in {result.internal_errors} check(s); their results are in the report "
@@ -839,24 +940,27 @@ def _print_gate(data, stderr: bool = False) -> None:
     t = Table(title=esc(f"opcert gate: {data['config']} ({data['elapsed_s']:.1f} s)"))
     for col in ("check", "mode", "inputs", "max ULP", "budget", "properties", "result"):
         t.add_column(col)
+    from .report.text import log
     colour = {"pass": "green", "fail": "red", "skipped": "dim"}
     for ch in data["checks"]:
         a = ch.get("accuracy") or {}
         proofs = ch.get("proofs") or []
         req = ch["policy"]["proofs"]
         pv = f"{sum(p['status'] == 'proved' or bool(p.get('accepted')) for p in proofs)}/{len(req)}" if req else "-"
-        t.add_row(esc(ch["name"]), ch["mode"], f"{a.get('inputs_checked', 0):,}",
+        t.add_row(esc(log(ch["name"], 200)), ch["mode"], f"{a.get('inputs_checked', 0):,}",
                   repr(a['max_ulp']) if a.get('max_ulp') is not None else '-', repr(ch['policy']['max_ulp']),
                   pv, f"[{colour[ch['status']]}]{ch['status']}[/{colour[ch['status']]}]")
     c.print(t)
+    # a target's text (its name, its exception messages) is clipped, and none of its lines starts a line of the
+    # log (report.text.log): a `::` command in it is not read by the CI system; rich breaks no line (soft_wrap)
     for ch in data["checks"]:
         if ch["status"] == "fail":
-            c.print(f"[red]FAIL[/red] {esc(ch['name'])}:")
+            c.print(f"[red]FAIL[/red] {esc(log(ch['name'], 200))}:", soft_wrap=True)
             for r in ch["reasons"]:
-                c.print(f"  {esc(r)}")
-            c.print(f"  reproduce: {esc(ch['command'])}")
+                c.print(f"  {esc(log(r))}", soft_wrap=True)
+            c.print(f"  reproduce: {esc(log(ch['command']))}", soft_wrap=True)
         elif ch["status"] == "skipped":
-            c.print(f"skipped {esc(ch['name'])}: {esc('; '.join(ch['reasons']))}")
+            c.print(f"skipped {esc(log(ch['name'], 200))}: {esc(log('; '.join(ch['reasons'])))}", soft_wrap=True)
     k = data["counts"]
     c.print(f"{k['pass']} passed, {k['fail']} failed, {k['skipped']} skipped")
     if data.get("verdict_note"):
@@ -864,13 +968,15 @@ def _print_gate(data, stderr: bool = False) -> None:
 
 
 def cmd_diff(args) -> int:
-    from .report.diff import load_gate, regressions
+    from .gating.recheck import load_gate
+    from .report.diff import regressions
     found = regressions(load_gate(args.old), load_gate(args.new))
     if args.json:
         print(json.dumps({"regressions": found}, indent=2))
     else:
-        for r in found:
-            print(f"regression: {r}")
+        from .report.text import LIMIT, log
+        for r in found:      # a check's reasons may hold a target's text (report.text.log)
+            print(f"regression: {log(r, 2 * LIMIT)}")
         print(f"{len(found)} regression(s) between {args.old} and {args.new}")
     return 1 if found else 0
 
@@ -886,7 +992,7 @@ def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[st
 
 
 def cmd_report(args) -> int:
-    from .report.diff import load_gate
+    from .gating.recheck import load_gate
     if not args.out and not args.summary:
         raise UsageError("opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown "
                          "page), or both")
@@ -979,6 +1085,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "float64 1000000; 10000 for Gelu, whose reference leaves a quarter to the exact path)")
     s.add_argument("--seed", type=_int("--seed"), default=0)
     s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
+    s.add_argument("--require", metavar="PROPS", help="judge as a gate check does (what a gate's reproduce line "
+                   "gives): PROPS (comma-separated), all or none must be established, other declared properties "
+                   "are reported but do not fail; needs --max-ulp")
+    s.add_argument("--signed-zero", choices=("strict", "ignore"), help="with --require: whether a zero of the "
+                   "wrong sign fails (default strict)")
+    s.add_argument("--subnormals", choices=("strict", "flush-allowed"), help="with --require: whether flushing "
+                   "subnormal outputs to zero fails (default strict)")
+    s.add_argument("--accept-sampled-evidence", action="store_true", help="with --require: a required property "
+                   "checked on samples passes (default: only proved passes)")
     s.add_argument("--attr-sweep", action="store_true", help="run the check at every standard's defaults, the "
                    "values of ONNX's backend tests, and a grid over each attribute's domain")
     s.add_argument("--plot", metavar="PNG", help="with --attr-sweep: max ULP over each attribute's grid")
@@ -987,7 +1102,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--isa", metavar="LEVEL", help="all: run the check once per ISA level the host has, where the "
                    "target's library can be told its level (torch: ATEN_CPU_CAPABILITY, NumPy: "
                    "NPY_DISABLE_CPU_FEATURES, OpenVINO: ONEDNN_MAX_CPU_ISA), each in a fresh process; or one "
-                   "level's name; host (default): as the host picks")
+                   "level's name; host (default): as the host picks. all also compares the levels' outputs "
+                   "bit for bit (every input of a 16-bit format; the check's samples of float32 and float64; a "
+                   "sample as large as the layout sample in a float32 sweep): the layout property is refuted, "
+                   "with a replayed input and both levels' outputs, where they differ")
+    # a level's process of --isa all: its outputs on the compared inputs (FILE: drawn by the parent) go to DIR
+    # (opcert.isa.level_outputs); --isa-outputs-only: those alone, without a measurement
+    s.add_argument("--isa-outputs", metavar="DIR", help=argparse.SUPPRESS)
+    s.add_argument("--isa-inputs", metavar="FILE", help=argparse.SUPPRESS)
+    s.add_argument("--isa-outputs-only", action="store_true", help=argparse.SUPPRESS)
     s.add_argument("--layout-samples", type=_int("--layout-samples"), metavar="N",
                    help="inputs per layout where the layouts are not enumerated (default 1024; 1,000,000 in a "
                         "float32 sweep of the whole format; the layout property: lengths, positions, offsets, "
@@ -1117,10 +1240,12 @@ def main(argv=None) -> int:
         with json_stdout(getattr(args, "json", None) == "-"):
             return args.func(args)
     except UsageError as exc:
-        print(f"opcert: error: {exc}", file=sys.stderr)
+        from .report.text import LIMIT, log     # a message may hold a target's text: clipped, no line a command
+        print(f"opcert: error: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 2
     except OpcertError as exc:
-        print(f"opcert: {exc}", file=sys.stderr)
+        from .report.text import LIMIT, log
+        print(f"opcert: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("opcert: interrupted" + ("; finished sweep chunks are kept: run the same command again to resume"

@@ -159,6 +159,8 @@ def test_diff_flags_regressions(cli, tmp_path):
     new = json.loads(json.dumps(old))
     new["checks"][0]["accuracy"]["max_ulp"] = 0.75
     new["checks"][0]["accuracy"]["nan_mismatches"] = 3
+    # a file whose check still said "pass" over these figures is refused (tests/test_report_inputs.py)
+    new["checks"][0]["status"], new["checks"][0]["reasons"] = "fail", ["3 NaN mismatches"]
     (tmp_path / "new.json").write_text(json.dumps(new))
     code, out, _ = cli("diff", tmp_path / "old.json", tmp_path / "new.json")
     assert code == 1 and f"max ULP error up from {old['checks'][0]['accuracy']['max_ulp']!r} to 0.75" in out

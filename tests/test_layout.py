@@ -167,7 +167,7 @@ def test_the_same_kernel_position_independent_passes(c_gate):
     fams = {f["family"]: f for f in lay["layouts"]}
     L = longest(get_format("float32"))
     n = 2000          # at most the sample's distinct inputs go through each layout
-    assert set(fams) == {"calls", "offsets", "in place"}
+    assert set(fams) == {"calls", "offsets", "in place", "mixed vectors", "long calls", "caller threads"}
     # every length 1..L, every input at every position: sum(n for n in 1..L) outputs per input
     per_input = L * (L + 1) // 2
     assert fams["calls"]["evaluated"] % per_input == 0 and fams["calls"]["evaluated"] // per_input <= n

@@ -95,7 +95,7 @@ class GateResult:
                 "checks": [r.to_dict() for r in self.results]}
 
 
-def _accuracy(check: Check, dtype: str, workers=None):
+def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=None):
     from ..verify.accuracy import measure
     if check.isa:
         from ..isa import measure_at_level
@@ -104,11 +104,14 @@ def _accuracy(check: Check, dtype: str, workers=None):
                                 attrs=check.attrs, target_timeout=check.target_timeout,
                                 isolation=check.isolation, layout_samples=check.layout_samples)
     if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
-        workers = None
+        workers = checkpoint = progress = None
+    # every declared property and every code path, whatever `proofs` requires: the same measurement as
+    # `opcert accuracy` and the API make; `proofs` only says which unestablished properties fail the check
     options = Options(samples=check.samples, seed=check.seed, standard=check.standard,
                       flush_allowed=check.subnormals == "flush-allowed", keep_errors=True, workers=workers,
                       isolation=check.isolation, target_timeout=check.target_timeout,
-                      properties=check.proofs or (), layout_samples=check.layout_samples)
+                      properties="all", layout_samples=check.layout_samples, checkpoint=checkpoint,
+                      progress=progress)
     return measure(check.op, check.target, dtype, check.mode_for(dtype), options, attrs=dict(check.attrs))
 
 
@@ -152,7 +155,7 @@ def describe_counterexample(ce: dict | None) -> str:
         parts.append(str(ce["outputs"]))
     text = "; ".join(parts)
     if ce.get("layout"):       # the layout property: where the output was, and what the measurement's call gave
-        text += f", in {ce['layout']}"
+        text += f", in {ce['layout']}" + (f" (layout family: {ce['family']})" if ce.get("family") else "")
         base = ce.get("base") or {}
         if base.get("output"):
             text += f"; {base['output'].get('value')!r} ({base['output'].get('bits')}) in {base.get('layout')}"
@@ -200,8 +203,26 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
     return reasons, chosen
 
 
+def check_command(check: Check, base: str) -> str:
+    """The command that gives this check's verdict: the measurement's own (`base`, `opcert accuracy ...`)
+    with the check's policy, which `opcert accuracy` then judges as the gate does (run_check)."""
+    import shlex
+    parts = ["--max-ulp", repr(float(check.max_ulp)), "--require", ",".join(check.proofs) or "none"]
+    if check.signed_zero != "strict":
+        parts += ["--signed-zero", check.signed_zero]
+    if check.subnormals != "strict":
+        parts += ["--subnormals", check.subnormals]
+    if check.accept_sampled_evidence:
+        parts.append("--accept-sampled-evidence")
+    if check.target_timeout is not None and "--target-timeout" not in base:
+        parts += ["--target-timeout", repr(float(check.target_timeout))]
+    if check.isolation == "none" and "--in-process" not in base:
+        parts.append("--in-process")
+    return base + " " + shlex.join(parts)
+
+
 def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckResult:
-    res = CheckResult(check, dtype, "pass", command=acc.command, elapsed_s=elapsed)
+    res = CheckResult(check, dtype, "pass", command=check_command(check, acc.command), elapsed_s=elapsed)
     res.accuracy = acc.to_dict()
     res.proof_note = proof_note
     if acc.errors is not None:
@@ -299,8 +320,9 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
     return out
 
 
-def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResult:
-    """Measure, prove where required, and judge one (check, dtype)."""
+def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=None, progress=None) -> CheckResult:
+    """Measure, prove where required, and judge one (check, dtype): what the gate, the pytest plugin and
+    `opcert accuracy --require` all run."""
     t0 = time.perf_counter()
     from ..spec import is_tensor_operator
     if is_tensor_operator(check.op):
@@ -309,7 +331,7 @@ def run_check(check: Check, dtype: str, workers: int | None = None) -> CheckResu
                            seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation,
                            exhaustive=check.mode_for(dtype) == "exhaustive")
         return judge_rows(check, dtype, res, time.perf_counter() - t0)
-    acc = _accuracy(check, dtype, workers=workers)
+    acc = _accuracy(check, dtype, workers=workers, checkpoint=checkpoint, progress=progress)
     proofs = None
     note = None
     if check.proofs and acc.status == "ok" and check.target == "opcert":
@@ -339,9 +361,10 @@ def _lost(check: Check, dtype: str, exc) -> CheckResult:
                + (f" --samples {check.samples}" if check.samples else "") + f" --seed {check.seed}")
         return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
     op = get_operator(check.op)
-    cmd = reproduce_command(op.name, dtype, check.target, resolve(op, dict(check.attrs), check.standard),
-                            check.mode_for(dtype), check.samples, check.seed, check.standard,
-                            check.layout_samples)
+    cmd = check_command(check, reproduce_command(op.name, dtype, check.target,
+                                                 resolve(op, dict(check.attrs), check.standard),
+                                                 check.mode_for(dtype), check.samples, check.seed, check.standard,
+                                                 check.layout_samples))
     return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
 
 
@@ -355,19 +378,23 @@ def _internal(check: Check, dtype: str, exc) -> CheckResult:
 def _probe_targets(config: GateConfig) -> dict:
     """Load every untrusted target once, where it will run: a target that cannot be
     found is a configuration error (exit 2); one that fails to load fails its checks."""
-    from ..targets import describe_target, trusted
+    from ..targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
     from ..workers import WorkerLost
     broken = {}
+    # a load runs under the checks' own target_timeout: the most any check of that target allows
+    limits: dict = {}
+    for c in config.checks:
+        limits[c.target] = max(limits.get(c.target, 0.0), c.target_timeout or DEFAULT_LOAD_LIMIT_S)
     for i, c in enumerate(config.checks):
         if trusted(c.target) or c.target in broken:
             continue
         try:
-            describe_target(c.target, c.isolation)
+            describe_target(c.target, c.isolation, timeout=limits[c.target])
         except UsageError as exc:
             raise UsageError(f"{config.source}: check for {c.op} ({c.label(c.dtypes[0])}): {exc}") from None
         except (TargetFailure, WorkerLost) as exc:
             broken[c.target] = str(exc) if isinstance(exc, TargetFailure) else \
-                f"target {c.target} {exc} (while being loaded)"
+                f"target {c.target} {exc}" + ("" if exc.doing else " (while being loaded)")
     return broken
 
 

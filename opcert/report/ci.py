@@ -9,6 +9,7 @@ and its reproduce command. GitLab reads the JUnit file (`--junit`) as a report a
 from __future__ import annotations
 
 from .render import failing_lines, summary_markdown
+from .text import LIMIT, clip
 
 
 def step_summary(gate: dict) -> str:
@@ -32,8 +33,10 @@ def annotations(gate: dict) -> list[str]:
     for c in gate["checks"]:
         if c["status"] != "fail":
             continue
-        message = "; ".join(c["reasons"]) + f"\nreproduce: {c['command']}"
-        out.append(f"::error title={_property('opcert: ' + c['name'])}::{_data(message)}")
+        # a target's text (its exception messages, its name) is clipped, and escaped as GitHub reads a
+        # workflow command: its line breaks cannot end the command, so none of it starts another
+        message = clip("; ".join(clip(r) for r in c["reasons"]), 2 * LIMIT) + f"\nreproduce: {clip(c['command'])}"
+        out.append(f"::error title={_property('opcert: ' + clip(c['name'], 200))}::{_data(message)}")
     if gate.get("verdict_note"):
         out.append(f"::error title=opcert::{_data(gate['verdict_note'])}")
     return out

@@ -10,18 +10,22 @@ and is not any more.
 """
 from __future__ import annotations
 
-import json
 import math
 
 from ..errors import UsageError
+from .text import LIMIT, clip
 
 STATUSES = ("pass", "fail", "skipped")
 
 
-def load_gate(path: str) -> dict:
+def load_gate(path: str, rejudge=None) -> dict:
+    """A gate result read back, every field checked (report.validate): its schema, its nesting, its types,
+    its figures (finite, >= 0) and, with rejudge (the gate's judgment on a check's dict: gating.recheck, whose
+    load_gate the commands use), every check's status against its figures. UsageError (exit 2) otherwise."""
+    from . import validate
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            text = f.read()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -30,11 +34,14 @@ def load_gate(path: str) -> dict:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text; give a gate result (opcert gate --json FILE)") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not JSON: {exc}") from None
+    data = validate.parse(text, path)
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("opcert.gate/"):
         raise UsageError(f"{path}: not an opcert gate result (expected \"schema\": \"opcert.gate/1\")")
+    validate.check_schema(data, path)
     _validate(data, path)
+    validate.check_figures(data, path)
+    if rejudge is not None:
+        validate.check_statuses(data, path, rejudge)
     return data
 
 
@@ -73,8 +80,14 @@ def _validate(data: dict, path: str) -> None:
             bad(f"{w}.reasons", "must be a list of strings")
         pol = need(c, "policy", dict, w, "an object")
         need(pol, "max_ulp", _NUM, f"{w}.policy", "a number")
-        for k in ("signed_zero", "subnormals"):
-            need(pol, k, str, f"{w}.policy", "a string")
+        from ..policy import SIGNED_ZERO, SUBNORMALS
+        for k, allowed in (("signed_zero", SIGNED_ZERO), ("subnormals", SUBNORMALS)):
+            if pol.get(k) not in allowed:
+                bad(f"{w}.policy.{k}", f"must be one of {', '.join(allowed)}")
+        required = need(pol, "proofs", list, f"{w}.policy", "a list of property names", optional=True) or []
+        if not all(isinstance(n, str) for n in required):
+            bad(f"{w}.policy.proofs", "must be a list of property names")
+        need(pol, "accept_sampled_evidence", bool, f"{w}.policy", "true or false", optional=True)
         acc = need(c, "accuracy", (dict, type(None)), w, "an object or null", optional=True)
         if acc is not None:
             a = f"{w}.accuracy"
@@ -139,16 +152,17 @@ def regressions(old: dict, new: dict) -> list[str]:
     new_by = {c["key"]: c for c in new["checks"]}
     for o in old["checks"]:
         n = new_by.get(o["key"])
-        name = o["name"]
+        name = clip(o["name"], 200)
         if n is None:
             out.append(f"{name}: missing from the new result (no check with the same operator, dtype, target, "
                        "attributes, mode and policies)")
             continue
         os_, ns = o["status"], n["status"]
+        why = clip("; ".join(clip(r) for r in n["reasons"]), 2 * LIMIT)     # a target's text, clipped
         if os_ != "fail" and ns == "fail":
-            out.append(f"{name}: {'passed' if os_ == 'pass' else 'was skipped'}, now fails: {'; '.join(n['reasons'])}")
+            out.append(f"{name}: {'passed' if os_ == 'pass' else 'was skipped'}, now fails: {why}")
         if os_ == "pass" and ns == "skipped":
-            out.append(f"{name}: passed, now skipped (nothing verified): {'; '.join(n['reasons'])}")
+            out.append(f"{name}: passed, now skipped (nothing verified): {why}")
         oa, na = o.get("accuracy") or {}, n.get("accuracy") or {}
         if oa.get("inputs_checked", 0) > na.get("inputs_checked", 0):
             out.append(f"{name}: inputs checked down from {oa['inputs_checked']:,} to {na.get('inputs_checked', 0):,}")

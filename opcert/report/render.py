@@ -13,6 +13,11 @@ from pathlib import Path
 
 from ..files import write_bytes_atomic, write_text_atomic
 from .svg import error_svg, histogram_svg, rows_svg
+from .text import LONG_LIMIT, clip, md, md_code
+
+# Text from a gate result may come from a target (its errors, notes, name, version): every text is clipped
+# (report.text.clip) once where it is taken from the result, and escaped for the format it is written in
+# (md, md_code: Markdown; html.escape: HTML), never written as it is.
 
 MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
 
@@ -68,27 +73,29 @@ def _matrix(checks):
 def _facts(c) -> list[tuple[str | None, str]]:
     """What both report formats say of a check, as (bold label or None, text)."""
     a = c.get("accuracy") or {}
-    attrs = ", ".join(f"{k}={v['exact']}" for k, v in (a.get("attrs") or {}).items()) or "-"
+    attrs = clip(", ".join(f"{k}={v['exact']}" for k, v in (a.get("attrs") or {}).items()) or "-")
     out = [(None, f"attributes: {attrs}"),
            (None, f"mode: {c['mode']}, {a.get('inputs_checked', 0):,} inputs; policy: max ULP "
                   f"{c['policy']['max_ulp']!r}, signed zero {c['policy']['signed_zero']}, "
                   f"subnormals {c['policy']['subnormals']}")]
-    out += [("reason" if c["status"] == "fail" else "skipped", r) for r in c["reasons"]]
+    out += [("reason" if c["status"] == "fail" else "skipped", clip(r)) for r in c["reasons"]]
     if a.get("max_ulp") is not None:
-        out.append(("max ULP error", f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
-                                     f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly rounded "
-                                     f"{a['worst_reference']!r} ({a['worst_reference_bits']}), exact "
-                                     f"{a.get('worst_exact') or '-'}"))
+        out.append(("max ULP error", clip(f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
+                                          f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly "
+                                          f"rounded {a['worst_reference']!r} ({a['worst_reference_bits']}), exact "
+                                          f"{a.get('worst_exact') or '-'}", LONG_LIMIT)))
         out.append((None, f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
                           f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
                           f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}"))
     # what the target did besides computing (the FP mode it set, a write into its input), and the like
-    out += [("note", n) for n in a.get("notes") or []]
+    out += [("note", clip(n)) for n in a.get("notes") or []]
     return out
 
 
 def _slug(c, i) -> str:
-    return f"check-{i:03d}-{c['op']}-{c['dtype']}-{c['target']}".replace(":", "_").replace("/", "_")
+    """A file name and HTML id: letters, digits, '.', '_' and '-' only (a target's path may hold anything)."""
+    import re
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", clip(f"check-{i:03d}-{c['op']}-{c['dtype']}-{c['target']}", 120))
 
 
 def _images(c, i, plots) -> dict:
@@ -140,13 +147,13 @@ def provenance_rows(gate: dict) -> list:
 def _result_line(gate: dict) -> str:
     return (f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
             f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
-            f"{gate['config']}; {gate['elapsed_s']:.1f} s.")
+            f"{md(gate['config'])}; {gate['elapsed_s']:.1f} s.")
 
 
 def _matrix_lines(gate: dict) -> list[str]:
     cols, rows = _matrix(gate["checks"])
-    L = ["| operator | " + " | ".join(f"{d} {t}" for t, d in cols) + " |", "|---|" + "---|" * len(cols)]
-    return L + [f"| {op} | " + " | ".join(row) + " |" for op, row in rows]
+    L = ["| operator | " + " | ".join(md(f"{d} {t}", 200) for t, d in cols) + " |", "|---|" + "---|" * len(cols)]
+    return L + [f"| {md(op, 200)} | " + " | ".join(row) + " |" for op, row in rows]
 
 
 def failing_lines(gate: dict) -> list[str]:
@@ -156,17 +163,18 @@ def failing_lines(gate: dict) -> list[str]:
         return []
     lines = ["", "### Failing checks", ""]
     for c in failing:
-        lines.append(f"- **{c['name']}**: " + "; ".join(c["reasons"]))
-        lines.append(f"  reproduce: `{c['command']}`")
+        lines.append(f"- **{md(c['name'], 200)}**: " + "; ".join(md(r) for r in c["reasons"]))
+        lines.append(f"  reproduce: {md_code(c['command'])}")
     return lines
 
 
 def _head(gate: dict, title: str, *intro: str) -> list[str]:
     """A Markdown page's start: title, result, reproduce command, intro paragraphs, provenance, summary table."""
-    L = [f"# {title}", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", ""]
+    L = [f"# {title}", "", _result_line(gate), "", f"Reproduce: {md_code(gate['command'])}", ""]
     for paragraph in intro:
         L += [paragraph, ""]
-    L += ["## Provenance", ""] + [f"- {k}: {v}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
+    L += ["## Provenance", ""] + [f"- {md(k, 200)}: {md(v)}" for k, v in provenance_rows(gate)] + \
+        ["", "## Summary", ""]
     return L + _matrix_lines(gate)
 
 
@@ -183,7 +191,7 @@ def summary_page(gate: dict) -> str:
 
 def summary_markdown(gate: dict) -> str:
     """The result, the reproduce command and the summary table (a CI job summary: report.ci)."""
-    return "\n".join(["## opcert gate", "", _result_line(gate), "", f"Reproduce: `{gate['command']}`", ""]
+    return "\n".join(["## opcert gate", "", _result_line(gate), "", f"Reproduce: {md_code(gate['command'])}", ""]
                      + _matrix_lines(gate))
 
 
@@ -194,38 +202,39 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict 
     L.append("")
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
-        L += [f"## {c['name']}: {MARK[c['status']]}", ""]
-        L += [f"- **{label}**: {text}" if label else f"- {text}" for label, text in _facts(c)]
+        L += [f"## {md(c['name'], 200)}: {MARK[c['status']]}", ""]
+        L += [f"- **{label}**: {md(text, None)}" if label else f"- {md(text, None)}" for label, text in _facts(c)]
         if images_dir and a:
             for kind, svg in drawn.get(i, {}).items():
                 name = f"{_slug(c, i)}-{kind}.svg"
                 write_bytes_atomic(str(Path(images_dir, name)), svg.encode())
                 L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
         for p in c.get("proofs") or []:
-            line = f"- proof `{p['name']}`: **{p['status']}** ({_method(p)}, {p.get('elapsed_s', 0.0):.2f} s)"
+            line = (f"- proof {md_code(p['name'], 200)}: **{md(p['status'], 200)}** ({md(_method(p), None)}, "
+                    f"{p.get('elapsed_s', 0.0):.2f} s)")
             if p.get("counterexample"):
-                line += f"; counterexample: `{p['counterexample']}`"
+                line += f"; counterexample: {md_code(p['counterexample'])}"
             L.append(line)
         if c.get("proof_note"):
-            L.append(f"- proofs: {c['proof_note']}")
-        L += ["", f"Reproduce: `{c['command']}`", ""]
+            L.append(f"- proofs: {md(c['proof_note'])}")
+        L += ["", f"Reproduce: {md_code(c['command'])}", ""]
     return "\n".join(L)
 
 
 def _method(p: dict) -> str:
     """How a verdict was reached and, for the layout property, what each family of layouts covered (and
     which could not be given, with why): a verdict says which code paths it covered."""
-    text = p.get("method", "-")
+    text = clip(p.get("method", "-"), LONG_LIMIT)
     parts = []
     for f in p.get("layouts") or []:
         if "not_given" in f:
-            parts.append(f"{f['family']}: not given ({f['not_given']})")
+            parts.append(f"{f['family']}: not given ({clip(f['not_given'])})")
         elif "rows" in f:
             parts.append(f"{f['family']}: {f['rows']:,} rows, {f.get('differ', 0):,} differ")
         elif "evaluated" in f:
             parts.append(f"{f['family']}: {f['evaluated']:,} outputs, {f.get('differ', 0):,} differ"
                          + ("" if f.get("complete", True) else " (a sample)"))
-    return text + ("; " + "; ".join(parts) if parts else "")
+    return clip(text + ("; " + "; ".join(parts) if parts else ""), LONG_LIMIT)
 
 
 def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
@@ -242,20 +251,20 @@ def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
          f"<h1>opcert gate report</h1><p id='verdict' class='{'PASS' if gate['ok'] else 'FAIL'}'>"
          f"Result: {'PASS' if gate['ok'] else 'FAIL'}: {gate['counts']['pass']} passed, "
          f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped "
-         f"({e(gate['config'])}; {gate['elapsed_s']:.1f} s)</p>",
-         f"<p>Reproduce: <code>{e(gate['command'])}</code></p>",
-         "<h2>Provenance</h2><ul id='provenance'>" + "".join(f"<li>{e(k)}: {e(str(v))}</li>"
+         f"({e(clip(gate['config']))}; {gate['elapsed_s']:.1f} s)</p>",
+         f"<p>Reproduce: <code>{e(clip(gate['command']))}</code></p>",
+         "<h2>Provenance</h2><ul id='provenance'>" + "".join(f"<li>{e(clip(k, 200))}: {e(clip(v))}</li>"
                                                               for k, v in provenance_rows(gate)) + "</ul>",
          "<h2>Summary</h2><div class='wide'><table id='summary'><tr><th>operator</th>" +
-         "".join(f"<th>{e(d)}<br>{e(t)}</th>" for t, d in cols) + "</tr>"]
+         "".join(f"<th>{e(clip(d, 200))}<br>{e(clip(t, 200))}</th>" for t, d in cols) + "</tr>"]
     for op, row in rows:
-        H.append(f"<tr><th>{e(op)}</th>" + "".join(
+        H.append(f"<tr><th>{e(clip(op, 200))}</th>" + "".join(
             f"<td class='{v.split(' ')[0] if v else ''}'>{v}</td>" for v in row) + "</tr>")
     H.append("</table></div>")
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
         H.append(f"<section class='check' id='{_slug(c, i)}'><h2 class='{MARK[c['status']]}'>"
-                 f"{e(c['name'])}: {MARK[c['status']]}</h2><ul>")
+                 f"{e(clip(c['name'], 200))}: {MARK[c['status']]}</h2><ul>")
         H += [f"<li><b>{e(label)}</b>: {e(text)}</li>" if label else f"<li>{e(text)}</li>" for label, text in _facts(c)]
         H.append("</ul>")
         if a:
@@ -264,12 +273,13 @@ def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
             H.append("<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
                      "<th>counterexample</th></tr>")
             for p in c["proofs"]:
-                H.append(f"<tr><td>{e(p['name'])}</td><td>{e(p['status'])}</td><td>{e(_method(p))}</td>"
-                         f"<td>{p.get('elapsed_s', 0.0):.2f} s</td><td>{e(str(p.get('counterexample') or ''))}</td></tr>")
+                H.append(f"<tr><td>{e(clip(p['name'], 200))}</td><td>{e(clip(p['status'], 200))}</td>"
+                         f"<td>{e(_method(p))}</td><td>{p.get('elapsed_s', 0.0):.2f} s</td>"
+                         f"<td>{e(clip(p.get('counterexample') or ''))}</td></tr>")
             H.append("</table>")
         if c.get("proof_note"):
-            H.append(f"<p>{e(c['proof_note'])}</p>")
-        H.append(f"<p>Reproduce: <code>{e(c['command'])}</code></p></section>")
+            H.append(f"<p>{e(clip(c['proof_note']))}</p>")
+        H.append(f"<p>Reproduce: <code>{e(clip(c['command']))}</code></p></section>")
     H.append("</body></html>")
     return "\n".join(H)
 

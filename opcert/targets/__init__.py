@@ -75,7 +75,7 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         tgt.isolation = Isolation(trusted=True)
         from .layouts import LayoutSupport
         # run_resolved converts its input to a contiguous binary64 array first: rows of a view are not calls
-        tgt.layouts = LayoutSupport(views=True, rows=True, offsets=True,
+        tgt.layouts = LayoutSupport(views=True, rows=True, offsets=True, concurrent=True,
                                     cannot={"threads": "opcert's implementation runs on the calling thread",
                                             "in place": "opcert's implementation has no in-place form"})
         return tgt

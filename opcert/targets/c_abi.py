@@ -93,7 +93,7 @@ def load(spec: str, timeout: float | None = None) -> Target:
     tgt = Target(info, call, unsupported=unsupported, timeout=timeout)
     from .layouts import LayoutSupport, c_calls
     many = c_calls(func)
-    tgt.layouts = LayoutSupport(views=False, offsets=True, calls=many, calls_in_place=True,
+    tgt.layouts = LayoutSupport(views=False, offsets=True, calls=many, calls_in_place=True, concurrent=True,
                                 cannot={"strides": "the C ABI passes contiguous arrays (a strided view is copied "
                                                    "into one before the call)",
                                         "threads": "a C kernel's threads are its own: the ABI has no thread count"})

@@ -36,10 +36,12 @@ class LayoutSupport:
     in_place: Callable | None = None  # in_place(op, x, attrs) -> y: the kernel writing over its input
     in_place_for: Callable | None = None   # (op, attrs) -> whether the in-place form exists for this operator
     calls_in_place: bool = False   # calls(..., in_place=True) gives the kernel x == y
+    concurrent: bool = False       # the call may be made from other threads, and from several at once
+    compiles_per_shape: bool = False   # a call of a new shape runs code compiled for it (XLA): one-element calls
     cannot: dict = field(default_factory=dict)   # layout family -> why it cannot be given to this target
 
 
-PYTHON = dict(views=True, rows=True, rows_are_calls=False, offsets=True,
+PYTHON = dict(views=True, rows=True, rows_are_calls=False, offsets=True, concurrent=True,
               cannot={"threads": "a callable's threads are its own: opcert has no switch for them",
                       "in place": "a callable has no in-place form opcert can call"})
 

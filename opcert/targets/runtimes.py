@@ -252,7 +252,7 @@ class OnnxRuntime(_OnnxVersions):
     def layouts(self):
         from .layouts import LayoutSupport
         return LayoutSupport(views=False, rows=False, offsets=True, calls=ort_calls(self),
-                             threads=self._with_threads,
+                             threads=self._with_threads, concurrent=True,
                              cannot={"strides": "ONNX Runtime's Python API copies a non-contiguous array into a "
                                                 "contiguous tensor: its kernels never see strides",
                                      "in place": "ONNX Runtime decides in-place reuse inside a graph; a one-node "
@@ -325,7 +325,7 @@ class OnnxReference(_OnnxVersions):
 
     def layouts(self):
         from .layouts import LayoutSupport
-        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
+        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True, concurrent=True,
                              cannot={"threads": "onnx.reference runs NumPy on one thread",
                                      "in place": "onnx.reference has no in-place form"})
 
@@ -435,7 +435,7 @@ class Torch:
         if self.device != "cpu":
             return LayoutSupport(cannot={"every layout": "the tensor is copied to the GPU (.to(device)), which "
                                                          "makes its own contiguous buffer"})
-        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
+        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True, concurrent=True,
                              threads=lambda n: torch_threads(self.torch, n), in_place=self._in_place,
                              in_place_for=self._has_in_place)
 
@@ -522,7 +522,8 @@ class Jax:
     def layouts(self):
         from .layouts import LayoutSupport
         why = "jax.device_put copies the array into a buffer of XLA's own (contiguous, aligned by XLA)"
-        return LayoutSupport(cannot={"strides": why, "offsets": why,
+        return LayoutSupport(compiles_per_shape=True, concurrent=True,
+                             cannot={"strides": why, "offsets": why,
                                      "threads": "XLA's CPU thread pool is set when JAX starts (XLA_FLAGS), "
                                                 "not per call",
                                      "in place": "JAX arrays are immutable"})
@@ -574,6 +575,8 @@ class OpenVino:
                                                 "model has one dynamic dimension)",
                                      "offsets": "OpenVINO copies its input into a tensor of its own",
                                      "threads": "the compiled model's INFERENCE_NUM_THREADS is fixed at 1 here",
+                                     "caller threads": "the compiled model's call shares one infer request, "
+                                                       "which is not for use from several threads at once",
                                      "in place": "OpenVINO's outputs are its own tensors"})
 
 

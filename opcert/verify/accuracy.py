@@ -153,6 +153,7 @@ class Request:
     isolation: str
     layout_samples: int | None = None   # inputs per layout where the layouts are not enumerated
     layout_default: int | None = None   # ... where layout_samples is None (a float32 sweep's: its extent's)
+    measure_paths: bool = True          # the layouts run whatever `properties` lists (False: properties alone)
 
     @property
     def resolved(self) -> dict[str, Fraction]:
@@ -198,6 +199,8 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
                    o.isolation, o.target_timeout, o.properties, attrs)
     if o.layout_samples is not None:
         req = dataclasses.replace(req, layout_samples=policy.samples(o.layout_samples, "layout_samples"))
+    if o.accuracy is False:
+        req = dataclasses.replace(req, measure_paths=False)
     if o.workers is not None:
         policy.workers(o.workers, "workers")
     fmt = get_format(req.dtype)
@@ -369,13 +372,17 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
 
 
 def _wants_layout(req: Request) -> bool:
-    return req.properties == "all" or "layout" in req.properties
+    """Whether the check runs the layouts: always, whatever properties it reports, since a check's accuracy
+    is the worst over every code path (one measurement for every front end), except in a sweep that
+    decides properties without accuracy (`opcert prove --target`), where only a requested `layout` runs."""
+    return req.measure_paths or req.properties == "all" or "layout" in req.properties
 
 
 # what a measurement's worker has imported before it loads a target (targets.describe_target)
 WORKER_MODULES = ("opcert.verify.accuracy", "opcert.verify.sweep")
 DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
 SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 sweep of the whole format (a range of magnitudes: the default)
+ONE_ELEMENT_CALLS = 100_000     # ... at least, on a target that compiles per shape (each in a call of its own)
 
 
 def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None,
@@ -394,7 +401,13 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
     bits = np.ascontiguousarray(x).reshape(-1).view(fmt.uint)
     _, first = np.unique(bits, return_index=True)
     keep = first[np.argsort(bits[first], kind="stable")]     # ascending bit patterns
+    allk = keep
     limit = None if whole and enumerable(tgt.layouts) else (samples or DEFAULT_LAYOUT_SAMPLES)
+    if limit is not None and tgt.layouts.compiles_per_shape and not (whole and fmt.bits <= 16):
+        # a runtime that compiles per shape: its one-element calls are a path of their own, sampled widely
+        limit = max(limit, ONE_ELEMENT_CALLS)
+    elif whole and fmt.bits <= 16 and tgt.layouts.compiles_per_shape:
+        limit = None
     if limit is not None and keep.size > limit:
         first = np.zeros(0, np.int64)
         if rounded is not None:
@@ -410,7 +423,11 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
         keep = keep[np.sort(np.concatenate([first, rest]))]
     xs = np.ascontiguousarray(x).reshape(-1)[keep]
     ys = np.ascontiguousarray(y).reshape(-1)[keep]
-    check = LayoutCheck(op, tgt, fmt, attrs, xs, ys, base_layout, whole and keep.size == bits.size)
+    # every input of the measurement, ascending by bits, for the families whose cost is one call per input
+    wide = None if allk.size <= keep.size else \
+        (np.ascontiguousarray(x).reshape(-1)[allk], np.ascontiguousarray(y).reshape(-1)[allk])
+    check = LayoutCheck(op, tgt, fmt, attrs, xs, ys, base_layout, whole and keep.size == bits.size,
+                        points=_branch_points(op, attrs, fmt, standard), wide=wide)
     check.run()
 
     def ref_of(in_bits):
@@ -424,6 +441,19 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
         return rounded, err
     where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
     return check.verdict(prop, ref_of, tgt.name, where)
+
+
+def _branch_points(op, attrs, fmt, standard, most: int = 8) -> list[float]:
+    """Up to `most` of the operator's branch points and thresholds in fmt, spread over their magnitudes:
+    the mixed vectors' neighbours beside the ladder of magnitude classes."""
+    from ..spec.points import special_points
+    try:
+        pts = sorted({abs(float(p)) for p in special_points(op, attrs, fmt, standard)} - {0.0})
+    except (ValueError, OverflowError, ArithmeticError):
+        return []
+    if len(pts) > most:
+        pts = [pts[i] for i in np.linspace(0, len(pts) - 1, most).astype(int)]
+    return pts
 
 
 def path_accuracy(res, worst) -> None:

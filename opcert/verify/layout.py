@@ -37,6 +37,7 @@ output that differs is measured against the reference too.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -45,7 +46,7 @@ import numpy as np
 from ..errors import TargetFailure
 from ..formats import FloatFormat, bits_differ, hex_bits
 from ..jit import numba
-from ..targets.layouts import padded_stride, cores as host_cores, row_buffer
+from ..targets.layouts import aligned_empty, padded_stride, cores as host_cores, row_buffer
 from .row_calls import ulp_distance
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
@@ -59,6 +60,15 @@ CALLS_PER_LENGTH = 8       # separate calls per length where each call is made f
 ROW_BLOCK = 1 << 20
 ROW_ALIGN = 32             # rows of stride (n + 1) elements of 2 bytes or more: 32 rows span 64-byte lines
 EXAMPLES = 32              # differing inputs per family measured against the reference
+# What a layout verdict covers, in its method: `proved` is an enumeration over the families named, never a
+# statement about what a black box does outside them (docs/code-paths.md)
+SCOPE = ("Outside this scope a kernel could still differ: lengths, alignments and thread counts other than those "
+         "named, neighbour values other than the classes named, other ISA levels than the host's (--isa all "
+         "compares those a runtime lets a process choose), other processes' state or library versions")
+MIXED_SHORT = 32           # the mixed vectors' short calls (C, ONNX Runtime): 64 bytes of 16-bit lanes
+MIXED_VALUES = 1 << 16     # inputs through the mixed vectors where there are more (a float32 sweep's sample)
+ONE_ELEMENT_BATCH = 4096   # one-element calls made under one supervised call
+CONCURRENT_THREADS = 4     # threads calling the kernel at once (or every core, where there are more)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -106,15 +116,24 @@ class Family:
     differ: int = 0
     examples: list = field(default_factory=list)   # [(value index, got bits, layout words, redo)]
     errors: list = field(default_factory=list)     # what a layout made the target do (raise, wrong shape)
+    inputs: int = 0              # how many distinct inputs went through it (LayoutCheck.run sets it)
+    parts: list = field(default_factory=list)      # [(a layout's words, outputs differing there)], where named
+    elapsed_s: float = 0.0
 
     def failed(self, exc: TargetFailure) -> None:
         """A layout made the target fail: its message (which names the layout), once."""
         if str(exc) not in self.errors:
             self.errors.append(str(exc))
 
+    @property
+    def scope(self) -> str:
+        return f"{'every' if self.complete else 'a sample of the'} {self.inputs:,} inputs, at the positions named"
+
     def summary(self) -> dict:
         return {"family": self.name, "how": self.how, "evaluated": self.evaluated, "complete": self.complete,
-                "differ": self.differ, "errors": self.errors[:3]}
+                "inputs": self.inputs, "scope": self.scope, "elapsed_s": round(self.elapsed_s, 4),
+                "differ": self.differ, "errors": self.errors[:3],
+                **({"parts": [{"layout": w, "differ": d} for w, d in self.parts]} if self.parts else {})}
 
 
 class LayoutCheck:
@@ -122,8 +141,12 @@ class LayoutCheck:
     measurement's call (`base_layout` says which)."""
 
     def __init__(self, op, tgt, fmt: FloatFormat, attrs, values: np.ndarray, base: np.ndarray, base_layout: str,
-                 whole_format: bool, progress=None):
+                 whole_format: bool, progress=None, points=(), wide=None):
         self.op, self.tgt, self.fmt, self.attrs = op, tgt, fmt, attrs
+        self.points = list(points)     # the operator's branch points and thresholds: neighbours in mixed vectors
+        # (inputs ascending by bits, their outputs in the measurement's call): the families whose cost is one
+        # call per input (mixed vectors, long calls, caller threads) run over these, a superset of `values`
+        self.wide = wide
         self.values = np.ascontiguousarray(values)
         self.nv = self.values.size
         self.uint = fmt.uint
@@ -132,8 +155,10 @@ class LayoutCheck:
         self.whole = whole_format
         self.L = longest(fmt)
         pad = self.L + 1
-        self.vext = np.concatenate([self.values, self.values[:pad]])
-        self.bext = np.concatenate([self.base, self.base[:pad]])
+        # cyclic: a window may run past the last value into the first ones, however few values there are
+        # (np.resize repeats; fewer values than a window's length read past a plain concatenation's end)
+        self.vext = np.resize(self.values, self.nv + pad)
+        self.bext = np.resize(self.base, self.nv + pad)
         self.families: list[Family] = []
         self.progress = progress or (lambda text: None)
         # a NaN is a value whose magnitude's bits are above infinity's (every format opcert knows)
@@ -164,12 +189,12 @@ class LayoutCheck:
         # the examples: the first few in the layout's order, and those furthest from the measurement's output
         # (by ordinal distance), among which the check's worst error in another layout is found
         # (as floats: binary64's ordinals overflow a difference); infinite where a NaN meets a number (two
-        # NaNs never differ here), which sorts last, as -1
+        # NaNs never differ here): the furthest of all, kept before any finite one (its error is infinite)
         dist = ulp_distance(g[bad], w[bad], self.fmt)
         nan = np.isinf(dist)
-        dist[nan] = -1.0
-        picks = list(range(min(8, bad.size))) + list(np.argsort(-dist, kind="stable")[:EXAMPLES]) + \
-            list(np.flatnonzero(nan)[:4])
+        far = np.argpartition(-dist, EXAMPLES)[:EXAMPLES] if dist.size > 4 * EXAMPLES else np.arange(dist.size)
+        far = far[np.argsort(-dist[far], kind="stable")][:EXAMPLES]
+        picks = list(range(min(8, bad.size))) + list(far) + list(np.flatnonzero(nan)[:4])
         have = {e[0]: j for j, e in enumerate(fam.examples)}
         for p in picks:
             i, d = int(bad[p]), float(dist[p])
@@ -199,12 +224,40 @@ class LayoutCheck:
     def run(self) -> None:
         sup = self.tgt.layouts
         t0 = time.perf_counter()
-        self.lengths(sup)
-        self.offsets(sup)
-        self.views(sup)
-        self.threads(sup)
-        self.in_place(sup)
+        for family in (self.lengths, self.offsets, self.views, self.in_place):
+            self._timed(family, sup)
+        self.few = self.nv
+        for f in self.families:
+            f.inputs = self.nv
+        self._widen()
+        k = len(self.families)
+        for family in (self.mixed, self.long_calls, self.concurrent):
+            self._timed(family, sup)
+        for f in self.families[k:]:
+            f.inputs = f.inputs or self.nv
         self.elapsed = time.perf_counter() - t0
+
+    def _timed(self, family, sup) -> None:
+        """Run one family's method; the families it added get its time (shared where it adds several)."""
+        k, t0 = len(self.families), time.perf_counter()
+        family(sup)
+        added = self.families[k:]
+        for f in added:
+            f.elapsed_s = (time.perf_counter() - t0) / len(added)
+
+    def _widen(self) -> None:
+        """From here on the families run over `wide` (every input of the measurement, or its sample): the
+        examples found so far are renumbered into it."""
+        if self.wide is None:
+            return
+        wv, wb = (np.ascontiguousarray(a) for a in self.wide)
+        if wv.size <= self.nv:
+            return
+        wbits = wv.view(self.uint)
+        at = np.searchsorted(wbits, self.values.view(self.uint))
+        for f in self.families:
+            f.examples = [(int(at[e[0]]),) + tuple(e[1:]) for e in f.examples]
+        self.values, self.base, self.nv = wv, wb.view(self.uint), wv.size
 
     def _rows(self, n: int, offset: int = 0, stride: int | None = None, rows: tuple[int, int] | None = None) \
             -> np.ndarray:
@@ -273,10 +326,37 @@ class LayoutCheck:
         self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
                       lambda i: (i // n + i % n) % nv,
                       lambda i: f"a call of {n} element(s){where}, position {i % n}",
-                      lambda i: self._redo_call(sup, n, offset, in_place, i), self.bext)
+                      lambda i, nv=nv: self._redo_call(sup, n, offset, in_place, i, nv), self.bext)
+
+    def _one_element_calls(self) -> None:
+        """Every input alone in a call of one element: a runtime that compiles per shape (XLA) runs other code
+        for it than for the measurement's long call, and 8 such calls decide nothing. The calls are made in
+        batches under one supervised call each (the isolation around a call costs more than the call)."""
+        nv = self.nv
+        fam = Family("one-element calls", f"each of the {nv:,} inputs alone in a call of one element "
+                                          "(the target compiles code per shape)")
+        self.families.append(fam)
+        one = self.tgt._call
+
+        def calls(op, xx, attrs):
+            return np.concatenate([np.asarray(one(op, xx[k:k + 1], attrs)).reshape(-1) for k in range(xx.size)])
+        for b0 in range(0, nv, ONE_ELEMENT_BATCH):
+            b1 = min(nv, b0 + ONE_ELEMENT_BATCH)
+            self.progress(f"layout: one-element calls {b0:,} of {nv:,}")
+            y = self._run(fam, self.values[b0:b1], f"{b1 - b0:,} calls of one element each (layout check)",
+                          call=calls)
+            if y is None:
+                fam.complete = False
+                continue
+            self._compare(fam, y.view(self.uint), self.base[b0:b1], lambda i, b0=b0: b0 + i,
+                          lambda i: "a call of one element",
+                          lambda i, b0=b0, v=self.values: self._redo(lambda: np.array(v[b0 + i:b0 + i + 1]), 0,
+                                                                     keep_layout=False))
 
     def _sampled_calls(self, sup) -> None:
         """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values."""
+        if sup.compiles_per_shape:
+            self._one_element_calls()
         nv, L, c = self.nv, self.L, CALLS_PER_LENGTH
         cross = sup.rows and sup.rows_are_calls
         fam = Family("calls", f"every length 1..{L}: {c} separate calls of each length, every position "
@@ -295,7 +375,8 @@ class LayoutCheck:
                     continue
                 self._compare(fam, y.view(self.uint), self.base[idx], lambda i, idx=idx: idx[i],
                               lambda i, n=n: f"a call of {n} element(s), position {i}",
-                              lambda i, idx=idx: self._redo(lambda: self.values[idx].copy(), i, keep_layout=False))
+                              lambda i, idx=idx, v=self.values: self._redo(lambda: v[idx].copy(), i,
+                                                                            keep_layout=False))
 
     def offsets(self, sup) -> None:
         L = self.L
@@ -373,28 +454,182 @@ class LayoutCheck:
             if y is not None:
                 self._compare(zero_d, np.asarray(y).reshape(1).view(self.uint), self.base[k:k + 1],
                               lambda i, k=k: k, lambda i: "a 0-d array",
-                              lambda i, k=k: self._redo(lambda: self.values[k:k + 1].reshape(()), 0))
+                              lambda i, k=k, v=self.values: self._redo(lambda: v[k:k + 1].reshape(()), 0))
 
-    def threads(self, sup) -> None:
-        if sup.threads is None:
-            return
-        cores = host_cores()
-        counts = sorted({1, cores})
-        nv = self.nv
-        size = 3 * nv + 77      # chunks of any count end off every vector multiple
-        idx = np.arange(size) % nv
-        x = self.values[idx]
-        fam = Family("threads", f"every input in a call of {size:,} elements on {' and '.join(map(str, counts))} "
-                                f"thread(s){' (this host has one core)' if cores == 1 else ''}")
+    def mixed(self, sup) -> None:
+        """Every input in vectors whose other lanes hold a value of another magnitude class or sign. Kernels
+        choose their path per vector (MLAS: a vector with a lane past the saturation point, a NaN or an
+        infinity goes another way), and a window of the bit-ordered inputs never mixes classes: here each
+        input alternates with one neighbour value, so every aligned vector of 2 lanes or more (16, 32 and 64
+        bytes alike) holds inputs and that neighbour; then the inputs at the odd positions."""
+        nv, fmt = self.nv, self.fmt
+        classes = self.neighbour_classes()
+        pick = np.arange(nv) if nv <= MIXED_VALUES else np.linspace(0, nv - 1, MIXED_VALUES).astype(np.int64)
+        every = pick.size == nv
+        fam = Family("mixed vectors", f"{'every input' if every else f'{pick.size:,} of the {nv:,} inputs'} "
+                                      f"alternating with each of {len(classes)} neighbour values (both signs of "
+                                      "zero, subnormal, tiny, moderate, saturated, the largest finite, infinite "
+                                      "values, NaN and the operator's branch points), at even and at odd "
+                                      "positions of a 64-byte-aligned call: every aligned vector of 16, 32 or 64 "
+                                      "bytes mixes the input's class with the neighbour's", complete=every)
+        fam.inputs = pick.size
         self.families.append(fam)
-        for t in counts:
-            self.progress(f"layout: {t} thread(s)")
-            with sup.threads(t):
-                y = self._run(fam, x, f"{size:,} elements on {t} thread(s) (layout check)", keep_layout=False)
-            if y is not None:
-                self._compare(fam, y.view(self.uint), self.base[idx], lambda i: idx[i],
-                              lambda i, t=t: f"a call of {size:,} elements on {t} thread(s), position {i:,}",
-                              lambda i, t=t: self._redo_threads(sup, t, x, i))
+        vals = self.values[pick]
+        where_of = {int(b): k for k, b in enumerate(self.values.view(self.uint))}
+
+        def make(cb, parity):
+            raw, start = aligned_empty(2 * pick.size * fmt.dtype.itemsize)
+            x = np.ndarray((2 * pick.size,), dtype=fmt.dtype, buffer=raw, offset=start)
+            xb = x.view(self.uint)
+            xb[parity::2] = vals.view(self.uint)
+            xb[1 - parity::2] = cb
+            return x
+
+        # where the target takes many calls at once (C, ONNX Runtime), the same vectors in short calls too:
+        # a kernel's path for short calls may pick its way per vector as well
+        short = sup.calls is not None and (2 * pick.size) % MIXED_SHORT == 0
+        forms = [None] + ([MIXED_SHORT] if short else [])
+        for j, cb in enumerate(classes):
+            cval = hex_bits(self.uint.type(cb).view(fmt.dtype), fmt)
+            self.progress(f"layout: mixed vectors, neighbour {j + 1} of {len(classes)}")
+            for parity, n in ((p, n) for n in forms for p in (0, 1)):
+                x = make(cb, parity)
+                if n is None:
+                    y = self._run(fam, x, f"{pick.size:,} inputs alternating with {cval} (layout check)",
+                                  keep_layout=True, owned=True)
+                else:
+                    y = self._run(fam, x.reshape(-1, n), f"{x.size // n:,} calls of {n} elements alternating "
+                                  f"inputs with {cval} (layout check)", owned=True,
+                                  call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False))
+                    if y is not None:
+                        y = y.reshape(-1)
+                if y is None:
+                    fam.complete = False
+                    continue
+                yb = np.ascontiguousarray(y).view(self.uint)
+                call_words = f"a call of {2 * pick.size:,} elements" if n is None else \
+                    f"calls of {n} elements (call {{c:,}})"
+                words = (lambda i, cval=cval, parity=parity, cw=call_words, n=n:
+                         f"{cw.format(c=(2 * i + parity) // n) if n else cw} alternating inputs with the neighbour "
+                         f"{cval} (inputs at {'even' if parity == 0 else 'odd'} positions), position "
+                         f"{(2 * i + parity) % n if n else 2 * i + parity:,}")
+                def again(pos, cb=cb, parity=parity, n=n):
+                    if n is None:
+                        return self._redo(lambda: make(cb, parity), pos, keep_layout=True)
+                    return self._redo(lambda: make(cb, parity).reshape(-1, n), pos,
+                                      call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False))
+                self._compare(fam, yb[parity::2], self.base[pick], lambda i: pick[i], words,
+                              lambda i, parity=parity, again=again: again(2 * i + parity))
+                k = where_of.get(int(cb))
+                if k is not None:      # the neighbour's own output, where it is one of the inputs
+                    self._compare(fam, yb[1 - parity::2], np.full(pick.size, self.base[k], self.uint),
+                                  lambda i, k=k: k,
+                                  lambda i, cval=cval, parity=parity, cw=call_words, n=n:
+                                  f"{cw.format(c=(2 * i + 1 - parity) // n) if n else cw} alternating inputs with "
+                                  f"the neighbour {cval}, the neighbour at position "
+                                  f"{(2 * i + 1 - parity) % n if n else 2 * i + 1 - parity:,}",
+                                  lambda i, parity=parity, again=again: again(2 * i + 1 - parity))
+
+    def neighbour_classes(self) -> list[int]:
+        """The neighbour values of the mixed vectors, as bits: a ladder of magnitude classes with both signs,
+        the infinities and a NaN, and the operator's branch points and thresholds (self.points)."""
+        fmt = self.fmt
+        tiny, sub, big = 2.0 ** fmt.emin, float(fmt.min_subnormal), float(fmt.max_finite)
+        mags = [0.0, sub, tiny, 2.0 ** -12, 0.5, 1.0, 3.0, 12.0, 100.0, big / 4, big, np.inf]
+        mags += [abs(float(p)) for p in self.points]
+        out: list[int] = []
+        for m in mags:
+            for sgn in (1.0, -1.0):
+                with np.errstate(over="ignore", invalid="ignore"):
+                    b = int(np.array([sgn * m]).astype(fmt.dtype).view(self.uint)[0])
+                if b not in out:
+                    out.append(b)
+        nan = int(np.array([np.nan]).astype(fmt.dtype).view(self.uint)[0])
+        out.append(nan)
+        return out
+
+    def long_calls(self, sup) -> None:
+        """Calls past the lengths vector loops and thread pools switch at: 2^16 + 1 and 2^20 + 77 elements
+        (odd remainders), and 3 x the inputs + 77; on 1 thread and on every core where the target has a
+        thread switch (torch's grain is 32,768 elements a thread: 2^20 + 77 splits on any core count).
+        Where the families before found inputs whose bits depend on the path, a second fill of the same
+        lengths holds only those: whatever position a thread split's remainder takes, an input there shows
+        it. On t threads, the outputs are also counted against the same call's on 1 thread (`parts`)."""
+        nv = self.nv
+        sizes = sorted({(1 << 16) + 1, (1 << 20) + 77, 3 * nv + 77})
+        cores = host_cores()
+        counts = sorted({1, cores}) if sup.threads is not None else [None]
+        on = (f"on {' and '.join(map(str, counts))} thread(s)" + (" (this host has one core)" if cores == 1 else "")
+              if sup.threads is not None else "on the target's own threads (it has no thread switch opcert can set)")
+        sensitive = sorted({e[0] for f in self.families for e in f.examples})
+        fam = Family("long calls", f"every input in calls of {', '.join(f'{n:,}' for n in sizes)} elements, each "
+                                   f"input at several positions, {on}"
+                                   + (f"; the same calls filled with the {len(sensitive)} inputs the families above "
+                                      "found path-dependent" if sensitive else ""))
+        self.families.append(fam)
+        fills = [("", None)] + ([(" of path-dependent inputs", np.array(sensitive, np.int64))] if sensitive else [])
+        for what, pool in fills:
+            for size in sizes:
+                i = np.arange(size)
+                if pool is None:
+                    idx = (i + i // nv) % nv          # each pass over the inputs one position later
+                else:
+                    idx = pool[(i + i // pool.size) % pool.size]
+                x = self.values[idx]
+                first = None
+                for t in counts:
+                    name = f"a call of {size:,} elements{what}" + (f" on {t} thread(s)" if t else "")
+                    self.progress(f"layout: {name}")
+                    with sup.threads(t) if t else contextlib.nullcontext():
+                        y = self._run(fam, x, f"{name} (layout check)", keep_layout=False)
+                    if y is None:
+                        fam.complete = False
+                        continue
+                    before = fam.differ
+                    yb = y.view(self.uint)
+                    self._compare(fam, yb, self.base[idx], lambda i, idx=idx: idx[i],
+                                  lambda i, name=name: f"{name}, position {i:,}",
+                                  lambda i, t=t, x=x: self._redo_threads(sup, t, x, i))
+                    fam.parts.append((name, fam.differ - before))
+                    if first is None:
+                        first = (t, yb)
+                    elif t:
+                        n = int(np.count_nonzero(bits_differ(yb, first[1], self.fmt)))
+                        fam.parts.append((f"{name} against {first[0]} thread(s)", n))
+
+    def concurrent(self, sup) -> None:
+        """The kernel called from a thread other than the process's main one, and from several threads at
+        once (a kernel with a static buffer, a lazily built table or per-thread state shows it here)."""
+        if not sup.concurrent:
+            return
+        k = max(CONCURRENT_THREADS, host_cores())
+        fam = Family("caller threads", f"every input in one call from a thread other than the main thread, "
+                                       f"and in {k} calls at once from {k} threads")
+        self.families.append(fam)
+        base_call = self.tgt._call
+        self.progress("layout: a call from another thread")
+        y = self._run(fam, self.values, "a call from a thread other than the main thread (layout check)",
+                      call=lambda op, xx, attrs: _in_threads(base_call, op, xx[None, :], attrs)[0])
+        if y is not None:
+            self._compare(fam, y.view(self.uint), self.base, lambda i: i,
+                          lambda i: f"a call of {self.nv:,} elements from a thread other than the main thread, "
+                                    f"position {i:,}",
+                          lambda i: self._redo(lambda: self.values, i, call=lambda op, xx, attrs: _in_threads(
+                              base_call, op, xx[None, :], attrs)[0]))
+        else:
+            fam.complete = False
+        self.progress(f"layout: {k} calls at once")
+        X = np.repeat(self.values[None, :], k, axis=0)
+        y = self._run(fam, X, f"{k} calls of {self.nv:,} elements at once from {k} threads (layout check)",
+                      call=lambda op, xx, attrs: _in_threads(base_call, op, xx, attrs))
+        if y is None:
+            fam.complete = False
+            return
+        nv = self.nv
+        self._compare(fam, y.view(self.uint), np.broadcast_to(self.base, (k, nv)), lambda i: i % nv,
+                      lambda i: f"call {i // nv + 1} of {k} made at once from {k} threads, position {i % nv:,}",
+                      lambda i: self._redo(lambda: X, i, call=lambda op, xx, attrs: _in_threads(base_call, op, xx,
+                                                                                                attrs)))
 
     def in_place(self, sup) -> None:
         if sup.calls is not None and sup.calls_in_place:
@@ -433,8 +668,8 @@ class LayoutCheck:
             return None
         return int(np.ascontiguousarray(y).reshape(-1).view(self.uint)[i])
 
-    def _redo_call(self, sup, n, offset, in_place, i) -> int | None:
-        x = self._windows(self.vext, self.nv, n)
+    def _redo_call(self, sup, n, offset, in_place, i, nv) -> int | None:
+        x = self._windows(self.vext, nv, n)
         try:
             y = self.tgt.run(self.op, x, self.attrs, label="the layout again (replay)",
                              call=lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place))
@@ -443,7 +678,7 @@ class LayoutCheck:
         return int(y.reshape(-1).view(self.uint)[i])
 
     def _redo_threads(self, sup, t, x, i) -> int | None:
-        with sup.threads(t):
+        with sup.threads(t) if t else contextlib.nullcontext():
             return self._redo(lambda: x, i, keep_layout=False)
 
     # -- the verdict ----------------------------------------------------------------------------
@@ -464,17 +699,21 @@ class LayoutCheck:
         r = PropertyResult(prop.name, prop.kind, prop.statement, "checked", "")
         r.inputs_checked, r.violations = evaluated, differ + len(errors)
         r.elapsed_s = getattr(self, "elapsed", 0.0)
+        few = getattr(self, "few", self.nv)
         what = f"every input enumerated on target {target}" if self.whole else \
-            f"{self.nv:,} sampled inputs on target {target}"
-        r.method = (f"{what}, in every layout it can be given {where}, compared bit for bit with "
+            f"{few:,} sampled inputs on target {target}" + \
+            (f" ({self.nv:,} through the mixed vectors, long calls and caller threads)" if self.nv != few else "")
+        r.method = (f"{what}, in every layout family it can be given {where}, compared bit for bit with "
                     f"{self.base_layout}: {evaluated:,} outputs; "
-                    + "; ".join(f"{f.name}: {f.how} ({f.evaluated:,} outputs)" for f in fams))
+                    + "; ".join(f"{f.name} ({f.scope}): {f.how} "
+                                f"({f.evaluated:,} outputs)" for f in fams)
+                    + f". {SCOPE}")
         notes = [f"not given to {target}: {k}: {why}" for k, why in sup.cannot.items()]
         incomplete = [f.name for f in fams if not f.complete]
         if not complete and not differ and not errors:
             why = []
             if not self.whole:
-                why.append(f"{self.nv:,} inputs went through each layout, not every input of the format")
+                why.append(f"{few:,} inputs went through each layout, not every input of the format")
             if not enumerable(sup):
                 why.append(f"{target}'s short calls cannot be enumerated: it is called once per call from Python "
                            "(every input at every position of every length 1..L would be millions of calls)")
@@ -493,7 +732,7 @@ class LayoutCheck:
                 x = self.values[k:k + 1]
                 ref_bits, err_of = ref_of(x.view(self.uint))
                 again = redo()
-                ce = {"which": "first", "inputs": {"x": value_of(x[0], self.fmt)},
+                ce = {"which": "first", "family": f.name, "inputs": {"x": value_of(x[0], self.fmt)},
                       "outputs": {"f(x)": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt)},
                       "reference": {"f(x)": value_of(self.uint.type(ref_bits[0]).view(self.fmt.dtype), self.fmt)},
                       "layout": words, "base": {"layout": self.base_layout,
@@ -512,6 +751,7 @@ class LayoutCheck:
             if worst is not None:
                 r.worst = {"which": "worst", "inputs": {"x": worst["input"]}, "outputs": {"f(x)": worst["output"]},
                            "reference": {"f(x)": worst["reference"]}, "layout": worst["layout"],
+                           "family": worst["family"],
                            "magnitude": worst["ulp"]}
             if errors:     # first: it is what refuted the property where no output differed
                 notes.insert(0, "the target failed in some layouts: " + "; ".join(errors[:3]))
@@ -528,9 +768,9 @@ class LayoutCheck:
         for f in self.families:
             if not f.examples:
                 continue
-            # the exact error costs milliseconds an input: the furthest 8 by ordinal distance, and 2 NaN cases
+            # the exact error costs milliseconds an input: the furthest 16 by ordinal distance, and 2 NaN cases
             far = sorted(f.examples, key=lambda e: -e[4])
-            chosen = far[:8] + [e for e in far if e[4] < 0][:2]
+            chosen = far[:16] + [e for e in far[16:] if np.isinf(e[4])][:2]
             ks = np.array([e[0] for e in chosen])
             xs = self.values[ks]
             ref_bits, err_of = ref_of(xs.view(self.uint))
@@ -550,7 +790,7 @@ class LayoutCheck:
                     best = {"ulp": e, "exact": exact, "input": value_of(xs[j], self.fmt),
                             "output": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt),
                             "reference": value_of(self.uint.type(ref_bits[j]).view(self.fmt.dtype), self.fmt),
-                            "layout": words}
+                            "layout": words, "family": f.name}
         return best
 
 
@@ -585,3 +825,31 @@ def _value_index(values: np.ndarray, order: np.ndarray) -> np.ndarray:
     srt = np.argsort(bits, kind="stable")
     pos = np.searchsorted(bits[srt], ob)
     return srt[np.minimum(pos, bits.size - 1)]
+
+
+def _in_threads(call, op, X: np.ndarray, attrs) -> np.ndarray:
+    """call(op, X[r], attrs) for every row r, each on a thread of its own, all started together (a barrier);
+    the rows' outputs stacked. What a call raised is raised here, in the caller's thread."""
+    import threading
+    m = X.shape[0]
+    out: list = [None] * m
+    failed: list = []
+    gate = threading.Barrier(m)
+
+    def one(r):
+        try:
+            gate.wait()
+            out[r] = np.asarray(call(op, np.ascontiguousarray(X[r]), attrs))
+        except BaseException as exc:  # noqa: BLE001 - the target's, raised again in the caller
+            failed.append(exc)
+    threads = [threading.Thread(target=one, args=(r,), name=f"opcert-caller-{r}") for r in range(m)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+    if any(o.shape != X.shape[1:] or o.dtype != X.dtype for o in out):
+        bad = next(o for o in out if o.shape != X.shape[1:] or o.dtype != X.dtype)
+        return bad          # the target's own call checks the shape and dtype: let it say what is wrong
+    return np.stack(out)
