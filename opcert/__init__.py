@@ -40,10 +40,11 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options=None,
     return _measure(op, target, dtype, inputs, options, attrs=attrs, **keywords)
 
 
-def prove(op, dtype=None, attrs=None, properties=None, timeout_s=30.0, standard=None, **kwargs):
-    """Proofs of the declared properties (see opcert.verify.proofs.prove)."""
+def prove(op, dtype=None, attrs=None, properties=None, rlimit=None, standard=None, **kwargs):
+    """Proofs of the declared properties (see opcert.verify.proofs.prove); rlimit: z3's resource units
+    per query (default: each query family's budget), never seconds."""
     from .verify.proofs import prove as _prove
-    return _prove(op, dtype, attrs, properties, timeout_s, standard, **kwargs)
+    return _prove(op, dtype, attrs, properties, rlimit, standard, **kwargs)
 
 
 def gate(config=None, *, workers=None):

@@ -793,7 +793,12 @@ def _ce_text(p) -> str:
 def cmd_prove(args) -> int:
     from . import policy
     from .verify.proofs import prove, prove_all
-    policy.timeout(args.timeout, "--timeout")
+    if args.timeout is not None:
+        raise UsageError("--timeout was removed: z3 runs under resource limits, not seconds, so a verdict does "
+                         "not depend on how busy the host is; give --rlimit N (z3's resource units per query; "
+                         "the default is each query family's budget, docs/proofs.md)")
+    if args.rlimit is not None and not 1 <= args.rlimit < 2 ** 32:
+        raise UsageError(f"--rlimit: must be an integer from 1 to {2 ** 32 - 1} (z3's resource units per query)")
     if args.samples is not None:
         policy.samples(args.samples, "--samples")
     if args.target_timeout is not None:
@@ -809,7 +814,7 @@ def cmd_prove(args) -> int:
         t0 = time.perf_counter()
         with Progress("prove --all: (operator, format)", 5 * len(operators()) + len(tensor_operators()),
                       "pairs") as progress:
-            reports = prove_all(args.timeout, progress=progress.advance,
+            reports = prove_all(args.rlimit, progress=progress.advance,
                                 enumerate_float32=args.enumerate is not False)
         wall = time.perf_counter() - t0
     else:
@@ -825,7 +830,7 @@ def cmd_prove(args) -> int:
             raise UsageError("--enumerate decides opcert's own float32 properties by running its code on every "
                              "float32 input: give --dtype float32 and no --target (a --target's float32 "
                              "properties are always decided on every input)")
-        reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.timeout, args.standard,
+        reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.rlimit, args.standard,
                          target=args.target, samples=args.samples, isolation=_isolation(args),
                          target_timeout=args.target_timeout, enumerate_float32=bool(args.enumerate))]
         wall = reports[0].elapsed_s
@@ -1125,7 +1130,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
     s.add_argument("--property", action="append", help="only this property (repeatable)")
-    s.add_argument("--timeout", type=_float("--timeout"), default=30.0, help="seconds per z3 query (default 30)")
+    s.add_argument("--rlimit", type=_int("--rlimit"), metavar="N",
+                   help="z3's resource units per query (its rlimit; never seconds, so a verdict does not depend on "
+                        "the host's load); default: each query family's calibrated budget")
+    s.add_argument("--timeout", help=argparse.SUPPRESS)     # removed: z3 runs under --rlimit (a clear error)
     s.add_argument("--all", action="store_true", help="every operator, the specification and every float dtype")
     s.add_argument("--target", default="opcert", help="decide the properties on this target's outputs: every "
                                                       "input of float16, bfloat16 and float32 (a proof for that "

@@ -16,12 +16,6 @@ OPS = ["Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"]
 x = var("x")
 
 
-@pytest.fixture(autouse=True)
-def short_cross_check(monkeypatch):
-    # The 16-bit verdicts come from enumeration; keep z3's bit-precise cross-check short here.
-    monkeypatch.setattr(impl_level, "CROSS_CHECK_MS", 300)
-
-
 @pytest.mark.parametrize("op", OPS)
 def test_every_declared_property_of_the_specification(op):
     r = prove(op)
@@ -177,7 +171,7 @@ def test_prove_all_enumerates_float32_unknowns_by_default(cli, monkeypatch, flag
     import opcert.verify.proofs as P
     seen = {}
 
-    def fake(timeout, progress=None, enumerate_float32=None):
+    def fake(rlimit, progress=None, enumerate_float32=None):
         seen["enumerate"] = enumerate_float32
         return []
     monkeypatch.setattr(P, "prove_all", fake)
@@ -302,7 +296,7 @@ def test_a_bound_broken_next_to_a_spurious_counterexample_is_refuted():
     above = float(np.nextafter(-0.375, 0.0))
     res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375 + 1 ULP (false)", "unknown", "-")
     ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -32, impl_level.F64)}}
-    impl_level._range_with_holes(s, res, (above, None), (None, None), ce, 5000)
+    impl_level._range_with_holes(s, res, (above, None), (None, None), ce, None)
     assert res.status == "refuted" and res.counterexample["replayed"] is True
     x = res.counterexample["inputs"]["x"]["value"]
     assert abs(x + 1.5) < 2.0 ** -30 and float(res.counterexample["outputs"]["f(x)"]["value"]) < above
@@ -313,7 +307,7 @@ def test_a_neighbourhood_over_its_budget_leaves_the_verdict_unknown(monkeypatch)
     monkeypatch.setattr(impl_level, "HOLE_BUDGET", 1 << 16)
     res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375", "unknown", "-")
     ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -26, impl_level.F64)}}
-    impl_level._range_with_holes(s, res, (-0.375, None), (None, None), ce, 5000)
+    impl_level._range_with_holes(s, res, (-0.375, None), (None, None), ce, None)
     assert res.status == "unknown" and "exceed the budget" in res.note
 
 
@@ -342,3 +336,81 @@ def test_a_step_down_between_two_adjacent_inputs_is_still_refuted():
     x1 = p.counterexample["inputs"]["x1"]["value"]
     x2 = p.counterexample["inputs"]["x2"]["value"]
     assert x1 < x2 and x1 < -1.25 <= x2
+
+
+# ---- z3 under resource limits, not time: the same verdict on an idle and a loaded host ----------------
+
+def test_a_query_out_of_its_budget_is_unknown_with_the_units_spent_not_seconds():
+    import re
+    (p,) = prove("Shrink", properties=["odd"], rlimit=1).properties
+    assert p.status == "unknown" and p.rlimit_count >= 1, (p.status, p.note)
+    assert "resource limit reached" in p.note and "rlimit units" in p.note and not re.search(r"\d s\b", p.note)
+    (q,) = prove("Shrink", properties=["odd"]).properties        # each family's calibrated budget
+    assert q.status == "proved" and q.rlimit_count > 0 and q.to_dict()["rlimit_count"] == q.rlimit_count
+    with pytest.raises(opcert.UsageError, match="resource units"):
+        prove("Shrink", properties=["odd"], rlimit=30.0)
+
+
+def test_cli_prove_takes_rlimit_and_refuses_the_removed_timeout(cli):
+    code, _, err = cli("prove", "Tanh", "--timeout", "30")
+    assert code == 2 and "--timeout was removed" in err and "--rlimit" in err
+    for bad in ("0", str(2 ** 32)):
+        code, _, err = cli("prove", "Tanh", "--rlimit", bad)
+        assert code == 2 and "--rlimit: must be an integer" in err, err
+    code, out, _ = cli("prove", "Shrink", "--property", "odd", "--rlimit", "1")
+    assert code == 1 and "unknown" in out
+
+
+_PROOFS_IN_A_PROCESS = """
+import json, sys
+from opcert.verify.proofs import prove, prove_all
+wanted = json.loads(sys.argv[1])
+reports = prove_all(enumerate_float32=False) if wanted == "all" else [
+    prove(op, dtype, properties=names) for op, dtype, names in wanted]
+print(json.dumps([(r.op, r.dtype, p.name, p.status, p.rlimit_count) for r in reports for p in r.properties]))
+"""
+
+
+def _alone_and_beside_two_busy_loops(proofs) -> tuple:
+    """The verdicts and z3 units of the proofs, run in a fresh process alone, then again with two
+    CPU-bound processes beside it (on 2 cores: every core busy)."""
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-c", _PROOFS_IN_A_PROCESS, json.dumps(proofs)]
+
+    def run():
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return [tuple(v) for v in json.loads(r.stdout.splitlines()[-1])]
+    alone = run()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        loaded = run()
+    finally:
+        for b in busy:
+            b.kill()
+            b.wait()
+    return alone, loaded
+
+
+def test_a_verdict_and_its_z3_units_do_not_depend_on_the_hosts_load():
+    """z3 runs under resource limits, with strategies that have no clock: beside two busy loops the
+    proofs spend the same units and are decided the same. The longest proof of the catalog until z3
+    ran without a clock: LogSoftmax's monotonicity in each element over rows of 1 to 4 (15 s and 12-20
+    million units under z3's default strategy for nonlinear arithmetic, whose members are cut off by
+    time; 10^5 units here), and Shrink's specification (its properties, the standards' agreement and the
+    region where they part, the descriptor tables). The whole suite: the slow test below."""
+    alone, loaded = _alone_and_beside_two_busy_loops([["LogSoftmax", None, ["monotonic"]], ["Shrink", None, None]])
+    assert loaded == alone
+    assert all(v[3] in ("proved", "refuted", "skipped") for v in alone), alone
+    assert [v[3] for v in alone if v[0] == "LogSoftmax"] == ["proved"] and sum(v[4] or 0 for v in alone) > 100_000
+
+
+@pytest.mark.slow
+def test_the_whole_proof_suite_is_decided_the_same_beside_two_busy_loops():
+    """`opcert prove --all --no-enumerate`'s verdicts and units, alone and beside two busy loops (each
+    worker of prove_all takes a fixed share of the pairs, so its z3 history is the same too)."""
+    alone, loaded = _alone_and_beside_two_busy_loops("all")
+    assert loaded == alone
+    unknown = [v for v in alone if v[3] == "unknown"]
+    assert [v[:3] for v in unknown] == [("Sigmoid", "float32", "symmetry")], unknown   # --enumerate decides it

@@ -628,7 +628,7 @@ def test_row_properties_are_proved_over_the_reals(name, longest, monkeypatch):
     from opcert.spec import get_tensor_operator
     from opcert.verify.proofs import prove_tensor, rows as row_proofs
     monkeypatch.setattr(row_proofs, "MAX_LENGTH", longest)
-    report = prove_tensor(name, "real", None, 30.0)
+    report = prove_tensor(name, "real")
     rows = [p for p in report.properties if ":" not in p.name]
     assert {p.name for p in rows} == {p.name for p in get_tensor_operator(name)[0].properties}
     for p in rows:
@@ -655,5 +655,5 @@ def test_a_false_row_claim_is_not_proved(formula, kind, claim):
     e = eval(formula, {"exp": exp, "rowsum": rowsum, "rowmax": rowmax, "x": x})
     from opcert.spec import get_tensor_operator
     op, _ = get_tensor_operator("Softmax")
-    r = prove_rows(op, RowProperty("p", kind, "a claim", **claim), e, {}, 10_000, "test")
+    r = prove_rows(op, RowProperty("p", kind, "a claim", **claim), e, {}, None, "test")
     assert r.status != "proved" and "rows of" in r.note, r

@@ -19,7 +19,7 @@ __all__ = ["ProofReport", "PropertyResult", "prove"]
 
 
 def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=None,
-          timeout_s: float = 30.0, standard: str | None = None, *, target="opcert", samples: int | None = None,
+          rlimit: int | None = None, standard: str | None = None, *, target="opcert", samples: int | None = None,
           isolation: str = "process", target_timeout: float | None = None, cross_check: bool = False,
           enumerate_float32: bool = False) -> ProofReport:
     """The declared properties: of the exact specification (dtype None), of
@@ -28,10 +28,12 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
     for that target; samples of float64: evidence). enumerate_float32: in
     float32, what the provers leave unknown is decided by running opcert's code
     on every float32 input (the sweep for properties alone, 1-3 minutes on 2
-    cores)."""
+    cores). rlimit: z3's resource units per query (its `rlimit`, never a time: the verdicts do not
+    depend on the host's load), instead of each query family's calibrated budget (common.BUDGETS)."""
     from ...spec import is_tensor_operator
+    rlimit = _rlimit(rlimit)
     if is_tensor_operator(op):
-        return prove_tensor(op, dtype, properties, timeout_s, target=target)
+        return prove_tensor(op, dtype, properties, rlimit, target=target)
     op = get_operator(op)
     t0 = time.perf_counter()
     if target != "opcert":
@@ -43,15 +45,14 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
         if extra:
             raise UsageError(f"{op.name} declares no property {extra[0]!r}; declared: {choices(names)}")
     props = [p for p in op.properties if wanted is None or p.name in wanted]
-    ms = int(timeout_s * 1000)
     if dtype in (None, "real"):
         resolved = resolve(op, attrs, standard) if attrs else None
         report = ProofReport(op.name, "real", describe(resolved, op) if resolved else "all values in their domains")
-        report.properties = [_spec_property(op, p, resolved, ms, standard) for p in props]
+        report.properties = [_spec_property(op, p, resolved, rlimit, standard) for p in props]
         if not attrs and (wanted is None or any(n.startswith("agrees") for n in wanted)):
-            report.properties += spec_level.cross_standard(op, ms)
+            report.properties += spec_level.cross_standard(op, rlimit)
         if not attrs and wanted is None:
-            report.properties += [descriptors.prove_descriptors(op, s.key, ms) for s in op.standards]
+            report.properties += [descriptors.prove_descriptors(op, s.key, rlimit) for s in op.standards]
     else:
         fmt = get_format(dtype)
         if fmt.kind != "float":
@@ -63,8 +64,8 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
         if fmt.bits <= 16:
             plain = [p for p in props if not p.spec_only and not p.kernel_only
                      and p.kind not in ("nan_propagation", "limit")]
-            enumerated = impl_level.prove_enumerated(subject, plain, ms, cross_check) if plain else {}
-        report.properties = [impl_level.prove_property(subject, p, ms, enumerated) for p in props]
+            enumerated = impl_level.prove_enumerated(subject, plain, rlimit, cross_check) if plain else {}
+        report.properties = [impl_level.prove_property(subject, p, rlimit, enumerated) for p in props]
         if enumerate_float32 and fmt.name == "float32":
             _enumerate_unknown(op, report, attrs, standard)
         elif fmt.name == "float32":
@@ -83,7 +84,7 @@ UNDECIDED_ROWS = ("no prover here decides opcert's own implementation over rows 
                   "--exhaustive` (45 minutes on 2 cores), and checked on sampled rows by `opcert accuracy`")
 
 
-def prove_tensor(op, dtype=None, properties=None, timeout_s: float = 30.0, target: str = "opcert",
+def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, target: str = "opcert",
                  axis_rules_only: bool = False) -> ProofReport:
     """A tensor operator: its standards' axis rules related with z3 (verify.proofs.axes), and its declared
     row properties: over the reals, the standards' formula with z3 (verify.proofs.rows); in a float format,
@@ -105,7 +106,7 @@ def prove_tensor(op, dtype=None, properties=None, timeout_s: float = 30.0, targe
     fmt = "real" if dtype in (None, "real") else get_format(dtype).name
     report = ProofReport(op.name, fmt, "axis rules" if axis_rules_only else "every row")
     if fmt == "real" and wanted is None:
-        report.properties += prove_axis_rules(op, int(timeout_s * 1000))
+        report.properties += prove_axis_rules(op, _rlimit(rlimit))
     chosen = [p for p in op.properties if wanted is None or p.name in wanted]
     if not axis_rules_only and fmt == "real":
         from .rows import prove_rows
@@ -114,7 +115,7 @@ def prove_tensor(op, dtype=None, properties=None, timeout_s: float = 30.0, targe
             by_formula.setdefault(std.formula, []).append(std.key)
         for formula, keys in by_formula.items():
             for p in chosen:
-                r = prove_rows(op, p, formula, {}, int(timeout_s * 1000), ", ".join(keys))
+                r = prove_rows(op, p, formula, {}, _rlimit(rlimit), ", ".join(keys))
                 if len(by_formula) > 1:
                     r.statement += f" ({', '.join(keys)})"
                 report.properties.append(r)
@@ -172,7 +173,7 @@ def _prove_target(op, dtype, attrs, properties, standard, target, samples, isola
     return report
 
 
-def _spec_property(op, p, resolved, ms, standard):
+def _spec_property(op, p, resolved, rlimit, standard):
     """A property of the definition it is declared for (`Property.standards`)."""
     key = standard or op.primary
     if p.standards is not None and key not in p.standards:
@@ -180,32 +181,62 @@ def _spec_property(op, p, resolved, ms, standard):
             return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
                                   note=f"declared for {', '.join(p.standards)}'s definition, not {standard}'s")
         key = p.standards[0]
-    r = spec_level.prove_property(op, p, resolved if (standard or key == op.primary) else None, ms, std_key=key)
+    r = spec_level.prove_property(op, p, resolved if (standard or key == op.primary) else None, rlimit, std_key=key)
     if key != op.primary:
         r.statement += f" ({key}'s definition)"
     return r
 
 
+def _rlimit(rlimit):
+    """A caller's z3 resource limit per query: None (each family's budget) or an integer >= 1."""
+    if rlimit is None:
+        return None
+    if isinstance(rlimit, bool) or not isinstance(rlimit, int) or not 1 <= rlimit < 2 ** 32:
+        raise UsageError(f"rlimit: z3's resource units per query, an integer from 1 to {2 ** 32 - 1:,} "
+                         f"(got {rlimit!r}); z3 runs under resource limits, not seconds")
+    return rlimit
+
+
 def _prove_task(args):
-    op, dtype, timeout_s, enumerate_float32 = args
-    return prove(op, dtype, timeout_s=timeout_s, enumerate_float32=enumerate_float32)
+    op, dtype, rlimit, enumerate_float32 = args
+    return prove(op, dtype, rlimit=rlimit, enumerate_float32=enumerate_float32)
 
 
-def prove_all(timeout_s: float = 30.0, workers: int | None = None, progress=None,
+def _shard(tasks, first: int, step: int, queue, parent_pid: int) -> None:
+    """A worker of prove_all: tasks first, first + step, ... in turn, each report sent as it comes.
+    It dies with its parent and leaves Ctrl-C to it (as opcert.workers' workers)."""
+    import signal
+
+    from ...workers import _die_with_parent, _fresh_stdio
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _fresh_stdio()
+    for i in range(first, len(tasks), step):
+        try:
+            queue.put((i, _prove_task(tasks[i]), None))
+        except BaseException as exc:  # noqa: BLE001 - the parent re-raises it
+            queue.put((i, None, f"{type(exc).__name__}: {exc}"))
+            return
+
+
+def prove_all(rlimit: int | None = None, workers: int | None = None, progress=None,
               enumerate_float32: bool = False) -> list[ProofReport]:
     """Every operator: the specification (all attribute values, agreement of
     the standards, descriptors) and the implementation in every float format
-    at default attributes; in parallel processes."""
+    at default attributes; in parallel processes. Each worker takes a fixed share of the
+    (operator, format) pairs (every `workers`-th), in order: z3's search depends on what its
+    process asked before (the numbering of its terms), so pairs handed to whichever worker is
+    free first would make a verdict depend on the host's load after all."""
+    import multiprocessing
     import os
-    from concurrent.futures import ProcessPoolExecutor
+    import queue as queues
 
     from ...spec import operators, tensor_operators
-    # the tensor operators over the reals first (LogSoftmax's take 16 s): their standards' axis rules and row
-    # properties (in a float format their row properties need `opcert accuracy --exhaustive`'s pairs: not here)
-    tasks = [(op.name, "real", timeout_s, False) for op in tensor_operators()]
-    tasks += [(op.name, dt, timeout_s, enumerate_float32) for op in operators()
+    rlimit = _rlimit(rlimit)
+    tasks = [(op.name, "real", rlimit, False) for op in tensor_operators()]
+    tasks += [(op.name, dt, rlimit, enumerate_float32) for op in operators()
               for dt in ("real", "float16", "bfloat16", "float32", "float64")]
-    workers = workers or os.cpu_count() or 1
+    workers = min(workers or os.cpu_count() or 1, len(tasks))
     if workers == 1:
         out = []
         for t in tasks:
@@ -213,11 +244,30 @@ def prove_all(timeout_s: float = 30.0, workers: int | None = None, progress=None
             if progress:
                 progress()
         return out
-    with ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(_prove_task, t) for t in tasks]
-        out = []
-        for f in futures:
-            out.append(f.result())
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_shard, args=(tasks, k, workers, q, os.getpid())) for k in range(workers)]
+    for p in procs:
+        p.start()
+    out: list = [None] * len(tasks)
+    try:
+        for _ in tasks:
+            while True:
+                try:
+                    i, report, error = q.get(timeout=1.0)
+                    break
+                except queues.Empty:
+                    dead = [p for p in procs if p.exitcode not in (None, 0)]
+                    if dead:
+                        raise RuntimeError(f"a prove --all worker died (exit code {dead[0].exitcode})") from None
+            if error is not None:
+                raise RuntimeError(f"{tasks[i][0]} {tasks[i][1]}: {error}")
+            out[i] = report
             if progress:
                 progress()
-        return out
+    finally:
+        for p in procs:
+            if p.is_alive() and any(r is None for r in out):
+                p.terminate()
+            p.join()
+    return out

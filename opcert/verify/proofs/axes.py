@@ -12,6 +12,7 @@ import time
 
 import z3
 
+from .common import attribute, check, decide, units_spent
 from .result import PropertyResult
 
 RANK = 8
@@ -49,22 +50,33 @@ class _Shape:
         return self.r - 1 == k
 
 
-def _query(facts, claim_negated, timeout_ms):
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
-    s.add(*facts, claim_negated)
-    return s.check(), s
+class _Decided:
+    def __init__(self, model, why):
+        self.model, self.why = model, why
 
 
-def _result(name, statement, check, s, t0, sh: _Shape, note=""):
-    if check == z3.unsat:
-        return PropertyResult(name, "axes", statement, "proved", "z3 over every shape of rank 1 to 8 (unsat)",
-                              time.perf_counter() - t0, note=note or None)
-    if check == z3.sat:
-        return PropertyResult(name, "axes", statement, "refuted", "z3 model", time.perf_counter() - t0,
-                              counterexample=_shape_of(s.model(), sh))
-    return PropertyResult(name, "axes", statement, "unknown", "z3 gave up", time.perf_counter() - t0,
-                          note=f"z3: {s.reason_unknown()}")
+def _query(facts, claim_negated, rlimit):
+    r, model, _, reason = decide(list(facts) + [claim_negated], "axes", rlimit)
+    return r, _Decided(model, reason)
+
+
+def _start():
+    """(seconds, z3 units) now: where a result's figures start."""
+    return time.perf_counter(), units_spent()
+
+
+def _result(name, statement, verdict, s, start, sh: _Shape, note="", why=None):
+    t0, since = start
+    if verdict == z3.unsat:
+        r = PropertyResult(name, "axes", statement, "proved", "z3 over every shape of rank 1 to 8 (unsat)",
+                           time.perf_counter() - t0, note=note or None)
+    elif verdict == z3.sat:
+        r = PropertyResult(name, "axes", statement, "refuted", "z3 model", time.perf_counter() - t0,
+                           counterexample=_shape_of(s.model, sh))
+    else:
+        r = PropertyResult(name, "axes", statement, "unknown", "z3 gave up", time.perf_counter() - t0,
+                           note=f"z3: {why or s.why}")
+    return attribute(r, since)
 
 
 def _shape_of(model, sh: _Shape) -> dict:
@@ -74,56 +86,57 @@ def _shape_of(model, sh: _Shape) -> dict:
             "element_p": [val(sh.p[k]) for k in range(r)], "element_q": [val(sh.q[k]) for k in range(r)]}
 
 
-def prove_axis_rules(op, timeout_ms: int = 30_000) -> list[PropertyResult]:
+def prove_axis_rules(op, rlimit: int | None = None) -> list[PropertyResult]:
+    """rlimit: z3's resource units per query instead of the families' budgets (common.BUDGETS)."""
     keys = {s.key for s in op.standards}
     out = []
     sh = _Shape()
     f11, f13, last = sh.same_row(sh.coerced), sh.same_row(sh.single), sh.same_row(sh.last)
     if {"onnx-11", "onnx"} <= keys:
-        t0 = time.perf_counter()
-        c, s = _query(sh.facts + [sh.a0 == sh.r - 1], f11 != f13, timeout_ms)
+        t0 = _start()
+        c, s = _query(sh.facts + [sh.a0 == sh.r - 1], f11 != f13, rlimit)
         out.append(_result("agrees:onnx-11=onnx at the last axis", f"{op.name}: ONNX opset 11 (coerced to 2-D) and "
                            "opset 13 (one axis) make the same rows when axis = rank - 1", c, s, t0, sh))
         # exactly where: every axis after a' has size 1, or the tensor is empty
         later_ones = z3.And(*[z3.Implies(z3.And(k > sh.a0, k < sh.r), sh.d[k] == 1) for k in range(RANK)])
         empty = z3.Or(*[z3.And(k < sh.r, sh.d[k] == 0) for k in range(RANK)])
-        t0 = time.perf_counter()
-        c1, s1 = _query(sh.facts + [z3.Or(later_ones, empty)], f11 != f13, timeout_ms)
+        t0 = _start()
+        c1, s1 = _query(sh.facts + [z3.Or(later_ones, empty)], f11 != f13, rlimit)
         # and wherever a later axis k has size >= 2 (nothing empty), the elements 0 and e_k part them
         parts = []
         for k in range(1, RANK):
             witness = [z3.And(*[sh.p[j] == 0 for j in range(RANK)]),
                        z3.And(*[sh.q[j] == (1 if j == k else 0) for j in range(RANK)])]
             cond = [k > sh.a0, k < sh.r, sh.d[k] >= 2, z3.Not(empty)]
-            ck, _ = _query(sh.facts + cond + witness, z3.Not(z3.And(f11, z3.Not(f13))), timeout_ms)
-            parts.append(ck)
-        c2 = z3.unsat if all(ck == z3.unsat for ck in parts) else z3.unknown
+            ck, sk = _query(sh.facts + cond + witness, z3.Not(z3.And(f11, z3.Not(f13))), rlimit)
+            parts.append((ck, sk.why))
+        c2 = z3.unsat if all(ck == z3.unsat for ck, _ in parts) else z3.unknown
+        why = next((w for ck, w in parts if ck != z3.unsat), None)
         o = z3.Optimize()      # the smallest shape where they part: the clearest example
-        o.set("timeout", timeout_ms)
         o.add(*sh.facts, f11 != f13)
         o.minimize(sh.r)
         o.minimize(z3.Sum(*sh.d))
-        example = _shape_of(o.model(), sh) if o.check() == z3.sat else None
+        example = _shape_of(o.model(), sh) if check(o, "axes-example", rlimit)[0] == z3.sat else None
         verdict = c1 if c1 != z3.unsat else c2
         r = _result("parts:onnx-11|onnx", f"{op.name}: ONNX opsets 11 and 13 make different rows exactly where an "
                     "axis after `axis` has size 2 or more (and no size is 0)", verdict, s1, t0, sh,
                     note=(f"z3's example: shape {example['shape']}, axis {example['axis']}: elements "
                           f"{example['element_p']} and {example['element_q']} share a row in opset 11, not in 13")
-                    if example else "")
+                    if example else "", why=why if c1 == z3.unsat else None)
         out.append(r)
     if {"directml", "directml-1"} <= keys:
-        t0 = time.perf_counter()
+        t0 = _start()
         one = sh.same_row(lambda k: sh.r - 1 == k)     # SOFTMAX1 with AxisCount 1, Axes = {rank - 1}
-        c, s = _query(sh.facts, last != one, timeout_ms)
+        c, s = _query(sh.facts, last != one, rlimit)
         out.append(_result("agrees:directml=directml-1", f"{op.name}: DirectML's plain descriptor makes the rows "
                            "of its `1` form with Axes = {DimensionCount - 1}", c, s, t0, sh))
     if {"onnx", "directml-1"} <= keys:
-        t0 = time.perf_counter()
-        c, s = _query(sh.facts, f13 != sh.same_row(lambda k: sh.a0 == k), timeout_ms)
+        t0 = _start()
+        c, s = _query(sh.facts, f13 != sh.same_row(lambda k: sh.a0 == k), rlimit)
         out.append(_result("agrees:onnx=directml-1", f"{op.name}: ONNX opset 13 with axis a is DirectML's `1` "
                            "form with Axes = {a mod rank}", c, s, t0, sh))
-        t0 = time.perf_counter()
-        c, s = _query(sh.facts, f11 != sh.same_row(lambda k: k >= sh.a0), timeout_ms)
+        t0 = _start()
+        c, s = _query(sh.facts, f11 != sh.same_row(lambda k: k >= sh.a0), rlimit)
         out.append(_result("agrees:onnx-11=directml-1", f"{op.name}: ONNX opsets 1 and 11 with axis a are "
                            "DirectML's `1` form with Axes = {a mod rank, ..., rank - 1}", c, s, t0, sh))
     return out

@@ -17,6 +17,7 @@ import time
 import z3
 
 from ...impl.descriptor import TensorDesc, violations
+from .common import attribute, check, decide, solver_for, units_spent
 from .result import PropertyResult
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -44,8 +45,9 @@ def _spec_formula(std, levels, v):
                   z3.Or(z3.Not(inplace), z3.BoolVal(std.in_place)))
 
 
-def prove_descriptors(op, standard_key: str, timeout_ms: int = 30_000) -> PropertyResult:
+def prove_descriptors(op, standard_key: str, rlimit: int | None = None) -> PropertyResult:
     std = op.standard(standard_key)
+    since = units_spent()
     t0 = time.perf_counter()
     levels = _levels(std)
     accepted = []
@@ -66,13 +68,11 @@ def prove_descriptors(op, standard_key: str, timeout_ms: int = 30_000) -> Proper
                     z3.Implies(z3.Or(rin != rout, rin == 0), same == (rin == rout)))
     spec = _spec_formula(std, levels, v)
     impl = z3.Or(*[z3.And(*[t == c for t, c in zip(v, tup)]) for tup in accepted]) if accepted else z3.BoolVal(False)
-    verdicts = []
+    verdicts, why = [], []
     for q in (z3.And(domain, spec, z3.Not(impl)), z3.And(domain, z3.Not(spec), impl)):
-        s = z3.Solver()
-        s.set("timeout", timeout_ms)
-        s.add(q)
-        r = s.check()
-        verdicts.append((r, s.model() if r == z3.sat else None))
+        r, model, _, reason = decide([q], "descriptors", rlimit)
+        verdicts.append((r, model))
+        why += [f"z3: {reason}"] if reason else []
     res = PropertyResult(f"descriptors:{standard_key}", "descriptors",
                          f"the validator accepts exactly the descriptors {standard_key}'s tables allow",
                          "unknown", "z3 equivalence of the tables' formula and the validator's accepted set "
@@ -89,21 +89,20 @@ def prove_descriptors(op, standard_key: str, timeout_ms: int = 30_000) -> Proper
                               "output_rank": vals[4].as_long(), "same_sizes": z3.is_true(vals[5]),
                               "in_place": z3.is_true(vals[6]), "replayed": True}
     res.note = (f"{len(accepted)} descriptors accepted; enumeration {enum_s:.1f} s. " +
-                level_changes(std, levels, v, spec, domain))
-    return res
+                level_changes(std, levels, v, spec, domain, rlimit) + "".join(f". {w}" for w in why))
+    return attribute(res, since)
 
 
-def level_changes(std, levels, v, spec, domain) -> str:
+def level_changes(std, levels, v, spec, domain, rlimit: int | None = None) -> str:
     """What each level rejects that the next accepts, by (data type, dimension count)."""
     lvl, din, dout, rin, rout, same, inplace = v
     parts = []
     for li in range(len(levels) - 1):
-        s = z3.Solver()
         here = z3.substitute(spec, (lvl, z3.IntVal(li)))
         nxt = z3.substitute(spec, (lvl, z3.IntVal(li + 1)))
-        s.add(domain, nxt, z3.Not(here), inplace == False)  # noqa: E712
+        s = solver_for([domain, nxt, z3.Not(here), inplace == False])  # noqa: E712
         found = {}
-        while s.check() == z3.sat:
+        while check(s, "descriptor-levels", rlimit)[0] == z3.sat:
             m = s.model()
             d, r = DTYPES[m.eval(din).as_long()], m.eval(rin).as_long()
             found.setdefault(d, []).append(r)

@@ -26,14 +26,13 @@ from ...formats import FLOAT_FORMATS, FloatFormat, from_bits, hex_bits, round_fr
 from ...impl.run import run_resolved
 from ...spec.exact import eval_rational
 from ..inputs import exhaustive, special_values
-from .common import model_value, show, solve
+from .common import attribute, model_value, show, solve, units_spent
 from .fp_model import FPModel, fp_sort
 from .real_model import Q, RealModel, Rounding
 from .result import PropertyResult
 
 F64 = FLOAT_FORMATS["float64"]
 R64 = Rounding("R64", Fraction(1, 2 ** 53), Fraction(1, 2 ** 1075), lambda c: Fraction(round_fraction(c, F64)))
-CROSS_CHECK_MS = 5_000
 
 
 @dataclass(frozen=True)
@@ -142,7 +141,7 @@ def prove_nan(s: Subject) -> PropertyResult:
 
 # ---- 16-bit formats: enumeration, and the bit-precise model ---------------------------
 
-def prove_fp(s: Subject, prop, timeout_ms) -> PropertyResult:
+def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
     """The bit-precise z3 model of the code (binary64 operations, libm contract): range and odd."""
     res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown",
                          "z3 bit-precise floating point (binary64 operations, libm contract)")
@@ -167,8 +166,10 @@ def prove_fp(s: Subject, prop, timeout_ms) -> PropertyResult:
         viol = [z3.Not(z3.fpIsNaN(x)), z3.Not(z3.fpEQ(y1, y2))]
     else:
         raise ValueError(prop.kind)
-    status, model, dt, reason = solve(viol + m.axioms(), timeout_ms)
+    since = units_spent()
+    status, model, dt, reason = solve(viol + m.axioms(), "fp", rlimit)
     res.elapsed_s = dt
+    attribute(res, since)
     if status == "unsat":
         res.status = "proved"
     elif status == "sat":
@@ -189,11 +190,11 @@ def prove_fp(s: Subject, prop, timeout_ms) -> PropertyResult:
         else:
             res.note = "z3's counterexample is admitted by the model's libm contract but does not replay on the code"
     else:
-        res.note = f"z3: {reason} after {dt:.1f} s"
+        res.note = f"z3: {reason}"
     return res
 
 
-def prove_enumerated(s: Subject, props, timeout_ms, cross_check: bool = False) -> dict:
+def prove_enumerated(s: Subject, props, rlimit=None, cross_check: bool = False) -> dict:
     """Every property over every input of a 16-bit format, on the code: the same
     enumeration that checks black-box targets (verify.properties), complete.
     cross_check: the bit-precise z3 model is queried beside it for ranges and oddness."""
@@ -222,12 +223,12 @@ def prove_enumerated(s: Subject, props, timeout_ms, cross_check: bool = False) -
         r.method = f"every {fmt.name} input enumerated on the code (complete)"
         prop = next(p for p in props if p.name == r.name)
         if cross_check and r.status == "proved" and prop.kind in ("range", "constant", "odd"):
-            ms = min(timeout_ms, CROSS_CHECK_MS)
-            z = prove_fp(s, prop, ms)
-            zs = {"proved": f"proved it in {z.elapsed_s:.1f} s", "refuted": "refuted it",
-                  "unknown": f"did not finish in {ms / 1000:.0f} s"}[z.status]
+            z = prove_fp(s, prop, rlimit)
+            zs = {"proved": f"proved it ({z.rlimit_count or 0:,} rlimit units)", "refuted": "refuted it",
+                  "unknown": f"left it undecided ({z.note})"}[z.status]
             r.method += f"; z3 bit-precise floating point (binary64 operations, libm contract) {zs}"
             r.elapsed_s += z.elapsed_s
+            r.rlimit_count = (r.rlimit_count or 0) + (z.rlimit_count or 0) or None
             if z.status == "refuted":
                 r.status, r.counterexample = "refuted", z.counterexample
                 r.note = "z3's bit-precise model found a counterexample the enumeration did not: investigate"
@@ -249,7 +250,7 @@ def _abstract_impl(m: RealModel, e, x, s: Subject):
     return m.round(out, y) if out is not None else y
 
 
-def _abstract_query(s: Subject, kind, timeout_ms, bounds=None, dom=(None, None), holes=()):
+def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), holes=(), family="abstraction"):
     """One query of the rounding abstraction: is there a violation over the finite inputs
     (outside the holes: closed intervals of values checked otherwise)?"""
     m = RealModel(exact=False, inner=R64)
@@ -290,7 +291,7 @@ def _abstract_query(s: Subject, kind, timeout_ms, bounds=None, dom=(None, None),
         viol += [z3.Or(v <= Q(a), v >= Q(b)) for a, b in holes]
     if out is not None:
         m.anchor(out, Fraction(0))
-    status, model, dt, reason = solve(viol + m.axioms(), timeout_ms)
+    status, model, dt, reason = solve(viol + m.axioms(), family, rlimit)
     return status, model, dt, reason, xs
 
 
@@ -315,10 +316,10 @@ def _replay_real(s: Subject, kind, model, xs, bounds=None):
     return ce
 
 
-def _abstraction(s: Subject, prop, res, kind, timeout_ms, bounds=None, dom=(None, None)):
+def _abstraction(s: Subject, prop, res, kind, rlimit, bounds=None, dom=(None, None), family="abstraction"):
     """Try the z3 rounding abstraction; res is updated in place (proved / refuted / a note).
     Returns the counterexample when the abstraction had one that does not replay."""
-    status, model, dt, reason, xs = _abstract_query(s, kind, timeout_ms, bounds, dom)
+    status, model, dt, reason, xs = _abstract_query(s, kind, rlimit, bounds, dom, family=family)
     res.elapsed_s += dt
     if status == "unsat":
         res.status = "proved"
@@ -334,7 +335,7 @@ def _abstraction(s: Subject, prop, res, kind, timeout_ms, bounds=None, dom=(None
             res.note = _join(res.note, "z3's rounding abstraction has a counterexample that does not replay")
             return ce
     else:
-        res.note = _join(res.note, f"z3 rounding abstraction: {reason} after {dt:.1f} s")
+        res.note = _join(res.note, f"z3 rounding abstraction: {reason}")
     return None
 
 
@@ -343,7 +344,7 @@ HOLE_BUDGET = 1 << 30         # values run on the code in all (HardSwish's bound
 HOLE_ROUNDS = 24
 
 
-def _range_with_holes(s: Subject, res, bounds, dom, first_ce, timeout_ms) -> None:
+def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
     """Where a bound is attained by the code (HardSwish: -0.375 at x = -1.5), the abstraction's
     errors exceed the margin near that point and its counterexamples there do not replay: run
     every value of a neighbourhood of each such counterexample on the code and ask the
@@ -413,7 +414,7 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, timeout_ms) -> Non
                                   "replayed": True}
             return
         edges = [tuple(Fraction(float(v)) for v in from_ordinal(np.array(h, dtype=np.int64), fmt)) for h in holes]
-        status, model, dt, reason, xs = _abstract_query(s, "range", timeout_ms, bounds, dom, edges)
+        status, model, dt, reason, xs = _abstract_query(s, "range", rlimit, bounds, dom, edges)
         res.elapsed_s += dt
         z3_s += dt
         if status == "unsat":
@@ -464,10 +465,7 @@ def _special_violation(s: Subject, prop, bounds, dom):
     return None
 
 
-QUICK_ABSTRACTION_MS = 1000   # Softplus, Sigmoid: 4-10 ms; Swish, Mish, Gelu minima: time out (then intervals)
-
-
-def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
+def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
     """A range or a constant over every input of the domain."""
     from .interval import implementation_bound
     bounds = _bounds(s, prop)
@@ -482,15 +480,14 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
         return res
     holes_tried = False
     if s.fmt.bits == 64:
-        # binary64 cannot be enumerated: the interval prover splits pieces until its budget runs out (60 s
-        # for Softplus's and Sigmoid's ranges), where z3's rounding abstraction answers in under a second.
-        # Ask it first, for 1 s; both are proofs over every input, and the method says which one it was.
-        spurious = _abstraction(s, prop, res, "range", min(timeout_ms, QUICK_ABSTRACTION_MS), bounds, dom)
+        # binary64 cannot be enumerated: the interval prover splits pieces until its budget runs out (for
+        # Softplus's and Sigmoid's ranges), where z3's rounding abstraction answers at once. Ask it first, on
+        # a short budget ("abstraction-quick"); both are proofs over every input, and the method says which.
+        spurious = _abstraction(s, prop, res, "range", rlimit, bounds, dom, family="abstraction-quick")
         holes_tried = spurious is not None
         if spurious is not None:
-            # the queries outside the neighbourhoods get the full timeout: each answers in under a
-            # second when the machine is idle, and a loaded CI machine must not turn a proof unknown
-            _range_with_holes(s, res, bounds, dom, spurious, timeout_ms)
+            # the queries outside the neighbourhoods get the abstraction's full budget
+            _range_with_holes(s, res, bounds, dom, spurious, rlimit)
         if res.status in ("proved", "refuted"):
             return res
         # what the neighbourhoods ran into stays in the note; the quick query's own remark does not
@@ -518,14 +515,14 @@ def prove_range(s: Subject, prop, timeout_ms) -> PropertyResult:
             return res
         info = f"a suspect input {float(info)!r} does not replay"
     res.note = _join(res.note, f"interval arithmetic: {info}")
-    spurious = _abstraction(s, prop, res, "range", timeout_ms, bounds, dom)
+    spurious = _abstraction(s, prop, res, "range", rlimit, bounds, dom)
     if spurious is not None and s.fmt.bits == 64 and not holes_tried:
-        # the quick query above timed out (a loaded machine) where this one found the point
-        _range_with_holes(s, res, bounds, dom, spurious, timeout_ms)
+        # the quick query above ran out of its budget where this one found the point
+        _range_with_holes(s, res, bounds, dom, spurious, rlimit)
     return res
 
 
-def prove_monotonic(s: Subject, prop, timeout_ms) -> PropertyResult:
+def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
     from ..inputs import max_ordinal
     from .monotone import find_decrease_on_code, prove_monotone
     dom = _domain(s, prop)
@@ -582,14 +579,14 @@ def prove_monotonic(s: Subject, prop, timeout_ms) -> PropertyResult:
     if found:
         return ce(*found, "a decreasing pair found by scanning the code's values (log-spaced, and runs of "
                           "consecutive values), after the composition rules did not conclude")
-    _abstraction(s, prop, res, "monotonic", timeout_ms, dom=dom)
+    _abstraction(s, prop, res, "monotonic", rlimit, dom=dom)
     if res.status == "proved":
         # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf)
         lo_b = Fraction(spec["-inf"]) if dom[0] is None and np.isfinite(spec["-inf"]) else None
         hi_b = Fraction(spec["+inf"]) if dom[1] is None and np.isfinite(spec["+inf"]) else None
         if lo_b is not None or hi_b is not None:
             res.status = "unknown"
-            _abstraction(s, prop, res, "range", timeout_ms, (lo_b, hi_b), dom)
+            _abstraction(s, prop, res, "range", rlimit, (lo_b, hi_b), dom)
     return res
 
 
@@ -598,13 +595,13 @@ def _ordinal(v, fmt) -> int:
     return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
 
 
-def prove_odd(s: Subject, prop, timeout_ms) -> PropertyResult:
+def prove_odd(s: Subject, prop, rlimit) -> PropertyResult:
     res = PropertyResult(prop.name, prop.kind, prop.statement + " (as values: +0 = -0)", "unknown", "-")
     bad = _special_violation(s, prop, None, (None, None))
     if bad:
         res.status, res.counterexample, res.method = "refuted", bad, "evaluation of the code at +-0 and +-inf"
         return res
-    _abstraction(s, prop, res, "odd", timeout_ms)
+    _abstraction(s, prop, res, "odd", rlimit)
     return res
 
 
@@ -690,7 +687,9 @@ def prove_limits(s: Subject, prop) -> PropertyResult:
 
 # ---- dispatch ---------------------------------------------------------------------------
 
-def prove_property(s: Subject, prop, timeout_ms, enumerated=None) -> PropertyResult:
+def prove_property(s: Subject, prop, rlimit=None, enumerated=None) -> PropertyResult:
+    """rlimit: z3's resource units per query instead of each family's budget (common.BUDGETS)."""
+    since = units_spent()
     why_not = prop.not_claimed(s.attrs, s.std)
     if prop.spec_only:
         r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
@@ -709,15 +708,15 @@ def prove_property(s: Subject, prop, timeout_ms, enumerated=None) -> PropertyRes
     elif prop.kind == "limit":
         r = prove_limits(s, prop)
     elif s.fmt.bits <= 16:
-        r = (enumerated or prove_enumerated(s, [prop], timeout_ms))[prop.name]
+        r = (enumerated or prove_enumerated(s, [prop], rlimit))[prop.name]
     elif prop.kind == "exact_point":
         r = prove_points(s, prop)
     elif prop.kind in ("range", "constant"):
-        r = prove_range(s, prop, timeout_ms)
+        r = prove_range(s, prop, rlimit)
     elif prop.kind == "monotonic":
-        r = prove_monotonic(s, prop, timeout_ms)
+        r = prove_monotonic(s, prop, rlimit)
     elif prop.kind == "odd":
-        r = prove_odd(s, prop, timeout_ms)
+        r = prove_odd(s, prop, rlimit)
     elif prop.kind == "point_symmetry":
         r = search_point_symmetry(s, prop)
     else:
@@ -727,4 +726,5 @@ def prove_property(s: Subject, prop, timeout_ms, enumerated=None) -> PropertyRes
     if why_not is not None:
         r.expected = "not claimed"
         r.note = _join(r.note, why_not)
-    return r
+    # a 16-bit enumeration's verdicts carry the units of their own cross-check already
+    return r if s.fmt.bits <= 16 else attribute(r, since)

@@ -3,7 +3,7 @@
 proved    z3, or every input of the format enumerated (`method` says which)
 refuted   a counterexample, replayed on the implementation before it is reported
 checked   held on a sample: evidence, not a proof
-unknown   undecided (a z3 time-out, with the time spent)
+unknown   undecided (z3 reached its resource limit, with the units it spent: never a time-out)
 skipped   not decided, with the reason
 """
 from __future__ import annotations
@@ -30,6 +30,8 @@ class PropertyResult:
     violations: int | None = None        # enumeration and samples: how many of them break it
     worst: dict | None = None            # the worst counterexample (largest excess or step back)
     layouts: list | None = None          # the layout property: what each family of layouts ran (verify.layout)
+    rlimit_count: int | None = None      # z3's resource units spent deciding it (its queries' "rlimit count"):
+    #                                      the same on an idle or a loaded host, unlike elapsed_s
 
     @property
     def ok(self) -> bool:

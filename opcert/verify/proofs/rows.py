@@ -31,6 +31,7 @@ from ...expr.fold import Domain, fold
 from ...expr.primitives import REGISTRY
 from ...spec.tensor import RowProperty
 from .real_model import Q, RealModel
+from .common import attribute, decide, units_spent
 from .result import PropertyResult
 
 MAX_LENGTH = 4
@@ -157,18 +158,14 @@ def _purified(model: RealModel, formulas: list) -> list:
     return [z3.substitute(f, *subs) if subs else f for f in formulas]
 
 
-def _decide(claim, build, timeout_ms: int, model: RealModel) -> tuple[str, str | None]:
+def _decide(claim, build, rlimit: int | None, model: RealModel) -> tuple[str, str | None]:
     """'proved' where the negated claim is unsatisfiable; else the reason."""
-    s = z3.SolverFor("QF_NRA")
-    s.set("timeout", timeout_ms)
-    for c in _purified(model, build() + [z3.Not(claim)]):
-        s.add(c)
-    r = s.check()
+    r, _, _, reason = decide(_purified(model, build() + [z3.Not(claim)]), "rows", rlimit)
     if r == z3.unsat:
         return "proved", None
     if r == z3.sat:
         return "refuted", "z3 found a row (a model of the uninterpreted functions) where it fails"
-    return "unknown", f"z3: {s.reason_unknown()}"
+    return "unknown", f"z3: {reason}"
 
 
 def _row(name: str, n: int) -> list:
@@ -227,8 +224,14 @@ ARGUMENT = ("for longer rows, the same argument: it uses per-element facts (exp 
             "and first maximum, never the number of elements")
 
 
-def prove_rows(op, p, formula: Expr, attrs: dict, timeout_ms: int, standards: str) -> PropertyResult:
-    """Property p of the formula over rows of 1 to MAX_LENGTH elements."""
+def prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
+    """Property p of the formula over rows of 1 to MAX_LENGTH elements; rlimit: z3's resource units per
+    query instead of the family's budget (common.BUDGETS)."""
+    since = units_spent()
+    return attribute(_prove_rows(op, p, formula, attrs, rlimit, standards), since)
+
+
+def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
     t0 = time.perf_counter()
     if p.kind in ("nan_row", "infinite_entries"):
         return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
@@ -246,17 +249,17 @@ def prove_rows(op, p, formula: Expr, attrs: dict, timeout_ms: int, standards: st
         first_only = False
         if p.kind == "row_monotonic" and n > 1:
             perm = _query(op, RowProperty("permutation", "permutation", ""), formula, attrs, n)
-            first_only = _decide(perm[0], perm[1], timeout_ms, perm[2])[0] == "proved"
+            first_only = _decide(perm[0], perm[1], rlimit, perm[2])[0] == "proved"
         q = _query(op, p, formula, attrs, n, first_only)
         if q is None:
             return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
                                   note=f"no model over the reals for a property of kind {p.kind}")
-        status, why = _decide(q[0], q[1], timeout_ms, q[2])
+        status, why = _decide(q[0], q[1], rlimit, q[2])
         if status != "proved":
             # a model of uninterpreted functions is not a real counterexample: never `refuted` from it
             return PropertyResult(p.name, p.kind, p.statement, "unknown", "z3, real rows",
                                   elapsed_s=time.perf_counter() - t0,
-                                  note=f"rows of {n} elements: {why or status} (rows of 1 to {n - 1} proved)")
+                                  note=f"rows of {n} elements: {why or status}" + (f" (rows of 1 to {n - 1} proved)" if n > 1 else ""))
     return PropertyResult(p.name, p.kind, p.statement, "proved",
                           f"z3, real rows of 1 to {MAX_LENGTH} elements ({standards}' formula)",
                           elapsed_s=time.perf_counter() - t0, note=ARGUMENT)

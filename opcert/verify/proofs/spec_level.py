@@ -10,7 +10,7 @@ import z3
 
 from ...formats import FLOAT_FORMATS
 from ...spec.exact import eval_rational, evaluate
-from ..proofs.common import force, model_value, selects_on_x, show, solve
+from ..proofs.common import attribute, force, model_value, selects_on_x, show, solve, units_spent
 from .real_model import Q, RealModel
 from .result import PropertyResult
 
@@ -254,7 +254,13 @@ def _boundary_exact(cond, pq, attrs) -> bool:
     return True
 
 
-def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_key=None) -> PropertyResult:
+def prove_property(op, prop, attrs=None, rlimit=None, formula=None, std_key=None) -> PropertyResult:
+    """rlimit: z3's resource units per query instead of each family's budget (common.BUDGETS)."""
+    since = units_spent()
+    return attribute(_prove_property(op, prop, attrs, rlimit, formula, std_key), since)
+
+
+def _prove_property(op, prop, attrs, rlimit, formula, std_key) -> PropertyResult:
     std_key = std_key or op.primary
     formula = formula or op.standard(std_key).formula
     if prop.kind == "nan_propagation":
@@ -291,9 +297,9 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_ke
         if res is not None:
             return res
     # a tight bound (a minimum) is beyond the axioms: give z3 a short try before interval arithmetic
-    first = min(timeout_ms, 3000) if prop.kind == "range" and concrete_assignments(
-        op, prop, std_key, attrs) is not None else timeout_ms
-    status, model, dt, reason = solve(dom + cond + viol + m.axioms(), first)
+    first = "spec-quick" if prop.kind == "range" and concrete_assignments(
+        op, prop, std_key, attrs) is not None else "spec"
+    status, model, dt, reason = solve(dom + cond + viol + m.axioms(), first, rlimit)
     res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", METHOD, dt, expected=expected)
     if status == "unsat":
         res.status = "proved"
@@ -304,16 +310,16 @@ def prove_property(op, prop, attrs=None, timeout_ms=30_000, formula=None, std_ke
         if res.status == "unknown":
             res.note = "z3 found a model the exact replay does not confirm"
     else:
-        res.note = f"z3: {reason} after {dt:.1f} s"
+        res.note = f"z3: {reason}"
     if res.status == "unknown" and attrs is None and expected == "holds":
-        _per_case(op, prop, formula, res, timeout_ms, std_key)
+        _per_case(op, prop, formula, res, rlimit, std_key)
     if res.status == "unknown" and prop.kind == "range" and expected == "holds":
-        _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key)
+        _verified_range(op, prop, attrs, formula, res, rlimit, std_key)
     if res.status != "refuted" and prop.kind == "monotonic" and expected == "fails":
         _search_decrease(op, prop, attrs, formula, res, std_key)
     if prop.condition is not None and attrs is None and res.status == "proved":
         m2, viol2, xs2, cond2 = run(None)
-        st, model2, dt2, _ = solve(dom + [z3.Not(cond2[0])] + viol2 + m2.axioms(), timeout_ms)
+        st, model2, dt2, _ = solve(dom + [z3.Not(cond2[0])] + viol2 + m2.axioms(), "spec-case", rlimit)
         res.elapsed_s += dt2
         if st == "sat":
             ce2 = _counterexample(op, prop.kind, model2, None, xs2, formula, A, prop)
@@ -353,7 +359,7 @@ def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> Propert
                           f"{len(cases)} attribute case(s)", time.perf_counter() - t0, expected=expected)
 
 
-def _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key) -> None:
+def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
     """f >= lower (<= upper) by interval arithmetic on [-16, 16] for each attribute
     assignment the property covers, and by z3 beyond."""
     from .interval import bound_on_interval
@@ -385,7 +391,7 @@ def _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key) -> None:
             viol, xs = _violation(m, prop, formula, A)
             x = xs["x"]
             tail = x <= Q(-TAIL) if side < 0 else x >= Q(TAIL)
-            st, _, _, reason = solve(dom + viol + [tail] + m.axioms(), timeout_ms)
+            st, _, _, reason = solve(dom + viol + [tail] + m.axioms(), "spec-case", rlimit)
             if st != "unsat":
                 res.note = f"interval arithmetic proved [-16, 16]; z3 on the tail {'x <= -16' if side < 0 else 'x >= 16'}: " \
                            f"{st}" + (f" ({reason})" if reason else "")
@@ -398,7 +404,7 @@ def _verified_range(op, prop, attrs, formula, res, timeout_ms, std_key) -> None:
     res.elapsed_s += time.perf_counter() - t0
 
 
-def _per_case(op, prop, formula, res, timeout_ms, std_key) -> None:
+def _per_case(op, prop, formula, res, rlimit, std_key) -> None:
     """Where the attributes take finitely many values (choices, or pinned by the condition),
     one z3 query per case: smaller problems than one over a symbolic choice."""
     from ...spec.exact import eval_rational
@@ -412,7 +418,7 @@ def _per_case(op, prop, formula, res, timeout_ms, std_key) -> None:
         A, dom = _attr_terms(op, case)
         m = RealModel(exact=True)
         viol, xs = _violation(m, prop, formula, A)
-        st, _, dt, reason = solve(dom + viol + m.axioms(), timeout_ms)
+        st, _, dt, reason = solve(dom + viol + m.axioms(), "spec-case", rlimit)
         spent += dt
         if st != "unsat":
             res.elapsed_s += spent
@@ -473,7 +479,7 @@ def _witness(op, s1, s2):
     return None
 
 
-def cross_standard(op, timeout_ms=30_000) -> list[PropertyResult]:
+def cross_standard(op, rlimit=None) -> list[PropertyResult]:
     """For every pair of standards defining op: equal for every input and attribute, or where
     not; and whether their defaults agree."""
     out = []
@@ -503,7 +509,8 @@ def cross_standard(op, timeout_ms=30_000) -> list[PropertyResult]:
         m = RealModel(exact=True)
         x = z3.Real("x")
         diff = m.eval(s1.formula, x, A) != m.eval(s2.formula, x, A)
-        status, model, dt, reason = solve(dom + [diff] + m.axioms(), min(timeout_ms, 5000))
+        since = units_spent()
+        status, model, dt, reason = solve(dom + [diff] + m.axioms(), "agreement", rlimit)
         res = PropertyResult(name, "agreement", statement, "unknown", METHOD, dt)
         if status == "unsat":
             res.status = "proved"
@@ -518,7 +525,7 @@ def cross_standard(op, timeout_ms=30_000) -> list[PropertyResult]:
             except Exception:   # noqa: BLE001 - z3's attributes are outside a primitive's domain
                 res.counterexample = {"replayed": False}
             res.status = "refuted" if res.counterexample["replayed"] else "unknown"
-            res.note = _region(op, s1.formula, s2.formula, timeout_ms) if res.status == "refuted" else None
+            res.note = _region(op, s1.formula, s2.formula, rlimit) if res.status == "refuted" else None
         if res.status == "unknown":
             hit = _witness(op, s1, s2)
             if hit is not None:
@@ -530,11 +537,14 @@ def cross_standard(op, timeout_ms=30_000) -> list[PropertyResult]:
                 res.note = f"z3: {reason}"
         if res.status == "refuted":
             res.expected = "not claimed"
-        out.append(res)
+        out.append(attribute(res, since))
     return out
 
 
-def _region(op, f1, f2, timeout_ms) -> str | None:
+QE_GUARD_MS = 120_000
+
+
+def _region(op, f1, f2, rlimit) -> str | None:
     """Where the definitions differ: quantifier elimination of x gives the exact
     attribute region; z3 then proves it equivalent to the operator's declared
     `standards_differ_where`, which is what the report shows."""
@@ -548,12 +558,14 @@ def _region(op, f1, f2, timeout_ms) -> str | None:
     try:
         goal = z3.Goal()
         goal.add(z3.Exists([x], body))
-        r = z3.TryFor(z3.Tactic("qe"), timeout_ms)(goal)
+        # z3's tactics take no resource limit: a wall-clock guard against a runaway elimination, which
+        # only drops this note (the verdict is decided already; these eliminations take milliseconds)
+        r = z3.TryFor(z3.Tactic("qe"), QE_GUARD_MS)(goal)
         region = z3.And(*r[0])
     except z3.Z3Exception:
         return None
     claim = m.eval(declared, x, A)
-    st, _, _, _ = solve(dom + [region != claim], timeout_ms)
+    st, _, _, _ = solve(dom + [region != claim], "region", rlimit)
     if st == "unsat":
         return f"they differ exactly where {declared} (z3: quantifier elimination of x, then equivalence proved)"
     return f"the declared region {declared} is NOT where they differ (z3 could not prove it: {st})"
