@@ -135,7 +135,7 @@ def describe_exit(code: int | None) -> str:
     return f"exit status {code}"
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int) -> None:
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
@@ -147,7 +147,7 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _fresh_stdio() -> None:
+def fresh_stdio() -> None:
     # Another thread of the parent may have held the locks of sys.stdout and
     # sys.stderr at fork time; new objects on the same descriptors have new locks.
     for name, fd in (("stdout", 1), ("stderr", 2)):
@@ -159,7 +159,7 @@ def _fresh_stdio() -> None:
 
 def _worker_main(conn, parent_pid: int, record: _Record) -> None:
     global _CHANNEL, _RECORD, _IN_WORKER
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     try:
         # a group of its own: processes a target forks are stopped with the worker (Pool.close, kill)
         os.setpgid(0, 0)
@@ -169,7 +169,7 @@ def _worker_main(conn, parent_pid: int, record: _Record) -> None:
     faulthandler.disable()   # a target's crash is reported by the parent, with what it was running
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _fresh_stdio()
+    fresh_stdio()
     _CHANNEL, _RECORD, _IN_WORKER = conn, record, True
     while True:
         try:

@@ -207,10 +207,10 @@ def _shard(tasks, first: int, step: int, queue, parent_pid: int) -> None:
     It dies with its parent and leaves Ctrl-C to it (as opcert.workers' workers)."""
     import signal
 
-    from ...workers import _die_with_parent, _fresh_stdio
-    _die_with_parent(parent_pid)
+    from ...workers import die_with_parent, fresh_stdio
+    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _fresh_stdio()
+    fresh_stdio()
     for i in range(first, len(tasks), step):
         try:
             queue.put((i, _prove_task(tasks[i]), None))
