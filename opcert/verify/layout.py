@@ -607,29 +607,33 @@ class LayoutCheck:
                                        f"and in {k} calls at once from {k} threads")
         self.families.append(fam)
         base_call = self.tgt._call
+
+        def other_thread(op, xx, attrs):       # one call, made from a thread of its own
+            return _in_threads(base_call, op, xx[None, :], attrs)[0]
+
+        def at_once(op, xx, attrs):            # a call per row, all from threads of their own at once
+            return _in_threads(base_call, op, xx, attrs)
         self.progress("layout: a call from another thread")
         y = self._run(fam, self.values, "a call from a thread other than the main thread (layout check)",
-                      call=lambda op, xx, attrs: _in_threads(base_call, op, xx[None, :], attrs)[0])
+                      call=other_thread)
         if y is not None:
             self._compare(fam, y.view(self.uint), self.base, lambda i: i,
                           lambda i: f"a call of {self.nv:,} elements from a thread other than the main thread, "
                                     f"position {i:,}",
-                          lambda i: self._redo(lambda: self.values, i, call=lambda op, xx, attrs: _in_threads(
-                              base_call, op, xx[None, :], attrs)[0]))
+                          lambda i: self._redo(lambda: self.values, i, call=other_thread))
         else:
             fam.complete = False
         self.progress(f"layout: {k} calls at once")
         X = np.repeat(self.values[None, :], k, axis=0)
         y = self._run(fam, X, f"{k} calls of {self.nv:,} elements at once from {k} threads (layout check)",
-                      call=lambda op, xx, attrs: _in_threads(base_call, op, xx, attrs))
+                      call=at_once)
         if y is None:
             fam.complete = False
             return
         nv = self.nv
         self._compare(fam, y.view(self.uint), np.broadcast_to(self.base, (k, nv)), lambda i: i % nv,
                       lambda i: f"call {i // nv + 1} of {k} made at once from {k} threads, position {i % nv:,}",
-                      lambda i: self._redo(lambda: X, i, call=lambda op, xx, attrs: _in_threads(base_call, op, xx,
-                                                                                                attrs)))
+                      lambda i: self._redo(lambda: X, i, call=at_once))
 
     def in_place(self, sup) -> None:
         if sup.calls is not None and sup.calls_in_place:
