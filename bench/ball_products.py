@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ball_products.py [OP ...]     # default: ScaledTanh Linear HardSwish Gelu
 
-spec.ball_compiled tests a product by a constant +-2^k (ScaledTanh's 0.5 x, alpha = 1)
+numerics.ball_compiled tests a product by a constant +-2^k (ScaledTanh's 0.5 x, alpha = 1)
 with errorfree.product_exact_pow2 instead of Dekker's product_exact. For each
 operator, the kernel is generated both ways (the second by substituting the call in
 the same source), compiled, and run over 2^24 consecutive binary32 inputs from 2^-5
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import opcert
-from opcert.spec import ball_compiled as bc
+from opcert.numerics import ball_compiled as bc
 from opcert.spec.attrs import resolve
 
 

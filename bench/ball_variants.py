@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ball_variants.py [--ops Mish Sigmoid Swish Selu Gelu] [--attr approximate=tanh]
 
-spec/ball_compiled.py generates the reference's binary64 ball for one
+numerics/ball_compiled.py generates the reference's binary64 ball for one
 expression in several ways that compute the same bits: the ball's function
 inlined into the loop or called from it, a repeated subexpression computed
 once per branch or each time. The float32 sweep keeps the fastest on
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-import opcert.spec.ball_compiled as bc
+import opcert.numerics.ball_compiled as bc
 from opcert.spec import get_operator
 from opcert.spec.attrs import resolve
 

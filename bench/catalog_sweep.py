@@ -14,8 +14,8 @@ whole sweep: run `opcert accuracy OP --dtype float32 --target opcert
 
 --numpy-ball: the baseline in the same process. Each operator's chunks run
 twice, interleaved chunk by chunk: with the compiled ball
-(spec.ball_compiled, what the sweep uses) and with the NumPy ball
-(spec.ball.evaluate, what it used before); the table gains both times and
+(numerics.ball_compiled, what the sweep uses) and with the NumPy ball
+(numerics.ball.evaluate, what it used before); the table gains both times and
 their ratio.
 """
 import argparse
@@ -24,8 +24,8 @@ import time
 import opcert
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
-from opcert.verify.properties import compile_all
-from opcert.verify.sweep import F32, SweepConfig, run_chunk
+from opcert.verify.properties.checks import compile_all
+from opcert.verify.accuracy.sweep import F32, SweepConfig, run_chunk
 
 
 def main():
@@ -34,7 +34,7 @@ def main():
     ap.add_argument("--target", default="opcert")
     ap.add_argument("--numpy-ball", action="store_true", help="also time the NumPy ball, interleaved (baseline)")
     a = ap.parse_args()
-    import opcert.spec.ball_compiled as bc
+    import opcert.numerics.ball_compiled as bc
     compiled = bc.compiled
 
     def use(numpy_ball):

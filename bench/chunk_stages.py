@@ -6,7 +6,7 @@
 Runs the given chunks (2^24 magnitudes, both signs) of each operator's sweep
 one after the other on one core, as a sweep's worker runs them (see main),
 every declared property checked, and wraps each stage of
-`verify.sweep.run_chunk` with a timer: the target's call, the compiled ball
+`verify.accuracy.sweep.run_chunk` with a timer: the target's call, the compiled ball
 (its NumPy precomputation included), the branch-free pass (`easy_pass`:
 easy_near or easy), the classification kernel (`block`), the one-sided
 decisions and the exact reference (what the fast path leaves), the property
@@ -24,15 +24,15 @@ import resource
 import time
 
 import opcert
-import opcert.spec.ball_compiled as ball_compiled
-import opcert.spec.one_sided as one_sided
+import opcert.numerics.ball_compiled as ball_compiled
+import opcert.numerics.one_sided as one_sided
 import opcert.spec.reference as reference
-import opcert.verify.sweep_kernel as sweep_kernel
+import opcert.verify.accuracy.sweep_kernel as sweep_kernel
 import opcert.workers
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
-from opcert.verify import sweep
-from opcert.verify.properties import PropertyChecker, compile_all
+from opcert.verify.accuracy import sweep
+from opcert.verify.properties.checks import PropertyChecker, compile_all
 
 SPENT = collections.Counter()
 

@@ -21,7 +21,7 @@ import numpy as np
 
 import opcert
 from opcert.formats import FLOAT_FORMATS
-from opcert.spec import ball
+from opcert.numerics import ball
 from opcert.spec.reference import _fast, exact_value
 
 

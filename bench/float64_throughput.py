@@ -21,7 +21,7 @@ import gmpy2
 import numpy as np
 
 import opcert
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 
 def mpfr_loop(x, y):
@@ -61,7 +61,7 @@ def main():
     if a.catalog:
         from opcert.spec.attrs import resolve
         from opcert.spec.reference import reference_detailed
-        from opcert.verify.inputs import sample
+        from opcert.verify.accuracy.inputs import sample
         from opcert.formats import get_format
         print(f"\n| operator | inputs | seconds | inputs/s | left to the exact path |\n|---|---|---|---|---|")
         for op in opcert.operators():

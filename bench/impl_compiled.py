@@ -21,7 +21,7 @@ from opcert.expr import compiled_eval
 from opcert.formats import FLOAT_FORMATS, bits_differ
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
-from opcert.verify.sweep import keep_freed_memory
+from opcert.verify.accuracy.sweep import keep_freed_memory
 
 CHUNKS = (20, 40, 60, 63, 64, 65, 80, 100, 120)
 F32 = FLOAT_FORMATS["float32"]

@@ -69,7 +69,7 @@ def main() -> None:
     p.add_argument("--op", default="Tanh")
     p.add_argument("--targets", default="numpy:tanh,c,opcert")
     a = p.parse_args()
-    from opcert.verify.accuracy import measure
+    from opcert.verify.accuracy.measure import measure
     for name in a.targets.split(","):
         target = c_target(a.dtype) if name == "c" else name
         mode = "exhaustive" if a.dtype in ("float16", "bfloat16") else "sample"

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 RELU_F16 = r"""
 #include <stddef.h>

@@ -17,7 +17,7 @@ import sys
 import time
 
 from opcert.spec import operators
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 TARGETS = ["onnxruntime", "onnx-reference", "torch", "jax", "openvino"]
 

@@ -14,7 +14,7 @@ import time
 
 from opcert.report.render import short_ulp
 from opcert.spec import operators
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 TARGETS = ["opcert", "onnxruntime", "onnx-reference", "torch"]
 DTYPES = ["float16", "bfloat16", "float32", "float64"]

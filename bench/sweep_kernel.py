@@ -21,8 +21,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from opcert.verify import sweep_kernel
-from opcert.verify.stats import HIST_LABELS
+from opcert.verify.accuracy import sweep_kernel
+from opcert.verify.accuracy.stats import HIST_LABELS
 
 
 @numba.njit
@@ -34,9 +34,12 @@ def baseline(v, rad):
 
 
 def kernel_of(commit):
-    src = subprocess.run(["git", "show", f"{commit}:opcert/verify/sweep_kernel.py"], capture_output=True,
-                         text=True, check=True, cwd=Path(__file__).resolve().parents[1]).stdout
-    src = src.replace("from .ulp import", "from opcert.verify.ulp import")
+    for path in ("opcert/verify/accuracy/sweep_kernel.py", "opcert/verify/sweep_kernel.py"):   # moved in issue 51
+        got = subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True,
+                             cwd=Path(__file__).resolve().parents[1])
+        if got.returncode == 0:
+            break
+    src = got.stdout.replace("from .ulp import", "from opcert.verify.ulp import")
     f = Path(tempfile.mkdtemp()) / f"kernel_{commit[:8]}.py"
     f.write_text(src)
     spec = importlib.util.spec_from_file_location(f.stem, f)

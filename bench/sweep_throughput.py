@@ -20,8 +20,8 @@ import mpmath
 import numpy as np
 
 from opcert.formats import FLOAT_FORMATS, round_fraction
-from opcert.spec.exact import mpf_to_fraction
-from opcert.verify.sweep import CHUNK, SweepConfig, sweep
+from opcert.numerics.exact import mpf_to_fraction
+from opcert.verify.accuracy.sweep import CHUNK, SweepConfig, sweep
 
 F32 = FLOAT_FORMATS["float32"]
 
@@ -69,7 +69,7 @@ def main():
     # every declared property checked in the same pass, as `opcert accuracy --exhaustive` does
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
-    from opcert.verify.properties import compile_all
+    from opcert.verify.properties.checks import compile_all
     op = get_operator(a.op)
     props = tuple(c.name for c in compile_all(op, F32, resolve(op), op.primary))
     cfg = SweepConfig(a.op, a.target, (), None, 0, stop, target_fingerprint=fp, properties=props)

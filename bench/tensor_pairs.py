@@ -20,9 +20,9 @@ import time
 from opcert.formats import get_format
 from opcert.spec import get_tensor_operator
 from opcert.targets.tensor import load
-from opcert.verify.row_calls import call_target
-from opcert.verify.row_pairs import PairSweep
-from opcert.verify.rows import pair_layout
+from opcert.verify.tensor.calls import call_target
+from opcert.verify.tensor.pairs import PairSweep
+from opcert.verify.tensor.measure import pair_layout
 
 
 def main(argv=None) -> int:

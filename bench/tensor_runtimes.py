@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from opcert.verify.rows import measure_rows
+from opcert.verify.tensor.measure import measure_rows
 
 TARGETS = ("opcert", "onnxruntime", "onnx-reference", "openvino", "torch", "jax")
 
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
                     t0 = time.perf_counter()
                     # opcert's binary64 code is held to its stated bound; every other target to correct rounding
                     from opcert.spec import get_tensor_operator
-                    from opcert.verify.rows import LONGEST_ROW
+                    from opcert.verify.tensor.measure import LONGEST_ROW
                     allowed = get_tensor_operator(op)[0].budget64(LONGEST_ROW) \
                         if (target, dtype) == ("opcert", "float64") else 0.5
                     r = measure_rows(op, target, dtype, standard=std, samples=args.samples, max_ulp=allowed)

@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent("""
     import opcert.workers
     if {cold!r}:
         opcert.workers._warm_before_fork = lambda: None
-    from opcert.verify.accuracy import measure
+    from opcert.verify.accuracy.measure import measure
     out = []
     for i in range(3):
         with tempfile.TemporaryDirectory() as ck:

@@ -16,34 +16,34 @@ Library API (the CLI is a thin layer over it):
 A check that could not be done is a failure with its reason, never a pass:
 see README.md ("How to read a report").
 """
-from ._version import __version__  # noqa: E402
+from opcert._version import __version__  # noqa: E402
 
-from .errors import OpcertError, TargetFailure, UsageError  # noqa: E402
-from .options import Options  # noqa: E402
-from .spec import get_operator, operators  # noqa: E402
-from .spec.reference import reference  # noqa: E402
+from opcert.errors import OpcertError, TargetFailure, UsageError  # noqa: E402
+from opcert.options import Options  # noqa: E402
+from opcert.spec import get_operator, operators  # noqa: E402
+from opcert.spec.reference import reference  # noqa: E402
 
 
 def run(op, x, *, out=None, standard=None, **attrs):
     """opcert's implementation of `op` on the tensor x (see opcert.impl.run)."""
-    from .impl.run import run as _run
+    from opcert.impl.run import run as _run
     return _run(op, x, out=out, standard=standard, **attrs)
 
 
 def measure(op, target="opcert", dtype="float32", inputs="sample", options=None, *, attrs=None, **keywords):
     """ULP accuracy of `target` against the reference, and the declared
-    properties checked on the same outputs (see opcert.verify.accuracy.measure).
+    properties checked on the same outputs (see opcert.verify.accuracy.measure.measure).
     options: an opcert.Options (how: samples, seed, workers, ...); attrs: the
     operator's attributes. Keywords are options where they name one, else
     attributes (one that names both is refused)."""
-    from .verify.accuracy import measure as _measure
+    from opcert.verify.accuracy.measure import measure as _measure
     return _measure(op, target, dtype, inputs, options, attrs=attrs, **keywords)
 
 
 def prove(op, dtype=None, attrs=None, properties=None, rlimit=None, standard=None, **kwargs):
     """Proofs of the declared properties (see opcert.verify.proofs.prove); rlimit: z3's resource units
     per query (default: each query family's budget), never seconds."""
-    from .verify.proofs import prove as _prove
+    from opcert.verify.proofs import prove as _prove
     return _prove(op, dtype, attrs, properties, rlimit, standard, **kwargs)
 
 
@@ -52,7 +52,7 @@ def gate(config=None, *, workers=None):
     GateConfig, or None (./opcert.toml, ./pyproject.toml [tool.opcert], else
     the built-in default over the whole catalog). Returns a GateResult
     (`.ok`, `.to_dict()`)."""
-    from .gating import GateConfig, load_config, run_gate
+    from opcert.gating import GateConfig, load_config, run_gate
     cfg = config if isinstance(config, GateConfig) else load_config(config)
     return run_gate(cfg, workers=workers, argv=[])
 

@@ -12,13 +12,13 @@ import sys
 
 import numpy as np
 
-from . import __version__
-from .errors import OpcertError, UsageError, choices
-from .formats import FLOAT_FORMATS, get_format, hex_bits
-from .files import write_json_atomic
-from .options import Options
-from .spec import get_operator, operators
-from .spec.attrs import exact_decimal, resolve
+from opcert import __version__
+from opcert.errors import OpcertError, UsageError, choices
+from opcert.formats import FLOAT_FORMATS, get_format, hex_bits
+from opcert.files import write_json_atomic
+from opcert.options import Options
+from opcert.spec import get_operator, operators
+from opcert.spec.attrs import exact_decimal, resolve
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +47,7 @@ def safe(text) -> str:
     """Text that may come from a target (its exception messages, notes), for the console and the CI log: clipped
     with a note, and no line of it starts a line of the log, so none is read as a workflow command
     (report.text.log)."""
-    from .report.text import log
+    from opcert.report.text import log
     return log(text)
 
 
@@ -114,7 +114,7 @@ def tensor_record(op) -> dict:
 
 
 def cmd_ops(args) -> int:
-    from .spec import tensor_operators
+    from opcert.spec import tensor_operators
     records = [operator_record(op) for op in operators()]
     tensors = [tensor_record(op) for op in tensor_operators()]
     if args.json:
@@ -148,7 +148,7 @@ def cmd_ops(args) -> int:
 def _parse_input(text: str, fmt) -> np.ndarray:
     """One `ref` input: a decimal, a hex float (0x1.8p-3), an unsigned bit
     pattern (0x3c00), inf or nan; integers for the integer formats."""
-    from .numbers import Huge, Tiny, is_bit_pattern, parse_real
+    from opcert.numbers import Huge, Tiny, is_bit_pattern, parse_real
     t = text.strip()
     if fmt.kind == "int":
         try:
@@ -168,7 +168,7 @@ def _parse_input(text: str, fmt) -> np.ndarray:
     if low.lstrip("+-") in ("nan", "inf", "infinity"):
         with np.errstate(invalid="ignore"):
             return np.array([float(low)]).astype(fmt.dtype)
-    from .formats import round_fraction
+    from opcert.formats import round_fraction
     try:
         q = parse_real(t, "input")
     except Huge as h:
@@ -194,9 +194,9 @@ def _ints(text: str | None, flag: str, lo: int = None) -> list[int] | None:
 
 
 def cmd_ref_tensor(args) -> int:
-    from .spec import get_tensor_operator
-    from .spec.row_reference import check_float, reference_detailed
-    from .spec.tensor import reduced_axes, to_rows
+    from opcert.spec import get_tensor_operator
+    from opcert.spec.row_reference import check_float, reference_detailed
+    from opcert.spec.tensor import reduced_axes, to_rows
     op, named = get_tensor_operator(args.op)
     if args.attr:
         raise UsageError(f"{op.name} has no attributes; it takes --axis (ONNX) or --axes (DirectML's 1 forms)")
@@ -238,8 +238,8 @@ def cmd_ref_tensor(args) -> int:
 
 
 def cmd_ref(args) -> int:
-    from .spec import is_tensor_operator
-    from .spec.reference import check_dtype, reference_detailed
+    from opcert.spec import is_tensor_operator
+    from opcert.spec.reference import check_dtype, reference_detailed
     if is_tensor_operator(args.op):
         return cmd_ref_tensor(args)
     if args.axis is not None or args.axes is not None or args.shape is not None:
@@ -302,7 +302,7 @@ def _exact_text(hi, lo) -> str:
 
 def _outputs(args, files=(), dirs=()) -> None:
     """Refuse unwritable output paths before a long run."""
-    from .files import check_writable
+    from opcert.files import check_writable
     import os
     for flag in files + dirs:
         v = getattr(args, flag, None)
@@ -331,10 +331,10 @@ def _isolation(args) -> str:
 
 
 def cmd_accuracy_tensor(args) -> int:
-    """A tensor operator's target over sampled rows (verify.rows)."""
-    from . import policy
-    from .verify.rows import measure_rows
-    from .spec import get_tensor_operator
+    """A tensor operator's target over sampled rows (verify.tensor.measure)."""
+    from opcert import policy
+    from opcert.verify.tensor.measure import measure_rows
+    from opcert.spec import get_tensor_operator
     op, _ = get_tensor_operator(args.op)
     for flag, given in (("--attr", args.attr), ("--workers", args.workers),
                         ("--scheduler", args.scheduler), ("--checkpoint", args.checkpoint),
@@ -351,7 +351,7 @@ def cmd_accuracy_tensor(args) -> int:
     if args.max_ulp is not None:
         policy.number(args.max_ulp, "--max-ulp")
     _outputs(args, files=("json",))
-    from .verify.rows import LONGEST_ROW
+    from opcert.verify.tensor.measure import LONGEST_ROW
     # the per-output error the row properties allow: --max-ulp; else correctly rounded, or for opcert's own
     # binary64 code its stated bound (TensorOperator.budget64 at the longest row measured)
     allowed = max(0.5, args.max_ulp) if args.max_ulp is not None else \
@@ -432,7 +432,7 @@ def _print_rows(res, stderr: bool = False) -> None:
                     f"each output allowed {res.allowed_ulp:g} ULP (--max-ulp)")
     for col in ("property", "verdict", "checked", "violations", "first counterexample"):
         p.add_column(col)
-    from .gating.run import describe_counterexample
+    from opcert.gating.run import describe_counterexample
     for v in res.properties:
         p.add_row(v["name"], v["status"], f"{v.get('inputs_checked') or 0:,}", f"{v.get('violations') or 0:,}",
                   esc(describe_counterexample(v.get("counterexample"))[:300]))
@@ -441,9 +441,9 @@ def _print_rows(res, stderr: bool = False) -> None:
 
 
 def cmd_accuracy(args) -> int:
-    from . import policy
-    from .spec import is_tensor_operator
-    from .verify.accuracy import measure
+    from opcert import policy
+    from opcert.spec import is_tensor_operator
+    from opcert.verify.accuracy.measure import measure
     if is_tensor_operator(args.op):
         return cmd_accuracy_tensor(args)
     if args.exhaustive and args.samples is not None:
@@ -469,7 +469,7 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
-    from .isa import check_isa, level_outputs
+    from opcert.isa import check_isa, level_outputs
     if args.isa_outputs and level_outputs(args.isa_outputs, args.isa_inputs, args.isa_outputs_only, args.op,
                                           args.target, fmt.name, _attrs(args.attr), mode, args.samples,
                                           args.seed, args.standard, args.layout_samples, args.target_timeout,
@@ -515,9 +515,9 @@ def cmd_accuracy(args) -> int:
 def _accuracy_as_check(args, fmt, mode) -> int:
     """`opcert accuracy` with a check's policy (--require, --max-ulp, ...): the gate's own run and judgment
     of that one check (gating.run.run_check), so the command a gate prints gives the gate's verdict."""
-    from .gating.config import parse_check
-    from .gating.run import run_check
-    from .verify.accuracy import AccuracyResult
+    from opcert.gating.config import parse_check
+    from opcert.gating.run import run_check
+    from opcert.verify.accuracy.measure import AccuracyResult
     if args.max_ulp is None:
         raise UsageError("--require, --signed-zero, --subnormals and --accept-sampled-evidence judge the check as a "
                          "gate does: give its budget with --max-ulp")
@@ -558,7 +558,7 @@ def _accuracy_as_check(args, fmt, mode) -> int:
 def _accuracy_per_isa(args) -> int:
     """--isa: the same check once per ISA level (opcert.isa), each in a fresh process started with the
     level's switch, one result per level."""
-    from .isa import accuracy_argv, levels, run_accuracy, shown, switch_for
+    from opcert.isa import accuracy_argv, levels, run_accuracy, shown, switch_for
     _outputs(args, files=("json",))
     chosen = levels(args.target)
     if args.isa != "all":
@@ -575,7 +575,7 @@ def _accuracy_per_isa(args) -> int:
                          checkpoint=args.checkpoint)
     import os
     import tempfile
-    from .isa import LevelOutputs, combined_layout, compare_levels, draw_compared
+    from opcert.isa import LevelOutputs, combined_layout, compare_levels, draw_compared
     # --isa all over two levels or more: the compared inputs are drawn here, once; each level's process also
     # writes its outputs on them, and the levels are compared bit for bit here (opcert.isa.compare_levels)
     comparing = args.isa == "all" and len(chosen) >= 2
@@ -613,8 +613,8 @@ def _accuracy_per_isa(args) -> int:
     if note:
         print(f"opcert: {note}", file=sys.stderr)
     if comparison is not None:
-        from .gating.run import describe_counterexample
-        from .isa import compared_note
+        from opcert.gating.run import describe_counterexample
+        from opcert.isa import compared_note
         print(f"opcert: {compared_note(comparison)}", file=sys.stderr)
         if comparison["counterexample"]:
             ce = comparison["counterexample"]
@@ -638,9 +638,9 @@ def _accuracy_per_isa(args) -> int:
 
 
 def _accuracy_attr_sweep(args, fmt, mode) -> int:
-    from .files import write_bytes_atomic
-    from .report.plots import attr_sweep_plot
-    from .verify.attr_sweep import sweep_attributes
+    from opcert.files import write_bytes_atomic
+    from opcert.report.plots import attr_sweep_plot
+    from opcert.verify.accuracy.attr_sweep import sweep_attributes
     if args.attr:
         raise UsageError("--attr-sweep chooses the attribute values; give no --attr with it")
     if args.exhaustive and fmt.name == "float32":
@@ -650,9 +650,9 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
         raise UsageError("--workers, --scheduler and --checkpoint apply to one exhaustive float32 sweep, not to "
                          "--attr-sweep")
     _outputs(args, files=("json", "plot"))
-    from .progress import Progress
-    from .spec import get_operator
-    from .verify.attr_sweep import attribute_sets
+    from opcert.progress import Progress
+    from opcert.spec import get_operator
+    from opcert.verify.accuracy.attr_sweep import attribute_sets
     n = len(list(attribute_sets(get_operator(args.op), args.standard)))
     with Progress(f"{args.op} attribute sweep", n, "sets") as progress:
         res = sweep_attributes(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
@@ -705,7 +705,7 @@ class _sweep_progress:
     def __enter__(self):
         if not self.active:
             return None
-        from .progress import Progress
+        from opcert.progress import Progress
         self.p = Progress("float32 sweep", 2.0 ** 32, "inputs").__enter__()
         first = [True]
 
@@ -780,7 +780,7 @@ def _print_accuracy(res, stderr: bool = False) -> None:
 
 
 def _ce_text(p) -> str:
-    from .gating.run import describe_counterexample
+    from opcert.gating.run import describe_counterexample
     first = describe_counterexample(p.get("counterexample"))
     worst = describe_counterexample(p.get("worst"))
     if not first:      # refuted by what the target did (it raised in a layout): the note says what
@@ -791,8 +791,8 @@ def _ce_text(p) -> str:
 # ---- prove --------------------------------------------------------------------
 
 def cmd_prove(args) -> int:
-    from . import policy
-    from .verify.proofs import prove, prove_all
+    from opcert import policy
+    from opcert.verify.proofs import prove, prove_all
     if args.timeout is not None:
         raise UsageError("--timeout was removed: z3 runs under resource limits, not seconds, so a verdict does "
                          "not depend on how busy the host is; give --rlimit N (z3's resource units per query; "
@@ -809,8 +809,8 @@ def cmd_prove(args) -> int:
             raise UsageError("--all proves every operator at every dtype on opcert's implementation; give no "
                              "operator, --dtype, --attr, --property or --target with it")
         import time
-        from .progress import Progress
-        from .spec import operators, tensor_operators
+        from opcert.progress import Progress
+        from opcert.spec import operators, tensor_operators
         t0 = time.perf_counter()
         with Progress("prove --all: (operator, format)", 5 * len(operators()) + len(tensor_operators()),
                       "pairs") as progress:
@@ -882,18 +882,18 @@ def _short(method: str) -> str:
 # ---- gate, diff, report -----------------------------------------------------------
 
 def cmd_gate(args) -> int:
-    from . import policy
-    from .gating import load_config, run_gate
-    from .gating.recheck import load_gate
-    from .report.diff import regressions
-    from .report.junit import junit_xml
+    from opcert import policy
+    from opcert.gating import load_config, run_gate
+    from opcert.gating.recheck import load_gate
+    from opcert.report.diff import regressions
+    from opcert.report.junit import junit_xml
     if args.workers is not None:
         policy.workers(args.workers, "--workers")
     _outputs(args, files=("json", "junit"), dirs=("report",))
     config = load_config(args.config)
     baseline = load_gate(args.baseline) if args.baseline else None
     n = sum(len(c.dtypes) for c in config.checks)
-    from .progress import Progress
+    from opcert.progress import Progress
     with Progress(f"gate {config.source}", n, "checks") as progress:
         result = run_gate(config, workers=args.workers, progress=progress.advance)
     data = result.to_dict()
@@ -902,7 +902,7 @@ def cmd_gate(args) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, data))
     if args.junit:
-        from .files import write_text_atomic
+        from opcert.files import write_text_atomic
         _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
         _write_reports(data, args.report, "--report", plots)
@@ -910,7 +910,7 @@ def cmd_gate(args) -> int:
     failed = not result.ok
     if baseline is not None:
         found = regressions(baseline, data)
-        from .report.text import LIMIT, log
+        from opcert.report.text import LIMIT, log
         for r in found:
             print(f"regression: {log(r, 2 * LIMIT)}", file=sys.stderr)
         failed = failed or bool(found)
@@ -924,7 +924,7 @@ def cmd_gate(args) -> int:
 def _tell_ci(data, to_stderr: bool) -> None:
     """GitHub Actions: the job summary and one annotation per failing check (report.ci)."""
     import os
-    from .report.ci import annotations, step_summary
+    from opcert.report.ci import annotations, step_summary
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         try:
@@ -945,7 +945,7 @@ def _print_gate(data, stderr: bool = False) -> None:
     t = Table(title=esc(f"opcert gate: {data['config']} ({data['elapsed_s']:.1f} s)"))
     for col in ("check", "mode", "inputs", "max ULP", "budget", "properties", "result"):
         t.add_column(col)
-    from .report.text import log
+    from opcert.report.text import log
     colour = {"pass": "green", "fail": "red", "skipped": "dim"}
     for ch in data["checks"]:
         a = ch.get("accuracy") or {}
@@ -973,13 +973,13 @@ def _print_gate(data, stderr: bool = False) -> None:
 
 
 def cmd_diff(args) -> int:
-    from .gating.recheck import load_gate
-    from .report.diff import regressions
+    from opcert.gating.recheck import load_gate
+    from opcert.report.diff import regressions
     found = regressions(load_gate(args.old), load_gate(args.new))
     if args.json:
         print(json.dumps({"regressions": found}, indent=2))
     else:
-        from .report.text import LIMIT, log
+        from opcert.report.text import LIMIT, log
         for r in found:      # a check's reasons may hold a target's text (report.text.log)
             print(f"regression: {log(r, 2 * LIMIT)}")
         print(f"{len(found)} regression(s) between {args.old} and {args.new}")
@@ -988,8 +988,8 @@ def cmd_diff(args) -> int:
 
 def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[str]:
     """The reports of a gate result in directory, with progress over its checks: the files written."""
-    from .progress import Progress
-    from .report.render import write_reports
+    from opcert.progress import Progress
+    from opcert.report.render import write_reports
     files = []
     with Progress(f"report {directory}", len(data["checks"]), "checks") as progress:
         _write(directory, flag, lambda: files.extend(write_reports(data, directory, plots, progress.advance)))
@@ -997,7 +997,7 @@ def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[st
 
 
 def cmd_report(args) -> int:
-    from .gating.recheck import load_gate
+    from opcert.gating.recheck import load_gate
     if not args.out and not args.summary:
         raise UsageError("opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown "
                          "page), or both")
@@ -1007,8 +1007,8 @@ def cmd_report(args) -> int:
     if args.out:
         files.extend(_write_reports(data, args.out, "--out"))
     if args.summary:
-        from .files import write_text_atomic
-        from .report.render import summary_page
+        from opcert.files import write_text_atomic
+        from opcert.report.render import summary_page
         _write(args.summary, "--summary", lambda: write_text_atomic(args.summary, summary_page(data)))
         files.append(args.summary)
     if args.json:
@@ -1189,7 +1189,7 @@ class json_stdout:
 
     def __enter__(self):
         import os
-        from . import files as io
+        from opcert import files as io
         if not self.active:
             return self
         self.stream = sys.stdout
@@ -1208,7 +1208,7 @@ class json_stdout:
 
     def __exit__(self, *exc):
         import os
-        from . import files as io
+        from opcert import files as io
         if not self.active:
             return False
         sys.stdout = self.old_stdout
@@ -1225,7 +1225,7 @@ def _resumable(args) -> bool:
     tensor operator's measurement and the pair sweep keep nothing)."""
     if args is None or getattr(args, "command", None) not in ("accuracy", "gate"):
         return False
-    from .spec import is_tensor_operator
+    from opcert.spec import is_tensor_operator
     return args.command == "gate" or not is_tensor_operator(getattr(args, "op", ""))
 
 
@@ -1248,11 +1248,11 @@ def main(argv=None) -> int:
         with json_stdout(getattr(args, "json", None) == "-"):
             return args.func(args)
     except UsageError as exc:
-        from .report.text import LIMIT, log     # a message may hold a target's text: clipped, no line a command
+        from opcert.report.text import LIMIT, log     # a message may hold a target's text: clipped, no line a command
         print(f"opcert: error: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 2
     except OpcertError as exc:
-        from .report.text import LIMIT, log
+        from opcert.report.text import LIMIT, log
         print(f"opcert: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import UsageError
+from opcert.errors import UsageError
 
 
 def _real(path: str) -> str:

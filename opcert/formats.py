@@ -16,7 +16,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
-from .errors import UsageError, choices
+from opcert.errors import UsageError, choices
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import UsageError, choices
+from opcert.errors import UsageError, choices
 
 SWITCHES = {"torch": "ATEN_CPU_CAPABILITY", "numpy": "NPY_DISABLE_CPU_FEATURES", "openvino": "ONEDNN_MAX_CPU_ISA"}
 
@@ -180,7 +180,7 @@ def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *,
     where they differ."""
     import os
     import tempfile
-    from .verify.accuracy import AccuracyResult
+    from opcert.verify.accuracy.measure import AccuracyResult
     env = environment(target, level)
     argv = accuracy_argv(op, target, dtype, exhaustive=mode == "exhaustive", samples=samples, seed=seed,
                          standard=standard, attrs=attrs, target_timeout=target_timeout,
@@ -236,8 +236,8 @@ def compared_inputs(op, fmt, resolved, mode: str, samples, seed: int, standard, 
     """(the inputs the levels are compared on, in bit order; what they are, in words; whether they are every
     input of the format): every input of a 16-bit format; the check's own sampled inputs of float32 and
     float64; for an exhaustive float32 sweep a stratified sample as large as its layout sample."""
-    from .verify import inputs as inputs_mod
-    from .verify.accuracy import SWEEP_LAYOUT_SAMPLES, default_samples
+    from opcert.verify.accuracy import inputs as inputs_mod
+    from opcert.verify.accuracy.measure import SWEEP_LAYOUT_SAMPLES, default_samples
     if fmt.bits <= 16:
         x = inputs_mod.exhaustive(fmt)
         return x, f"every {fmt.name} input ({x.size:,})", True
@@ -255,9 +255,9 @@ def draw_compared(path: str, op_name: str, dtype: str, attrs: dict, mode: str, s
                   layout_samples) -> tuple[str, bool]:
     """The compared inputs' bit patterns written to `path` (.npy), drawn in this process: (their scope in
     words, whether they are every input of the format)."""
-    from .formats import get_format
-    from .spec import get_operator
-    from .spec.attrs import resolve
+    from opcert.formats import get_format
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
     op, fmt = get_operator(op_name), get_format(dtype)
     x, scope, complete = compared_inputs(op, fmt, resolve(op, attrs, standard), mode, samples, seed, standard,
                                          layout_samples)
@@ -283,9 +283,9 @@ def _dispatched(target: str) -> str | None:
 def _outputs_here(target, op_name, dtype, attrs, standard, timeout, xbits):
     """In the process that runs the target: (its outputs' bit patterns for the inputs xbits in one call, or
     None; why not, or None; what its library says it dispatches for)."""
-    from .formats import get_format
-    from .spec import get_operator
-    from .targets import load_target
+    from opcert.formats import get_format
+    from opcert.spec import get_operator
+    from opcert.targets import load_target
     op, fmt = get_operator(op_name), get_format(dtype)
     tgt = load_target(target, timeout, standard)
     why = tgt.unsupported(op, fmt.name, dict(attrs))
@@ -314,12 +314,12 @@ def level_outputs(directory: str, inputs: str | None, only: bool, op_name: str, 
     draw other inputs (float64 Tanh's saturation neighbours: 40 of 8,236 differ)."""
     import json
     import os
-    from .errors import TargetFailure
-    from .formats import get_format
-    from .spec import get_operator
-    from .spec.attrs import resolve
-    from .targets import trusted
-    from .workers import WorkerLost, run_isolated
+    from opcert.errors import TargetFailure
+    from opcert.formats import get_format
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import trusted
+    from opcert.workers import WorkerLost, run_isolated
     op, fmt = get_operator(op_name), get_format(dtype)
     resolved = resolve(op, attrs, standard)
     os.makedirs(directory, exist_ok=True)
@@ -398,8 +398,8 @@ def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, agai
     scope: (the inputs in words, whether they are every input of the format) where the caller drew them."""
     import itertools
     import os
-    from .formats import bits_differ, get_format
-    from .spec import get_operator
+    from opcert.formats import bits_differ, get_format
+    from opcert.spec import get_operator
     have = [r for r in runs if r.y is not None and r.x is not None]
     first = have[0] if have else (runs[0] if runs else None)
     # the inputs in words come from a level that drew them (the others were given them), or the caller
@@ -446,10 +446,10 @@ def _counterexample(op, fmt, info, x, a: LevelOutputs, b: LevelOutputs, where, a
     """The first input (in bit order) where levels a and b differ and both came back the same when run
     again, with both levels' outputs, the correctly rounded reference and each output's error."""
     from fractions import Fraction
-    from .formats import bits_differ
-    from .spec.reference import reference_detailed
-    from .verify.accuracy import exact_error
-    from .verify.properties import value_of
+    from opcert.formats import bits_differ
+    from opcert.spec.reference import reference_detailed
+    from opcert.verify.accuracy.measure import exact_error
+    from opcert.verify.properties.checks import value_of
     ra, rb = again
     if ra.y is not None and rb.y is not None:
         same = ~bits_differ(ra.y[where].view(fmt.uint), a.y[where].view(fmt.uint), fmt) & \
@@ -486,7 +486,7 @@ def _counterexample(op, fmt, info, x, a: LevelOutputs, b: LevelOutputs, where, a
 
 
 def isa_family(cmp: dict) -> dict:
-    """The comparison as one family of the layout property's `layouts` (verify.layout's Family.summary)."""
+    """The comparison as one family of the layout property's `layouts` (verify.paths.layout's Family.summary)."""
     n, levels_ = cmp["inputs"], cmp["levels"]
     names = ", ".join(levels_) or "none"
     how = (f"ISA levels {names} compared bit for bit, one call each in a process of its own, on "

@@ -3,7 +3,7 @@
 numba's on-disk cache keys a function by its own source file alone. opcert's
 kernels inline functions of other modules (the sweep's kernel and the
 symmetry pass inline verify.ulp's ulp; a generated ball kernel inlines
-spec.errorfree and spec.ball_rules) and read other modules' globals as
+numerics.errorfree and numerics.ball_rules) and read other modules' globals as
 constants: after a change to one of those (an edit, a `git pull` that
 leaves the kernel's own file alone) numba would load the old compiled code,
 and a verdict would come from code that no longer exists. Every opcert
@@ -26,8 +26,8 @@ from pathlib import Path
 import numba
 from numba.core import caching
 
-from .files import kernel_cache_dir
-from .fingerprint import code_fingerprint
+from opcert.files import kernel_cache_dir
+from opcert.fingerprint import code_fingerprint
 
 __all__ = ["numba", "keyed", "load_generated"]
 

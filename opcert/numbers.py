@@ -13,7 +13,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from .errors import UsageError
+from opcert.errors import UsageError
 
 _DECIMAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _HEXFLOAT = re.compile(r"^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?\d+)$")

@@ -11,12 +11,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import UsageError
+from opcert.errors import UsageError
 
 
 @dataclass(frozen=True)
 class Options:
-    """The options of a measurement (opcert.verify.accuracy.measure); every field has its default."""
+    """The options of a measurement (opcert.verify.accuracy.measure.measure); every field has its default."""
     samples: int | None = None          # sampled inputs (default: the sampler's, per format)
     seed: int = 0
     standard: str | None = None         # whose definition (default: the operator's primary)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .errors import UsageError, choices
+from opcert.errors import UsageError, choices
 
 SIGNED_ZERO = ("strict", "ignore")
 SUBNORMALS = ("strict", "flush-allowed")

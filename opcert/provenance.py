@@ -42,7 +42,7 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
     import mpmath
     import numpy
 
-    from ._version import __version__
+    from opcert._version import __version__
     return {
         "opcert": __version__,
         "opcert_commit": opcert_commit(),

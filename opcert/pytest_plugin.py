@@ -29,17 +29,17 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
     """Measure and assert; returns the AccuracyResult. Keywords are a gate check's keys (max_ulp, proofs,
     ...) where they name one, else the operator's attributes; attrs={...} gives attributes explicitly, and a
     keyword that names a key and an attribute at once is refused."""
-    from .errors import UsageError
-    from .gating.config import parse_check
-    from .gating.run import run_check
+    from opcert.errors import UsageError
+    from opcert.gating.config import parse_check
+    from opcert.gating.run import run_check
     if op is None or target is None or dtype is None:
         pytest.fail("opcert check: give op, target and dtype (positionally or by name), e.g. "
                     "opcert_check(\"Tanh\", \"numpy:tanh\", \"float16\", max_ulp=1.0)", pytrace=False)
     if not isinstance(dtype, str):
         pytest.fail(f"opcert check: dtype must be one dtype name, such as \"float16\" (got {dtype!r})", pytrace=False)
-    from .options import clashes
-    from .spec import get_operator, is_tensor_operator
-    from .spec.attrs import attribute_keys
+    from opcert.options import clashes
+    from opcert.spec import get_operator, is_tensor_operator
+    from opcert.spec.attrs import attribute_keys
     tensor = isinstance(op, str) and is_tensor_operator(op)
     try:
         keys = () if tensor else attribute_keys(get_operator(op))   # a tensor operator has no attributes
@@ -69,9 +69,9 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
     if verdict.status == "fail":
         pytest.fail(f"opcert: {policy.op} {dtype} {target}:\n  " + "\n  ".join(verdict.reasons) +
                     f"\n  reproduce: {verdict.command}", pytrace=False)
-    if tensor:      # the row measurement's result, as a dict (verify.rows)
+    if tensor:      # the row measurement's result, as a dict (verify.tensor.measure)
         return dict(verdict.accuracy)
-    from .verify.accuracy import AccuracyResult
+    from opcert.verify.accuracy.measure import AccuracyResult
     acc = dict(verdict.accuracy)
     return AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__})
 

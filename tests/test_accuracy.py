@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from opcert.errors import UsageError
-from opcert.verify.accuracy import measure
-from opcert.verify.inputs import sample
+from opcert.verify.accuracy.measure import measure
+from opcert.verify.accuracy.inputs import sample
 
 KEYS = {"op", "dtype", "target", "attrs", "inputs_checked", "exhaustive", "max_ulp", "worst_input_bits",
         "worst_input", "worst_output", "worst_reference", "correctly_rounded", "nan_mismatches",
@@ -124,7 +124,7 @@ def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input(
 
     from opcert.formats import FLOAT_FORMATS
     from opcert.spec.reference import reference_detailed
-    from opcert.verify.stats import float_stats
+    from opcert.verify.accuracy.stats import float_stats
     from opcert.verify.ulp import ulp_error_exact
     fmt = FLOAT_FORMATS["float16"]
     bits = np.arange(1 << 16, dtype=np.uint16)
@@ -182,8 +182,8 @@ def test_float64_default_samples_follow_the_fast_path(monkeypatch):
     (erf without glibc's erfl here, or a platform whose long double is binary64)."""
     import opcert
     from opcert.expr.primitives import long_double_array
-    from opcert.spec import ball
-    from opcert.verify.accuracy import default_samples
+    from opcert.numerics import ball
+    from opcert.verify.accuracy.measure import default_samples
     small = {op.name for op in opcert.operators() if default_samples(op, "float64")[0] < 10 ** 6}
     if ball.WIDE is None:
         assert small == {op.name for op in opcert.operators()}
@@ -204,7 +204,7 @@ def test_float64_default_samples_follow_the_fast_path(monkeypatch):
 def test_the_largest_errors_are_selected_as_a_full_sort_selects_them():
     """stats' selection of the TOP largest errors (a bound from a strided sample, then the values at or
     above it) gives the k-th largest value that sorting everything gives, ties and all."""
-    from opcert.verify.stats import _top_cut
+    from opcert.verify.accuracy.stats import _top_cut
     rng = np.random.default_rng(4)
     arrays = [rng.random(10 ** 6), np.where(rng.random(300_000) < 0.97, 0.0, rng.random(300_000)),
               np.full(200_000, 0.5), rng.integers(0, 3, 500_000) * 0.25, rng.random(40), rng.random(9_000),
@@ -216,7 +216,7 @@ def test_the_largest_errors_are_selected_as_a_full_sort_selects_them():
 
 
 def test_sorted_unique_is_numpys_unique_on_runs_and_on_random_bits():
-    from opcert.verify.inputs import sorted_unique
+    from opcert.verify.accuracy.inputs import sorted_unique
     rng = np.random.default_rng(8)
     run = np.sort(rng.integers(0, 1 << 40, 50_000, dtype=np.uint64))
     for a in (np.concatenate([run, run + np.uint64(1), run[:7]]), rng.integers(0, 1000, 20_000, dtype=np.uint64),

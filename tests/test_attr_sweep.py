@@ -6,7 +6,7 @@ import pytest
 
 import opcert
 from opcert.spec.onnx_backend_attrs import ATTRS
-from opcert.verify.attr_sweep import F32_MAX, F32_TINY, attribute_sets
+from opcert.verify.accuracy.attr_sweep import F32_MAX, F32_TINY, attribute_sets
 
 
 def test_the_onnx_test_values_are_those_of_the_installed_onnx():

@@ -1,7 +1,7 @@
-"""The compiled binary64 ball (spec.ball_compiled), which the float32 sweep uses
+"""The compiled binary64 ball (numerics.ball_compiled), which the float32 sweep uses
 for every input: where it decides a value, that value is MPFR's correctly
 rounded one (tests/oracle.py, no opcert code), and it decides as much as the
-NumPy ball (spec.ball). Also: the primitive functions both balls call (NumPy's
+NumPy ball (numerics.ball). Also: the primitive functions both balls call (NumPy's
 and the C library's through numba) are within the contract the balls assume
 (expr.primitives, k binary64 ULPs), against Arb."""
 import math
@@ -20,7 +20,8 @@ from opcert.expr import PRIMITIVES
 from opcert.expr import libm_arrays
 from opcert.expr.primitives import binary64_array, exp_blockwise
 from opcert.formats import FLOAT_FORMATS
-from opcert.spec import ball, ball_compiled
+from opcert.numerics import ball
+from opcert.numerics import ball_compiled
 from opcert.spec.attrs import resolve
 
 F32 = FLOAT_FORMATS["float32"]
@@ -322,7 +323,7 @@ def test_unshared_variants_are_tuned_only_where_their_source_stays_close_to_the_
 def test_the_c_library_kernel_is_compiled_at_the_first_input_that_needs_it(monkeypatch, tmp_path):
     """The kernel with the C library's functions takes the inputs whose argument differs from
     NumPy's; it is compiled at the first such input (a sweep rarely has one), once, and where it
-    does not compile spec.ball gives those inputs' balls. The difference is forced here by
+    does not compile numerics.ball gives those inputs' balls. The difference is forced here by
     changing NumPy's argument bits for three positive inputs of Sigmoid's exp(-x)."""
     monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
@@ -372,7 +373,7 @@ def _all_vector(form) -> bool:
 
 @pytest.mark.parametrize("name", sorted(op.name for op in opcert.operators()))
 def test_numpy_and_compiled_balls_are_one_semantics(name, monkeypatch):
-    """The two evaluators run the same rules (spec.ball_rules and the records' radius rules): given
+    """The two evaluators run the same rules (numerics.ball_rules and the records' radius rules): given
     the same primitive values (the compiled ball takes NumPy's for the vectorised primitives) and the
     same underflow bound, they compute the same balls, bit for bit, not merely balls that both hold
     the exact value. Moderate inputs: no ball there is wide enough to need its ends (which the compiled

@@ -126,7 +126,7 @@ def test_bad_c_targets_exit_2(cli, lib, spec, message):
 
 
 def test_a_dtype_without_a_c_type_is_skipped_with_the_reason(lib):
-    from opcert.verify.accuracy import measure
+    from opcert.verify.accuracy.measure import measure
     res = measure("Relu", f"c:{lib}:relu_f16", "int8", inputs=np.arange(-128, 128, dtype=np.int8))
     assert res.status == "unsupported" and "int8 has no C type" in res.error
 
@@ -190,7 +190,7 @@ void softmax_crash(const float *x, float *y, const int64_t *sizes, size_t rank, 
 def test_c_tensor_kernels(tmp_path):
     """The tensor ABI: a careful C softmax is measured (within 1 ULP, its row properties hold on the sample);
     one that crashes on long rows fails its check with what it was doing, and opcert goes on."""
-    from opcert.verify.rows import measure_rows
+    from opcert.verify.tensor.measure import measure_rows
     (tmp_path / "t.c").write_text(TENSOR_KERNELS)
     so = tmp_path / "libt.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(tmp_path / "t.c"), "-lm"], check=True)

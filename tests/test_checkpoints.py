@@ -10,8 +10,8 @@ import pytest
 
 from opcert.errors import UsageError
 from opcert.targets import describe_target
-from opcert.verify.accuracy import measure
-from opcert.verify.sweep import SweepConfig, sweep
+from opcert.verify.accuracy.measure import measure
+from opcert.verify.accuracy.sweep import SweepConfig, sweep
 
 MAG = (0x3F000000, 0x3F010000)      # 65,536 magnitudes around 0.5, both signs: one chunk of measure()
 SHIFT = 1 << 23                     # added to an output's bits: twice the value, 8,388,608 ULPs off
@@ -160,8 +160,8 @@ def test_a_refused_checkpoint_names_only_the_fields_that_changed(tmp_path):
 
 
 def test_a_blocks_fingerprint_sees_every_single_change_and_locates_it():
-    from opcert.verify.sweep import _one_difference
-    from opcert.verify.sweep_kernel import fingerprint_weights, output_fingerprint
+    from opcert.verify.accuracy.sweep import _one_difference
+    from opcert.verify.accuracy.sweep_kernel import fingerprint_weights, output_fingerprint
     rng = np.random.default_rng(5)
     w = fingerprint_weights(1 << 16)
     y = rng.integers(0, 1 << 32, 1 << 16, dtype=np.uint64).astype(np.uint32)

@@ -13,7 +13,7 @@ from opcert.expr.numpy_eval import eval_numpy, uses_x
 from opcert.impl import run
 from opcert.impl.run import MIN_SIZE
 from opcert.spec.attrs import resolve
-from opcert.verify.attr_sweep import attribute_sets
+from opcert.verify.accuracy.attr_sweep import attribute_sets
 
 from conftest import all_16bit, same_bits
 

@@ -3,7 +3,7 @@ another device, skipped with the reason where the machine has none."""
 import numpy as np
 import pytest
 
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 
 def _probe(code: str):
@@ -66,7 +66,7 @@ def test_measuring_a_runtime_does_not_load_it_in_the_measuring_process():
     names = [n for n in ("torch", "onnxruntime", "jax", "openvino") if importlib.util.find_spec(n)]
     if not names:
         pytest.skip("no runtime installed")
-    code = ("import sys, numpy as np\nfrom opcert.verify.accuracy import measure\n"
+    code = ("import sys, numpy as np\nfrom opcert.verify.accuracy.measure import measure\n"
             f"for t in {names!r}:\n"
             "    r = measure('Tanh', t, 'float32', np.array([0.5, -2.0], np.float32), properties=())\n"
             "    assert r.status == 'ok', (t, r.error)\n"

@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from opcert.spec.errorfree import product_is_exact, sum_is_exact
+from opcert.numerics.errorfree import product_is_exact, sum_is_exact
 
 
 def _cases(seed=7, n=4000):
@@ -57,7 +57,7 @@ def _answers(other, a, b):
     """product_exact's answer and other's on each pair (a[i], b[i]), as compiled code calls them."""
     import numba
 
-    from opcert.spec.errorfree import product_exact
+    from opcert.numerics.errorfree import product_exact
 
     @numba.njit
     def both(a, b, out1, out2):
@@ -73,7 +73,7 @@ def _answers(other, a, b):
 def test_the_power_of_two_shortcut_agrees_with_the_product_test():
     """product_exact_pow2(a, b), for a = +-2^k (ScaledTanh's 0.5 x, Linear's alpha = 1),
     answers as product_exact does on every case, and as rational arithmetic says."""
-    from opcert.spec.errorfree import product_exact_pow2
+    from opcert.numerics.errorfree import product_exact_pow2
     _, b = _cases(9)
     rng = np.random.default_rng(9)
     k = rng.integers(-1074, 1024, b.size)
@@ -96,7 +96,7 @@ def test_the_fused_multiply_add_test_agrees_with_dekkers():
     answer on every case: random bit patterns of every binade, subnormals, infinities and NaNs,
     short significands (exact products) and the edge values; and never says "exact" where
     rational arithmetic says the product is not."""
-    from opcert.spec.errorfree import product_exact_fma
+    from opcert.numerics.errorfree import product_exact_fma
     a, b = _cases(10)
     g1, g2 = _answers(product_exact_fma, a, b)
     assert np.array_equal(g1, g2)

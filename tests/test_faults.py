@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 MAG = (0x3F000000, 0x3F010000)     # 65,536 magnitudes around 0.5 (both signs swept): one chunk
 

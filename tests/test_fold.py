@@ -7,12 +7,12 @@ import pytest
 from opcert.expr import ARITY
 from opcert.expr.fold import KINDS, Domain, fold, kind_of
 
-DOMAINS = [("opcert.spec.exact", "RationalDomain"), ("opcert.spec.exact", "TinyDomain"),
-           ("opcert.spec.exact", "ArbDomain"), ("opcert.verify.proofs.interval", "RoundedDomain"),
+DOMAINS = [("opcert.numerics.exact", "RationalDomain"), ("opcert.numerics.exact", "TinyDomain"),
+           ("opcert.numerics.exact", "ArbDomain"), ("opcert.verify.proofs.interval", "RoundedDomain"),
            ("opcert.verify.proofs.real_monotone", "SpanDomain"), ("opcert.verify.proofs.fp_model", "_FPDomain"),
            ("opcert.verify.proofs.real_model", "_RealDomain"), ("opcert.verify.proofs.monotone", "DirectionDomain"),
            ("opcert.expr.numpy_eval", "NumpyDomain"), ("opcert.expr.numpy_eval", "PlainDomain"),
-           ("opcert.spec.ball", "Balls"), ("opcert.spec.ball_compiled", "_Gen"), ("opcert.spec.one_sided", "OneSided"),
+           ("opcert.numerics.ball", "Balls"), ("opcert.numerics.ball_compiled", "_Gen"), ("opcert.numerics.one_sided", "OneSided"),
            ("opcert.expr.compiled_eval", "_Code")]
 REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive", "reduction")
 ROWS = {"NumpyDomain", "PlainDomain", "Balls", "RationalDomain", "ArbDomain", "TinyDomain"}   # reduce over rows
@@ -56,7 +56,7 @@ def test_a_domain_that_lacks_a_kind_fails_loudly():
 def test_select_walks_only_the_branch_taken():
     """A branch not taken is not evaluated (log of a negative number there raises in the exact domains)."""
     from opcert.expr import const, log, select, var
-    from opcert.spec.exact import Undefined, eval_ball, eval_rational
+    from opcert.numerics.exact import Undefined, eval_ball, eval_rational
     x = var("x")
     e = select(x < 0, x, log(x))
     assert eval_rational(e, Fraction(-3), {}) == Fraction(-3)

@@ -7,7 +7,7 @@ import pytest
 from oracle import CONTEXTS
 
 from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, ordinal, round_float64, round_fraction, to_format
-from opcert.verify.stats import HIST_LABELS, histogram_counts
+from opcert.verify.accuracy.stats import HIST_LABELS, histogram_counts
 from opcert.verify.ulp import ulp_distance, ulp_error, ulp_of
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from opcert.formats import get_format
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 has_torch = importlib.util.find_spec("torch") is not None
 has_jax = importlib.util.find_spec("jax") is not None

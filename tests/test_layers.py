@@ -36,6 +36,30 @@ def test_every_module_is_in_a_layer():
     assert here - named == set(), "modules in no layer of pyproject.toml's contract"
 
 
+def test_every_room_of_verify_is_in_its_contract():
+    cfg = next(c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+               if c.get("containers") == ["opcert.verify"])
+    named = {m.strip() for layer in cfg["layers"] for m in layer.split("|")}
+    here = {p.stem for p in (PACKAGE / "verify").glob("*.py") if p.stem != "__init__"} | \
+        {p.parent.name for p in (PACKAGE / "verify").glob("*/__init__.py")}
+    assert here - named == set(), "rooms of opcert.verify in no layer of its contract"
+
+
+def _lines(paths) -> int:
+    return sum(len(p.read_text().splitlines()) for p in paths)
+
+
+def test_no_package_holds_most_of_the_house():
+    """A package that grows past 40% of the lines is a room that should be split (issue 51). Measured for
+    the top-level packages (with their subpackages) and for every package alone (its own modules)."""
+    total = _lines(PACKAGE.rglob("*.py"))
+    top = {d.name: _lines(d.rglob("*.py")) for d in PACKAGE.iterdir() if (d / "__init__.py").exists()}
+    alone = {str(d.relative_to(PACKAGE)): _lines(d.glob("*.py")) for d in PACKAGE.rglob("*")
+             if (d / "__init__.py").exists()}
+    assert max(top.values()) < 0.4 * total, sorted(top.items(), key=lambda kv: -kv[1])[:3]
+    assert max(alone.values()) < 0.4 * total, sorted(alone.items(), key=lambda kv: -kv[1])[:3]
+
+
 def test_no_import_cycle(graph):
     adj = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
     index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]

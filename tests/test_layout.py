@@ -1,4 +1,4 @@
-"""Every code path of a kernel: the `layout` property (verify.layout).
+"""Every code path of a kernel: the `layout` property (verify.paths.layout).
 
 Kernels right in their vector body and wrong only on another path (the loop's
 remainder, short calls, the elements before an aligned address, in place,
@@ -22,8 +22,8 @@ from fractions import Fraction
 import pytest
 
 from opcert.spec import operators
-from opcert.verify.accuracy import measure
-from opcert.verify.layout import byte_offsets, longest
+from opcert.verify.accuracy.measure import measure
+from opcert.verify.paths.layout import byte_offsets, longest
 from opcert.formats import get_format
 
 has_cc = shutil.which("cc") is not None
@@ -224,7 +224,7 @@ def test_rows_go_in_calls_of_bounded_size_and_a_refutation_names_its_row_in_that
     """The rows of a length go to the target in calls of about ROW_BLOCK elements (a whole number of 32 rows:
     each row keeps the alignment it has in one view of every row). A kernel wrong on row 40 of a call of 320
     rows of 3 is refuted in the lengths family with that row and call named, replayed on that call alone."""
-    from opcert.verify import layout
+    from opcert.verify.paths import layout
     monkeypatch.setattr(layout, "ROW_BLOCK", 1024)        # 3-element rows: calls of 320 rows (1024 // 3 // 32 * 32)
     shapes = []
     body = ("y = np.tanh(x)\nif x.ndim == 2 and x.shape[1] == 3:\n    SHAPES.append(x.shape)\n"
@@ -422,12 +422,12 @@ def test_a_binary64_kernel_wrong_in_short_calls_is_refuted_and_its_worst_error_f
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_the_one_pass_count_of_differing_rows_is_bits_differs(dtype):
-    """verify.layout.count_window_differ, the layout check's count over rows made of windows (row r: base[r],
+    """verify.paths.layout.count_window_differ, the layout check's count over rows made of windows (row r: base[r],
     base[r + 1], ...), against formats.bits_differ on the same arrays: NaNs of other payloads and signs equal,
     +0 and -0 not, a value one bit off not, at every row length of the check and at every position."""
     import numpy as np
     from opcert.formats import bits_differ
-    from opcert.verify.layout import count_window_differ
+    from opcert.verify.paths.layout import count_window_differ
     fmt = get_format(dtype)
     rng = np.random.default_rng(7)
     u = fmt.uint

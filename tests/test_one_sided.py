@@ -7,7 +7,7 @@ from oracle import oracle
 
 import opcert
 from opcert.formats import get_format
-from opcert.spec import one_sided
+from opcert.numerics import one_sided
 from opcert.spec.attrs import resolve
 from opcert.spec.reference import reference_detailed
 
@@ -50,7 +50,7 @@ def test_expressions_outside_the_known_shapes_are_not_described():
 
 
 def test_the_sweep_decides_midpoints_like_the_per_input_path(tmp_path):
-    from opcert.verify.accuracy import measure
+    from opcert.verify.accuracy.measure import measure
     r = measure("ScaledTanh", "opcert", "float32", "exhaustive", magnitude_range=(0, 1 << 20), workers=1,
                 checkpoint=tmp_path / "ck")
     assert r.sweep["undecided"] == 0 and r.inputs_checked == 1 << 21

@@ -54,7 +54,7 @@ def test_numpy_interpreters(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_exact_interpreters(name):
     from opcert.formats import FLOAT_FORMATS
-    from opcert.spec import exact
+    from opcert.numerics import exact
     b = exact.eval_ball(_f(name), POINT, {}, 120)
     lo, hi = exact.arb_to_fractions(b)
     assert lo <= Fraction(_true(name)) + Fraction(1, 10 ** 15) and hi >= Fraction(_true(name)) - Fraction(1, 10 ** 15)
@@ -74,8 +74,8 @@ def test_exact_interpreters(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_ball_interpreters(name):
-    from opcert.spec import ball
-    from opcert.spec.ball_compiled import LIBM, VECTOR, source
+    from opcert.numerics import ball
+    from opcert.numerics.ball_compiled import LIBM, VECTOR, source
     x = np.array([float(POINT)])
     m, r, ok, sg = ball.evaluate(_f(name), x, {}, ball.BINARY64)
     assert ok[0] and abs(m[0] - _true(name)) <= r[0] + 1e-300
@@ -98,7 +98,8 @@ def test_the_records_ball_radius_rule_holds_the_exact_value(name):
     product are inexact) over f's domain, from 2^-40 to 2^12 and beyond, both signs: wherever a ball is
     ok, NumPy's (binary64, long double) and the compiled one hold mpmath's value of f(x / 10)."""
     from opcert.expr import const
-    from opcert.spec import ball, ball_compiled
+    from opcert.numerics import ball
+    from opcert.numerics import ball_compiled
     p = REGISTRY[name]
     e = Expr(name, (Expr("mul", (const(Fraction(1, 10)), X)),))
     mags = np.exp2(np.linspace(-40, 12, 161))
@@ -125,7 +126,7 @@ def _mp(v):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_sided_declines_exactly_where_the_record_says(name):
-    from opcert.spec import one_sided
+    from opcert.numerics import one_sided
     assert one_sided.supported(_f(name)) == (REGISTRY[name].one_sided is not None)
     if REGISTRY[name].one_sided is not None:
         m, r, side, ok = one_sided.evaluate(_f(name), np.array([2.0 ** -40, -(2.0 ** -40)]), {})

@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from opcert.verify.accuracy import measure
+from opcert.verify.accuracy.measure import measure
 
 MONO = """
 [[check]]
@@ -121,7 +121,7 @@ SPAN = (0x3F000000, 0x3F010000)     # magnitudes; chunks of 2**15 in these tests
 
 def test_float32_sweep_checks_properties_across_chunks_and_signs(tmp_path):
     from opcert.targets import describe_target
-    from opcert.verify.sweep import SweepConfig, sweep
+    from opcert.verify.accuracy.sweep import SweepConfig, sweep
     for kernel, name in (("tanh_step_back_at_chunk_edge", "monotonic"), ("tanh_not_odd_at_one_point", "odd")):
         t = f"bad_targets:{kernel}"
         cfg = SweepConfig("Tanh", t, (), None, *SPAN, chunk=1 << 15, target_fingerprint=describe_target(t).fingerprint,
@@ -245,7 +245,7 @@ def test_compiled_property_scans_agree_with_a_plain_loop(op_name, broken_blocks)
     from opcert.formats import FLOAT_FORMATS
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
-    from opcert.verify.properties import PropertyChecker, compile_all
+    from opcert.verify.properties.checks import PropertyChecker, compile_all
     fmt = FLOAT_FORMATS["float16"]
     op = get_operator(op_name)
     rng = np.random.default_rng(7)
@@ -289,7 +289,7 @@ def test_property_scans_take_the_negative_bits_given_as_they_compute_them(op_nam
     from opcert.formats import FLOAT_FORMATS
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
-    from opcert.verify.properties import PropertyChecker, compile_all
+    from opcert.verify.properties.checks import PropertyChecker, compile_all
     fmt = FLOAT_FORMATS["float32"]
     op = get_operator(op_name)
     rng = np.random.default_rng(11)
@@ -330,7 +330,7 @@ def test_point_symmetry_violations_agree_with_rational_arithmetic(dtype, center)
     around the tolerance (f(-x) = c - f(x) moved by -3..3 steps of the format), zeros, subnormals and
     non-finite outputs (always a violation)."""
     from opcert.formats import get_format
-    from opcert.verify.properties import symmetry_violations
+    from opcert.verify.properties.checks import symmetry_violations
     fmt = get_format(dtype)
     rng = np.random.default_rng(7)
     a = rng.uniform(0, 1, 4000).astype(fmt.dtype)

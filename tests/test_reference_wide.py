@@ -1,4 +1,4 @@
-"""The binary64 reference's long double fast path (spec.ball.WIDE).
+"""The binary64 reference's long double fast path (numerics.ball.WIDE).
 
 Two independent checks: every decision of the fast path equals the exact
 path's (Arb at increasing precision), bit for bit, on stratified samples with
@@ -13,10 +13,10 @@ import pytest
 import opcert
 from opcert.expr import libm_arrays
 from opcert.expr.primitives import long_double_array
-from opcert.spec import ball
+from opcert.numerics import ball
 from opcert.spec.attrs import resolve
 from opcert.spec.reference import reference_detailed
-from opcert.verify.inputs import sample
+from opcert.verify.accuracy.inputs import sample
 
 pytestmark = pytest.mark.skipif(ball.WIDE is None, reason="long double is binary64 on this platform: "
                                 "binary64 references all take the exact path, nothing to compare")

@@ -10,7 +10,7 @@ import pytest
 
 from opcert.formats import get_format
 from opcert.spec import get_tensor_operator
-from opcert.verify.rows import measure_rows
+from opcert.verify.tensor.measure import measure_rows
 
 
 def _layout(r):
@@ -83,7 +83,7 @@ class _Threaded:
 
 
 def test_a_target_whose_bits_depend_on_its_thread_count_is_refuted(monkeypatch):
-    import opcert.verify.row_layouts as rl
+    import opcert.verify.tensor.layouts as rl
     from opcert.targets import tensor
     monkeypatch.setattr(tensor, "load", lambda name: _Threaded())
     monkeypatch.setattr(rl, "host_cores", lambda: 2)          # a one-core runner still turns the switch
@@ -110,7 +110,7 @@ def test_every_pair_in_two_layouts_is_proved_or_refuted():
     of 120 float16 values: a kernel different on that path is refuted with the pair, replayed; opcert's
     own is proved."""
     from opcert.impl.tensor_run import run
-    from opcert.verify.row_pairs import PairSweep, _all_values
+    from opcert.verify.tensor.pairs import PairSweep, _all_values
     op, _ = get_tensor_operator("Softmax")
     fmt = get_format("float16")
     values = _all_values(fmt)[np.linspace(0, 65535, 120).astype(int)]
@@ -155,7 +155,7 @@ def test_a_target_that_fails_only_in_the_second_layout_is_refuted_there_and_the_
     the property on the rows it was given, with the error, replayed (it raised again)."""
     from opcert.errors import TargetFailure
     from opcert.impl.tensor_run import run
-    from opcert.verify.row_pairs import PairSweep, _all_values
+    from opcert.verify.tensor.pairs import PairSweep, _all_values
     op, _ = get_tensor_operator("Softmax")
     fmt = get_format("float16")
     values = _all_values(fmt)[np.linspace(0, 65535, 80).astype(int)]

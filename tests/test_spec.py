@@ -201,7 +201,7 @@ def test_the_reference_of_a_negated_half_is_the_mirror_of_the_first(name, key, p
     (exact zeros' signs included), to the reference computed on both halves."""
     from opcert.formats import get_format
     from opcert.spec import reference as R
-    from opcert.verify.inputs import sample
+    from opcert.verify.accuracy.inputs import sample
     op = get_operator(name)
     fmt = get_format(dtype)
     attrs = resolve(op, None, key)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from opcert.targets import describe_target
-from opcert.verify.accuracy import AccuracyResult, measure
-from opcert.verify.stats import float_stats
-from opcert.verify.sweep import SweepConfig, sweep
+from opcert.verify.accuracy.measure import AccuracyResult, measure
+from opcert.verify.accuracy.stats import float_stats
+from opcert.verify.accuracy.sweep import SweepConfig, sweep
 
 import opcert
 
@@ -217,7 +217,7 @@ def test_exact_midpoints_are_rounded_in_the_sweep_not_sent_to_the_exact_path(tmp
 
 def test_kernel_next_down_and_up_are_nextafter():
     """The sweep kernel steps a ball's ends outward on the bits (numba's nextafter is a libm call)."""
-    from opcert.verify.sweep_kernel import next_down, next_up
+    from opcert.verify.accuracy.sweep_kernel import next_down, next_up
     rng = np.random.default_rng(3)
     xs = np.concatenate([rng.integers(0, 2 ** 64, 2000, dtype=np.uint64).view(np.float64),
                          [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.0, -1.0,
@@ -283,8 +283,8 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     """At -m the sweep takes what easy() decided at +m with r's sign flipped (odd) or kept (even)
     (sweep_kernel.easy with kept): on balls built to hit every branch (as above), mirror then block on what it
     leaves gives the state block alone gives on the mirrored ball, blocks taken out of order."""
-    from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import NOT_KEPT, TOP, block, easy, easy_pass, sampled_floor, take_easy
+    from opcert.verify.accuracy.stats import HIST_LABELS
+    from opcert.verify.accuracy.sweep_kernel import NOT_KEPT, TOP, block, easy, easy_pass, sampled_floor, take_easy
     rng = np.random.default_rng(100 + seed)
     n = 1 << 13
     mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
@@ -362,8 +362,8 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     thresholds a sample of the block gives (sampled_floor), block takes about 8 x the stride of them, and
     the worst-case lists, counts and histogram are block's alone. wrong: the outputs one value above, so
     that the wrong outputs' list rises too."""
-    from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import TOP, block, easy, sampled_floor, take_easy
+    from opcert.verify.accuracy.stats import HIST_LABELS
+    from opcert.verify.accuracy.sweep_kernel import TOP, block, easy, sampled_floor, take_easy
     n = 1 << 14
     bits = np.arange(0x3A000000, 0x3A000000 + n, dtype=np.uint32)     # 2^-11 and up, one binade
     x = bits.view(np.float32).astype(np.float64)
@@ -445,8 +445,8 @@ def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
 def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok):
     """The state after sweep_kernel.easy then block on the rest, and after block alone,
     over blocks of 1,024 inputs in the given order; they must agree."""
-    from opcert.verify.stats import HIST_LABELS
-    from opcert.verify.sweep_kernel import TOP, block, easy, easy_pass, sampled_floor, take_easy
+    from opcert.verify.accuracy.stats import HIST_LABELS
+    from opcert.verify.accuracy.sweep_kernel import TOP, block, easy, easy_pass, sampled_floor, take_easy
     yb = y.view(np.uint32)
     states = []
     near_used = []
@@ -503,13 +503,13 @@ def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
 @pytest.mark.parametrize("op,target", [("Relu", "opcert"), ("Tanh", "numpy:tanh"), ("Mish", "opcert"),
                                        ("HardSigmoid", "opcert")])
 def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp_path, monkeypatch):
-    """Where the compiled ball has no code, run_chunk takes spec.ball's: the same statistics, exact
+    """Where the compiled ball has no code, run_chunk takes numerics.ball's: the same statistics, exact
     zeros (the negative half of Relu, every zero input) and their signs included."""
     from opcert.spec.attrs import resolve
     attrs = tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolve(opcert.get_operator(op)).items())
     rng = (0, 0x1000)
     fast, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
-    import opcert.spec.ball_compiled as bc
+    import opcert.numerics.ball_compiled as bc
     monkeypatch.setattr(bc, "compiled", lambda *a, **k: None)
     slow, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "b")
     a, b = fast.to_json(), slow.to_json()
@@ -557,7 +557,7 @@ def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
     """sweep_kernel.easy_near counts two histogram bins and how many wrong outputs are above
     2 ULPs; while none is, its answer is easy()'s (outputs right and one value away);
     one output 3 values away makes easy_pass take easy() and keep to it."""
-    from opcert.verify.sweep_kernel import easy, easy_near, easy_pass
+    from opcert.verify.accuracy.sweep_kernel import easy, easy_near, easy_pass
     n = 4096
     bits = (np.arange(n) + 0x3F400000).astype(np.uint32)           # [0.75, 0.7505): one binade of outputs
     v = np.tanh(bits.view(np.float32).astype(np.float64))
@@ -593,7 +593,7 @@ def test_kernel_tuning_can_be_turned_off_and_a_bad_value_is_named(monkeypatch):
     """OPCERT_KERNEL_TUNING=0 (the test suite's setting): a float32 sweep compiles its ball kernel one way
     instead of timing four; 1 or unset: tuned; anything else: a usage error naming what is allowed."""
     from opcert.errors import UsageError
-    from opcert.spec.ball_compiled import kernel_tuning
+    from opcert.numerics.ball_compiled import kernel_tuning
     monkeypatch.setenv("OPCERT_KERNEL_TUNING", "0")
     assert kernel_tuning() is False
     monkeypatch.setenv("OPCERT_KERNEL_TUNING", "1")
@@ -613,8 +613,9 @@ def test_the_second_workers_warm_up_compiles_only_what_a_chunk_calls():
     import sys
     code = textwrap.dedent("""
         from opcert.targets import describe_target
-        from opcert.verify import property_kernels as pk, sweep_kernel as sk
-        from opcert.verify.sweep import SweepConfig, run_chunk, warm_kernels
+        from opcert.verify.properties import kernels as pk
+        from opcert.verify.accuracy import sweep_kernel as sk
+        from opcert.verify.accuracy.sweep import SweepConfig, run_chunk, warm_kernels
         kernels = (sk.block, pk.scan_values, pk.scan_odd, pk.scan_monotonic)
         cfg = SweepConfig("Tanh", "numpy:tanh", (), None, 0x3F000000, 0x3F000000 + 4096,
                           target_fingerprint=describe_target("numpy:tanh").fingerprint,

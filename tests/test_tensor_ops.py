@@ -349,7 +349,7 @@ def test_a_gate_fails_the_softmax_bugs_with_the_row_that_shows_them(tmp_path):
 
 def test_a_target_that_raises_on_one_case_fails_that_case_and_the_rest_are_measured():
     import sys
-    from opcert.verify.rows import measure_rows
+    from opcert.verify.tensor.measure import measure_rows
     r = measure_rows("Hardmax", "tensor_kernels:hardmax_last", "float32", samples=2000, isolation="none")
     assert r.status == "ok" and not r.ok
     assert [f["case"] for f in r.call_failures] == ["empty rows"]       # np.argmax of an empty row raises
@@ -400,7 +400,7 @@ def test_the_pair_sweep_reference_is_the_reference(name, dtype):
     """The pair sweep's own reference (the exact difference through a fast sigmoid or softplus under the
     primitives' contracts, a table for infinite entries) gives the bits of the general row reference on
     every pair of 220 values (every sign, binade and special), and opcert's implementation passes it."""
-    from opcert.verify.row_pairs import PairSweep, _all_values
+    from opcert.verify.tensor.pairs import PairSweep, _all_values
     from opcert.spec.row_reference import reference_rows
     from opcert.impl.tensor_run import run
     op, _ = get_tensor_operator(name)
@@ -426,11 +426,11 @@ def test_the_pair_sweep_reference_is_the_reference(name, dtype):
 
 @pytest.mark.parametrize("name, dtype", [("Softmax", "float16"), ("LogSoftmax", "bfloat16")])
 def test_the_compiled_pair_check_finds_each_planted_fault(name, dtype):
-    """The compiled check (verify.row_pairs_kernel: thresholds of the rounding, no transcendental function
+    """The compiled check (verify.tensor.pairs_kernel: thresholds of the rounding, no transcendental function
     where the output is right) against the general row reference with four planted faults: one output a
     ULP up, a NaN row given numbers, an output NaN, an output zeroed that the next a's row has above zero.
     Each is counted where it belongs, and nothing else is."""
-    from opcert.verify.row_pairs import PairSweep, _all_values
+    from opcert.verify.tensor.pairs import PairSweep, _all_values
     from opcert.spec.row_reference import reference_rows
     op, _ = get_tensor_operator(name)
     fmt = get_format(dtype)
@@ -486,7 +486,7 @@ def test_shift_over_the_pairs_is_refuted_by_two_rows_of_one_difference():
     a value down in another row of the same difference are 2 values apart (1 allowed at 0.5 ULP): shift
     invariance over the pairs is refuted with those two rows; each alone is 1 from its swapped row, so
     permutation holds."""
-    from opcert.verify.row_pairs import PairSweep
+    from opcert.verify.tensor.pairs import PairSweep
     op, _ = get_tensor_operator("Softmax")
     fmt = get_format("float16")
     values = (1 + np.arange(0, 1024, 8) / 1024).astype(np.float16)
@@ -518,7 +518,7 @@ def test_pairs_whose_difference_is_a_midpoint_are_decided_without_arb(dtype):
     float16, so it rounds down to -2048. The pair sweep's tight steps decide such rows exactly (no Arb), and
     agree with the general row reference (bfloat16: [2048, -8], 2056 a midpoint); so do the rows at the
     overflow threshold (-65520 in float16)."""
-    from opcert.verify.row_pairs import PairSweep
+    from opcert.verify.tensor.pairs import PairSweep
     from opcert.spec.row_reference import reference_rows
     op, _ = get_tensor_operator("LogSoftmax")
     fmt = get_format(dtype)
@@ -551,7 +551,7 @@ def test_just_below_a_midpoint_at_the_overflow_threshold():
 def test_each_sampled_row_property_refutes_a_kernel_that_breaks_it(kernel, kind):
     """A kernel that breaks one declared property (tests/tensor_kernels.py says how) has it refuted on the
     sampled rows, with a counterexample that the target gave again; the careful kernel has it checked."""
-    from opcert.verify.rows import measure_rows
+    from opcert.verify.tensor.measure import measure_rows
     bad = measure_rows("Softmax", f"tensor_kernels:{kernel}", "float32", samples=3000, isolation="none")
     verdict = next(p for p in bad.properties if p["kind"] == kind and not p["name"].endswith("(pairs)"))
     assert verdict["status"] == "refuted", verdict
@@ -596,7 +596,7 @@ def test_exhaustive_is_for_16_bit_rows_of_two(cli):
 
 
 def test_a_target_that_fails_to_load_is_a_failure_and_a_missing_one_a_usage_error(tmp_path, monkeypatch):
-    from opcert.verify.rows import measure_rows
+    from opcert.verify.tensor.measure import measure_rows
     (tmp_path / "raises_on_import.py").write_text("raise RuntimeError('boom at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     r = measure_rows("Softmax", "raises_on_import:f", "float32", samples=100, isolation="none")

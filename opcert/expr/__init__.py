@@ -2,8 +2,8 @@
 
 An operator's formula is written once as an `Expr` tree and interpreted several
 ways: in floating point with NumPy (`opcert.expr.numpy_eval`); exactly, in
-rationals and Arb balls (`opcert.spec.exact`, `opcert.spec.ball` and its
-compiled form `opcert.spec.ball_compiled`, `opcert.spec.one_sided`); as
+rationals and Arb balls (`opcert.numerics.exact`, `opcert.numerics.ball` and its
+compiled form `opcert.numerics.ball_compiled`, `opcert.numerics.one_sided`); as
 intervals for the proofs (`opcert.verify.proofs.interval`, `monotone`,
 `real_monotone`); and as z3 models (`opcert.verify.proofs.fp_model`,
 `real_model`). Most of them are domains of one walk (`opcert.expr.fold`):
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .primitives import REGISTRY as PRIMITIVES
+from opcert.expr.primitives import REGISTRY as PRIMITIVES
 
 ARITY = {
     "var": 0, "attr": 0, "const": 0,
@@ -60,7 +60,7 @@ class Named:
         """The correctly rounded binary64 value."""
         if self.name in _VALUE64:
             return _VALUE64[self.name]
-        from ..formats import FLOAT_FORMATS, round_fraction
+        from opcert.formats import FLOAT_FORMATS, round_fraction
         lo, hi = self.enclosure(200)
         f64 = FLOAT_FORMATS["float64"]
         a, b = round_fraction(lo, f64), round_fraction(hi, f64)

@@ -1,14 +1,14 @@
 """The vocabulary the ball's rules are written in, and its two meanings.
 
-The ball's arithmetic (spec.ball_rules) and each primitive's radius rule (the `ball_radius` field of
+The ball's arithmetic (numerics.ball_rules) and each primitive's radius rule (the `ball_radius` field of
 its record in expr.primitives) are written once, as functions of midpoints, radii and signs that use
 Python's arithmetic and comparison operators and the names of this vocabulary, as `B.where(...)`,
 `B.fabs(...)`. They have no `if`: a choice is a `where`, so the same text means
 
 - over NumPy arrays of any float type (binary64, long double): `NUMPY`, the element-wise functions of
-  NumPy, which spec.ball runs;
+  NumPy, which numerics.ball runs;
 - over scalars in compiled code: `numba_ops()`, small njit functions that numba inlines into the
-  rules, which the kernels spec.ball_compiled generates call (`compiled(rule)`: compiled once per
+  rules, which the kernels numerics.ball_compiled generates call (`compiled(rule)`: compiled once per
   process and inlined by LLVM; inlined by numba instead, a kernel took twice as long to compile and
   ran no faster: bench/ball_variants.py, 84 s against 20 s for Mish, Sigmoid and Selu's 12 kernels).
 

@@ -37,9 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr
-from .fold import Domain, element_wise_only, fold
-from .numpy_eval import const_value, fma_as_mul_add, uses_x
+from opcert.expr import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr
+from opcert.expr.fold import Domain, element_wise_only, fold
+from opcert.expr.numpy_eval import const_value, fma_as_mul_add, uses_x
 
 _ENABLED = True      # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
 
@@ -294,7 +294,7 @@ def _reach_kernel(plan: _Plan) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _generator_digest() -> str:
-    from . import compiled_ops, fma_kernel
+    from opcert.expr import compiled_ops, fma_kernel
     h = hashlib.sha256()
     for mod in (compiled_ops, fma_kernel, sys.modules[__name__]):
         h.update(Path(mod.__file__).read_bytes())
@@ -354,7 +354,7 @@ def _flags(k: int, n: int) -> np.ndarray:
 class _Kernel:
     def __init__(self, e: Expr, input_bits: int):
         src, self.plan = source(e, input_bits)
-        from ..jit import load_generated
+        from opcert.jit import load_generated
         self.mod = load_generated(src, "opcert_impl_")
         self.uniform: dict = {}
 
@@ -362,7 +362,7 @@ class _Kernel:
         key = tuple(sorted(attrs.items()))
         u = self.uniform.get(key)
         if u is None:
-            from .numpy_eval import NumpyDomain
+            from opcert.expr.numpy_eval import NumpyDomain
             d = NumpyDomain(np.zeros(0), attrs, input_bits)
             with np.errstate(all="ignore"):
                 u = np.array([float(fold(s, d)) for s in self.plan.slots] or [0.0])

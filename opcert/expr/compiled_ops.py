@@ -3,7 +3,7 @@ IEEE 754-2019 minimum and maximum, with numpy_eval's results (a NaN operand give
 -0 < +0), one element at a time. Imported by the generated kernels, which inline them."""
 import math
 
-from ..jit import numba
+from opcert.jit import numba
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -2,7 +2,7 @@
 numpy_eval.fma, so that importing opcert does not import numba."""
 import functools
 
-from ..jit import numba
+from opcert.jit import numba
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic

@@ -7,14 +7,14 @@ operation of `ARITY` has exactly one kind), so a new operation is either one mor
 domain already handles (a primitive: a row of expr.primitives) or a new kind that every domain must say
 something about. The domains (tests/test_fold.py lists them): NumPy's two (expr.numpy_eval) and the code
 generator of the compiled implementation (expr.compiled_eval), the exact
-reference's rationals, tiny-argument enclosures and Arb balls (spec.exact), the binary64 ball over arrays
-and its code generator (spec.ball, spec.ball_compiled: both run the rules of spec.ball_rules), the
-one-sided decision (spec.one_sided), the provers' rounded intervals, spans and monotonicity directions,
+reference's rationals, tiny-argument enclosures and Arb balls (numerics.exact), the binary64 ball over arrays
+and its code generator (numerics.ball, numerics.ball_compiled: both run the rules of numerics.ball_rules), the
+one-sided decision (numerics.one_sided), the provers' rounded intervals, spans and monotonicity directions,
 and the z3 models over floats and reals (verify.proofs).
 """
 from __future__ import annotations
 
-from . import ARITY, PRIMITIVES, REDUCTIONS, Expr
+from opcert.expr import ARITY, PRIMITIVES, REDUCTIONS, Expr
 
 LEAVES = frozenset({"var", "attr", "const"})
 ARITHMETIC = frozenset({"neg", "abs", "add", "sub", "mul", "div", "min", "max", "fma"})

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..jit import numba
+from opcert.jit import numba
 
 
 @numba.njit(cache=True, nogil=True)

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import kernel_cache_dir
+from opcert.files import kernel_cache_dir
 
 VECTOR_ULPS = 4.0
 VECTOR_NAMES = ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc")

@@ -18,8 +18,8 @@ import functools
 
 import numpy as np
 
-from . import NAMED, PRIMITIVES, Expr
-from .fold import Domain, fold
+from opcert.expr import NAMED, PRIMITIVES, Expr
+from opcert.expr.fold import Domain, fold
 
 
 def fma_as_mul_add(node, input_bits: int) -> bool:
@@ -32,7 +32,7 @@ def fma(a, b, c):
     """a * b + c with one rounding (tests/test_impl.py checks it against rational arithmetic).
     Compiled in expr.fma_kernel, imported here at the first call: importing opcert then does not import
     numba (0.5 s -> 0.1 s for `import opcert.cli`)."""
-    from .fma_kernel import fma_ufunc
+    from opcert.expr.fma_kernel import fma_ufunc
     return fma_ufunc()(a, b, c)
 
 
@@ -77,7 +77,7 @@ def pairwise_sum(a: np.ndarray) -> np.ndarray:
     """The sum over the last axis (kept, of length 1), by halves: each term takes part in at most
     depth(n) = ceil(log2 n) additions, so the rounding error is at most gamma_depth * sum |a_j| (Higham,
     Accuracy and Stability, 4.2), whatever NumPy's own np.sum would do on this memory layout. The
-    reference's fast path (spec.ball) bounds its error by that; opcert's implementation runs the same."""
+    reference's fast path (numerics.ball) bounds its error by that; opcert's implementation runs the same."""
     a = np.asarray(a)
     if a.shape[-1] == 0:
         return np.zeros(a.shape[:-1] + (1,), dtype=a.dtype)

@@ -29,8 +29,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import libm_arrays
-from .ball_ops import NUMPY
+from opcert.expr import libm_arrays
+from opcert.expr.ball_ops import NUMPY
 
 B = NUMPY     # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
 
@@ -58,7 +58,7 @@ class Primitive:
     vector: bool = False                # NumPy's function has SIMD loops: the compiled ball calls it per block
     long_double_ulps: float | None = None   # contract of the platform's long double function (ULPs of that
                                             # format; None: NumPy has none, the binary64 reference goes exact)
-    # spec.one_sided's rule for f(arg): (arg expression, analyses) -> (m, r, side, ok): f's value lies on
+    # numerics.one_sided's rule for f(arg): (arg expression, analyses) -> (m, r, side, ok): f's value lies on
     # `side` of the binary64 m, within r, where ok (the analyses: tiny_exact(e, tiny), sign_bound(e))
     one_sided: Callable | None = None
     # IEEE 754 requires the platform's function correctly rounded: z3's own operation, (rounding mode, a) -> term,
@@ -67,7 +67,7 @@ class Primitive:
     # (lo, hi): below lo the binary64 value of f is f(-inf)'s (at_inf), above hi f(+inf)'s, within the
     # contract's eta: compiled code takes it without calling the C library, whose underflow paths are slow
     saturates: tuple | None = None
-    # the ball's propagation rule (spec.ball_rules), in expr.ball_ops' vocabulary: (m, ma, ra, contract, u)
+    # the ball's propagation rule (numerics.ball_rules), in expr.ball_ops' vocabulary: (m, ma, ra, contract, u)
     # -> (prop, ok, wide): |f(t) - f(ma)| <= prop for |t - ma| <= ra, where ok; where wide, prop does not
     # bound it and the evaluator takes the bound of f's values at the ends of the ball (f is monotone).
     # m: the platform's f(ma); contract: its error bound at m
@@ -108,7 +108,7 @@ def _tanh_np(t, out=None):
     if t.dtype != np.float64:
         return np.tanh(t) if out is None else np.tanh(t, out=out)
     tiny = _tiny_region()
-    from .known_values import count_known, fill_known, rest_indices
+    from opcert.expr.known_values import count_known, fill_known, rest_indices
     flat = np.ascontiguousarray(t).reshape(-1)      # a scalar, a view: the same passes
     r = np.empty(flat.size, t.dtype)
     n = count_known(flat, TANH_SATURATION, tiny)
@@ -146,12 +146,12 @@ _tanh_np.__wrapped__ = np.tanh
 
 
 def _erf_np(x):
-    from .special import erf
+    from opcert.expr.special import erf
     return erf(x)
 
 
 def _erfc_np(x):
-    from .special import erfc
+    from opcert.expr.special import erfc
     return erfc(x)
 
 
@@ -208,7 +208,7 @@ def _log1p_tiny(t: Fraction):
     return (s - four, s) if t >= 0 else (s - four * Fraction(1024, 1023), s - four)
 
 
-# ---- one-sided rules (spec.one_sided): which side of a binary64 value f lies on, for a tiny argument ----
+# ---- one-sided rules (numerics.one_sided): which side of a binary64 value f lies on, for a tiny argument ----
 
 def _tanh_one_sided(arg, an):
     # below 2^-26, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53; t - tanh(t) is in (0, t^3/3) for t > 0;
@@ -237,7 +237,7 @@ def _erfc_one_sided(arg, an):
     return np.float64(1.0), gap, -su, np.abs(bound) < 2.0 ** -30
 
 
-# ---- ball radius rules (the record's ball_radius; spec.ball_rules says what they return) --------------
+# ---- ball radius rules (the record's ball_radius; numerics.ball_rules says what they return) --------------
 # |f(a + d) - f(a)| <= max |f'| |d| over the ball, with the bound on |f'| rounded up; written with
 # B.where, never `if` (expr.ball_ops), and with no call whose cost depends on the branch not taken.
 

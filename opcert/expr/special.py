@@ -10,10 +10,10 @@ in a process where numba is already loaded: 49-74 ms as ufuncs, 6-8 ms as
 loops (bench/README.md)."""
 import math
 
-from ..jit import numba
+from opcert.jit import numba
 import numpy as np
 
-from .libm_arrays import apply_flat
+from opcert.expr.libm_arrays import apply_flat
 
 
 @numba.njit(cache=True, nogil=True)

@@ -1,5 +1,5 @@
 """The CI accuracy gate: checks from a configuration, run, judged by their policies."""
-from .config import Check, GateConfig, default_config, load_config
-from .run import CheckResult, GateResult, run_gate
+from opcert.gating.config import Check, GateConfig, default_config, load_config
+from opcert.gating.run import CheckResult, GateResult, run_gate
 
 __all__ = ["Check", "CheckResult", "GateConfig", "GateResult", "default_config", "load_config", "run_gate"]

@@ -32,11 +32,11 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 
-from .. import policy
-from ..errors import UsageError, choices
-from ..formats import FLOAT_FORMATS
-from ..spec import get_operator, get_tensor_operator, is_tensor_operator, operators
-from ..spec.attrs import resolve
+from opcert import policy
+from opcert.errors import UsageError, choices
+from opcert.formats import FLOAT_FORMATS
+from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators
+from opcert.spec.attrs import resolve
 
 MODES = ("exhaustive", "sample")
 
@@ -165,7 +165,7 @@ def _ops(raw, where, source) -> list:
 
 def _tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, seed, isolation, timeout,
                   isa_levels, layout_samples, name, attrs, sweep, standard) -> Check:
-    """A check of a tensor operator: sampled rows (verify.rows); keys that concern element-wise kernels only
+    """A check of a tensor operator: sampled rows (verify.tensor.measure); keys that concern element-wise kernels only
     are refused by name."""
     for key, given in (("attrs", bool(attrs)), ("attr_sweep", sweep), ("isa", bool(isa_levels)),
                        ("layout_samples", layout_samples is not None)):
@@ -212,7 +212,7 @@ def parse_check(raw, i, source) -> list[Check]:
     if len(set(dtypes)) != len(dtypes):
         _err(source, f"{where}.dtypes", "lists a dtype twice")
     try:
-        from ..targets import check_name
+        from opcert.targets import check_name
         try:
             target = check_name(raw.get("target", "opcert"))
         except UsageError as exc:
@@ -289,7 +289,7 @@ TENSOR_EVIDENCE = ("row properties of the code are checked on sampled rows, not 
 
 def _isa_levels(value, target, where) -> list:
     """The ISA levels a check runs at: [] for the host's own (no `isa` key, or "host")."""
-    from ..isa import check_isa, levels
+    from opcert.isa import check_isa, levels
     if value is None:
         return []
     if not isinstance(value, str):
@@ -305,10 +305,10 @@ def _isa_levels(value, target, where) -> list:
 
 def _attribute_sets(op, attrs, sweep, standard, where, source) -> list:
     """(attributes, label) of each check for op: the given attributes, or with attr_sweep = true
-    every set of verify.attr_sweep."""
+    every set of verify.accuracy.attr_sweep."""
     if not sweep:
         return [(attrs, "")]
-    from ..verify.attr_sweep import attribute_sets
+    from opcert.verify.accuracy.attr_sweep import attribute_sets
     if not any(op.standard(standard).has(a.name) for a in op.attributes):
         _err(source, f"{where}.attr_sweep", f"{op.name} has no attributes to sweep")
     return [(s.attrs, s.label) for s in attribute_sets(op, standard)]
@@ -429,8 +429,8 @@ def default_config() -> GateConfig:
         checks.append(check(("float16", "bfloat16"), "exhaustive", DEFAULT_BUDGET["float16"]))
         checks.append(check(("float32",), "sample", DEFAULT_BUDGET["float32"]))
         checks.append(check(("float64",), "sample", op.budget64))
-    from ..spec import tensor_operators
-    from ..verify.rows import LONGEST_ROW
+    from opcert.spec import tensor_operators
+    from opcert.verify.tensor.measure import LONGEST_ROW
     for op in tensor_operators():
         proofs = tuple(p.name for p in op.properties)
         checks.append(Check(op.name, ("float16", "bfloat16", "float32"), "opcert", "sample",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from dataclasses import MISSING, fields
 
-from . import run
+from opcert.gating import run
 
 
 class Record:
@@ -64,7 +64,7 @@ def rejudge(c: dict) -> tuple[str, list]:
     check = _check(c)
     proofs = c.get("proofs") if isinstance(c.get("proofs"), list) else None
     if acc.get("kind") == "rows":
-        from ..verify.rows import RowResult
+        from opcert.verify.tensor.measure import RowResult
         data = dict(acc)
         if data.get("max_ulp") is None:        # RowResult.gate_accuracy writes null where no element was worst
             data["max_ulp"] = 0.0
@@ -72,7 +72,7 @@ def rejudge(c: dict) -> tuple[str, list]:
             data["properties"] = proofs
         res = run.judge_rows(check, c["dtype"], Record(data, defaults(RowResult)), 0.0)
     else:
-        from ..verify.accuracy import AccuracyResult
+        from opcert.verify.accuracy.measure import AccuracyResult
         data = {**acc, "command": acc.get("command") or c.get("command") or ""}
         res = run.judge(check, c["dtype"], Record(data, defaults(AccuracyResult)), proofs, c.get("proof_note"),
                         0.0)
@@ -81,5 +81,5 @@ def rejudge(c: dict) -> tuple[str, list]:
 
 def load_gate(path: str) -> dict:
     """report.diff.load_gate, every check's status judged again from its figures."""
-    from ..report.diff import load_gate as load
+    from opcert.report.diff import load_gate as load
     return load(path, rejudge=rejudge)

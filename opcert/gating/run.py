@@ -20,11 +20,11 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from .._version import __version__
-from ..options import Options
-from ..errors import TargetFailure, UsageError
-from ..provenance import command_line, provenance
-from .config import Check, GateConfig
+from opcert._version import __version__
+from opcert.options import Options
+from opcert.errors import TargetFailure, UsageError
+from opcert.provenance import command_line, provenance
+from opcert.gating.config import Check, GateConfig
 
 SCHEMA = "opcert.gate/1"
 
@@ -96,9 +96,9 @@ class GateResult:
 
 
 def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=None):
-    from ..verify.accuracy import measure
+    from opcert.verify.accuracy.measure import measure
     if check.isa:
-        from ..isa import measure_at_level
+        from opcert.isa import measure_at_level
         return measure_at_level(check.isa, check.op, check.target, dtype, check.mode_for(dtype),
                                 samples=check.samples, seed=check.seed, standard=check.standard,
                                 attrs=check.attrs, target_timeout=check.target_timeout,
@@ -116,7 +116,7 @@ def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=
 
 
 def _z3_proofs(check: Check, dtype: str):
-    from ..verify.proofs import prove
+    from opcert.verify.proofs import prove
     rep = prove(check.op, dtype, dict(check.attrs), check.proofs, standard=check.standard)
     return [p.to_dict() for p in rep.properties]
 
@@ -124,9 +124,9 @@ def _z3_proofs(check: Check, dtype: str):
 def describe_counterexample(ce: dict | None) -> str:
     if not ce:
         return ""
-    if "row" in ce and isinstance(ce["row"], list):      # a tensor operator's row (verify.row_properties)
+    if "row" in ce and isinstance(ce["row"], list):      # a tensor operator's row (verify.tensor.properties)
         text = f"row {ce['row']} ({ce.get('case')})"
-        if "layout" in ce:        # the layout property (verify.row_layouts, verify.row_pairs)
+        if "layout" in ce:        # the layout property (verify.tensor.layouts, verify.tensor.pairs)
             text += (f" -> {ce.get('got')}" + (f" as {ce['measured_in']}" if ce.get("measured_in") else "")
                      + f"; {ce['layout']}: " + (f"the target failed: {ce['error']}" if ce.get("error")
                                                  else f"-> {ce.get('got_in_layout')}"))
@@ -273,7 +273,7 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
 
 
 def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
-    """A tensor operator's check (verify.rows): its per-element budget, the declared rule for NaN and
+    """A tensor operator's check (verify.tensor.measure): its per-element budget, the declared rule for NaN and
     infinite entries, and its required row properties."""
     out = CheckResult(check, dtype, "pass", command=res.command, elapsed_s=elapsed)
     out.accuracy = res.gate_accuracy()
@@ -324,9 +324,9 @@ def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=N
     """Measure, prove where required, and judge one (check, dtype): what the gate, the pytest plugin and
     `opcert accuracy --require` all run."""
     t0 = time.perf_counter()
-    from ..spec import is_tensor_operator
+    from opcert.spec import is_tensor_operator
     if is_tensor_operator(check.op):
-        from ..verify.rows import measure_rows
+        from opcert.verify.tensor.measure import measure_rows
         res = measure_rows(check.op, check.target, dtype, standard=check.standard, samples=check.samples,
                            seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation,
                            exhaustive=check.mode_for(dtype) == "exhaustive")
@@ -352,9 +352,9 @@ def _task(check, dtype) -> CheckResult:
 
 
 def _lost(check: Check, dtype: str, exc) -> CheckResult:
-    from ..verify.accuracy import reproduce_command
-    from ..spec import get_operator, is_tensor_operator
-    from ..spec.attrs import resolve
+    from opcert.verify.accuracy.measure import reproduce_command
+    from opcert.spec import get_operator, is_tensor_operator
+    from opcert.spec.attrs import resolve
     if is_tensor_operator(check.op):
         cmd = (f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"
                + (f" --standard {check.standard}" if check.standard else "")
@@ -378,8 +378,8 @@ def _internal(check: Check, dtype: str, exc) -> CheckResult:
 def _probe_targets(config: GateConfig) -> dict:
     """Load every untrusted target once, where it will run: a target that cannot be
     found is a configuration error (exit 2); one that fails to load fails its checks."""
-    from ..targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
-    from ..workers import WorkerLost
+    from opcert.targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
+    from opcert.workers import WorkerLost
     broken = {}
     # a load runs under the checks' own target_timeout: the most any check of that target allows
     limits: dict = {}
@@ -401,7 +401,7 @@ def _probe_targets(config: GateConfig) -> dict:
 def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv=None) -> GateResult:
     """Every (check, dtype) of the configuration; in supervised worker processes,
     except exhaustive float32 sweeps, which use every core themselves."""
-    from ..workers import Pool, WorkerLost
+    from opcert.workers import Pool, WorkerLost
     t0 = time.perf_counter()
     broken = _probe_targets(config)
     tasks = [(c, d) for c in config.checks for d in c.dtypes]
@@ -433,7 +433,7 @@ def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv
         if progress:
             progress()
     results = [done[i] for i in range(len(tasks))]
-    from ..expr import libm_arrays
+    from opcert.expr import libm_arrays
     return GateResult(results, config.source, time.perf_counter() - t0,
                       {**provenance(), "reference_functions": libm_arrays.status()},
                       command_line(argv) if argv is not None else command_line())

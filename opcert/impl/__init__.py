@@ -1,5 +1,5 @@
 """opcert's implementation of each operator: the declared expression, executed with NumPy."""
-from .descriptor import TensorDesc, validate
-from .run import run
+from opcert.impl.descriptor import TensorDesc, validate
+from opcert.impl.run import run
 
 __all__ = ["TensorDesc", "run", "validate"]

@@ -8,8 +8,8 @@ and its reproduce command. GitLab reads the JUnit file (`--junit`) as a report a
 """
 from __future__ import annotations
 
-from .render import failing_lines, summary_markdown
-from .text import LIMIT, clip
+from opcert.report.render import failing_lines, summary_markdown
+from opcert.report.text import LIMIT, clip
 
 
 def step_summary(gate: dict) -> str:

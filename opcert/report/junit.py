@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from .text import xml
+from opcert.report.text import xml
 
 
 def junit_xml(gate: dict) -> str:

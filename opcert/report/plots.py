@@ -32,7 +32,7 @@ def _quiet(f):
 
 @_quiet
 def attr_sweep_plot(result) -> bytes:
-    """PNG bytes: max ULP over each attribute's grid (verify.attr_sweep), one panel per attribute."""
+    """PNG bytes: max ULP over each attribute's grid (verify.accuracy.attr_sweep), one panel per attribute."""
     plt = _fig()
     names = sorted({r["grid"] for r in result.rows if r["grid"]})
     fig, axes = plt.subplots(1, max(1, len(names)), figsize=(5.5 * max(1, len(names)), 3.8), squeeze=False)

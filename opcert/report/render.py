@@ -11,9 +11,9 @@ import html
 import os
 from pathlib import Path
 
-from ..files import write_bytes_atomic, write_text_atomic
-from .svg import error_svg, histogram_svg, rows_svg
-from .text import LONG_LIMIT, clip, md, md_code
+from opcert.files import write_bytes_atomic, write_text_atomic
+from opcert.report.svg import error_svg, histogram_svg, rows_svg
+from opcert.report.text import LONG_LIMIT, clip, md, md_code
 
 # Text from a gate result may come from a target (its errors, notes, name, version): every text is clipped
 # (report.text.clip) once where it is taken from the result, and escaped for the format it is written in

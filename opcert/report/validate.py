@@ -14,7 +14,7 @@ A gate result is read as evidence, so nothing in it is taken on trust:
   "fail" stands: a failure can come from what the file holds no figures for (a worker lost, an internal
   error), and rendering it opens nothing; so does a "skipped" over figures that pass (it claims less than
   they show, and the gate's verdict does not count it);
-- every proof verdict's `ok` is what its status gives (verify.proofs.result.PropertyResult.ok).
+- every proof verdict's `ok` is what its status gives (verify.result.PropertyResult.ok).
 
 Every refusal is a UsageError (exit 2) naming the file, the JSON path and what is allowed.
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import math
 
-from ..errors import UsageError
-from .text import one_line
+from opcert.errors import UsageError
+from opcert.report.text import one_line
 
 MAX_DEPTH = 64
 
@@ -139,7 +139,7 @@ def check_figures(data: dict, path: str) -> None:
 def _verdict_ok(p: dict) -> bool:
     """PropertyResult.ok, read from a verdict's dict."""
     from types import SimpleNamespace
-    from ..verify.proofs.result import PropertyResult
+    from opcert.verify.result import PropertyResult
     return PropertyResult.ok.fget(SimpleNamespace(expected=p.get("expected", "holds"), status=p.get("status")))
 
 

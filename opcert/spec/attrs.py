@@ -5,10 +5,10 @@ import decimal
 import math
 from fractions import Fraction
 
-from ..errors import UsageError, choices
-from ..formats import FLOAT_FORMATS, hex_bits, round_fraction
-from ..numbers import FORMS, Huge, Tiny, parse_real
-from .model import Operator
+from opcert.errors import UsageError, choices
+from opcert.formats import FLOAT_FORMATS, hex_bits, round_fraction
+from opcert.numbers import FORMS, Huge, Tiny, parse_real
+from opcert.spec.model import Operator
 
 BINARY32 = FLOAT_FORMATS["float32"]
 

@@ -1,6 +1,6 @@
 """Pieces several operator declarations (spec/ops/*.py) share: their vocabulary of types, levels, documents and common properties."""
-from ..expr import attr, const, eq, exp, log1p, select, var
-from .model import Limit, Property, Support
+from opcert.expr import attr, const, eq, exp, log1p, select, var
+from opcert.spec.model import Limit, Property, Support
 
 x = var("x")
 SEEDS = "../shared/seeds/"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
-from ..expr import Expr
+from opcert.expr import Expr
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Standard:
     notes: str = ""
     implementation: Expr | None = None         # opcert's implementation of this standard's form, when the
     #                                            operator's own (`Operator.implementation`) does not apply
-    reference_form: Expr | None = None         # well-conditioned, proved equal to `formula` (spec.ball)
+    reference_form: Expr | None = None         # well-conditioned, proved equal to `formula` (numerics.ball)
 
     def support_at(self, level: str | None) -> Support | None:
         """The support table in force at `level` (the newest one when None)."""
@@ -89,7 +89,7 @@ def standard_of(op, key: str | None):
     for s in op.standards:
         if s.key == key:
             return s
-    from ..errors import UsageError, choices
+    from opcert.errors import UsageError, choices
     raise UsageError(f"{op.name} is not defined by standard {key!r}; "
                      f"it is defined by: {choices(s.key for s in op.standards)}")
 
@@ -102,7 +102,7 @@ def version_key(v: str) -> tuple[int, ...]:
 
 # Property kinds. Every kind is decided at the specification level (z3 over the
 # reals), on opcert's implementation (z3 models and enumeration), and on any
-# black-box target (every input enumerated, or samples): see verify/properties.py.
+# black-box target (every input enumerated, or samples): see verify/properties/checks.py.
 KINDS = {
     "range": "lower <= f(x) <= upper (either side may be absent), for x in the domain",
     "monotonic": "non-decreasing over the domain",
@@ -122,7 +122,7 @@ KERNEL_ONLY = frozenset({"layout"})   # properties of a kernel's code paths: no 
 
 def layout_invariance() -> "Property":
     """The property every element-wise operator declares (Operator adds it): each element is mapped on its
-    own, so nothing about the array it sits in may change its output (verify.layout checks it)."""
+    own, so nothing about the array it sits in may change its output (verify.paths.layout checks it)."""
     return Property("layout", "layout",
                     "element-wise: f(x) is the same bits wherever x sits (length of the call, position, "
                     "alignment, strides, shape, threads, in place)")
@@ -166,7 +166,7 @@ class Property:
 
     @property
     def kernel_only(self) -> bool:
-        """A property of a kernel's code paths, decided on a target's outputs only (verify.layout)."""
+        """A property of a kernel's code paths, decided on a target's outputs only (verify.paths.layout)."""
         return self.kind in KERNEL_ONLY
 
     @property
@@ -180,7 +180,7 @@ class Property:
             return f"declared for {', '.join(self.standards)}'s definition, not {standard}'s"
         if self.condition is None:
             return None
-        from .exact import eval_rational
+        from opcert.numerics.exact import eval_rational
         try:
             if eval_rational(self.condition, Fraction(0), attrs):
                 return None
@@ -291,7 +291,7 @@ class Operator:
         return tuple(d for d in self.dtypes if d.startswith(("int", "uint"))) if self.integer else ()
 
     def limit(self, side: int, attrs: dict) -> Limit:
-        from .exact import eval_rational
+        from opcert.numerics.exact import eval_rational
         for lim in self.limits:
             if lim.side != side:
                 continue

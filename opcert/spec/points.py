@@ -8,7 +8,7 @@
 
 Each is found by probing the format at every binade, both signs, and bisecting
 every change of a predicate down to adjacent values of the format; sampling
-then takes each point with its neighbours (verify.inputs).
+then takes each point with its neighbours (verify.accuracy.inputs).
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..expr.numpy_eval import eval_numpy
-from ..formats import FloatFormat, from_bits
+from opcert.expr.numpy_eval import eval_numpy
+from opcert.formats import FloatFormat, from_bits
 
 COMPARISONS = ("lt", "le", "gt", "ge", "eq")
 
@@ -61,7 +61,7 @@ def _changes(pred, fmt) -> list[int]:
 
 
 def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: str | None = None) -> list[Fraction]:
-    from .attrs import standard_for
+    from opcert.spec.attrs import standard_for
     std = op.standard(standard_for(op, attrs, standard))
     a64 = {k: float(v) for k, v in attrs.items()}
     impl = op.implementation_for(std.key)
@@ -77,7 +77,7 @@ def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: s
         for n in e.nodes():
             if n.op in COMPARISONS and any(m.op == "var" for m in n.nodes()):
                 ords += _changes(on(n), fmt)
-    from ..formats import to_format
+    from opcert.formats import to_format
 
     def out_of(o):
         with np.errstate(all="ignore"):

@@ -4,11 +4,11 @@ For each input:
 - NaN gives NaN (opcert's specification propagates NaN, for every operator);
 - +-inf gives the operator's declared limit, rounded, with the sign of a zero limit;
 - a finite input of a format of at most 24 bits first takes the fast path:
-  the standard's `reference_form` in binary64 ball arithmetic (spec.ball),
+  the standard's `reference_form` in binary64 ball arithmetic (numerics.ball),
   which bounds its own error; where the ball rounds to one value, that value
   is the correctly rounded result; a binary64 input takes the same path in
-  long double (spec.ball.WIDE) where the platform has one;
-- every other input is evaluated exactly (spec.exact): rational arithmetic,
+  long double (numerics.ball.WIDE) where the platform has one;
+- every other input is evaluated exactly (numerics.exact): rational arithmetic,
   rational Taylor enclosures for tiny arguments, else Arb ball arithmetic at
   increasing precision.
 A zero result takes the sign that IEEE arithmetic gives the standard's formula.
@@ -22,14 +22,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import UsageError, choices
-from ..expr import parity
-from ..expr.numpy_eval import eval_numpy
-from ..formats import IntFormat, format_of, get_format, round_fraction
-from . import get_operator, one_sided, standard_named
-from .attrs import resolve
-from .exact import evaluate
-from .model import Operator
+from opcert.errors import UsageError, choices
+from opcert.expr import parity
+from opcert.expr.numpy_eval import eval_numpy
+from opcert.formats import IntFormat, format_of, get_format, round_fraction
+from opcert.spec import get_operator, standard_named
+from opcert.numerics import one_sided
+from opcert.spec.attrs import resolve
+from opcert.numerics.exact import evaluate
+from opcert.spec.model import Operator
 
 
 @dataclass
@@ -85,7 +86,7 @@ def zero_signs(formula, xs: np.ndarray, attrs64) -> np.ndarray:
 
 def limit_value(op: Operator, side: int, attrs, fmt) -> tuple[float, float]:
     """(the correctly rounded limit in fmt, the exact limit as a binary64 value or +-inf)."""
-    from .exact import eval_rational
+    from opcert.numerics.exact import eval_rational
     lim = op.limit(side, attrs)
     if isinstance(lim.value, str):
         v = float(lim.value)
@@ -109,7 +110,7 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
 
     `exact_bits` > 0 forces the exact path everywhere and encloses each exact
     value to that many bits (used to re-verify worst cases)."""
-    from . import ball
+    from opcert.numerics import ball
     op = get_operator(op)
     x = np.asarray(x)
     fmt = format_of(x)
@@ -211,7 +212,7 @@ def _negated_half(flat: np.ndarray, fmt) -> int:
 def _fast(form, formula, xs, a64, precision, fmt):
     """(rounded values, decided mask, exact value as hi + lo, ambiguous binade, exact zero)
     of the ball fast path."""
-    from . import ball
+    from opcert.numerics import ball
     m, r, ok, sg = ball.evaluate(form, xs, a64, precision)
     val, decided = ball.decide(m, r, ok, fmt, sg)
     zero = decided & (m == 0) & (r == 0)
@@ -253,7 +254,7 @@ def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):
     ln(1 + e^x) cannot tell it from 0), the standard's reference form, which is
     the same function written without that cancellation (tests/test_catalog.py
     checks the two agree)."""
-    from .exact import MAX_PREC
+    from opcert.numerics.exact import MAX_PREC
     try:
         return evaluate(std.formula, x, attrs, fmt, min_prec=min_prec, max_prec=2048)
     except RuntimeError:
@@ -264,7 +265,7 @@ def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):
 
 
 def _reference_int(op: Operator, x: np.ndarray, attrs, standard, fmt: IntFormat) -> Reference:
-    from ..formats import FLOAT_FORMATS
+    from opcert.formats import FLOAT_FORMATS
     formula = op.standard(standard).formula
     flat = x.reshape(-1)
     out = np.empty(flat.size, dtype=object)
@@ -280,7 +281,7 @@ def _reference_int(op: Operator, x: np.ndarray, attrs, standard, fmt: IntFormat)
 
 def _decide_integer(formula, xi: int, attrs) -> Fraction:
     """An irrational value, enclosed until its nearest integer is decided (never a half-integer)."""
-    from ..formats import FloatFormat
+    from opcert.formats import FloatFormat
     bits = 64
     while True:
         fmt = FloatFormat(f"enclosure{bits}", bits, -16382, 16383, np.dtype(np.float64), 64)
@@ -302,9 +303,9 @@ def reference(op, x, *, standard: str | None = None, **attrs) -> np.ndarray:
     by default the operator's primary standard (or the standard whose own name
     `op` is, such as DML_ACTIVATION_SOFTPLUS). A tensor operator (Softmax) takes axis= or axes= instead
     of attributes (spec.row_reference)."""
-    from . import is_tensor_operator
+    from opcert.spec import is_tensor_operator
     if is_tensor_operator(op):
-        from .row_reference import reference as reference_tensor
+        from opcert.spec.row_reference import reference as reference_tensor
         return reference_tensor(op, x, standard=standard, **attrs)
     standard = standard or standard_named(op)
     op = get_operator(op)

@@ -1,9 +1,9 @@
 """The correctly rounded reference of a tensor operator, element by element of each row.
 
-The fast path is spec.ball's binary64 ball arithmetic over whole rows (long double for binary64 results),
+The fast path is numerics.ball's binary64 ball arithmetic over whole rows (long double for binary64 results),
 whose reductions bound their own error (a row's sum: the pairwise sum's gamma_depth bound, expr.numpy_eval);
 an element whose ball rounds to one value has that value. Every other element is evaluated exactly
-(spec.exact, Arb at increasing precision) with its row, each reduction once per row and precision.
+(numerics.exact, Arb at increasing precision) with its row, each reduction once per row and precision.
 Rows with NaN or infinite entries follow spec.tensor.limit_row, the same rule for every tensor operator.
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import UsageError, choices
-from ..formats import format_of, round_fraction
-from . import get_tensor_operator
-from .exact import Row, evaluate
-from .tensor import TensorOperator, over_rows, round_just_below, tensor_rows
+from opcert.errors import UsageError, choices
+from opcert.formats import format_of, round_fraction
+from opcert.spec import get_tensor_operator
+from opcert.numerics.exact import Row, evaluate
+from opcert.spec.tensor import TensorOperator, over_rows, round_just_below, tensor_rows
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -42,7 +42,7 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True,
     many elements took the exact path (fast=False: every element; the tests' cross-check). exact=True:
     (rounded, hi, lo, slow): the exact values as binary64 pairs too (the ball's midpoint where it decided,
     within its radius: far below an ULP of fmt)."""
-    from . import ball
+    from opcert.numerics import ball
     form = op.reference_form
     precision = None if not fast else ball.BINARY64 if fmt.p <= 24 else ball.WIDE
     slow = [0]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UsageError
-from ..expr import Expr
-from .model import Support, standard_of, support_at
+from opcert.errors import UsageError
+from opcert.expr import Expr
+from opcert.spec.model import Support, standard_of, support_at
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ ROW_KINDS = {
     "one_hot_first": "1 at the first maximum of the row, 0 elsewhere",
     "nan_row": "a row holding a NaN gives NaN everywhere",
     "infinite_entries": "the limit rule for +-inf entries (limit_row)",
-    "row_layout": "a row's outputs do not depend on the tensor around it (verify.row_layouts)",
+    "row_layout": "a row's outputs do not depend on the tensor around it (verify.tensor.layouts)",
 }
 
 
@@ -123,7 +123,7 @@ def round_just_below(q, fmt) -> float:
     """The rounding to nearest of a value an infinitesimal below the rational q: q's own rounding, or where q
     is a midpoint of fmt the value below it; a zero is -0."""
     from fractions import Fraction
-    from ..formats import round_fraction
+    from opcert.formats import round_fraction
     if q == 0:
         return -0.0
     lo, hi = round_fraction(q, fmt, mode="down"), round_fraction(q, fmt, mode="up")

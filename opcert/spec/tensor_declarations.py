@@ -1,8 +1,8 @@
 """What the tensor operators' declarations share: axis rules per standard version, support tables, documents."""
-from ..expr import exp, fma, rowmax, var
-from .declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
-from .model import Support
-from .tensor import AxisRule, RowProperty, TensorStandard
+from opcert.expr import exp, fma, rowmax, var
+from opcert.spec.declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
+from opcert.spec.model import Support
+from opcert.spec.tensor import AxisRule, RowProperty, TensorStandard
 
 x = var("x")
 

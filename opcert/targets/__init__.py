@@ -14,9 +14,9 @@ runs it in the main process instead, faster and without that protection.
 """
 from __future__ import annotations
 
-from ..errors import TargetFailure, UsageError, choices
-from .base import Target, TargetInfo, Unsupported, describe_inputs
-from .isolation import Isolation
+from opcert.errors import TargetFailure, UsageError, choices
+from opcert.targets.base import Target, TargetInfo, Unsupported, describe_inputs
+from opcert.targets.isolation import Isolation
 
 RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino",
                  "torch:cuda", "jax:gpu")   # the same functions on a GPU; skipped, with the reason, where none exists
@@ -33,11 +33,11 @@ def check_name(name) -> str:
     if name in BUILTIN:
         return name
     if name.startswith("c:"):
-        from .c_abi import split as c_split
+        from opcert.targets.c_abi import split as c_split
         c_split(name)
         return name
     if ":" in name:
-        from .python import split
+        from opcert.targets.python import split
         split(name)
         return name
     raise UsageError(f"unknown target {name!r}; allowed: {choices(BUILTIN)}, module:function "
@@ -62,24 +62,24 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         return name
     name = check_name(name)
     if name == "opcert":
-        from .._version import __version__
-        from ..impl.run import run_resolved
-        from ..fingerprint import code_fingerprint
+        from opcert._version import __version__
+        from opcert.impl.run import run_resolved
+        from opcert.fingerprint import code_fingerprint
         import hashlib
 
-        from ..provenance import simd
+        from opcert.provenance import simd
         # opcert's code runs on NumPy's binary64 ufuncs: NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed
         fp = hashlib.sha256(f"{code_fingerprint()} {simd()}".encode()).hexdigest()
         info = TargetInfo("opcert", "opcert", __version__, fp, {"numpy_isa": simd()}, isolated=False)
         tgt = Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
         tgt.isolation = Isolation(trusted=True)
-        from .layouts import LayoutSupport
+        from opcert.targets.layouts import LayoutSupport
         # run_resolved converts its input to a contiguous binary64 array first: rows of a view are not calls
         tgt.layouts = LayoutSupport(views=True, rows=True, offsets=True, concurrent=True,
                                     cannot={"threads": "opcert's implementation runs on the calling thread",
                                             "in place": "opcert's implementation has no in-place form"})
         return tgt
-    from ..workers import activity
+    from opcert.workers import activity
     iso = Isolation()
     limit = timeout if timeout is not None else DEFAULT_LOAD_LIMIT_S
     hint = "" if timeout is not None else \
@@ -101,12 +101,12 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
 
 def _load(name: str, timeout) -> Target:
     if name in RUNTIME_NAMES:
-        from .runtimes import load
+        from opcert.targets.runtimes import load
         return load(name, timeout)
     if name.startswith("c:"):
-        from .c_abi import load
+        from opcert.targets.c_abi import load
         return load(name, timeout)
-    from .python import load
+    from opcert.targets.python import load
     return load(name, timeout)
 
 
@@ -118,7 +118,7 @@ def _probe(name: str, call=None, timeout=None, preload: tuple = ()) -> TargetInf
         importlib.import_module(module)
     if call is None:
         return load_target(name, timeout).info
-    from . import dependencies
+    from opcert.targets import dependencies
     op_name, dtype, attrs, standard, first = call
     before = dependencies.begin()
     try:
@@ -136,8 +136,8 @@ def _first_call(tgt: Target, op_name: str, dtype: str, attrs: dict, first=None) 
     magnitudes a sweep gives it first (a crash there names that block), else a few values of every kind.
     A failure is not reported here: the measurement that follows meets it and reports it."""
     import numpy as np
-    from ..formats import get_format
-    from ..spec import get_operator
+    from opcert.formats import get_format
+    from opcert.spec import get_operator
     fmt = get_format(dtype)
     if first is not None:
         lo, hi = first
@@ -175,7 +175,7 @@ def describe_target(name, isolation: str = "process", call=None, timeout=None, p
         return info
     if call is None and name in _INFO:
         return _INFO[name]
-    from ..workers import in_worker, run_isolated
+    from opcert.workers import in_worker, run_isolated
     info = _probe(name, call, timeout, preload) if in_worker() else run_isolated(_probe, name, call, timeout,
                                                                                   preload)
     if call is None and name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not

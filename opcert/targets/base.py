@@ -19,9 +19,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import TargetFailure, UsageError
-from .isolation import Isolation
-from ..workers import activity
+from opcert.errors import TargetFailure, UsageError
+from opcert.targets.isolation import Isolation
+from opcert.workers import activity
 
 
 class Unsupported(UsageError):
@@ -71,7 +71,7 @@ class Target:
         self.timeout = timeout
         self.modified_input = False   # sticky: some call wrote into its input
         self._isolation = None        # the FP environment and the process state a call may change
-        from .layouts import LayoutSupport
+        from opcert.targets.layouts import LayoutSupport
         self.layouts = LayoutSupport(cannot={"every layout": "this target declares no layout it can be given"})
 
     @property
@@ -127,7 +127,7 @@ class Target:
                 return
             from collections import deque
             from concurrent.futures import ThreadPoolExecutor
-            from .layouts import cores
+            from opcert.targets.layouts import cores
             k = cores()
             with ThreadPoolExecutor(k) as pool:
                 pending = deque()       # at most k calls in flight (Executor.map would take every x at once)
@@ -144,7 +144,7 @@ class Target:
         buffer cannot change what an earlier call returned). guard_globals=False leaves the check of the
         modules the target may have patched to the caller (`check_globals`), for callers that make many
         calls in a row (a sweep checks once per chunk). keep_layout: the target's copy of x has x's strides
-        and alignment (verify.layout), not a fresh contiguous array. call: a function (op, x, attrs) -> y to
+        and alignment (verify.paths.layout), not a fresh contiguous array. call: a function (op, x, attrs) -> y to
         run in the target's place (one of its LayoutSupport forms), under the same contract. owned: x is a
         buffer made for this call alone, which the caller does not take as its inputs again: given as it is
         (its layout kept; the layout check's arrays of 10^8 elements are not copied twice), and not compared
@@ -158,7 +158,7 @@ class Target:
         if owned:
             given = x
         elif keep_layout:
-            from .layouts import copy_with_layout
+            from opcert.targets.layouts import copy_with_layout
             given = copy_with_layout(x)
         else:
             given = np.array(x, copy=True)
@@ -273,5 +273,5 @@ def _words_equal(a, b):
 
 @functools.lru_cache(maxsize=None)
 def _same_words():
-    from ..jit import numba      # at the first large block: importing opcert does not import numba
+    from opcert.jit import numba      # at the first large block: importing opcert does not import numba
     return numba.njit(cache=True, nogil=True)(_words_equal)

@@ -11,7 +11,7 @@ declared order (`opcert ops OP` lists it; a choice attribute such as Gelu's
 `approximate` is its index in the list of choices), or NULL when the operator
 has none. The kernel writes y[0..n-1] and must not keep the pointers; it is
 also called with x == y (in place), with x and y at every offset from a 64-byte
-boundary, and with every n from 1 up (verify.layout: every path of the kernel).
+boundary, and with every n from 1 up (verify.paths.layout: every path of the kernel).
 
 Like every target but `opcert`, the library is loaded and called in a
 supervised worker process: a kernel that dereferences NULL or aborts fails its
@@ -26,8 +26,8 @@ import os
 
 import numpy as np
 
-from ..errors import UsageError
-from .base import Target, TargetInfo
+from opcert.errors import UsageError
+from opcert.targets.base import Target, TargetInfo
 
 PREFIX = "c:"
 C_TYPES = {"float32": "float", "float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t"}
@@ -91,7 +91,7 @@ def load(spec: str, timeout: float | None = None) -> Target:
 
     info = TargetInfo(spec, "c", f"sha256:{digest[:16]}", digest[:32], {"library": real, "symbol": symbol})
     tgt = Target(info, call, unsupported=unsupported, timeout=timeout)
-    from .layouts import LayoutSupport, c_calls
+    from opcert.targets.layouts import LayoutSupport, c_calls
     many = c_calls(func)
     tgt.layouts = LayoutSupport(views=False, offsets=True, calls=many, calls_in_place=True, concurrent=True,
                                 cannot={"strides": "the C ABI passes contiguous arrays (a strided view is copied "

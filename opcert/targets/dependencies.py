@@ -25,7 +25,7 @@ them counted, the first sweep on a machine with empty caches did not resume
 on its second run (tests/test_faults.py, on an empty kernel cache).
 
 What none of these sees (a file read by C code, a network service) is caught
-by the replay of every resumed chunk (verify.sweep.replay_chunk).
+by the replay of every resumed chunk (verify.accuracy.sweep.replay_chunk).
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def _file_digest(path: str, limit: int) -> str:
 
 def _caches() -> tuple[str, ...]:
     """opcert's caches of compiled code (see the module's docstring), as path prefixes."""
-    from ..files import kernel_cache_dir
+    from opcert.files import kernel_cache_dir
     dirs = [kernel_cache_dir(), os.environ.get("NUMBA_CACHE_DIR") or None]
     return tuple(os.path.realpath(d) + os.sep for d in dirs if d)
 
@@ -102,7 +102,7 @@ def _caches() -> tuple[str, ...]:
 def end(before: tuple) -> tuple[str, dict]:
     """(a digest, what it covers by kind) of what the target brought in since `begin`."""
     global _opened
-    from .python import opcert_dir, site_dirs
+    from opcert.targets.python import opcert_dir, site_dirs
     mapped0, modules0 = before
     opened, _opened = _opened or [], None
     skip = tuple(site_dirs()) + (opcert_dir(),) + _SKIP_PREFIXES + _SYSTEM + tuple(

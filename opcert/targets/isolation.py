@@ -25,9 +25,9 @@ import signal
 import sys
 import threading
 
-from .. import fpenv
-from ..errors import TargetFailure
-from ..workers import in_worker
+from opcert import fpenv
+from opcert.errors import TargetFailure
+from opcert.workers import in_worker
 
 # modules whose functions opcert's reference, implementation and comparison call
 _GUARDED = ("numpy", "math", "ml_dtypes", "mpmath", "flint", "numba")

@@ -1,4 +1,4 @@
-"""How a target can be given the layouts users give it (verify.layout checks them).
+"""How a target can be given the layouts users give it (verify.paths.layout checks them).
 
 A kernel has more code paths than its vector body: the remainder of the vector
 loop, a path for short calls, a loop that peels elements up to an aligned

@@ -18,10 +18,10 @@ import sys
 import sysconfig
 from functools import lru_cache
 
-from ..errors import TargetFailure, UsageError
-from ..spec.attrs import user_value
-from .base import Target, TargetInfo
-from .isolation import TargetExit
+from opcert.errors import TargetFailure, UsageError
+from opcert.spec.attrs import user_value
+from opcert.targets.base import Target, TargetInfo
+from opcert.targets.isolation import TargetExit
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -64,8 +64,8 @@ def load(spec: str, timeout: float | None = None) -> Target:
     def call(op, x, attrs):
         # by ONNX's spelling: a number as a Python float, a choice by its name (Gelu's approximate="tanh")
         return func(x, **{k: user_value(op, k, v) for k, v in attrs.items()})
-    from ..provenance import simd
-    from .layouts import PYTHON, LayoutSupport
+    from opcert.provenance import simd
+    from opcert.targets.layouts import PYTHON, LayoutSupport
     # NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed too: a NumPy callable's bits can depend on it
     fp = hashlib.sha256(f"{fingerprint(module)} {simd()}".encode()).hexdigest()[:32]
     info = TargetInfo(spec, "python", version, fp, {"module_file": getattr(module, "__file__", None),

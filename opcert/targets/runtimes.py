@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import UsageError
-from .layouts import cores, padded_stride, row_buffer
+from opcert.errors import UsageError
+from opcert.targets.layouts import cores, padded_stride, row_buffer
 
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
 ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8": 3, "int16": 5, "int32": 6,
@@ -71,8 +71,8 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
     opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
     from onnx import helper, numpy_helper
-    from ..formats import get_format
-    from ..spec.attrs import user_value
+    from opcert.formats import get_format
+    from opcert.spec.attrs import user_value
     std = onnx_standard(op)
     op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
     elem = ONNX_ELEM[dtype]
@@ -250,7 +250,7 @@ class OnnxRuntime(_OnnxVersions):
         return _built(self.sessions, op, dtype, dict(attrs, __threads=n) if n != 1 else attrs, build)
 
     def layouts(self):
-        from .layouts import LayoutSupport
+        from opcert.targets.layouts import LayoutSupport
         return LayoutSupport(views=False, rows=False, offsets=True, calls=ort_calls(self),
                              threads=self._with_threads, concurrent=True,
                              cannot={"strides": "ONNX Runtime's Python API copies a non-contiguous array into a "
@@ -300,7 +300,7 @@ class OnnxReference(_OnnxVersions):
         self.version = onnx.__version__
         super().__init__(f"onnx.reference {onnx.__version__}",
                          _schema_versions(onnx.defs.get_all_schemas_with_history()))
-        from ..provenance import simd
+        from opcert.provenance import simd
         self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}",
                         "newest_onnx_schema": _newest(self.known)}
         self.evaluators = {}
@@ -324,7 +324,7 @@ class OnnxReference(_OnnxVersions):
         return self._evaluator(op, x.dtype.name, attrs).run(None, {"X": x})[0]
 
     def layouts(self):
-        from .layouts import LayoutSupport
+        from opcert.targets.layouts import LayoutSupport
         return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True, concurrent=True,
                              cannot={"threads": "onnx.reference runs NumPy on one thread",
                                      "in place": "onnx.reference has no in-place form"})
@@ -334,7 +334,7 @@ def runtime_function(op, library: str, attrs: dict):
     """(the library's function with the attributes bound, None) where the
     operator declares a RuntimeMap for `library` whose condition these
     attributes meet; else (None, why not)."""
-    from ..spec.exact import eval_rational
+    from opcert.numerics.exact import eval_rational
     maps = op.runtimes.get(library)
     if maps is None:
         return None, f"opcert maps no {library} function to {op.name} ({op.summary})"
@@ -365,7 +365,7 @@ def _resolve(dotted: str):
 def _arguments(op, m, attrs, tensor):
     """The RuntimeMap's positional and keyword arguments at these attributes;
     `tensor(value)` makes a one-element tensor in the input's dtype."""
-    from ..spec.attrs import user_value
+    from opcert.spec.attrs import user_value
     args = [user_value(op, a, attrs[a]) for a in m.positional]
     kwargs = {}
     for kw, spec in m.kwargs.items():
@@ -431,7 +431,7 @@ class Torch:
 
 
     def layouts(self):
-        from .layouts import LayoutSupport, torch_threads
+        from opcert.targets.layouts import LayoutSupport, torch_threads
         if self.device != "cpu":
             return LayoutSupport(cannot={"every layout": "the tensor is copied to the GPU (.to(device)), which "
                                                          "makes its own contiguous buffer"})
@@ -520,7 +520,7 @@ class Jax:
 
 
     def layouts(self):
-        from .layouts import LayoutSupport
+        from opcert.targets.layouts import LayoutSupport
         why = "jax.device_put copies the array into a buffer of XLA's own (contiguous, aligned by XLA)"
         return LayoutSupport(compiles_per_shape=True, concurrent=True,
                              cannot={"strides": why, "offsets": why,
@@ -570,7 +570,7 @@ class OpenVino:
 
 
     def layouts(self):
-        from .layouts import LayoutSupport
+        from opcert.targets.layouts import LayoutSupport
         return LayoutSupport(cannot={"strides": "opcert gives OpenVINO a flat contiguous array (its compiled "
                                                 "model has one dynamic dimension)",
                                      "offsets": "OpenVINO copies its input into a tensor of its own",
@@ -588,7 +588,7 @@ EXTRAS = {"onnxruntime": "onnxruntime", "onnx-reference": "onnxruntime", "torch"
 
 
 def load(name: str, timeout: float | None = None):
-    from .base import Target, TargetInfo
+    from opcert.targets.base import Target, TargetInfo
     base, _, device = name.partition(":")
     try:
         rt = RUNTIMES[base](device) if device else RUNTIMES[base]()

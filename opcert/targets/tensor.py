@@ -15,7 +15,7 @@ import contextlib
 
 import numpy as np
 
-from ..errors import UsageError, choices
+from opcert.errors import UsageError, choices
 
 NAMES = ("opcert", "onnxruntime", "onnx-reference", "torch", "jax", "openvino")
 TORCH = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
@@ -60,11 +60,11 @@ class Opcert(TensorTarget):
     no_threads = "opcert's implementation is NumPy on one thread: it has no thread count"
 
     def __init__(self):
-        from .._version import __version__
+        from opcert._version import __version__
         self.version = __version__
 
     def call(self, op, std, x, reduced):
-        from ..impl.tensor_run import run
+        from opcert.impl.tensor_run import run
         kind = std.axes.kind
         if kind == "list":
             return run(op, x, standard=std.key, axes=list(reduced))
@@ -98,7 +98,7 @@ class _Onnx(TensorTarget):
         message, once per case."""
         probe = (op.name, std.key, dtype, reduced, rank)
         if probe not in self.refused:
-            from ..formats import get_format
+            from opcert.formats import get_format
             try:
                 self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
                 self.refused[probe] = None
@@ -108,7 +108,7 @@ class _Onnx(TensorTarget):
 
     def model(self, op, std, x, reduced):
         from onnx import helper
-        from .runtimes import ONNX_ELEM
+        from opcert.targets.runtimes import ONNX_ELEM
         opset, axis = self._opset_axis(std, reduced, x.ndim)
         elem = ONNX_ELEM[x.dtype.name]
         node = helper.make_node(op.name, ["X"], ["Y"], axis=int(axis))
@@ -220,7 +220,7 @@ class Torch(TensorTarget):
         return None
 
     def threads(self, n: int):
-        from .layouts import torch_threads
+        from opcert.targets.layouts import torch_threads
         return torch_threads(self.torch, n)
 
     def call(self, op, std, x, reduced):
@@ -269,7 +269,7 @@ class Callable(TensorTarget):
     """`module:function`: f(x, axis=int or tuple) -> array."""
 
     def __init__(self, name: str):
-        from .python import split
+        from opcert.targets.python import split
         import importlib
         module, attr = split(name)
         try:
@@ -295,7 +295,7 @@ def load(name: str) -> TensorTarget:
     if name == "opcert":
         return Opcert()
     if name in ("onnxruntime", "onnx-reference", "torch", "jax", "openvino"):
-        from .runtimes import EXTRAS
+        from opcert.targets.runtimes import EXTRAS
         try:
             return {"onnxruntime": OnnxRuntime, "onnx-reference": OnnxReference, "torch": Torch, "jax": Jax,
                     "openvino": OpenVino}[name]()
@@ -303,7 +303,7 @@ def load(name: str) -> TensorTarget:
             raise UsageError(f"target {name} needs {EXTRAS[name]}, which is not installed ({exc}): pip install "
                              f"'opcert[{EXTRAS[name]}]'") from None
     if name.startswith("c:"):
-        from .tensor_c import CTensor
+        from opcert.targets.tensor_c import CTensor
         return CTensor(name)
     if ":" in name:
         return Callable(name)

@@ -15,7 +15,7 @@ import ctypes
 
 import numpy as np
 
-from .c_abi import C_TYPES, digest_of, open_symbol
+from opcert.targets.c_abi import C_TYPES, digest_of, open_symbol
 
 
 class CTensor:

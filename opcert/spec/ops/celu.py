@@ -1,9 +1,9 @@
 """Celu: ONNX Celu-12/28, DirectML DML_ACTIVATION_CELU (seed 004)."""
 from fractions import Fraction
 
-from ...expr import absolute, exp, expm1, maximum, minimum, select
-from ..model import Attribute, Domain, Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
+from opcert.expr import absolute, exp, expm1, maximum, minimum, select
+from opcert.spec.model import Attribute, Domain, Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
     Support, attr, const, limits, x
 
 alpha = attr("alpha")

@@ -8,9 +8,9 @@ binary32 values differs from the definition by a few units in the last place of
 binary32, which is part of what opcert measures."""
 from fractions import Fraction
 
-from ...expr import eq, erf, erfc, named, select, tanh
-from ..model import Attribute, Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
+from opcert.expr import eq, erf, erfc, named, select, tanh
+from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
     attr, const, limits, sigmoid_monotone, sigmoid_stable, x
 
 approximate = attr("approximate")

@@ -1,7 +1,7 @@
 """HardSigmoid: ONNX HardSigmoid-6/22, DirectML DML_ACTIVATION_HARD_SIGMOID (seed 001)."""
-from ...expr import both, either, eq, fma, maximum, minimum
-from ..model import Attribute, Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Limit, \
+from opcert.expr import both, either, eq, fma, maximum, minimum
+from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Limit, \
     Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")

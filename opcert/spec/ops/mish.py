@@ -1,9 +1,9 @@
 """Mish: ONNX Mish-18/22, x * tanh(softplus(x)). No DirectML activation."""
 from fractions import Fraction
 
-from ...expr import exp, log, log1p, select, tanh
-from ..model import Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
+from opcert.expr import exp, log, log1p, select, tanh
+from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
     const, limits, softplus_monotone, x
 
 FORMULA = x * tanh(log(1 + exp(x)))

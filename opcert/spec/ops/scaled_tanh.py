@@ -2,9 +2,9 @@
 experimental ScaledTanh and removed it; ONNX Runtime still registers it (opset 9)."""
 from fractions import Fraction
 
-from ...expr import absolute, select, tanh
-from ..model import Attribute, Operator, Standard
-from ..declarations import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, \
+from opcert.expr import absolute, select, tanh
+from opcert.spec.model import Attribute, Operator, Standard
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, \
     finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")

@@ -1,7 +1,7 @@
 """Shrink: ONNX Shrink-9, DirectML DML_ACTIVATION_SHRINK (seed 002)."""
-from ...expr import both, either, eq, isnan, maximum, select
-from ..model import Attribute, IntegerSemantics, Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, DML_FLOATS, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, Support, attr, \
+from opcert.expr import both, either, eq, isnan, maximum, select
+from opcert.spec.model import Attribute, IntegerSemantics, Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, DML_FLOATS, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, Support, attr, \
     const, limits, x
 
 bias, lambd = attr("bias"), attr("lambd")

@@ -1,7 +1,7 @@
 """Sigmoid: ONNX Sigmoid-6/13, DirectML DML_ACTIVATION_SIGMOID."""
-from ...expr import exp
-from ..model import Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
+from opcert.expr import exp
+from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
     Support, const, dml_levels_1_0, limits, sigmoid_monotone, sigmoid_stable, x
 
 FORMULA = 1 / (1 + exp(-x))

@@ -1,9 +1,9 @@
 """Softsign: ONNX Softsign-1/22, DirectML DML_ACTIVATION_SOFTSIGN."""
 from fractions import Fraction
 
-from ...expr import absolute, select
-from ..model import Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
+from opcert.expr import absolute, select
+from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
     Support, const, dml_levels_1_0, limits, x
 
 FORMULA = x / (1 + absolute(x))

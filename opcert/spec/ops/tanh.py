@@ -1,7 +1,7 @@
 """Tanh: ONNX Tanh-6/13, and the SONNX informal specification (seed 003)."""
-from ...expr import tanh
-from ..model import Operator, RuntimeMap, Standard
-from ..declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
+from opcert.expr import tanh
+from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
     Support, const, limits, x
 
 OPERATOR = Operator(

@@ -1,7 +1,7 @@
 """Hardmax: ONNX Hardmax-1/11/13, DirectML DML_ACTIVATION_HARDMAX and HARDMAX1."""
-from ...expr import rowfirstmax, select
-from ..tensor import TensorOperator
-from ..tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, standards, x
+from opcert.expr import rowfirstmax, select
+from opcert.spec.tensor import TensorOperator
+from opcert.spec.tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, standards, x
 
 ONE_HOT = select(rowfirstmax(x), 1, 0)
 

@@ -1,8 +1,8 @@
 """LogSoftmax: ONNX LogSoftmax-1/11/13, DirectML DML_ACTIVATION_LOG_SOFTMAX and LOG_SOFTMAX1."""
-from ...expr import exp, log, log1p, rowfirstmax, rowmax, rowsum, select
-from ...expr.numpy_eval import depth
-from ..tensor import TensorOperator
-from ..tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+from opcert.expr import exp, log, log1p, rowfirstmax, rowmax, rowsum, select
+from opcert.expr.numpy_eval import depth
+from opcert.spec.tensor import TensorOperator
+from opcert.spec.tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
 
 m = rowmax(x)
 SHIFTED = (x - m) - log(rowsum(exp(x - m)))

@@ -1,8 +1,8 @@
 """Softmax: ONNX Softmax-1/11/13, DirectML DML_ACTIVATION_SOFTMAX and SOFTMAX1."""
-from ...expr import exp, rowmax, rowsum
-from ...expr.numpy_eval import depth
-from ..tensor import TensorOperator
-from ..tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+from opcert.expr import exp, rowmax, rowsum
+from opcert.expr.numpy_eval import depth
+from opcert.spec.tensor import TensorOperator
+from opcert.spec.tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
 
 t = exp(x - rowmax(x))
 SHIFTED = t / rowsum(t)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 
-from ...errors import UsageError, choices
-from ...formats import get_format
-from ...spec import get_operator
-from ...spec.attrs import describe, resolve
-from . import descriptors, impl_level, spec_level
-from .result import ProofReport, PropertyResult
+from opcert.errors import UsageError, choices
+from opcert.formats import get_format
+from opcert.spec import get_operator
+from opcert.spec.attrs import describe, resolve
+from opcert.verify.proofs import descriptors, impl_level, spec_level
+from opcert.verify.result import ProofReport, PropertyResult
 
 __all__ = ["ProofReport", "PropertyResult", "prove"]
 
@@ -30,7 +30,7 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
     on every float32 input (the sweep for properties alone, 1-3 minutes on 2
     cores). rlimit: z3's resource units per query (its `rlimit`, never a time: the verdicts do not
     depend on the host's load), instead of each query family's calibrated budget (common.BUDGETS)."""
-    from ...spec import is_tensor_operator
+    from opcert.spec import is_tensor_operator
     rlimit = _rlimit(rlimit)
     if is_tensor_operator(op):
         return prove_tensor(op, dtype, properties, rlimit, target=target)
@@ -89,8 +89,8 @@ def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, tar
     """A tensor operator: its standards' axis rules related with z3 (verify.proofs.axes), and its declared
     row properties: over the reals, the standards' formula with z3 (verify.proofs.rows); in a float format,
     `unknown` with the command that decides them (never a pass)."""
-    from ...spec import get_tensor_operator
-    from .axes import prove_axis_rules
+    from opcert.spec import get_tensor_operator
+    from opcert.verify.proofs.axes import prove_axis_rules
     op, _ = get_tensor_operator(op)
     if target != "opcert":
         raise UsageError(f"{op.name}: a target's properties over rows are not checked yet (the black-box checks "
@@ -109,7 +109,7 @@ def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, tar
         report.properties += prove_axis_rules(op, _rlimit(rlimit))
     chosen = [p for p in op.properties if wanted is None or p.name in wanted]
     if not axis_rules_only and fmt == "real":
-        from .rows import prove_rows
+        from opcert.verify.proofs.rows import prove_rows
         by_formula: dict = {}
         for std in op.standards:        # the standards that share one formula are proved once
             by_formula.setdefault(std.formula, []).append(std.key)
@@ -150,8 +150,8 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
 
 
 def _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0):
-    from ...options import Options
-    from ..accuracy import measure
+    from opcert.options import Options
+    from opcert.verify.accuracy.measure import measure
     fmt = get_format(dtype)
     if fmt.kind != "float":
         raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
@@ -207,7 +207,7 @@ def _shard(tasks, first: int, step: int, queue, parent_pid: int) -> None:
     It dies with its parent and leaves Ctrl-C to it (as opcert.workers' workers)."""
     import signal
 
-    from ...workers import die_with_parent, fresh_stdio
+    from opcert.workers import die_with_parent, fresh_stdio
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     fresh_stdio()
@@ -231,7 +231,7 @@ def prove_all(rlimit: int | None = None, workers: int | None = None, progress=No
     import os
     import queue as queues
 
-    from ...spec import operators, tensor_operators
+    from opcert.spec import operators, tensor_operators
     rlimit = _rlimit(rlimit)
     tasks = [(op.name, "real", rlimit, False) for op in tensor_operators()]
     tasks += [(op.name, dt, rlimit, enumerate_float32) for op in operators()

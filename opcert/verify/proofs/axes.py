@@ -12,8 +12,8 @@ import time
 
 import z3
 
-from .common import attribute, check, decide, units_spent
-from .result import PropertyResult
+from opcert.verify.proofs.common import attribute, check, decide, units_spent
+from opcert.verify.result import PropertyResult
 
 RANK = 8
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import Expr
+from opcert.expr import Expr
 
 
 # z3 runs under resource limits (its `rlimit`: units of work it counts as it searches), never under a

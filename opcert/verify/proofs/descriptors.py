@@ -16,9 +16,9 @@ import time
 
 import z3
 
-from ...impl.descriptor import TensorDesc, violations
-from .common import attribute, check, decide, solver_for, units_spent
-from .result import PropertyResult
+from opcert.impl.descriptor import TensorDesc, violations
+from opcert.verify.proofs.common import attribute, check, decide, solver_for, units_spent
+from opcert.verify.result import PropertyResult
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
           "uint8", "uint16", "uint32", "uint64")

@@ -15,10 +15,10 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import NAMED, Expr
-from ...expr.fold import Domain, element_wise_only, fold
-from ...expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING
-from ...formats import FloatFormat
+from opcert.expr import NAMED, Expr
+from opcert.expr.fold import Domain, element_wise_only, fold
+from opcert.expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING
+from opcert.formats import FloatFormat
 
 F64 = z3.Float64()
 RNE = z3.RNE()

@@ -14,11 +14,11 @@ import math
 import time
 from fractions import Fraction
 
-from ...expr import NAMED
-from ...expr.fold import element_wise_only, fold
-from ...spec.exact import (ArbDomain, Undecided, Undefined, arb_of, arb_to_fractions, eval_ball, evaluate,
+from opcert.expr import NAMED
+from opcert.expr.fold import element_wise_only, fold
+from opcert.numerics.exact import (ArbDomain, Undecided, Undefined, arb_of, arb_to_fractions, eval_ball, evaluate,
                           in_domain)
-from ...formats import FLOAT_FORMATS
+from opcert.formats import FLOAT_FORMATS
 
 F64 = FLOAT_FORMATS["float64"]
 
@@ -128,7 +128,7 @@ def _round64(v):
     ball's own outward rounding one binary64 value per operation: 1 * [.., 1] became
     [.., 1 + 2^-52].)"""
     from flint import arb
-    from ...formats import round_fraction
+    from opcert.formats import round_fraction
     if not v.is_finite():
         if v.is_nan():
             raise Undecided("nan")
@@ -160,7 +160,7 @@ class RoundedDomain(ArbDomain):
     """Every value binary64 evaluation can give for an input in the ball x: each arithmetic result its exact
     value rounded (the enclosure's ends rounded to nearest binary64), each primitive within its contract's
     ULPs of the true function and within its range, constants at their binary64 values, overflow to +-inf.
-    The exact domain (spec.exact.ArbDomain) with rounding after each operation."""
+    The exact domain (numerics.exact.ArbDomain) with rounding after each operation."""
 
     def const(self, e):
         from flint import arb
@@ -210,7 +210,7 @@ def eval_rounded(e, x, attrs, prec: int = 80):
 def ordinal_of(v: float, fmt) -> int:
     """The ordinal (formats.ordinal) of one value of fmt."""
     import numpy as np
-    from ...formats import ordinal
+    from opcert.formats import ordinal
     return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
 
 
@@ -219,7 +219,7 @@ def first_outside(run_code, a: int, b: int, fmt, r_lo, r_hi, chunk: int = 1 << 2
     at a time: the first input whose output is NaN or outside [r_lo, r_hi] (None: unbounded),
     or None when every output is inside."""
     import numpy as np
-    from ..inputs import from_ordinal
+    from opcert.verify.accuracy.inputs import from_ordinal
     for c0 in range(a, b + 1, chunk):
         xs = from_ordinal(np.arange(c0, min(b, c0 + chunk - 1) + 1, dtype=np.int64), fmt)
         ys = np.asarray(run_code(xs), dtype=np.float64)
@@ -237,7 +237,7 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
     values is run on the code (run_code(xs) -> outputs), every value compared. It stops after
     `budget` pieces, never after a time: the verdict does not depend on the host's load.
     ('proved', pieces) / ('refuted', x) / ('unknown', why)."""
-    from .common import record
+    from opcert.verify.proofs.common import record
     out = _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budget, enumerate_below)
     record("intervals", out, budget)
     return out
@@ -246,8 +246,8 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
 def _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budget, enumerate_below):
     import numpy as np
     from flint import ctx
-    from ...formats import round_fraction
-    from ..inputs import from_ordinal
+    from opcert.formats import round_fraction
+    from opcert.verify.accuracy.inputs import from_ordinal
     # the values whose rounding (to binary64, then to fmt) stays within the bounds' roundings
     t_lo = _threshold(lower, fmt, -1) if lower is not None else None
     t_hi = _threshold(upper, fmt, 1) if upper is not None else None
@@ -312,7 +312,7 @@ def _threshold(bound: Fraction, fmt, side: int) -> Fraction | None:
     Beyond the largest finite value the neighbour is 2^(emax+1), where rounding turns to
     infinity (a bound at +-max: Celu's -alpha at alpha = 3.4e38); a bound that rounds to an
     infinity bounds nothing (None)."""
-    from ...formats import round_fraction
+    from opcert.formats import round_fraction
     import math
     import numpy as np
     r = round_fraction(bound, fmt)

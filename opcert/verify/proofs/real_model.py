@@ -22,9 +22,9 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import NAMED, Expr
-from ...expr.fold import Domain, element_wise_only, fold
-from ...expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
+from opcert.expr import NAMED, Expr
+from opcert.expr.fold import Domain, element_wise_only, fold
+from opcert.expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
 
 
 def Q(v) -> z3.ArithRef:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ...expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
-from ...spec.exact import Undecided
-from .monotone import Split, Stuck, direction as _direction
+from opcert.expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
+from opcert.numerics.exact import Undecided
+from opcert.verify.proofs.monotone import Split, Stuck, direction as _direction
 
 INF = math.inf
 
@@ -69,8 +69,8 @@ def _point(q) -> Span:
 
 def _primitive(p, s: Span) -> Span:
     from flint import arb, ctx
-    from .interval import arb_to_fractions
-    from ...expr.primitives import AT_INF
+    from opcert.verify.proofs.interval import arb_to_fractions
+    from opcert.expr.primitives import AT_INF
 
     def at(v, side):
         if math.isinf(v):
@@ -108,7 +108,7 @@ class SpanDomain(Domain):
         return _point(self.attrs[e.name])
 
     def const(self, e):
-        from ...expr import NAMED
+        from opcert.expr import NAMED
         if e.name is not None:
             return Span(*NAMED[e.name].enclosure(80))
         return _point(e.value)

@@ -26,13 +26,13 @@ from fractions import Fraction
 
 import z3
 
-from ...expr import Expr
-from ...expr.fold import Domain, fold
-from ...expr.primitives import REGISTRY
-from ...spec.tensor import RowProperty
-from .real_model import Q, RealModel
-from .common import attribute, decide, units_spent
-from .result import PropertyResult
+from opcert.expr import Expr
+from opcert.expr.fold import Domain, fold
+from opcert.expr.primitives import REGISTRY
+from opcert.spec.tensor import RowProperty
+from opcert.verify.proofs.real_model import Q, RealModel
+from opcert.verify.proofs.common import attribute, decide, units_spent
+from opcert.verify.result import PropertyResult
 
 MAX_LENGTH = 4
 

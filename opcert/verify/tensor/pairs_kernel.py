@@ -1,23 +1,23 @@
 """The pair sweep's check of one block, compiled (numba, one thread per value of b).
 
-verify.row_pairs states what is checked; this is the same check over 4 million rows of two without a
+verify.tensor.pairs states what is checked; this is the same check over 4 million rows of two without a
 binary64 temporary per row: in NumPy it took 3.5 s a block, 60 minutes for the 2^32 pairs of a 16-bit
 format, twenty times what the call of a runtime costs. The rounded reference of each output comes from
-the steps of its rounding as a function of d = a - b (verify.row_pairs._thresholds), walked as a rises:
+the steps of its rounding as a function of d = a - b (verify.tensor.pairs._thresholds), walked as a rises:
 no transcendental function where the target's output is the reference's. Where it is not, the ULP error
 takes the binary64 value of the exact output (one exp, and a log1p for LogSoftmax). An exact difference is
 always placed; a rounded one (bfloat16 values far apart) within a step's wide enclosure leaves its row to
-verify.row_pairs (Arb), flagged in `undecided`. Every property is checked here on every row, as none of
+verify.tensor.pairs (Arb), flagged in `undecided`. Every property is checked here on every row, as none of
 them needs more than the binary64 value of the exact output.
 """
 from __future__ import annotations
 
 import math
 
-from ..jit import numba
+from opcert.jit import numba
 import numpy as np
 
-from .ulp import ulp_inline as _ulp
+from opcert.verify.ulp import ulp_inline as _ulp
 
 # counters, one row per value of b
 CORRECT, SPECIAL_WRONG, FLUSHES, ZERO_SIGN, RANGE_CHECKED, RANGE_BAD, SUM_CHECKED, SUM_BAD, MONO_BAD, \
@@ -34,7 +34,7 @@ P_RANGE, P_SUM, P_MONO, P_NAN, P_INF, P_HOT = (1 << k for k in range(6))
 
 def exact_difference(a, b):
     """(d, d_lo): a - b rounded, and what the rounding left out (TwoSum: d + d_lo = a - b exactly; not 0 only
-    for bfloat16 values far apart). Plain arithmetic: NumPy arrays in verify.row_pairs, compiled here."""
+    for bfloat16 values far apart). Plain arithmetic: NumPy arrays in verify.tensor.pairs, compiled here."""
     d = a - b
     z = d - a
     return d, (a - (d - z)) - (b + z)
@@ -46,7 +46,7 @@ _exact_difference = numba.njit(inline="always")(exact_difference)
 @numba.njit(inline="always", error_model="numpy")
 def _exact(op, d):
     """The binary64 values of both outputs of a finite pair at d = a - b, from one e^-|d| (their relative
-    error is within verify.row_pairs._fast's: what the ULP error of a wrong output is measured against), and
+    error is within verify.tensor.pairs._fast's: what the ULP error of a wrong output is measured against), and
     Softmax's two values (for LogSoftmax, e^m0 and e^m1: its row sum)."""
     if op == HARDMAX:
         v = 1.0 if d >= 0 else 0.0
@@ -66,7 +66,7 @@ def _exact(op, d):
 @numba.njit(inline="always")
 def _above(d, d_lo, k, floor, above_wide):
     """Whether the exact difference d + d_lo lies above step k: exactly where d is exact (d_lo = 0), and
-    outside the step's wide enclosure where d is rounded (verify.row_pairs._thresholds)."""
+    outside the step's wide enclosure where d is rounded (verify.tensor.pairs._thresholds)."""
     return d > floor[k] if d_lo == 0 else d > above_wide[k]
 
 
@@ -96,7 +96,7 @@ def check_block(a, bs, ybits, values, exp_of, op, props, p, emin, floor, below_w
     """One block: every a (increasing, NaNs last; the first nkeep are numbers) against every b in bs.
     ybits[j, i, k]: output k of the row [a[i], bs[j]] as the format's bits; values: each bit pattern's
     binary64 value, exp_of its exponential (binary64, within 1 ULP). floor, below_wide, above_wide and
-    stepped: verify.row_pairs._thresholds, stepped_ord the ordinals of stepped (output 1 is output 0 at -d;
+    stepped: verify.tensor.pairs._thresholds, stepped_ord the ordinals of stepped (output 1 is output 0 at -d;
     Hardmax's output 1 is 1 - output 0). table[ka + 1, kb + 1, k]: the declared output k of a row with
     infinite entries (kind -1, 0, +1 for -inf, finite, +inf), table_bits the same as the format's bits.
     Writes counts[j], firsts[j], worst_err[j] / worst_at[j] (2 i + k: the worst output that is not the

@@ -29,7 +29,7 @@ class PropertyResult:
     inputs_checked: int | None = None    # enumeration and samples: inputs (or pairs) examined
     violations: int | None = None        # enumeration and samples: how many of them break it
     worst: dict | None = None            # the worst counterexample (largest excess or step back)
-    layouts: list | None = None          # the layout property: what each family of layouts ran (verify.layout)
+    layouts: list | None = None          # the layout property: what each family of layouts ran (verify.paths.layout)
     rlimit_count: int | None = None      # z3's resource units spent deciding it (its queries' "rlimit count"):
     #                                      the same on an idle or a loaded host, unlike elapsed_s
 

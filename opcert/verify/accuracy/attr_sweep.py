@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
-from ..options import Options
-from ..spec import get_operator
-from ..spec.attrs import describe, resolve, user_value
-from ..spec.onnx_backend_attrs import ATTRS as ONNX_TEST_ATTRS
+from opcert.errors import UsageError
+from opcert.options import Options
+from opcert.spec import get_operator
+from opcert.spec.attrs import describe, resolve, user_value
+from opcert.spec.onnx_backend_attrs import ATTRS as ONNX_TEST_ATTRS
 
 F32_MAX = 3.4028234663852886e38
 F32_TINY = 1.401298464324817e-45            # the smallest binary32 subnormal
@@ -81,8 +81,8 @@ def sweep_attributes(op, target="opcert", dtype="float32", inputs="sample", *, s
     figures, skips with their reasons, and the worst set. An untrusted target
     runs every set in one supervised worker; if a set ends that worker, the
     sweep runs again with one worker per set, so the crash is pinned on its set."""
-    from ..targets import trusted
-    from ..workers import WorkerLost, in_worker, run_isolated
+    from opcert.targets import trusted
+    from opcert.workers import WorkerLost, in_worker, run_isolated
     op = get_operator(op)
     if not any(True for a in op.attributes if op.standard(standard).has(a.name)):
         raise UsageError(f"{op.name} has no attributes: there is nothing to sweep (run the check without --attr-sweep)")
@@ -96,7 +96,7 @@ def sweep_attributes(op, target="opcert", dtype="float32", inputs="sample", *, s
 
 
 def _sweep(op, target, dtype, inputs, samples, seed, standard, max_ulp, isolation, target_timeout, progress):
-    from .accuracy import measure
+    from opcert.verify.accuracy.measure import measure
     op = get_operator(op)
     res = AttrSweepResult(op.name, dtype, target if isinstance(target, str) else target.name, inputs)
     for s in attribute_sets(op, standard):

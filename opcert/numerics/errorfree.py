@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 
-from ..jit import numba
+from opcert.jit import numba
 import numpy as np
 
-from ..expr.fma_kernel import llvm_fma
+from opcert.expr.fma_kernel import llvm_fma
 
 SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
 
@@ -79,7 +79,7 @@ def sum_exact(a, b):
     return (a - (s - bb)) + (b - bb) == 0.0
 
 
-# the same tests over arrays (spec.ball); the scalar ones are called by the compiled ball (spec.ball_compiled)
+# the same tests over arrays (numerics.ball); the scalar ones are called by the compiled ball (numerics.ball_compiled)
 def product_is_exact(a, b):
     return _ufuncs()[0](a, b)
 

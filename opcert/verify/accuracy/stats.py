@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..formats import FloatFormat
-from .ulp import HISTOGRAM_EDGES
+from opcert.formats import FloatFormat
+from opcert.verify.ulp import HISTOGRAM_EDGES
 
 TOP = 8          # candidates kept for exact re-verification, per list
 KINDS = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
@@ -123,8 +123,8 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     flush_allowed: outputs flushed to zero where the reference is subnormal are
     counted but left out of the ULP figure. keep: a list that receives the
     per-element errors (for plots)."""
-    from . import classify as C
-    from .ulp import round_up, ulp_error_exact
+    from opcert.verify.accuracy import classify as C
+    from opcert.verify.ulp import round_up, ulp_error_exact
     with np.errstate(invalid="ignore"):
         y64 = np.ascontiguousarray(y.astype(np.float64)).reshape(-1)
         r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)

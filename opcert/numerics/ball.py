@@ -9,8 +9,8 @@ derivative over [m - r, m + r] (its record's radius rule). Radii are computed
 with a margin (1 + 2^-50) so that their own rounding cannot make them too
 small, and the ends m - r and m + r are taken one binary64 step outward.
 
-Those rules are spec.ball_rules', written once: this module runs them over
-NumPy arrays (`Balls`, a fold domain), spec.ball_compiled over scalars in
+Those rules are numerics.ball_rules', written once: this module runs them over
+NumPy arrays (`Balls`, a fold domain), numerics.ball_compiled over scalars in
 generated code; tests/test_ball_compiled.py checks that the two compute the
 same balls bit for bit where they are given the same primitive values.
 
@@ -30,7 +30,7 @@ An element is decided when both ends round to the same value of the target
 format: then that value is the correctly rounded result, with no assumption
 beyond the stated contracts. A comparison whose balls overlap, a primitive
 whose ball leaves its domain, or a non-finite midpoint leaves the element
-undecided, for the exact path (spec.exact). The expression is the operator's
+undecided, for the exact path (numerics.exact). The expression is the operator's
 `reference_form`: the definition rewritten to be well conditioned in floating
 point, and proved equal to it over the reals (tests/test_catalog.py).
 """
@@ -42,10 +42,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..expr import NAMED, PRIMITIVES, Expr
-from ..expr.fold import Domain, fold
-from ..expr.primitives import binary64_array, long_double_array
-from .ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
+from opcert.expr import NAMED, PRIMITIVES, Expr
+from opcert.expr.fold import Domain, fold
+from opcert.expr.primitives import binary64_array, long_double_array
+from opcert.numerics.ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
 
 U = 2.0 ** -53             # unit roundoff of binary64
 ETA = 2.0 ** -1074         # the smallest subnormal: bounds underflow
@@ -142,7 +142,7 @@ def ball_condition(e: Expr, x, attrs, P):
 def _sum_exact(a, b, P: Precision):
     """a + b is the real sum (TwoSum)."""
     if P.dtype == np.float64:
-        from .errorfree import sum_is_exact
+        from opcert.numerics.errorfree import sum_is_exact
         return sum_is_exact(a, b)
     s = a + b
     bb = s - a
@@ -152,13 +152,13 @@ def _sum_exact(a, b, P: Precision):
 def _product_exact(a, b, P: Precision):
     """a * b is the real product (Dekker's); binary64 only (a wider product: taken as rounded)."""
     if P.dtype == np.float64:
-        from .errorfree import product_is_exact
+        from opcert.numerics.errorfree import product_is_exact
         return product_is_exact(a, b)
     return False
 
 
 class Balls(Domain):
-    """The ball over NumPy arrays of x's format: the rules of spec.ball_rules, each node once (Mish's
+    """The ball over NumPy arrays of x's format: the rules of numerics.ball_rules, each node once (Mish's
     exp(x), four times in its form), a select's branches each on the elements that take it (Gelu's
     choice of form is one branch for every element: the other is not evaluated at all)."""
 
@@ -250,7 +250,7 @@ class Balls(Domain):
         at most gamma_d * sum |m_j| (d = depth(n), expr.numpy_eval), plus the sum of the radii; rowmax: the
         largest midpoint, within the largest radius (the maximum is 1-Lipschitz in each argument);
         rowfirstmax: decided where every ball of the row is a point (then the comparisons are exact)."""
-        from ..expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maximum
+        from opcert.expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maximum
         P, shape = self.P, self.x.shape
         m, r, ok, s = (np.broadcast_to(v, shape) for v in walk(e.args[0]))
         row_ok = np.all(ok, axis=-1, keepdims=True)
@@ -303,7 +303,7 @@ def decide(m, r, ok, fmt, sign=None):
 
     A ball inside [-s/2, s/2] (s the smallest subnormal of fmt) rounds to a
     zero; its sign is the sign analysis' where that is known."""
-    from ..formats import round_float64
+    from opcert.formats import round_float64
     m, r = np.asarray(m), np.asarray(r)
     with np.errstate(all="ignore"):
         rr = np.where(ok, r, 0.0)

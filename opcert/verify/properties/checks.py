@@ -27,10 +27,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..formats import FloatFormat, from_bits, hex_bits, round_fraction
-from ..spec.exact import eval_rational
-from . import property_kernels as kernels
-from .proofs.result import PropertyResult
+from opcert.formats import FloatFormat, from_bits, hex_bits, round_fraction
+from opcert.numerics.exact import eval_rational
+from opcert.verify.properties import kernels
+from opcert.verify.result import PropertyResult
 
 
 def _bound(v, default: float) -> float:
@@ -135,7 +135,7 @@ def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction], sta
 
 
 def compile_all(op, fmt, attrs, standard, names=None) -> list[Compiled]:
-    # kernel-only properties (layout) are not decided from one array of outputs: verify.layout runs them
+    # kernel-only properties (layout) are not decided from one array of outputs: verify.paths.layout runs them
     props = [p for p in op.properties if (names is None or p.name in names) and not p.kernel_only]
     return [compile_property(op, p, fmt, attrs, standard) for p in props]
 
@@ -170,7 +170,7 @@ class Acc:
             self.worst = cand
 
     def take(self, st: np.ndarray, wmag: np.ndarray, pairs: bool = False) -> None:
-        """Add the state of a compiled scan (verify.property_kernels); pairs:
+        """Add the state of a compiled scan (verify.properties.kernels); pairs:
         its violations have two inputs."""
         def inputs(a, b):
             return [int(a), int(b)] if pairs else [int(a)]
@@ -392,8 +392,8 @@ def symmetry_violations(yp, yn, center, fmt):
     """|f(x) + f(-x) - center| <= (ulp(f(x)) + ulp(f(-x))) / 2, decided exactly where close: (bad, excess
     |f(x) + f(-x) - center| - tol), each of yp's shape. The binary64 pass is compiled
     (property_kernels.symmetry_pass; tests/test_properties.py checks it against rational arithmetic)."""
-    from .property_kernels import symmetry_pass
-    from .ulp import ulp_of
+    from opcert.verify.properties.kernels import symmetry_pass
+    from opcert.verify.ulp import ulp_of
     a = np.ascontiguousarray(yp, dtype=np.float64).reshape(-1)
     b = np.ascontiguousarray(yn, dtype=np.float64).reshape(-1)
     bad, excess, close = np.empty(a.size, np.bool_), np.empty(a.size), np.empty(a.size, np.bool_)

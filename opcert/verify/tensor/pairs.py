@@ -4,7 +4,7 @@ A pair's exact outputs depend on d = a - b alone (a binary64 difference, and for
 its TwoSum remainder): Softmax is (sigmoid(d), sigmoid(-d)), LogSoftmax (ln sigmoid(d), ln sigmoid(-d)),
 Hardmax (a >= b, b > a). Each is increasing in d, so its rounding is a step function of d: the steps
 (_thresholds, enclosed at 200 bits once a format) give the rounded reference of every pair as d rises,
-without a transcendental function (verify.row_pairs_kernel, compiled). A rounded difference (bfloat16
+without a transcendental function (verify.tensor.pairs_kernel, compiled). A rounded difference (bfloat16
 values far apart) inside a step's wide enclosure goes to the element-wise machinery's exact path on the
 exact difference (Arb: Sigmoid's or Softplus' reference form). Pairs
 holding NaN or +-inf take the rule of spec.tensor.limit_row, which makes them depend only on where the
@@ -29,12 +29,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import TargetFailure
-from ..expr import var
-from ..formats import get_format, to_format
-from .proofs.result import PropertyResult
-from .row_calls import ordinals, ulp_distance
-from .row_pairs_kernel import exact_difference
+from opcert.errors import TargetFailure
+from opcert.expr import var
+from opcert.formats import get_format, to_format
+from opcert.verify.result import PropertyResult
+from opcert.verify.ulp import ordinals, ordinal_distance
+from opcert.verify.tensor.pairs_kernel import exact_difference
 
 BLOCK = 64        # values of b per call: 4 million pairs
 DEVIATIONS_PER_RUN = 8192      # outputs off the reference kept per value of b and block (the kernel's buffer)
@@ -55,9 +55,9 @@ def _forms(op):
     exact path's, where the fast one below cannot decide."""
     x = var("x")
     if op.name == "Softmax":
-        from ..spec.declarations import sigmoid_stable
+        from opcert.spec.declarations import sigmoid_stable
         return sigmoid_stable(x)
-    from ..spec.ops.softplus import stable
+    from opcert.spec.ops.softplus import stable
     return -stable(-x)
 
 
@@ -70,7 +70,7 @@ def _fast(op, d: np.ndarray, fmt):
     value is known outright: sigmoid(d) < 2^(emin - p) (half the smallest subnormal) where
     d <= (emin - p) ln 2, 1 - sigmoid(d) < 2^-(p + 1) where d >= (p + 1) ln 2 + 1/2 (it rounds to 1);
     LogSoftmax -log1p(e^-d) > -2^(emin - p) there (a negative zero)."""
-    from ..expr.primitives import REGISTRY
+    from opcert.expr.primitives import REGISTRY
     ke, kl = REGISTRY["exp"].ulps, REGISTRY["log1p"].ulps
     rel = (2 * ke + 4) * 2.0 ** -53 if op.name == "Softmax" else (2 * ke + 2 * kl + 4) * 2.0 ** -53
     lo_t, hi_t = (fmt.emin - fmt.p) * math.log(2), (fmt.p + 1) * math.log(2) + 0.5
@@ -95,9 +95,9 @@ def _fast(op, d: np.ndarray, fmt):
 def _reference_of_d(op, d: np.ndarray, fmt, d_lo: np.ndarray | None = None):
     """(rounded, exact midpoint) of output 0 at differences d + d_lo (d the binary64 difference, d_lo what
     it left out: bfloat16 values far apart differ by more than 53 bits; such d go to the exact path)."""
-    from ..formats import round_fraction
-    from ..spec.exact import evaluate
-    from ..spec.tensor import round_just_below
+    from opcert.formats import round_fraction
+    from opcert.numerics.exact import evaluate
+    from opcert.spec.tensor import round_just_below
     if op.name == "Hardmax":     # the first element wins ties
         v = (d >= 0).astype(np.float64)
         return v, v
@@ -184,7 +184,7 @@ def _thresholds(op_name: str, fmt_name: str):
 
 def _special_table(op, fmt) -> dict:
     """The declared outputs of pairs with infinite entries, by where the infinities are (spec.tensor)."""
-    from ..spec.row_reference import reference_rows
+    from opcert.spec.row_reference import reference_rows
     inf = np.inf
     kinds = {("+", "+"): (inf, inf), ("+", "f"): (inf, 0.0), ("f", "+"): (0.0, inf), ("-", "-"): (-inf, -inf),
              ("-", "f"): (-inf, 0.0), ("f", "-"): (0.0, -inf), ("+", "-"): (inf, -inf), ("-", "+"): (-inf, inf)}
@@ -226,8 +226,8 @@ class PairSweep:
         self._kernel_args()
 
     def _kernel_args(self) -> None:
-        """What verify.row_pairs_kernel.check_block takes besides the block, computed once."""
-        from . import row_pairs_kernel as K
+        """What verify.tensor.pairs_kernel.check_block takes besides the block, computed once."""
+        from opcert.verify.tensor import pairs_kernel as K
         op, fmt = self.op, self.fmt
         kinds = {p.kind: p for p in op.properties}
         flags = {"range": K.P_RANGE, "row_sum": K.P_SUM, "row_monotonic": K.P_MONO, "nan_row": K.P_NAN,
@@ -368,7 +368,7 @@ class PairSweep:
         return want, mid
 
     def _block(self, bs, X, Y) -> None:
-        from . import row_pairs_kernel as K
+        from opcert.verify.tensor import pairs_kernel as K
         na, nb = self.a.size, bs.size
         self._bs = bs
         self.pairs += X.shape[0]
@@ -441,7 +441,7 @@ class PairSweep:
         depends on a - b alone, the same for every related pair): two rows with one difference (a shift of
         each other) or swapped (a permutation) are refuted where their outputs are more than the allowed
         distance apart, counting a row kept off the reference by its distance and any other as 0."""
-        from . import row_pairs_kernel as K
+        from opcert.verify.tensor import pairs_kernel as K
         op, fmt = self.op, self.fmt
         tol = 0 if op.name == "Hardmax" else math.ceil(2 * self.max_ulp)
         with np.errstate(invalid="ignore"):
@@ -577,7 +577,7 @@ class PairSweep:
             return float(np.array([bits], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0])
         got1, got2 = np.asarray(y1), np.asarray(y2)
         cmp2 = got2[::-1] if kind == "permutation" else got2
-        dist = ulp_distance(got1[None, :], cmp2[None, :], fmt)[0]
+        dist = ordinal_distance(got1[None, :], cmp2[None, :], fmt)[0]
         return {"case": "every pair", "row": [val(a1), val(b1)], "related_row": [val(a2), val(b2)],
                 "how": "the row swapped (outputs compared swapped)" if kind == "permutation"
                 else "a row of the same difference a - b", "got": [float(v) for v in got1.astype(np.float64)],
@@ -605,7 +605,7 @@ class PairSweep:
     def _mono_example(self, X, Y, r):
         with np.errstate(invalid="ignore"):
             x64, y64 = X[r:r + 2].astype(np.float64), Y[r:r + 2].astype(np.float64)
-        moved = ulp_distance(Y[r:r + 1], Y[r + 1:r + 2], self.fmt)[0]
+        moved = ordinal_distance(Y[r:r + 1], Y[r + 1:r + 2], self.fmt)[0]
         return {"case": "every pair", "row": [float(v) for v in x64[0]], "related_row": [float(v) for v in x64[1]],
                 "how": "a raised to the next value of the format (y_0 may not fall, y_1 may not rise)",
                 "got": [float(v) for v in y64[0]], "got_related": [float(v) for v in y64[1]],
@@ -645,7 +645,7 @@ class PairSweep:
     def _compare(self, X, Y, y64, want, mid, rows):
         """The accuracy of the rows the compiled check left undecided (rows: their indices in the block),
         with the exact reference: as check_block does for the others."""
-        from .ulp import ulp_error
+        from opcert.verify.ulp import ulp_error
         fmt = self.fmt
         w16 = to_format(want, fmt)
         same = (Y.view(fmt.uint) == w16.view(fmt.uint)) | (np.isnan(y64) & np.isnan(want))

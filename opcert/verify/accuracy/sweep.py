@@ -60,11 +60,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TargetFailure, UsageError
-from ..formats import FLOAT_FORMATS, round_fraction
-from ..files import write_json_atomic
-from ..fingerprint import code_fingerprint
-from .stats import HIST_LABELS, Stats
+from opcert.errors import TargetFailure, UsageError
+from opcert.formats import FLOAT_FORMATS, round_fraction
+from opcert.files import write_json_atomic
+from opcert.fingerprint import code_fingerprint
+from opcert.verify.accuracy.stats import HIST_LABELS, Stats
 
 F32 = FLOAT_FORMATS["float32"]
 CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
@@ -106,11 +106,11 @@ class SweepConfig:
         d["opcert_code"] = self.opcert_code or code_fingerprint()
         # the same library can compute other bits on another CPU (NumPy's and the runtimes'
         # SIMD paths): a sweep resumed on a different host must not mix the two
-        from ..provenance import simd
+        from opcert.provenance import simd
         d["simd"] = simd()
         # the reference's array functions decide how many inputs go to the exact path (the counts a chunk
         # records), never a correctly rounded value: a sweep resumed with others must not mix the counts
-        from ..expr import libm_arrays
+        from opcert.expr import libm_arrays
         d["reference_functions"] = libm_arrays.status()
         d["schema"] = CHUNK_SCHEMA
         return d
@@ -147,7 +147,7 @@ def keep_freed_memory() -> None:
 
 def limits_bits(op, attrs, standard) -> tuple[int, int, float, float]:
     """The correctly rounded binary32 results at +inf and -inf (bits) and the exact limits (float)."""
-    from ..spec.reference import reference_detailed
+    from opcert.spec.reference import reference_detailed
     x = np.array([np.inf, -np.inf], dtype=np.float32)
     ref = reference_detailed(op, x, attrs, standard)
     b = ref.rounded.view(np.uint32)
@@ -160,9 +160,9 @@ def _setup(cfg: SweepConfig):
         return _CACHE[cfg]
     if not _CACHE:
         keep_freed_memory()
-    from ..spec import get_operator
-    from ..targets import load_target
-    from .properties import compile_all
+    from opcert.spec import get_operator
+    from opcert.targets import load_target
+    from opcert.verify.properties.checks import compile_all
     op = get_operator(cfg.op)
     attrs = cfg.resolved()
     tgt = load_target(cfg.target, cfg.timeout, cfg.standard)
@@ -182,11 +182,11 @@ def block_label(cfg: SweepConfig, lo: int, hi: int, negative: bool) -> str:
 
 def run_chunk(cfg: SweepConfig, index: int) -> dict:
     """Sweep one chunk (both signs); its statistics and property state as JSON."""
-    from ..expr import parity
-    from ..spec.reference import reference_detailed, zero_signs
-    from .stats import float_stats
-    from .properties import PropertyChecker
-    from .sweep_kernel import (FINGERPRINT_SCHEME, SAMPLE_STRIDE, TOP, block, block_state, easy_pass,
+    from opcert.expr import parity
+    from opcert.spec.reference import reference_detailed, zero_signs
+    from opcert.verify.accuracy.stats import float_stats
+    from opcert.verify.properties.checks import PropertyChecker
+    from opcert.verify.accuracy.sweep_kernel import (FINGERPRINT_SCHEME, SAMPLE_STRIDE, TOP, block, block_state, easy_pass,
                                fingerprint_weights, output_fingerprint, prepare, sampled_floor, take_easy)
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
@@ -200,9 +200,9 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     t0 = time.perf_counter()
     lo, hi = cfg.chunk_range(index)
     counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist = block_state()
-    from ..spec import ball
+    from opcert.numerics import ball
     form = op.reference_form(cfg.standard)
-    from ..spec.ball_compiled import compiled as compiled_ball, kernel_tuning
+    from opcert.numerics.ball_compiled import compiled as compiled_ball, kernel_tuning
     # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no reference
     fast_ball = compiled_ball(form, a64, tune=kernel_tuning()) if cfg.accuracy else None
     formula = op.standard(cfg.standard).formula
@@ -221,7 +221,7 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     und2 = np.empty(cfg.block, np.int64)
     hard = np.empty(cfg.block, np.bool_)
     keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.easy)
-    from ..spec import one_sided
+    from opcert.numerics import one_sided
     base = np.arange(cfg.block, dtype=np.uint32)
     # the outputs of every input the chunk's results name (worst cases, first mismatches, property
     # counterexamples): verdicts are made from what was measured, never from a second run
@@ -342,7 +342,7 @@ def _call_block(cfg: SweepConfig, tgt, op, attrs, b0: int, b1: int, negative: bo
     """The target's outputs on one block, called as run_chunk calls it: the target gets a buffer of its
     own, filled with the block's inputs and checked after the call (its run() would copy x and compare
     the copy: 13 us of a call of 65,536 inputs, this 3)."""
-    from .sweep_kernel import is_progression, progression
+    from opcert.verify.accuracy.sweep_kernel import is_progression, progression
     start = np.uint32(b0 | 0x80000000) if negative else np.uint32(b0)
     given = np.empty(b1 - b0, np.uint32)
     progression(given, start)
@@ -437,7 +437,7 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
         for b, y in data["outputs"]:
             if not (isinstance(b, int) and isinstance(y, int) and 0 <= b < (1 << 32) and 0 <= y < (1 << 32)):
                 return "recorded outputs malformed"
-        from .sweep_kernel import FINGERPRINT_SCHEME
+        from opcert.verify.accuracy.sweep_kernel import FINGERPRINT_SCHEME
         if data["replay"]["scheme"] != FINGERPRINT_SCHEME:
             return "without the fingerprints of its outputs that a resume checks"
         _decode_prints(cfg, index, data)
@@ -447,8 +447,8 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
 
 
 def _skipped(cfg: SweepConfig) -> set:
-    from ..spec import get_operator
-    from .properties import compile_all
+    from opcert.spec import get_operator
+    from opcert.verify.properties.checks import compile_all
     return {c.name for c in compile_all(get_operator(cfg.op), F32, cfg.resolved(), cfg.standard or get_operator(cfg.op).primary, set(cfg.properties))
             if c.skip is not None}
 
@@ -534,15 +534,15 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
             rejected.append(f"chunk {i}: {why}")
             f.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    from ..workers import Pool
+    from opcert.workers import Pool
     # one pool for the replays and the chunks: its workers load the target once for both
     with Pool(max(1, min(workers or os.cpu_count() or 1, cfg.chunks))) as pool:
         return _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed)
 
 
 def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed=None):
-    from ..spec import get_operator
-    from .properties import PropertyChecker, compile_all
+    from opcert.spec import get_operator
+    from opcert.verify.properties.checks import PropertyChecker, compile_all
     resume = None
     if done:
         # a checkpoint is trusted only when the target still computes what it recorded: a changed data
@@ -605,7 +605,7 @@ def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dic
     recorded of them, and every output its results name with the recorded one. Where they differ: the
     blocks that differ, and the first difference located (the input, its output now and in the
     checkpoint): a recorded output, or a block with one changed output (_one_difference)."""
-    from .sweep_kernel import fingerprint_weights, output_fingerprint
+    from opcert.verify.accuracy.sweep_kernel import fingerprint_weights, output_fingerprint
     op, attrs, _, tgt, _, _ = _setup(cfg)
     lo, hi = cfg.chunk_range(index)
     stored = _decode_prints(cfg, index, data)
@@ -661,7 +661,7 @@ def _one_difference(yb, weights, stored, got) -> tuple[int, int, int] | None:
     """(index, output now, output then) where one output of a block changed since its fingerprint
     `stored` (now `got`), or None where that does not explain the change (two or more changed): the
     change is delta = m0' - m0 at index (m1' - m1) / delta, confirmed by the whole fingerprint."""
-    from .sweep_kernel import output_fingerprint
+    from opcert.verify.accuracy.sweep_kernel import output_fingerprint
     d0 = _signed64(int(got[1]) - int(stored[1]))
     d1 = _signed64(int(got[2]) - int(stored[2]))
     if d0 == 0 or d1 % d0:
@@ -707,7 +707,7 @@ def _replay_resumed(cfg: SweepConfig, done: dict, pool, seed: int) -> list[tuple
 
 
 def _chunk_failure(cfg, i, exc) -> Exception:
-    from ..workers import WorkerLost
+    from opcert.workers import WorkerLost
     lo, hi = cfg.chunk_range(i)
     where = f"chunk {i} (magnitudes 0x{lo:08x}..0x{hi - 1:08x})"
     if isinstance(exc, WorkerLost):
@@ -731,8 +731,8 @@ def warm_kernels(cfg: SweepConfig) -> None:
     worker at the same time (7.4 s of ScaledTanh's first chunk with AVX-512 off). Nothing is computed:
     the arguments have run_chunk's types (tests/test_sweep.py checks that run_chunk then compiles nothing
     this did not), on eight inputs."""
-    from .properties import PropertyChecker
-    from .sweep_kernel import block, block_state
+    from opcert.verify.properties.checks import PropertyChecker
+    from opcert.verify.accuracy.sweep_kernel import block, block_state
     _, _, _, _, refs, compiled = _setup(cfg)
     n = 8
     mags = np.arange(n, dtype=np.uint32)

@@ -19,19 +19,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import policy
-from ..errors import TargetFailure, UsageError
-from ..formats import FloatFormat, IntFormat, bits_differ, get_format, hex_bits
-from ..options import Options, split_keywords
-from ..provenance import provenance
-from ..spec import get_operator
-from ..spec.attrs import attribute_keys, describe, resolve
-from ..spec.reference import check_dtype, reference_detailed
-from ..targets import Target, check_name, describe_target, load_target, trusted
-from ..workers import WorkerLost, in_worker, run_isolated
-from . import inputs as inputs_mod
-from .stats import HIST_LABELS, Stats, float_stats
-from .ulp import round_up, ulp_error_exact
+from opcert import policy
+from opcert.errors import TargetFailure, UsageError
+from opcert.formats import FloatFormat, IntFormat, bits_differ, get_format, hex_bits
+from opcert.options import Options, split_keywords
+from opcert.provenance import provenance
+from opcert.spec import get_operator
+from opcert.spec.attrs import attribute_keys, describe, resolve
+from opcert.spec.reference import check_dtype, reference_detailed
+from opcert.targets import Target, check_name, describe_target, load_target, trusted
+from opcert.workers import WorkerLost, in_worker, run_isolated
+from opcert.verify.accuracy import inputs as inputs_mod
+from opcert.verify.accuracy.stats import HIST_LABELS, Stats, float_stats
+from opcert.verify.ulp import round_up, ulp_error_exact
 
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 1_000_000}
 FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the exact path (0.2-0.4 ms each)
@@ -40,7 +40,7 @@ FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the e
 def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, str | None]:
     """The default number of samples, and why it is smaller when it is."""
     if dtype == "float64":
-        from ..spec import ball
+        from opcert.numerics import ball
         missing = ball.without_fast_path(op.reference_form(standard), ball.WIDE)
         if missing:
             return FLOAT64_EXACT_SAMPLES, (
@@ -111,7 +111,7 @@ class AccuracyResult:
 def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str,
                       samples: int | None, seed: int | None, standard: str | None,
                       layout_samples: int | None = None) -> str:
-    from ..spec.attrs import user_value
+    from opcert.spec.attrs import user_value
     parts = ["opcert", "accuracy", op, "--dtype", dtype, "--target", target]
     operator = get_operator(op)
     for k, v in attrs.items():
@@ -177,7 +177,7 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
     is refused (opcert.options.split_keywords).
 
     inputs: "exhaustive" (every value of the format: 16-bit formats in one
-    pass, binary32 through the chunked, resumable sweep of opcert.verify.sweep
+    pass, binary32 through the chunked, resumable sweep of opcert.verify.accuracy.sweep
     on `workers` processes or a Dask `scheduler`), "sample" (stratified over
     signs and binades, with neighbours, special values and the neighbours of
     every branch point, threshold and saturation point; closed under
@@ -190,7 +190,7 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
     counterexamples; the result has no ULP figures); elsewhere ignored, as
     the accuracy costs little next to the target there. layout_samples: the
     inputs run through every layout where the layouts cannot be enumerated
-    (verify.layout; default DEFAULT_LAYOUT_SAMPLES, SWEEP_LAYOUT_SAMPLES in a
+    (verify.paths.layout; default DEFAULT_LAYOUT_SAMPLES, SWEEP_LAYOUT_SAMPLES in a
     float32 sweep of the whole format)."""
     t0 = time.perf_counter()
     spec_op = get_operator(op)
@@ -280,7 +280,7 @@ def _provenance(name: str, version: str) -> dict:
     """provenance(), and the functions the reference's balls took their values from (glibc's vector and
     long double functions, or NumPy's alone): they decide how many inputs go to the exact path, never
     what the correctly rounded value is."""
-    from ..expr import libm_arrays
+    from opcert.expr import libm_arrays
     return {**provenance(name, version), "reference_functions": libm_arrays.status()}
 
 
@@ -316,7 +316,7 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
     if x.size >= 1 << 16:
         # arrays of 10^6 elements allocated and freed a dozen times: glibc maps and unmaps each, and the
         # page faults were 0.04 of a 10^6-sample float64 check's 0.18 s (bench/README.md)
-        from .sweep import keep_freed_memory
+        from opcert.verify.accuracy.sweep import keep_freed_memory
         keep_freed_memory()
     res = _base_result(req, mode, int(x.size), tgt.info)
     if why_fewer:
@@ -379,7 +379,7 @@ def _wants_layout(req: Request) -> bool:
 
 
 # what a measurement's worker has imported before it loads a target (targets.describe_target)
-WORKER_MODULES = ("opcert.verify.accuracy", "opcert.verify.sweep")
+WORKER_MODULES = ("opcert.verify.accuracy.measure", "opcert.verify.accuracy.sweep")
 DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
 SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 sweep of the whole format (a range of magnitudes: the default)
 ONE_ELEMENT_CALLS = 100_000     # ... at least, on a target that compiles per shape (each in a call of its own)
@@ -387,16 +387,16 @@ ONE_ELEMENT_CALLS = 100_000     # ... at least, on a target that compiles per sh
 
 def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None,
                    rounded=None):
-    """The layout property (verify.layout) of tgt, on the inputs x whose outputs in the measurement's call
+    """The layout property (verify.paths.layout) of tgt, on the inputs x whose outputs in the measurement's call
     were y: (its PropertyResult dict, the worst error among outputs that differed, or None).
 
     Every input goes through every layout where that can decide the property: every input of a 16-bit
-    format, on a target whose short calls can be enumerated (verify.layout.enumerable). Elsewhere the verdict
+    format, on a target whose short calls can be enumerated (verify.paths.layout.enumerable). Elsewhere the verdict
     is `checked` at best, and `samples` inputs go through each layout: first those whose measured output is
     not the correctly rounded one (`rounded`: the reference's outputs), as two code paths can only disagree
     where one of them is not correctly rounded, up to half; then inputs spread evenly over x's bit patterns."""
-    from ..provenance import cpu_model
-    from .layout import LayoutCheck, enumerable
+    from opcert.provenance import cpu_model
+    from opcert.verify.paths.layout import LayoutCheck, enumerable
     prop = next(p for p in op.properties if p.kind == "layout")
     bits = np.ascontiguousarray(x).reshape(-1).view(fmt.uint)
     _, first = np.unique(bits, return_index=True)
@@ -446,7 +446,7 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
 def _branch_points(op, attrs, fmt, standard, most: int = 8) -> list[float]:
     """Up to `most` of the operator's branch points and thresholds in fmt, spread over their magnitudes:
     the mixed vectors' neighbours beside the ladder of magnitude classes."""
-    from ..spec.points import special_points
+    from opcert.spec.points import special_points
     try:
         pts = sorted({abs(float(p)) for p in special_points(op, attrs, fmt, standard)} - {0.0})
     except (ValueError, OverflowError, ArithmeticError):
@@ -496,13 +496,13 @@ def _label(x, mode) -> str:
     if mode == "exhaustive":
         w = 2 * x.itemsize
         return f"every {x.dtype.name} input 0x{0:0{w}x}..0x{x.size - 1:0{w}x} ({x.size:,})"
-    from ..targets import describe_inputs
+    from opcert.targets import describe_inputs
     return f"{describe_inputs(x)} ({mode})"
 
 
 def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> list:
-    from ..provenance import cpu_model
-    from .properties import PropertyChecker, compile_all, value_of, verdicts
+    from opcert.provenance import cpu_model
+    from opcert.verify.properties.checks import PropertyChecker, compile_all, value_of, verdicts
     t0 = time.perf_counter()
     compiled = compile_all(op, fmt, resolved, req.standard or op.primary, _property_names(req, op))
     checker = PropertyChecker(compiled, fmt)
@@ -532,10 +532,10 @@ def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> li
 
 
 def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy=True):
-    from ..provenance import cpu_model
-    from .properties import compile_all, value_of, verdicts
-    from ..fingerprint import code_fingerprint
-    from .sweep import HALF, SweepConfig, refuse_non_directory, rerun_blocks, sweep
+    from opcert.provenance import cpu_model
+    from opcert.verify.properties.checks import compile_all, value_of, verdicts
+    from opcert.fingerprint import code_fingerprint
+    from opcert.verify.accuracy.sweep import HALF, SweepConfig, refuse_non_directory, rerun_blocks, sweep
     op = get_operator(req.op)
     fmt = get_format("float32")
     start, stop = magnitude_range or (0, HALF)
@@ -579,7 +579,7 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     if not full:
         res.mode = f"magnitudes [0x{start:08x}, 0x{stop:08x}), both signs"
     try:
-        from ..targets import load_target as _load
+        from opcert.targets import load_target as _load
         probe = _load(req.target, req.timeout, req.standard) if in_process else None
         lay = None
         if probe:
@@ -798,7 +798,7 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
     if math.isnan(xf):
         return None
     if math.isinf(xf):
-        from ..spec.exact import eval_rational, evaluate
+        from opcert.numerics.exact import eval_rational, evaluate
         lim = op.limit(1 if xf > 0 else -1, attrs)
         if isinstance(lim.value, str):     # an infinite limit: infinity mismatches are counted apart
             return None
@@ -811,7 +811,7 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
         v = ref.exact_q[0]
         if v is None:
             return None
-    from ..formats import round_fraction
+    from opcert.formats import round_fraction
     if math.isinf(yi) and round_fraction(v, fmt, negative_zero=v < 0) == yi:
         return 0.0, f"{float(v):.17g}"       # the correctly rounded result is this infinity
     return round_up(ulp_error_exact(yi, v, fmt)), f"{float(v):.17g}"

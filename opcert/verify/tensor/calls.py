@@ -1,42 +1,15 @@
-"""Calling a tensor operator's target and comparing bits: what verify.rows and verify.row_properties share."""
+"""Calling a tensor operator's target, and showing its rows: what the tensor checks share."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TargetFailure
-
-NAN_ORDINAL = np.iinfo(np.int64).max
-
-
-def ordinals(y, fmt) -> np.ndarray:
-    """Values as ordinals (adjacent values one apart, -0 = +0; NaN: NAN_ORDINAL), for every width up to 64."""
-    s = np.ascontiguousarray(y).view(f"int{fmt.bits}").astype(np.int64)
-    mag = s & np.int64((1 << (fmt.bits - 1)) - 1)
-    inf = int(np.array([np.inf]).astype(fmt.dtype).view(f"int{fmt.bits}")[0])
-    return np.where(mag > inf, NAN_ORDINAL, np.where(s < 0, -mag, mag))
-
-
-def ulp_distance(a, b, fmt) -> np.ndarray:
-    """ULPs between a and b (0 for two NaNs, huge for a NaN against a number), as floats: no overflow."""
-    oa, ob = ordinals(a, fmt), ordinals(b, fmt)
-    nan = (oa == NAN_ORDINAL) | (ob == NAN_ORDINAL)
-    same_sign = (oa >= 0) == (ob >= 0)
-    with np.errstate(over="ignore"):
-        exact = np.abs(np.where(same_sign & ~nan, oa - ob, 0)).astype(np.float64)      # no overflow: one sign
-    apart = np.abs(oa.astype(np.float64)) + np.abs(ob.astype(np.float64))             # across zero
-    return np.where(nan & (oa == ob), 0.0, np.where(nan, np.inf, np.where(same_sign, exact, apart)))
-
-
-def same_bits(a, b, fmt) -> np.ndarray:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
-
+from opcert.errors import TargetFailure
 
 def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
     """The target's output, checked: an array of x's dtype and shape (anything else, or an exception, is a
     TargetFailure naming the input's shape). The target gets a copy of x (it may write over its input),
     unless copy=False: x is the caller's own scratch tensor."""
-    from ..workers import activity
+    from opcert.workers import activity
     try:
         with activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"), \
                 np.errstate(all="ignore"):

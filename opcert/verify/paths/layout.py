@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import TargetFailure
-from ..formats import FloatFormat, bits_differ, hex_bits
-from ..jit import numba
-from ..targets.layouts import aligned_empty, padded_stride, cores as host_cores, row_buffer
-from .row_calls import ulp_distance
+from opcert.errors import TargetFailure
+from opcert.formats import FloatFormat, bits_differ, hex_bits
+from opcert.jit import numba
+from opcert.targets.layouts import aligned_empty, padded_stride, cores as host_cores, row_buffer
+from opcert.verify.ulp import ordinal_distance
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -190,7 +190,7 @@ class LayoutCheck:
         # (by ordinal distance), among which the check's worst error in another layout is found
         # (as floats: binary64's ordinals overflow a difference); infinite where a NaN meets a number (two
         # NaNs never differ here): the furthest of all, kept before any finite one (its error is infinite)
-        dist = ulp_distance(g[bad], w[bad], self.fmt)
+        dist = ordinal_distance(g[bad], w[bad], self.fmt)
         nan = np.isinf(dist)
         far = np.argpartition(-dist, EXAMPLES)[:EXAMPLES] if dist.size > 4 * EXAMPLES else np.arange(dist.size)
         far = far[np.argsort(-dist[far], kind="stable")][:EXAMPLES]
@@ -690,8 +690,8 @@ class LayoutCheck:
         """(the PropertyResult dict, the worst error over the differing outputs or None).
         ref_of(bits array) -> (correctly rounded bits, error function(input bits, output bits) -> (ULP error,
         exact value's text) or None)."""
-        from .proofs.result import PropertyResult
-        from .properties import value_of
+        from opcert.verify.result import PropertyResult
+        from opcert.verify.properties.checks import value_of
         fams = self.families
         evaluated = sum(f.evaluated for f in fams)
         differ = sum(f.differ for f in fams)
@@ -767,7 +767,7 @@ class LayoutCheck:
 
     def _worst(self, ref_of) -> dict | None:
         """The largest error among the differing outputs held as examples (measured against the reference)."""
-        from .properties import value_of
+        from opcert.verify.properties.checks import value_of
         best = None
         for f in self.families:
             if not f.examples:

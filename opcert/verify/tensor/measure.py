@@ -21,13 +21,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..errors import TargetFailure, UsageError
-from ..formats import get_format
-from ..spec import get_tensor_operator
-from ..spec.row_reference import reference_detailed
-from ..spec.tensor import reduced_axes, to_rows
-from .row_calls import call_target, row_excerpt, same_bits
-from .ulp import ulp_error
+from opcert.errors import TargetFailure, UsageError
+from opcert.formats import get_format
+from opcert.spec import get_tensor_operator
+from opcert.spec.row_reference import reference_detailed
+from opcert.spec.tensor import reduced_axes, to_rows
+from opcert.verify.tensor.calls import call_target, row_excerpt
+from opcert.verify.ulp import same_bits
+from opcert.verify.ulp import ulp_error
 
 DEFAULT_ROWS = 20_000        # elements of the random rows (the hard cases come on top)
 LONGEST_ROW = 100_000        # the longest row of `cases`: a binary64 budget that depends on n is taken there
@@ -63,7 +64,7 @@ class RowResult:
     signed_zero_example: dict | None = None
     special_examples: list = field(default_factory=list)
     call_failures: list = field(default_factory=list)   # cases where the target raised or returned no array
-    pairs: dict | None = None           # exhaustive: every row of two 16-bit values (verify.row_pairs)
+    pairs: dict | None = None           # exhaustive: every row of two 16-bit values (verify.tensor.pairs)
     row_sum: dict | None = None
     properties: list = field(default_factory=list)
     cases: list = field(default_factory=list)     # per case: label, shape, axes, max ULP, specials wrong
@@ -214,7 +215,7 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
     """Measure `target` on the tensor operator `op` in `dtype` over the rows of `cases`, and check the
     declared row properties on them. max_ulp: the per-output error the row-sum, shift and permutation
     bounds allow (0.5: correctly rounded). exhaustive (16-bit formats): every row of two values too, all
-    2^32 pairs (verify.row_pairs), its properties decided over every pair. An untrusted target runs in a
+    2^32 pairs (verify.tensor.pairs), its properties decided over every pair. An untrusted target runs in a
     supervised worker: a crash is a result (status crashed), never opcert's."""
     op, named = get_tensor_operator(op)
     std = op.standard(standard or named)
@@ -227,10 +228,10 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
     samples = DEFAULT_ROWS if samples is None else int(samples)
     if samples < 1:
         raise UsageError(f"samples must be 1 or more (got {samples})")
-    from ..targets.tensor import load
-    from ..workers import in_worker
+    from opcert.targets.tensor import load
+    from opcert.workers import in_worker
     if target != "opcert" and isolation == "process" and not in_worker():
-        from ..workers import WorkerLost, run_isolated
+        from opcert.workers import WorkerLost, run_isolated
         try:
             return run_isolated(measure_rows, op.name, target, dtype, standard=std.key, samples=samples, seed=seed,
                                 max_ulp=max_ulp, isolation="none", exhaustive=exhaustive)
@@ -391,8 +392,8 @@ class _Stats:
 def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
     """Every row of two values: merged into the result (its worst, its counts), its verdicts beside the
     sampled ones, named "NAME (pairs)"."""
-    from ..progress import Progress
-    from .row_pairs import PairSweep
+    from opcert.progress import Progress
+    from opcert.verify.tensor.pairs import PairSweep
     total = 1 << 32
     with Progress(f"{op.name} {fmt.name} {res.target}: every pair", total, "pairs") as bar:
         sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), max_ulp,
@@ -429,8 +430,8 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
 def pair_layout(op, std, fmt, tgt):
     """(call, words): a block of pairs X (N rows of 2) through the target in a second layout, one more row
     in front (each row one place along, in a call of another size) and, where the standard can express it,
-    the rows along another axis (verify.row_layouts.other_axis); call(X) -> the outputs of X's rows."""
-    from .row_layouts import other_axis
+    the rows along another axis (verify.tensor.layouts.other_axis); call(X) -> the outputs of X's rows."""
+    from opcert.verify.tensor.layouts import other_axis
     probe = np.zeros((2, 2), dtype=fmt.dtype)
     x2, how, _ = other_axis(std, probe)
     if x2 is not None and tgt.unsupported(op, std, fmt.name, how, x2.ndim):
@@ -456,5 +457,5 @@ def pair_layout(op, std, fmt, tgt):
 
 
 def _properties(op, std, fmt, tgt, all_cases, stats: _Stats, max_ulp: float) -> list[dict]:
-    from . import row_properties
+    from opcert.verify.tensor import properties as row_properties
     return [r.to_dict() for r in row_properties.check(op, std, fmt, tgt, stats, max_ulp)]

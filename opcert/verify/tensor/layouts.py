@@ -4,7 +4,7 @@ A row's outputs are a function of that row alone, so a kernel must give the same
 the tensor around it: how many rows the call holds and where the row sits among them (a kernel splits rows
 between threads and vector lanes, and treats a short batch or the last rows apart), the reduction axis's
 place in the shape (a kernel over a non-last axis runs a strided loop, or vectorises across rows), and the
-thread count. The measurement (verify.rows) runs each case once; this check runs its random rows again in
+thread count. The measurement (verify.tensor.measure) runs each case once; this check runs its random rows again in
 other layouts and compares every output bit for bit (any NaN equals any NaN) with the measured one:
 
 - alone: rows of every length the cases hold, each as a call of one row;
@@ -19,7 +19,7 @@ other layouts and compares every output bit for bit (any NaN equals any NaN) wit
 A sample is not a proof: `checked`, or `refuted` with the row, both layouts and both outputs, after the
 differing layout ran again and gave the same bits (replayed). An output that differs is measured against
 the reference too: the check's worst error is the worst over every layout run. Rows of two 16-bit
-values are decided over every pair in two layouts by the exhaustive pass (verify.row_pairs).
+values are decided over every pair in two layouts by the exhaustive pass (verify.tensor.pairs).
 """
 from __future__ import annotations
 
@@ -27,12 +27,13 @@ import time
 
 import numpy as np
 
-from ..errors import TargetFailure
-from ..spec.tensor import to_rows
-from ..targets.layouts import cores as host_cores
-from .proofs.result import PropertyResult
-from .row_calls import call_target, row_excerpt, row_list, same_bits
-from .ulp import ulp_error
+from opcert.errors import TargetFailure
+from opcert.spec.tensor import to_rows
+from opcert.targets.layouts import cores as host_cores
+from opcert.verify.result import PropertyResult
+from opcert.verify.tensor.calls import call_target, row_excerpt, row_list
+from opcert.verify.ulp import same_bits
+from opcert.verify.ulp import ulp_error
 
 ALONE_PER_CASE = 3      # rows of each random case called alone
 METHOD = "the measured random rows run again in other layouts, every output compared bit for bit (a sample)"
@@ -73,7 +74,7 @@ def layouts(X: np.ndarray, std, tgt, op, fmt):
 
 
 def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
-    """The layout property on a target, from the measured random rows (stats: verify.rows._Stats)."""
+    """The layout property on a target, from the measured random rows (stats: verify.tensor.measure._Stats)."""
     t0 = time.perf_counter()
     checked = bad = 0
     example = None

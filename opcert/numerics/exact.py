@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..expr import NAMED, Expr
-from ..expr.fold import OVERLOADED, Domain, by_operators, fold
-from ..expr.primitives import TINY
-from ..formats import FloatFormat, round_fraction
+from opcert.expr import NAMED, Expr
+from opcert.expr.fold import OVERLOADED, Domain, by_operators, fold
+from opcert.expr.primitives import TINY
+from opcert.formats import FloatFormat, round_fraction
 
 MAX_PREC = 1 << 15
 

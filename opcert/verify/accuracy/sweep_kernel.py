@@ -9,10 +9,10 @@ agree on the same inputs.
 from __future__ import annotations
 
 
-from ..jit import numba
+from opcert.jit import numba
 import numpy as np
 
-from .ulp import HISTOGRAM_EDGES
+from opcert.verify.ulp import HISTOGRAM_EDGES
 
 TOP = 8
 MAX32 = 3.4028234663852886e38     # the largest finite binary32, exactly
@@ -322,7 +322,7 @@ def take_easy(got, counts, hist, maxdist) -> None:
 def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf,
           counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist, undecided, flush_ok, only=None):
     """v, rad, sgn: the reference's ball (midpoint, radius, NaN radius where
-    undecided; the sign of the exact value where known, spec.ball).
+    undecided; the sign of the exact value where known, numerics.ball).
     counts: n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes.
     first: first input bits of each mismatch kind (same order), 2**32 when none.
     only: the indices to classify (all when None).
@@ -471,7 +471,7 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
     return n_und
 
 
-# ---- the fingerprint of a block's outputs, kept in a chunk's checkpoint (verify.sweep.replay_chunk) ----
+# ---- the fingerprint of a block's outputs, kept in a chunk's checkpoint (verify.accuracy.sweep.replay_chunk) ----
 
 FINGERPRINT_SCHEME = "opcert.outputs/1"     # (sum w_i y_i, sum y_i, sum i y_i) mod 2^64 per block and sign
 
@@ -491,7 +491,7 @@ def output_fingerprint(yb, w):
     m1 = sum i y_i. One changed output always changes h (w_i is odd, |delta| < 2^32) and m0; changes at
     several places cancel in h only where sum w_i delta_i = 0 mod 2^64 for pseudo-random w_i (about
     2^-32 or less, whatever the deltas). m0 and m1 locate a single change: delta = m0' - m0, its index
-    (m1' - m1) / delta (verify.sweep._one_difference). 0.16 ns an output (vectorised), against 2.3 for
+    (m1' - m1) / delta (verify.accuracy.sweep._one_difference). 0.16 ns an output (vectorised), against 2.3 for
     SHA-256 of the same bytes: about 2% of a chunk of Tanh."""
     h = np.uint64(0)
     m0 = np.uint64(0)

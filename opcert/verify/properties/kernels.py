@@ -12,10 +12,10 @@ the worst magnitude (NaN counts as +inf). Keys and inputs are bit patterns
 """
 from __future__ import annotations
 
-from ..jit import numba
+from opcert.jit import numba
 import numpy as np
 
-from .ulp import ulp_inline as _ulp
+from opcert.verify.ulp import ulp_inline as _ulp
 
 EVALUATED, VIOLATIONS, FIRST_KEY, FIRST_A, FIRST_B, WORST_KEY, WORST_A, WORST_B = range(8)
 

@@ -9,7 +9,7 @@ that its own rounding cannot make it too small. A primitive's propagation rule i
 
 A rule calls no other rule (the compiled one would not find it): each is whole.
 The rules are written in expr.ball_ops' vocabulary, so that the same text is the NumPy ball
-(spec.ball, over arrays of binary64 or long double) and the compiled one (spec.ball_compiled, over
+(numerics.ball, over arrays of binary64 or long double) and the compiled one (numerics.ball_compiled, over
 scalars in generated numba code). The evaluators decide only how to walk (subsets per branch, code per
 branch, memoisation, which platform function gives a midpoint) and supply what the rules take as
 arguments: whether a sum or a product is exact (errorfree's tests), the function's values at the ends
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 
-from ..expr.ball_ops import NUMPY, compiled, over_arrays
+from opcert.expr.ball_ops import NUMPY, compiled, over_arrays
 
 B = NUMPY               # the vocabulary's meaning as written; ball_ops.instantiate rebinds it
 MARGIN = 1.0 + 2.0 ** -50  # radius computed with rounding: enlarge it
@@ -199,7 +199,7 @@ RULES = (settle, neg, absolute, add, mul, div, fma, maximum, minimum, contract, 
 @functools.lru_cache(maxsize=None)
 def numpy_rules() -> dict:
     """Every rule over arrays, by name (the primitives' radius rules as radius_<name>)."""
-    from ..expr import PRIMITIVES
+    from opcert.expr import PRIMITIVES
     out = {f.__name__: over_arrays(f) for f in RULES}
     out.update({f"radius_{n}": over_arrays(p.ball_radius) for n, p in PRIMITIVES.items() if p.ball_radius})
     return out
@@ -208,7 +208,7 @@ def numpy_rules() -> dict:
 @functools.lru_cache(maxsize=None)
 def compiled_rules() -> dict:
     """Every rule over scalars, numba functions, by name (as numpy_rules)."""
-    from ..expr import PRIMITIVES
+    from opcert.expr import PRIMITIVES
     out = {f.__name__: compiled(f) for f in RULES}
     out.update({f"radius_{n}": compiled(p.ball_radius) for n, p in PRIMITIVES.items() if p.ball_radius})
     return out

@@ -1,4 +1,4 @@
-"""The declared row properties of a tensor operator, decided on a target's outputs (verify.rows).
+"""The declared row properties of a tensor operator, decided on a target's outputs (verify.tensor.measure).
 
 Each is decided on the rows the measurement ran and on the target run again where the property relates
 two calls (a shifted row, a permuted row, a nudged element). A target is held to the property within
@@ -14,10 +14,11 @@ import math
 
 import numpy as np
 
-from ..spec.tensor import to_rows
-from . import row_layouts
-from .proofs.result import PropertyResult
-from .row_calls import call_target, exp_moved, ordinals, row_list, same_bits, ulp_distance
+from opcert.spec.tensor import to_rows
+from opcert.verify.tensor import layouts as row_layouts
+from opcert.verify.result import PropertyResult
+from opcert.verify.tensor.calls import call_target, exp_moved, row_list
+from opcert.verify.ulp import ordinals, same_bits, ordinal_distance
 
 def _rows_of(stats):
     """(case, reduced, x rows, y rows, reference rows) of every case that ran."""
@@ -59,7 +60,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                 elif kind == "infinite_entries":
                     # NaN, infinities and zeros where the rule puts them; other values within max_ulp
                     tol = max(0, math.ceil(max_ulp - 0.5))
-                    viol = inf_row[:, None] & (ulp_distance(yr, rr, fmt) > tol)
+                    viol = inf_row[:, None] & (ordinal_distance(yr, rr, fmt) > tol)
                     checked += int(inf_row.sum())
                 elif kind == "one_hot_first":
                     viol = ~nan_row[:, None] & ~same_bits(yr, rr, fmt)
@@ -74,7 +75,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                     again = to_rows(rerun(case.x, reduced), reduced)[0]
                     example = {"case": case.label, "row": row_list(xr[i]), "got": row_list(yr[i]),
                                "want": row_list(rr[i]),
-                               "replayed": bool(np.all(ulp_distance(again[i], yr[i], fmt) == 0))}
+                               "replayed": bool(np.all(ordinal_distance(again[i], yr[i], fmt) == 0))}
         elif kind in ("shift_invariance", "permutation", "row_monotonic"):
             checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
         elif kind == "row_layout":
@@ -135,7 +136,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             xa = base.astype(fmt.dtype)
             xb = (base + c).astype(fmt.dtype)
             ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
-            dist = ulp_distance(ya, yb, fmt)
+            dist = ordinal_distance(ya, yb, fmt)
             related = (xa, xb, ya, yb)
             words = f"the row plus {c:g}"
         elif kind == "permutation":
@@ -149,7 +150,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             perm = rng.permutation(xa.shape[1])
             ya = _call_rows(rerun, case, reduced, xa, fmt)
             yb = _call_rows(rerun, case, reduced, np.ascontiguousarray(xa[:, perm]), fmt)
-            dist = ulp_distance(ya[:, perm], yb, fmt)
+            dist = ordinal_distance(ya[:, perm], yb, fmt)
             related = (xa, xa[:, perm], ya[:, perm], yb)
             words = "the row permuted (outputs compared in the permuted order)"
         else:
@@ -178,7 +179,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             example = {"case": case.label, "row": row_list(xa_[i]), "related_row": row_list(xb_[i]),
                        "how": words, "got": row_list(ya_[i]), "got_related": row_list(yb_[i]),
                        "distance_ulps": float(np.max(dist[i])), "allowed_ulps": allowed,
-                       "replayed": bool(np.all(ulp_distance(again[i], yb[i], fmt) == 0))}
+                       "replayed": bool(np.all(ordinal_distance(again[i], yb[i], fmt) == 0))}
     note = None
     if kind in ("shift_invariance", "permutation") and tol:
         note = f"outputs may move by {tol} ULP(s): twice the {max_ulp:g} ULP each output may be off"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..jit import numba
+from opcert.jit import numba
 import numpy as np
 
 NAN_MM, INF_MM, SIGNED_ZERO_MM, FLUSH, CORRECT, SAME_BITS = 1, 2, 4, 8, 16, 32

@@ -29,8 +29,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..expr import PRIMITIVES, Expr
-from ..expr.fold import Domain, element_wise_only, fold
+from opcert.expr import PRIMITIVES, Expr
+from opcert.expr.fold import Domain, element_wise_only, fold
 
 # the primitives' own rules are in their records (expr.primitives: `one_sided`)
 SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
@@ -107,7 +107,7 @@ def _sign_bound(e: Expr, x, attrs):
     if e.op == "var":
         return np.sign(x), np.abs(x)
     if e.op in ("attr", "const"):
-        from ..expr import NAMED
+        from opcert.expr import NAMED
         v = float(attrs[e.name]) if e.op == "attr" else NAMED[e.name].value64() if e.name else float(e.value)
         return np.float64(np.sign(v)), abs(v) * (1 + 2.0 ** -50)    # a named constant: within an ULP
     if e.op == "neg":
@@ -132,7 +132,7 @@ def _sign_bound(e: Expr, x, attrs):
 
 def _product_exact(a, b):
     """a * b and whether binary64 holds it exactly (Dekker's error-free product)."""
-    from .errorfree import product_is_exact
+    from opcert.numerics.errorfree import product_is_exact
     with np.errstate(all="ignore"):
         return a * b, product_is_exact(a, b)
 
@@ -266,7 +266,7 @@ class OneSided(Domain):
 def decide(m, r, side, ok, fmt):
     """(decided mask, rounded values, a binary64 value strictly on the decided side of m
     that rounds the same: two binary64 steps past m). Formats of at most 24 bits."""
-    from ..formats import round_float64
+    from opcert.formats import round_float64
     with np.errstate(all="ignore"):
         d = np.where(side > 0, np.inf, -np.inf)
         q1 = np.nextafter(m, d)

@@ -1,0 +1,4 @@
+"""The reference's numerics, below the catalog: exact evaluation with Arb (exact.py), the ball arithmetic
+(ball_rules.py: its rules, written once; ball.py: over arrays, binary64 and long double; ball_compiled.py:
+generated numba code for the float32 sweep), results on a midpoint (one_sided.py), and error-free
+transformations (errorfree.py)."""
