@@ -6,6 +6,7 @@ import platform
 import shlex
 import sys
 from functools import lru_cache
+from opcert._version import __version__
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +43,6 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
     import mpmath
     import numpy
 
-    from opcert._version import __version__
     return {
         "opcert": __version__,
         "opcert_commit": opcert_commit(),

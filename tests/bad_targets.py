@@ -72,7 +72,7 @@ def tanh_off_in_blocks(x):
     return y
 
 
-# ---- kernels that try to end, crash or fool opcert (tests/test_faults.py) ----
+# ---- kernels that try to end, crash or fool opcert (tests/test_wrong_kernels.py) ----
 
 def exits_0(x, **attrs):
     import sys

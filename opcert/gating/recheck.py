@@ -9,6 +9,9 @@ import copy
 from dataclasses import MISSING, fields
 
 from opcert.gating import run
+from opcert.verify.tensor.measure import RowResult
+from opcert.verify.accuracy.measure import AccuracyResult
+from opcert.report.diff import load_gate as load
 
 
 class Record:
@@ -64,7 +67,6 @@ def rejudge(c: dict) -> tuple[str, list]:
     check = _check(c)
     proofs = c.get("proofs") if isinstance(c.get("proofs"), list) else None
     if acc.get("kind") == "rows":
-        from opcert.verify.tensor.measure import RowResult
         data = dict(acc)
         if data.get("max_ulp") is None:        # RowResult.gate_accuracy writes null where no element was worst
             data["max_ulp"] = 0.0
@@ -72,7 +74,6 @@ def rejudge(c: dict) -> tuple[str, list]:
             data["properties"] = proofs
         res = run.judge_rows(check, c["dtype"], Record(data, defaults(RowResult)), 0.0)
     else:
-        from opcert.verify.accuracy.measure import AccuracyResult
         data = {**acc, "command": acc.get("command") or c.get("command") or ""}
         res = run.judge(check, c["dtype"], Record(data, defaults(AccuracyResult)), proofs, c.get("proof_note"),
                         0.0)
@@ -81,5 +82,4 @@ def rejudge(c: dict) -> tuple[str, list]:
 
 def load_gate(path: str) -> dict:
     """report.diff.load_gate, every check's status judged again from its figures."""
-    from opcert.report.diff import load_gate as load
     return load(path, rejudge=rejudge)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from opcert.errors import UsageError, choices
 from opcert.spec import get_operator
 from opcert.spec.model import version_key
+from opcert.spec import get_tensor_operator
+from opcert.spec.tensor import reduced_axes
+from opcert.spec import is_tensor_operator
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,6 @@ def tensor_violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "
     """Every constraint a tensor operator's descriptor breaks: the element-wise ones (types, dimension
     counts per level, equal sizes, in place), the axis rule (axis in range; Axes non-empty, distinct, in
     range) and DirectML's plain descriptors' effective rank (at most 2: dimensions after leading sizes of 1)."""
-    from opcert.spec import get_tensor_operator
-    from opcert.spec.tensor import reduced_axes
     op, _ = get_tensor_operator(op)
     std = op.standard(standard)
     sup = std.support_at(level)
@@ -91,9 +92,7 @@ def _tables(name, sup, inp, out, standard, level, in_place_refused) -> list[str]
 def validate(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml",
              level: str | None = None, in_place: bool = False, **axes) -> None:
     """Raise UsageError naming every broken constraint, if any (a tensor operator: axis= or axes=)."""
-    from opcert.spec import is_tensor_operator
     if is_tensor_operator(op):
-        from opcert.spec import get_tensor_operator
         name = get_tensor_operator(op)[0].name
         found = tensor_violations(op, inp, out, standard=standard, level=level, in_place=in_place, **axes)
     else:

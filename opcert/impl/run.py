@@ -9,6 +9,10 @@ from opcert.formats import IntFormat, format_of, to_format
 from opcert.spec import get_operator, standard_named
 from opcert.spec.attrs import resolve, standard_for
 from opcert.spec.reference import check_dtype
+from opcert.spec import is_tensor_operator
+from opcert.impl.tensor_run import run as run_tensor
+from opcert.spec.reference import reference_detailed
+from opcert.expr.compiled_eval import evaluate
 
 # Calls from this size run the compiled loops (expr.compiled_eval: numpy_eval's values). Below it the
 # loops' start costs more than NumPy's passes save, and a process making only small calls does not
@@ -25,9 +29,7 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **
     shape and may be x itself (in place). Raises UsageError on an unsupported dtype, unknown or
     out-of-domain attributes, or a mismatched `out`. A tensor operator (Softmax) takes
     axis= or axes= (opcert.impl.tensor_run)."""
-    from opcert.spec import is_tensor_operator
     if is_tensor_operator(op):
-        from opcert.impl.tensor_run import run as run_tensor
         return run_tensor(op, x, out=out, standard=standard, **attrs)
     standard = standard or standard_named(op)
     op = get_operator(op)
@@ -46,7 +48,6 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
     std = standard_for(op, attrs, standard)
     if isinstance(fmt, IntFormat):
         # integers: the exact value, rounded half to even and saturated (the operator's integer semantics)
-        from opcert.spec.reference import reference_detailed
         result = reference_detailed(op, x, attrs, std).rounded
     else:
         with np.errstate(invalid="ignore"):
@@ -57,7 +58,6 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
         if x64.size >= MIN_SIZE:
             # the same values as eval_numpy's, in a few compiled loops (expr.compiled_eval); binary32 and
             # binary64 stored by the loop itself (the same rounding as to_format's cast)
-            from opcert.expr.compiled_eval import evaluate
             direct = fmt.name in ("float32", "float64")
             result = evaluate(impl, x64, a64, fmt.p, fmt.dtype if direct else np.float64)
             if result is not None and not direct:

@@ -17,6 +17,7 @@ from opcert.formats import to_format
 from opcert.spec import get_tensor_operator
 from opcert.spec.row_reference import check_float
 from opcert.spec.tensor import over_rows, tensor_rows
+from opcert.spec.row_reference import reference_rows
 
 
 def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False) -> np.ndarray:
@@ -52,7 +53,6 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, ax
         nonnegative = rng is not None and rng.lower is not None and rng.lower >= 0
         near = np.nonzero(_near_boundary(values, fmt, nonnegative).any(axis=1))[0]
         if near.size:
-            from opcert.spec.row_reference import reference_rows
             values[near] = reference_rows(op, rows64[near], fmt)[0]
     result = back(to_format(values, fmt))
     if out is None:

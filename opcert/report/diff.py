@@ -14,6 +14,9 @@ import math
 
 from opcert.errors import UsageError
 from opcert.report.text import LIMIT, clip
+from opcert.report import validate
+from opcert.policy import SIGNED_ZERO
+from opcert.policy import SUBNORMALS
 
 STATUSES = ("pass", "fail", "skipped")
 
@@ -22,7 +25,6 @@ def load_gate(path: str, rejudge=None) -> dict:
     """A gate result read back, every field checked (report.validate): its schema, its nesting, its types,
     its figures (finite, >= 0) and, with rejudge (the gate's judgment on a check's dict: gating.recheck, whose
     load_gate the commands use), every check's status against its figures. UsageError (exit 2) otherwise."""
-    from opcert.report import validate
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -80,7 +82,6 @@ def _validate(data: dict, path: str) -> None:
             bad(f"{w}.reasons", "must be a list of strings")
         pol = need(c, "policy", dict, w, "an object")
         need(pol, "max_ulp", _NUM, f"{w}.policy", "a number")
-        from opcert.policy import SIGNED_ZERO, SUBNORMALS
         for k, allowed in (("signed_zero", SIGNED_ZERO), ("subnormals", SUBNORMALS)):
             if pol.get(k) not in allowed:
                 bad(f"{w}.policy.{k}", f"must be one of {', '.join(allowed)}")

@@ -13,10 +13,15 @@ import pkgutil
 
 from opcert.errors import UsageError, choices
 from opcert.spec.model import Attribute, Domain, Limit, Operator, Property, RuntimeMap, Standard, Support
+from opcert.spec import ops
+from opcert.expr import ARITY
+from opcert.expr.primitives import check_registry
+from opcert.spec import tensor_ops
+from opcert.expr import reduces
+from opcert.spec.tensor import TensorOperator
 
 
 def _load() -> dict[str, Operator]:
-    from opcert.spec import ops
     found = {}
     for info in sorted(pkgutil.iter_modules(ops.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
@@ -54,8 +59,6 @@ def _expressions(op: Operator):
 
 def check_catalog(catalog: dict[str, Operator]) -> None:
     """Raise RuntimeError naming the first inconsistency of the declarations."""
-    from opcert.expr import ARITY
-    from opcert.expr.primitives import check_registry
     check_registry()
     for op in catalog.values():
         names = {a.name for a in op.attributes}
@@ -87,7 +90,6 @@ check_catalog(CATALOG)
 
 
 def _load_tensor() -> dict:
-    from opcert.spec import tensor_ops
     found = {}
     for info in sorted(pkgutil.iter_modules(tensor_ops.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
@@ -95,7 +97,6 @@ def _load_tensor() -> dict:
         op = importlib.import_module(f"{tensor_ops.__name__}.{info.name}").OPERATOR
         if op.name in found or op.name in CATALOG:
             raise RuntimeError(f"operator {op.name} is declared twice (tensor_ops/{info.name}.py)")
-        from opcert.expr import ARITY, reduces
         for where, e in [("implementation", op.implementation), ("reference form", op.reference_form)] + \
                 [(f"{s.key} formula", s.formula) for s in op.standards]:
             bad = [n.op for n in e.nodes() if n.op not in ARITY or n.op == "attr"]
@@ -145,7 +146,6 @@ def get_operator(name) -> Operator:
 def get_tensor_operator(name):
     """The tensor operator called `name` (its ONNX name, any case, or a standard's name), and the standard
     that name selects (None: the primary)."""
-    from opcert.spec.tensor import TensorOperator
     if isinstance(name, TensorOperator):
         return name, None
     hit = _TENSOR_LOOKUP.get(str(name).lower())
@@ -157,7 +157,6 @@ def get_tensor_operator(name):
 
 
 def is_tensor_operator(name) -> bool:
-    from opcert.spec.tensor import TensorOperator
     return isinstance(name, TensorOperator) or str(name).lower() in _TENSOR_LOOKUP
 
 

@@ -7,6 +7,9 @@ from fractions import Fraction
 from typing import Callable
 
 from opcert.expr import Expr
+from opcert.errors import UsageError
+from opcert.errors import choices
+from opcert.numerics.exact import eval_rational
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,6 @@ def standard_of(op, key: str | None):
     for s in op.standards:
         if s.key == key:
             return s
-    from opcert.errors import UsageError, choices
     raise UsageError(f"{op.name} is not defined by standard {key!r}; "
                      f"it is defined by: {choices(s.key for s in op.standards)}")
 
@@ -180,7 +182,6 @@ class Property:
             return f"declared for {', '.join(self.standards)}'s definition, not {standard}'s"
         if self.condition is None:
             return None
-        from opcert.numerics.exact import eval_rational
         try:
             if eval_rational(self.condition, Fraction(0), attrs):
                 return None
@@ -291,7 +292,6 @@ class Operator:
         return tuple(d for d in self.dtypes if d.startswith(("int", "uint"))) if self.integer else ()
 
     def limit(self, side: int, attrs: dict) -> Limit:
-        from opcert.numerics.exact import eval_rational
         for lim in self.limits:
             if lim.side != side:
                 continue

@@ -18,6 +18,8 @@ import numpy as np
 
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FloatFormat, from_bits
+from opcert.spec.attrs import standard_for
+from opcert.formats import to_format
 
 COMPARISONS = ("lt", "le", "gt", "ge", "eq")
 
@@ -61,7 +63,6 @@ def _changes(pred, fmt) -> list[int]:
 
 
 def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: str | None = None) -> list[Fraction]:
-    from opcert.spec.attrs import standard_for
     std = op.standard(standard_for(op, attrs, standard))
     a64 = {k: float(v) for k, v in attrs.items()}
     impl = op.implementation_for(std.key)
@@ -77,7 +78,6 @@ def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: s
         for n in e.nodes():
             if n.op in COMPARISONS and any(m.op == "var" for m in n.nodes()):
                 ords += _changes(on(n), fmt)
-    from opcert.formats import to_format
 
     def out_of(o):
         with np.errstate(all="ignore"):

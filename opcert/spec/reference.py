@@ -31,6 +31,13 @@ from opcert.numerics import one_sided
 from opcert.spec.attrs import resolve
 from opcert.numerics.exact import evaluate
 from opcert.spec.model import Operator
+from opcert.numerics.exact import eval_rational
+from opcert.numerics import ball
+from opcert.numerics.exact import MAX_PREC
+from opcert.formats import FLOAT_FORMATS
+from opcert.formats import FloatFormat
+from opcert.spec import is_tensor_operator
+from opcert.spec.row_reference import reference as reference_tensor
 
 
 @dataclass
@@ -86,7 +93,6 @@ def zero_signs(formula, xs: np.ndarray, attrs64) -> np.ndarray:
 
 def limit_value(op: Operator, side: int, attrs, fmt) -> tuple[float, float]:
     """(the correctly rounded limit in fmt, the exact limit as a binary64 value or +-inf)."""
-    from opcert.numerics.exact import eval_rational
     lim = op.limit(side, attrs)
     if isinstance(lim.value, str):
         v = float(lim.value)
@@ -110,7 +116,6 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
 
     `exact_bits` > 0 forces the exact path everywhere and encloses each exact
     value to that many bits (used to re-verify worst cases)."""
-    from opcert.numerics import ball
     op = get_operator(op)
     x = np.asarray(x)
     fmt = format_of(x)
@@ -212,7 +217,6 @@ def _negated_half(flat: np.ndarray, fmt) -> int:
 def _fast(form, formula, xs, a64, precision, fmt):
     """(rounded values, decided mask, exact value as hi + lo, ambiguous binade, exact zero)
     of the ball fast path."""
-    from opcert.numerics import ball
     m, r, ok, sg = ball.evaluate(form, xs, a64, precision)
     val, decided = ball.decide(m, r, ok, fmt, sg)
     zero = decided & (m == 0) & (r == 0)
@@ -254,7 +258,6 @@ def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):
     ln(1 + e^x) cannot tell it from 0), the standard's reference form, which is
     the same function written without that cancellation (tests/test_catalog.py
     checks the two agree)."""
-    from opcert.numerics.exact import MAX_PREC
     try:
         return evaluate(std.formula, x, attrs, fmt, min_prec=min_prec, max_prec=2048)
     except RuntimeError:
@@ -265,7 +268,6 @@ def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):
 
 
 def _reference_int(op: Operator, x: np.ndarray, attrs, standard, fmt: IntFormat) -> Reference:
-    from opcert.formats import FLOAT_FORMATS
     formula = op.standard(standard).formula
     flat = x.reshape(-1)
     out = np.empty(flat.size, dtype=object)
@@ -281,7 +283,6 @@ def _reference_int(op: Operator, x: np.ndarray, attrs, standard, fmt: IntFormat)
 
 def _decide_integer(formula, xi: int, attrs) -> Fraction:
     """An irrational value, enclosed until its nearest integer is decided (never a half-integer)."""
-    from opcert.formats import FloatFormat
     bits = 64
     while True:
         fmt = FloatFormat(f"enclosure{bits}", bits, -16382, 16383, np.dtype(np.float64), 64)
@@ -303,9 +304,7 @@ def reference(op, x, *, standard: str | None = None, **attrs) -> np.ndarray:
     by default the operator's primary standard (or the standard whose own name
     `op` is, such as DML_ACTIVATION_SOFTPLUS). A tensor operator (Softmax) takes axis= or axes= instead
     of attributes (spec.row_reference)."""
-    from opcert.spec import is_tensor_operator
     if is_tensor_operator(op):
-        from opcert.spec.row_reference import reference as reference_tensor
         return reference_tensor(op, x, standard=standard, **attrs)
     standard = standard or standard_named(op)
     op = get_operator(op)

@@ -18,6 +18,7 @@ from opcert.formats import format_of, round_fraction
 from opcert.spec import get_tensor_operator
 from opcert.numerics.exact import Row, evaluate
 from opcert.spec.tensor import TensorOperator, over_rows, round_just_below, tensor_rows
+from opcert.numerics import ball
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -42,7 +43,6 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True,
     many elements took the exact path (fast=False: every element; the tests' cross-check). exact=True:
     (rounded, hi, lo, slow): the exact values as binary64 pairs too (the ball's midpoint where it decided,
     within its radius: far below an ULP of fmt)."""
-    from opcert.numerics import ball
     form = op.reference_form
     precision = None if not fast else ball.BINARY64 if fmt.p <= 24 else ball.WIDE
     slow = [0]

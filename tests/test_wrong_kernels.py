@@ -1,4 +1,4 @@
-"""Fault injection: one case per class of the verdict-integrity review (issue 8).
+"""Wrong kernels and bad inputs: one case per class of the verdict-integrity review (issue 8).
 
 Deliberately wrong kernels (tests/bad_targets.py, and modules written here) and
 deliberately bad inputs. Each case asserts the exit code, the message, and

@@ -1,4 +1,4 @@
-"""Fault injection, round 2 (issue 30): verdicts that survive the target's environment, state and history.
+"""Verdicts that survive the target's environment, state and history (the fault injection of issue 30).
 
 Each test holds a kernel of the kind that made a verdict lie (an -Ofast C library, a kernel wrong
 from its n-th call, a reused output buffer, a rebuilt linked library, ...) and asserts the verdict
