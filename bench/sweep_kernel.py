@@ -61,29 +61,38 @@ def main():
     y = v.astype(np.float32) if a.cr else np.tanh(x)
     top = sweep_kernel.TOP
 
-    def args():
-        return (bits, y, y.view(np.uint32), v, rad, sg, np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0,
-                np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(top, -1.0),
-                np.full(top, -1, np.int64), np.full(top, -1.0), np.full(top, -1, np.int64),
-                np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64), np.empty(n, np.int64), False)
+    def call(mod):
+        """mod's block on fresh accumulators: (the call, its accumulators); records (Block, AtInf, Tally)
+        since issue 51, 21 positional arguments before."""
+        state = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(top, -1.0),
+                 np.full(top, -1, np.int64), np.full(top, -1.0), np.full(top, -1, np.int64),
+                 np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        ball = (bits, y, y.view(np.uint32), v, rad, sg)
+        at_inf = (np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0)
+        if hasattr(mod, "Tally"):
+            args = (mod.Block(*ball), mod.AtInf(*at_inf), mod.Tally(*state), np.empty(n, np.int64), False)
+        else:
+            args = (*ball, *at_inf, *state, np.empty(n, np.int64), False)
+        return (lambda: mod.block(*args)), state
 
-    kernels = {"this checkout": sweep_kernel.block}
+    kernels = {"this checkout": sweep_kernel}
     if a.against:
-        kernels[a.against] = kernel_of(a.against).block
+        kernels[a.against] = kernel_of(a.against)
     results = []
     for k in kernels.values():
-        arg = args()
-        k(*arg)
-        results.append(arg[10:18])
+        run, state = call(k)
+        run()
+        results.append(state)
     for r in results[1:]:
         assert all(np.array_equal(p, q) for p, q in zip(results[0], r)), "the kernels disagree"
     baseline(v, rad)
     tot = dict.fromkeys(list(kernels) + ["baseline loop"], 0.0)
     for _ in range(5):
         for name, k in kernels.items():
+            runs = [call(k)[0] for _ in range(50)]
             t0 = time.perf_counter()
-            for _ in range(50):
-                k(*args())
+            for run in runs:
+                run()
             tot[name] += time.perf_counter() - t0
         t0 = time.perf_counter()
         for _ in range(50):

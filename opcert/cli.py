@@ -17,6 +17,7 @@ from opcert.errors import OpcertError, UsageError, choices
 from opcert.formats import FLOAT_FORMATS, get_format, hex_bits
 from opcert.files import write_json_atomic
 from opcert.options import Options
+from opcert.runtime_table import isa_switches, target_names
 from opcert.spec import get_operator, operators
 from opcert.spec.attrs import exact_decimal, resolve
 
@@ -655,9 +656,10 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
     from opcert.verify.accuracy.attr_sweep import attribute_sets
     n = len(list(attribute_sets(get_operator(args.op), args.standard)))
     with Progress(f"{args.op} attribute sweep", n, "sets") as progress:
-        res = sweep_attributes(args.op, args.target, fmt.name, mode, samples=args.samples, seed=args.seed,
-                               standard=args.standard, max_ulp=args.max_ulp, isolation=_isolation(args),
-                               target_timeout=args.target_timeout, progress=progress.advance)
+        options = Options(samples=args.samples, seed=args.seed, standard=args.standard, isolation=_isolation(args),
+                          target_timeout=args.target_timeout)
+        res = sweep_attributes(args.op, args.target, fmt.name, mode, options, max_ulp=args.max_ulp,
+                               progress=progress.advance)
     to_stdout = args.json == "-"
     console = _console(stderr=to_stdout)
     from rich.table import Table
@@ -1078,7 +1080,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("accuracy", help="ULP accuracy of a target against the reference")
     s.add_argument("op")
     s.add_argument("--dtype", required=True, help=f"one of {dtypes}")
-    s.add_argument("--target", default="opcert", help="opcert, or module:function (e.g. numpy:tanh)")
+    s.add_argument("--target", default="opcert", help=f"opcert, a runtime ({', '.join(target_names())}), "
+                   "module:function (e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)")
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
     s.add_argument("--exhaustive", action="store_true", help="every input (16-bit formats; float32: all 2^32)")
@@ -1105,11 +1108,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes "
                                                   "to stderr then)")
     s.add_argument("--isa", metavar="LEVEL", help="all: run the check once per ISA level the host has, where the "
-                   "target's library can be told its level (torch: ATEN_CPU_CAPABILITY, NumPy: "
-                   "NPY_DISABLE_CPU_FEATURES, OpenVINO: ONEDNN_MAX_CPU_ISA), each in a fresh process; or one "
-                   "level's name; host (default): as the host picks. all also compares the levels' outputs "
-                   "bit for bit (every input of a 16-bit format; the check's samples of float32 and float64; a "
-                   "sample as large as the layout sample in a float32 sweep): the layout property is refuted, "
+                   "target's library can be told its level ("
+                   + ", ".join(f"{sw.library}: {sw.variable}" for sw in isa_switches())
+                   + "), each in a fresh process; or one level's name; host (default): as the host picks. all "
+                   "also compares the levels' outputs bit for bit (every input of a 16-bit format; the check's "
+                   "samples of float32 and float64; a sample as large as the layout sample in a float32 sweep): the layout property is refuted, "
                    "with a replayed input and both levels' outputs, where they differ")
     # a level's process of --isa all: its outputs on the compared inputs (FILE: drawn by the parent) go to DIR
     # (opcert.isa.level_outputs); --isa-outputs-only: those alone, without a measurement

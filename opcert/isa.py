@@ -4,8 +4,9 @@ Runtimes pick their kernels by cpuid, and the result of a kernel can depend on
 the pick (onnx.reference's float32 Elu: 0.77 ULP and monotone with NumPy's
 AVX-512 paths off, 2.35 ULP and not monotone with them on, on one host). Some
 let a process cap the level, through an environment variable read when the
-library loads; `--isa all` runs a check once per level the host has, each in a
-fresh process started with that variable:
+library loads (each runtime's row of opcert.runtime_table names its switch);
+`--isa all` runs a check once per level the host has, each in a fresh process
+started with that variable:
 
 - torch: ATEN_CPU_CAPABILITY = default, avx2, avx512 (torch reports the one
   it dispatched for: torch.backends.cpu.get_cpu_capability());
@@ -30,9 +31,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from opcert.errors import UsageError, choices
+from opcert.errors import TargetFailure, UsageError, choices
+from opcert.formats import bits_differ, get_format
+from opcert.runtime_table import NUMPY_ISA, RUNTIMES, isa_switches, runtime_of
+from opcert.spec import get_operator
+from opcert.spec.attrs import resolve
+from opcert.spec.reference import reference_detailed
+from opcert.targets import load_target, trusted
+from opcert.verify.accuracy import inputs as inputs_mod
+from opcert.verify.accuracy.measure import SWEEP_LAYOUT_SAMPLES, AccuracyResult, default_samples, exact_error
+from opcert.verify.properties.checks import value_of
+from opcert.workers import WorkerLost, run_isolated
 
-SWITCHES = {"torch": "ATEN_CPU_CAPABILITY", "numpy": "NPY_DISABLE_CPU_FEATURES", "openvino": "ONEDNN_MAX_CPU_ISA"}
+# library -> the environment variable that caps its ISA level
+SWITCHES = {s.library: s.variable for s in isa_switches()}
 
 
 def _numpy_features() -> tuple[list[str], list[str]]:
@@ -57,21 +69,24 @@ def _host_has(feature: str) -> bool:
     return all(f" {n}" in flags for n in need)
 
 
+# a callable module:function whose module starts with one of these computes with a runtime's library
+_RUNTIME_MODULES = tuple(m for r in RUNTIMES for m in r.modules)
+
+
 def switch_for(target: str) -> str | None:
     """The library whose ISA switch applies to `target` (None: it has none)."""
-    base = target.split(":")[0] if not target.startswith("c:") else "c"
-    if base == "torch" and target in ("torch", "torch:cpu"):
-        return "torch"
-    if base == "openvino":
-        return "openvino"
-    if base in ("onnx-reference", "opcert") or (":" in target and not target.startswith(("c:", "torch", "jax"))):
-        return "numpy"
-    return None
+    if target.startswith("c:"):
+        return None          # a C kernel picks its own
+    row = runtime_of(target)
+    if row is not None:      # a runtime: its row's switch, on its own device (not on NAME:DEVICE, a GPU)
+        return row.isa.library if row.isa is not None and target == row.name else None
+    if target == "opcert" or (":" in target and not target.startswith(_RUNTIME_MODULES)):
+        return NUMPY_ISA.library     # opcert's own code, and a callable's, run on NumPy's dispatch
+    return None              # a callable inside a runtime's library: none opcert sets for a callable
 
 
 # the switch and its levels, lowest first, with the CPU feature each needs (None: every x86-64 host)
-_CAPPED = {"torch": ("ATEN_CPU_CAPABILITY", (("default", None), ("avx2", "AVX2"), ("avx512", "AVX512"))),
-           "openvino": ("ONEDNN_MAX_CPU_ISA", (("SSE41", None), ("AVX2", "AVX2"), ("AVX512_CORE", "AVX512")))}
+_CAPPED = {s.library: (s.variable, s.levels) for s in isa_switches() if s.levels}
 
 
 def levels(target: str) -> list[tuple[str, dict]]:
@@ -80,13 +95,13 @@ def levels(target: str) -> list[tuple[str, dict]]:
     if lib in _CAPPED:
         var, table = _CAPPED[lib]
         return [(name, {var: name}) for name, need in table if need is None or _host_has(need)]
-    if lib == "numpy":
+    if lib == NUMPY_ISA.library:
         _, have = _numpy_features()
         out = []
         for i in range(len(have) + 1):
             off = have[i:]
             name = have[i - 1] if i else "baseline"     # NumPy's baseline: every dispatch target off
-            out.append((name, {"NPY_DISABLE_CPU_FEATURES": " ".join(off)}))
+            out.append((name, {NUMPY_ISA.variable: " ".join(off)}))
         return out
     return []
 
@@ -180,7 +195,6 @@ def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *,
     where they differ."""
     import os
     import tempfile
-    from opcert.verify.accuracy.measure import AccuracyResult
     env = environment(target, level)
     argv = accuracy_argv(op, target, dtype, exhaustive=mode == "exhaustive", samples=samples, seed=seed,
                          standard=standard, attrs=attrs, target_timeout=target_timeout,
@@ -236,8 +250,6 @@ def compared_inputs(op, fmt, resolved, mode: str, samples, seed: int, standard, 
     """(the inputs the levels are compared on, in bit order; what they are, in words; whether they are every
     input of the format): every input of a 16-bit format; the check's own sampled inputs of float32 and
     float64; for an exhaustive float32 sweep a stratified sample as large as its layout sample."""
-    from opcert.verify.accuracy import inputs as inputs_mod
-    from opcert.verify.accuracy.measure import SWEEP_LAYOUT_SAMPLES, default_samples
     if fmt.bits <= 16:
         x = inputs_mod.exhaustive(fmt)
         return x, f"every {fmt.name} input ({x.size:,})", True
@@ -255,9 +267,6 @@ def draw_compared(path: str, op_name: str, dtype: str, attrs: dict, mode: str, s
                   layout_samples) -> tuple[str, bool]:
     """The compared inputs' bit patterns written to `path` (.npy), drawn in this process: (their scope in
     words, whether they are every input of the format)."""
-    from opcert.formats import get_format
-    from opcert.spec import get_operator
-    from opcert.spec.attrs import resolve
     op, fmt = get_operator(op_name), get_format(dtype)
     x, scope, complete = compared_inputs(op, fmt, resolve(op, attrs, standard), mode, samples, seed, standard,
                                          layout_samples)
@@ -283,9 +292,6 @@ def _dispatched(target: str) -> str | None:
 def _outputs_here(target, op_name, dtype, attrs, standard, timeout, xbits):
     """In the process that runs the target: (its outputs' bit patterns for the inputs xbits in one call, or
     None; why not, or None; what its library says it dispatches for)."""
-    from opcert.formats import get_format
-    from opcert.spec import get_operator
-    from opcert.targets import load_target
     op, fmt = get_operator(op_name), get_format(dtype)
     tgt = load_target(target, timeout, standard)
     why = tgt.unsupported(op, fmt.name, dict(attrs))
@@ -314,12 +320,6 @@ def level_outputs(directory: str, inputs: str | None, only: bool, op_name: str, 
     draw other inputs (float64 Tanh's saturation neighbours: 40 of 8,236 differ)."""
     import json
     import os
-    from opcert.errors import TargetFailure
-    from opcert.formats import get_format
-    from opcert.spec import get_operator
-    from opcert.spec.attrs import resolve
-    from opcert.targets import trusted
-    from opcert.workers import WorkerLost, run_isolated
     op, fmt = get_operator(op_name), get_format(dtype)
     resolved = resolve(op, attrs, standard)
     os.makedirs(directory, exist_ok=True)
@@ -398,8 +398,6 @@ def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, agai
     scope: (the inputs in words, whether they are every input of the format) where the caller drew them."""
     import itertools
     import os
-    from opcert.formats import bits_differ, get_format
-    from opcert.spec import get_operator
     have = [r for r in runs if r.y is not None and r.x is not None]
     first = have[0] if have else (runs[0] if runs else None)
     # the inputs in words come from a level that drew them (the others were given them), or the caller
@@ -446,10 +444,6 @@ def _counterexample(op, fmt, info, x, a: LevelOutputs, b: LevelOutputs, where, a
     """The first input (in bit order) where levels a and b differ and both came back the same when run
     again, with both levels' outputs, the correctly rounded reference and each output's error."""
     from fractions import Fraction
-    from opcert.formats import bits_differ
-    from opcert.spec.reference import reference_detailed
-    from opcert.verify.accuracy.measure import exact_error
-    from opcert.verify.properties.checks import value_of
     ra, rb = again
     if ra.y is not None and rb.y is not None:
         same = ~bits_differ(ra.y[where].view(fmt.uint), a.y[where].view(fmt.uint), fmt) & \

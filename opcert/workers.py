@@ -35,6 +35,8 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
+from opcert.runtime_table import threaded_modules
+
 # In a worker: the connection to the parent and the shared activity record (None in the parent itself).
 _CHANNEL = None
 _RECORD = None
@@ -42,9 +44,9 @@ _IN_WORKER = False
 POLL = 0.5              # seconds between the parent's checks of a running call's time limit
 _TEXT = 1024            # bytes of an activity's text kept (its end is cut)
 _HINT = "\x1f"          # between an activity's text and its hint
-# Libraries that start threads at import: after one of them is loaded, fork()
-# may deadlock the child, so workers are spawned instead.
-_THREADED = ("torch", "jax", "jaxlib", "onnxruntime", "openvino", "tensorflow")
+# Libraries that start threads at import (opcert.runtime_table: each runtime's row, and a few others): after
+# one of them is loaded, fork() may deadlock the child, so workers are spawned instead.
+_THREADED = threaded_modules()
 
 
 def in_worker() -> bool:

@@ -27,7 +27,7 @@ def agree_with_library(target: str) -> list:
         elif target == "onnxruntime":
             import onnxruntime as ort
 
-            from opcert.targets.runtimes import onnx_model
+            from opcert.targets.runtimes.onnx_models import onnx_model
             if dtype == "bfloat16":
                 continue
             s = ort.InferenceSession(onnx_model(op, dtype, {}).SerializeToString(), providers=["CPUExecutionProvider"])
@@ -55,12 +55,13 @@ def onnx_runtimes_as_older_releases() -> dict:
     outputs of one call and (ONNX Runtime) of the many-calls path the layout check uses."""
     import opcert
     from opcert.spec.attrs import resolve
-    from opcert.targets.runtimes import OnnxReference, OnnxRuntime
+    from opcert.targets.runtimes.onnx_reference import OnnxReferenceElementWise
+    from opcert.targets.runtimes.onnxruntime import OnnxRuntimeElementWise
     op = opcert.get_operator("Celu")
     attrs = resolve(op)
     x = np.array([-3.0, -1.0, -0.25, 0.0, 0.5, 2.0], np.float32)
     out = {}
-    for rt in (OnnxRuntime(), OnnxReference()):
+    for rt in (OnnxRuntimeElementWise(), OnnxReferenceElementWise()):
         rt.known = dict(rt.known, Celu=frozenset({12}))
         r = {"opset": rt.opset(op, "float32"), "float32": rt.unsupported(op, "float32", attrs),
              "bfloat16": rt.unsupported(op, "bfloat16", attrs)}
@@ -79,6 +80,6 @@ def jax_gpu_preallocation(user_value) -> tuple:
     os.environ.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)
     if user_value is not None:
         os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = user_value
-    from opcert.targets.runtimes import Jax
-    rt = Jax("gpu")
+    from opcert.targets.runtimes.jax import JaxElementWise
+    rt = JaxElementWise("gpu")
     return os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), rt.dev is not None

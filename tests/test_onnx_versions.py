@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import opcert
-from opcert.targets.runtimes import onnx_opset
+from opcert.targets.runtimes.onnx_models import onnx_opset
 
 
 def test_the_newest_version_the_runtime_knows_that_lists_the_dtype():

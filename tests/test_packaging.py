@@ -111,20 +111,23 @@ def test_the_wheel_installs_with_its_dependencies_into_a_new_venv(tmp_path):
 
 
 def test_each_runtime_has_an_extra_named_after_it():
-    from opcert.targets.runtimes import EXTRAS, RUNTIMES
+    from opcert.runtime_table import RUNTIMES
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert set(EXTRAS) == set(RUNTIMES)
     (everything,) = extras["runtimes"]
     assert everything.startswith("opcert[") and everything.endswith("]"), everything
-    assert set(everything[7:-1].split(",")) == set(EXTRAS.values()) <= set(extras)
+    assert set(everything[7:-1].split(",")) == {r.extra for r in RUNTIMES} <= set(extras)
 
 
 def test_a_missing_runtime_names_the_extra_that_installs_it(monkeypatch):
-    from opcert.targets import runtimes
+    from opcert.targets import runtimes, tensor
+    from opcert.targets.runtimes import openvino
 
     class Missing:
         def __init__(self, *a):
             raise ModuleNotFoundError("No module named 'openvino'")
-    monkeypatch.setitem(runtimes.RUNTIMES, "openvino", Missing)
-    with pytest.raises(UsageError, match=r"pip install 'opcert\[openvino\]'"):
+    monkeypatch.setattr(openvino, "OpenVinoElementWise", Missing)
+    monkeypatch.setattr(openvino, "OpenVinoTensor", Missing)
+    with pytest.raises(UsageError, match=r"pip install 'opcert\[openvino\]' \(or 'opcert\[runtimes\]'"):
         runtimes.load("openvino")
+    with pytest.raises(UsageError, match=r"target openvino needs openvino, .*pip install 'opcert\[openvino\]'"):
+        tensor.load("openvino")

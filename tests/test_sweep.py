@@ -284,7 +284,8 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     (sweep_kernel.easy with kept): on balls built to hit every branch (as above), mirror then block on what it
     leaves gives the state block alone gives on the mirrored ball, blocks taken out of order."""
     from opcert.verify.accuracy.stats import HIST_LABELS
-    from opcert.verify.accuracy.sweep_kernel import NOT_KEPT, TOP, block, easy, easy_pass, sampled_floor, take_easy
+    from opcert.verify.accuracy.sweep_kernel import (NOT_KEPT, TOP, AtInf, Block, Floor, Mirror, Tally, block, easy,
+                                                     easy_pass, sampled_floor, take_easy)
     rng = np.random.default_rng(100 + seed)
     n = 1 << 13
     mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
@@ -306,7 +307,8 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
         sg = np.sign(v) * (rng.random(n) < 0.8)
         y_pos = v.astype(np.float32)
         keep = np.empty(n, np.uint32)
-        easy(mags, y_pos, y_pos.view(np.uint32), v, rad, sg, -1.0, -1, -1.0, -1, np.empty(n, np.bool_), keep)
+        easy(Block(mags, y_pos, y_pos.view(np.uint32), v, rad, sg), Floor(-1.0, -1, -1.0, -1), np.empty(n, np.bool_),
+             keep)
         odd = parity == "odd"
         bits = mags | np.uint32(0x80000000)
         vm, sgm = (-v, -sg) if odd else (v.copy(), sg)
@@ -325,25 +327,25 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     yb = y.view(np.uint32)
     states, taken = [], 0
     for split in (False, True, "sampled"):
-        st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
-              np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        st = Tally(np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
+                   np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+                   np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
         undecided = []
         near = True
         for k in np.random.default_rng(seed).permutation(n // 1024).tolist():
             s = slice(1024 * k, 1024 * k + 1024)
             und = np.empty(1024, np.int64)
-            args = (bits[s], y[s], yb[s], vm[s], rad[s], sgm[s], np.uint32(0xBF800000), np.uint32(0x3F800000),
-                    -1.0, 1.0, *st, und, False)
+            args = (Block(bits[s], y[s], yb[s], vm[s], rad[s], sgm[s]),
+                    AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0), st, und, False)
             if split:
                 hard = np.empty(1024, np.bool_)
-                mirrored = (keep[s], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
-                tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+                mirrored = Mirror(keep[s], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
+                tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+                at_plus = Block(bits[s], y[s], yb[s], v[s], rad[s], sg[s])
                 if split == "sampled":      # from the ball at +m, as run_chunk has it
-                    tops = sampled_floor(bits[s], y[s], yb[s], v[s], rad[s], sg[s], *args[6:10], *st[2:6], False, 5,
-                                         mirrored[1])
-                got, near = easy_pass(near, bits[s], y[s], yb[s], v[s], rad[s], sg[s], *tops, hard, None, *mirrored)
-                take_easy(got, st[0], st[1], st[7])
+                    tops = sampled_floor(at_plus, args[1], st, False, 5, mirrored.scale)
+                got, near = easy_pass(near, at_plus, tops, hard, None, mirrored)
+                take_easy(got, st)
                 taken += (got[0] + got[2]) if split is True else 0
                 n_und = block(*args, np.flatnonzero(hard))
             else:
@@ -363,7 +365,8 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     the worst-case lists, counts and histogram are block's alone. wrong: the outputs one value above, so
     that the wrong outputs' list rises too."""
     from opcert.verify.accuracy.stats import HIST_LABELS
-    from opcert.verify.accuracy.sweep_kernel import TOP, block, easy, sampled_floor, take_easy
+    from opcert.verify.accuracy.sweep_kernel import (TOP, AtInf, Block, Floor, Tally, block, easy, sampled_floor,
+                                                     take_easy)
     n = 1 << 14
     bits = np.arange(0x3A000000, 0x3A000000 + n, dtype=np.uint32)     # 2^-11 and up, one binade
     x = bits.view(np.float32).astype(np.float64)
@@ -376,11 +379,12 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     yb = y.view(np.uint32)
     states, sent = [], []
     for how in ("block", "easy", "sampled"):
-        st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
-              np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        st = Tally(np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
+                   np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+                   np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
         und = np.empty(n, np.int64)
-        args = (bits, y, yb, v, rad, sg, np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0, *st, und, False)
+        args = (Block(bits, y, yb, v, rad, sg), AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0), st,
+                und, False)
         if how == "block":
             assert block(*args) == 0
         else:
@@ -388,10 +392,10 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
             # the lists already full from an earlier block, of smaller errors: every input here is above them
             for lst_e, lst_b in ((st[2], st[3]), (st[4], st[5])):
                 lst_e[:], lst_b[:] = 1e-9, np.arange(TOP)
-            tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+            tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
             if how == "sampled":
-                tops = sampled_floor(*args[:10], *st[2:6], False, stride)
-            take_easy(easy(bits, y, yb, v, rad, sg, *tops, hard), st[0], st[1], st[7])
+                tops = sampled_floor(args[0], args[1], st, False, stride)
+            take_easy(easy(args[0], tops, hard), st)
             sent.append(int(hard.sum()))
             assert block(*args, np.flatnonzero(hard)) == 0
             for lst_e, lst_b in ((st[2], st[3]), (st[4], st[5])):
@@ -406,8 +410,9 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     # stride 1: the sample is the block, its 8th is the block's 8th, which block must still take
     assert sent[0] == n and TOP * stride // 2 < sent[1] <= TOP * stride + 1
     # lists that already hold larger errors than the block's: the sample raises nothing
-    big = [np.full(TOP, 1e9), np.arange(TOP, dtype=np.int64), np.full(TOP, 1e9), np.arange(TOP, dtype=np.int64)]
-    assert sampled_floor(*args[:10], *big, False, stride) == (1e9, TOP, 1e9, TOP)
+    big = st._replace(top_err=np.full(TOP, 1e9), top_bits=np.arange(TOP, dtype=np.int64), topw_err=np.full(TOP, 1e9),
+                      topw_bits=np.arange(TOP, dtype=np.int64))
+    assert sampled_floor(args[0], args[1], big, False, stride) == (1e9, TOP, 1e9, TOP)
 
 
 def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
@@ -446,14 +451,15 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
     """The state after sweep_kernel.easy then block on the rest, and after block alone,
     over blocks of 1,024 inputs in the given order; they must agree."""
     from opcert.verify.accuracy.stats import HIST_LABELS
-    from opcert.verify.accuracy.sweep_kernel import TOP, block, easy, easy_pass, sampled_floor, take_easy
+    from opcert.verify.accuracy.sweep_kernel import (TOP, AtInf, Block, Floor, Tally, block, easy, easy_pass,
+                                                     sampled_floor, take_easy)
     yb = y.view(np.uint32)
     states = []
     near_used = []
     for split in (False, True, "adaptive", "sampled"):
-        st = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
-              np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-              np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        st = Tally(np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
+                   np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+                   np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
         undecided = []
         total_easy = total_wrong = 0
         near = True
@@ -461,20 +467,20 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
             b0 = 1024 * k
             s = slice(b0, b0 + 1024)
             und = np.empty(1024, np.int64)
-            args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], np.uint32(0xBF800000), np.uint32(0x3F800000),
-                    -1.0, 1.0, *st, und, flush_ok)
+            args = (Block(bits[s], y[s], yb[s], v[s], rad[s], sg[s]),
+                    AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0), st, und, flush_ok)
             if split:
                 hard = np.empty(1024, np.bool_)
-                tops = (st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
+                tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
                 if split == "sampled":      # the thresholds raised by every 7th input, as crowded blocks have them
-                    tops = sampled_floor(*args[:10], *st[2:6], flush_ok, 7)
-                easy_args = (bits[s], y[s], yb[s], v[s], rad[s], sg[s], *tops, hard)
+                    tops = sampled_floor(args[0], args[1], st, flush_ok, 7)
+                easy_args = (args[0], tops, hard)
                 if split == "adaptive":     # as the sweep does: easy_near until a wrong output is above 2 ULPs
                     got, near = easy_pass(near, *easy_args)
                     near_used.append(near)
                 else:
                     got = easy(*easy_args)
-                take_easy(got, st[0], st[1], st[7])
+                take_easy(got, st)
                 n_und = block(*args, np.flatnonzero(hard))
                 total_easy += got[0] + got[2]
                 total_wrong += got[2]
@@ -557,25 +563,26 @@ def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
     """sweep_kernel.easy_near counts two histogram bins and how many wrong outputs are above
     2 ULPs; while none is, its answer is easy()'s (outputs right and one value away);
     one output 3 values away makes easy_pass take easy() and keep to it."""
-    from opcert.verify.accuracy.sweep_kernel import easy, easy_near, easy_pass
+    from opcert.verify.accuracy.sweep_kernel import Block, Floor, easy, easy_near, easy_pass
     n = 4096
     bits = (np.arange(n) + 0x3F400000).astype(np.uint32)           # [0.75, 0.7505): one binade of outputs
     v = np.tanh(bits.view(np.float32).astype(np.float64))
     rad, sg = np.full(n, 2.0 ** -60), np.ones(n, np.int8)
     # right, or one value up: errors in (0.5, 1] and (1, 1.5]
     yb = v.astype(np.float32).view(np.uint32) + (np.arange(n) % 2).astype(np.uint32)
-    tops = (1e9, 0, 1e9, 0)
+    tops = Floor(1e9, 0, 1e9, 0)
+    blk = Block(bits, yb.view(np.float32), yb, v, rad, sg)
     h1, h2 = np.empty(n, np.bool_), np.empty(n, np.bool_)
-    want = easy(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h1)
-    got, beyond = easy_near(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2)
+    want = easy(blk, tops, h1)
+    got, beyond = easy_near(blk, tops, h2)
     assert beyond == 0 and got == want and (h1 == h2).all()
     assert want[3] > 0 and want[4] > 0 and want[0] > 0               # bins (0.5, 1] and (1, 2], and right ones
-    assert easy_pass(True, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, True)
+    assert easy_pass(True, blk, tops, h2) == (want, True)
     yb[100] += 3
-    want = easy(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h1)
-    assert easy_near(bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2)[1] == 1 and want[5] == 1
-    assert easy_pass(True, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, False)
-    assert easy_pass(False, bits, yb.view(np.float32), yb, v, rad, sg, *tops, h2) == (want, False)
+    want = easy(blk, tops, h1)
+    assert easy_near(blk, tops, h2)[1] == 1 and want[5] == 1
+    assert easy_pass(True, blk, tops, h2) == (want, False)
+    assert easy_pass(False, blk, tops, h2) == (want, False)
 
 
 def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mapping():

@@ -3,7 +3,7 @@
     [[check]]
     op = "Tanh"                # an operator, a list of them, or "*" (the whole catalog)
     dtypes = ["float16", "float32"]
-    target = "opcert"          # or onnxruntime, torch, onnx-reference, module:function
+    target = "opcert"          # or a runtime (onnxruntime, torch, ...), module:function, c:PATH:SYMBOL
     mode = "exhaustive"        # or "sample"
     samples = 100000           # sample mode; default 100,000 (float32), 1,000,000 (float64; 10,000 for Gelu)
     max_ulp = 1.0
@@ -15,7 +15,7 @@
     target_timeout = 600       # seconds per target call (isolated targets)
     layout_samples = 1024      # inputs per layout where the layouts are not enumerated (the `layout` property;
                                # default 1024, 1000000 in a float32 sweep of the whole format)
-    isa = "all"                # one check per ISA level the host has (torch, NumPy, OpenVINO), or one level
+    isa = "all"                # one check per ISA level the host has (torch, NumPy, ...), or one level
     standard = "onnx"          # whose definition; default: the operator's primary
     name = "tanh-fp16"         # optional label
     [check.attrs]
@@ -35,8 +35,10 @@ from dataclasses import dataclass, field
 from opcert import policy
 from opcert.errors import UsageError, choices
 from opcert.formats import FLOAT_FORMATS
+from opcert.runtime_table import isa_switches
 from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators
 from opcert.spec.attrs import resolve
+from opcert.targets import BUILTIN, check_name
 
 MODES = ("exhaustive", "sample")
 
@@ -49,8 +51,8 @@ KEY_DOCS = {
            "layout_samples)"),
     "dtypes": ("list of strings", "every float format",
                "float16, bfloat16, float32, float64 (integer types for Shrink through the API)"),
-    "target": ("string", "\"opcert\"", "opcert, onnxruntime, onnx-reference, torch, torch:cuda, jax, jax:gpu, "
-               "openvino, module:function (a Python callable), c:PATH:SYMBOL (a C kernel)"),
+    "target": ("string", "\"opcert\"", f"{', '.join(BUILTIN)}, module:function (a Python callable), "
+               "c:PATH:SYMBOL (a C kernel)"),
     "mode": ("\"sample\" or \"exhaustive\"", "\"sample\"",
              "exhaustive: every input (16-bit formats; float32: all 2^32); float64 is always sampled"),
     "samples": ("integer > 0", "100,000 (float32); 1,000,000 (float64; 10,000 for Gelu)",
@@ -75,8 +77,8 @@ KEY_DOCS = {
     "target_timeout": ("number of seconds > 0", "none", "fail a target call that does not return in time"),
     "layout_samples": ("integer > 0", "1,024 (1,000,000 in a float32 sweep of the whole format)",
                        "inputs per layout where the layouts are not enumerated (the layout property)"),
-    "isa": ("string", "the host's", "\"all\": one check per ISA level the host has (torch, NumPy, OpenVINO); "
-            "or one level's name; \"host\": as the host picks"),
+    "isa": ("string", "the host's", "\"all\": one check per ISA level the host has "
+            f"({', '.join(sw.library for sw in isa_switches())}); or one level's name; \"host\": as the host picks"),
 }
 KEYS = frozenset(KEY_DOCS)
 
@@ -212,7 +214,6 @@ def parse_check(raw, i, source) -> list[Check]:
     if len(set(dtypes)) != len(dtypes):
         _err(source, f"{where}.dtypes", "lists a dtype twice")
     try:
-        from opcert.targets import check_name
         try:
             target = check_name(raw.get("target", "opcert"))
         except UsageError as exc:

@@ -363,8 +363,10 @@ def _lost(check: Check, dtype: str, exc) -> CheckResult:
     op = get_operator(check.op)
     cmd = check_command(check, reproduce_command(op.name, dtype, check.target,
                                                  resolve(op, dict(check.attrs), check.standard),
-                                                 check.mode_for(dtype), check.samples, check.seed, check.standard,
-                                                 check.layout_samples))
+                                                 check.mode_for(dtype),
+                                                 Options(samples=check.samples, seed=check.seed,
+                                                         standard=check.standard,
+                                                         layout_samples=check.layout_samples)))
     return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
 
 

@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 
 from opcert.errors import UsageError, choices
-from opcert.spec.model import Attribute, Domain, Limit, Operator, Property, RuntimeMap, Standard, Support
+from opcert.spec.model import Attribute, AttributeDomain, Limit, Operator, Property, RuntimeMap, Standard, Support
 from opcert.spec import ops
 from opcert.expr import ARITY
 from opcert.expr.primitives import check_registry
@@ -179,6 +179,6 @@ def operators() -> list[Operator]:
     return list(CATALOG.values())
 
 
-__all__ = ["Attribute", "CATALOG", "Domain", "Limit", "Operator", "Property", "RuntimeMap", "Standard", "Support",
+__all__ = ["Attribute", "CATALOG", "AttributeDomain", "Limit", "Operator", "Property", "RuntimeMap", "Standard", "Support",
            "TENSOR_CATALOG", "get_operator", "get_tensor_operator", "is_tensor_operator", "operators", "standard_named",
            "tensor_operators"]

@@ -13,7 +13,7 @@ from opcert.numerics.exact import eval_rational
 
 
 @dataclass(frozen=True)
-class Domain:
+class AttributeDomain:
     """The allowed values of an attribute (always a finite binary32 value)."""
     lower: float | None = None       # None: unbounded below
     lower_open: bool = False         # True: lower itself is excluded
@@ -34,7 +34,7 @@ class Attribute:
     the value opcert uses where no standard gives a default (said so in results)."""
     name: str                                  # opcert's spelling (ONNX's where ONNX has the attribute)
     doc: str
-    domain: Domain = Domain()
+    domain: AttributeDomain = AttributeDomain()
     aliases: tuple[str, ...] = ()              # DirectML and other spellings
     kind: str = "float"
     choices: tuple[str, ...] = ()

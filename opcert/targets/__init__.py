@@ -1,10 +1,12 @@
 """Implementations under test.
 
-Names: `opcert` (the project's implementation), the runtimes (`onnxruntime`,
-`onnx-reference`, `torch`, `jax`, `openvino`), `module:function`, any callable
-f(x, **attrs) -> ndarray (attributes by ONNX name, as Python floats holding
-the binary32 values), so `numpy:tanh` audits NumPy, and `c:PATH:SYMBOL`, a C
-kernel in a shared library (targets.c_abi).
+Names: `opcert` (the project's implementation: targets.own), the runtimes (one
+row each in opcert.runtime_table, one file each under targets/runtimes/),
+`module:function`, any callable f(x, **attrs) -> ndarray (attributes by ONNX
+name, as Python floats holding the binary32 values), so `numpy:tanh` audits
+NumPy (targets.python), and `c:PATH:SYMBOL`, a C kernel in a shared library
+(targets.c_abi). What the measurements call on a target is written down in
+targets.protocol.
 
 Only `opcert` runs in the process that owns the verdict. Every other target
 is loaded and called inside a supervised worker process (opcert.workers): a
@@ -14,12 +16,22 @@ runs it in the main process instead, faster and without that protection.
 """
 from __future__ import annotations
 
-from opcert.errors import TargetFailure, UsageError, choices
-from opcert.targets.base import Target, TargetInfo, Unsupported, describe_inputs
-from opcert.targets.isolation import Isolation
+import importlib
 
-RUNTIME_NAMES = ("onnxruntime", "onnx-reference", "torch", "jax", "openvino",
-                 "torch:cuda", "jax:gpu")   # the same functions on a GPU; skipped, with the reason, where none exists
+import numpy as np
+
+from opcert.errors import TargetFailure, UsageError, choices
+from opcert.formats import get_format
+from opcert.runtime_table import target_names
+from opcert.spec import get_operator
+from opcert.targets import c_abi, dependencies, own, python, runtimes
+from opcert.targets.base import Target, TargetInfo, UnsupportedByTarget, describe_inputs
+from opcert.targets.isolation import Isolation
+from opcert.workers import activity, in_worker, run_isolated
+
+# every runtime's name, and NAME:DEVICE for the devices its row lists (the same functions on a GPU; skipped,
+# with the reason, where none exists)
+RUNTIME_NAMES = target_names()
 BUILTIN = ("opcert",) + RUNTIME_NAMES
 ISOLATION = ("process", "none")
 
@@ -33,12 +45,10 @@ def check_name(name) -> str:
     if name in BUILTIN:
         return name
     if name.startswith("c:"):
-        from opcert.targets.c_abi import split as c_split
-        c_split(name)
+        c_abi.split(name)
         return name
     if ":" in name:
-        from opcert.targets.python import split
-        split(name)
+        python.split(name)
         return name
     raise UsageError(f"unknown target {name!r}; allowed: {choices(BUILTIN)}, module:function "
                      "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)")
@@ -62,24 +72,7 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         return name
     name = check_name(name)
     if name == "opcert":
-        from opcert._version import __version__
-        from opcert.impl.run import run_resolved
-        from opcert.fingerprint import code_fingerprint
-        import hashlib
-
-        from opcert.provenance import simd
-        # opcert's code runs on NumPy's binary64 ufuncs: NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed
-        fp = hashlib.sha256(f"{code_fingerprint()} {simd()}".encode()).hexdigest()
-        info = TargetInfo("opcert", "opcert", __version__, fp, {"numpy_isa": simd()}, isolated=False)
-        tgt = Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
-        tgt.isolation = Isolation(trusted=True)
-        from opcert.targets.layouts import LayoutSupport
-        # run_resolved converts its input to a contiguous binary64 array first: rows of a view are not calls
-        tgt.layouts = LayoutSupport(views=True, rows=True, offsets=True, concurrent=True,
-                                    cannot={"threads": "opcert's implementation runs on the calling thread",
-                                            "in place": "opcert's implementation has no in-place form"})
-        return tgt
-    from opcert.workers import activity
+        return own.load(timeout, standard)
     iso = Isolation()
     limit = timeout if timeout is not None else DEFAULT_LOAD_LIMIT_S
     hint = "" if timeout is not None else \
@@ -101,24 +94,19 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
 
 def _load(name: str, timeout) -> Target:
     if name in RUNTIME_NAMES:
-        from opcert.targets.runtimes import load
-        return load(name, timeout)
+        return runtimes.load(name, timeout)
     if name.startswith("c:"):
-        from opcert.targets.c_abi import load
-        return load(name, timeout)
-    from opcert.targets.python import load
-    return load(name, timeout)
+        return c_abi.load(name, timeout)
+    return python.load(name, timeout)
 
 
 def _probe(name: str, call=None, timeout=None, preload: tuple = ()) -> TargetInfo:
     # The modules the caller's workers have loaded when they load the target, loaded here too: what the
     # target loads (its dependencies' fingerprint) is measured from the same process state.
-    import importlib
     for module in preload:
         importlib.import_module(module)
     if call is None:
         return load_target(name, timeout).info
-    from opcert.targets import dependencies
     op_name, dtype, attrs, standard, first = call
     before = dependencies.begin()
     try:
@@ -135,9 +123,6 @@ def _first_call(tgt: Target, op_name: str, dtype: str, attrs: dict, first=None) 
     """The target's first call, so that what it loads then is loaded: on `first` = (lo, hi), the binary32
     magnitudes a sweep gives it first (a crash there names that block), else a few values of every kind.
     A failure is not reported here: the measurement that follows meets it and reports it."""
-    import numpy as np
-    from opcert.formats import get_format
-    from opcert.spec import get_operator
     fmt = get_format(dtype)
     if first is not None:
         lo, hi = first
@@ -175,7 +160,6 @@ def describe_target(name, isolation: str = "process", call=None, timeout=None, p
         return info
     if call is None and name in _INFO:
         return _INFO[name]
-    from opcert.workers import in_worker, run_isolated
     info = _probe(name, call, timeout, preload) if in_worker() else run_isolated(_probe, name, call, timeout,
                                                                                   preload)
     if call is None and name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not
@@ -188,5 +172,5 @@ def get_target(name) -> Target:
     return load_target(name)
 
 
-__all__ = ["BUILTIN", "ISOLATION", "Target", "TargetInfo", "Unsupported", "check_name", "describe_inputs",
-           "describe_target", "get_target", "load_target", "trusted"]
+__all__ = ["BUILTIN", "ISOLATION", "RUNTIME_NAMES", "Target", "TargetInfo", "UnsupportedByTarget", "check_name",
+           "describe_inputs", "describe_target", "get_target", "load_target", "trusted"]

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import warnings
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -21,10 +24,11 @@ import numpy as np
 
 from opcert.errors import TargetFailure, UsageError
 from opcert.targets.isolation import Isolation
+from opcert.targets.layouts import LayoutSupport, copy_with_layout, cores
 from opcert.workers import activity
 
 
-class Unsupported(UsageError):
+class UnsupportedByTarget(UsageError):
     """The target does not support this operator, dtype or attribute set (a skip, with its reason)."""
 
 
@@ -62,7 +66,7 @@ def describe_inputs(x: np.ndarray) -> str:
 
 
 class Target:
-    """A target as loaded in the process that calls it."""
+    """A target as loaded in the process that calls it (targets.protocol.ElementWiseTarget)."""
 
     def __init__(self, info: TargetInfo, call, unsupported=None, timeout: float | None = None):
         self.info = info
@@ -71,7 +75,6 @@ class Target:
         self.timeout = timeout
         self.modified_input = False   # sticky: some call wrote into its input
         self._isolation = None        # the FP environment and the process state a call may change
-        from opcert.targets.layouts import LayoutSupport
         self.layouts = LayoutSupport(cannot={"every layout": "this target declares no layout it can be given"})
 
     @property
@@ -94,6 +97,11 @@ class Target:
         return self.info.version
 
     @property
+    def kernel(self):
+        """The target's own function (op, x, attrs) -> y, outside the call contract of run()."""
+        return self._call
+
+    @property
     def findings(self) -> list[str]:
         """What the target did to the process beyond its result (the FP environment it set)."""
         return list(self.isolation.fp.events)
@@ -101,7 +109,7 @@ class Target:
     def unsupported(self, op, dtype: str, attrs: dict[str, Fraction]) -> str | None:
         try:
             return self._unsupported(op, dtype, attrs)
-        except Unsupported as exc:
+        except UnsupportedByTarget as exc:
             return str(exc)
         except Exception as exc:   # noqa: BLE001 - a library failing to say: its reason, not a crash
             return f"{self.name} could not tell whether it supports {op.name} in {dtype}: " \
@@ -125,9 +133,6 @@ class Target:
                 for x, label in zip(xs, labels):
                     yield one(x, label)
                 return
-            from collections import deque
-            from concurrent.futures import ThreadPoolExecutor
-            from opcert.targets.layouts import cores
             k = cores()
             with ThreadPoolExecutor(k) as pool:
                 pending = deque()       # at most k calls in flight (Executor.map would take every x at once)
@@ -154,11 +159,10 @@ class Target:
     def _run(self, op, x, attrs, label, guard_globals, keep_layout, call, owned, guard_warnings=True):
         why = self.unsupported(op, _dtype_name(x.dtype), attrs)
         if why:
-            raise Unsupported(why)
+            raise UnsupportedByTarget(why)
         if owned:
             given = x
         elif keep_layout:
-            from opcert.targets.layouts import copy_with_layout
             given = copy_with_layout(x)
         else:
             given = np.array(x, copy=True)
@@ -222,7 +226,6 @@ DEFAULT_LIMIT_S, DEFAULT_LIMIT_PER_INPUT_S = 60.0, 2e-3
 def default_timeout(n: int) -> tuple[float, str]:
     """The time limit of a call of n inputs where the user set none, and the words that say so.
     OPCERT_DEFAULT_LIMIT_S replaces the fixed part (a CI job that wants hangs found sooner)."""
-    import os
     return _default_timeout(n, os.environ.get("OPCERT_DEFAULT_LIMIT_S"))
 
 
@@ -271,7 +274,7 @@ def _words_equal(a, b):
     return d == 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _same_words():
-    from opcert.jit import numba      # at the first large block: importing opcert does not import numba
+    from opcert.jit import numba  # at the first large block: importing opcert does not import numba
     return numba.njit(cache=True, nogil=True)(_words_equal)

@@ -13,6 +13,15 @@ has none. The kernel writes y[0..n-1] and must not keep the pointers; it is
 also called with x == y (in place), with x and y at every offset from a 64-byte
 boundary, and with every n from 1 up (verify.paths.layout: every path of the kernel).
 
+The tensor operators' kernels have their own signature (`CTensorTarget`):
+
+    void SYMBOL(const T *x, T *y, const int64_t *sizes, size_t rank,
+                const uint32_t *axes, size_t axis_count, const float *attrs);
+
+x and y are contiguous, row-major, of `rank` dimensions of `sizes`; `axes` lists the reduced axes
+(ascending, distinct, non-negative: the rows the check's standard makes, its axis rule applied already);
+`attrs` is NULL (the tensor operators have none); T is as above.
+
 Like every target but `opcert`, the library is loaded and called in a
 supervised worker process: a kernel that dereferences NULL or aborts fails its
 check with the block of inputs it was given, and opcert goes on. The
@@ -28,6 +37,8 @@ import numpy as np
 
 from opcert.errors import UsageError
 from opcert.targets.base import Target, TargetInfo
+from opcert.targets.layouts import LayoutSupport, c_calls
+from opcert.targets.protocol import TensorTarget
 
 PREFIX = "c:"
 C_TYPES = {"float32": "float", "float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t"}
@@ -52,7 +63,7 @@ def digest_of(path: str) -> str:
 
 def open_symbol(spec: str):
     """(the library's real path, the library, the function) of a c:PATH:SYMBOL target; UsageError naming what
-    is missing. The element-wise ABI (here) and the tensor one (targets.tensor_c) share it."""
+    is missing. The element-wise ABI and the tensor one (CTensorTarget) share it."""
     path, symbol = split(spec)
     real = os.path.realpath(path)
     if not os.path.isfile(real):
@@ -91,10 +102,36 @@ def load(spec: str, timeout: float | None = None) -> Target:
 
     info = TargetInfo(spec, "c", f"sha256:{digest[:16]}", digest[:32], {"library": real, "symbol": symbol})
     tgt = Target(info, call, unsupported=unsupported, timeout=timeout)
-    from opcert.targets.layouts import LayoutSupport, c_calls
     many = c_calls(func)
     tgt.layouts = LayoutSupport(views=False, offsets=True, calls=many, calls_in_place=True, concurrent=True,
                                 cannot={"strides": "the C ABI passes contiguous arrays (a strided view is copied "
                                                    "into one before the call)",
                                         "threads": "a C kernel's threads are its own: the ABI has no thread count"})
     return tgt
+
+
+class CTensorTarget(TensorTarget):
+    """A kernel of the tensor operators in a shared library, with the tensor signature (above)."""
+    no_threads = "a C kernel's threads are its own: the ABI has no thread count"
+
+    def __init__(self, spec: str):
+        real, lib, self.fn = open_symbol(spec)
+        self.fn.restype = None
+        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t,
+                            ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t, ctypes.c_void_p]
+        self.name = spec
+        self.version = f"sha256:{digest_of(real)[:16]}"
+        self._keep = lib
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        if dtype not in C_TYPES:
+            return f"the C ABI passes {', '.join(C_TYPES)}; {dtype} has no C type here"
+        return None
+
+    def call(self, op, std, x, reduced):
+        x = np.ascontiguousarray(x)
+        y = np.empty_like(x)
+        sizes = (ctypes.c_int64 * max(1, x.ndim))(*x.shape)
+        axes = (ctypes.c_uint32 * max(1, len(reduced)))(*reduced)
+        self.fn(x.ctypes.data, y.ctypes.data, sizes, x.ndim, axes, len(reduced), None)
+        return y

@@ -33,6 +33,9 @@ import hashlib
 import os
 import sys
 
+from opcert.files import kernel_cache_dir
+from opcert.targets.python import opcert_dir, site_dirs
+
 SMALL = 4 << 20       # shared objects up to this size are hashed by content
 LARGE = 64 << 20      # data files likewise
 _opened: list | None = None
@@ -94,7 +97,6 @@ def _file_digest(path: str, limit: int) -> str:
 
 def _caches() -> tuple[str, ...]:
     """opcert's caches of compiled code (see the module's docstring), as path prefixes."""
-    from opcert.files import kernel_cache_dir
     dirs = [kernel_cache_dir(), os.environ.get("NUMBA_CACHE_DIR") or None]
     return tuple(os.path.realpath(d) + os.sep for d in dirs if d)
 
@@ -102,7 +104,6 @@ def _caches() -> tuple[str, ...]:
 def end(before: tuple) -> tuple[str, dict]:
     """(a digest, what it covers by kind) of what the target brought in since `begin`."""
     global _opened
-    from opcert.targets.python import opcert_dir, site_dirs
     mapped0, modules0 = before
     opened, _opened = _opened or [], None
     skip = tuple(site_dirs()) + (opcert_dir(),) + _SKIP_PREFIXES + _SYSTEM + tuple(

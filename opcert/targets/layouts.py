@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -108,9 +108,9 @@ def _many(f, xp, yp, m, n, stride_b, a):
     return 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loop():
-    import numba    # at the first layout check of a C kernel: importing opcert does not import numba
+    import numba  # at the first layout check of a C kernel: importing opcert does not import numba
     return numba.njit(nogil=True)(_many)
 
 
@@ -120,11 +120,15 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-@contextlib.contextmanager
-def torch_threads(torch, n: int):
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+class ThreadCount:
+    """A tensor side whose runtime objects (sessions, compiled models) are made per thread count: `n_threads`
+    is part of their key; threads(n) sets it for the calls inside."""
+    n_threads = None        # None: the target's default
+
+    @contextlib.contextmanager
+    def threads(self, n: int):
+        before, self.n_threads = self.n_threads, int(n)
+        try:
+            yield
+        finally:
+            self.n_threads = before

@@ -1,4 +1,5 @@
-"""`module:function` targets: any callable f(x: numpy.ndarray, **attrs) -> numpy.ndarray.
+"""`module:function` targets: any callable f(x: numpy.ndarray, **attrs) -> numpy.ndarray, and, for the tensor
+operators, f(x, axis=int or tuple) -> numpy.ndarray (`PythonTensorTarget`).
 
 Attributes are passed by ONNX name: numbers as Python floats holding the
 binary32 values, a choice by its name (Gelu's approximate="tanh"). The
@@ -19,9 +20,12 @@ import sysconfig
 from functools import lru_cache
 
 from opcert.errors import TargetFailure, UsageError
+from opcert.provenance import simd
 from opcert.spec.attrs import user_value
 from opcert.targets.base import Target, TargetInfo
 from opcert.targets.isolation import TargetExit
+from opcert.targets.layouts import PYTHON, LayoutSupport
+from opcert.targets.protocol import TensorTarget
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -64,8 +68,6 @@ def load(spec: str, timeout: float | None = None) -> Target:
     def call(op, x, attrs):
         # by ONNX's spelling: a number as a Python float, a choice by its name (Gelu's approximate="tanh")
         return func(x, **{k: user_value(op, k, v) for k, v in attrs.items()})
-    from opcert.provenance import simd
-    from opcert.targets.layouts import PYTHON, LayoutSupport
     # NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed too: a NumPy callable's bits can depend on it
     fp = hashlib.sha256(f"{fingerprint(module)} {simd()}".encode()).hexdigest()[:32]
     info = TargetInfo(spec, "python", version, fp, {"module_file": getattr(module, "__file__", None),
@@ -73,6 +75,30 @@ def load(spec: str, timeout: float | None = None) -> Target:
     tgt = Target(info, call, timeout=timeout)
     tgt.layouts = LayoutSupport(**PYTHON)
     return tgt
+
+
+class PythonTensorTarget(TensorTarget):
+    """`module:function` for the tensor operators: f(x, axis=int or tuple) -> array."""
+
+    def __init__(self, name: str):
+        module, attr = split(name)
+        try:
+            obj = importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"target {name!r}: cannot import module {module!r} ({exc})") from None
+        for part in attr.split("."):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                raise UsageError(f"target {name!r}: module {module!r} has no {attr!r}") from None
+        if not callable(obj):
+            raise UsageError(f"target {name!r}: {attr!r} is not callable (a function f(x, axis=...) -> ndarray)")
+        self.fn = obj
+        self.name = name
+        self.version = getattr(importlib.import_module(module.split(".")[0]), "__version__", "")
+
+    def call(self, op, std, x, reduced):
+        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced))
 
 
 @lru_cache(maxsize=1)

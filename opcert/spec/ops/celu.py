@@ -2,7 +2,7 @@
 from fractions import Fraction
 
 from opcert.expr import absolute, exp, expm1, maximum, minimum, select
-from opcert.spec.model import Attribute, Domain, Operator, RuntimeMap, Standard
+from opcert.spec.model import Attribute, AttributeDomain, Operator, RuntimeMap, Standard
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
     Support, attr, const, limits, x
 
@@ -19,7 +19,7 @@ OPERATOR = Operator(
     family="exponential",
     summary="max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), element-wise",
     attributes=(Attribute("alpha", "scale of the negative part",
-                          domain=Domain(lower=0.0, lower_open=True, description="a finite binary32 value > 0"),
+                          domain=AttributeDomain(lower=0.0, lower_open=True, description="a finite binary32 value > 0"),
                           aliases=("Alpha",)),),
     standards=(
         Standard(key="onnx", op_name="Celu", document=ONNX_DOC.format("Celu"),

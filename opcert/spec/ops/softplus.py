@@ -2,7 +2,7 @@
 DML_ACTIVATION_SOFTPLUS ln(1 + exp(Steepness x)) / Steepness (Steepness >= 1);
 DirectML DML_ACTIVATION_PARAMETRIC_SOFTPLUS Alpha ln(1 + exp(Beta x))."""
 from opcert.expr import both, eq, exp, log, log1p, select
-from opcert.spec.model import Attribute, Domain, Operator, RuntimeMap, Standard
+from opcert.spec.model import Attribute, AttributeDomain, Operator, RuntimeMap, Standard
 from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
     Property, Support, attr, const, dml_levels_1_0, softplus_monotone, x
 
@@ -20,7 +20,7 @@ OPERATOR = Operator(
     summary="ln(1 + exp(x)) (ONNX), with a steepness (DirectML SOFTPLUS) or a scale and slope (PARAMETRIC_SOFTPLUS)",
     attributes=(
         Attribute("steepness", "DirectML SOFTPLUS: the steepness; it cannot be less than 1",
-                  domain=Domain(lower=1.0, description="a finite binary32 value >= 1"), aliases=("Steepness",)),
+                  domain=AttributeDomain(lower=1.0, description="a finite binary32 value >= 1"), aliases=("Steepness",)),
         Attribute("alpha", "DirectML PARAMETRIC_SOFTPLUS: the output scale", aliases=("Alpha",), example=1.0),
         Attribute("beta", "DirectML PARAMETRIC_SOFTPLUS: the input scale", aliases=("Beta",), example=1.0),
     ),

@@ -19,6 +19,9 @@ from opcert.options import Options
 from opcert.spec import get_operator
 from opcert.spec.attrs import describe, resolve, user_value
 from opcert.spec.onnx_backend_attrs import ATTRS as ONNX_TEST_ATTRS
+from opcert.targets import trusted
+from opcert.verify.accuracy.measure import measure
+from opcert.workers import WorkerLost, in_worker, run_isolated
 
 F32_MAX = 3.4028234663852886e38
 F32_TINY = 1.401298464324817e-45            # the smallest binary32 subnormal
@@ -74,20 +77,19 @@ def attribute_sets(op, standard: str | None = None) -> list[AttrSet]:
     return out
 
 
-def sweep_attributes(op, target="opcert", dtype="float32", inputs="sample", *, samples=None, seed=0,
-                     standard=None, max_ulp=None, isolation="process", target_timeout=None,
-                     progress=None) -> AttrSweepResult:
-    """measure() at every attribute set of attribute_sets(); rows with each set's
-    figures, skips with their reasons, and the worst set. An untrusted target
-    runs every set in one supervised worker; if a set ends that worker, the
-    sweep runs again with one worker per set, so the crash is pinned on its set."""
-    from opcert.targets import trusted
-    from opcert.workers import WorkerLost, in_worker, run_isolated
+def sweep_attributes(op, target="opcert", dtype="float32", inputs="sample", options: Options | None = None, *,
+                     max_ulp=None, progress=None) -> AttrSweepResult:
+    """measure() at every attribute set of attribute_sets(), with options (samples, seed, standard,
+    isolation, target_timeout, ...); rows with each set's figures, skips with their reasons, and the worst
+    set; progress() is called as each set finishes. An untrusted target runs every set in one supervised
+    worker; if a set ends that worker, the sweep runs again with one worker per set, so the crash is pinned
+    on its set."""
     op = get_operator(op)
-    if not any(True for a in op.attributes if op.standard(standard).has(a.name)):
+    o = (options or Options()).replace(progress=None)
+    if not any(True for a in op.attributes if op.standard(o.standard).has(a.name)):
         raise UsageError(f"{op.name} has no attributes: there is nothing to sweep (run the check without --attr-sweep)")
-    args = (op.name, target, dtype, inputs, samples, seed, standard, max_ulp, isolation, target_timeout)
-    if isolation == "process" and isinstance(target, str) and not trusted(target) and not in_worker():
+    args = (op.name, target, dtype, inputs, o, max_ulp)
+    if o.isolation == "process" and isinstance(target, str) and not trusted(target) and not in_worker():
         try:
             return run_isolated(_sweep, *args, None)
         except WorkerLost:
@@ -95,14 +97,13 @@ def sweep_attributes(op, target="opcert", dtype="float32", inputs="sample", *, s
     return _sweep(*args, progress)
 
 
-def _sweep(op, target, dtype, inputs, samples, seed, standard, max_ulp, isolation, target_timeout, progress):
-    from opcert.verify.accuracy.measure import measure
+def _sweep(op, target, dtype, inputs, options: Options, max_ulp, progress):
     op = get_operator(op)
     res = AttrSweepResult(op.name, dtype, target if isinstance(target, str) else target.name, inputs)
-    for s in attribute_sets(op, standard):
+    for s in attribute_sets(op, options.standard):
         row = {"label": s.label, "grid": s.grid, "attrs": {k: v for k, v in s.attrs.items()}}
         try:
-            resolved = resolve(op, s.attrs, standard)
+            resolved = resolve(op, s.attrs, options.standard)
         except UsageError as exc:
             row.update(status="skipped", reason=str(exc))
             res.rows.append(row)
@@ -110,9 +111,7 @@ def _sweep(op, target, dtype, inputs, samples, seed, standard, max_ulp, isolatio
                 progress()
             continue
         row["attrs_exact"] = describe(resolved, op)
-        r = measure(op.name, target, dtype, inputs,
-                    Options(samples=samples, seed=seed, standard=standard, isolation=isolation,
-                            target_timeout=target_timeout), attrs=s.attrs)
+        r = measure(op.name, target, dtype, inputs, options, attrs=s.attrs)
         refuted = [p["name"] for p in r.properties if p["status"] == "refuted" and p.get("expected") == "holds"]
         row.update(status=r.status, reason=r.error, inputs=r.inputs_checked, max_ulp=r.max_ulp,
                    correctly_rounded=r.correctly_rounded, worst_input=r.worst_input,

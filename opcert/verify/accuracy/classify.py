@@ -12,12 +12,21 @@ tests/test_accuracy.py compares it with the rational definition
 from __future__ import annotations
 
 import math
+from collections import namedtuple
+
+import numpy as np
 
 from opcert.jit import numba
-import numpy as np
 
 NAN_MM, INF_MM, SIGNED_ZERO_MM, FLUSH, CORRECT, SAME_BITS = 1, 2, 4, 8, 16, 32
 INT64_MAX = np.uint64(np.iinfo(np.int64).max)
+# classify's records: the outputs and references (binary64 values y, r; the format's bits yb, rb as uint64) with
+# the exact values v_hi + v_lo (amb: an ambiguous binade, spec.reference.Reference); the errors computed exactly
+# elsewhere (binary64 results of a rational exact value: ascending indices, errors); the format; what it fills.
+Compared = namedtuple("Compared", "y r yb rb v_hi v_lo amb")
+Overrides = namedtuple("Overrides", "idx err")
+Precision = namedtuple("Precision", "emin p emax bits")
+Classified = namedtuple("Classified", "err dist flags")
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -35,13 +44,13 @@ def _ulp(hi, lo, ambiguous, emin, p):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def classify(y, r, yb, rb, v_hi, v_lo, amb, over_idx, over_err, emin, p, emax, bits, flush_allowed, err, dist, flags):
-    """y, r: binary64 values of the outputs and references; yb, rb: their bit
-    patterns in the format (uint64); amb: the binade of v_hi + v_lo is
-    ambiguous (spec.reference.Reference); over_idx/over_err: errors computed
-    exactly elsewhere (binary64 results with a rational exact value), by
-    ascending index. Fills err (NaN for special-value cases), dist (-1 there)
-    and flags (the bits above)."""
+def classify(cmp, over, prec, flush_allowed, out):
+    """Fills out's err (NaN for special-value cases), dist (-1 there) and flags (the bits above) for each
+    output of cmp (a Compared), with over's errors (Overrides) where given, in the format prec."""
+    y, r, yb, rb, v_hi, v_lo, amb = cmp
+    over_idx, over_err = over
+    emin, p, emax, bits = prec
+    err, dist, flags = out
     sign = np.uint64(1) << np.uint64(bits - 1)
     big = math.ldexp(1.0, emax + 1 - 2) if bits == 64 else math.ldexp(1.0, emax + 1)
     tiny = math.ldexp(1.0, emin)

@@ -10,10 +10,10 @@ and the inputs it was given; it never ends opcert.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import shlex
 import time
-import dataclasses
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
@@ -21,18 +21,27 @@ import numpy as np
 
 from opcert import policy
 from opcert.errors import TargetFailure, UsageError
-from opcert.formats import FloatFormat, IntFormat, bits_differ, get_format, hex_bits
+from opcert.expr import libm_arrays
+from opcert.fingerprint import code_fingerprint
+from opcert.formats import IntFormat, bits_differ, get_format, hex_bits, round_fraction
+from opcert.numerics import ball
+from opcert.numerics.exact import eval_rational, evaluate
 from opcert.options import Options, split_keywords
-from opcert.provenance import provenance
+from opcert.provenance import cpu_model, provenance
 from opcert.spec import get_operator
-from opcert.spec.attrs import attribute_keys, describe, resolve
+from opcert.spec.attrs import attribute_keys, describe, resolve, user_value
+from opcert.spec.points import special_points
 from opcert.spec.reference import check_dtype, reference_detailed
-from opcert.targets import Target, check_name, describe_target, load_target, trusted
-from opcert.workers import WorkerLost, in_worker, run_isolated
+from opcert.targets import Target, check_name, describe_inputs, describe_target, load_target, trusted
 from opcert.verify.accuracy import inputs as inputs_mod
 from opcert.verify.accuracy.stats import HIST_LABELS, Stats, float_stats
+from opcert.verify.accuracy.sweep import HALF, SweepConfig, keep_freed_memory, refuse_non_directory, rerun_blocks, sweep
+from opcert.verify.paths.layout import LayoutCheck, Measured, enumerable
+from opcert.verify.properties.checks import PropertyChecker, compile_all, value_of, verdicts
 from opcert.verify.ulp import round_up, ulp_error_exact
+from opcert.workers import WorkerLost, in_worker, run_isolated
 
+F32 = get_format("float32")
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 1_000_000}
 FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the exact path (0.2-0.4 ms each)
 
@@ -40,7 +49,6 @@ FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the e
 def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, str | None]:
     """The default number of samples, and why it is smaller when it is."""
     if dtype == "float64":
-        from opcert.numerics import ball
         missing = ball.without_fast_path(op.reference_form(standard), ball.WIDE)
         if missing:
             return FLOAT64_EXACT_SAMPLES, (
@@ -109,9 +117,8 @@ class AccuracyResult:
 
 
 def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str,
-                      samples: int | None, seed: int | None, standard: str | None,
-                      layout_samples: int | None = None) -> str:
-    from opcert.spec.attrs import user_value
+                      options: Options) -> str:
+    """The `opcert accuracy` command of a measurement (options: its samples as run, seed, standard, layout_samples)."""
     parts = ["opcert", "accuracy", op, "--dtype", dtype, "--target", target]
     operator = get_operator(op)
     for k, v in attrs.items():
@@ -120,19 +127,12 @@ def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fractio
     if mode == "exhaustive":
         parts.append("--exhaustive")
     elif mode == "sample":
-        parts += ["--samples", str(samples), "--seed", str(seed)]
-    if standard:
-        parts += ["--standard", standard]
-    if layout_samples is not None:       # the layout verdict's inputs, where they were not the default
-        parts += ["--layout-samples", str(layout_samples)]
+        parts += ["--samples", str(options.samples), "--seed", str(options.seed)]
+    if options.standard:
+        parts += ["--standard", options.standard]
+    if options.layout_samples is not None:       # the layout verdict's inputs, where they were not the default
+        parts += ["--layout-samples", str(options.layout_samples)]
     return shlex.join(parts)
-
-
-def _value(v, fmt) -> dict:
-    with np.errstate(invalid="ignore"):
-        f = float(np.asarray(v).astype(np.float64)) if fmt.kind == "float" else int(v)
-    return {"value": f if not (isinstance(f, float) and math.isnan(f)) else "nan",
-            "bits": hex_bits(v, fmt)}
 
 
 @dataclass(frozen=True)
@@ -143,17 +143,8 @@ class Request:
     dtype: str
     inputs: object                # "exhaustive", "sample", or an array
     attrs: tuple                  # ((name, Fraction), ...)
-    standard: str | None
-    samples: int | None
-    seed: int
-    flush_allowed: bool
-    keep_errors: bool
-    properties: object            # "all", a tuple of names, or ()
-    timeout: float | None
-    isolation: str
-    layout_samples: int | None = None   # inputs per layout where the layouts are not enumerated
-    layout_default: int | None = None   # ... where layout_samples is None (a float32 sweep's: its extent's)
-    measure_paths: bool = True          # the layouts run whatever `properties` lists (False: properties alone)
+    options: Options              # validated (_request); properties: "all", a tuple of names, or ()
+    layout_default: int | None = None   # inputs per layout where options.layout_samples is None (a sweep's)
 
     @property
     def resolved(self) -> dict[str, Fraction]:
@@ -162,6 +153,11 @@ class Request:
     @property
     def target_name(self) -> str:
         return self.target.name if isinstance(self.target, Target) else self.target
+
+    @property
+    def layout_samples(self) -> int:
+        """Inputs per layout where the layouts are not enumerated."""
+        return self.options.layout_samples or self.layout_default or DEFAULT_LAYOUT_SAMPLES
 
 
 def measure(op, target="opcert", dtype="float32", inputs="sample", options: Options | None = None, *,
@@ -195,21 +191,12 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
     t0 = time.perf_counter()
     spec_op = get_operator(op)
     o, attrs = split_keywords(options, attrs, keywords, attribute_keys(spec_op))
-    req = _request(spec_op, target, dtype, inputs, o.samples, o.seed, o.standard, o.flush_allowed, o.keep_errors,
-                   o.isolation, o.target_timeout, o.properties, attrs)
-    if o.layout_samples is not None:
-        req = dataclasses.replace(req, layout_samples=policy.samples(o.layout_samples, "layout_samples"))
-    if o.accuracy is False:
-        req = dataclasses.replace(req, measure_paths=False)
-    if o.workers is not None:
-        policy.workers(o.workers, "workers")
-    fmt = get_format(req.dtype)
-    if isinstance(req.inputs, str) and req.inputs == "exhaustive" and fmt.name == "float32":
-        return _measure_sweep(req, o.workers, o.scheduler, o.checkpoint, o.progress, t0, o.magnitude_range,
-                              o.accuracy)
+    req = _request(spec_op, target, dtype, inputs, o, attrs)
+    if isinstance(req.inputs, str) and req.inputs == "exhaustive" and req.dtype == "float32":
+        return _measure_sweep(req, t0, o.progress)
     if o.workers is not None or o.scheduler or o.checkpoint or o.magnitude_range:
         raise UsageError("workers, scheduler, checkpoint and magnitude_range apply to exhaustive float32 sweeps")
-    if isinstance(req.target, Target) or trusted(req.target) or req.isolation == "none" or in_worker():
+    if isinstance(req.target, Target) or trusted(req.target) or o.isolation == "none" or in_worker():
         return _measure_here(req, t0)
     try:
         return run_isolated(_measure_here, req, t0)
@@ -217,29 +204,29 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options: Opti
         return _crashed(req, f"target {req.target_name} {lost}", t0)
 
 
-def _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, keep_errors, isolation,
-             target_timeout, properties, attrs) -> Request:
-    op = get_operator(op)
+def _request(op, target, dtype, inputs, options: Options, attrs) -> Request:
+    """measure()'s arguments validated, with its options normalised (the progress callback, called in the
+    caller's process, is not part of the request)."""
     fmt = get_format(dtype)
     check_dtype(op, fmt)
-    if standard is not None:
-        op.standard(standard)
-    resolved = resolve(op, attrs, standard)
+    o = options
+    if o.standard is not None:
+        op.standard(o.standard)
+    resolved = resolve(op, attrs, o.standard)
     if not isinstance(target, Target):
         target = check_name(target)
-    policy.choice(isolation, "isolation", policy.ISOLATION)
-    if target_timeout is not None:
-        target_timeout = policy.timeout(target_timeout, "target_timeout")
-    seed = policy.seed(seed)
-    if samples is not None:
-        samples = policy.samples(samples)
+    policy.choice(o.isolation, "isolation", policy.ISOLATION)
+    o = o.replace(target_timeout=None if o.target_timeout is None else policy.timeout(o.target_timeout,
+                                                                                      "target_timeout"),
+                  seed=policy.seed(o.seed), samples=None if o.samples is None else policy.samples(o.samples),
+                  flush_allowed=bool(o.flush_allowed), keep_errors=bool(o.keep_errors), progress=None)
     if isinstance(inputs, str):
         if inputs not in ("exhaustive", "sample"):
             raise UsageError(f"inputs must be 'exhaustive', 'sample' or an array; got {inputs!r}")
         if inputs == "exhaustive" and (fmt.kind != "float" or fmt.bits > 32):
             raise UsageError(f"--exhaustive covers float16, bfloat16 and float32; {fmt.name} is sampled "
                              "(use --samples N)")
-        if inputs == "exhaustive" and samples is not None:
+        if inputs == "exhaustive" and o.samples is not None:
             raise UsageError("samples apply to sampled checks, not exhaustive ones")
         if inputs == "sample" and fmt.kind != "float":
             raise UsageError("sampling covers float formats; pass an array of integer inputs")
@@ -248,31 +235,30 @@ def _request(op, target, dtype, inputs, samples, seed, standard, flush_allowed, 
         if x.dtype != fmt.dtype:
             raise UsageError(f"inputs have dtype {x.dtype}; expected {fmt.name}")
         inputs = x.reshape(-1).copy()
-    if properties == "all":
-        names = "all"
-    elif properties is None:
-        names = ()
-    else:
+    if o.properties not in ("all", None):
         declared = [p.name for p in op.properties]
-        names = tuple(properties)
-        for n in names:
+        for n in o.properties:
             if n not in declared:
                 raise UsageError(f"{op.name} declares no property {n!r}; declared: {', '.join(declared)}")
-    return Request(op.name, target, fmt.name, inputs, tuple(resolved.items()), standard, samples, seed,
-                   bool(flush_allowed), bool(keep_errors), names, target_timeout, isolation)
+    o = o.replace(properties="all" if o.properties == "all" else tuple(o.properties or ()),
+                  layout_samples=None if o.layout_samples is None else policy.samples(o.layout_samples,
+                                                                                      "layout_samples"))
+    if o.workers is not None:
+        policy.workers(o.workers, "workers")
+    return Request(op.name, target, fmt.name, inputs, tuple(resolved.items()), o)
 
 
 def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
-    op = get_operator(req.op)
+    op, o = get_operator(req.op), req.options
     name = req.target_name
     version = info.version if info else ""
-    samples = (req.samples or default_samples(op, req.dtype, req.standard)[0]) if mode == "sample" else None
-    return AccuracyResult(op=op.name, dtype=req.dtype, target=name, standard=req.standard or op.primary,
+    samples = (o.samples or default_samples(op, req.dtype, o.standard)[0]) if mode == "sample" else None
+    return AccuracyResult(op=op.name, dtype=req.dtype, target=name, standard=o.standard or op.primary,
                           attrs=describe(req.resolved, op), inputs_checked=n, exhaustive=mode == "exhaustive",
-                          mode=mode, seed=req.seed if mode == "sample" else None, samples=samples,
-                          command=reproduce_command(op.name, req.dtype, name, req.resolved, mode, samples, req.seed,
-                                                    req.standard, req.layout_samples),
-                          isolation="none" if isinstance(req.target, Target) or trusted(name) else req.isolation,
+                          mode=mode, seed=o.seed if mode == "sample" else None, samples=samples,
+                          command=reproduce_command(op.name, req.dtype, name, req.resolved, mode,
+                                                    o.replace(samples=samples)),
+                          isolation="none" if isinstance(req.target, Target) or trusted(name) else o.isolation,
                           target_info=info.to_dict() if info else {}, provenance=_provenance(name, version))
 
 
@@ -280,80 +266,65 @@ def _provenance(name: str, version: str) -> dict:
     """provenance(), and the functions the reference's balls took their values from (glibc's vector and
     long double functions, or NumPy's alone): they decide how many inputs go to the exact path, never
     what the correctly rounded value is."""
-    from opcert.expr import libm_arrays
     return {**provenance(name, version), "reference_functions": libm_arrays.status()}
 
 
 def _crashed(req: Request, error: str, t0: float, info=None) -> AccuracyResult:
     mode = req.inputs if isinstance(req.inputs, str) else "given"
-    res = _base_result(req, mode, 0, info)
-    res.status, res.error, res.elapsed_s = "crashed", error, time.perf_counter() - t0
+    return _stopped(_base_result(req, mode, 0, info), "crashed", error, t0)
+
+
+def _stopped(res: AccuracyResult, status: str, error: str, t0: float) -> AccuracyResult:
+    """res, ended before its figures: "crashed", or "unsupported" (then no input was checked)."""
+    res.status, res.error, res.elapsed_s = status, error, time.perf_counter() - t0
+    if status == "unsupported":
+        res.inputs_checked = 0
     return res
 
 
-def _property_names(req: Request, op):
-    return None if req.properties == "all" else set(req.properties)
+def _property_names(req: Request):
+    return None if req.options.properties == "all" else set(req.options.properties)
 
 
 def _measure_here(req: Request, t0: float) -> AccuracyResult:
     """The measurement, in the process that runs the target."""
-    op = get_operator(req.op)
-    fmt = get_format(req.dtype)
-    resolved = req.resolved
+    op, fmt, o = get_operator(req.op), get_format(req.dtype), req.options
     try:
-        tgt = load_target(req.target, req.timeout, req.standard)
+        tgt = load_target(req.target, o.target_timeout, o.standard)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
-    why = tgt.unsupported(op, fmt.name, resolved)
-    why_fewer = None
-    if isinstance(req.inputs, str) and req.inputs == "exhaustive":
-        x, mode = inputs_mod.exhaustive(fmt), "exhaustive"
-    elif isinstance(req.inputs, str):
-        n, why_fewer = (req.samples, None) if req.samples else default_samples(op, fmt.name, req.standard)
-        x, mode = inputs_mod.sample(op, fmt, resolved, n, req.seed), "sample"
-    else:
-        x, mode = req.inputs, "given"
+    why = tgt.unsupported(op, fmt.name, req.resolved)
+    x, mode, why_fewer = _inputs_here(req, op, fmt)
     if x.size >= 1 << 16:
         # arrays of 10^6 elements allocated and freed a dozen times: glibc maps and unmaps each, and the
         # page faults were 0.04 of a 10^6-sample float64 check's 0.18 s (bench/README.md)
-        from opcert.verify.accuracy.sweep import keep_freed_memory
         keep_freed_memory()
     res = _base_result(req, mode, int(x.size), tgt.info)
     if why_fewer:
         res.notes.append(why_fewer)
     if why:
-        res.status, res.error, res.inputs_checked = "unsupported", why, 0
-        res.elapsed_s = time.perf_counter() - t0
-        return res
+        return _stopped(res, "unsupported", why, t0)
     try:
-        y = tgt.run(op, x, resolved, label=_label(x, mode))
+        y = tgt.run(op, x, req.resolved, label=_label(x, mode))
     except TargetFailure as exc:
-        res.status, res.error = "crashed", str(exc)
-        res.elapsed_s = time.perf_counter() - t0
-        return res
-    ref = reference_detailed(op, x, resolved, req.standard)
+        return _stopped(res, "crashed", str(exc), t0)
+    ref = reference_detailed(op, x, req.resolved, o.standard)
     replay = {}
 
     def rerun():
         if "y" not in replay:
-            replay["y"] = tgt.run(op, x, resolved, label=_label(x, mode) + " (replay)")
+            replay["y"] = tgt.run(op, x, req.resolved, label=_label(x, mode) + " (replay)")
         return replay["y"]
     try:
         if isinstance(fmt, IntFormat):
             _compare_int(res, x, y, ref.rounded, fmt)
         else:
-            keep = [] if req.keep_errors else None
-            _compare_float(res, op, x, y, ref, fmt, resolved, req.standard, req.flush_allowed, keep)
-            if keep:
-                with np.errstate(invalid="ignore"):
-                    res.errors = (x.astype(np.float64), keep[0])
-            if mode in ("exhaustive", "sample") and req.properties != ():
-                res.properties = _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun)
+            _compare_float(res, req, x, y, ref)
+            if mode in ("exhaustive", "sample") and o.properties != ():
+                res.properties = _check_properties(req, tgt, x, y, ref, mode, rerun)
             if mode in ("exhaustive", "sample") and _wants_layout(req):
-                lay, worst = layout_verdict(op, fmt, resolved, req.standard, tgt, x, y,
-                                            f"the measurement's own call of {x.size:,} elements",
-                                            whole=mode == "exhaustive", samples=req.layout_samples,
-                                            rounded=ref.rounded)
+                lay, worst = layout_verdict(req, tgt, x, y, ref.rounded, f"the measurement's own call of "
+                                            f"{x.size:,} elements", whole=mode == "exhaustive")
                 res.properties.append(lay)
                 path_accuracy(res, worst)
         # every verdict above comes from y; a second call is a check of its own
@@ -365,17 +336,32 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
     _fp_findings(res, tgt.findings)
     res.target_modified_input = tgt.modified_input
     if tgt.modified_input:
-        res.notes.append("the target wrote into its input array (in-place execution); every call got its "
-                         "own copy, so it was measured on what it was given")
+        res.notes.append(MODIFIED_INPUT)
     res.elapsed_s = time.perf_counter() - t0
     return res
+
+
+MODIFIED_INPUT = ("the target wrote into its input array (in-place execution); every call got its own copy, so it "
+                  "was measured on what it was given")
+
+
+def _inputs_here(req: Request, op, fmt) -> tuple:
+    """(the inputs, the mode, why fewer samples than the format's default or None)."""
+    o = req.options
+    if isinstance(req.inputs, str) and req.inputs == "exhaustive":
+        return inputs_mod.exhaustive(fmt), "exhaustive", None
+    if isinstance(req.inputs, str):
+        n, why_fewer = (o.samples, None) if o.samples else default_samples(op, fmt.name, o.standard)
+        return inputs_mod.sample(op, fmt, req.resolved, n, o.seed), "sample", why_fewer
+    return req.inputs, "given", None
 
 
 def _wants_layout(req: Request) -> bool:
     """Whether the check runs the layouts: always, whatever properties it reports, since a check's accuracy
     is the worst over every code path (one measurement for every front end), except in a sweep that
     decides properties without accuracy (`opcert prove --target`), where only a requested `layout` runs."""
-    return req.measure_paths or req.properties == "all" or "layout" in req.properties
+    o = req.options
+    return o.accuracy is not False or o.properties == "all" or "layout" in o.properties
 
 
 # what a measurement's worker has imported before it loads a target (targets.describe_target)
@@ -385,24 +371,23 @@ SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 sweep of the whole format (a 
 ONE_ELEMENT_CALLS = 100_000     # ... at least, on a target that compiles per shape (each in a call of its own)
 
 
-def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole: bool, samples=None,
-                   rounded=None):
+def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bool):
     """The layout property (verify.paths.layout) of tgt, on the inputs x whose outputs in the measurement's call
     were y: (its PropertyResult dict, the worst error among outputs that differed, or None).
 
     Every input goes through every layout where that can decide the property: every input of a 16-bit
     format, on a target whose short calls can be enumerated (verify.paths.layout.enumerable). Elsewhere the verdict
-    is `checked` at best, and `samples` inputs go through each layout: first those whose measured output is
-    not the correctly rounded one (`rounded`: the reference's outputs), as two code paths can only disagree
-    where one of them is not correctly rounded, up to half; then inputs spread evenly over x's bit patterns."""
-    from opcert.provenance import cpu_model
-    from opcert.verify.paths.layout import LayoutCheck, enumerable
+    is `checked` at best, and req.layout_samples inputs go through each layout: first those whose measured
+    output is not the correctly rounded one (`rounded`: the reference's outputs), as two code paths can only
+    disagree where one of them is not correctly rounded, up to half; then inputs spread evenly over x's bit
+    patterns."""
+    op, fmt, attrs, standard = get_operator(req.op), get_format(req.dtype), req.resolved, req.options.standard
     prop = next(p for p in op.properties if p.kind == "layout")
     bits = np.ascontiguousarray(x).reshape(-1).view(fmt.uint)
     _, first = np.unique(bits, return_index=True)
     keep = first[np.argsort(bits[first], kind="stable")]     # ascending bit patterns
     allk = keep
-    limit = None if whole and enumerable(tgt.layouts) else (samples or DEFAULT_LAYOUT_SAMPLES)
+    limit = None if whole and enumerable(tgt.layouts) else req.layout_samples
     if limit is not None and tgt.layouts.compiles_per_shape and not (whole and fmt.bits <= 16):
         # a runtime that compiles per shape: its one-element calls are a path of their own, sampled widely
         limit = max(limit, ONE_ELEMENT_CALLS)
@@ -426,8 +411,8 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
     # every input of the measurement, ascending by bits, for the families whose cost is one call per input
     wide = None if allk.size <= keep.size else \
         (np.ascontiguousarray(x).reshape(-1)[allk], np.ascontiguousarray(y).reshape(-1)[allk])
-    check = LayoutCheck(op, tgt, fmt, attrs, xs, ys, base_layout, whole and keep.size == bits.size,
-                        points=_branch_points(op, attrs, fmt, standard), wide=wide)
+    check = LayoutCheck(op, tgt, fmt, attrs, Measured(xs, ys, base_layout, wide), whole and keep.size == bits.size,
+                        points=_branch_points(op, attrs, fmt, standard))
     check.run()
 
     def ref_of(in_bits):
@@ -446,7 +431,6 @@ def layout_verdict(op, fmt, attrs, standard, tgt, x, y, base_layout: str, whole:
 def _branch_points(op, attrs, fmt, standard, most: int = 8) -> list[float]:
     """Up to `most` of the operator's branch points and thresholds in fmt, spread over their magnitudes:
     the mixed vectors' neighbours beside the ladder of magnitude classes."""
-    from opcert.spec.points import special_points
     try:
         pts = sorted({abs(float(p)) for p in special_points(op, attrs, fmt, standard)} - {0.0})
     except (ValueError, OverflowError, ArithmeticError):
@@ -480,7 +464,7 @@ def replay_report(x, y, y2, fmt, how: str) -> dict:
     out = {"inputs": int(x.size), "how": how, "differ": int(differ.size)}
     if differ.size:
         i = int(differ[0])
-        out["first"] = {"input": _value(x[i], fmt), "output": _value(y[i], fmt), "replayed": _value(y2[i], fmt)}
+        out["first"] = {"input": value_of(x[i], fmt), "output": value_of(y[i], fmt), "replayed": value_of(y2[i], fmt)}
     return out
 
 
@@ -496,15 +480,13 @@ def _label(x, mode) -> str:
     if mode == "exhaustive":
         w = 2 * x.itemsize
         return f"every {x.dtype.name} input 0x{0:0{w}x}..0x{x.size - 1:0{w}x} ({x.size:,})"
-    from opcert.targets import describe_inputs
     return f"{describe_inputs(x)} ({mode})"
 
 
-def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> list:
-    from opcert.provenance import cpu_model
-    from opcert.verify.properties.checks import PropertyChecker, compile_all, value_of, verdicts
+def _check_properties(req: Request, tgt, x, y, ref, mode, rerun) -> list:
     t0 = time.perf_counter()
-    compiled = compile_all(op, fmt, resolved, req.standard or op.primary, _property_names(req, op))
+    op, fmt = get_operator(req.op), get_format(req.dtype)
+    compiled = compile_all(op, fmt, req.resolved, req.options.standard or op.primary, _property_names(req))
     checker = PropertyChecker(compiled, fmt)
     bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
@@ -531,32 +513,26 @@ def _check_properties(op, fmt, resolved, req, x, y, ref, mode, tgt, rerun) -> li
                                           elapsed=time.perf_counter() - t0)]
 
 
-def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, magnitude_range, accuracy=True):
-    from opcert.provenance import cpu_model
-    from opcert.verify.properties.checks import compile_all, value_of, verdicts
-    from opcert.fingerprint import code_fingerprint
-    from opcert.verify.accuracy.sweep import HALF, SweepConfig, refuse_non_directory, rerun_blocks, sweep
-    op = get_operator(req.op)
-    fmt = get_format("float32")
-    start, stop = magnitude_range or (0, HALF)
+def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
+    """An exhaustive binary32 measurement (or one over options.magnitude_range): the target probed, its
+    layouts checked, the sweep run (verify.accuracy.sweep), then the verdicts from the outputs it recorded."""
+    o, op = req.options, get_operator(req.op)
+    start, stop = o.magnitude_range or (0, HALF)
     if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start < stop <= HALF):
-        raise UsageError(f"magnitude range {magnitude_range} must lie within [0, 2^31)")
-    name = req.target_name
+        raise UsageError(f"magnitude range {o.magnitude_range} must lie within [0, 2^31)")
     if isinstance(req.target, Target):
         raise UsageError("an exhaustive float32 sweep runs its target in worker processes: give the target by "
                          "name (module:function), not as an object")
-    in_process = isinstance(req.target, Target) or trusted(name) or req.isolation == "none"
-    checked = None
-    if checkpoint is not None:
-        refuse_non_directory(checkpoint)      # before the target is loaded
+    in_process = trusted(req.target) or o.isolation == "none"
+    if o.checkpoint is not None:
+        refuse_non_directory(o.checkpoint)      # before the target is loaded
+    full = (start, stop) == (0, HALF)
     # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
-    req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if (start, stop) == (0, HALF)
-                              else DEFAULT_LAYOUT_SAMPLES)
+    req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if full else DEFAULT_LAYOUT_SAMPLES)
     try:
-        first = (start, min(start + (1 << 16), stop))    # the sweep's first block
-        call = (op.name, "float32", req.attrs, req.standard, first)
+        call = (op.name, "float32", req.attrs, o.standard, (start, min(start + (1 << 16), stop)))  # its first block
         if in_process or in_worker():
-            info = describe_target(req.target, req.isolation, call, req.timeout, WORKER_MODULES)
+            info, checked = _describe(req, call), None
         else:
             # one worker loads the target, makes its first call (what it loads then keys the checkpoints),
             # says what it supports and runs the layout check: a worker costs 1-2 s to start and load
@@ -564,116 +540,125 @@ def _measure_sweep(req: Request, workers, scheduler, checkpoint, progress, t0, m
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
     except WorkerLost as lost:
-        return _crashed(req, f"target {name} {lost} (while being loaded, at its first call or in the layout "
-                             "check)", t0)
-    full = (start, stop) == (0, HALF)
-    compiled = compile_all(op, fmt, req.resolved, req.standard or op.primary, _property_names(req, op)) if req.properties != () else []
-    prop_names = tuple(c.name for c in compiled)
-    cfg = SweepConfig(op.name, name, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in req.resolved.items()),
-                      req.standard, start, stop, min(1 << 24, stop - start), flush_allowed=req.flush_allowed,
-                      target_fingerprint=info.fingerprint, target_dependencies=info.dependencies,
-                      properties=prop_names, timeout=req.timeout,
-                      accuracy=bool(accuracy) or not prop_names, opcert_code=code_fingerprint())
+        return _crashed(req, f"target {req.target_name} {lost} (while being loaded, at its first call or in the "
+                             "layout check)", t0)
+    compiled = compile_all(op, F32, req.resolved, o.standard or op.primary, _property_names(req)) \
+        if o.properties != () else []
+    cfg = _sweep_config(req, info, tuple(c.name for c in compiled), start, stop)
     res = _base_result(req, "exhaustive", 2 * (stop - start), info)
     res.exhaustive = full
     if not full:
         res.mode = f"magnitudes [0x{start:08x}, 0x{stop:08x}), both signs"
     try:
-        from opcert.targets import load_target as _load
-        probe = _load(req.target, req.timeout, req.standard) if in_process else None
-        lay = None
-        if probe:
-            why = probe.unsupported(op, "float32", req.resolved)
-            if not why and _wants_layout(req):
-                lay = _layout_or_failure(req, probe)
-        elif checked is not None:
-            why, lay = checked
-        else:
-            why, lay = _isolated(_unsupported_and_layout, req)
+        why, lay = _unsupported_and_layout(req) if in_process else checked or run_isolated(_unsupported_and_layout, req)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0, info)
     except WorkerLost as lost:
-        return _crashed(req, f"target {name} {lost}", t0, info)
+        return _crashed(req, f"target {req.target_name} {lost}", t0, info)
     if why:
-        res.status, res.error, res.inputs_checked = "unsupported", why, 0
-        res.elapsed_s = time.perf_counter() - t0
-        return res
+        return _stopped(res, "unsupported", why, t0)
     try:
-        stats, checker, sinfo = sweep(cfg, workers=workers, scheduler=scheduler, checkpoint=checkpoint,
+        stats, checker, sinfo = sweep(cfg, workers=o.workers, scheduler=o.scheduler, checkpoint=o.checkpoint,
                                       progress=progress)
     except TargetFailure as exc:
-        res.status, res.error = "crashed", str(exc)
-        res.elapsed_s = time.perf_counter() - t0
-        return res
-    res.inputs_checked = stats.n if cfg.accuracy else cfg.inputs
-    res.sweep = sinfo
+        return _stopped(res, "crashed", str(exc), t0)
+    res.inputs_checked, res.sweep = stats.n if cfg.accuracy else cfg.inputs, sinfo
     if sinfo["rejected_chunks"]:
         res.notes.append(f"{len(sinfo['rejected_chunks'])} checkpoint chunk file(s) failed verification and were "
                          "computed again: " + "; ".join(sinfo["rejected_chunks"][:5]))
     if sinfo["modified_input"]:
         res.target_modified_input = True
-        res.notes.append("the target wrote into its input array (in-place execution); every call got its "
-                         "own copy, so it was measured on what it was given")
+        res.notes.append(MODIFIED_INPUT)
     _fp_findings(res, sinfo.get("fp_environment", []))
-    measured = sinfo["outputs"]
-    replays: dict = {}
-    named: set = set()
-
-    def replayed(bits_list):
-        need = [b for b in bits_list if b not in replays]
-        if need:
-            replays.update(rerun_blocks(cfg, need) if in_process else _isolated(rerun_blocks, cfg, need))
-        return [replays[b] for b in bits_list]
-
-    def outputs(bits_list):
-        named.update(bits_list)
-        missing = [b for b in bits_list if b not in measured]
-        if missing:     # not expected: every input a chunk's results name has its output recorded
-            raise RuntimeError(f"the sweep recorded no output for input(s) {', '.join(f'0x{b:08x}' for b in missing[:4])}")
-        return [measured[b] for b in bits_list]
-
-    def at(bits_list):
-        x, y = _binary32(bits_list), _binary32(outputs(bits_list))
-        return x, y, reference_detailed(op, x, req.resolved, req.standard).rounded
+    outs = _SweepOutputs(req, cfg, sinfo["outputs"], in_process)
     try:
-        if cfg.accuracy:
-            finish(res, op, fmt, req.resolved, req.standard, stats, at)
-        else:
-            res.mode = "properties only" if full else f"properties only, {res.mode}"
-            res.notes.append("the properties alone were checked (no ULP statistics): "
-                             f"{res.command} measures the accuracy")
-        if compiled:
-            def describe_bits(blist):
-                x, y, r = at(blist)
-                y2 = _binary32(replayed(blist))
-                return [{"input": value_of(x[i], fmt), "output": value_of(y[i], fmt),
-                         "reference": value_of(r[i], fmt), "replayed": value_of(y2[i], fmt)}
-                        for i in range(len(blist))]
-            where = f"({info.kind} {info.version}, {cpu_model()})"
-            res.properties = [p.to_dict() for p in verdicts(checker, compiled, complete=full, target=name,
-                                                             method_where=where, describe=describe_bits,
-                                                             elapsed=sinfo["wall_s"])]
-            if not full:
-                for p in res.properties:
-                    if p["status"] == "checked":
-                        p["method"] += " (a part of the binary32 range)"
-        if lay is not None:
-            if isinstance(lay, str):
-                res.status, res.error = "crashed", lay
-            else:
-                res.properties.append(lay[0])
-                if cfg.accuracy:
-                    path_accuracy(res, lay[1])
-        if named:
-            blist = sorted(named)
-            res.replay = replay_report(_binary32(blist), _binary32(outputs(blist)), _binary32(replayed(blist)), fmt, "the inputs the result names, each called again in its "
-                                       "own aligned block")
+        _sweep_verdicts(res, outs, stats, (checker, compiled, info, sinfo["wall_s"]), lay)
     except (TargetFailure, WorkerLost) as exc:
-        res.status, res.error = "crashed", f"target {name} failed when run again on its worst inputs: {exc}"
+        res.status, res.error = "crashed", f"target {req.target_name} failed when run again on its worst inputs: {exc}"
     res.elapsed_s = time.perf_counter() - t0
     res.sweep["inputs_per_s"] = (res.inputs_checked / max(sinfo["wall_s"], 1e-9)
                                  if sinfo["resumed_chunks"] == 0 else None)
     return res
+
+
+def _sweep_config(req: Request, info, properties: tuple, start: int, stop: int):
+    o = req.options
+    return SweepConfig(req.op, req.target_name, tuple((k, f"{v.numerator}/{v.denominator}")
+                                                      for k, v in req.resolved.items()),
+                       o.standard, start, stop, min(1 << 24, stop - start), flush_allowed=o.flush_allowed,
+                       target_fingerprint=info.fingerprint, target_dependencies=info.dependencies,
+                       properties=properties, timeout=o.target_timeout,
+                       accuracy=bool(o.accuracy) or not properties, opcert_code=code_fingerprint())
+
+
+class _SweepOutputs:
+    """The target's outputs at the inputs a sweep's verdicts name: as measured (the sweep recorded every one
+    its results name), and run again, each in its own aligned block (once, where a verdict asks)."""
+
+    def __init__(self, req: Request, cfg, measured: dict, in_process: bool):
+        self.req, self.cfg, self.measured, self.in_process = req, cfg, measured, in_process
+        self.replays: dict = {}
+        self.named: set = set()
+
+    def replayed(self, bits_list):
+        need = [b for b in bits_list if b not in self.replays]
+        if need:
+            self.replays.update(rerun_blocks(self.cfg, need) if self.in_process else
+                                run_isolated(rerun_blocks, self.cfg, need))
+        return [self.replays[b] for b in bits_list]
+
+    def outputs(self, bits_list):
+        self.named.update(bits_list)
+        missing = [b for b in bits_list if b not in self.measured]
+        if missing:     # not expected: every input a chunk's results name has its output recorded
+            raise RuntimeError("the sweep recorded no output for input(s) "
+                               + ", ".join(f"0x{b:08x}" for b in missing[:4]))
+        return [self.measured[b] for b in bits_list]
+
+    def at(self, bits_list):
+        """(inputs, outputs as measured, references) at the given input bits."""
+        x, y = _binary32(bits_list), _binary32(self.outputs(bits_list))
+        op, req = get_operator(self.req.op), self.req
+        return x, y, reference_detailed(op, x, req.resolved, req.options.standard).rounded
+
+    def describe(self, bits_list) -> list[dict]:
+        """A counterexample's inputs, each with its output, reference and output when run again."""
+        x, y, r = self.at(bits_list)
+        y2 = _binary32(self.replayed(bits_list))
+        return [{"input": value_of(x[i], F32), "output": value_of(y[i], F32), "reference": value_of(r[i], F32),
+                 "replayed": value_of(y2[i], F32)} for i in range(len(bits_list))]
+
+
+def _sweep_verdicts(res: AccuracyResult, outs: _SweepOutputs, stats: Stats, found: tuple, lay) -> None:
+    """res's figures, property verdicts, layout verdict and replay from a finished sweep; found: (the
+    property checker, the properties compiled, the target's description, the sweep's wall time)."""
+    checker, compiled, info, wall_s = found
+    op, req, full = get_operator(outs.req.op), outs.req, res.exhaustive
+    if outs.cfg.accuracy:
+        finish(res, op, F32, req.resolved, req.options.standard, stats, outs.at)
+    else:
+        res.mode = "properties only" if full else f"properties only, {res.mode}"
+        res.notes.append("the properties alone were checked (no ULP statistics): "
+                         f"{res.command} measures the accuracy")
+    if compiled:
+        where = f"({info.kind} {info.version}, {cpu_model()})"
+        res.properties = [p.to_dict() for p in verdicts(checker, compiled, complete=full, target=req.target_name,
+                                                         method_where=where, describe=outs.describe, elapsed=wall_s)]
+        if not full:
+            for p in res.properties:
+                if p["status"] == "checked":
+                    p["method"] += " (a part of the binary32 range)"
+    if lay is not None:
+        if isinstance(lay, str):
+            res.status, res.error = "crashed", lay
+        else:
+            res.properties.append(lay[0])
+            if outs.cfg.accuracy:
+                path_accuracy(res, lay[1])
+    if outs.named:
+        blist = sorted(outs.named)
+        res.replay = replay_report(_binary32(blist), _binary32(outs.outputs(blist)), _binary32(outs.replayed(blist)),
+                                   F32, "the inputs the result names, each called again in its own aligned block")
 
 
 def _layout_sampled(req: Request, tgt: Target):
@@ -681,49 +666,42 @@ def _layout_sampled(req: Request, tgt: Target):
     req.layout_samples inputs (SWEEP_LAYOUT_SAMPLES for the whole format; every binary32 input at every
     position of every length would be 2^32 x 2,145 outputs, 17 hours at torch's 150 M outputs/s), in the
     process that runs the target."""
-    op = get_operator(req.op)
-    fmt = get_format(req.dtype)
-    n = req.layout_samples or req.layout_default or DEFAULT_LAYOUT_SAMPLES
+    op, o = get_operator(req.op), req.options
+    n = req.layout_samples
     # more candidates than go through the layouts (16x, 4x past 2^16: the reference costs 0.2-0.6 us an
     # input): those not correctly rounded go first
-    x = inputs_mod.sample(op, fmt, req.resolved, (16 if n <= 1 << 16 else 4) * n, req.seed)
+    x = inputs_mod.sample(op, F32, req.resolved, (16 if n <= 1 << 16 else 4) * n, o.seed)
     y = tgt.run(op, x, req.resolved, label=f"{x.size:,} sampled float32 inputs (layout check)")
-    rounded = reference_detailed(op, x, req.resolved, req.standard).rounded
-    return layout_verdict(op, fmt, req.resolved, req.standard, tgt, x, y,
-                          f"one call of the {x.size:,} sampled inputs", whole=False, samples=n, rounded=rounded)
+    rounded = reference_detailed(op, x, req.resolved, o.standard).rounded
+    return layout_verdict(req, tgt, x, y, rounded, f"one call of the {x.size:,} sampled inputs", whole=False)
 
 
-def _layout_or_failure(req: Request, tgt: Target):
-    """_layout_sampled's result, or why the target failed it (a string)."""
-    try:
-        return _layout_sampled(req, tgt)
-    except TargetFailure as exc:
-        return f"target {req.target_name} failed in the layout check: {exc}"
+def _describe(req: Request, call):
+    """The target's identity (targets.describe_target, its first call included)."""
+    return describe_target(req.target, req.options.isolation, call, req.options.target_timeout, WORKER_MODULES)
 
 
 def _probe_and_check(req: Request, call):
-    """In one worker: the target's identity (targets.describe_target, its first call included), what it does
-    not support, and its layout check."""
-    info = describe_target(req.target, req.isolation, call, req.timeout, WORKER_MODULES)
-    return (info, *_unsupported_and_layout(req))
+    """In one worker: the target's identity, what it does not support, and its layout check."""
+    return (_describe(req, call), *_unsupported_and_layout(req))
 
 
 def _unsupported_and_layout(req: Request):
-    """In the target's worker: (why it does not support the check or None, the layout result or None)."""
-    tgt = load_target(req.target, req.timeout, req.standard)
+    """In the target's process: (why it does not support the check or None, the layout result, why the target
+    failed the layout check (a string) or None)."""
+    tgt = load_target(req.target, req.options.target_timeout, req.options.standard)
     why = tgt.unsupported(get_operator(req.op), "float32", req.resolved)
     if why or not _wants_layout(req):
         return why, None
-    return None, _layout_or_failure(req, tgt)
+    try:
+        return None, _layout_sampled(req, tgt)
+    except TargetFailure as exc:
+        return None, f"target {req.target_name} failed in the layout check: {exc}"
 
 
 def _binary32(bits_list) -> np.ndarray:
     """binary32 values from their bit patterns (Python ints)."""
     return np.array(bits_list, dtype=np.uint64).astype(np.uint32).view(np.float32)
-
-
-def _isolated(fn, *args):
-    return run_isolated(fn, *args)
 
 
 def _compare_int(res, x, y, r, fmt):
@@ -738,14 +716,21 @@ def _compare_int(res, x, y, r, fmt):
         res.worst_reference, res.worst_reference_bits = int(r[i]), hex_bits(r[i], fmt)
 
 
-def _compare_float(res, op, x, y, ref, fmt: FloatFormat, attrs, standard, flush_allowed=False, keep=None):
-    stats = float_stats(x, y, ref, fmt, flush_allowed, keep)
+def _compare_float(res, req: Request, x, y, ref) -> None:
+    """res's figures from the outputs y of the inputs x and their reference (the per-element errors kept
+    in res.errors where options.keep_errors)."""
+    op, fmt, o = get_operator(req.op), get_format(req.dtype), req.options
+    keep = [] if o.keep_errors else None
+    stats = float_stats(x, y, ref, fmt, o.flush_allowed, keep)
     index = inputs_mod.index_of(np.ascontiguousarray(x).view(fmt.uint))
 
     def at(bits_list):
         idx = index(np.array(bits_list, dtype=fmt.uint)) if len(bits_list) else np.array([], dtype=np.int64)
         return x[idx], y[idx], ref.rounded[idx]
-    finish(res, op, fmt, attrs, standard, stats, at)
+    finish(res, op, fmt, req.resolved, o.standard, stats, at)
+    if keep:
+        with np.errstate(invalid="ignore"):
+            res.errors = (x.astype(np.float64), keep[0])
 
 
 def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
@@ -760,8 +745,8 @@ def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
     res.histogram = dict(zip(HIST_LABELS, stats.histogram))
     for kind, b in sorted(stats.first.items()):
         xs, ys, rs = at([b])
-        res.examples[kind] = {"input": _value(xs[0], fmt), "output": _value(ys[0], fmt),
-                              "reference": _value(rs[0], fmt)}
+        res.examples[kind] = {"input": value_of(xs[0], fmt), "output": value_of(ys[0], fmt),
+                              "reference": value_of(rs[0], fmt)}
     cands = sorted({b for _, b in stats.top + stats.top_wrong})
     if not cands:
         return
@@ -798,7 +783,6 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
     if math.isnan(xf):
         return None
     if math.isinf(xf):
-        from opcert.numerics.exact import eval_rational, evaluate
         lim = op.limit(1 if xf > 0 else -1, attrs)
         if isinstance(lim.value, str):     # an infinite limit: infinity mismatches are counted apart
             return None
@@ -811,7 +795,6 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
         v = ref.exact_q[0]
         if v is None:
             return None
-    from opcert.formats import round_fraction
     if math.isinf(yi) and round_fraction(v, fmt, negative_zero=v < 0) == yi:
         return 0.0, f"{float(v):.17g}"       # the correctly rounded result is this infinity
     return round_up(ulp_error_exact(yi, v, fmt)), f"{float(v):.17g}"

@@ -2,15 +2,18 @@
 order and from any worker, and gets the same result as one pass."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
 from opcert.formats import FloatFormat
-from opcert.verify.ulp import HISTOGRAM_EDGES
+from opcert.verify.accuracy import classify as C
+from opcert.verify.ulp import HISTOGRAM_EDGES, round_up, ulp_error_exact
 
 TOP = 8          # candidates kept for exact re-verification, per list
 KINDS = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
+# Stats' counts, in the order of sweep_kernel.Tally's counts: the inputs, the correctly rounded, then KINDS'
+COUNTS = ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches", "subnormal_flushes")
 HIST_LABELS = ["0"] + [f"({lo:g}, {hi:g}]" for lo, hi in zip(HISTOGRAM_EDGES, HISTOGRAM_EDGES[1:])] + \
     [f"> {HISTOGRAM_EDGES[-1]:g}"]
 
@@ -30,12 +33,8 @@ class Stats:
     first: dict = field(default_factory=dict)      # kind -> input bits of its first occurrence
 
     def merge(self, o: "Stats") -> "Stats":
-        self.n += o.n
-        self.correctly_rounded += o.correctly_rounded
-        self.nan_mismatches += o.nan_mismatches
-        self.inf_mismatches += o.inf_mismatches
-        self.signed_zero_mismatches += o.signed_zero_mismatches
-        self.subnormal_flushes += o.subnormal_flushes
+        for k in COUNTS:
+            setattr(self, k, getattr(self, k) + getattr(o, k))
         self.histogram = [a + b for a, b in zip(self.histogram, o.histogram)]
         self.max_distance = max(self.max_distance, o.max_distance)
         self.top = _best(self.top + o.top)
@@ -45,17 +44,11 @@ class Stats:
         return self
 
     def to_json(self) -> dict:
-        return {"n": self.n, "correctly_rounded": self.correctly_rounded, "nan_mismatches": self.nan_mismatches,
-                "inf_mismatches": self.inf_mismatches, "signed_zero_mismatches": self.signed_zero_mismatches,
-                "subnormal_flushes": self.subnormal_flushes, "histogram": self.histogram,
-                "max_distance": self.max_distance, "top": self.top, "top_wrong": self.top_wrong,
-                "first": self.first}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, d: dict) -> "Stats":
-        s = cls(**{k: d[k] for k in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches",
-                                     "signed_zero_mismatches", "subnormal_flushes", "histogram",
-                                     "max_distance", "first")})
+        s = cls(**{f.name: d[f.name] for f in fields(cls)})
         s.top = [tuple(t) for t in d["top"]]
         s.top_wrong = [tuple(t) for t in d["top_wrong"]]
         return s
@@ -70,8 +63,7 @@ def stats_of(bits: np.ndarray, err: np.ndarray, same_bits: np.ndarray, masks: di
     """Reduce per-element results (NumPy arrays over the same inputs) to Stats.
     err is NaN where the element is a special-value case; dist is -1 there."""
     s = Stats(n=int(bits.size), correctly_rounded=int(np.count_nonzero(same_bits)))
-    for kind, attr in zip(KINDS, ("nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
-                                  "subnormal_flushes")):
+    for kind, attr in zip(KINDS, COUNTS[2:]):
         m = masks[kind]
         setattr(s, attr, int(np.count_nonzero(m)))
         if m.any():
@@ -123,8 +115,6 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     flush_allowed: outputs flushed to zero where the reference is subnormal are
     counted but left out of the ULP figure. keep: a list that receives the
     per-element errors (for plots)."""
-    from opcert.verify.accuracy import classify as C
-    from opcert.verify.ulp import round_up, ulp_error_exact
     with np.errstate(invalid="ignore"):
         y64 = np.ascontiguousarray(y.astype(np.float64)).reshape(-1)
         r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)
@@ -144,13 +134,14 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     # measures; tanh(2^-24) -> 0 in float16 (0.99997 ULP) is a flush. A correctly rounded infinity
     # (the exact value beyond the largest finite value plus half its ULP) is exact, whatever the
     # formula's 2**(emax+1) gives.
-    C.classify(y64, r64, np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
-               np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
-               np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
-               np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
-               np.zeros(n, bool) if ref.ambiguous_binade is None else np.ascontiguousarray(ref.ambiguous_binade).reshape(-1),
-               np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64),
-               fmt.emin, fmt.p, fmt.emax, fmt.bits, bool(flush_allowed), err, dist, flags)
+    C.classify(C.Compared(y64, r64, np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
+                          np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
+                          np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
+                          np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
+                          np.zeros(n, bool) if ref.ambiguous_binade is None else
+                          np.ascontiguousarray(ref.ambiguous_binade).reshape(-1)),
+               C.Overrides(np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64)),
+               C.Precision(fmt.emin, fmt.p, fmt.emax, fmt.bits), bool(flush_allowed), C.Classified(err, dist, flags))
     if keep is not None:
         keep.append(err)
     masks = {k: (flags & bit) != 0 for k, bit in (("nan_mismatch", C.NAN_MM), ("inf_mismatch", C.INF_MM),

@@ -54,17 +54,27 @@ import json
 import os
 import secrets
 import time
+from collections import namedtuple
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
+from opcert import expr, provenance
 from opcert.errors import TargetFailure, UsageError
-from opcert.formats import FLOAT_FORMATS, round_fraction
+from opcert.expr import libm_arrays
 from opcert.files import write_json_atomic
 from opcert.fingerprint import code_fingerprint
-from opcert.verify.accuracy.stats import HIST_LABELS, Stats
+from opcert.formats import FLOAT_FORMATS
+from opcert.numerics import ball, ball_compiled, one_sided
+from opcert.spec import get_operator, reference
+from opcert.targets import load_target
+from opcert.verify.accuracy import sweep_kernel
+from opcert.verify.accuracy.stats import HIST_LABELS, KINDS, Stats, float_stats
+from opcert.verify.accuracy.sweep_kernel import SAMPLE_STRIDE, TOP
+from opcert.verify.properties.checks import PropertyChecker, compile_all
+from opcert.workers import Pool, WorkerLost
 
 F32 = FLOAT_FORMATS["float32"]
 CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
@@ -106,11 +116,9 @@ class SweepConfig:
         d["opcert_code"] = self.opcert_code or code_fingerprint()
         # the same library can compute other bits on another CPU (NumPy's and the runtimes'
         # SIMD paths): a sweep resumed on a different host must not mix the two
-        from opcert.provenance import simd
-        d["simd"] = simd()
+        d["simd"] = provenance.simd()
         # the reference's array functions decide how many inputs go to the exact path (the counts a chunk
         # records), never a correctly rounded value: a sweep resumed with others must not mix the counts
-        from opcert.expr import libm_arrays
         d["reference_functions"] = libm_arrays.status()
         d["schema"] = CHUNK_SCHEMA
         return d
@@ -147,22 +155,24 @@ def keep_freed_memory() -> None:
 
 def limits_bits(op, attrs, standard) -> tuple[int, int, float, float]:
     """The correctly rounded binary32 results at +inf and -inf (bits) and the exact limits (float)."""
-    from opcert.spec.reference import reference_detailed
     x = np.array([np.inf, -np.inf], dtype=np.float32)
-    ref = reference_detailed(op, x, attrs, standard)
+    ref = reference.reference_detailed(op, x, attrs, standard)
     b = ref.rounded.view(np.uint32)
     return int(b[0]), int(b[1]), float(ref.exact_hi[0]), float(ref.exact_hi[1])
 
 
-def _setup(cfg: SweepConfig):
+# What every chunk of a sweep shares in one process (_setup): the operator, its attributes (Fractions, and as
+# floats for the ball), the loaded target, the limits (limits_bits: rpos, rneg, vpos, vneg) and as block takes
+# them (with the types run_chunk gives it: warm_kernels compiles those), the properties compiled.
+_Setup = namedtuple("_Setup", "op attrs a64 tgt limits at_inf compiled")
+
+
+def _setup(cfg: SweepConfig) -> _Setup:
     """Per process: the operator, the target and the constants of the kernel."""
     if cfg in _CACHE:
         return _CACHE[cfg]
     if not _CACHE:
         keep_freed_memory()
-    from opcert.spec import get_operator
-    from opcert.targets import load_target
-    from opcert.verify.properties.checks import compile_all
     op = get_operator(cfg.op)
     attrs = cfg.resolved()
     tgt = load_target(cfg.target, cfg.timeout, cfg.standard)
@@ -171,7 +181,8 @@ def _setup(cfg: SweepConfig):
                             f"{tgt.info.fingerprint}, the sweep started with {cfg.target_fingerprint}): run it again")
     lims = limits_bits(op, attrs, cfg.standard)
     compiled = compile_all(op, F32, attrs, cfg.standard or op.primary, set(cfg.properties))
-    _CACHE[cfg] = (op, attrs, {k: float(v) for k, v in attrs.items()}, tgt, lims, compiled)
+    at_inf = sweep_kernel.AtInf(np.uint32(lims[1]), np.uint32(lims[0]), lims[3], lims[2])
+    _CACHE[cfg] = _Setup(op, attrs, {k: float(v) for k, v in attrs.items()}, tgt, lims, at_inf, compiled)
     return _CACHE[cfg]
 
 
@@ -182,12 +193,6 @@ def block_label(cfg: SweepConfig, lo: int, hi: int, negative: bool) -> str:
 
 def run_chunk(cfg: SweepConfig, index: int) -> dict:
     """Sweep one chunk (both signs); its statistics and property state as JSON."""
-    from opcert.expr import parity
-    from opcert.spec.reference import reference_detailed, zero_signs
-    from opcert.verify.accuracy.stats import float_stats
-    from opcert.verify.properties.checks import PropertyChecker
-    from opcert.verify.accuracy.sweep_kernel import (FINGERPRINT_SCHEME, SAMPLE_STRIDE, TOP, block, block_state, easy_pass,
-                               fingerprint_weights, output_fingerprint, prepare, sampled_floor, take_easy)
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
@@ -195,160 +200,179 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
                          f"opcert (code fingerprint {cfg.opcert_code[:12]} where the sweep started, "
                          f"{code_fingerprint()[:12]} in the worker for chunk {index}): run the command again "
                          "with one opcert everywhere; chunks finished by other code are not reused")
-    op, attrs, a64, tgt, refs, compiled = _setup(cfg)     # refs: (rpos, rneg, vpos, vneg)
-    at_inf = _at_inf(refs)
-    t0 = time.perf_counter()
-    lo, hi = cfg.chunk_range(index)
-    counts, hist, top_e, top_b, topw_e, topw_b, first, maxdist = block_state()
-    from opcert.numerics import ball
-    form = op.reference_form(cfg.standard)
-    from opcert.numerics.ball_compiled import compiled as compiled_ball, kernel_tuning
-    # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no reference
-    fast_ball = compiled_ball(form, a64, tune=kernel_tuning()) if cfg.accuracy else None
-    formula = op.standard(cfg.standard).formula
-    # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
-    # negated (or the same): rounding to nearest even is symmetric. The +m side's ball serves both.
-    mirror = parity(form)
-    kept = None
-    near = True     # every wrong output so far within 2 ULPs (sweep_kernel.easy_pass)
-    # per sign: the last block sent more than 1 in 128 of its inputs to block (the first one of a chunk
-    # does, with empty worst-case lists), or its sample raised a threshold: this one's thresholds are
-    # raised by a sample first (sampled_floor)
-    crowded = [True, True]
-    slow = Stats()
-    checker = PropertyChecker(compiled, F32)
-    und = np.empty(cfg.block, np.int64)
-    und2 = np.empty(cfg.block, np.int64)
-    hard = np.empty(cfg.block, np.bool_)
-    keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.easy)
-    from opcert.numerics import one_sided
-    base = np.arange(cfg.block, dtype=np.uint32)
-    # the outputs of every input the chunk's results name (worst cases, first mismatches, property
-    # counterexamples): verdicts are made from what was measured, never from a second run
-    outs: dict[int, int] = {}
-    sig = None
-    # the fingerprint of each block's outputs (per block: +m then -m), which a resume checks (replay_chunk)
-    prints = np.zeros((2 * -(-(hi - lo) // cfg.block), 3), np.uint64)
-    weights = fingerprint_weights(cfg.block)
-    for b0 in range(lo, hi, cfg.block):
-        b1 = min(b0 + cfg.block, hi)
-        mags = base[:b1 - b0] + np.uint32(b0)
+    chunk = _Chunk(cfg, index)
+    for b0 in range(chunk.lo, chunk.hi, cfg.block):
+        chunk.run_block(b0, min(b0 + cfg.block, chunk.hi))
+    return chunk.result()
+
+
+class _Chunk:
+    """One chunk of a sweep as run_chunk runs it, block by block: the accumulators, the property checker,
+    the outputs its results name, and the state one block hands the next."""
+
+    def __init__(self, cfg: SweepConfig, index: int):
+        self.cfg, self.index = cfg, index
+        self.setup = s = _setup(cfg)
+        self.at_inf = s.at_inf
+        self.t0 = time.perf_counter()
+        self.lo, self.hi = cfg.chunk_range(index)
+        self.tally = sweep_kernel.block_state()
+        self.form = s.op.reference_form(cfg.standard)
+        # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no
+        # reference
+        self.fast_ball = ball_compiled.compiled(self.form, s.a64, tune=ball_compiled.kernel_tuning()) \
+            if cfg.accuracy else None
+        self.formula = s.op.standard(cfg.standard).formula
+        # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
+        # negated (or the same): rounding to nearest even is symmetric. The +m side's ball serves both.
+        self.mirror = expr.parity(self.form)
+        self.kept = None        # +m's ball (v, rad, sg, how many exact zeros), for -m
+        self.near = True        # every wrong output so far within 2 ULPs (sweep_kernel.easy_pass)
+        # per sign: the last block sent more than 1 in 128 of its inputs to block (the first one of a chunk
+        # does, with empty worst-case lists), or its sample raised a threshold: this one's thresholds are
+        # raised by a sample first (sampled_floor)
+        self.crowded = [True, True]
+        self.slow, self.checker = Stats(), PropertyChecker(s.compiled, F32)
+        self.und, self.und2 = np.empty(cfg.block, np.int64), np.empty(cfg.block, np.int64)
+        self.hard = np.empty(cfg.block, np.bool_)
+        self.keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.easy)
+        self.base = np.arange(cfg.block, dtype=np.uint32)
+        # the outputs of every input the chunk's results name (worst cases, first mismatches, property
+        # counterexamples): verdicts are made from what was measured, never from a second run
+        self.outs, self.sig = {}, None
+        # the fingerprint of each block's outputs (per block: +m then -m), which a resume checks (replay_chunk)
+        self.prints = np.zeros((2 * -(-(self.hi - self.lo) // cfg.block), 3), np.uint64)
+        self.weights = sweep_kernel.fingerprint_weights(cfg.block)
+
+    def run_block(self, b0: int, b1: int) -> None:
+        """Both signs of the block of magnitudes [b0, b1), then its properties."""
+        cfg, t = self.cfg, self.tally
+        mags = self.base[:b1 - b0] + np.uint32(b0)
         ys = []
         for negative in (False, True):
             bits = mags | SIGN if negative else mags
-            x = bits.view(np.float32)
-            y = _call_block(cfg, tgt, op, attrs, b0, b1, negative)
+            y = _call_block(cfg, self.setup.tgt, self.setup.op, self.setup.attrs, b0, b1, negative)
             ys.append(y)
-            prints[2 * ((b0 - lo) // cfg.block) + negative] = output_fingerprint(y.view(np.uint32), weights)
-            if not cfg.accuracy:
-                continue
-            yb = y.view(np.uint32)
-            tops = (top_e[TOP - 1], top_b[TOP - 1], topw_e[TOP - 1], topw_b[TOP - 1])
-            raised = False
-            if negative and mirror:
-                # the reference at -m from the ball at +m (odd: negated; rounding to nearest is symmetric):
-                # what +m's pass decided is decided here with r's sign flipped (sweep_kernel.easy's kept); the
-                # rest (exact zeros, whose sign comes from the formula at this sign; NaN and infinite
-                # inputs; new worst cases) goes to block with the mirrored ball, built only then
-                x64 = None
-                odd = mirror == "odd"
-                mirrored = (keep[:bits.size], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
-                if crowded[negative]:
-                    tops = sampled_floor(bits, y, yb, kept[0], kept[1], kept[2], *at_inf, top_e, top_b, topw_e,
-                                         topw_b, cfg.flush_allowed, SAMPLE_STRIDE, mirrored[1])
-                    raised = tops[0] != top_e[TOP - 1] or tops[2] != topw_e[TOP - 1]
-                got, near = easy_pass(near, bits, y, yb, kept[0], kept[1], kept[2], *tops, hard, None, *mirrored)
-                if got[0] + got[2] != bits.size:
-                    v, rad, sg, zeros = (-kept[0], kept[1], -kept[2], kept[3]) if odd else \
-                        (kept[0].copy(), kept[1], kept[2], kept[3])
-                    if zeros:
-                        zero = (v == 0) & (rad == 0)
-                        v[zero] = zero_signs(formula, _wide(x, None, zero), a64)
-            else:
-                x64 = _wide(x)
-                if fast_ball is not None:
-                    v, rad, ok, sg = fast_ball(x64)
-                else:
-                    v, rad, ok, sg = ball.evaluate(form, x64, a64)
-                    v = np.array(np.broadcast_to(v, x64.shape), dtype=np.float64)
-                    rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
-                    ok = np.broadcast_to(ok, x64.shape)
-                zeros = prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_))
-                rad, sg = np.ascontiguousarray(rad), np.ascontiguousarray(sg)
-                if zeros:
-                    # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
-                    # the formula need not be odd where the real function is)
-                    zero = ok & (v == 0) & (rad == 0)
-                    v[zero] = zero_signs(formula, _wide(x, x64, zero), a64)
-                kept = (v, rad, sg, zeros)
-                if crowded[negative]:
-                    tops = sampled_floor(bits, y, yb, v, rad, sg, *at_inf, top_e, top_b, topw_e, topw_b,
-                                         cfg.flush_allowed, SAMPLE_STRIDE)
-                    raised = tops[0] != top_e[TOP - 1] or tops[2] != topw_e[TOP - 1]
-                got, near = easy_pass(near, bits, y, yb, v, rad, sg, *tops, hard, keep[:bits.size])
-            take_easy(got, counts, hist, maxdist)
-            crowded[negative] = raised or bits.size - got[0] - got[2] > bits.size >> 7
-            n_und = 0
-            # the inputs the fast pass left (none in most blocks of most operators: then no call)
-            if got[0] + got[2] != bits.size:
-                n_und = block(bits, y, yb, v, rad, sg, *at_inf, counts, hist,
-                              top_e, top_b, topw_e, topw_b, first, maxdist, und, cfg.flush_allowed,
-                              np.flatnonzero(hard[:bits.size]))
-            if n_und and one_sided.supported(form):   # midpoints decided by the side of the exact value
-                idx = und[:n_und].copy()
-                om, orr, os_, ook = one_sided.evaluate(form, _wide(x, x64, idx), a64)
-                good, _, rep = one_sided.decide(om, orr, os_, ook, F32)
-                if good.any():
-                    j = idx[good]
-                    block(bits[j], y[j], y.view(np.uint32)[j], np.ascontiguousarray(rep[good]),
-                          np.zeros(j.size), np.ascontiguousarray(sg[j]), *at_inf, counts, hist, top_e, top_b,
-                          topw_e, topw_b, first, maxdist, und2, cfg.flush_allowed)
-                    idx = idx[~good]
-                n_und = idx.size
-                und[:n_und] = idx
-            if n_und:
-                idx = und[:n_und]
-                ref = reference_detailed(op, x[idx], attrs, cfg.standard)
-                slow.merge(float_stats(x[idx], y[idx], ref, F32, cfg.flush_allowed))
-        before = checker.chain_ends()
-        checker.add_block(mags, ys[0], ys[1], limits=refs[:2], negb=bits)
-        now = (top_b.tobytes(), topw_b.tobytes(), first.tobytes(), slow.n, checker.violations())
-        if now != sig:      # something new is named: its output is kept while it is at hand
-            sig = now
-            _keep_outputs(outs, _named(top_b, topw_b, first, slow, checker), b0, b1, ys, before)
-    tgt.check_globals(f"chunk {index}")
-    ends = checker.chain_ends()
-    outs.update(ends)
-    named = _named(top_b, topw_b, first, slow, checker) | set(ends)
-    kinds = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
-    fast = Stats(n=int(counts[0]), correctly_rounded=int(counts[1]), nan_mismatches=int(counts[2]),
-                 inf_mismatches=int(counts[3]), signed_zero_mismatches=int(counts[4]),
-                 subnormal_flushes=int(counts[5]), histogram=[int(h) for h in hist],
-                 max_distance=int(maxdist[0]),
-                 top=[(float(e), int(b)) for e, b in zip(top_e, top_b) if b >= 0],
-                 top_wrong=[(float(e), int(b)) for e, b in zip(topw_e, topw_b) if b >= 0],
-                 first={k: int(f) for k, f in zip(kinds, first) if f < (1 << 32)})
-    out = {"schema": CHUNK_SCHEMA, "key": cfg.key(), "index": index, "range": [lo, hi],
-           "stats": fast.merge(slow).to_json(), "properties": checker.to_json(),
-           "elapsed_s": time.perf_counter() - t0, "undecided": slow.n,
-           "modified_input": tgt.modified_input, "fp_environment": tgt.findings,
-           "outputs": sorted([b, outs[b]] for b in named if b in outs),
-           "replay": {"scheme": FINGERPRINT_SCHEME, "fingerprints": _encode_prints(prints)}}
-    out["sha256"] = chunk_digest(out)
-    return out
+            self.prints[2 * ((b0 - self.lo) // cfg.block) + negative] = \
+                sweep_kernel.output_fingerprint(y.view(np.uint32), self.weights)
+            if cfg.accuracy:
+                self._classify(bits, y, negative)
+        before = self.checker.chain_ends()
+        self.checker.add_block(mags, ys[0], ys[1], limits=self.setup.limits[:2], negb=bits)
+        now = (t.top_bits.tobytes(), t.topw_bits.tobytes(), t.first.tobytes(), self.slow.n, self.checker.violations())
+        if now != self.sig:      # something new is named: its output is kept while it is at hand
+            self.sig = now
+            _keep_outputs(self.outs, _named(t, self.slow, self.checker), b0, b1, ys, before)
+
+    def _classify(self, bits, y, negative: bool) -> None:
+        """The accuracy of one block at one sign: the branch-free pass, block on what it leaves, then the
+        one-sided decisions and the exact reference on what block leaves."""
+        n, t, flush, odd = bits.size, self.tally, self.cfg.flush_allowed, self.mirror == "odd"
+        # at -m of an odd or even reference, the ball at +m (odd: negated; rounding to nearest is symmetric):
+        # what +m's pass decided is decided here with r's sign flipped (sweep_kernel.easy's kept); the rest
+        # (exact zeros, whose sign comes from the formula at this sign; NaN and infinite inputs; new worst
+        # cases) goes to block with the mirrored ball, built only then
+        mirrored = negative and self.mirror
+        blk = sweep_kernel.Block(bits, y, y.view(np.uint32), *self.kept[:3]) if mirrored else self._own(bits, y)
+        tops = sweep_kernel.Floor(t.top_err[TOP - 1], t.top_bits[TOP - 1], t.topw_err[TOP - 1], t.topw_bits[TOP - 1])
+        if self.crowded[negative]:
+            tops = sweep_kernel.sampled_floor(blk, self.at_inf, t, flush, SAMPLE_STRIDE,
+                                              (-1.0 if odd else 1.0) if mirrored else None)
+        raised = tops.top_min != t.top_err[TOP - 1] or tops.topw_min != t.topw_err[TOP - 1]
+        scratch = (None, sweep_kernel.Mirror(self.keep[:n], -1.0 if odd else 1.0,
+                                             np.uint32(0x80000000 if odd else 0))) if mirrored else (self.keep[:n],)
+        got, self.near = sweep_kernel.easy_pass(self.near, blk, tops, self.hard, *scratch)
+        sweep_kernel.take_easy(got, t)
+        self.crowded[negative] = raised or n - got[0] - got[2] > n >> 7
+        if got[0] + got[2] == n:        # the inputs the fast pass left: none in most blocks of most operators
+            return
+        blk = self._mirrored(blk, odd) if mirrored else blk
+        n_und = sweep_kernel.block(blk, self.at_inf, t, self.und, flush, np.flatnonzero(self.hard[:n]))
+        if n_und:
+            self._undecided(blk, n_und)
+
+    def _own(self, bits, y):
+        """The block with this sign's own ball, which is kept for -m."""
+        x, a64 = bits.view(np.float32), self.setup.a64
+        x64 = _wide(x)
+        if self.fast_ball is not None:
+            v, rad, ok, sg = self.fast_ball(x64)
+        else:
+            v, rad, ok, sg = ball.evaluate(self.form, x64, a64)
+            v = np.array(np.broadcast_to(v, x64.shape), dtype=np.float64)
+            rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
+            ok = np.broadcast_to(ok, x64.shape)
+        zeros = sweep_kernel.prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_))
+        rad, sg = np.ascontiguousarray(rad), np.ascontiguousarray(sg)
+        if zeros:
+            # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
+            # the formula need not be odd where the real function is)
+            zero = ok & (v == 0) & (rad == 0)
+            v[zero] = reference.zero_signs(self.formula, _wide(x, x64, zero), a64)
+        self.kept = (v, rad, sg, zeros)
+        return sweep_kernel.Block(bits, y, y.view(np.uint32), v, rad, sg)
+
+    def _mirrored(self, blk, odd: bool):
+        """blk with +m's ball mirrored to -m: negated (odd) or the same (even), its exact zeros signed by
+        the formula at this sign."""
+        v, rad, sg, zeros = self.kept
+        v, sg = (-v, -sg) if odd else (v.copy(), sg)
+        if zeros:
+            zero = (v == 0) & (rad == 0)
+            v[zero] = reference.zero_signs(self.formula, _wide(blk.xbits.view(np.float32), None, zero), self.setup.a64)
+        return blk._replace(v=v, sgn=sg)
+
+    def _undecided(self, blk, n_und: int) -> None:
+        """The n_und inputs block left (self.und): midpoints decided by the side of the exact value
+        (numerics.one_sided), the rest by the exact reference."""
+        s, flush, x, y = self.setup, self.cfg.flush_allowed, blk.xbits.view(np.float32), blk.yvals
+        idx = self.und[:n_und]
+        if one_sided.supported(self.form):
+            idx = idx.copy()
+            om, orr, os_, ook = one_sided.evaluate(self.form, _wide(x, None, idx), s.a64)
+            good, _, rep = one_sided.decide(om, orr, os_, ook, F32)
+            if good.any():
+                j = idx[good]
+                sweep_kernel.block(sweep_kernel.Block(blk.xbits[j], y[j], y.view(np.uint32)[j],
+                                                      np.ascontiguousarray(rep[good]), np.zeros(j.size),
+                                                      np.ascontiguousarray(blk.sgn[j])),
+                                   self.at_inf, self.tally, self.und2, flush)
+                idx = idx[~good]
+        if idx.size:
+            ref = reference.reference_detailed(s.op, x[idx], s.attrs, self.cfg.standard)
+            self.slow.merge(float_stats(x[idx], y[idx], ref, F32, flush))
+
+    def result(self) -> dict:
+        """The chunk's statistics, property state, named outputs and block fingerprints, as JSON."""
+        t, checker = self.tally, self.checker
+        self.setup.tgt.check_globals(f"chunk {self.index}")
+        ends = checker.chain_ends()
+        self.outs.update(ends)
+        named = _named(t, self.slow, checker) | set(ends)
+        fast = Stats(*(int(c) for c in t.counts), histogram=[int(h) for h in t.hist], max_distance=int(t.maxdist[0]),
+                     top=[(float(e), int(b)) for e, b in zip(t.top_err, t.top_bits) if b >= 0],
+                     top_wrong=[(float(e), int(b)) for e, b in zip(t.topw_err, t.topw_bits) if b >= 0],
+                     first={k: int(f) for k, f in zip(KINDS, t.first) if f < (1 << 32)})
+        out = {"schema": CHUNK_SCHEMA, "key": self.cfg.key(), "index": self.index, "range": [self.lo, self.hi],
+               "stats": fast.merge(self.slow).to_json(), "properties": checker.to_json(),
+               "elapsed_s": time.perf_counter() - self.t0, "undecided": self.slow.n,
+               "modified_input": self.setup.tgt.modified_input, "fp_environment": self.setup.tgt.findings,
+               "outputs": sorted([b, self.outs[b]] for b in named if b in self.outs),
+               "replay": {"scheme": sweep_kernel.FINGERPRINT_SCHEME, "fingerprints": _encode_prints(self.prints)}}
+        out["sha256"] = chunk_digest(out)
+        return out
 
 
 def _call_block(cfg: SweepConfig, tgt, op, attrs, b0: int, b1: int, negative: bool) -> np.ndarray:
     """The target's outputs on one block, called as run_chunk calls it: the target gets a buffer of its
     own, filled with the block's inputs and checked after the call (its run() would copy x and compare
     the copy: 13 us of a call of 65,536 inputs, this 3)."""
-    from opcert.verify.accuracy.sweep_kernel import is_progression, progression
     start = np.uint32(b0 | 0x80000000) if negative else np.uint32(b0)
     given = np.empty(b1 - b0, np.uint32)
-    progression(given, start)
+    sweep_kernel.progression(given, start)
     y = tgt.run(op, given.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative),
                 guard_globals=False, owned=True)
-    if not is_progression(given, start):
+    if not sweep_kernel.is_progression(given, start):
         tgt.modified_input = True
     return y
 
@@ -367,10 +391,10 @@ def _decode_prints(cfg: SweepConfig, index: int, data: dict) -> np.ndarray:
     return np.frombuffer(raw, "<u8").astype(np.uint64).reshape(n, 3)
 
 
-def _named(top_b, topw_b, first, slow: Stats, checker) -> set[int]:
-    """The input bits a chunk's results name."""
-    out = {int(b) for b in top_b if b >= 0} | {int(b) for b in topw_b if b >= 0}
-    out |= {int(b) for b in first if b < (1 << 32)}
+def _named(t, slow: Stats, checker) -> set[int]:
+    """The input bits a chunk's results name (t: block's Tally)."""
+    out = {int(b) for b in t.top_bits if b >= 0} | {int(b) for b in t.topw_bits if b >= 0}
+    out |= {int(b) for b in t.first if b < (1 << 32)}
     out |= {int(b) for _, b in slow.top + slow.top_wrong} | {int(b) for b in slow.first.values()}
     return out | checker.named_inputs()
 
@@ -437,8 +461,7 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
         for b, y in data["outputs"]:
             if not (isinstance(b, int) and isinstance(y, int) and 0 <= b < (1 << 32) and 0 <= y < (1 << 32)):
                 return "recorded outputs malformed"
-        from opcert.verify.accuracy.sweep_kernel import FINGERPRINT_SCHEME
-        if data["replay"]["scheme"] != FINGERPRINT_SCHEME:
+        if data["replay"]["scheme"] != sweep_kernel.FINGERPRINT_SCHEME:
             return "without the fingerprints of its outputs that a resume checks"
         _decode_prints(cfg, index, data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -447,8 +470,6 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
 
 
 def _skipped(cfg: SweepConfig) -> set:
-    from opcert.spec import get_operator
-    from opcert.verify.properties.checks import compile_all
     return {c.name for c in compile_all(get_operator(cfg.op), F32, cfg.resolved(), cfg.standard or get_operator(cfg.op).primary, set(cfg.properties))
             if c.skip is not None}
 
@@ -534,47 +555,28 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
             rejected.append(f"chunk {i}: {why}")
             f.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    from opcert.workers import Pool
     # one pool for the replays and the chunks: its workers load the target once for both
     with Pool(max(1, min(workers or os.cpu_count() or 1, cfg.chunks))) as pool:
-        return _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed)
-
-
-def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed=None):
-    from opcert.spec import get_operator
-    from opcert.verify.properties.checks import PropertyChecker, compile_all
-    resume = None
-    if done:
-        # a checkpoint is trusted only when the target still computes what it recorded: a changed data
-        # file, a rebuilt library, anything the fingerprints cannot see, shows here
-        seed = replay_seed() if seed is None else seed
-        t1 = time.perf_counter()
-        resume = {"seed": seed, "chunks": len(done), "rerun": []}
-        for i, diff in _replay_resumed(cfg, done, pool, seed):
-            rejected.append(f"chunk {i}: {diff['why']}")
-            resume["rerun"].append(diff)
-            del done[i]
-            (directory / f"chunk-{i:05d}.json").unlink(missing_ok=True)
-        resume["wall_s"] = time.perf_counter() - t1
-    resumed = len(done)
-    todo = [i for i in range(cfg.chunks) if i not in done]
-    if progress:
-        progress(len(done), cfg.chunks)
-
-    def record(i, data):
-        why = verify_chunk(data, cfg, i)
-        if why is not None:
-            raise RuntimeError(f"a freshly computed chunk {i} fails its own verification: {why}")
-        write_json_atomic(str(directory / f"chunk-{i:05d}.json"), data)
-        done[i] = data
+        resume = _resume(cfg, directory, done, rejected, pool, seed) if done else None
+        resumed = len(done)
+        todo = [i for i in range(cfg.chunks) if i not in done]
         if progress:
             progress(len(done), cfg.chunks)
 
-    if todo:
-        if scheduler:
-            _run_dask(cfg, todo, scheduler, record)
-        else:
-            _run_local(cfg, todo, pool, record)
+        def record(i, data):
+            why = verify_chunk(data, cfg, i)
+            if why is not None:
+                raise RuntimeError(f"a freshly computed chunk {i} fails its own verification: {why}")
+            write_json_atomic(str(directory / f"chunk-{i:05d}.json"), data)
+            done[i] = data
+            if progress:
+                progress(len(done), cfg.chunks)
+
+        if todo:
+            if scheduler:
+                _run_dask(cfg, todo, scheduler, record)
+            else:
+                _run_local(cfg, todo, pool, record)
     total = Stats()
     op = get_operator(cfg.op)
     checker = PropertyChecker(compile_all(op, F32, cfg.resolved(), cfg.standard or op.primary, set(cfg.properties)), F32)
@@ -598,6 +600,22 @@ def _sweep(cfg, directory, done, rejected, pool, scheduler, progress, t0, seed=N
     return total, checker, info
 
 
+def _resume(cfg: SweepConfig, directory: Path, done: dict, rejected: list, pool, seed) -> dict:
+    """The finished chunks, each replayed (replay_chunk): a checkpoint is trusted only where the target still
+    computes what it recorded (a changed data file, a rebuilt library: anything the fingerprints cannot see);
+    the others leave done for rejected, to be computed again."""
+    seed = replay_seed() if seed is None else seed
+    t1 = time.perf_counter()
+    resume = {"seed": seed, "chunks": len(done), "rerun": []}
+    for i, diff in _replay_resumed(cfg, done, pool, seed):
+        rejected.append(f"chunk {i}: {diff['why']}")
+        resume["rerun"].append(diff)
+        del done[i]
+        (directory / f"chunk-{i:05d}.json").unlink(missing_ok=True)
+    resume["wall_s"] = time.perf_counter() - t1
+    return resume
+
+
 def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dict | None:
     """How a finished chunk no longer describes the target (None when it does): the target runs again
     on every block of the chunk, both signs, called as run_chunk calls it, in an order drawn from seed
@@ -605,11 +623,10 @@ def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dic
     recorded of them, and every output its results name with the recorded one. Where they differ: the
     blocks that differ, and the first difference located (the input, its output now and in the
     checkpoint): a recorded output, or a block with one changed output (_one_difference)."""
-    from opcert.verify.accuracy.sweep_kernel import fingerprint_weights, output_fingerprint
-    op, attrs, _, tgt, _, _ = _setup(cfg)
+    op, attrs, _, tgt, *_ = _setup(cfg)
     lo, hi = cfg.chunk_range(index)
     stored = _decode_prints(cfg, index, data)
-    weights = fingerprint_weights(cfg.block)
+    weights = sweep_kernel.fingerprint_weights(cfg.block)
     recorded = {int(b): int(y) for b, y in data["outputs"]}
     found: dict[int, tuple[int, int]] = {}          # input bits -> (output now, output in the checkpoint)
     differing = []                                  # (the block's first input bits, its label)
@@ -621,7 +638,7 @@ def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dic
         for b, then in recorded.items():
             if (b & 0x80000000) == s and b0 <= (b & 0x7FFFFFFF) < b1 and int(yb[(b & 0x7FFFFFFF) - b0]) != then:
                 found[b] = (int(yb[(b & 0x7FFFFFFF) - b0]), then)
-        got = output_fingerprint(yb, weights)
+        got = sweep_kernel.output_fingerprint(yb, weights)
         if tuple(int(v) for v in got) != tuple(int(v) for v in stored[k]):
             differing.append((b0 | s, block_label(cfg, b0, b1, negative)))
             one = _one_difference(yb, weights, stored[k], got)
@@ -661,7 +678,6 @@ def _one_difference(yb, weights, stored, got) -> tuple[int, int, int] | None:
     """(index, output now, output then) where one output of a block changed since its fingerprint
     `stored` (now `got`), or None where that does not explain the change (two or more changed): the
     change is delta = m0' - m0 at index (m1' - m1) / delta, confirmed by the whole fingerprint."""
-    from opcert.verify.accuracy.sweep_kernel import output_fingerprint
     d0 = _signed64(int(got[1]) - int(stored[1]))
     d1 = _signed64(int(got[2]) - int(stored[2]))
     if d0 == 0 or d1 % d0:
@@ -675,7 +691,7 @@ def _one_difference(yb, weights, stored, got) -> tuple[int, int, int] | None:
         return None
     trial = yb.copy()
     trial[j] = then
-    if tuple(int(v) for v in output_fingerprint(trial, weights)) != tuple(int(v) for v in stored):
+    if tuple(int(v) for v in sweep_kernel.output_fingerprint(trial, weights)) != tuple(int(v) for v in stored):
         return None
     return j, now, then
 
@@ -707,7 +723,6 @@ def _replay_resumed(cfg: SweepConfig, done: dict, pool, seed: int) -> list[tuple
 
 
 def _chunk_failure(cfg, i, exc) -> Exception:
-    from opcert.workers import WorkerLost
     lo, hi = cfg.chunk_range(i)
     where = f"chunk {i} (magnitudes 0x{lo:08x}..0x{hi - 1:08x})"
     if isinstance(exc, WorkerLost):
@@ -717,13 +732,6 @@ def _chunk_failure(cfg, i, exc) -> Exception:
     return exc
 
 
-def _at_inf(refs) -> tuple:
-    """block's references at -inf and +inf, from _setup's (rpos, rneg, vpos, vneg), with the types run_chunk
-    gives block (warm_kernels must give it the same: it compiles those)."""
-    rpos, rneg, vpos, vneg = refs
-    return np.uint32(rneg), np.uint32(rpos), vneg, vpos
-
-
 def warm_kernels(cfg: SweepConfig) -> None:
     """A second worker's first task: compile `block` and the property scans, which a chunk first calls
     after its first block, while the first worker compiles the ball and the fast pass, which it calls
@@ -731,16 +739,15 @@ def warm_kernels(cfg: SweepConfig) -> None:
     worker at the same time (7.4 s of ScaledTanh's first chunk with AVX-512 off). Nothing is computed:
     the arguments have run_chunk's types (tests/test_sweep.py checks that run_chunk then compiles nothing
     this did not), on eight inputs."""
-    from opcert.verify.properties.checks import PropertyChecker
-    from opcert.verify.accuracy.sweep_kernel import block, block_state
-    _, _, _, _, refs, compiled = _setup(cfg)
+    s = _setup(cfg)
     n = 8
     mags = np.arange(n, dtype=np.uint32)
     y = np.zeros(n, np.float32)
     if cfg.accuracy:
-        block(mags, y, y.view(np.uint32), np.zeros(n), np.full(n, np.nan), np.zeros(n, np.int8), *_at_inf(refs),
-              *block_state(), np.empty(n, np.int64), cfg.flush_allowed, np.arange(n))
-    PropertyChecker(compiled, F32).add_block(mags, y, y, limits=refs[:2], negb=mags | SIGN)
+        blk = sweep_kernel.Block(mags, y, y.view(np.uint32), np.zeros(n), np.full(n, np.nan), np.zeros(n, np.int8))
+        sweep_kernel.block(blk, s.at_inf, sweep_kernel.block_state(), np.empty(n, np.int64),
+                           cfg.flush_allowed, np.arange(n))
+    PropertyChecker(s.compiled, F32).add_block(mags, y, y, limits=s.limits[:2], negb=mags | SIGN)
 
 
 def _run_local(cfg, todo, pool, record):
@@ -811,12 +818,8 @@ def block_of(cfg: SweepConfig, m: int) -> tuple[int, int]:
 
 def _block_outputs(cfg: SweepConfig, b0: int, b1: int, negative: bool) -> np.ndarray:
     """The target's outputs on one block of the sweep, called as the sweep calls it."""
-    op, attrs, _, tgt, _, _ = _setup(cfg)
+    op, attrs, _, tgt, *_ = _setup(cfg)
     bits = np.arange(b0, b1, dtype=np.uint64).astype(np.uint32)
     if negative:
         bits = bits | SIGN
     return tgt.run(op, bits.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative))
-
-
-def round_limit(lim, fmt=F32) -> float:
-    return float(lim) if isinstance(lim, float) else round_fraction(Fraction(lim), fmt)

@@ -8,10 +8,11 @@ agree on the same inputs.
 """
 from __future__ import annotations
 
+from collections import namedtuple
 
-from opcert.jit import numba
 import numpy as np
 
+from opcert.jit import numba
 from opcert.verify.ulp import HISTOGRAM_EDGES
 
 TOP = 8
@@ -94,10 +95,25 @@ def _insert(err_arr, bits_arr, e, b):
 NOT_KEPT = np.uint32(0xFFFFFFFF)     # in `keep`: no reference kept for the mirrored input (a NaN's bits)
 
 
+# The kernels' records: a block (the inputs' bits, the target's outputs as binary32 values and bits, the
+# reference's ball: midpoint, radius (NaN where undecided), the exact value's sign where known); the references
+# at -inf and +inf (bits) and the exact limits there; the worst cases easy() counts below (the 8th error of
+# each list, every output and the wrong ones, with its bits); the pass at -m of an odd (scale -1, flip the sign
+# bit) or even (1, 0) reference from what the pass at +m kept (easy's keep), with the ball at +m; block's
+# accumulators (block_state: counts of n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes; the
+# histogram; the worst cases' errors and bits, largest first, and the wrong outputs'; the first input bits of
+# each mismatch kind, 2**32 for none; the largest distance in binary32 values, -1 for none).
+Block = namedtuple("Block", "xbits yvals ybits v rad sgn")
+AtInf = namedtuple("AtInf", "r_neg r_pos v_neg v_pos")
+Floor = namedtuple("Floor", "top_min top_min_bits topw_min topw_min_bits")
+Mirror = namedtuple("Mirror", "kept scale flip")
+Tally = namedtuple("Tally", "counts hist top_err top_bits topw_err topw_bits first maxdist")
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _ulp_err(vv, e, y):
-    """|y - vv| in binary32 ULPs of vv, exactly as block computes it (the binade below for a power of
-    two with a radius)."""
+    """|y - vv| in binary32 ULPs of vv (the binade below for a power of two with a radius), for block and
+    easy: 1/ulp is a power of two from vv's exponent field, so multiplying by it is exact."""
     avb = np.float64(abs(vv)).view(np.uint64)
     ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
     ex = ex - 1 if (e > 0.0) & ((avb & np.uint64(0xFFFFFFFFFFFFF)) == 0) else ex
@@ -106,9 +122,10 @@ def _ulp_err(vv, e, y):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _judge(decidable, rb, err, xbit, yb, top_min, top_min_bits, topw_min, topw_min_bits):
+def _judge(decidable, rb, err, xbit, yb, floor):
     """(correctly rounded, wrong, distance or -1) of an output yb against the reference rb where the
-    ball is decidable, below the worst cases kept so far."""
+    ball is decidable, below the worst cases kept so far (floor)."""
+    top_min, top_min_bits, topw_min, topw_min_bits = floor
     xb = np.int64(xbit)
     mr = np.int64(rb & np.uint32(0x7FFFFFFF))
     my = np.int64(yb & np.uint32(0x7FFFFFFF))
@@ -126,7 +143,7 @@ def _judge(decidable, rb, err, xbit, yb, top_min, top_min_bits, topw_min, topw_m
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _easy_one(xbit, yval, ybit, vv, e, sg, top_min, top_min_bits, topw_min, topw_min_bits):
+def _easy_one(xbit, yval, ybit, vv, e, sg, floor):
     """easy()'s test of one input: (correctly rounded, wrong, err, distance or -1, the reference
     kept for the mirrored input or NOT_KEPT); neither is set for an input block must take. Inlined
     into easy() and easy_near()."""
@@ -148,7 +165,7 @@ def _easy_one(xbit, yval, ybit, vv, e, sg, top_min, top_min_bits, topw_min, topw
     decidable = ((xbit & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
         & (zero | tiny | (((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < np.uint32(0x7F800000))))
     err = _ulp_err(vv, e, np.float64(yval))
-    cr, wrong, d = _judge(decidable, rb, err, xbit, ybit, top_min, top_min_bits, topw_min, topw_min_bits)
+    cr, wrong, d = _judge(decidable, rb, err, xbit, ybit, floor)
     # the ball at -x of an odd (or even) reference is this one negated (or the same): the same
     # decision with the sign of r flipped (or not). An exact zero's sign comes from the standard's
     # formula at each sign (run_chunk): block takes it there.
@@ -157,21 +174,22 @@ def _easy_one(xbit, yval, ybit, vv, e, sg, top_min, top_min_bits, topw_min, topw
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _mirror_one(xbit, yval, ybit, vv, e, kept, flip, top_min, top_min_bits, topw_min, topw_min_bits):
+def _mirror_one(xbit, yval, ybit, vv, e, kept, flip, floor):
     """_easy_one at -x from what it kept at +x: r's sign flipped by flip, the same ball negated (vv)."""
     err = _ulp_err(vv, e, np.float64(yval))
-    cr, wrong, d = _judge(kept != NOT_KEPT, kept ^ flip, err, xbit, ybit, top_min, top_min_bits, topw_min,
-                          topw_min_bits)
+    cr, wrong, d = _judge(kept != NOT_KEPT, kept ^ flip, err, xbit, ybit, floor)
     return cr, wrong, err, d
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep, kept,
-               scale, flip, every_bin):
+def _fast_pass(blk, floor, hard, keep, mirror, every_bin):
     """easy()'s loop (every_bin True) and easy_near()'s (every_bin None): (what easy() returns, how many
     wrong outputs are above 2 ULPs). `is None` on an argument is decided when numba compiles: each form
     has one path and no branch (the same branches in a function inlined into the loop kept LLVM from
     vectorising it with keep: 12 ns an input)."""
+    xbits, yvals, ybits, v, rad, sgn = blk
+    if mirror is not None:
+        kept, scale, flip = mirror
     n_cr = 0
     n_exact = 0
     n_wrong = 0
@@ -180,14 +198,13 @@ def _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min
     a1 = a2 = a4 = a16 = a256 = a65536 = 0
     maxd = -1
     for i in range(xbits.size):
-        if kept is None:
-            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i],
-                                             top_min, top_min_bits, topw_min, topw_min_bits)
+        if mirror is None:
+            cr, wrong, err, d, k = _easy_one(xbits[i], yvals[i], ybits[i], v[i], rad[i], sgn[i], floor)
             if keep is not None:
                 keep[i] = k
         else:
             cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
-                                            top_min, top_min_bits, topw_min, topw_min_bits)
+                                            floor)
         hard[i] = not (cr | wrong)
         n_cr += cr
         n_exact += cr & (err == 0.0)
@@ -207,8 +224,7 @@ def _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None,
-         kept=None, scale=1.0, flip=np.uint32(0)):
+def easy(blk, floor, hard, keep=None, mirror=None):
     """The common cases of `block`, without its branches (LLVM vectorises this
     loop: about 1 ns per input against block's 8-10, bench/sweep_kernel.py): an
     input whose ball lies strictly on one side of zero and rounds to one finite
@@ -216,15 +232,15 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     midpoint's, as in block), or lies below half the smallest subnormal with a
     known sign (r is the zero of that sign), where the target's output is either r (the same bits)
     or a finite nonzero value other than r, and whose error is below the worst
-    cases kept so far (the 8th of each list: top_min, topw_min, with its
-    bits). Those are counted here, as block would count them; hard[i] is set
-    for every other input, which block then takes. keep (optional): the
-    reference bits of each input for -x, or NOT_KEPT.
+    cases kept so far (floor: the 8th of each list, with its bits). Those are
+    counted here, as block would count them; hard[i] is set for every other
+    input, which block then takes. keep (optional): the reference bits of each
+    input for -x, or NOT_KEPT.
 
-    kept (optional): at -x of an odd (scale -1, flip the sign bit) or even
-    (scale 1, flip 0) reference, what the pass at +x kept, with v and rad the
-    ball at +x (sgn is not read): the same counts and hard[i] as on the
-    mirrored ball, without rounding the ball again (a third of the pass's time at -x).
+    mirror (optional): at -x of an odd or even reference, what the pass at +x
+    kept, with blk's ball the one at +x (its sgn is not read): the same counts
+    and hard[i] as on the mirrored ball, without rounding the ball again (a
+    third of the pass's time at -x).
 
     Returns (correctly rounded, of which exact, wrong, the histogram's bins 2..8
     for the wrong ones, the largest distance in binary32 values among them).
@@ -237,21 +253,18 @@ def easy(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw
     (ties broken by smaller bits, as _insert does) stays below it, as the 8th
     only rises; the kept worst cases are the 8 largest of a total order,
     whatever order the inputs come in."""
-    return _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep,
-                      kept, scale, flip, True)[0]
+    return _fast_pass(blk, floor, hard, keep, mirror, True)[0]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def easy_near(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep=None,
-              kept=None, scale=1.0, flip=np.uint32(0)):
+def easy_near(blk, floor, hard, keep=None, mirror=None):
     """easy() with two of the histogram's bins, (0.5, 1] and (1, 2] ULPs, for the
     wrong outputs it takes, and how many of those are above 2 ULPs: where none
     is, the other bins are empty and this is easy()'s answer (the caller runs
     easy() where it is not). A good target's wrong outputs are within 2 ULPs and
     the four counts saved are a fifth of easy()'s time (bench/README.md). (A
     running maximum of the errors instead kept LLVM from vectorising the loop.)"""
-    return _fast_pass(xbits, yvals, ybits, v, rad, sgn, top_min, top_min_bits, topw_min, topw_min_bits, hard, keep,
-                      kept, scale, flip, None)
+    return _fast_pass(blk, floor, hard, keep, mirror, None)
 
 
 def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
@@ -264,26 +277,25 @@ def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
     return easy(*args), False
 
 
-def block_state():
-    """block's accumulators as a chunk starts them: (counts, histogram, the worst cases' errors and bits,
-    the worst wrong outputs' errors and bits, the first mismatch of each kind, the largest distance)."""
-    return (np.zeros(6, np.int64), np.zeros(EDGES.size + 1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-            np.full(TOP, -1.0), np.full(TOP, -1, np.int64), np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
+def block_state() -> Tally:
+    """block's accumulators as a chunk starts them."""
+    return Tally(np.zeros(6, np.int64), np.zeros(EDGES.size + 1, np.int64), np.full(TOP, -1.0),
+                 np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
+                 np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
 
 
 SAMPLE_STRIDE = 64     # sampled_floor's: a block of 65,536 inputs whose errors only rise sends about 8 x 64 to block
 
 
-def sampled_floor(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf, top_err, top_bits,
-                  topw_err, topw_bits, flush_ok, stride, scale=None):
-    """The worst-case thresholds for easy() on this block, raised by a sample of it: (top_min, its bits,
-    topw_min, its bits), the 8th of each list after block has taken every stride-th input into a copy
-    of the lists. Every input after that 8th in the lists' order (larger error first, then smaller bits)
-    has 8 ahead of it, so it is not among the 8 worst: easy() may count it. The 8th's bits are returned
-    plus one, so that a sampled 8th itself goes to block, which puts it in the lists (an input the lists
-    already hold is in another block: the + 1 passes nobody here). scale (-1 or 1): v and sgn are the
-    ball at +m, this block is at -m of an odd or even reference (run_chunk's mirror); its exact zeros,
-    whose sign comes from the formula, are left out of the sample.
+def sampled_floor(blk: Block, at_inf: AtInf, tally: Tally, flush_ok, stride, scale=None) -> Floor:
+    """The worst-case thresholds for easy() on this block, raised by a sample of it: the 8th of each of
+    tally's lists after block has taken every stride-th input into a copy of them. Every input after
+    that 8th in the lists' order (larger error first, then smaller bits) has 8 ahead of it, so it is not
+    among the 8 worst: easy() may count it. The 8th's bits are returned plus one, so that a sampled 8th
+    itself goes to block, which puts it in the lists (an input the lists already hold is in another
+    block: the + 1 passes nobody here). scale (-1 or 1): blk's ball is the one at +m, this block is at
+    -m of an odd or even reference (run_chunk's mirror); its exact zeros, whose sign comes from the
+    formula, are left out of the sample.
 
     Why: where the errors rise with the input, as in tanh's binades below 2^-12, each input is a new
     worst case at the time it is seen, and easy() sent every one to block (8-10 ns an input against 1;
@@ -291,42 +303,104 @@ def sampled_floor(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_
     are the same: the 8 largest of a total order, whatever the thresholds (easy's docstring). block
     itself decides the sample, with the arguments of the block's own call: no kernel of its own to
     compile (a first sweep compiles its kernels in every worker)."""
-    pick = slice(None, None, stride)
-    vs, rs, ss = v[pick].copy(), rad[pick].copy(), sgn[pick].copy()
+    s = Block(*(a[::stride].copy() for a in blk))
     if scale is not None:
         if scale < 0:
-            vs, ss = -vs, -ss       # the signs' own dtype (int8): block's call has it
-        rs[(vs == 0.0) & (rs == 0.0)] = np.nan      # undecided for block: not in the lists
-    counts, hist, *_, first, maxdist = block_state()       # scratch: only the lists are read back
-    te, tb, we, wb = top_err.copy(), top_bits.copy(), topw_err.copy(), topw_bits.copy()
-    block(xbits[pick].copy(), yvals[pick].copy(), ybits[pick].copy(), vs, rs, ss, r_neg_inf, r_pos_inf, v_neg_inf,
-          v_pos_inf, counts, hist, te, tb, we, wb, first, maxdist, np.empty(vs.size, np.int64), flush_ok,
-          np.arange(vs.size))
-    return te[TOP - 1], tb[TOP - 1] + 1, we[TOP - 1], wb[TOP - 1] + 1
+            s = s._replace(v=-s.v, sgn=-s.sgn)      # the signs' own dtype (int8): block's call has it
+        s.rad[(s.v == 0.0) & (s.rad == 0.0)] = np.nan      # undecided for block: not in the lists
+    lists = block_state()       # scratch, the worst-case lists copied: only those are read back
+    for mine, theirs in zip(lists[2:6], tally[2:6]):
+        mine[:] = theirs
+    block(s, at_inf, lists, np.empty(s.v.size, np.int64), flush_ok, np.arange(s.v.size))
+    return Floor(lists.top_err[TOP - 1], lists.top_bits[TOP - 1] + 1, lists.topw_err[TOP - 1],
+                 lists.topw_bits[TOP - 1] + 1)
 
 
-def take_easy(got, counts, hist, maxdist) -> None:
+def take_easy(got, tally: Tally) -> None:
     """Add what easy() counted to block's accumulators."""
     n_cr, n_exact, n_wrong, *bins, maxd = got
-    counts[0] += n_cr + n_wrong
-    counts[1] += n_cr
-    hist[0] += n_exact
-    hist[1] += n_cr - n_exact
-    hist[2:] += bins
-    if n_cr and maxdist[0] < 0:
-        maxdist[0] = 0
-    maxdist[0] = max(maxdist[0], maxd)
+    tally.counts[0] += n_cr + n_wrong
+    tally.counts[1] += n_cr
+    tally.hist[0] += n_exact
+    tally.hist[1] += n_cr - n_exact
+    tally.hist[2:] += bins
+    if n_cr and tally.maxdist[0] < 0:
+        tally.maxdist[0] = 0
+    tally.maxdist[0] = max(tally.maxdist[0], maxd)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _round_ball(vv, e, sgn, i):
+    """block's reference from a finite input's ball (midpoint vv, radius e; sgn[i]: the exact value's sign
+    where known): (r, r's sign), r NaN where the ball does not decide it."""
+    if vv == 0.0 and e == 0.0:
+        return vv, 1.0 / vv < 0.0       # an exact zero, with its sign
+    if not (e == e) or not (vv - vv == 0.0):            # undecided, or vv not finite
+        return np.nan, False
+    # decided when both ends of the ball round to one binary32 value of one sign
+    if e > 0.0:
+        lo = next_down(vv - e)
+        hi = next_up(vv + e)
+    else:                               # an exact value (a midpoint too): it rounds as it is
+        lo = vv
+        hi = vv
+    r32 = np.float32(lo)
+    if lo >= -2.0 ** -150 and hi <= 2.0 ** -150 and sgn[i] != 0:
+        r = 0.0                         # below half the smallest subnormal: a zero of the known sign
+        rneg = sgn[i] < 0
+        if rneg:
+            r = -0.0
+    elif r32 != np.float32(hi) or not (lo > 0.0 or hi < 0.0):
+        return np.nan, False
+    else:
+        r = np.float64(r32)
+        rneg = vv < 0.0
+        if r == 0.0 and rneg:
+            r = -0.0
+    return r, rneg
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _special(xb, at_inf):
+    """block's reference at a NaN or infinite input: (r, r's sign, the exact value, whether it is infinite)."""
+    if (xb & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
+        return np.nan, False, np.nan, False
+    rb, lim = (at_inf.r_neg, at_inf.v_neg) if xb >> np.uint32(31) else (at_inf.r_pos, at_inf.v_pos)
+    r = np.float64(np.uint32(rb).view(np.float32))
+    return r, (rb >> np.uint32(31)) == 1, lim, lim == np.inf or lim == -np.inf
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _mismatches(y, yneg, r, rneg, exact_inf, finite):
+    """One decided input's special-value mismatches: (the kinds, bit k for block's counts[2 + k]; whether its
+    error is not measured). finite: the exact value is within the finite range (an infinite output is a
+    mismatch there: classify.classify's rule)."""
+    ynan = y != y
+    rnan = r != r
+    nan_mm = ynan != rnan
+    inf_mm = (exact_inf and not rnan and not ynan and y != r) or \
+        ((y == np.inf or y == -np.inf) and not exact_inf and not rnan and finite)
+    kinds = nan_mm | inf_mm << 1 | (y == 0.0 and r == 0.0 and yneg != rneg) << 2 | \
+        (y == 0.0 and r != 0.0 and abs(r) < TINY32) << 3
+    return kinds, nan_mm or inf_mm or rnan or exact_inf or ynan
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _count(counts, first, kinds, xb):
+    """block's counts of the mismatch kinds set in `kinds` (_mismatches), with the first input of each."""
+    for k in range(4):
+        if kinds >> k & 1:
+            counts[2 + k] += 1
+            first[k] = min(first[k], np.int64(xb))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_pos_inf,
-          counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist, undecided, flush_ok, only=None):
-    """v, rad, sgn: the reference's ball (midpoint, radius, NaN radius where
-    undecided; the sign of the exact value where known, numerics.ball).
-    counts: n, correctly rounded, NaN, infinity, signed-zero mismatches, flushes.
-    first: first input bits of each mismatch kind (same order), 2**32 when none.
-    only: the indices to classify (all when None).
-    Returns the number of undecided inputs written to `undecided` (indices)."""
+def block(blk, at_inf, tally, undecided, flush_ok, only=None):
+    """blk: a Block (its ball: NaN radius where undecided); at_inf: the references at +-inf; tally: the
+    accumulators (Tally); only: the indices to classify (all when None). Returns the number of undecided
+    inputs written to `undecided` (indices)."""
+    xbits, yvals, ybits, v, rad, sgn = blk
+    counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist = tally
     # the counters that change on every input live in locals until the end: kept
     # in the arrays, each increment was a load and a store (the arrays may alias)
     n_und = 0
@@ -336,7 +410,6 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
     h_half = 0
     top_min = top_err[TOP - 1]
     topw_min = topw_err[TOP - 1]
-    half_sub = 2.0 ** -150                  # half the smallest binary32 subnormal
     m = xbits.size if only is None else only.size
     for j in range(m):
         i = j if only is None else only[j]
@@ -344,52 +417,15 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
         y = np.float64(yvals[i])
         mag = xb & np.uint32(0x7FFFFFFF)
         exact_inf = False
-        special = mag >= np.uint32(0x7F800000)
-        if not special:
+        if mag < np.uint32(0x7F800000):
             vv = v[i]
-            e = rad[i]
-            if vv == 0.0 and e == 0.0:
-                r = vv                      # an exact zero, with its sign
-                rneg = 1.0 / vv < 0.0
-            else:
-                # decided when both ends of the ball round to one binary32 value of one sign
-                if not (e == e) or not (vv - vv == 0.0):            # undecided, or vv not finite
-                    undecided[n_und] = i
-                    n_und += 1
-                    continue
-                if e > 0.0:
-                    lo = next_down(vv - e)
-                    hi = next_up(vv + e)
-                else:                       # an exact value (a midpoint too): it rounds as it is
-                    lo = vv
-                    hi = vv
-                r32 = np.float32(lo)
-                if lo >= -half_sub and hi <= half_sub and sgn[i] != 0:
-                    r = 0.0                 # below half the smallest subnormal: a zero of the known sign
-                    rneg = sgn[i] < 0
-                    if rneg:
-                        r = -0.0
-                elif r32 != np.float32(hi) or not (lo > 0.0 or hi < 0.0):
-                    undecided[n_und] = i
-                    n_und += 1
-                    continue
-                else:
-                    r = np.float64(r32)
-                    rneg = vv < 0.0
-                    if r == 0.0 and rneg:
-                        r = -0.0
-        elif mag > np.uint32(0x7F800000):   # NaN input: NaN reference
-            r = np.nan
-            vv = np.nan
-            rneg = False
-        else:                               # +-inf: the operator's limit
-            if xb >> np.uint32(31):
-                rb, vv = r_neg_inf, v_neg_inf
-            else:
-                rb, vv = r_pos_inf, v_pos_inf
-            r = np.float64(np.uint32(rb).view(np.float32))
-            rneg = (rb >> np.uint32(31)) == 1
-            exact_inf = vv == np.inf or vv == -np.inf
+            r, rneg = _round_ball(vv, rad[i], sgn, i)
+            if r != r:
+                undecided[n_und] = i
+                n_und += 1
+                continue
+        else:
+            r, rneg, vv, exact_inf = _special(xb, at_inf)
         n_all += 1
         ynan = y != y
         rnan = r != r
@@ -400,49 +436,19 @@ def block(xbits, yvals, ybits, v, rad, sgn, r_neg_inf, r_pos_inf, v_neg_inf, v_p
             same = y == r and yneg == rneg
         if same:
             n_cr += 1
-        nan_mm = ynan != rnan
-        inf_mm = exact_inf and not rnan and not ynan and y != r
-        if (y == np.inf or y == -np.inf) and not exact_inf and not rnan and \
-                abs(vv) + (rad[i] if mag < np.uint32(0x7F800000) else 0.0) <= MAX32:
-            inf_mm = True       # an infinity for a value of the finite range (classify.classify's rule)
-        if nan_mm:
-            counts[2] += 1
-            first[0] = min(first[0], np.int64(xb))
-        if inf_mm:
-            counts[3] += 1
-            first[1] = min(first[1], np.int64(xb))
-        if y == 0.0 and r == 0.0 and yneg != rneg:
-            counts[4] += 1
-            first[2] = min(first[2], np.int64(xb))
-        if y == 0.0 and r != 0.0 and abs(r) < TINY32:
-            counts[5] += 1
-            first[3] = min(first[3], np.int64(xb))
-            if flush_ok:
+        if ynan or rnan or exact_inf or y == 0.0 or y == np.inf or y == -np.inf:   # where a mismatch can be
+            kinds, unmeasured = _mismatches(y, yneg, r, rneg, exact_inf,
+                                            abs(vv) + (rad[i] if mag < np.uint32(0x7F800000) else 0.0) <= MAX32)
+            if kinds:
+                _count(counts, first, kinds, xb)
+            if (kinds & 8 and flush_ok) or unmeasured:
                 continue
-        if nan_mm or inf_mm or rnan or exact_inf or ynan:
-            continue
         if same and (y == np.inf or y == -np.inf):
             h_zero += 1                     # the correctly rounded result is this infinity: exact
             if maxdist[0] < 0:
                 maxdist[0] = 0
             continue
-        yy = y
-        if y == np.inf:
-            yy = TWO128
-        elif y == -np.inf:
-            yy = -TWO128
-        av = abs(vv)
-        if av == 0.0:
-            inv_u = 2.0 ** 149
-        else:
-            # vv is a normal binary64 here: its exponent field gives floor(log2 |v|);
-            # 1/ulp is a power of two, so multiplying by it is exact (and no division)
-            avb = np.float64(av).view(np.uint64)
-            ex = np.int64((avb >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
-            if rad[i] > 0.0 and (avb & np.uint64(0xFFFFFFFFFFFFF)) == 0:
-                ex -= 1     # a power of two with a radius: the exact value may be in the binade below (smaller ULP)
-            inv_u = np.uint64(np.uint64(1023 - (max(ex, -126) - 23)) << np.uint64(52)).view(np.float64)
-        err = abs(yy - vv) * inv_u
+        err = _ulp_err(vv, rad[i], TWO128 if y == np.inf else -TWO128 if y == -np.inf else y)
         if err == 0.0:
             h_zero += 1
         elif err <= 0.5:                    # the common case first

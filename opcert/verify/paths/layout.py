@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,8 @@ from opcert.errors import TargetFailure
 from opcert.formats import FloatFormat, bits_differ, hex_bits
 from opcert.jit import numba
 from opcert.targets.layouts import aligned_empty, padded_stride, cores as host_cores, row_buffer
+from opcert.verify.properties.checks import value_of
+from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import ordinal_distance
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
@@ -136,22 +139,24 @@ class Family:
                 **({"parts": [{"layout": w, "differ": d} for w, d in self.parts]} if self.parts else {})}
 
 
-class LayoutCheck:
-    """Every layout the target can be given, compared with `base`: the target's outputs for `values` in the
-    measurement's call (`base_layout` says which)."""
+# The measurement's own call, which every layout is compared with: the inputs every layout runs, their outputs
+# there, which call it was, and (inputs ascending by bits, their outputs there) for the families whose cost is
+# one call per input (mixed vectors, long calls, caller threads): a superset of the values, or None.
+Measured = namedtuple("Measured", "values outputs layout wide", defaults=(None,))
 
-    def __init__(self, op, tgt, fmt: FloatFormat, attrs, values: np.ndarray, base: np.ndarray, base_layout: str,
-                 whole_format: bool, progress=None, points=(), wide=None):
+
+class LayoutCheck:
+    """Every layout the target can be given, compared with the target's outputs in the measurement's call."""
+
+    def __init__(self, op, tgt, fmt: FloatFormat, attrs, measured: Measured, whole_format: bool, points=()):
         self.op, self.tgt, self.fmt, self.attrs = op, tgt, fmt, attrs
         self.points = list(points)     # the operator's branch points and thresholds: neighbours in mixed vectors
-        # (inputs ascending by bits, their outputs in the measurement's call): the families whose cost is one
-        # call per input (mixed vectors, long calls, caller threads) run over these, a superset of `values`
-        self.wide = wide
-        self.values = np.ascontiguousarray(values)
+        self.wide = measured.wide
+        self.values = np.ascontiguousarray(measured.values)
         self.nv = self.values.size
         self.uint = fmt.uint
-        self.base = np.ascontiguousarray(base).view(self.uint)
-        self.base_layout = base_layout
+        self.base = np.ascontiguousarray(measured.outputs).view(self.uint)
+        self.base_layout = measured.layout
         self.whole = whole_format
         self.L = longest(fmt)
         pad = self.L + 1
@@ -160,7 +165,7 @@ class LayoutCheck:
         self.vext = np.resize(self.values, self.nv + pad)
         self.bext = np.resize(self.base, self.nv + pad)
         self.families: list[Family] = []
-        self.progress = progress or (lambda text: None)
+        self.progress = lambda text: None     # told each layout as it starts, where a caller sets it
         # a NaN is a value whose magnitude's bits are above infinity's (every format opcert knows)
         inf = np.array([np.inf]).astype(fmt.dtype).view(self.uint)[0]
         self._nan_bits = (self.uint.type((1 << (fmt.bits - 1)) - 1), self.uint.type(inf))
@@ -690,8 +695,6 @@ class LayoutCheck:
         """(the PropertyResult dict, the worst error over the differing outputs or None).
         ref_of(bits array) -> (correctly rounded bits, error function(input bits, output bits) -> (ULP error,
         exact value's text) or None)."""
-        from opcert.verify.result import PropertyResult
-        from opcert.verify.properties.checks import value_of
         fams = self.families
         evaluated = sum(f.evaluated for f in fams)
         differ = sum(f.differ for f in fams)
@@ -767,7 +770,6 @@ class LayoutCheck:
 
     def _worst(self, ref_of) -> dict | None:
         """The largest error among the differing outputs held as examples (measured against the reference)."""
-        from opcert.verify.properties.checks import value_of
         best = None
         for f in self.families:
             if not f.examples:

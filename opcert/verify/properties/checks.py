@@ -31,6 +31,9 @@ from opcert.formats import FloatFormat, from_bits, hex_bits, round_fraction
 from opcert.numerics.exact import eval_rational
 from opcert.verify.properties import kernels
 from opcert.verify.result import PropertyResult
+from opcert.verify.ulp import ulp_of
+
+VALUE_KINDS = {"range": 0, "constant": 1, "nan_propagation": 2}     # kernels.scan_values' kinds
 
 
 def _bound(v, default: float) -> float:
@@ -215,6 +218,9 @@ class PropertyChecker:
                      for c in self.compiled if c.kind == "monotonic"}
         self.limit_expect = None
         self._points: dict[str, list[int]] = {}
+        self.bounds = {c.name: kernels.Bounds(_bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf),
+                                              _bound(c.lower, -np.inf), _bound(c.upper, np.inf),
+                                              0.0 if c.value is None else float(c.value)) for c in self.compiled}
 
     # -- values ---------------------------------------------------------------------
     def _y1(self, bits: int) -> float:
@@ -245,7 +251,7 @@ class PropertyChecker:
         else:
             with np.errstate(invalid="ignore"):
                 xn = _native(from_bits(negb, fmt))     # -m's bits: -xp, NaN payloads and all
-        sides = ((mags, xp, yp64), (negb, xn, yn64))
+        pos, neg = kernels.Side(mags, xp, yp64, ybp), kernels.Side(negb, xn, yn64, ybn)
         # the magnitudes ascend: a block whose last is at most infinity's has no NaN input, and the NaN
         # property evaluates nothing there (two passes saved in all but the last chunk of a sweep)
         no_nan = not mags.size or int(mags[-1]) <= self.inf_bits
@@ -254,34 +260,29 @@ class PropertyChecker:
             acc, k = self.acc[c.name], c.kind
             if k == "nan_propagation" and no_nan:
                 continue
-            dlo, dhi = _bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf)
-            if k in ("nan_propagation", "range", "constant"):
-                kind = {"range": 0, "constant": 1, "nan_propagation": 2}[k]
-                lo, hi = _bound(c.lower, -np.inf), _bound(c.upper, np.inf)
-                value = 0.0 if c.value is None else float(c.value)
+            if k in VALUE_KINDS:
                 st, wmag = kernels.new_state()
-                for xb, x, yv in sides:
-                    kernels.scan_values(kind, x, yv, xb, dlo, dhi, lo, hi, value, st, wmag)
+                for side in (pos, neg):
+                    kernels.scan_values(VALUE_KINDS[k], side, self.bounds[c.name], st, wmag)
                 acc.take(st, wmag)
             elif k == "odd":
                 st, wmag = kernels.new_state()
-                kernels.scan_odd(xp, yp64, yn64, ybp, ybn, mags, negb, fmt.uint.type(self.sign), bool(c.prop.zero_sign),
-                                 st, wmag)
+                kernels.scan_odd(pos, neg, fmt.uint.type(self.sign), bool(c.prop.zero_sign), st, wmag)
                 acc.take(st, wmag, pairs=True)
             elif k == "point_symmetry":
                 sel = ~np.isnan(xp)
                 bad, excess = symmetry_violations(yp64, yn64, c.center, fmt)
                 acc.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
             elif k == "monotonic":
-                self._monotonic(c, mags, negb, xp, xn, yp64, yn64, ybp, ybn)
+                self._monotonic(c, pos, neg)
             elif k == "exact_point":
                 for (p, v), pb in zip(c.points, self._point_bits(c)):
                     i = _find(mags, pb) if first <= pb <= last else None
                     if i is None:
                         continue
-                    neg = p < 0 or (p == 0 and np.signbit(p))
-                    y = yn64[i] if neg else yp64[i]
-                    xb = np.array([negb[i] if neg else mags[i]], dtype=np.uint64)
+                    below = p < 0 or (p == 0 and np.signbit(p))
+                    y = yn64[i] if below else yp64[i]
+                    xb = np.array([negb[i] if below else mags[i]], dtype=np.uint64)
                     acc.add(1, np.array([not (y == v)]), xb, [xb], np.array([abs(y - v)]))
             elif k == "limit":
                 i = _find(mags, self.inf_bits) if first <= self.inf_bits <= last else None
@@ -303,15 +304,15 @@ class PropertyChecker:
                                           for p, _ in c.points]
         return got
 
-    def _monotonic(self, c, mags, negb, xp, xn, yp64, yn64, ybp, ybn):
+    def _monotonic(self, c, pos: kernels.Side, neg: kernels.Side):
         acc, ends = self.acc[c.name], self.ends[c.name]
-        dlo, dhi = _bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf)
         st, wmag = kernels.new_state()
-        for side, xb, x, yv, yb in (("pos", mags, xp, yp64, ybp), ("neg", negb, xn, yn64, ybn)):
+        for side, arrays in (("pos", pos), ("neg", neg)):
             prev = ends[side][1]
             got = np.zeros(5, np.uint64)
-            pb, py = (np.uint64(prev[0]), self._y1(prev[1])) if prev else (np.uint64(0), 0.0)
-            kernels.scan_monotonic(x, yv, yb, xb, dlo, dhi, side == "neg", prev is not None, pb, py, st, wmag, got)
+            chain = kernels.Chain(True, np.uint64(prev[0]), self._y1(prev[1])) if prev else \
+                kernels.Chain(False, np.uint64(0), 0.0)
+            kernels.scan_monotonic(arrays, self.bounds[c.name], side == "neg", chain, st, wmag, got)
             if got[0]:
                 if ends[side][0] is None:
                     ends[side][0] = (int(got[1]), int(got[2]))
@@ -392,12 +393,10 @@ def symmetry_violations(yp, yn, center, fmt):
     """|f(x) + f(-x) - center| <= (ulp(f(x)) + ulp(f(-x))) / 2, decided exactly where close: (bad, excess
     |f(x) + f(-x) - center| - tol), each of yp's shape. The binary64 pass is compiled
     (property_kernels.symmetry_pass; tests/test_properties.py checks it against rational arithmetic)."""
-    from opcert.verify.properties.kernels import symmetry_pass
-    from opcert.verify.ulp import ulp_of
     a = np.ascontiguousarray(yp, dtype=np.float64).reshape(-1)
     b = np.ascontiguousarray(yn, dtype=np.float64).reshape(-1)
     bad, excess, close = np.empty(a.size, np.bool_), np.empty(a.size), np.empty(a.size, np.bool_)
-    symmetry_pass(a, b, float(center), fmt.emin, fmt.p, bad, excess, close)
+    kernels.symmetry_pass(a, b, float(center), fmt.emin, fmt.p, bad, excess, close)
     for i in np.nonzero(close)[0]:
         ta = Fraction(float(ulp_of(a[i:i + 1], fmt)[0])) + Fraction(float(ulp_of(b[i:i + 1], fmt)[0]))
         bad[i] = abs(Fraction(float(a[i])) + Fraction(float(b[i])) - Fraction(center)) > ta / 2
@@ -461,5 +460,5 @@ def _counterexample(bits: list, describe, c: Compiled, first: bool) -> dict:
 
 def value_of(v, fmt) -> dict:
     with np.errstate(invalid="ignore"):
-        f = float(np.asarray(v).astype(np.float64))
+        f = float(np.asarray(v).astype(np.float64)) if fmt.kind == "float" else int(v)
     return {"value": f if f == f else "nan", "bits": hex_bits(v, fmt)}

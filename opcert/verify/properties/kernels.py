@@ -12,12 +12,22 @@ the worst magnitude (NaN counts as +inf). Keys and inputs are bit patterns
 """
 from __future__ import annotations
 
-from opcert.jit import numba
+from collections import namedtuple
+
 import numpy as np
 
+from opcert.jit import numba
 from opcert.verify.ulp import ulp_inline as _ulp
 
 EVALUATED, VIOLATIONS, FIRST_KEY, FIRST_A, FIRST_B, WORST_KEY, WORST_A, WORST_B = range(8)
+
+
+# The scans' records: one sign of a block (the inputs' bit patterns, the keys of its violations; the inputs; the
+# outputs and their bit patterns); a property's domain [dlo, dhi] and the outputs it allows there ([lo, hi] or
+# a constant value: scan_values); where a monotonic chain stands (whether it has a last input, its bits, output).
+Side = namedtuple("Side", "keys x y ybits")
+Bounds = namedtuple("Bounds", "dlo dhi lo hi value")
+Chain = namedtuple("Chain", "has_prev prev_b prev_y")
 
 
 def new_state():
@@ -38,9 +48,10 @@ def _record(st, wmag, key, a, b, mag):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _count_values(kind, x, y, dlo, dhi, lo, hi, value):
+def _count_values(kind, x, y, bounds):
     """(evaluated, violations) of scan_values, branch-free so that it vectorises:
     nearly every block has no violation, and then this pass is the whole scan."""
+    dlo, dhi, lo, hi, value = bounds
     n = 0
     bad = 0
     for i in range(x.size):
@@ -58,10 +69,12 @@ def _count_values(kind, x, y, dlo, dhi, lo, hi, value):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def scan_values(kind, x, y, keys, dlo, dhi, lo, hi, value, st, wmag):
-    """kind 0: lo <= y <= hi (NaN outputs violate); 1: y == value; 2: NaN in, NaN out.
+def scan_values(kind, side, bounds, st, wmag):
+    """kind 0: lo <= y <= hi (NaN outputs violate); 1: y == value; 2: NaN in, NaN out (bounds: a Bounds).
     Inputs outside [dlo, dhi] and NaN inputs are not evaluated (except by kind 2)."""
-    n, bad = _count_values(kind, x, y, dlo, dhi, lo, hi, value)
+    keys, x, y, _ = side
+    dlo, dhi, lo, hi, value = bounds
+    n, bad = _count_values(kind, x, y, bounds)
     if bad == 0:
         st[EVALUATED] += n
         return
@@ -89,8 +102,10 @@ def scan_values(kind, x, y, keys, dlo, dhi, lo, hi, value, st, wmag):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def scan_odd(xp, yp, yn, ybp, ybn, mags, negb, sign, bitwise, st, wmag):
-    """f(-x) = -f(x) on every pair (bit for bit, or as values); NaN = NaN."""
+def scan_odd(pos, neg, sign, bitwise, st, wmag):
+    """f(-x) = -f(x) on every pair (the Sides at +m and -m; bit for bit, or as values); NaN = NaN."""
+    mags, xp, yp, ybp = pos
+    negb, _, yn, ybn = neg
     n = 0
     bad = 0
     for i in range(xp.size):    # branch-free count first (vectorised); the recording loop only where needed
@@ -115,10 +130,13 @@ def scan_odd(xp, yp, yn, ybp, ybn, mags, negb, sign, bitwise, st, wmag):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def scan_monotonic(x, y, yb, xb, dlo, dhi, negative, has_prev, prev_b, prev_y, st, wmag, ends):
-    """Adjacent valid inputs along the array (x ascends on the positive side and
-    descends on the negative one), continuing the chain from (prev_b, prev_y).
-    ends receives [found, first bits, first output bits, last bits, last output bits]."""
+def scan_monotonic(side, bounds, negative, chain, st, wmag, ends):
+    """Adjacent valid inputs (in [bounds.dlo, bounds.dhi]) along the side's arrays (x ascends on the
+    positive side and descends on the negative one), continuing the chain from where it stands (a
+    Chain). ends receives [found, first bits, first output bits, last bits, last output bits]."""
+    xb, x, y, yb = side
+    dlo, dhi = bounds.dlo, bounds.dhi
+    has_prev, prev_b, prev_y = chain
     n = x.size
     inside = 0
     bad = 0

@@ -1,0 +1,210 @@
+"""One-node ONNX models, shared by the runtimes that run them (ONNX Runtime, onnx.reference, OpenVINO).
+
+Element-wise: `onnx_model` builds Y = op(X) at the opset a runtime can load (`onnx_opset`, `OnnxVersions`).
+Tensor: `OnnxTensorModels` builds Softmax, LogSoftmax and Hardmax at the standard's opset (ONNX opsets 1, 11,
+13; DirectML's forms as the opset whose rule makes the same rows: one axis is opset 13, trailing axes opset 11,
+proved equal in verify.proofs.axes). Nothing here imports onnx before a model is built.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from opcert.formats import get_format
+from opcert.spec.attrs import user_value
+from opcert.targets.protocol import TensorTarget
+
+# onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
+ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8": 3, "int16": 5, "int32": 6,
+             "int64": 7, "uint8": 2, "uint16": 4, "uint32": 12, "uint64": 13}
+
+
+def onnx_standard(op):
+    """The operator's ONNX standard, or None where ONNX does not define it."""
+    return next((s for s in op.standards if s.key == "onnx"), None)
+
+
+def onnx_opset(op, dtype: str, known: frozenset[int] | None = None) -> int | None:
+    """The opset a one-node model of `op` is built at: the operator's override
+    for the dtype (ScaledTanh, experimental, lived in opsets 1-9), else the
+    newest version the ONNX standard lists; None where ONNX does not define it.
+
+    known: the versions of the operator the runtime has a schema for (None: all).
+    A runtime older than the standard's newest version refuses a model stamped
+    with it (ONNX Runtime 1.30 and Celu-28) although it runs the operator: the
+    model is then built at the newest version the runtime knows that lists
+    `dtype` (Celu-12 for float32). The catalog's versions of an operator differ
+    in their types only; None where no version the runtime knows lists `dtype`."""
+    if op.onnx_opsets:
+        return op.onnx_opsets.get(dtype)
+    std = onnx_standard(op)
+    if std is None:
+        return None
+    newest = int(std.support[-1].since)
+    if not known or newest <= max(known):
+        return newest
+    fits = [int(s.since) for s in std.support if dtype in s.dtypes and int(s.since) <= max(known)]
+    return max(fits) if fits else None
+
+
+def onnx_mismatch(op, attrs: dict) -> str | None:
+    """Why these attributes cannot be given to ONNX's operator (None: they can)."""
+    std = onnx_standard(op)
+    if std is None:
+        if op.onnx_opsets:    # an experimental ONNX operator the runtimes still register, attributes as opcert's
+            return None
+        return f"ONNX has no {op.name} operator (it is defined by {', '.join(s.key for s in op.standards)})"
+    extra = [k for k in attrs if not std.has(k)]
+    if extra:
+        return f"ONNX's {std.op_name} has no attribute {', '.join(extra)}"
+    return None
+
+
+def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: int = 1, opset: int | None = None):
+    """A one-node ONNX model: Y = op(X), X and Y of `dtype` and `shape`
+    (None: unknown). A tensor-input attribute (PRelu's slope) is a
+    one-element initializer, broadcast by the operator. copies > 1: that many
+    independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
+    opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
+    from onnx import helper, numpy_helper
+    std = onnx_standard(op)
+    op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
+    elem = ONNX_ELEM[dtype]
+    inputs, inits, node_attrs = ["X"], [], {}
+    for k, v in attrs.items():
+        a = op.attribute(k)
+        if a.input:
+            name = names.get(k, k)
+            arr = np.asarray([float(v)]).astype(get_format(dtype).dtype)
+            t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
+            if dtype == "bfloat16":
+                t.data_type = elem
+            inputs.append(name)
+            inits.append(t)
+        else:
+            node_attrs[names.get(k, k)] = user_value(op, k, v)
+    if copies == 1:
+        nodes = [helper.make_node(op_name, inputs, ["Y"], **node_attrs)]
+        xs, ys = ["X"], ["Y"]
+    else:
+        xs, ys = [f"X{i}" for i in range(copies)], [f"Y{i}" for i in range(copies)]
+        nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
+    graph = helper.make_graph(nodes, f"opcert_{op.name}",
+                              [helper.make_tensor_value_info(x, elem, shape) for x in xs],
+                              [helper.make_tensor_value_info(y, elem, shape) for y in ys], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset or onnx_opset(op, dtype))],
+                              producer_name="opcert")
+    model.ir_version = 9   # what ONNX Runtime 1.16 and later accept
+    return model
+
+
+def is_bfloat16(x) -> bool:
+    return x.dtype.name == "bfloat16"
+
+
+def built(cache: dict, op, dtype, attrs, build):
+    """build() once per operator, dtype and attributes; its error message, as
+    a string, where the library cannot build it (an unsupported combination)."""
+    key = (op.name, dtype, tuple(sorted(attrs.items())))
+    if key not in cache:
+        try:
+            cache[key] = build()
+        except Exception as exc:  # the library's own refusal: NOT_IMPLEMENTED, unknown schema, ...
+            cache[key] = str(exc).splitlines()[0][:300]
+    return cache[key]
+
+
+def schema_versions(schemas) -> dict[str, frozenset[int]]:
+    """ONNX operator name -> the versions (opsets) of it that a library has a schema for (the ONNX domain)."""
+    out: dict[str, set[int]] = {}
+    for sc in schemas:
+        if sc.domain in ("", "ai.onnx"):
+            out.setdefault(sc.name, set()).add(int(sc.since_version))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def newest_schema(known: dict[str, frozenset[int]]) -> int | None:
+    """The newest operator version (opset) among a library's schemas: what its provenance says it knows."""
+    return max((v for vs in known.values() for v in vs), default=None)
+
+
+class OnnxVersions:
+    """The opset choice of a runtime that loads ONNX models and knows the versions in `known`
+    (operator name -> versions; set before the first question, which is remembered)."""
+
+    def __init__(self, label: str, known: dict[str, frozenset[int]]):
+        self.label, self.known = label, known
+        self._too_new: dict = {}
+
+    def opset(self, op, dtype: str) -> int | None:
+        std = onnx_standard(op)
+        return onnx_opset(op, dtype, self.known.get(std.op_name) if std is not None else None)
+
+    def too_new(self, op, dtype: str) -> str | None:
+        """Why this runtime cannot load any version of the operator that has `dtype` (None: it can).
+        Asked at every call of the target (a sweep makes 2^17): answered once per operator and dtype."""
+        key = (op.name, dtype)
+        if key not in self._too_new:
+            self._too_new[key] = self._why_too_new(op, dtype)
+        return self._too_new[key]
+
+    def _why_too_new(self, op, dtype: str) -> str | None:
+        std = onnx_standard(op)
+        if std is None or op.onnx_opsets or self.opset(op, dtype) is not None:
+            return None
+        first = next((s.since for s in std.support if dtype in s.dtypes), None)
+        lists = f"{dtype} is in {std.op_name}-{first} and later" if first else f"no version lists {dtype}"
+        return (f"{self.label} knows ONNX {std.op_name} up to {std.op_name}-{max(self.known[std.op_name])}; "
+                f"{lists} (the standard's newest is {std.op_name}-{std.support[-1].since})")
+
+
+# ---- the tensor operators ----------------------------------------------------------------------------------
+
+def _trailing(reduced, rank) -> bool:
+    return tuple(reduced) == tuple(range(reduced[0], rank))
+
+
+class OnnxTensorModels(TensorTarget):
+    """A tensor side that runs one-node models of the standard's ONNX opset (or, for DirectML's forms, the
+    opset whose rule makes the same rows). Subclasses set `refused = {}` and define call()."""
+    refused: dict
+
+    def _opset_axis(self, std, reduced, rank):
+        if std.key in ("onnx-1", "onnx-11", "onnx"):
+            return {"onnx-1": 1, "onnx-11": 11, "onnx": 13}[std.key], reduced[0]
+        if len(reduced) == 1:
+            return 13, reduced[0]
+        if _trailing(reduced, rank):
+            return 11, reduced[0]
+        return None, None
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        opset, _ = self._opset_axis(std, reduced, rank)
+        if opset is None:
+            return (f"ONNX's {op.name} reduces over one axis (opset 13) or the trailing axes (opsets 1, 11): "
+                    f"axes {list(reduced)} of a rank-{rank} tensor have no ONNX form")
+        return None
+
+    def refusal(self, op, std, dtype, reduced, rank) -> str | None:
+        """The library's own refusal of this case (a type it has no kernel for), from a call on zeros: its
+        message, once per case."""
+        probe = (op.name, std.key, dtype, reduced, rank)
+        if probe not in self.refused:
+            try:
+                self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
+                self.refused[probe] = None
+            except Exception as exc:   # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
+                self.refused[probe] = f"{self.name} {self.version}: {str(exc).splitlines()[0][:300]}"
+        return self.refused[probe]
+
+    def model(self, op, std, x, reduced):
+        from onnx import helper
+        opset, axis = self._opset_axis(std, reduced, x.ndim)
+        elem = ONNX_ELEM[x.dtype.name]
+        node = helper.make_node(op.name, ["X"], ["Y"], axis=int(axis))
+        g = helper.make_graph([node], f"opcert_{op.name}", [helper.make_tensor_value_info("X", elem, x.shape)],
+                              [helper.make_tensor_value_info("Y", elem, x.shape)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
+        m.ir_version = 9
+        return m

@@ -1,0 +1,187 @@
+"""ONNX Runtime (the CPU execution provider): a one-node ONNX model per operator, dtype and attributes.
+
+Element-wise: the model at the newest opset the standard lists, or the newest version the installed ONNX
+Runtime knows that lists the dtype (onnx_models.onnx_opset); many calls of one length in one run for the
+layout check (`ort_calls`). Tensor: the standard's one-node model (onnx_models.OnnxTensorModels), on one
+thread or on n (the layout check).
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from opcert.targets.layouts import LayoutSupport, ThreadCount, cores, padded_stride, row_buffer
+from opcert.targets.runtimes.onnx_models import (
+    ONNX_ELEM,
+    OnnxTensorModels,
+    OnnxVersions,
+    built,
+    is_bfloat16,
+    newest_schema,
+    onnx_mismatch,
+    onnx_model,
+    schema_versions,
+)
+
+
+def ort_calls(runtime, copies: int = 256) -> Callable:
+    """calls() for ONNX Runtime: a graph of `copies` independent nodes of the operator, each with its own
+    graph input and output of length n, bound (io_binding) to rows of buffers opcert owns: one run is
+    `copies` calls of the kernel, each on a buffer at the offset asked for. One lane per core, each with its
+    own buffers and binding, runs the one session (one intra-op thread each; ORT releases the GIL in a run):
+    a call costs 1-2.5 us of ORT's own per-node work, and a 16-bit format's calls are 8.5 million."""
+    sessions = {}
+
+    def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
+        m, n = X.shape
+        dtype = X.dtype.name
+        key = (op.name, dtype, tuple(sorted(attrs.items())))
+        if key not in sessions:
+            ort = runtime.ort
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            model = onnx_model(op, dtype, attrs, shape=["n"], copies=copies, opset=runtime.opset(op, dtype))
+            sessions[key] = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        sess = sessions[key]
+        k = copies
+        itemsize = X.dtype.itemsize
+        stride = padded_stride(n, itemsize)
+        elem = ONNX_ELEM[dtype]
+        make = runtime.ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+        bits = f"uint{8 * itemsize}"
+        out = np.empty((m, n), X.dtype)
+        lanes = max(1, min(cores(), -(-m // k)))
+
+        def lane(j: int) -> None:
+            xin = row_buffer(k, n, X.dtype, stride, offset)
+            yout = row_buffer(k, n, X.dtype, stride, offset)
+            io = sess.io_binding()
+            xb, yb = xin.view(bits), yout.view(bits)
+            for i in range(k):
+                io.bind_ortvalue_input(f"X{i}", make(xb[i], elem))
+                io.bind_ortvalue_output(f"Y{i}", make(yb[i], elem))
+            for r in range(j * k, m, lanes * k):
+                part = X[r:r + k]
+                xin[:part.shape[0]] = part
+                sess.run_with_iobinding(io)
+                out[r:r + k] = yout[:part.shape[0]]
+        if lanes == 1:
+            lane(0)
+        else:
+            with ThreadPoolExecutor(lanes) as pool:
+                list(pool.map(lane, range(lanes)))     # re-raises a lane's exception here
+        return out
+    return calls
+
+
+class OnnxRuntimeElementWise(OnnxVersions):
+    name = "onnxruntime"
+
+    def __init__(self):
+        import onnxruntime as ort
+        self.ort = ort
+        self.version = ort.__version__
+        build = ort.get_build_info() if hasattr(ort, "get_build_info") else ""
+        try:   # ORT's public API does not say which opsets it knows; its binding does (absent: the newest is built)
+            known = schema_versions(ort.capi._pybind_state.get_all_operator_schema())
+        except Exception:  # noqa: BLE001 - a minimal build without schemas
+            known = {}
+        super().__init__(f"onnxruntime {ort.__version__}", known)
+        self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider",
+                        "newest_onnx_schema": newest_schema(self.known),
+                        "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
+                               "not report its choice"}
+        self.sessions = {}
+        self.threads = 1      # opcert parallelises over processes; the layout check also runs with every core
+
+    def _session(self, op, dtype, attrs):
+        n = self.threads
+
+        def build():
+            opts = self.ort.SessionOptions()
+            opts.intra_op_num_threads = n
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            model = onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))
+            return self.ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        return built(self.sessions, op, dtype, dict(attrs, __threads=n) if n != 1 else attrs, build)
+
+    def layouts(self):
+        return LayoutSupport(views=False, rows=False, offsets=True, calls=ort_calls(self),
+                             threads=self._with_threads,
+                             cannot={"strides": "ONNX Runtime's Python API copies a non-contiguous array into a "
+                                                "contiguous tensor: its kernels never see strides",
+                                     "in place": "ONNX Runtime decides in-place reuse inside a graph; a one-node "
+                                                 "session's output is its own buffer"})
+
+    @contextlib.contextmanager
+    def _with_threads(self, n: int):
+        before, self.threads = self.threads, n
+        try:
+            yield
+        finally:
+            self.threads = before
+
+    def unsupported(self, op, dtype, attrs):
+        why = onnx_mismatch(op, attrs)
+        if why:
+            return f"onnxruntime {self.version}: {why}"
+        why = self.too_new(op, dtype)
+        if why:
+            return why
+        s = self._session(op, dtype, attrs)
+        return f"onnxruntime {self.version} cannot run {op.name} in {dtype}: {s}" if isinstance(s, str) else None
+
+    def __call__(self, op, x, attrs):
+        sess = self._session(op, x.dtype.name, attrs)
+        if is_bfloat16(x):
+            # NumPy has no bfloat16 for ONNX Runtime's Python API: bind both tensors to uint16 buffers
+            # of the same bits (the output buffer is the one ONNX Runtime writes into)
+            xb = np.ascontiguousarray(x).view(np.uint16)
+            yb = np.zeros(x.shape, dtype=np.uint16)
+            make = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+            io = sess.io_binding()
+            io.bind_ortvalue_input("X", make(xb, ONNX_ELEM["bfloat16"]))
+            io.bind_ortvalue_output("Y", make(yb, ONNX_ELEM["bfloat16"]))
+            sess.run_with_iobinding(io)
+            return yb.view(x.dtype)
+        return sess.run(["Y"], {"X": x})[0]
+
+
+class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
+    name = "onnxruntime"
+
+    def __init__(self):
+        import onnxruntime as ort
+        self.ort = ort
+        self.version = ort.__version__
+        self.sessions = {}
+        self.refused = {}
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        why = super().unsupported(op, std, dtype, reduced, rank)
+        if why:
+            return why
+        return self.refusal(op, std, dtype, reduced, rank)
+
+    def call(self, op, std, x, reduced):
+        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
+        if key not in self.sessions:
+            opts = self.ort.SessionOptions()
+            opts.log_severity_level = 3
+            if self.n_threads:
+                opts.intra_op_num_threads = self.n_threads
+            self.sessions[key] = self.ort.InferenceSession(self.model(op, std, x, reduced).SerializeToString(), opts,
+                                                           providers=["CPUExecutionProvider"])
+        sess = self.sessions[key]
+        if is_bfloat16(x):
+            v = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(x).view(np.uint16),
+                                                                     ONNX_ELEM["bfloat16"])
+            y = np.asarray(sess.run_with_ort_values(["Y"], {"X": v})[0].numpy())
+            return y.view(x.dtype) if y.dtype == np.uint16 else y
+        return sess.run(None, {"X": x})[0]

@@ -1,0 +1,147 @@
+"""PyTorch: the function the operator's file declares (`runtimes={"torch": RuntimeMap(...)}`), on the CPU or
+(torch:cuda) a CUDA device; the tensor operators through torch.nn.functional's softmax and log_softmax."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import os
+
+import numpy as np
+
+from opcert.targets.layouts import LayoutSupport
+from opcert.targets.protocol import TensorTarget
+from opcert.targets.runtimes.functions import arguments, resolve_function, runtime_function
+
+# the tensor operators torch has a function for (torch.nn.functional)
+TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
+
+
+@contextlib.contextmanager
+def torch_threads(torch, n: int):
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def torch_isa(torch) -> str:
+    """The CPU capability torch's kernels were dispatched for (ATEN_CPU_CAPABILITY caps it)."""
+    try:
+        level = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # noqa: BLE001 - an old torch: the setting, if any, is all there is
+        level = "unknown"
+    cap = os.environ.get("ATEN_CPU_CAPABILITY")
+    return f"{level} (ATEN_CPU_CAPABILITY={cap})" if cap else level
+
+
+class TorchElementWise:
+    """PyTorch functions whose definition is the operator's, as the catalog
+    declares them (Operator.runtimes["torch"]), and nothing else."""
+    name = "torch"
+    floats = ("float16", "bfloat16", "float32", "float64")
+
+    def __init__(self, device: str = "cpu"):
+        import torch
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.device = device
+        self.version = torch.__version__
+        self.details = {"torch": torch.__version__, "git": torch.version.git_version, "device": device,
+                        "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16],
+                        "isa": torch_isa(torch)}
+        self.in_place_call = False
+        if device == "cuda" and torch.cuda.is_available():
+            self.details["cuda_device"] = torch.cuda.get_device_name(0)
+
+    def unsupported(self, op, dtype, attrs):
+        if self.device == "cuda" and not self.torch.cuda.is_available():
+            return f"torch {self.version}: no CUDA device on this machine (torch.cuda.is_available() is False)"
+        m, why = runtime_function(op, "torch", attrs)
+        if m is None:
+            return f"torch {self.version}: {why}"
+        if dtype not in self.floats:
+            return f"torch {self.version}: opcert maps {m.function} for float dtypes only"
+        return None
+
+    def __call__(self, op, x, attrs):
+        torch = self.torch
+        m, _ = runtime_function(op, "torch", attrs)
+        bf16 = x.dtype.name == "bfloat16"
+        # x is the call's own copy (Target.run), with the layout the caller gave: torch sees its strides
+        # and its alignment (from_numpy shares the buffer)
+        t = (torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if bf16
+             else torch.from_numpy(x)).to(self.device)
+        args, kwargs = arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype, device=self.device))
+        if self.in_place_call:
+            kwargs["inplace"] = True
+        y = resolve_function(m.function)(t, *args, **kwargs)
+        if not isinstance(y, torch.Tensor):
+            return np.asarray(y)   # judged as the wrong thing it is
+        y = y.cpu()
+        if bf16 and y.dtype == torch.bfloat16:
+            return y.view(torch.int16).numpy().view(x.dtype)
+        return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
+
+    def layouts(self):
+        if self.device != "cpu":
+            return LayoutSupport(cannot={"every layout": "the tensor is copied to the GPU (.to(device)), which "
+                                                         "makes its own contiguous buffer"})
+        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
+                             threads=lambda n: torch_threads(self.torch, n), in_place=self._in_place,
+                             in_place_for=self._has_in_place)
+
+    def _has_in_place(self, op, attrs) -> bool:
+        """Whether the function has an in-place form (`inplace=True`: F.elu, F.relu, ...)."""
+        m, _ = runtime_function(op, "torch", attrs)
+        try:
+            return "inplace" in inspect.signature(resolve_function(m.function)).parameters
+        except (TypeError, ValueError):
+            return False
+
+    def _in_place(self, op, x, attrs):
+        self.in_place_call = True
+        try:
+            return self(op, x, attrs)
+        finally:
+            self.in_place_call = False
+
+
+class TorchTensor(TensorTarget):
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.version = torch.__version__
+
+    def unsupported(self, op, std, dtype, reduced, rank):
+        if op.name not in TENSOR_FUNCTIONS:
+            return f"torch {self.version} has no {op.name} function"
+        return None
+
+    def threads(self, n: int):
+        return torch_threads(self.torch, n)
+
+    def call(self, op, std, x, reduced):
+        torch = self.torch
+        t = torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16) \
+            if x.dtype.name == "bfloat16" else torch.from_numpy(np.ascontiguousarray(x))
+        fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
+        r = x.ndim
+        if len(reduced) == 1:
+            y = fn(t, dim=reduced[0])
+        else:
+            rest = [a for a in range(r) if a not in reduced]
+            perm = rest + list(reduced)
+            moved = t.permute(perm)
+            shape = moved.shape
+            y2 = fn(moved.reshape(*shape[:len(rest)], -1), dim=-1).reshape(shape)
+            y = y2.permute([int(i) for i in np.argsort(perm)])
+        y = y.contiguous()
+        if x.dtype.name == "bfloat16":
+            return y.view(torch.int16).numpy().view(x.dtype)
+        return y.numpy()
