@@ -352,6 +352,8 @@ def cmd_accuracy_tensor(args) -> int:
     if args.max_ulp is not None:
         policy.number(args.max_ulp, "--max-ulp")
     _outputs(args, files=("json",))
+    if args.require is not None or args.signed_zero or args.subnormals or args.accept_sampled_evidence:
+        return _accuracy_as_check(args, fmt, "exhaustive" if args.exhaustive else "sample")
     from opcert.verify.tensor.measure import LONGEST_ROW
     # the per-output error the row properties allow: --max-ulp; else correctly rounded, or for opcert's own
     # binary64 code its stated bound (TensorOperator.budget64 at the longest row measured)
@@ -542,7 +544,10 @@ def _accuracy_as_check(args, fmt, mode) -> int:
                             progress=progress)
     to_stdout = args.json == "-"
     acc = verdict.accuracy or {}
-    if acc:
+    if acc.get("kind") == "rows":      # a tensor operator's rows (verify.tensor.measure's gate_accuracy)
+        print(f"opcert: {args.op} {fmt.name} on {args.target}: max ULP error {acc.get('max_ulp')!r} over "
+              f"{acc.get('inputs_checked') or 0:,} elements in {acc.get('rows') or 0:,} rows", file=sys.stderr)
+    elif acc:
         _print_accuracy(AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__}),
                         stderr=to_stdout)
     if args.json:

@@ -197,3 +197,21 @@ def _jax_gelu_refuted(seed):
         x1 = np.array([xb], np.uint32).view(np.float32)
         alone = np.asarray(f(jnp.asarray(x1))).view(np.uint32)[0]
         assert alone == int(ce["outputs"]["f(x)"]["bits"], 16)
+
+
+def test_a_tensor_checks_command_gives_the_gates_verdict(tmp_path, cli, monkeypatch):
+    """Every output 1 + 2^-21 times the careful kernel's (tests/tensor_kernels.py): about 8 binary32 ULPs off, and
+    above 1 where a row is one-hot. Budget-only at 16 ULPs the gate passes; its printed command must pass too
+    (without the check's policy it would fail on the refuted range), and with `proofs = "all"` both fail."""
+    monkeypatch.syspath_prepend(os.path.dirname(__file__))
+    for proofs, want in (("", 0), ('proofs = "all"\n', 1)):
+        cfg = tmp_path / "opcert.toml"
+        cfg.write_text('[[check]]\nop = "Softmax"\ndtypes = ["float32"]\ntarget = "tensor_kernels:softmax_sum_high"\n'
+                       f'samples = 200\nmax_ulp = 16.0\n{proofs}')
+        out = tmp_path / "gate.json"
+        code, text, err = cli("gate", "--config", str(cfg), "--json", str(out))
+        assert code == want, text + err
+        check = json.loads(out.read_text())["checks"][0]
+        assert "--require" in check["command"], check["command"]
+        code2, _, err2 = cli(*check["command"].split()[1:])
+        assert code2 == want and f"check {check['status']}" in err2, err2

@@ -275,7 +275,7 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
 def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
     """A tensor operator's check (verify.tensor.measure): its per-element budget, the declared rule for NaN and
     infinite entries, and its required row properties."""
-    out = CheckResult(check, dtype, "pass", command=res.command, elapsed_s=elapsed)
+    out = CheckResult(check, dtype, "pass", command=check_command(check, res.command), elapsed_s=elapsed)
     out.accuracy = res.gate_accuracy()
     out.proof_note = "; ".join(check.proofs_left_out) or None
     if res.status == "unsupported":

@@ -341,7 +341,7 @@ class LayoutCheck:
         fam = Family("one-element calls", f"each of the {nv:,} inputs alone in a call of one element "
                                           "(the target compiles code per shape)")
         self.families.append(fam)
-        one = self.tgt._call
+        one = self.tgt.kernel
 
         def calls(op, xx, attrs):
             return np.concatenate([np.asarray(one(op, xx[k:k + 1], attrs)).reshape(-1) for k in range(xx.size)])
@@ -611,7 +611,7 @@ class LayoutCheck:
         fam = Family("caller threads", f"every input in one call from a thread other than the main thread, "
                                        f"and in {k} calls at once from {k} threads")
         self.families.append(fam)
-        base_call = self.tgt._call
+        base_call = self.tgt.kernel
 
         def other_thread(op, xx, attrs):       # one call, made from a thread of its own
             return _in_threads(base_call, op, xx[None, :], attrs)[0]
