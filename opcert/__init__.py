@@ -23,10 +23,13 @@ from opcert.options import Options  # noqa: E402
 from opcert.spec import get_operator, operators  # noqa: E402
 from opcert.spec.reference import reference  # noqa: E402
 
+# The four entry points below import their layer when called: `import opcert` (and so the pytest plugin, which
+# pytest loads in every session on a host where opcert is installed) loads neither numba nor z3.
+
 
 def run(op, x, *, out=None, standard=None, **attrs):
     """opcert's implementation of `op` on the tensor x (see opcert.impl.run)."""
-    from opcert.impl.run import run as _run
+    from opcert.impl.run import run as _run  # lazy: see the note above
     return _run(op, x, out=out, standard=standard, **attrs)
 
 
@@ -36,14 +39,14 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options=None,
     options: an opcert.Options (how: samples, seed, workers, ...); attrs: the
     operator's attributes. Keywords are options where they name one, else
     attributes (one that names both is refused)."""
-    from opcert.verify.accuracy.measure import measure as _measure
+    from opcert.verify.accuracy.measure import measure as _measure  # lazy: see the note above
     return _measure(op, target, dtype, inputs, options, attrs=attrs, **keywords)
 
 
 def prove(op, dtype=None, attrs=None, properties=None, rlimit=None, standard=None, **kwargs):
     """Proofs of the declared properties (see opcert.verify.proofs.prove); rlimit: z3's resource units
     per query (default: each query family's budget), never seconds."""
-    from opcert.verify.proofs import prove as _prove
+    from opcert.verify.proofs import prove as _prove  # lazy: see the note above
     return _prove(op, dtype, attrs, properties, rlimit, standard, **kwargs)
 
 
@@ -52,7 +55,7 @@ def gate(config=None, *, workers=None):
     GateConfig, or None (./opcert.toml, ./pyproject.toml [tool.opcert], else
     the built-in default over the whole catalog). Returns a GateResult
     (`.ok`, `.to_dict()`)."""
-    from opcert.gating import GateConfig, load_config, run_gate
+    from opcert.gating import GateConfig, load_config, run_gate  # lazy: see the note above
     cfg = config if isinstance(config, GateConfig) else load_config(config)
     return run_gate(cfg, workers=workers, argv=[])
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -20,6 +21,66 @@ from opcert.options import Options
 from opcert.runtime_table import isa_switches, target_names
 from opcert.spec import get_operator, operators
 from opcert.spec.attrs import exact_decimal, resolve
+from opcert.report import ci
+from opcert.report.text import log
+from opcert.spec import tensor_operators
+from opcert.numbers import Huge
+from opcert.numbers import Tiny
+from opcert.numbers import is_bit_pattern
+from opcert.numbers import parse_real
+from opcert.formats import round_fraction
+from opcert.spec import get_tensor_operator
+from opcert.spec.row_reference import check_float
+from opcert.spec import row_reference
+from opcert.spec.reference import check_dtype, reference_detailed
+from opcert.spec.tensor import reduced_axes
+from opcert.spec.tensor import to_rows
+from opcert.spec import is_tensor_operator
+from opcert.files import check_writable
+from opcert import policy
+from opcert.verify.tensor.measure import measure_rows
+from opcert.verify.tensor.measure import LONGEST_ROW
+from opcert.gating.run import describe_counterexample
+from opcert.verify.accuracy.measure import measure
+from opcert.isa import check_isa
+from opcert.isa import level_outputs
+from opcert.gating.config import parse_check
+from opcert.gating.run import run_check
+from opcert.verify.accuracy.measure import AccuracyResult
+from opcert.isa import accuracy_argv
+from opcert.isa import levels
+from opcert.isa import run_accuracy
+from opcert.isa import shown
+from opcert.isa import switch_for
+from opcert.isa import LevelOutputs
+from opcert.isa import combined_layout
+from opcert.isa import compare_levels
+from opcert.isa import draw_compared
+from opcert.isa import compared_note
+from opcert.files import write_bytes_atomic
+from opcert.report.plots import attr_sweep_plot
+from opcert.verify.accuracy.attr_sweep import sweep_attributes
+from opcert.progress import Progress
+from opcert.verify.accuracy.attr_sweep import attribute_sets
+from opcert.gating import load_config
+from opcert.gating import run_gate
+from opcert.gating.recheck import load_gate
+from opcert.report.diff import regressions
+from opcert.report.junit import junit_xml
+from opcert.files import write_text_atomic
+from opcert.report.text import LIMIT
+from opcert.report.render import write_reports
+from opcert.report.render import summary_page
+from opcert import files as io
+from rich.markup import escape
+from rich.console import Console
+from rich.table import Table
+from fractions import Fraction
+import decimal
+import tempfile
+import time
+import signal
+import threading
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +101,6 @@ def _attrs(pairs) -> dict[str, str]:
 
 def esc(text) -> str:
     """Text for rich: brackets in names, lists and messages are not markup."""
-    from rich.markup import escape
     return escape(str(text))
 
 
@@ -48,12 +108,10 @@ def safe(text) -> str:
     """Text that may come from a target (its exception messages, notes), for the console and the CI log: clipped
     with a note, and no line of it starts a line of the log, so none is read as a workflow command
     (report.text.log)."""
-    from opcert.report.text import log
     return log(text)
 
 
 def _console(stderr: bool = False):
-    from rich.console import Console
     # Piped output (CI logs, files) gets wide tables rather than wrapped cells.
     stream = sys.stderr if stderr else sys.stdout
     return Console(highlight=False, width=None if stream.isatty() else 160, stderr=stderr)
@@ -115,13 +173,11 @@ def tensor_record(op) -> dict:
 
 
 def cmd_ops(args) -> int:
-    from opcert.spec import tensor_operators
     records = [operator_record(op) for op in operators()]
     tensors = [tensor_record(op) for op in tensor_operators()]
     if args.json:
         print(json.dumps(sorted(records + tensors, key=lambda r: r["name"]), indent=2))
         return 0
-    from rich.table import Table
     t = Table(title="opcert operator catalog")
     for col in ("operator", "standards", "attributes (defaults)", "dtypes (standards)", "definition"):
         t.add_column(col)
@@ -149,7 +205,6 @@ def cmd_ops(args) -> int:
 def _parse_input(text: str, fmt) -> np.ndarray:
     """One `ref` input: a decimal, a hex float (0x1.8p-3), an unsigned bit
     pattern (0x3c00), inf or nan; integers for the integer formats."""
-    from opcert.numbers import Huge, Tiny, is_bit_pattern, parse_real
     t = text.strip()
     if fmt.kind == "int":
         try:
@@ -169,7 +224,6 @@ def _parse_input(text: str, fmt) -> np.ndarray:
     if low.lstrip("+-") in ("nan", "inf", "infinity"):
         with np.errstate(invalid="ignore"):
             return np.array([float(low)]).astype(fmt.dtype)
-    from opcert.formats import round_fraction
     try:
         q = parse_real(t, "input")
     except Huge as h:
@@ -195,9 +249,6 @@ def _ints(text: str | None, flag: str, lo: int = None) -> list[int] | None:
 
 
 def cmd_ref_tensor(args) -> int:
-    from opcert.spec import get_tensor_operator
-    from opcert.spec.row_reference import check_float, reference_detailed
-    from opcert.spec.tensor import reduced_axes, to_rows
     op, named = get_tensor_operator(args.op)
     if args.attr:
         raise UsageError(f"{op.name} has no attributes; it takes --axis (ONNX) or --axes (DirectML's 1 forms)")
@@ -213,7 +264,7 @@ def cmd_ref_tensor(args) -> int:
     axis = None if args.axis is None else _ints(args.axis, "--axis")[0]
     axes = _ints(args.axes, "--axes")
     standard = args.standard or named
-    r = reference_detailed(op, x, standard=standard, axis=axis, axes=axes)
+    r = row_reference.reference_detailed(op, x, standard=standard, axis=axis, axes=axes)
     std = op.standard(standard)
     reduced = reduced_axes(op, std, x.ndim, axis, axes)
     rows_in, _ = to_rows(x, reduced)
@@ -226,7 +277,6 @@ def cmd_ref_tensor(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    from rich.table import Table
     t = Table(title=esc(f"{op.name} ({std.key}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
                         f"over axes {list(reduced)}: each element correctly rounded (nearest, ties to even)"))
     for col in ("row", "position", "x", "x bits", "result", "result bits"):
@@ -239,8 +289,6 @@ def cmd_ref_tensor(args) -> int:
 
 
 def cmd_ref(args) -> int:
-    from opcert.spec import is_tensor_operator
-    from opcert.spec.reference import check_dtype, reference_detailed
     if is_tensor_operator(args.op):
         return cmd_ref_tensor(args)
     if args.axis is not None or args.axes is not None or args.shape is not None:
@@ -266,7 +314,6 @@ def cmd_ref(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    from rich.table import Table
     title = f"{op.name} reference, {fmt.name}, correctly rounded (nearest, ties to even)"
     if attrs:
         title += "; " + ", ".join(f"{k}={exact_decimal(v)}" for k, v in attrs.items())
@@ -291,9 +338,7 @@ def _exact_text(hi, lo) -> str:
         return "nan"
     if math.isinf(hi):
         return str(hi)
-    from fractions import Fraction
     q = Fraction(float(hi)) + Fraction(float(lo))
-    import decimal
     with decimal.localcontext() as ctx:
         ctx.prec = 25
         return str(+(decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)))
@@ -303,8 +348,6 @@ def _exact_text(hi, lo) -> str:
 
 def _outputs(args, files=(), dirs=()) -> None:
     """Refuse unwritable output paths before a long run."""
-    from opcert.files import check_writable
-    import os
     for flag in files + dirs:
         v = getattr(args, flag, None)
         if v and v != "-":
@@ -333,9 +376,6 @@ def _isolation(args) -> str:
 
 def cmd_accuracy_tensor(args) -> int:
     """A tensor operator's target over sampled rows (verify.tensor.measure)."""
-    from opcert import policy
-    from opcert.verify.tensor.measure import measure_rows
-    from opcert.spec import get_tensor_operator
     op, _ = get_tensor_operator(args.op)
     for flag, given in (("--attr", args.attr), ("--workers", args.workers),
                         ("--scheduler", args.scheduler), ("--checkpoint", args.checkpoint),
@@ -354,7 +394,6 @@ def cmd_accuracy_tensor(args) -> int:
     _outputs(args, files=("json",))
     if args.require is not None or args.signed_zero or args.subnormals or args.accept_sampled_evidence:
         return _accuracy_as_check(args, fmt, "exhaustive" if args.exhaustive else "sample")
-    from opcert.verify.tensor.measure import LONGEST_ROW
     # the per-output error the row properties allow: --max-ulp; else correctly rounded, or for opcert's own
     # binary64 code its stated bound (TensorOperator.budget64 at the longest row measured)
     allowed = max(0.5, args.max_ulp) if args.max_ulp is not None else \
@@ -386,7 +425,6 @@ def cmd_accuracy_tensor(args) -> int:
 
 
 def _print_rows(res, stderr: bool = False) -> None:
-    from rich.table import Table
     con = _console(stderr)
     if res.status != "ok":
         con.print(esc(f"{res.op} {res.dtype} {res.target} ({res.standard}): {res.status}: {safe(res.error)}"),
@@ -435,7 +473,6 @@ def _print_rows(res, stderr: bool = False) -> None:
                     f"each output allowed {res.allowed_ulp:g} ULP (--max-ulp)")
     for col in ("property", "verdict", "checked", "violations", "first counterexample"):
         p.add_column(col)
-    from opcert.gating.run import describe_counterexample
     for v in res.properties:
         p.add_row(v["name"], v["status"], f"{v.get('inputs_checked') or 0:,}", f"{v.get('violations') or 0:,}",
                   esc(describe_counterexample(v.get("counterexample"))[:300]))
@@ -444,9 +481,6 @@ def _print_rows(res, stderr: bool = False) -> None:
 
 
 def cmd_accuracy(args) -> int:
-    from opcert import policy
-    from opcert.spec import is_tensor_operator
-    from opcert.verify.accuracy.measure import measure
     if is_tensor_operator(args.op):
         return cmd_accuracy_tensor(args)
     if args.exhaustive and args.samples is not None:
@@ -472,7 +506,6 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
-    from opcert.isa import check_isa, level_outputs
     if args.isa_outputs and level_outputs(args.isa_outputs, args.isa_inputs, args.isa_outputs_only, args.op,
                                           args.target, fmt.name, _attrs(args.attr), mode, args.samples,
                                           args.seed, args.standard, args.layout_samples, args.target_timeout,
@@ -518,9 +551,6 @@ def cmd_accuracy(args) -> int:
 def _accuracy_as_check(args, fmt, mode) -> int:
     """`opcert accuracy` with a check's policy (--require, --max-ulp, ...): the gate's own run and judgment
     of that one check (gating.run.run_check), so the command a gate prints gives the gate's verdict."""
-    from opcert.gating.config import parse_check
-    from opcert.gating.run import run_check
-    from opcert.verify.accuracy.measure import AccuracyResult
     if args.max_ulp is None:
         raise UsageError("--require, --signed-zero, --subnormals and --accept-sampled-evidence judge the check as a "
                          "gate does: give its budget with --max-ulp")
@@ -564,7 +594,6 @@ def _accuracy_as_check(args, fmt, mode) -> int:
 def _accuracy_per_isa(args) -> int:
     """--isa: the same check once per ISA level (opcert.isa), each in a fresh process started with the
     level's switch, one result per level."""
-    from opcert.isa import accuracy_argv, levels, run_accuracy, shown, switch_for
     _outputs(args, files=("json",))
     chosen = levels(args.target)
     if args.isa != "all":
@@ -579,9 +608,6 @@ def _accuracy_per_isa(args) -> int:
                          target_timeout=args.target_timeout, in_process=args.in_process,
                          layout_samples=args.layout_samples, max_ulp=args.max_ulp, workers=args.workers,
                          checkpoint=args.checkpoint)
-    import os
-    import tempfile
-    from opcert.isa import LevelOutputs, combined_layout, compare_levels, draw_compared
     # --isa all over two levels or more: the compared inputs are drawn here, once; each level's process also
     # writes its outputs on them, and the levels are compared bit for bit here (opcert.isa.compare_levels)
     comparing = args.isa == "all" and len(chosen) >= 2
@@ -619,8 +645,6 @@ def _accuracy_per_isa(args) -> int:
     if note:
         print(f"opcert: {note}", file=sys.stderr)
     if comparison is not None:
-        from opcert.gating.run import describe_counterexample
-        from opcert.isa import compared_note
         print(f"opcert: {compared_note(comparison)}", file=sys.stderr)
         if comparison["counterexample"]:
             ce = comparison["counterexample"]
@@ -644,9 +668,6 @@ def _accuracy_per_isa(args) -> int:
 
 
 def _accuracy_attr_sweep(args, fmt, mode) -> int:
-    from opcert.files import write_bytes_atomic
-    from opcert.report.plots import attr_sweep_plot
-    from opcert.verify.accuracy.attr_sweep import sweep_attributes
     if args.attr:
         raise UsageError("--attr-sweep chooses the attribute values; give no --attr with it")
     if args.exhaustive and fmt.name == "float32":
@@ -656,9 +677,6 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
         raise UsageError("--workers, --scheduler and --checkpoint apply to one exhaustive float32 sweep, not to "
                          "--attr-sweep")
     _outputs(args, files=("json", "plot"))
-    from opcert.progress import Progress
-    from opcert.spec import get_operator
-    from opcert.verify.accuracy.attr_sweep import attribute_sets
     n = len(list(attribute_sets(get_operator(args.op), args.standard)))
     with Progress(f"{args.op} attribute sweep", n, "sets") as progress:
         options = Options(samples=args.samples, seed=args.seed, standard=args.standard, isolation=_isolation(args),
@@ -667,7 +685,6 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
                                progress=progress.advance)
     to_stdout = args.json == "-"
     console = _console(stderr=to_stdout)
-    from rich.table import Table
     t = Table(title=f"{res.op} {res.dtype} target={res.target} ({mode}, {len(res.rows)} attribute sets)")
     for c in ("set", "attributes", "inputs", "max ULP", "CR", "properties refuted", "result"):
         t.add_column(c)
@@ -712,7 +729,6 @@ class _sweep_progress:
     def __enter__(self):
         if not self.active:
             return None
-        from opcert.progress import Progress
         self.p = Progress("float32 sweep", 2.0 ** 32, "inputs").__enter__()
         first = [True]
 
@@ -731,7 +747,6 @@ class _sweep_progress:
 
 
 def _print_accuracy(res, stderr: bool = False) -> None:
-    from rich.table import Table
     c = _console(stderr)
     t = Table(title=esc(f"{res.op} {res.dtype} target={res.target} "
                         f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)"))
@@ -787,7 +802,6 @@ def _print_accuracy(res, stderr: bool = False) -> None:
 
 
 def _ce_text(p) -> str:
-    from opcert.gating.run import describe_counterexample
     first = describe_counterexample(p.get("counterexample"))
     worst = describe_counterexample(p.get("worst"))
     if not first:      # refuted by what the target did (it raised in a layout): the note says what
@@ -798,7 +812,6 @@ def _ce_text(p) -> str:
 # ---- prove --------------------------------------------------------------------
 
 def cmd_prove(args) -> int:
-    from opcert import policy
     from opcert.verify.proofs import prove, prove_all
     if args.timeout is not None:
         raise UsageError("--timeout was removed: z3 runs under resource limits, not seconds, so a verdict does "
@@ -815,9 +828,6 @@ def cmd_prove(args) -> int:
         if args.op or args.dtype or args.attr or args.property or args.target != "opcert":
             raise UsageError("--all proves every operator at every dtype on opcert's implementation; give no "
                              "operator, --dtype, --attr, --property or --target with it")
-        import time
-        from opcert.progress import Progress
-        from opcert.spec import operators, tensor_operators
         t0 = time.perf_counter()
         with Progress("prove --all: (operator, format)", 5 * len(operators()) + len(tensor_operators()),
                       "pairs") as progress:
@@ -853,7 +863,6 @@ def cmd_prove(args) -> int:
 
 
 def _print_proofs(reports, wall, stderr: bool = False) -> None:
-    from rich.table import Table
     c = _console(stderr)
     t = Table(title=f"opcert proofs ({wall:.1f} s wall)")
     for col in ("operator", "dtype", "property", "verdict", "expected", "method", "time"):
@@ -889,18 +898,12 @@ def _short(method: str) -> str:
 # ---- gate, diff, report -----------------------------------------------------------
 
 def cmd_gate(args) -> int:
-    from opcert import policy
-    from opcert.gating import load_config, run_gate
-    from opcert.gating.recheck import load_gate
-    from opcert.report.diff import regressions
-    from opcert.report.junit import junit_xml
     if args.workers is not None:
         policy.workers(args.workers, "--workers")
     _outputs(args, files=("json", "junit"), dirs=("report",))
     config = load_config(args.config)
     baseline = load_gate(args.baseline) if args.baseline else None
     n = sum(len(c.dtypes) for c in config.checks)
-    from opcert.progress import Progress
     with Progress(f"gate {config.source}", n, "checks") as progress:
         result = run_gate(config, workers=args.workers, progress=progress.advance)
     data = result.to_dict()
@@ -909,7 +912,6 @@ def cmd_gate(args) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, data))
     if args.junit:
-        from opcert.files import write_text_atomic
         _write(args.junit, "--junit", lambda: write_text_atomic(args.junit, junit_xml(data)))
     if args.report:
         _write_reports(data, args.report, "--report", plots)
@@ -917,7 +919,6 @@ def cmd_gate(args) -> int:
     failed = not result.ok
     if baseline is not None:
         found = regressions(baseline, data)
-        from opcert.report.text import LIMIT, log
         for r in found:
             print(f"regression: {log(r, 2 * LIMIT)}", file=sys.stderr)
         failed = failed or bool(found)
@@ -930,29 +931,25 @@ def cmd_gate(args) -> int:
 
 def _tell_ci(data, to_stderr: bool) -> None:
     """GitHub Actions: the job summary and one annotation per failing check (report.ci)."""
-    import os
-    from opcert.report.ci import annotations, step_summary
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         try:
             with open(summary, "a", encoding="utf-8") as f:
-                f.write(step_summary(data))
+                f.write(ci.step_summary(data))
         except OSError as exc:      # the job summary is a courtesy: the gate's own outputs are written
             print(f"opcert: could not append to GITHUB_STEP_SUMMARY ({summary}): {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         stream = sys.stderr if to_stderr else sys.stdout     # --json - keeps standard output pure JSON
-        for line in annotations(data):
+        for line in ci.annotations(data):
             print(line, file=stream)
         stream.flush()
 
 
 def _print_gate(data, stderr: bool = False) -> None:
-    from rich.table import Table
     c = _console(stderr)
     t = Table(title=esc(f"opcert gate: {data['config']} ({data['elapsed_s']:.1f} s)"))
     for col in ("check", "mode", "inputs", "max ULP", "budget", "properties", "result"):
         t.add_column(col)
-    from opcert.report.text import log
     colour = {"pass": "green", "fail": "red", "skipped": "dim"}
     for ch in data["checks"]:
         a = ch.get("accuracy") or {}
@@ -980,13 +977,10 @@ def _print_gate(data, stderr: bool = False) -> None:
 
 
 def cmd_diff(args) -> int:
-    from opcert.gating.recheck import load_gate
-    from opcert.report.diff import regressions
     found = regressions(load_gate(args.old), load_gate(args.new))
     if args.json:
         print(json.dumps({"regressions": found}, indent=2))
     else:
-        from opcert.report.text import LIMIT, log
         for r in found:      # a check's reasons may hold a target's text (report.text.log)
             print(f"regression: {log(r, 2 * LIMIT)}")
         print(f"{len(found)} regression(s) between {args.old} and {args.new}")
@@ -995,8 +989,6 @@ def cmd_diff(args) -> int:
 
 def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[str]:
     """The reports of a gate result in directory, with progress over its checks: the files written."""
-    from opcert.progress import Progress
-    from opcert.report.render import write_reports
     files = []
     with Progress(f"report {directory}", len(data["checks"]), "checks") as progress:
         _write(directory, flag, lambda: files.extend(write_reports(data, directory, plots, progress.advance)))
@@ -1004,7 +996,6 @@ def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[st
 
 
 def cmd_report(args) -> int:
-    from opcert.gating.recheck import load_gate
     if not args.out and not args.summary:
         raise UsageError("opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown "
                          "page), or both")
@@ -1014,8 +1005,6 @@ def cmd_report(args) -> int:
     if args.out:
         files.extend(_write_reports(data, args.out, "--out"))
     if args.summary:
-        from opcert.files import write_text_atomic
-        from opcert.report.render import summary_page
         _write(args.summary, "--summary", lambda: write_text_atomic(args.summary, summary_page(data)))
         files.append(args.summary)
     if args.json:
@@ -1196,8 +1185,6 @@ class json_stdout:
         self.saved_fd = None
 
     def __enter__(self):
-        import os
-        from opcert import files as io
         if not self.active:
             return self
         self.stream = sys.stdout
@@ -1215,8 +1202,6 @@ class json_stdout:
         return self
 
     def __exit__(self, *exc):
-        import os
-        from opcert import files as io
         if not self.active:
             return False
         sys.stdout = self.old_stdout
@@ -1233,13 +1218,10 @@ def _resumable(args) -> bool:
     tensor operator's measurement and the pair sweep keep nothing)."""
     if args is None or getattr(args, "command", None) not in ("accuracy", "gate"):
         return False
-    from opcert.spec import is_tensor_operator
     return args.command == "gate" or not is_tensor_operator(getattr(args, "op", ""))
 
 
 def main(argv=None) -> int:
-    import signal
-    import threading
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     parser = build_parser()
@@ -1256,11 +1238,10 @@ def main(argv=None) -> int:
         with json_stdout(getattr(args, "json", None) == "-"):
             return args.func(args)
     except UsageError as exc:
-        from opcert.report.text import LIMIT, log     # a message may hold a target's text: clipped, no line a command
+        # a message may hold a target's text: clipped, no line a command (report.text.log)
         print(f"opcert: error: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 2
     except OpcertError as exc:
-        from opcert.report.text import LIMIT, log
         print(f"opcert: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -1270,11 +1251,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         # the reader of our output went away (`opcert ops --json | head`): not an error of opcert. Python
         # would complain again flushing stdout at exit: point it at /dev/null
-        import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141          # as a shell reports a process killed by SIGPIPE (128 + 13)
     except Exception as exc:  # a bug in opcert: say so in one line; OPCERT_DEBUG=1 shows the traceback
-        import os
         if os.environ.get("OPCERT_DEBUG"):
             raise
         print(f"opcert: internal error: {type(exc).__name__}: {exc} (run with OPCERT_DEBUG=1 for the traceback, "

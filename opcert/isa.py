@@ -42,6 +42,17 @@ from opcert.verify.accuracy import inputs as inputs_mod
 from opcert.verify.accuracy.measure import SWEEP_LAYOUT_SAMPLES, AccuracyResult, default_samples, exact_error
 from opcert.verify.properties.checks import value_of
 from opcert.workers import WorkerLost, run_isolated
+from numpy._core._multiarray_umath import __cpu_baseline__
+from numpy._core._multiarray_umath import __cpu_dispatch__
+from numpy._core._multiarray_umath import __cpu_features__
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import itertools
+from fractions import Fraction
+import copy
 
 # library -> the environment variable that caps its ISA level
 SWITCHES = {s.library: s.variable for s in isa_switches()}
@@ -49,7 +60,6 @@ SWITCHES = {s.library: s.variable for s in isa_switches()}
 
 def _numpy_features() -> tuple[list[str], list[str]]:
     """(NumPy's baseline, the dispatch targets this CPU has, in NumPy's order)."""
-    from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
     return list(__cpu_baseline__), [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
 
 
@@ -163,11 +173,6 @@ def run_accuracy(env: dict, argv: list[str], capture: bool = True, stdout=None, 
     the process also writes its outputs on the compared inputs (level_outputs); inputs: a file of those
     inputs' bit patterns (else it draws them); only: it writes those outputs alone (no measurement, no JSON
     result)."""
-    import json
-    import os
-    import subprocess
-    import sys
-    import tempfile
     with tempfile.TemporaryDirectory(prefix="opcert-isa-") as tmp:
         path = os.path.join(tmp, "r.json")
         run = [sys.executable, "-m", "opcert", "accuracy", *argv, "--json", path]
@@ -193,8 +198,6 @@ def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *,
     also compared bit for bit with every other level's the host has (compare_levels, each in a fresh
     process), and its layout property says so: refuted, with the replayed input and both levels' outputs,
     where they differ."""
-    import os
-    import tempfile
     env = environment(target, level)
     argv = accuracy_argv(op, target, dtype, exhaustive=mode == "exhaustive", samples=samples, seed=seed,
                          standard=standard, attrs=attrs, target_timeout=target_timeout,
@@ -318,8 +321,6 @@ def level_outputs(directory: str, inputs: str | None, only: bool, op_name: str, 
     The inputs are drawn once, in one process, and given to the others: opcert's sampler places inputs
     beside the operator's special points, which it computes with NumPy, so at another NumPy level it can
     draw other inputs (float64 Tanh's saturation neighbours: 40 of 8,236 differ)."""
-    import json
-    import os
     op, fmt = get_operator(op_name), get_format(dtype)
     resolved = resolve(op, attrs, standard)
     os.makedirs(directory, exist_ok=True)
@@ -365,8 +366,6 @@ class LevelOutputs:
 
     @classmethod
     def read(cls, level: str, env: dict, directory: str, code: int | None = None, err: str = ""):
-        import json
-        import os
         out = cls(level, env)
         try:
             with open(os.path.join(directory, "level.json"), encoding="utf-8") as fh:
@@ -396,8 +395,6 @@ def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, agai
     back the same (`replayed`). A JSON-ready dict: levels, scope, inputs, complete, pairs, differ (inputs
     where some compared pair differs), missing (levels without outputs, and why), dispatched, counterexample.
     scope: (the inputs in words, whether they are every input of the format) where the caller drew them."""
-    import itertools
-    import os
     have = [r for r in runs if r.y is not None and r.x is not None]
     first = have[0] if have else (runs[0] if runs else None)
     # the inputs in words come from a level that drew them (the others were given them), or the caller
@@ -443,7 +440,6 @@ def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, agai
 def _counterexample(op, fmt, info, x, a: LevelOutputs, b: LevelOutputs, where, again) -> dict:
     """The first input (in bit order) where levels a and b differ and both came back the same when run
     again, with both levels' outputs, the correctly rounded reference and each output's error."""
-    from fractions import Fraction
     ra, rb = again
     if ra.y is not None and rb.y is not None:
         same = ~bits_differ(ra.y[where].view(fmt.uint), a.y[where].view(fmt.uint), fmt) & \
@@ -534,7 +530,6 @@ _RANK = ("refuted", "unknown", "skipped", "checked", "proved")
 def combined_layout(results: list[tuple[str, dict | None]], cmp: dict | None) -> dict | None:
     """The layout property of `--isa all` as a whole: the worst of the levels' own layout verdicts (their
     families named with their level), with the levels' comparison added (apply_to_layout)."""
-    import copy
     props = []
     for name, r in results:
         p = next((p for p in (r or {}).get("properties", []) if p.get("kind") == "layout"), None)

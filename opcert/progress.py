@@ -11,6 +11,12 @@ import os
 import sys
 import threading
 import time
+from rich.console import Console
+from rich.progress import BarColumn
+from rich.progress import MofNCompleteColumn
+from rich.progress import Progress as Bar
+from rich.progress import TextColumn
+from rich.progress import TimeRemainingColumn
 
 DEFAULT_SECONDS = 10.0
 
@@ -69,9 +75,6 @@ class Progress:
             self._beat = threading.Thread(target=self._heartbeat, daemon=True)
             self._beat.start()
         if self.tty:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, \
-                TimeRemainingColumn
             self._bar = Bar(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TextColumn(self.unit),
                             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), transient=True,
                             console=Console(file=self.stream))

@@ -7,6 +7,13 @@ import shlex
 import sys
 from functools import lru_cache
 from opcert._version import __version__
+import os
+from numpy._core._multiarray_umath import __cpu_baseline__
+from numpy._core._multiarray_umath import __cpu_dispatch__
+from numpy._core._multiarray_umath import __cpu_features__
+import mpmath
+import numpy
+import subprocess
 
 
 @lru_cache(maxsize=1)
@@ -28,9 +35,8 @@ def simd() -> str:
     runtimes' own kernels can depend on them: onnx.reference's float32 Elu differs at
     x = -0.007776596117764711 with AVX-512 (X86_V4) and without. NPY_DISABLE_CPU_FEATURES,
     when set, is shown too: it changes the dispatch."""
-    import os
     try:
-        from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+        pass
     except ImportError:     # NumPy's private names moved: say so rather than guess
         return "unknown (NumPy does not say)"
     found = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
@@ -40,8 +46,6 @@ def simd() -> str:
 
 
 def provenance(target_name: str = "", target_version: str = "") -> dict:
-    import mpmath
-    import numpy
 
     return {
         "opcert": __version__,
@@ -59,8 +63,6 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
 
 
 def _git(*args) -> str | None:
-    import os
-    import subprocess
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         out = subprocess.run(["git", "-C", here, *args], capture_output=True, text=True, timeout=5)
@@ -75,7 +77,6 @@ _COMMIT: list = []
 def opcert_commit() -> str | None:
     """The git commit opcert runs from (with "+modified" for uncommitted changes), or None
     outside its own checkout (an installed wheel). Asked once per process."""
-    import os
     if not _COMMIT:
         # only opcert's own checkout: an installed copy inside someone else's repository (a .venv
         # in a project) must not report that project's commit as opcert's

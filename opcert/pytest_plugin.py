@@ -21,6 +21,11 @@ from __future__ import annotations
 
 import pytest
 
+from opcert.errors import UsageError
+from opcert.options import clashes
+from opcert.spec import get_operator, is_tensor_operator
+from opcert.spec.attrs import attribute_keys
+
 _CHECK_KEYS = ("mode", "samples", "max_ulp", "signed_zero", "subnormals", "proofs", "standard", "seed",
                "accept_sampled_evidence", "isolation", "target_timeout", "name")
 
@@ -29,17 +34,15 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
     """Measure and assert; returns the AccuracyResult. Keywords are a gate check's keys (max_ulp, proofs,
     ...) where they name one, else the operator's attributes; attrs={...} gives attributes explicitly, and a
     keyword that names a key and an attribute at once is refused."""
-    from opcert.errors import UsageError
-    from opcert.gating.config import parse_check
-    from opcert.gating.run import run_check
+    # lazy: pytest loads this plugin in every session on a host where opcert is installed; the measurement
+    # (numba, the runtimes' loaders) loads when a test asks for a check
+    from opcert.gating import config, run  # lazy: see above
+    from opcert.verify.accuracy.measure import AccuracyResult  # lazy: see above
     if op is None or target is None or dtype is None:
         pytest.fail("opcert check: give op, target and dtype (positionally or by name), e.g. "
                     "opcert_check(\"Tanh\", \"numpy:tanh\", \"float16\", max_ulp=1.0)", pytrace=False)
     if not isinstance(dtype, str):
         pytest.fail(f"opcert check: dtype must be one dtype name, such as \"float16\" (got {dtype!r})", pytrace=False)
-    from opcert.options import clashes
-    from opcert.spec import get_operator, is_tensor_operator
-    from opcert.spec.attrs import attribute_keys
     tensor = isinstance(op, str) and is_tensor_operator(op)
     try:
         keys = () if tensor else attribute_keys(get_operator(op))   # a tensor operator has no attributes
@@ -59,8 +62,8 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
             raw[k] = kwargs.pop(k)
     raw["attrs"] = {**(attrs or {}), **kwargs}
     try:
-        (policy,) = parse_check(raw, 0, "opcert check")
-        verdict = run_check(policy, dtype)
+        (policy,) = config.parse_check(raw, 0, "opcert check")
+        verdict = run.run_check(policy, dtype)
     except UsageError as exc:
         text = str(exc)
         pytest.fail(text if text.startswith("opcert check:") else f"opcert check: {text}", pytrace=False)
@@ -71,7 +74,6 @@ def check(op=None, target=None, dtype=None, *, attrs=None, **kwargs):
                     f"\n  reproduce: {verdict.command}", pytrace=False)
     if tensor:      # the row measurement's result, as a dict (verify.tensor.measure)
         return dict(verdict.accuracy)
-    from opcert.verify.accuracy.measure import AccuracyResult
     acc = dict(verdict.accuracy)
     return AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__})
 

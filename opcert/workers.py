@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 
 from opcert.runtime_table import threaded_modules
+import ctypes
+import faulthandler
+import pickle
 
 # In a worker: the connection to the parent and the shared activity record (None in the parent itself).
 _CHANNEL = None
@@ -139,7 +142,6 @@ def describe_exit(code: int | None) -> str:
 
 def die_with_parent(parent_pid: int) -> None:
     try:
-        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -167,7 +169,6 @@ def _worker_main(conn, parent_pid: int, record: _Record) -> None:
         os.setpgid(0, 0)
     except OSError:
         pass
-    import faulthandler
     faulthandler.disable()   # a target's crash is reported by the parent, with what it was running
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -194,7 +195,6 @@ def _worker_main(conn, parent_pid: int, record: _Record) -> None:
 
 def _portable(exc: BaseException) -> BaseException:
     """The exception itself when it pickles, else a RuntimeError with its text."""
-    import pickle
     try:
         pickle.loads(pickle.dumps(exc))
         return exc

@@ -39,6 +39,11 @@ from opcert.runtime_table import isa_switches
 from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators
 from opcert.spec.attrs import resolve
 from opcert.targets import BUILTIN, check_name
+from opcert.isa import check_isa
+from opcert.isa import levels
+from opcert.verify.accuracy.attr_sweep import attribute_sets
+from opcert.spec import tensor_operators
+from opcert.verify.tensor.measure import LONGEST_ROW
 
 MODES = ("exhaustive", "sample")
 
@@ -290,7 +295,6 @@ TENSOR_EVIDENCE = ("row properties of the code are checked on sampled rows, not 
 
 def _isa_levels(value, target, where) -> list:
     """The ISA levels a check runs at: [] for the host's own (no `isa` key, or "host")."""
-    from opcert.isa import check_isa, levels
     if value is None:
         return []
     if not isinstance(value, str):
@@ -309,7 +313,6 @@ def _attribute_sets(op, attrs, sweep, standard, where, source) -> list:
     every set of verify.accuracy.attr_sweep."""
     if not sweep:
         return [(attrs, "")]
-    from opcert.verify.accuracy.attr_sweep import attribute_sets
     if not any(op.standard(standard).has(a.name) for a in op.attributes):
         _err(source, f"{where}.attr_sweep", f"{op.name} has no attributes to sweep")
     return [(s.attrs, s.label) for s in attribute_sets(op, standard)]
@@ -430,8 +433,6 @@ def default_config() -> GateConfig:
         checks.append(check(("float16", "bfloat16"), "exhaustive", DEFAULT_BUDGET["float16"]))
         checks.append(check(("float32",), "sample", DEFAULT_BUDGET["float32"]))
         checks.append(check(("float64",), "sample", op.budget64))
-    from opcert.spec import tensor_operators
-    from opcert.verify.tensor.measure import LONGEST_ROW
     for op in tensor_operators():
         proofs = tuple(p.name for p in op.properties)
         checks.append(Check(op.name, ("float16", "bfloat16", "float32"), "opcert", "sample",

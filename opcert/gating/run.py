@@ -25,6 +25,21 @@ from opcert.options import Options
 from opcert.errors import TargetFailure, UsageError
 from opcert.provenance import command_line, provenance
 from opcert.gating.config import Check, GateConfig
+from opcert.verify.accuracy.measure import measure
+from opcert.isa import measure_at_level
+from opcert.spec import is_tensor_operator
+from opcert.verify.tensor.measure import measure_rows
+from opcert.verify.accuracy.measure import reproduce_command
+from opcert.spec import get_operator
+from opcert.spec.attrs import resolve
+from opcert.targets import DEFAULT_LOAD_LIMIT_S
+from opcert.targets import describe_target
+from opcert.targets import trusted
+from opcert.workers import WorkerLost
+from opcert.workers import Pool
+from opcert.expr import libm_arrays
+import shlex
+import json
 
 SCHEMA = "opcert.gate/1"
 
@@ -45,7 +60,6 @@ class CheckResult:
 
     @property
     def key(self) -> str:
-        import json
         return json.dumps(self.check.identity(self.dtype), sort_keys=True, default=str)
 
     def to_dict(self) -> dict:
@@ -96,9 +110,7 @@ class GateResult:
 
 
 def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=None):
-    from opcert.verify.accuracy.measure import measure
     if check.isa:
-        from opcert.isa import measure_at_level
         return measure_at_level(check.isa, check.op, check.target, dtype, check.mode_for(dtype),
                                 samples=check.samples, seed=check.seed, standard=check.standard,
                                 attrs=check.attrs, target_timeout=check.target_timeout,
@@ -206,7 +218,6 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
 def check_command(check: Check, base: str) -> str:
     """The command that gives this check's verdict: the measurement's own (`base`, `opcert accuracy ...`)
     with the check's policy, which `opcert accuracy` then judges as the gate does (run_check)."""
-    import shlex
     parts = ["--max-ulp", repr(float(check.max_ulp)), "--require", ",".join(check.proofs) or "none"]
     if check.signed_zero != "strict":
         parts += ["--signed-zero", check.signed_zero]
@@ -324,9 +335,7 @@ def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=N
     """Measure, prove where required, and judge one (check, dtype): what the gate, the pytest plugin and
     `opcert accuracy --require` all run."""
     t0 = time.perf_counter()
-    from opcert.spec import is_tensor_operator
     if is_tensor_operator(check.op):
-        from opcert.verify.tensor.measure import measure_rows
         res = measure_rows(check.op, check.target, dtype, standard=check.standard, samples=check.samples,
                            seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation,
                            exhaustive=check.mode_for(dtype) == "exhaustive")
@@ -352,9 +361,6 @@ def _task(check, dtype) -> CheckResult:
 
 
 def _lost(check: Check, dtype: str, exc) -> CheckResult:
-    from opcert.verify.accuracy.measure import reproduce_command
-    from opcert.spec import get_operator, is_tensor_operator
-    from opcert.spec.attrs import resolve
     if is_tensor_operator(check.op):
         cmd = (f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"
                + (f" --standard {check.standard}" if check.standard else "")
@@ -380,8 +386,6 @@ def _internal(check: Check, dtype: str, exc) -> CheckResult:
 def _probe_targets(config: GateConfig) -> dict:
     """Load every untrusted target once, where it will run: a target that cannot be
     found is a configuration error (exit 2); one that fails to load fails its checks."""
-    from opcert.targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
-    from opcert.workers import WorkerLost
     broken = {}
     # a load runs under the checks' own target_timeout: the most any check of that target allows
     limits: dict = {}
@@ -403,7 +407,6 @@ def _probe_targets(config: GateConfig) -> dict:
 def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv=None) -> GateResult:
     """Every (check, dtype) of the configuration; in supervised worker processes,
     except exhaustive float32 sweeps, which use every core themselves."""
-    from opcert.workers import Pool, WorkerLost
     t0 = time.perf_counter()
     broken = _probe_targets(config)
     tasks = [(c, d) for c in config.checks for d in c.dtypes]
@@ -435,7 +438,6 @@ def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv
         if progress:
             progress()
     results = [done[i] for i in range(len(tasks))]
-    from opcert.expr import libm_arrays
     return GateResult(results, config.source, time.perf_counter() - t0,
                       {**provenance(), "reference_functions": libm_arrays.status()},
                       command_line(argv) if argv is not None else command_line())

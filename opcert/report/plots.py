@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import functools
+import warnings
 
 DPI = 72   # a report holds two plots per check, hundreds of checks for a catalog: keep each small
 
@@ -19,8 +21,6 @@ def _fig():
 def _quiet(f):
     """Symlog axes over binary64's range overflow in matplotlib's transforms (drawing, not
     only saving): harmless, and not for the gate's output."""
-    import functools
-    import warnings
 
     @functools.wraps(f)
     def run(*a, **k):
@@ -61,7 +61,6 @@ def attr_sweep_plot(result) -> bytes:
 
 
 def _png(fig, plt, dpi: int = DPI) -> bytes:
-    import warnings
     buf = io.BytesIO()
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         # symlog axes over binary64's range overflow in matplotlib's inverse transform: harmless

@@ -14,6 +14,10 @@ from pathlib import Path
 from opcert.files import write_bytes_atomic, write_text_atomic
 from opcert.report.svg import error_svg, histogram_svg, rows_svg
 from opcert.report.text import LONG_LIMIT, clip, md, md_code
+import decimal
+import math
+import re
+import json
 
 # Text from a gate result may come from a target (its errors, notes, name, version): every text is clipped
 # (report.text.clip) once where it is taken from the result, and escaped for the format it is written in
@@ -24,8 +28,6 @@ MARK = {"pass": "PASS", "fail": "FAIL", "skipped": "skipped"}
 
 def short_ulp(v: float) -> str:
     """An error figure to 4 significant digits, rounded up: 0.5000000000000001 shows as 0.5001."""
-    import decimal
-    import math
     if not math.isfinite(v):
         return str(v)
     d = decimal.Decimal(v)
@@ -94,7 +96,6 @@ def _facts(c) -> list[tuple[str | None, str]]:
 
 def _slug(c, i) -> str:
     """A file name and HTML id: letters, digits, '.', '_' and '-' only (a target's path may hold anything)."""
-    import re
     return re.sub(r"[^A-Za-z0-9_.-]", "_", clip(f"check-{i:03d}-{c['op']}-{c['dtype']}-{c['target']}", 120))
 
 
@@ -287,7 +288,6 @@ def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
 def write_reports(gate: dict, directory: str, plots=None, progress=None) -> list[str]:
     """gate.json, report.md (with images/), report.html (self-contained); each atomically. progress() is called
     after each check's plots are drawn (most of the time)."""
-    import json
     d = Path(directory)
     (d / "images").mkdir(parents=True, exist_ok=True)
     write_text_atomic(str(d / "gate.json"), json.dumps(gate, indent=2, default=str) + "\n")

@@ -26,6 +26,7 @@ import math
 from opcert.errors import UsageError
 from opcert.report.text import one_line
 from opcert.verify.result import PropertyResult
+from types import SimpleNamespace
 
 MAX_DEPTH = 64
 
@@ -139,7 +140,6 @@ def check_figures(data: dict, path: str) -> None:
 
 def _verdict_ok(p: dict) -> bool:
     """PropertyResult.ok, read from a verdict's dict."""
-    from types import SimpleNamespace
     return PropertyResult.ok.fget(SimpleNamespace(expected=p.get("expected", "holds"), status=p.get("status")))
 
 

@@ -38,6 +38,8 @@ from opcert.formats import FLOAT_FORMATS
 from opcert.formats import FloatFormat
 from opcert.spec import is_tensor_operator
 from opcert.spec.row_reference import reference as reference_tensor
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 
 @dataclass
@@ -192,8 +194,6 @@ THREAD_MIN = 1 << 17     # inputs per thread below which one thread does the fas
 def _fast_threads(form, formula, xs, a64, precision, fmt):
     """The fast path over xs, split across threads: NumPy's loops release the GIL, so the
     long double evaluation of a 10^6-input sample uses every core."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
     k = max(1, min(os.cpu_count() or 1, 8, xs.size // THREAD_MIN))
     if k == 1:
         return _fast(form, formula, xs, a64, precision, fmt)

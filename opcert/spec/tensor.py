@@ -24,6 +24,7 @@ from opcert.errors import UsageError
 from opcert.expr import Expr
 from opcert.spec.model import Support, standard_of, support_at
 from opcert.formats import round_fraction
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,6 @@ class TensorOperator:
 def round_just_below(q, fmt) -> float:
     """The rounding to nearest of a value an infinitesimal below the rational q: q's own rounding, or where q
     is a midpoint of fmt the value below it; a zero is -0."""
-    from fractions import Fraction
     if q == 0:
         return -0.0
     lo, hi = round_fraction(q, fmt, mode="down"), round_fraction(q, fmt, mode="up")

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import os
 
 
 @dataclass
@@ -116,7 +117,6 @@ def _loop():
 
 def cores() -> int:
     """The cores this process may run on."""
-    import os
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 

@@ -26,6 +26,10 @@ from opcert.targets.base import Target, TargetInfo
 from opcert.targets.isolation import TargetExit
 from opcert.targets.layouts import PYTHON, LayoutSupport
 from opcert.targets.protocol import TensorTarget
+import csv
+from importlib.metadata import distributions
+from importlib.metadata import version as dist_version
+from types import ModuleType
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -106,8 +110,6 @@ def _distributions() -> dict[str, list[str]]:
     """importlib.metadata.packages_distributions(), read 2-4 times faster (0.1-0.2 s, not 0.4 s in each worker
     that loads a Python target, here): the distributions without top_level.txt have their RECORD read as text
     rather than as 26,000 PackagePath objects. The same mapping (tests/test_sweep.py checks it)."""
-    import csv
-    from importlib.metadata import distributions
     out: dict[str, list[str]] = {}
     for dist in distributions():
         tops = (dist.read_text("top_level.txt") or "").split()
@@ -148,8 +150,6 @@ def fingerprint(module) -> str:
     standard library) that it imports, by the bytes of their files, transitively;
     the installed distributions those modules use, by name and version; and the
     Python version. Code imported inside a function at call time is not seen."""
-    from importlib.metadata import version as dist_version
-    from types import ModuleType
     h = hashlib.sha256(f"python {platform.python_version()} {platform.machine()}".encode())
     dists, files = set(_BASE_DISTS), set()
     site, own, top_dists = site_dirs(), opcert_dir(), _distributions()

@@ -6,6 +6,7 @@ from fractions import Fraction
 import numpy as np
 
 from opcert.formats import FloatFormat, from_bits, round_fraction
+from opcert.spec.points import special_points
 
 NEIGHBOURS = 4  # representable values on each side of every hard case
 
@@ -101,7 +102,6 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
     # sorted_unique merges in linear time
     base = np.sort(base.reshape(-1, max(1, base.size // _binades(fmt))), axis=1).reshape(-1)
     parts = [base, np.minimum(base + np.uint64(1), top)]
-    from opcert.spec.points import special_points
     for extra in (special_values(fmt), neighbours(special_points(op, attrs, fmt), fmt)):
         b = np.ascontiguousarray(np.asarray(extra, dtype=fmt.dtype)).view(fmt.uint).astype(np.uint64)
         parts.append(b & ~sign)

@@ -75,6 +75,7 @@ from opcert.verify.accuracy.stats import HIST_LABELS, KINDS, Stats, float_stats
 from opcert.verify.accuracy.sweep_kernel import SAMPLE_STRIDE, TOP
 from opcert.verify.properties.checks import PropertyChecker, compile_all
 from opcert.workers import Pool, WorkerLost
+import ctypes.util
 
 F32 = FLOAT_FORMATS["float32"]
 CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
@@ -143,8 +144,6 @@ def keep_freed_memory() -> None:
     maps and unmaps each, and the page faults cost more than the arithmetic
     (7 ns against 2 ns per input, measured). Keep freed memory instead."""
     try:
-        import ctypes
-        import ctypes.util
         libc = ctypes.CDLL(ctypes.util.find_library("c"))
         M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
         libc.mallopt(M_MMAP_THRESHOLD, 1 << 28)

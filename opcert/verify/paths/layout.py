@@ -51,6 +51,7 @@ from opcert.targets.layouts import aligned_empty, padded_stride, cores as host_c
 from opcert.verify.properties.checks import value_of
 from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import ordinal_distance
+import threading
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -836,7 +837,6 @@ def _value_index(values: np.ndarray, order: np.ndarray) -> np.ndarray:
 def _in_threads(call, op, X: np.ndarray, attrs) -> np.ndarray:
     """call(op, X[r], attrs) for every row r, each on a thread of its own, all started together (a barrier);
     the rows' outputs stacked. What a call raised is raised here, in the caller's thread."""
-    import threading
     m = X.shape[0]
     out: list = [None] * m
     failed: list = []

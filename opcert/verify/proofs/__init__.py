@@ -14,6 +14,20 @@ from opcert.spec import get_operator
 from opcert.spec.attrs import describe, resolve
 from opcert.verify.proofs import descriptors, impl_level, spec_level
 from opcert.verify.result import ProofReport, PropertyResult
+from opcert.spec import is_tensor_operator
+from opcert.spec import get_tensor_operator
+from opcert.verify.proofs.axes import prove_axis_rules
+from opcert.verify.proofs.rows import prove_rows
+from opcert.options import Options
+from opcert.verify.accuracy.measure import measure
+from opcert.workers import die_with_parent
+from opcert.workers import fresh_stdio
+from opcert.spec import operators
+from opcert.spec import tensor_operators
+import signal
+import multiprocessing
+import os
+import queue as queues
 
 __all__ = ["ProofReport", "PropertyResult", "prove"]
 
@@ -30,7 +44,6 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
     on every float32 input (the sweep for properties alone, 1-3 minutes on 2
     cores). rlimit: z3's resource units per query (its `rlimit`, never a time: the verdicts do not
     depend on the host's load), instead of each query family's calibrated budget (common.BUDGETS)."""
-    from opcert.spec import is_tensor_operator
     rlimit = _rlimit(rlimit)
     if is_tensor_operator(op):
         return prove_tensor(op, dtype, properties, rlimit, target=target)
@@ -89,8 +102,6 @@ def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, tar
     """A tensor operator: its standards' axis rules related with z3 (verify.proofs.axes), and its declared
     row properties: over the reals, the standards' formula with z3 (verify.proofs.rows); in a float format,
     `unknown` with the command that decides them (never a pass)."""
-    from opcert.spec import get_tensor_operator
-    from opcert.verify.proofs.axes import prove_axis_rules
     op, _ = get_tensor_operator(op)
     if target != "opcert":
         raise UsageError(f"{op.name}: a target's properties over rows are not checked yet (the black-box checks "
@@ -109,7 +120,6 @@ def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, tar
         report.properties += prove_axis_rules(op, _rlimit(rlimit))
     chosen = [p for p in op.properties if wanted is None or p.name in wanted]
     if not axis_rules_only and fmt == "real":
-        from opcert.verify.proofs.rows import prove_rows
         by_formula: dict = {}
         for std in op.standards:        # the standards that share one formula are proved once
             by_formula.setdefault(std.formula, []).append(std.key)
@@ -150,8 +160,6 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
 
 
 def _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0):
-    from opcert.options import Options
-    from opcert.verify.accuracy.measure import measure
     fmt = get_format(dtype)
     if fmt.kind != "float":
         raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
@@ -205,9 +213,7 @@ def _prove_task(args):
 def _shard(tasks, first: int, step: int, queue, parent_pid: int) -> None:
     """A worker of prove_all: tasks first, first + step, ... in turn, each report sent as it comes.
     It dies with its parent and leaves Ctrl-C to it (as opcert.workers' workers)."""
-    import signal
 
-    from opcert.workers import die_with_parent, fresh_stdio
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     fresh_stdio()
@@ -227,11 +233,7 @@ def prove_all(rlimit: int | None = None, workers: int | None = None, progress=No
     (operator, format) pairs (every `workers`-th), in order: z3's search depends on what its
     process asked before (the numbering of its terms), so pairs handed to whichever worker is
     free first would make a verdict depend on the host's load after all."""
-    import multiprocessing
-    import os
-    import queue as queues
 
-    from opcert.spec import operators, tensor_operators
     rlimit = _rlimit(rlimit)
     tasks = [(op.name, "real", rlimit, False) for op in tensor_operators()]
     tasks += [(op.name, dt, rlimit, enumerate_float32) for op in operators()

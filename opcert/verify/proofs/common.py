@@ -7,6 +7,7 @@ from fractions import Fraction
 import z3
 
 from opcert.expr import Expr
+import os
 
 
 # z3 runs under resource limits (its `rlimit`: units of work it counts as it searches), never under a
@@ -52,7 +53,6 @@ def budget(family: str, rlimit: int | None = None) -> int:
 def rlimit_count() -> int:
     """z3's count of resource units spent so far in this process's context (cumulative: a query's
     own figure is the difference across it)."""
-    import os
     probe = _PROBE.get(os.getpid())
     if probe is None:
         probe = _PROBE[os.getpid()] = z3.Solver()

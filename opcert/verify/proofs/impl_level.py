@@ -30,6 +30,21 @@ from opcert.verify.proofs.common import attribute, model_value, show, solve, uni
 from opcert.verify.proofs.fp_model import FPModel, fp_sort
 from opcert.verify.proofs.real_model import Q, RealModel, Rounding
 from opcert.verify.result import PropertyResult
+from opcert.spec.reference import reference_detailed
+from opcert.verify.properties.checks import PropertyChecker
+from opcert.verify.properties.checks import compile_property
+from opcert.verify.properties.checks import value_of
+from opcert.verify.properties.checks import verdicts
+from opcert.verify.accuracy.inputs import max_ordinal
+from opcert.verify.accuracy.inputs import from_ordinal
+from opcert.verify.proofs.interval import first_outside
+from opcert.verify.proofs.interval import ordinal_of
+from opcert.verify.proofs.interval import implementation_bound
+from opcert.verify.proofs.monotone import find_decrease_on_code
+from opcert.verify.proofs.monotone import prove_monotone
+from opcert.formats import ordinal
+from opcert.verify.accuracy.inputs import sample
+from opcert.verify.properties.checks import symmetry_violations
 
 F64 = FLOAT_FORMATS["float64"]
 R64 = Rounding("R64", Fraction(1, 2 ** 53), Fraction(1, 2 ** 1075), lambda c: Fraction(round_fraction(c, F64)))
@@ -198,8 +213,6 @@ def prove_enumerated(s: Subject, props, rlimit=None, cross_check: bool = False) 
     """Every property over every input of a 16-bit format, on the code: the same
     enumeration that checks black-box targets (verify.properties), complete.
     cross_check: the bit-precise z3 model is queried beside it for ranges and oddness."""
-    from opcert.spec.reference import reference_detailed
-    from opcert.verify.properties.checks import PropertyChecker, compile_property, value_of, verdicts
     t0 = time.perf_counter()
     fmt = s.fmt
     x = exhaustive(fmt)
@@ -351,8 +364,6 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
     abstraction again about the rest, each new counterexample extending the neighbourhood next
     to it. Together, a proof over every finite input: each is either run or covered by an unsat
     query. res is updated in place; it stays unknown if the budget runs out."""
-    from opcert.verify.accuracy.inputs import max_ordinal, from_ordinal
-    from opcert.verify.proofs.interval import first_outside, ordinal_of
     fmt = s.fmt
     lo, hi = bounds
     top = max_ordinal(fmt) - 1
@@ -467,7 +478,6 @@ def _special_violation(s: Subject, prop, bounds, dom):
 
 def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
     """A range or a constant over every input of the domain."""
-    from opcert.verify.proofs.interval import implementation_bound
     bounds = _bounds(s, prop)
     dom = _domain(s, prop)
     lo, hi = bounds
@@ -523,8 +533,6 @@ def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
 
 
 def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
-    from opcert.verify.accuracy.inputs import max_ordinal
-    from opcert.verify.proofs.monotone import find_decrease_on_code, prove_monotone
     dom = _domain(s, prop)
     fmt = s.fmt
     res = PropertyResult(prop.name, prop.kind, prop.statement + f" (in {fmt.name}: every adjacent pair of inputs"
@@ -591,7 +599,6 @@ def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
 
 
 def _ordinal(v, fmt) -> int:
-    from opcert.formats import ordinal
     return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
 
 
@@ -612,8 +619,6 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
     """No prover here proves f(-x) = c - f(x) for the code (within half an ULP of each output);
     a violation can still be found, by running the code on stratified inputs and their
     negations (every binade, the operator's special points): that refutes it, never proves it."""
-    from opcert.verify.accuracy.inputs import sample
-    from opcert.verify.properties.checks import symmetry_violations
     t0 = time.perf_counter()
     res = PropertyResult(prop.name, prop.kind, prop.statement + " (within half an ULP of each output)",
                          "unknown", "-")
@@ -664,7 +669,6 @@ def prove_points(s: Subject, prop) -> PropertyResult:
 
 
 def prove_limits(s: Subject, prop) -> PropertyResult:
-    from opcert.spec.reference import reference_detailed
     t0 = time.perf_counter()
     fmt = s.fmt
     x = np.array([np.inf, -np.inf], dtype=np.float64).astype(fmt.dtype)

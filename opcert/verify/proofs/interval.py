@@ -19,13 +19,20 @@ from opcert.expr.fold import element_wise_only, fold
 from opcert.numerics.exact import (ArbDomain, Undecided, Undefined, arb_of, arb_to_fractions, eval_ball, evaluate,
                           in_domain)
 from opcert.formats import FLOAT_FORMATS
+from opcert.formats import round_fraction
+from opcert.formats import ordinal
+from opcert.verify.accuracy.inputs import from_ordinal
+from opcert.verify.proofs.common import record
+from flint import arb
+from flint import fmpq
+from flint import ctx
+import numpy as np
 
 F64 = FLOAT_FORMATS["float64"]
 
 
 def arb_interval(a: Fraction, b: Fraction):
     """A ball containing [a, b], no wider where the radius is a short dyadic (bisection pieces)."""
-    from flint import arb, fmpq
     mid = (a + b) / 2
     rad = (b - a) / 2
     r = float(rad)
@@ -37,7 +44,6 @@ def arb_interval(a: Fraction, b: Fraction):
 def bound_on_interval(e, attrs, a: Fraction, b: Fraction, lower: Fraction | None, upper: Fraction | None,
                       min_width: Fraction = Fraction(1, 2 ** 32), budget: int = 400_000, prec: int = 80):
     """('proved', pieces) or ('refuted', x) or ('unknown', why)."""
-    from flint import ctx
     saved = ctx.prec
     ctx.prec = prec
     try:
@@ -101,7 +107,6 @@ def _widen(v, ulps_rel, eta):
     error ulps_rel and an absolute eta, kept within the finite range where v is (rounding is
     monotone, so a result below the overflow threshold rounds to at most the largest
     finite value), +-inf where all of v overflows."""
-    from flint import arb
     if not v.is_finite():
         if v.is_nan():
             raise Undecided("nan")
@@ -127,8 +132,6 @@ def _round64(v):
     overflows. (Directed rounding of the ends would be sound too, but it steps past the
     ball's own outward rounding one binary64 value per operation: 1 * [.., 1] became
     [.., 1 + 2^-52].)"""
-    from flint import arb
-    from opcert.formats import round_fraction
     if not v.is_finite():
         if v.is_nan():
             raise Undecided("nan")
@@ -163,7 +166,6 @@ class RoundedDomain(ArbDomain):
     The exact domain (numerics.exact.ArbDomain) with rounding after each operation."""
 
     def const(self, e):
-        from flint import arb
         return arb(NAMED[e.name].value64()) if e.name is not None else arb_of(Fraction(float(e.value)))
 
     def arithmetic(self, op, a, node=None):
@@ -178,7 +180,6 @@ class RoundedDomain(ArbDomain):
     reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
-        from flint import arb
         in_domain(p, a)
         if not a.is_finite():
             v = p.arb(a)
@@ -209,8 +210,6 @@ def eval_rounded(e, x, attrs, prec: int = 80):
 
 def ordinal_of(v: float, fmt) -> int:
     """The ordinal (formats.ordinal) of one value of fmt."""
-    import numpy as np
-    from opcert.formats import ordinal
     return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
 
 
@@ -218,8 +217,6 @@ def first_outside(run_code, a: int, b: int, fmt, r_lo, r_hi, chunk: int = 1 << 2
     """Run the values of fmt with ordinals a..b on the code (run_code(xs) -> outputs), `chunk`
     at a time: the first input whose output is NaN or outside [r_lo, r_hi] (None: unbounded),
     or None when every output is inside."""
-    import numpy as np
-    from opcert.verify.accuracy.inputs import from_ordinal
     for c0 in range(a, b + 1, chunk):
         xs = from_ordinal(np.arange(c0, min(b, c0 + chunk - 1) + 1, dtype=np.int64), fmt)
         ys = np.asarray(run_code(xs), dtype=np.float64)
@@ -237,17 +234,12 @@ def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fracti
     values is run on the code (run_code(xs) -> outputs), every value compared. It stops after
     `budget` pieces, never after a time: the verdict does not depend on the host's load.
     ('proved', pieces) / ('refuted', x) / ('unknown', why)."""
-    from opcert.verify.proofs.common import record
     out = _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budget, enumerate_below)
     record("intervals", out, budget)
     return out
 
 
 def _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budget, enumerate_below):
-    import numpy as np
-    from flint import ctx
-    from opcert.formats import round_fraction
-    from opcert.verify.accuracy.inputs import from_ordinal
     # the values whose rounding (to binary64, then to fmt) stays within the bounds' roundings
     t_lo = _threshold(lower, fmt, -1) if lower is not None else None
     t_hi = _threshold(upper, fmt, 1) if upper is not None else None
@@ -312,9 +304,6 @@ def _threshold(bound: Fraction, fmt, side: int) -> Fraction | None:
     Beyond the largest finite value the neighbour is 2^(emax+1), where rounding turns to
     infinity (a bound at +-max: Celu's -alpha at alpha = 3.4e38); a bound that rounds to an
     infinity bounds nothing (None)."""
-    from opcert.formats import round_fraction
-    import math
-    import numpy as np
     r = round_fraction(bound, fmt)
     if math.isinf(r):
         return None

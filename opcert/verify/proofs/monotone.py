@@ -25,6 +25,10 @@ import numpy as np
 from opcert.numerics.exact import Undecided, Undefined
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.verify.proofs.interval import RoundedDomain, arb_interval
+from opcert.verify.proofs.common import record
+from opcert.verify.accuracy.inputs import from_ordinal
+from opcert.formats import ordinal
+from flint import ctx
 
 SMALL = 64
 
@@ -145,15 +149,12 @@ def prove_monotone(impl, attrs, fmt, run_code, lo_ord: int, hi_ord: int, budget:
     ('proved', pieces) / ('refuted', (x1, x2, y1, y2)) / ('unknown', why).
     run_code(xs) runs the implementation on an array of the format. It stops after `budget` pieces,
     never after a time: the verdict does not depend on the host's load."""
-    from opcert.verify.proofs.common import record
     out = _prove_monotone(impl, attrs, fmt, run_code, lo_ord, hi_ord, budget)
     record("monotone", out, budget)
     return out
 
 
 def _prove_monotone(impl, attrs, fmt, run_code, lo_ord: int, hi_ord: int, budget: int):
-    from flint import ctx
-    from opcert.verify.accuracy.inputs import from_ordinal
     saved = ctx.prec
     ctx.prec = 80
     try:
@@ -198,8 +199,6 @@ def find_decrease_on_code(run_code, fmt, centers=(), lo=None, hi=None):
         grid.append(np.linspace(float(c) - 0.25, float(c) + 0.25, 4001))
     # and runs of consecutive values: a one-ULP decrease between neighbours (a rounded
     # factor inside a product) is invisible to a log-spaced grid
-    from opcert.formats import ordinal
-    from opcert.verify.accuracy.inputs import from_ordinal
     starts = np.concatenate([np.geomspace(2.0 ** -20, 2.0 ** 20, 81), -np.geomspace(2.0 ** -20, 2.0 ** 20, 81),
                              np.asarray([float(c) for c in centers], dtype=np.float64)]).astype(fmt.dtype)
     for o in ordinal(starts):

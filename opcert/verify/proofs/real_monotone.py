@@ -17,6 +17,11 @@ from fractions import Fraction
 from opcert.expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
 from opcert.numerics.exact import Undecided
 from opcert.verify.proofs.monotone import Split, Stuck, direction as _direction
+from opcert.verify.proofs.interval import arb_to_fractions
+from opcert.expr.primitives import AT_INF
+from opcert.expr import NAMED
+from flint import arb
+from flint import ctx
 
 INF = math.inf
 
@@ -68,9 +73,6 @@ def _point(q) -> Span:
 
 
 def _primitive(p, s: Span) -> Span:
-    from flint import arb, ctx
-    from opcert.verify.proofs.interval import arb_to_fractions
-    from opcert.expr.primitives import AT_INF
 
     def at(v, side):
         if math.isinf(v):
@@ -108,7 +110,6 @@ class SpanDomain(Domain):
         return _point(self.attrs[e.name])
 
     def const(self, e):
-        from opcert.expr import NAMED
         if e.name is not None:
             return Span(*NAMED[e.name].enclosure(80))
         return _point(e.value)

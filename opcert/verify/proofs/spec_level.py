@@ -13,6 +13,13 @@ from opcert.numerics.exact import eval_rational, evaluate
 from opcert.verify.proofs.common import attribute, force, model_value, selects_on_x, show, solve, units_spent
 from opcert.verify.proofs.real_model import Q, RealModel
 from opcert.verify.result import PropertyResult
+from opcert.errors import UsageError
+from opcert.impl.run import run_resolved
+from opcert.spec.attrs import to_binary32
+from opcert.verify.proofs.real_monotone import prove_nondecreasing
+from opcert.verify.proofs.interval import bound_on_interval
+from opcert.verify.proofs.interval import find_decrease
+from opcert.spec.attrs import resolve
 
 F64 = FLOAT_FORMATS["float64"]
 METHOD = "z3 over the reals (the primitives uninterpreted, with the registry's theorems)"
@@ -92,9 +99,6 @@ def _lt(a, b) -> bool | None:
 
 def _implementation_replay(op, attrs, xs) -> dict | None:
     """The counterexample on opcert's float64 implementation (attributes rounded to binary32)."""
-    from opcert.errors import UsageError
-    from opcert.impl.run import run_resolved
-    from opcert.spec.attrs import to_binary32
     try:
         a32 = {k: to_binary32(k, v) for k, v in attrs.items()}
         for a in op.attributes:
@@ -339,7 +343,6 @@ TAIL = Fraction(16)
 def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> PropertyResult | None:
     """Monotonicity by composition rules over the reals (real_monotone), for each attribute
     case; None where it does not conclude (z3 is tried next)."""
-    from opcert.verify.proofs.real_monotone import prove_nondecreasing
     cases = concrete_assignments(op, prop, std_key, attrs)
     if cases is None:
         return None
@@ -362,8 +365,6 @@ def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> Propert
 def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
     """f >= lower (<= upper) by interval arithmetic on [-16, 16] for each attribute
     assignment the property covers, and by z3 beyond."""
-    from opcert.verify.proofs.interval import bound_on_interval
-    from opcert.numerics.exact import eval_rational
     cases = concrete_assignments(op, prop, std_key, attrs)
     if cases is None:
         return
@@ -407,7 +408,6 @@ def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
 def _per_case(op, prop, formula, res, rlimit, std_key) -> None:
     """Where the attributes take finitely many values (choices, or pinned by the condition),
     one z3 query per case: smaller problems than one over a symbolic choice."""
-    from opcert.numerics.exact import eval_rational
     cases = concrete_assignments(op, prop, std_key, None)
     if cases is None or len(cases) < 2:
         return
@@ -431,9 +431,6 @@ def _per_case(op, prop, formula, res, rlimit, std_key) -> None:
 
 def _search_decrease(op, prop, attrs, formula, res, std_key) -> None:
     """A witness that f decreases somewhere (the property is declared not to hold)."""
-    from opcert.verify.proofs.interval import find_decrease
-    from opcert.spec.attrs import resolve
-    from opcert.numerics.exact import eval_rational
     case = attrs if attrs is not None else resolve(op, None, std_key)
     if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
         return
@@ -455,7 +452,6 @@ def _search_decrease(op, prop, attrs, formula, res, std_key) -> None:
 
 def _witness(op, s1, s2):
     """Attributes and x where the two definitions provably differ (exact evaluation), or None."""
-    from opcert.spec.attrs import resolve
     cases = []
     for std in (s1, s2):
         try:
@@ -488,7 +484,6 @@ def cross_standard(op, rlimit=None) -> list[PropertyResult]:
         statement = f"{s1.key}'s and {s2.key}'s definitions agree for every x and attribute"
         shared = sorted(set(s1.defaults) & set(s2.defaults))
         if shared:
-            from opcert.spec.attrs import to_binary32
             d1 = {k: s1.defaults[k] for k in shared}
             d2 = {k: s2.defaults[k] for k in shared}
             a = op.attributes
