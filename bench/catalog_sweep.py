@@ -24,8 +24,8 @@ import time
 import opcert
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
-from opcert.verify.properties.checks import compile_all
 from opcert.verify.accuracy.sweep import F32, SweepConfig, run_chunk
+from opcert.verify.properties.checks import compile_all
 
 
 def main():

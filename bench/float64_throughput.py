@@ -59,11 +59,11 @@ def main():
     print(f"opcert vs MPFR loop: {mpfr_s / per:.1f}x less time per input (both best of three; "
           f"{mpfr_s / (max(walls) / r.inputs_checked):.1f}x at opcert's slowest)")
     if a.catalog:
+        from opcert.formats import get_format
         from opcert.spec.attrs import resolve
         from opcert.spec.reference import reference_detailed
         from opcert.verify.accuracy.inputs import sample
-        from opcert.formats import get_format
-        print(f"\n| operator | inputs | seconds | inputs/s | left to the exact path |\n|---|---|---|---|---|")
+        print("\n| operator | inputs | seconds | inputs/s | left to the exact path |\n|---|---|---|---|---|")
         for op in opcert.operators():
             t0 = time.perf_counter()
             r = measure(op.name, "opcert", "float64", samples=a.catalog)

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
         so = Path(tmp) / "librelu.so"
         subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(src)], check=True)
         cases.append(("Relu", f"c:{so}:relu"))
-    print(f"| operator | target | layout check (s) | whole check (s) | verdict | outputs compared |")
+    print("| operator | target | layout check (s) | whole check (s) | verdict | outputs compared |")
     print("|---|---|---|---|---|---|")
     for op, tgt in cases:
         t0 = time.perf_counter()

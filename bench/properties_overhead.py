@@ -15,8 +15,8 @@ import time
 from opcert.spec import get_operator
 from opcert.spec.attrs import resolve
 from opcert.targets import load_target
-from opcert.verify.properties.checks import compile_all
 from opcert.verify.accuracy.sweep import F32, SweepConfig, run_chunk
+from opcert.verify.properties.checks import compile_all
 
 
 def main():

@@ -21,8 +21,8 @@ from opcert.formats import get_format
 from opcert.spec import get_tensor_operator
 from opcert.targets.tensor import load
 from opcert.verify.tensor.calls import call_target
-from opcert.verify.tensor.pairs import PairSweep
 from opcert.verify.tensor.measure import pair_layout
+from opcert.verify.tensor.pairs import PairSweep
 
 
 def main(argv=None) -> int:
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
             if why:
                 print(f"| {name} | {target} | {fmt.name} | - | - | - | unsupported: {why[:80]} | |")
                 continue
-            sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), args.max_ulp,
+            sweep = PairSweep(op, fmt, lambda X, tgt=tgt, op=op, std=std: call_target(tgt, op, std, X, (1,)), args.max_ulp,
                               layout=pair_layout(op, std, fmt, tgt) if args.second_layout else None)
             t0 = time.perf_counter()
             sweep.run()

@@ -21,6 +21,7 @@ import numpy as np
 from opcert.expr import PRIMITIVES, libm_arrays
 from opcert.provenance import simd
 
+
 def _arguments(name, n, rng):
     """Over the range the float32 sweep's balls reach (log's and log1p's spread over binades)."""
     if name == "log":

@@ -17,7 +17,6 @@ A check that could not be done is a failure with its reason, never a pass:
 see README.md ("How to read a report").
 """
 from opcert._version import __version__  # noqa: E402
-
 from opcert.errors import OpcertError, TargetFailure, UsageError  # noqa: E402
 from opcert.options import Options  # noqa: E402
 from opcert.spec import get_operator, operators  # noqa: E402

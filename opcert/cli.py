@@ -6,81 +6,70 @@ mismatch, a budget exceeded); 2 bad usage (the message says what is allowed).
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
 import math
 import os
+import signal
 import sys
+import tempfile
+import threading
+import time
+from fractions import Fraction
 
 import numpy as np
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
-from opcert import __version__
+from opcert import __version__, policy
+from opcert import files as io
 from opcert.errors import OpcertError, UsageError, choices
-from opcert.formats import FLOAT_FORMATS, get_format, hex_bits
-from opcert.files import write_json_atomic
-from opcert.options import Options
-from opcert.runtime_table import isa_switches, target_names
-from opcert.spec import get_operator, operators
-from opcert.spec.attrs import exact_decimal, resolve
-from opcert.report import ci
-from opcert.report.text import log
-from opcert.spec import tensor_operators
-from opcert.numbers import Huge
-from opcert.numbers import Tiny
-from opcert.numbers import is_bit_pattern
-from opcert.numbers import parse_real
-from opcert.formats import round_fraction
-from opcert.spec import get_tensor_operator
-from opcert.spec.row_reference import check_float
-from opcert.spec import row_reference
-from opcert.spec.reference import check_dtype, reference_detailed
-from opcert.spec.tensor import reduced_axes
-from opcert.spec.tensor import to_rows
-from opcert.spec import is_tensor_operator
-from opcert.files import check_writable
-from opcert import policy
-from opcert.verify.tensor.measure import measure_rows
-from opcert.verify.tensor.measure import LONGEST_ROW
-from opcert.gating.run import describe_counterexample
-from opcert.verify.accuracy.measure import measure
-from opcert.isa import check_isa
-from opcert.isa import level_outputs
+from opcert.files import check_writable, write_bytes_atomic, write_json_atomic, write_text_atomic
+from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, round_fraction
+from opcert.gating import load_config, run_gate
 from opcert.gating.config import parse_check
-from opcert.gating.run import run_check
-from opcert.verify.accuracy.measure import AccuracyResult
-from opcert.isa import accuracy_argv
-from opcert.isa import levels
-from opcert.isa import run_accuracy
-from opcert.isa import shown
-from opcert.isa import switch_for
-from opcert.isa import LevelOutputs
-from opcert.isa import combined_layout
-from opcert.isa import compare_levels
-from opcert.isa import draw_compared
-from opcert.isa import compared_note
-from opcert.files import write_bytes_atomic
-from opcert.report.plots import attr_sweep_plot
-from opcert.verify.accuracy.attr_sweep import sweep_attributes
-from opcert.progress import Progress
-from opcert.verify.accuracy.attr_sweep import attribute_sets
-from opcert.gating import load_config
-from opcert.gating import run_gate
 from opcert.gating.recheck import load_gate
+from opcert.gating.run import describe_counterexample, run_check
+from opcert.isa import (
+    LevelOutputs,
+    accuracy_argv,
+    check_isa,
+    combined_layout,
+    compare_levels,
+    compared_note,
+    draw_compared,
+    level_outputs,
+    levels,
+    run_accuracy,
+    shown,
+    switch_for,
+)
+from opcert.numbers import Huge, Tiny, is_bit_pattern, parse_real
+from opcert.options import Options
+from opcert.progress import Progress
+from opcert.report import ci
 from opcert.report.diff import regressions
 from opcert.report.junit import junit_xml
-from opcert.files import write_text_atomic
-from opcert.report.text import LIMIT
-from opcert.report.render import write_reports
-from opcert.report.render import summary_page
-from opcert import files as io
-from rich.markup import escape
-from rich.console import Console
-from rich.table import Table
-from fractions import Fraction
-import decimal
-import tempfile
-import time
-import signal
-import threading
+from opcert.report.plots import attr_sweep_plot
+from opcert.report.render import summary_page, write_reports
+from opcert.report.text import LIMIT, log
+from opcert.runtime_table import isa_switches, target_names
+from opcert.spec import (
+    get_operator,
+    get_tensor_operator,
+    is_tensor_operator,
+    operators,
+    row_reference,
+    tensor_operators,
+)
+from opcert.spec.attrs import exact_decimal, resolve
+from opcert.spec.reference import check_dtype, reference_detailed
+from opcert.spec.row_reference import check_float
+from opcert.spec.tensor import reduced_axes, to_rows
+from opcert.verify.accuracy.attr_sweep import attribute_sets, sweep_attributes
+from opcert.verify.accuracy.measure import AccuracyResult, measure
+from opcert.verify.tensor.measure import LONGEST_ROW, measure_rows
 
 
 class _Parser(argparse.ArgumentParser):
@@ -812,7 +801,7 @@ def _ce_text(p) -> str:
 # ---- prove --------------------------------------------------------------------
 
 def cmd_prove(args) -> int:
-    from opcert.verify.proofs import prove, prove_all
+    from opcert.verify.proofs import prove, prove_all  # lazy: z3 loads only for the commands that prove
     if args.timeout is not None:
         raise UsageError("--timeout was removed: z3 runs under resource limits, not seconds, so a verdict does "
                          "not depend on how busy the host is; give --rlimit N (z3's resource units per query; "

@@ -27,9 +27,18 @@ with AVX-512; avx2 and avx512 agree). Each level's own figures stay.
 """
 from __future__ import annotations
 
+import copy
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
+from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
 
 from opcert.errors import TargetFailure, UsageError, choices
 from opcert.formats import bits_differ, get_format
@@ -42,17 +51,6 @@ from opcert.verify.accuracy import inputs as inputs_mod
 from opcert.verify.accuracy.measure import SWEEP_LAYOUT_SAMPLES, AccuracyResult, default_samples, exact_error
 from opcert.verify.properties.checks import value_of
 from opcert.workers import WorkerLost, run_isolated
-from numpy._core._multiarray_umath import __cpu_baseline__
-from numpy._core._multiarray_umath import __cpu_dispatch__
-from numpy._core._multiarray_umath import __cpu_features__
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import itertools
-from fractions import Fraction
-import copy
 
 # library -> the environment variable that caps its ISA level
 SWITCHES = {s.library: s.variable for s in isa_switches()}

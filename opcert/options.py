@@ -8,8 +8,8 @@ option and an attribute of the operator at once is refused, never silently taken
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from opcert.errors import UsageError
 
@@ -33,7 +33,7 @@ class Options:
     layout_samples: int | None = None   # inputs per layout where the layouts are not enumerated
     progress: Callable | None = field(default=None, compare=False)   # called as a sweep's chunks finish
 
-    def replace(self, **changes) -> "Options":
+    def replace(self, **changes) -> Options:
         unknown = set(changes) - NAMES
         if unknown:
             raise UsageError(f"unknown option(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(NAMES))}")

@@ -11,12 +11,10 @@ import os
 import sys
 import threading
 import time
+
 from rich.console import Console
-from rich.progress import BarColumn
-from rich.progress import MofNCompleteColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
-from rich.progress import TextColumn
-from rich.progress import TimeRemainingColumn
 
 DEFAULT_SECONDS = 10.0
 
@@ -69,7 +67,7 @@ class Progress:
         self._stop = threading.Event()
         self._beat = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         self.t0 = self._last = self.clock()
         if not self.tty and self.seconds:
             self._beat = threading.Thread(target=self._heartbeat, daemon=True)

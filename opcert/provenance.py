@@ -2,18 +2,18 @@
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import shlex
+import subprocess
 import sys
 from functools import lru_cache
-from opcert._version import __version__
-import os
-from numpy._core._multiarray_umath import __cpu_baseline__
-from numpy._core._multiarray_umath import __cpu_dispatch__
-from numpy._core._multiarray_umath import __cpu_features__
+
 import mpmath
 import numpy
-import subprocess
+from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+
+from opcert._version import __version__
 
 
 @lru_cache(maxsize=1)
@@ -58,7 +58,7 @@ def provenance(target_name: str = "", target_version: str = "") -> dict:
         "cpu": cpu_model(),
         "simd": simd(),
         "platform": platform.platform(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -25,9 +25,12 @@ time limit at least every POLL seconds.
 """
 from __future__ import annotations
 
+import ctypes
+import faulthandler
 import functools
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import time
@@ -36,9 +39,6 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 
 from opcert.runtime_table import threaded_modules
-import ctypes
-import faulthandler
-import pickle
 
 # In a worker: the connection to the parent and the shared activity record (None in the parent itself).
 _CHANNEL = None

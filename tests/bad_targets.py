@@ -28,9 +28,9 @@ def wrong_shape(x, **attrs):
 def exact_tanh(x):
     """The exact reference itself, per input (no fast path): a perfect Tanh. Each distinct value once: the
     layout check's long calls repeat a few hundred values a million times."""
+    import opcert
     from opcert.spec.attrs import resolve
     from opcert.spec.reference import reference_detailed
-    import opcert
     bits = np.ascontiguousarray(x).reshape(-1).view(f"uint{8 * x.itemsize}")
     uniq, inverse = np.unique(bits, return_inverse=True)
     y = reference_detailed("Tanh", uniq.view(x.dtype), resolve(opcert.get_operator("Tanh")), exact_bits=64).rounded

@@ -30,12 +30,12 @@ WORK = 320
 
 # Each context is made once: the oracle spends more time in Python than in MPFR (57 us an input for
 # Selu, most of it making contexts), and the 16-bit tests call it for every input of the format
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _context(dtype: str, rounding=None):
     return CONTEXTS[dtype]() if rounding is None else gmpy2.context(CONTEXTS[dtype](), round=rounding)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _working(prec: int):
     return gmpy2.context(precision=prec)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from opcert.errors import UsageError
-from opcert.verify.accuracy.measure import measure
 from opcert.verify.accuracy.inputs import sample
+from opcert.verify.accuracy.measure import measure
 
 KEYS = {"op", "dtype", "target", "attrs", "inputs_checked", "exhaustive", "max_ulp", "worst_input_bits",
         "worst_input", "worst_output", "worst_reference", "correctly_rounded", "nan_mismatches",

@@ -46,6 +46,7 @@ def test_onnxruntime_bfloat16_outputs_are_read_back():
     if importlib.util.find_spec("onnxruntime") is None:
         pytest.skip("onnxruntime is not installed (opcert[onnxruntime])")
     import ml_dtypes
+
     import opcert
     x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, np.inf], dtype=ml_dtypes.bfloat16)
     r = measure("Celu", "onnxruntime", "bfloat16", x)
@@ -83,7 +84,8 @@ def test_jax_gpu_workers_do_not_each_take_most_of_the_gpu():
     import importlib.util
     if importlib.util.find_spec("jax") is None:
         pytest.skip("jax is not installed (opcert[jax])")
-    from opcert.workers import run_isolated
     from runtime_helpers import jax_gpu_preallocation
+
+    from opcert.workers import run_isolated
     assert run_isolated(jax_gpu_preallocation, None)[0] == "false"
     assert run_isolated(jax_gpu_preallocation, "true")[0] == "true"

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import opcert
-from opcert.impl import run
-from opcert.verify.ulp import ulp_error
 from opcert.formats import get_format
+from opcert.impl import run
 from opcert.spec.attrs import resolve
 from opcert.spec.reference import reference_detailed
+from opcert.verify.ulp import ulp_error
 
 # SONNX Tanh (seed 003), examples 1 and 2, printed to 8 decimals. The figures
 # carry binary32-level error: tanh(1) = 0.761594156 is printed 0.76159418

@@ -184,6 +184,7 @@ def test_bits_differ_is_bitwise_with_every_nan_equal(dtype, shape):
     """formats.bits_differ against an element-by-element reading of its contract: bit patterns compared,
     any NaN equal to any NaN (quiet, signalling, either sign, any payload)."""
     import math
+
     from opcert.formats import bits_differ
     fmt = get_format(dtype)
     rng = np.random.default_rng(7)

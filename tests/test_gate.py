@@ -3,6 +3,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+
 import opcert
 
 PASSING = """

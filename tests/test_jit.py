@@ -105,9 +105,9 @@ def test_every_cached_kernel_of_opcert_is_keyed():
 
 def test_a_generated_ball_kernel_is_keyed():
     """The ball kernels generated into the kernel cache inline numerics.errorfree and numerics.ball_rules."""
+    from opcert.numerics.ball_compiled import compiled
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
-    from opcert.numerics.ball_compiled import compiled
     op = get_operator("Tanh")
     assert compiled(op.reference_form(None), {k: float(v) for k, v in resolve(op).items()}) is not None
     kernels = [v for name, mod in list(sys.modules.items()) if name.startswith("opcert_ball_")

@@ -21,10 +21,10 @@ from fractions import Fraction
 
 import pytest
 
+from opcert.formats import get_format
 from opcert.spec import operators
 from opcert.verify.accuracy.measure import measure
 from opcert.verify.paths.layout import byte_offsets, longest
-from opcert.formats import get_format
 
 has_cc = shutil.which("cc") is not None
 has_torch = importlib.util.find_spec("torch") is not None
@@ -269,8 +269,9 @@ def torch_gate(tmp_path_factory):
 
 @pytest.mark.parametrize("op, fn", [("Elu", "elu"), ("Softplus", "softplus")])
 def test_torch_float32_elu_and_softplus_fail_layout_invariance_with_a_replayed_example(torch_gate, op, fn):
-    from opcert.workers import run_isolated
     from runtime_helpers import torch_alone_and_inside
+
+    from opcert.workers import run_isolated
     check = torch_gate[op]
     assert check["status"] == "fail"
     _layout_reason(check)
@@ -384,6 +385,7 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
     what run() gives for that input alone, and a call that fails is that call's TargetFailure, not the end
     of the others."""
     import numpy as np
+
     from opcert.errors import TargetFailure
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
@@ -426,6 +428,7 @@ def test_the_one_pass_count_of_differing_rows_is_bits_differs(dtype):
     base[r + 1], ...), against formats.bits_differ on the same arrays: NaNs of other payloads and signs equal,
     +0 and -0 not, a value one bit off not, at every row length of the check and at every position."""
     import numpy as np
+
     from opcert.formats import bits_differ
     from opcert.verify.paths.layout import count_window_differ
     fmt = get_format(dtype)

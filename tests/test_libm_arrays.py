@@ -284,15 +284,16 @@ def test_the_implementations_tanh_takes_the_known_values_element_by_element(monk
     what MPFR rounds tanh to where that is known beforehand (+-1 where |t| >= 20, t where |t| < 2^-27),
     whatever else is in the call, by either way of computing a mixed call; NaN propagates; other types
     are NumPy's own (in long double 1 - tanh(20) is far above the half ULP below 1)."""
+    import gmpy2
+
     from opcert.expr import primitives
     from opcert.expr.primitives import TANH_SATURATION, TANH_TINY, _tanh_np
-    import gmpy2
     # the region near 0 is used where this host's tanh keeps the junction non-decreasing (test below)
     tiny = primitives._tiny_region()
     ends = np.array([TANH_SATURATION, np.nextafter(TANH_SATURATION, 0), 1e300, np.inf, TANH_TINY,
                      np.nextafter(TANH_TINY, 0), 2.0 ** -40, 2.0 ** -1074, 1e-300])
     for avx512 in (False, True):           # a mixed call gathers the rest, or computes all and selects
-        monkeypatch.setattr(primitives, "_numpy_avx512", lambda: avx512)
+        monkeypatch.setattr(primitives, "_numpy_avx512", lambda avx512=avx512: avx512)
         for t in np.concatenate([ends, -ends]):
             with gmpy2.context(gmpy2.ieee(64)):
                 want64 = float(gmpy2.tanh(gmpy2.mpfr(float(t))))

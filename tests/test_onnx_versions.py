@@ -25,8 +25,9 @@ def test_an_older_runtime_runs_the_version_it_knows_and_says_why_not_the_others(
     import importlib.util
     if importlib.util.find_spec("onnxruntime") is None:
         pytest.skip("onnxruntime is not installed (opcert[onnxruntime])")
-    from opcert.workers import run_isolated
     from runtime_helpers import onnx_runtimes_as_older_releases
+
+    from opcert.workers import run_isolated
     got = run_isolated(onnx_runtimes_as_older_releases)
     x = np.array([-3.0, -1.0, -0.25, 0.0, 0.5, 2.0], np.float32)
     want = opcert.reference("Celu", x).astype(np.float64)      # the exact reference, correctly rounded

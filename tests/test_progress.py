@@ -18,7 +18,7 @@ class Clock:
 def test_a_log_gets_a_line_every_few_seconds_with_rate_and_time_left():
     out, clock = io.StringIO(), Clock()
     with Progress("gate x.toml", 84, "checks", stream=out, tty=False, seconds=10, clock=clock) as p:
-        for i in range(84):
+        for _ in range(84):
             clock.t += 0.5                 # a check every half second: 42 s in all
             p.advance()
     lines = out.getvalue().splitlines()

@@ -246,6 +246,7 @@ def test_sigmoid_float64_symmetry_is_refuted_by_a_replayed_search():
     search finds it, and the counterexample is checked here in rational arithmetic on the code's
     own outputs (run again)."""
     import math
+
     from opcert.impl import run
     (p,) = prove("Sigmoid", "float64", properties=["symmetry"]).properties
     assert p.status == "refuted" and p.violations > 0

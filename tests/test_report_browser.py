@@ -1,7 +1,5 @@
 """The HTML report as a reader sees it: rendered by headless Chromium, screenshot taken,
 the page's parts present and visible, and no console error."""
-import json
-import re
 import shutil
 import subprocess
 

@@ -55,7 +55,7 @@ def test_chunk_plot_and_histogram():
 def test_rows_plot_places_each_case_at_its_length_and_error():
     """A tensor check's plot: one point per case at (log10 row length, log10(1 + ULP)), the worst case
     highest, a case with wrong special values red, the budget drawn; well-formed and small."""
-    from opcert.report.svg import HEIGHT, LEFT, RIGHT, TOP, BOTTOM, WIDTH, rows_svg
+    from opcert.report.svg import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, rows_svg
     cases = [{"label": "random rows of 1", "shape": [10, 1], "axes": [1], "max_ulp": 0.0},
              {"label": "random rows of 100", "shape": [3, 100], "axes": [1], "max_ulp": 3.0},
              {"label": "a long row", "shape": [1, 100000], "axes": [1], "max_ulp": 181.0},
@@ -81,7 +81,7 @@ def test_the_rows_plot_shows_a_worst_that_no_case_shows():
     case: a purple square at that length and error, above every case, the axis stretched to hold it, its
     tooltip naming the layout; the same for the exhaustive pairs' worst (rows of 2); a worst that is a
     case's own is that case's point, not drawn twice."""
-    from opcert.report.svg import HEIGHT, LEFT, RIGHT, WIDTH, BOTTOM, TOP, rows_svg
+    from opcert.report.svg import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, rows_svg
     cases = [{"label": "random rows of 4", "shape": [20, 4], "axes": [1], "max_ulp": 0.5},
              {"label": "a long row", "shape": [1, 4096], "axes": [1], "max_ulp": 2.0}]
     x0, x1, y0 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM

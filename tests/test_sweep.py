@@ -8,12 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import opcert
 from opcert.targets import describe_target
 from opcert.verify.accuracy.measure import AccuracyResult, measure
 from opcert.verify.accuracy.stats import float_stats
 from opcert.verify.accuracy.sweep import SweepConfig, sweep
-
-import opcert
 
 # Around 0.5 and across the binary32 subnormal/normal boundary (magnitudes; both signs are swept).
 RANGE = (0x3EFF0000, 0x3F010000)
@@ -119,8 +118,9 @@ def test_torch_hardsigmoid_maps_at_one_sixth():
 
 @pytest.mark.parametrize("target", ["onnxruntime", "onnx-reference", "torch"])
 def test_targets_agree_with_their_libraries(target):
-    from opcert.workers import run_isolated
     from runtime_helpers import agree_with_library
+
+    from opcert.workers import run_isolated
     rows = run_isolated(agree_with_library, target)
     assert rows
     for dtype, ydtype, y, want in rows:
@@ -284,8 +284,20 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     (sweep_kernel.easy with kept): on balls built to hit every branch (as above), mirror then block on what it
     leaves gives the state block alone gives on the mirrored ball, blocks taken out of order."""
     from opcert.verify.accuracy.stats import HIST_LABELS
-    from opcert.verify.accuracy.sweep_kernel import (NOT_KEPT, TOP, AtInf, Block, Floor, Mirror, Tally, block, easy,
-                                                     easy_pass, sampled_floor, take_easy)
+    from opcert.verify.accuracy.sweep_kernel import (
+        NOT_KEPT,
+        TOP,
+        AtInf,
+        Block,
+        Floor,
+        Mirror,
+        Tally,
+        block,
+        easy,
+        easy_pass,
+        sampled_floor,
+        take_easy,
+    )
     rng = np.random.default_rng(100 + seed)
     n = 1 << 13
     mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
@@ -365,8 +377,17 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     the worst-case lists, counts and histogram are block's alone. wrong: the outputs one value above, so
     that the wrong outputs' list rises too."""
     from opcert.verify.accuracy.stats import HIST_LABELS
-    from opcert.verify.accuracy.sweep_kernel import (TOP, AtInf, Block, Floor, Tally, block, easy, sampled_floor,
-                                                     take_easy)
+    from opcert.verify.accuracy.sweep_kernel import (
+        TOP,
+        AtInf,
+        Block,
+        Floor,
+        Tally,
+        block,
+        easy,
+        sampled_floor,
+        take_easy,
+    )
     n = 1 << 14
     bits = np.arange(0x3A000000, 0x3A000000 + n, dtype=np.uint32)     # 2^-11 and up, one binade
     x = bits.view(np.float32).astype(np.float64)
@@ -398,7 +419,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
             take_easy(easy(args[0], tops, hard), st)
             sent.append(int(hard.sum()))
             assert block(*args, np.flatnonzero(hard)) == 0
-            for lst_e, lst_b in ((st[2], st[3]), (st[4], st[5])):
+            for lst_e, _lst_b in ((st[2], st[3]), (st[4], st[5])):
                 assert lst_e[-1] > 1e-9             # the earlier entries left the lists
         states.append([a.tolist() for a in st])
     assert states[0] == states[1] == states[2]
@@ -451,8 +472,18 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
     """The state after sweep_kernel.easy then block on the rest, and after block alone,
     over blocks of 1,024 inputs in the given order; they must agree."""
     from opcert.verify.accuracy.stats import HIST_LABELS
-    from opcert.verify.accuracy.sweep_kernel import (TOP, AtInf, Block, Floor, Tally, block, easy, easy_pass,
-                                                     sampled_floor, take_easy)
+    from opcert.verify.accuracy.sweep_kernel import (
+        TOP,
+        AtInf,
+        Block,
+        Floor,
+        Tally,
+        block,
+        easy,
+        easy_pass,
+        sampled_floor,
+        take_easy,
+    )
     yb = y.view(np.uint32)
     states = []
     near_used = []
@@ -496,6 +527,7 @@ def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
     """A worker started after opcert's files changed runs other code than the sweep's: it says so
     (a usage error, exit 2), instead of failing the chunk's own key check (an internal error)."""
     import dataclasses
+
     from opcert.errors import UsageError
     from opcert.fingerprint import code_fingerprint
     c = dataclasses.replace(cfg(rng=(RANGE[0], RANGE[0] + 256), chunk=256), opcert_code="0" * 64)
@@ -589,6 +621,7 @@ def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mappin
     # a Python target's fingerprint names the installed distributions its modules come from; opcert reads
     # that mapping itself (faster): it must be importlib.metadata's, key for key and in order
     from importlib.metadata import packages_distributions
+
     from opcert.targets.python import _distributions
     # read both now: the cached mapping may come from an earlier test in this worker, before another test's
     # build changed what is installed (a fresh-clone run saw 'opcert' twice in one and three times in the other)

@@ -13,7 +13,6 @@ import argparse
 import hashlib
 import json
 import sys
-from fractions import Fraction
 
 import numpy as np
 

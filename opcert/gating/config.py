@@ -35,14 +35,12 @@ from dataclasses import dataclass, field
 from opcert import policy
 from opcert.errors import UsageError, choices
 from opcert.formats import FLOAT_FORMATS
+from opcert.isa import check_isa, levels
 from opcert.runtime_table import isa_switches
-from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators
+from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators, tensor_operators
 from opcert.spec.attrs import resolve
 from opcert.targets import BUILTIN, check_name
-from opcert.isa import check_isa
-from opcert.isa import levels
 from opcert.verify.accuracy.attr_sweep import attribute_sets
-from opcert.spec import tensor_operators
 from opcert.verify.tensor.measure import LONGEST_ROW
 
 MODES = ("exhaustive", "sample")
@@ -418,7 +416,7 @@ def default_config() -> GateConfig:
     for op in operators():
         proofs, left = policy.required_properties(op, "all", resolve(op))
 
-        def check(dtypes, mode, budget):
+        def check(dtypes, mode, budget, op=op, proofs=proofs, left=left):
             found = {n: op.own_exceptions[(n, d)] for n in proofs for d in dtypes if (n, d) in op.own_exceptions}
             if "layout" in proofs:
                 found["layout"] = OWN_LAYOUT

@@ -9,9 +9,9 @@ import copy
 from dataclasses import MISSING, fields
 
 from opcert.gating import run
-from opcert.verify.tensor.measure import RowResult
-from opcert.verify.accuracy.measure import AccuracyResult
 from opcert.report.diff import load_gate as load
+from opcert.verify.accuracy.measure import AccuracyResult
+from opcert.verify.tensor.measure import RowResult
 
 
 class Record:

@@ -16,30 +16,25 @@ evidence; anything else fails with its reason.
 """
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import time
 from dataclasses import dataclass, field
 
 from opcert._version import __version__
-from opcert.options import Options
 from opcert.errors import TargetFailure, UsageError
-from opcert.provenance import command_line, provenance
-from opcert.gating.config import Check, GateConfig
-from opcert.verify.accuracy.measure import measure
-from opcert.isa import measure_at_level
-from opcert.spec import is_tensor_operator
-from opcert.verify.tensor.measure import measure_rows
-from opcert.verify.accuracy.measure import reproduce_command
-from opcert.spec import get_operator
-from opcert.spec.attrs import resolve
-from opcert.targets import DEFAULT_LOAD_LIMIT_S
-from opcert.targets import describe_target
-from opcert.targets import trusted
-from opcert.workers import WorkerLost
-from opcert.workers import Pool
 from opcert.expr import libm_arrays
-import shlex
-import json
+from opcert.gating.config import Check, GateConfig
+from opcert.isa import measure_at_level
+from opcert.options import Options
+from opcert.provenance import command_line, provenance
+from opcert.spec import get_operator, is_tensor_operator
+from opcert.spec.attrs import resolve
+from opcert.targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
+from opcert.verify.accuracy.measure import measure, reproduce_command
+from opcert.verify.tensor.measure import measure_rows
+from opcert.workers import Pool, WorkerLost
 
 SCHEMA = "opcert.gate/1"
 
@@ -128,7 +123,7 @@ def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=
 
 
 def _z3_proofs(check: Check, dtype: str):
-    from opcert.verify.proofs import prove
+    from opcert.verify.proofs import prove  # lazy: z3 loads only for checks that require proofs
     rep = prove(check.op, dtype, dict(check.attrs), check.proofs, standard=check.standard)
     return [p.to_dict() for p in rep.properties]
 
@@ -391,7 +386,7 @@ def _probe_targets(config: GateConfig) -> dict:
     limits: dict = {}
     for c in config.checks:
         limits[c.target] = max(limits.get(c.target, 0.0), c.target_timeout or DEFAULT_LOAD_LIMIT_S)
-    for i, c in enumerate(config.checks):
+    for c in config.checks:
         if trusted(c.target) or c.target in broken:
             continue
         try:

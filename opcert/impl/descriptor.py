@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opcert.errors import UsageError, choices
-from opcert.spec import get_operator
+from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator
 from opcert.spec.model import version_key
-from opcert.spec import get_tensor_operator
 from opcert.spec.tensor import reduced_axes
-from opcert.spec import is_tensor_operator
 
 
 @dataclass(frozen=True)

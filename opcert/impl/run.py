@@ -4,15 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from opcert.errors import UsageError
+from opcert.expr.compiled_eval import evaluate
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import IntFormat, format_of, to_format
-from opcert.spec import get_operator, standard_named
-from opcert.spec.attrs import resolve, standard_for
-from opcert.spec.reference import check_dtype
-from opcert.spec import is_tensor_operator
 from opcert.impl.tensor_run import run as run_tensor
-from opcert.spec.reference import reference_detailed
-from opcert.expr.compiled_eval import evaluate
+from opcert.spec import get_operator, is_tensor_operator, standard_named
+from opcert.spec.attrs import resolve, standard_for
+from opcert.spec.reference import check_dtype, reference_detailed
 
 # Calls from this size run the compiled loops (expr.compiled_eval: numpy_eval's values). Below it the
 # loops' start costs more than NumPy's passes save, and a process making only small calls does not

@@ -15,9 +15,8 @@ from opcert.errors import UsageError
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import to_format
 from opcert.spec import get_tensor_operator
-from opcert.spec.row_reference import check_float
+from opcert.spec.row_reference import check_float, reference_rows
 from opcert.spec.tensor import over_rows, tensor_rows
-from opcert.spec.row_reference import reference_rows
 
 
 def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False) -> np.ndarray:

@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 
 from opcert.errors import UsageError
-from opcert.report.text import LIMIT, clip
+from opcert.policy import SIGNED_ZERO, SUBNORMALS
 from opcert.report import validate
-from opcert.policy import SIGNED_ZERO
-from opcert.policy import SUBNORMALS
+from opcert.report.text import LIMIT, clip
 
 STATUSES = ("pass", "fail", "skipped")
 

@@ -2,11 +2,11 @@
 draw their plots as inline SVG (report.svg)."""
 from __future__ import annotations
 
+import functools
 import io
+import warnings
 
 import numpy as np
-import functools
-import warnings
 
 DPI = 72   # a report holds two plots per check, hundreds of checks for a catalog: keep each small
 

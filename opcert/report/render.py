@@ -7,17 +7,17 @@ counterexamples, and the command that reproduces it; provenance at the end.
 """
 from __future__ import annotations
 
+import decimal
 import html
+import json
+import math
 import os
+import re
 from pathlib import Path
 
 from opcert.files import write_bytes_atomic, write_text_atomic
 from opcert.report.svg import error_svg, histogram_svg, rows_svg
 from opcert.report.text import LONG_LIMIT, clip, md, md_code
-import decimal
-import math
-import re
-import json
 
 # Text from a gate result may come from a target (its errors, notes, name, version): every text is clipped
 # (report.text.clip) once where it is taken from the result, and escaped for the format it is written in

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 from opcert.errors import UsageError
 from opcert.report.text import one_line
 from opcert.verify.result import PropertyResult
-from types import SimpleNamespace
 
 MAX_DEPTH = 64
 

@@ -12,12 +12,10 @@ import importlib
 import pkgutil
 
 from opcert.errors import UsageError, choices
-from opcert.spec.model import Attribute, AttributeDomain, Limit, Operator, Property, RuntimeMap, Standard, Support
-from opcert.spec import ops
-from opcert.expr import ARITY
+from opcert.expr import ARITY, reduces
 from opcert.expr.primitives import check_registry
-from opcert.spec import tensor_ops
-from opcert.expr import reduces
+from opcert.spec import ops, tensor_ops
+from opcert.spec.model import Attribute, AttributeDomain, Limit, Operator, Property, RuntimeMap, Standard, Support
 from opcert.spec.tensor import TensorOperator
 
 

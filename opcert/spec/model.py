@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
 
+from opcert.errors import UsageError, choices
 from opcert.expr import Expr
-from opcert.errors import UsageError
-from opcert.errors import choices
 from opcert.numerics.exact import eval_rational
 
 
@@ -122,7 +121,7 @@ SPEC_ONLY = frozenset({"continuity"})
 KERNEL_ONLY = frozenset({"layout"})   # properties of a kernel's code paths: no real function has them or not
 
 
-def layout_invariance() -> "Property":
+def layout_invariance() -> Property:
     """The property every element-wise operator declares (Operator adds it): each element is mapped on its
     own, so nothing about the array it sits in may change its output (verify.paths.layout checks it)."""
     return Property("layout", "layout",

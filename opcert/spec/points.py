@@ -17,9 +17,8 @@ from fractions import Fraction
 import numpy as np
 
 from opcert.expr.numpy_eval import eval_numpy
-from opcert.formats import FloatFormat, from_bits
+from opcert.formats import FloatFormat, from_bits, to_format
 from opcert.spec.attrs import standard_for
-from opcert.formats import to_format
 
 COMPARISONS = ("lt", "le", "gt", "ge", "eq")
 

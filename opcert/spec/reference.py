@@ -17,6 +17,8 @@ and saturated (the operator's `integer` semantics).
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -25,21 +27,13 @@ import numpy as np
 from opcert.errors import UsageError, choices
 from opcert.expr import parity
 from opcert.expr.numpy_eval import eval_numpy
-from opcert.formats import IntFormat, format_of, get_format, round_fraction
-from opcert.spec import get_operator, standard_named
-from opcert.numerics import one_sided
+from opcert.formats import FLOAT_FORMATS, FloatFormat, IntFormat, format_of, get_format, round_fraction
+from opcert.numerics import ball, one_sided
+from opcert.numerics.exact import MAX_PREC, eval_rational, evaluate
+from opcert.spec import get_operator, is_tensor_operator, standard_named
 from opcert.spec.attrs import resolve
-from opcert.numerics.exact import evaluate
 from opcert.spec.model import Operator
-from opcert.numerics.exact import eval_rational
-from opcert.numerics import ball
-from opcert.numerics.exact import MAX_PREC
-from opcert.formats import FLOAT_FORMATS
-from opcert.formats import FloatFormat
-from opcert.spec import is_tensor_operator
 from opcert.spec.row_reference import reference as reference_tensor
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 
 @dataclass

@@ -15,10 +15,10 @@ import numpy as np
 
 from opcert.errors import UsageError, choices
 from opcert.formats import format_of, round_fraction
-from opcert.spec import get_tensor_operator
-from opcert.numerics.exact import Row, evaluate
-from opcert.spec.tensor import TensorOperator, over_rows, round_just_below, tensor_rows
 from opcert.numerics import ball
+from opcert.numerics.exact import Row, evaluate
+from opcert.spec import get_tensor_operator
+from opcert.spec.tensor import TensorOperator, over_rows, round_just_below, tensor_rows
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 

@@ -15,16 +15,15 @@ arithmetic on the formula gives NaN in several of these cases (inf - inf): that 
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from opcert.errors import UsageError
 from opcert.expr import Expr
-from opcert.spec.model import Support, standard_of, support_at
 from opcert.formats import round_fraction
-from fractions import Fraction
+from opcert.spec.model import Support, standard_of, support_at
 
 
 @dataclass(frozen=True)

@@ -276,5 +276,5 @@ def _words_equal(a, b):
 
 @functools.cache
 def _same_words():
-    from opcert.jit import numba  # at the first large block: importing opcert does not import numba
+    from opcert.jit import numba  # lazy: numba at the first large block (importing opcert loads no numba)
     return numba.njit(cache=True, nogil=True)(_words_equal)

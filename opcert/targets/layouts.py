@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import os
 
 
 @dataclass

@@ -9,6 +9,7 @@ the user's it imports, changes it; upgrading a library it uses does too.
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import importlib
 import importlib.util
@@ -18,6 +19,9 @@ import re
 import sys
 import sysconfig
 from functools import lru_cache
+from importlib.metadata import distributions
+from importlib.metadata import version as dist_version
+from types import ModuleType
 
 from opcert.errors import TargetFailure, UsageError
 from opcert.provenance import simd
@@ -26,10 +30,6 @@ from opcert.targets.base import Target, TargetInfo
 from opcert.targets.isolation import TargetExit
 from opcert.targets.layouts import PYTHON, LayoutSupport
 from opcert.targets.protocol import TensorTarget
-import csv
-from importlib.metadata import distributions
-from importlib.metadata import version as dist_version
-from types import ModuleType
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 

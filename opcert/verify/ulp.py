@@ -14,10 +14,10 @@ import functools
 import math
 from fractions import Fraction
 
-from opcert.jit import numba
 import numpy as np
 
 from opcert.formats import FloatFormat, bits_of, format_of, ordinal
+from opcert.jit import numba
 
 
 def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
@@ -29,7 +29,7 @@ def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return np.asarray(_ulp_ufunc()(np.asarray(v, dtype=np.float64), fmt.emin, fmt.p))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ulp_ufunc():
     # built at the first call: a vectorize with a signature compiles (or loads its cache) when
     # it is applied, 140 ms at every import of this module, every worker's start included

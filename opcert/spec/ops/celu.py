@@ -2,9 +2,22 @@
 from fractions import Fraction
 
 from opcert.expr import absolute, exp, expm1, maximum, minimum, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_FLOATS,
+    FLOATS_ONNX,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    SEEDS,
+    Property,
+    Support,
+    attr,
+    const,
+    limits,
+    x,
+)
 from opcert.spec.model import Attribute, AttributeDomain, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
-    Support, attr, const, limits, x
 
 alpha = attr("alpha")
 TINY64 = Fraction(2) ** -1022  # the smallest normal binary64 value

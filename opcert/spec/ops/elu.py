@@ -1,8 +1,22 @@
 """Elu: ONNX Elu-6/22, DirectML DML_ACTIVATION_ELU."""
 from opcert.expr import eq, exp, expm1, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    dml_levels_1_0,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, x
 
 alpha = attr("alpha")
 

@@ -1,8 +1,19 @@
 """Erf: ONNX Erf-9/13 (integer types in Erf-9 only). DirectML has it as an element-wise operator, not an activation."""
 from opcert.expr import erf
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    const,
+    limits,
+    x,
+)
 from opcert.spec.model import IntegerSemantics, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
-    const, limits, x
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 

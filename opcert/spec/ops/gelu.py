@@ -9,9 +9,24 @@ binary32, which is part of what opcert measures."""
 from fractions import Fraction
 
 from opcert.expr import eq, erf, erfc, named, select, tanh
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    DML_FLOATS,
+    FLOATS_ONNX,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    attr,
+    const,
+    limits,
+    sigmoid_monotone,
+    sigmoid_stable,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
-    attr, const, limits, sigmoid_monotone, sigmoid_stable, x
 
 approximate = attr("approximate")
 C = const("0.044715")

@@ -1,8 +1,23 @@
 """HardSigmoid: ONNX HardSigmoid-6/22, DirectML DML_ACTIVATION_HARD_SIGMOID (seed 001)."""
 from opcert.expr import both, either, eq, fma, maximum, minimum
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    SEEDS,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    dml_levels_1_0,
+    finite_where_zero,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")
 ONE_SIXTH_32 = 0.1666666716337204   # binary32(1/6): torch's hardsigmoid is alpha = 1/6 exactly

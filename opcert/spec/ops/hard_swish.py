@@ -3,9 +3,23 @@ DML_ACTIVATION_HARD_SWISH (level 6.2, Alpha and Beta attributes)."""
 from fractions import Fraction
 
 from opcert.expr import both, eq, fma, maximum, minimum, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    DML_FLOATS,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, \
-    Limit, Property, Support, attr, const, x
 
 alpha, beta = attr("alpha"), attr("beta")
 SIXTH = const(Fraction(1, 6))

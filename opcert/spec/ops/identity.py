@@ -1,6 +1,6 @@
 """Identity: DirectML DML_ACTIVATION_IDENTITY (ONNX's Identity is not an activation; not kept)."""
-from opcert.spec.model import Operator, Standard
 from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Property, const, dml_levels_1_0, limits, x
+from opcert.spec.model import Operator, Standard
 
 OPERATOR = Operator(
     name="Identity",

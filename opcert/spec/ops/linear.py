@@ -1,8 +1,18 @@
 """Linear: DirectML DML_ACTIVATION_LINEAR, Alpha * x + Beta."""
 from opcert.expr import eq, fma
+from opcert.spec.declarations import (
+    DML_DOC,
+    LIMITS,
+    NAN_PROPAGATION,
+    Limit,
+    Property,
+    attr,
+    const,
+    dml_levels_1_0,
+    finite_where_zero,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, Standard
-from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Limit, Property, attr, const, dml_levels_1_0, \
-    finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")
 

@@ -2,9 +2,21 @@
 from fractions import Fraction
 
 from opcert.expr import exp, log, log1p, select, tanh
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    const,
+    limits,
+    softplus_monotone,
+    x,
+)
 from opcert.spec.model import Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, Support, \
-    const, limits, softplus_monotone, x
 
 FORMULA = x * tanh(log(1 + exp(x)))
 SOFTPLUS = select(x > 0, x + log1p(exp(-x)), log1p(exp(x)))   # exactly ln(1 + e^x), for the reference

@@ -1,8 +1,23 @@
 """PRelu: ONNX PRelu-7/9/16 (slope is an input, broadcast to X), DirectML DML_ACTIVATION_PARAMETERIZED_RELU."""
 from opcert.expr import select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    dml_levels_1_0,
+    finite_where_zero,
+    x,
+)
 from opcert.spec.model import Attribute, IntegerSemantics, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 slope = attr("slope")
 

@@ -1,8 +1,21 @@
 """Relu: ONNX Relu-6/13/14 (integers from 14), DirectML DML_ACTIVATION_RELU (integers from level 5.1)."""
 from opcert.expr import maximum
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    const,
+    dml_levels_1_0,
+    limits,
+    x,
+)
 from opcert.spec.model import IntegerSemantics, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
-    Support, const, dml_levels_1_0, limits, x
 
 OPERATOR = Operator(
     name="Relu",

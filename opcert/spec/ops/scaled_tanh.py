@@ -3,9 +3,19 @@ experimental ScaledTanh and removed it; ONNX Runtime still registers it (opset 9
 from fractions import Fraction
 
 from opcert.expr import absolute, select, tanh
+from opcert.spec.declarations import (
+    LIMITS,
+    NAN_PROPAGATION,
+    SEEDS,
+    Limit,
+    Property,
+    attr,
+    const,
+    dml_levels_1_0,
+    finite_where_zero,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, Standard
-from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, SEEDS, Limit, Property, attr, const, dml_levels_1_0, \
-    finite_where_zero, x
 
 alpha, beta = attr("alpha"), attr("beta")
 X = finite_where_zero(beta, x)     # x, but +-1 at +-inf where beta = 0: beta * x is then 0, not NaN

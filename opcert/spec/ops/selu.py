@@ -1,8 +1,23 @@
 """Selu: ONNX Selu-6/22, DirectML DML_ACTIVATION_SCALED_ELU. The standards' defaults differ."""
 from opcert.expr import both, either, eq, exp, expm1, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    dml_levels_1_0,
+    finite_where_zero,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, finite_where_zero, x
 
 alpha, gamma = attr("alpha"), attr("gamma")
 ONNX_ALPHA, ONNX_GAMMA = "1.67326319217681884765625", "1.05070102214813232421875"   # binary32 values, as ONNX writes them

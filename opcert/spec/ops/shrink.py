@@ -1,8 +1,20 @@
 """Shrink: ONNX Shrink-9, DirectML DML_ACTIVATION_SHRINK (seed 002)."""
 from opcert.expr import both, either, eq, isnan, maximum, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_FLOATS,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    SEEDS,
+    Property,
+    Support,
+    attr,
+    const,
+    limits,
+    x,
+)
 from opcert.spec.model import Attribute, IntegerSemantics, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_FLOATS, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, Support, attr, \
-    const, limits, x
 
 bias, lambd = attr("bias"), attr("lambd")
 ONNX_FORMULA = select(x < -lambd, x + bias, select(x > lambd, x - bias, 0))

@@ -1,8 +1,23 @@
 """Sigmoid: ONNX Sigmoid-6/13, DirectML DML_ACTIVATION_SIGMOID."""
 from opcert.expr import exp
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    const,
+    dml_levels_1_0,
+    limits,
+    sigmoid_monotone,
+    sigmoid_stable,
+    x,
+)
 from opcert.spec.model import Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
-    Support, const, dml_levels_1_0, limits, sigmoid_monotone, sigmoid_stable, x
 
 FORMULA = 1 / (1 + exp(-x))
 

@@ -2,9 +2,24 @@
 DML_ACTIVATION_SOFTPLUS ln(1 + exp(Steepness x)) / Steepness (Steepness >= 1);
 DirectML DML_ACTIVATION_PARAMETRIC_SOFTPLUS Alpha ln(1 + exp(Beta x))."""
 from opcert.expr import both, eq, exp, log, log1p, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    dml_levels_1_0,
+    softplus_monotone,
+    x,
+)
 from opcert.spec.model import Attribute, AttributeDomain, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, \
-    Property, Support, attr, const, dml_levels_1_0, softplus_monotone, x
 
 steepness, alpha, beta = attr("steepness"), attr("alpha"), attr("beta")
 

@@ -2,9 +2,22 @@
 from fractions import Fraction
 
 from opcert.expr import absolute, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    const,
+    dml_levels_1_0,
+    limits,
+    x,
+)
 from opcert.spec.model import Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
-    Support, const, dml_levels_1_0, limits, x
 
 FORMULA = x / (1 + absolute(x))
 

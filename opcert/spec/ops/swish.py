@@ -3,9 +3,25 @@ torch's SiLU is alpha = 1."""
 from fractions import Fraction
 
 from opcert.expr import eq, exp, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    DML_FLOATS,
+    FLOATS_ONNX,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    attr,
+    const,
+    finite_where_zero,
+    sigmoid_monotone,
+    sigmoid_stable,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, DML_FLOATS, FLOATS_ONNX, LIMITS, NAN_PROPAGATION, ONNX_DOC, Limit, Property, \
-    Support, attr, const, finite_where_zero, sigmoid_monotone, sigmoid_stable, x
 
 alpha = attr("alpha")
 T = alpha * x

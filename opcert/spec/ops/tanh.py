@@ -1,8 +1,20 @@
 """Tanh: ONNX Tanh-6/13, and the SONNX informal specification (seed 003)."""
 from opcert.expr import tanh
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    SEEDS,
+    Property,
+    Support,
+    const,
+    limits,
+    x,
+)
 from opcert.spec.model import Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, SEEDS, Property, \
-    Support, const, limits, x
 
 OPERATOR = Operator(
     name="Tanh",

@@ -1,8 +1,22 @@
 """ThresholdedRelu: ONNX ThresholdedRelu-10/22, DirectML DML_ACTIVATION_THRESHOLDED_RELU."""
 from opcert.expr import isnan, select
+from opcert.spec.declarations import (
+    ANY_RANK,
+    DML_DOC,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Property,
+    Support,
+    attr,
+    const,
+    dml_levels_1_0,
+    limits,
+    x,
+)
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
-from opcert.spec.declarations import ANY_RANK, DML_DOC, FLOATS_ONNX, FLOATS_ONNX_OLD, LIMITS, NAN_PROPAGATION, ONNX_DOC, Property, \
-    Support, attr, const, dml_levels_1_0, limits, x
 
 alpha = attr("alpha")
 

@@ -2,7 +2,17 @@
 from opcert.expr import exp, log, log1p, rowfirstmax, rowmax, rowsum, select
 from opcert.expr.numpy_eval import depth
 from opcert.spec.tensor import TensorOperator
-from opcert.spec.tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+from opcert.spec.tensor_declarations import (
+    INFINITE,
+    LAYOUT,
+    NAN_ROW,
+    PERMUTATION,
+    SHIFT,
+    RowProperty,
+    shifted,
+    standards,
+    x,
+)
 
 m = rowmax(x)
 SHIFTED = (x - m) - log(rowsum(exp(x - m)))

@@ -2,7 +2,17 @@
 from opcert.expr import exp, rowmax, rowsum
 from opcert.expr.numpy_eval import depth
 from opcert.spec.tensor import TensorOperator
-from opcert.spec.tensor_declarations import INFINITE, LAYOUT, NAN_ROW, PERMUTATION, SHIFT, RowProperty, shifted, standards, x
+from opcert.spec.tensor_declarations import (
+    INFINITE,
+    LAYOUT,
+    NAN_ROW,
+    PERMUTATION,
+    SHIFT,
+    RowProperty,
+    shifted,
+    standards,
+    x,
+)
 
 t = exp(x - rowmax(x))
 SHIFTED = t / rowsum(t)

@@ -32,7 +32,7 @@ class Stats:
     top_wrong: list = field(default_factory=list)  # the same among incorrectly rounded results
     first: dict = field(default_factory=dict)      # kind -> input bits of its first occurrence
 
-    def merge(self, o: "Stats") -> "Stats":
+    def merge(self, o: Stats) -> Stats:
         for k in COUNTS:
             setattr(self, k, getattr(self, k) + getattr(o, k))
         self.histogram = [a + b for a, b in zip(self.histogram, o.histogram)]
@@ -47,7 +47,7 @@ class Stats:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, d: dict) -> "Stats":
+    def from_json(cls, d: dict) -> Stats:
         s = cls(**{f.name: d[f.name] for f in fields(cls)})
         s.top = [tuple(t) for t in d["top"]]
         s.top_wrong = [tuple(t) for t in d["top_wrong"]]

@@ -49,6 +49,7 @@ was given, and the finished chunks stay on disk.
 from __future__ import annotations
 
 import base64
+import ctypes.util
 import hashlib
 import json
 import os
@@ -75,7 +76,6 @@ from opcert.verify.accuracy.stats import HIST_LABELS, KINDS, Stats, float_stats
 from opcert.verify.accuracy.sweep_kernel import SAMPLE_STRIDE, TOP
 from opcert.verify.properties.checks import PropertyChecker, compile_all
 from opcert.workers import Pool, WorkerLost
-import ctypes.util
 
 F32 = FLOAT_FORMATS["float32"]
 CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)

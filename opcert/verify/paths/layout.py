@@ -38,6 +38,7 @@ output that differs is measured against the reference too.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections import namedtuple
 from dataclasses import dataclass, field
@@ -47,11 +48,11 @@ import numpy as np
 from opcert.errors import TargetFailure
 from opcert.formats import FloatFormat, bits_differ, hex_bits
 from opcert.jit import numba
-from opcert.targets.layouts import aligned_empty, padded_stride, cores as host_cores, row_buffer
+from opcert.targets.layouts import aligned_empty, padded_stride, row_buffer
+from opcert.targets.layouts import cores as host_cores
 from opcert.verify.properties.checks import value_of
 from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import ordinal_distance
-import threading
 
 VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
@@ -373,7 +374,7 @@ class LayoutCheck:
         rng = np.random.default_rng(12345)
         for n in range(1, L + 1):
             self.progress(f"layout: calls of {n} of {L}")
-            for j in range(c):
+            for _ in range(c):
                 start = int(rng.integers(nv))
                 idx = (start + np.arange(n)) % nv
                 y = self._run(fam, self.values[idx], f"a call of {n} element(s) (layout check)", keep_layout=False)
@@ -434,7 +435,7 @@ class LayoutCheck:
             shp = _shape(nv, dims)
             if shp:
                 shapes.append((f"{name} of shape {shp}", lambda shp=shp: v.reshape(shp), ident))
-        for name, make, idx in shapes:
+        for name, make, _idx in shapes:
             x = make()
             y = self._run(fam, x, f"{name} (layout check)")
             if y is None:
@@ -781,7 +782,7 @@ class LayoutCheck:
             ks = np.array([e[0] for e in chosen])
             xs = self.values[ks]
             ref_bits, err_of = ref_of(xs.view(self.uint))
-            for j, (k, got, words, _, _) in enumerate(chosen):
+            for j, (_k, got, words, _, _) in enumerate(chosen):
                 e, exact = err_of(xs[j:j + 1], got) or (None, None)
                 if e is None:
                     with np.errstate(invalid="ignore"):

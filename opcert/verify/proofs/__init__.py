@@ -6,28 +6,23 @@
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
+import queue as queues
+import signal
 import time
 
 from opcert.errors import UsageError, choices
 from opcert.formats import get_format
-from opcert.spec import get_operator
+from opcert.options import Options
+from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators, tensor_operators
 from opcert.spec.attrs import describe, resolve
+from opcert.verify.accuracy.measure import measure
 from opcert.verify.proofs import descriptors, impl_level, spec_level
-from opcert.verify.result import ProofReport, PropertyResult
-from opcert.spec import is_tensor_operator
-from opcert.spec import get_tensor_operator
 from opcert.verify.proofs.axes import prove_axis_rules
 from opcert.verify.proofs.rows import prove_rows
-from opcert.options import Options
-from opcert.verify.accuracy.measure import measure
-from opcert.workers import die_with_parent
-from opcert.workers import fresh_stdio
-from opcert.spec import operators
-from opcert.spec import tensor_operators
-import signal
-import multiprocessing
-import os
-import queue as queues
+from opcert.verify.result import ProofReport, PropertyResult
+from opcert.workers import die_with_parent, fresh_stdio
 
 __all__ = ["ProofReport", "PropertyResult", "prove"]
 

@@ -1,14 +1,13 @@
 """Helpers shared by the spec-level and implementation-level provers."""
 from __future__ import annotations
 
+import os
 import time
 from fractions import Fraction
 
 import z3
 
 from opcert.expr import Expr
-import os
-
 
 # z3 runs under resource limits (its `rlimit`: units of work it counts as it searches), never under a
 # wall-clock timeout, so whether a query is decided does not depend on how busy the host is. Each query

@@ -22,29 +22,18 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from opcert.formats import FLOAT_FORMATS, FloatFormat, from_bits, hex_bits, round_fraction
+from opcert.formats import FLOAT_FORMATS, FloatFormat, from_bits, hex_bits, ordinal, round_fraction
 from opcert.impl.run import run_resolved
 from opcert.numerics.exact import eval_rational
-from opcert.verify.accuracy.inputs import exhaustive, special_values
+from opcert.spec.reference import reference_detailed
+from opcert.verify.accuracy.inputs import exhaustive, from_ordinal, max_ordinal, sample, special_values
 from opcert.verify.proofs.common import attribute, model_value, show, solve, units_spent
 from opcert.verify.proofs.fp_model import FPModel, fp_sort
+from opcert.verify.proofs.interval import first_outside, implementation_bound, ordinal_of
+from opcert.verify.proofs.monotone import find_decrease_on_code, prove_monotone
 from opcert.verify.proofs.real_model import Q, RealModel, Rounding
+from opcert.verify.properties.checks import PropertyChecker, compile_property, symmetry_violations, value_of, verdicts
 from opcert.verify.result import PropertyResult
-from opcert.spec.reference import reference_detailed
-from opcert.verify.properties.checks import PropertyChecker
-from opcert.verify.properties.checks import compile_property
-from opcert.verify.properties.checks import value_of
-from opcert.verify.properties.checks import verdicts
-from opcert.verify.accuracy.inputs import max_ordinal
-from opcert.verify.accuracy.inputs import from_ordinal
-from opcert.verify.proofs.interval import first_outside
-from opcert.verify.proofs.interval import ordinal_of
-from opcert.verify.proofs.interval import implementation_bound
-from opcert.verify.proofs.monotone import find_decrease_on_code
-from opcert.verify.proofs.monotone import prove_monotone
-from opcert.formats import ordinal
-from opcert.verify.accuracy.inputs import sample
-from opcert.verify.properties.checks import symmetry_violations
 
 F64 = FLOAT_FORMATS["float64"]
 R64 = Rounding("R64", Fraction(1, 2 ** 53), Fraction(1, 2 ** 1075), lambda c: Fraction(round_fraction(c, F64)))

@@ -14,19 +14,24 @@ import math
 import time
 from fractions import Fraction
 
+import numpy as np
+from flint import arb, ctx, fmpq
+
 from opcert.expr import NAMED
 from opcert.expr.fold import element_wise_only, fold
-from opcert.numerics.exact import (ArbDomain, Undecided, Undefined, arb_of, arb_to_fractions, eval_ball, evaluate,
-                          in_domain)
-from opcert.formats import FLOAT_FORMATS
-from opcert.formats import round_fraction
-from opcert.formats import ordinal
+from opcert.formats import FLOAT_FORMATS, ordinal, round_fraction
+from opcert.numerics.exact import (
+    ArbDomain,
+    Undecided,
+    Undefined,
+    arb_of,
+    arb_to_fractions,
+    eval_ball,
+    evaluate,
+    in_domain,
+)
 from opcert.verify.accuracy.inputs import from_ordinal
 from opcert.verify.proofs.common import record
-from flint import arb
-from flint import fmpq
-from flint import ctx
-import numpy as np
 
 F64 = FLOAT_FORMATS["float64"]
 

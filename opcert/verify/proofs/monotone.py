@@ -21,14 +21,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-
-from opcert.numerics.exact import Undecided, Undefined
-from opcert.expr.fold import Domain, element_wise_only, fold
-from opcert.verify.proofs.interval import RoundedDomain, arb_interval
-from opcert.verify.proofs.common import record
-from opcert.verify.accuracy.inputs import from_ordinal
-from opcert.formats import ordinal
 from flint import ctx
+
+from opcert.expr.fold import Domain, element_wise_only, fold
+from opcert.formats import ordinal
+from opcert.numerics.exact import Undecided, Undefined
+from opcert.verify.accuracy.inputs import from_ordinal
+from opcert.verify.proofs.common import record
+from opcert.verify.proofs.interval import RoundedDomain, arb_interval
 
 SMALL = 64
 

@@ -51,7 +51,7 @@ class RealModel:
         self.anchors: dict[str, set] = defaultdict(set)   # rounding name -> constants
         self.roundings: dict[str, Rounding] = {}
         self.constants: dict[str, object] = {}
-        self.truth: "RealModel | None" = None if exact else RealModel(exact=True)   # the true functions
+        self.truth: RealModel | None = None if exact else RealModel(exact=True)   # the true functions
         self.symbolic_anchors: list = []      # representable values that are terms (the input x)
 
     def named(self, name: str):

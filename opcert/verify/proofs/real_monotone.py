@@ -14,14 +14,15 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from opcert.expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
-from opcert.numerics.exact import Undecided
-from opcert.verify.proofs.monotone import Split, Stuck, direction as _direction
-from opcert.verify.proofs.interval import arb_to_fractions
-from opcert.expr.primitives import AT_INF
+from flint import arb, ctx
+
 from opcert.expr import NAMED
-from flint import arb
-from flint import ctx
+from opcert.expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
+from opcert.expr.primitives import AT_INF
+from opcert.numerics.exact import Undecided
+from opcert.verify.proofs.interval import arb_to_fractions
+from opcert.verify.proofs.monotone import Split, Stuck
+from opcert.verify.proofs.monotone import direction as _direction
 
 INF = math.inf
 

@@ -30,8 +30,8 @@ from opcert.expr import Expr
 from opcert.expr.fold import Domain, fold
 from opcert.expr.primitives import REGISTRY
 from opcert.spec.tensor import RowProperty
-from opcert.verify.proofs.real_model import Q, RealModel
 from opcert.verify.proofs.common import attribute, decide, units_spent
+from opcert.verify.proofs.real_model import Q, RealModel
 from opcert.verify.result import PropertyResult
 
 MAX_LENGTH = 4
@@ -116,7 +116,7 @@ def _axioms(model: RealModel) -> list:
     for name, apps in model.apps.items():
         p = REGISTRY[name]
         lo, lo_open, _ = p.domain
-        def inside(t):
+        def inside(t, lo=lo, lo_open=lo_open):
             return z3.BoolVal(True) if lo is None else (t > Q(lo)) if lo_open else (t >= Q(lo))
         for t, ft in apps:
             if p.sign == "positive":

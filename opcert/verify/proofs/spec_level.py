@@ -8,18 +8,16 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from opcert.formats import FLOAT_FORMATS
-from opcert.numerics.exact import eval_rational, evaluate
-from opcert.verify.proofs.common import attribute, force, model_value, selects_on_x, show, solve, units_spent
-from opcert.verify.proofs.real_model import Q, RealModel
-from opcert.verify.result import PropertyResult
 from opcert.errors import UsageError
+from opcert.formats import FLOAT_FORMATS
 from opcert.impl.run import run_resolved
-from opcert.spec.attrs import to_binary32
+from opcert.numerics.exact import eval_rational, evaluate
+from opcert.spec.attrs import resolve, to_binary32
+from opcert.verify.proofs.common import attribute, force, model_value, selects_on_x, show, solve, units_spent
+from opcert.verify.proofs.interval import bound_on_interval, find_decrease
+from opcert.verify.proofs.real_model import Q, RealModel
 from opcert.verify.proofs.real_monotone import prove_nondecreasing
-from opcert.verify.proofs.interval import bound_on_interval
-from opcert.verify.proofs.interval import find_decrease
-from opcert.spec.attrs import resolve
+from opcert.verify.result import PropertyResult
 
 F64 = FLOAT_FORMATS["float64"]
 METHOD = "z3 over the reals (the primitives uninterpreted, with the registry's theorems)"

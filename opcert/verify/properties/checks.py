@@ -187,7 +187,7 @@ class Acc:
             o.worst = [float(wmag[0]), int(st[K.WORST_KEY]), inputs(st[K.WORST_A], st[K.WORST_B])]
         self.merge(o)
 
-    def merge(self, o: "Acc") -> "Acc":
+    def merge(self, o: Acc) -> Acc:
         self.evaluated += o.evaluated
         self.violations += o.violations
         if o.first is not None and (self.first is None or o.first[0] < self.first[0]):
@@ -200,7 +200,7 @@ class Acc:
         return {"evaluated": self.evaluated, "violations": self.violations, "first": self.first, "worst": self.worst}
 
     @classmethod
-    def from_json(cls, d: dict) -> "Acc":
+    def from_json(cls, d: dict) -> Acc:
         return cls(int(d["evaluated"]), int(d["violations"]), d["first"], d["worst"])
 
 
