@@ -99,8 +99,9 @@ class Guard:
     under the mode it set for itself), and every change is recorded in `events`.
 
     A sweep makes 2^17 calls: the environments live in three buffers made once
-    (fegetenv into them, fesetenv from them), not in bytes built per call
-    (3.3 us a call with a buffer made for each save and restore)."""
+    (fegetenv into them, fesetenv from them), not in bytes built per call (a
+    buffer made for each save and restore cost more per call: bench/README.md,
+    'Figures behind choices in the code')."""
 
     def __init__(self):
         self._lib = _lib()

@@ -18,10 +18,10 @@ Inside a worker, `activity(text, timeout)` announces a target call to the
 parent; the parent kills the worker when the call overruns `timeout`. The
 announcement is written to memory the two processes share (its text, start
 and time limit), not sent: a sweep makes two target calls per block of 65,536
-inputs, and a message for each woke the parent 2,000 times per chunk (Gelu's
-tanh form: 2 workers, 6.88 -> 5.89 s for 12 chunks; the parent's CPU time
-0.58 -> 0.02 s). The parent reads it when a worker is lost, and checks the
-time limit at least every POLL seconds.
+inputs, and a message for each woke the parent 2,000 times per chunk, which
+then competed with the workers for the cores (bench/README.md, 'Figures
+behind choices in the code'). The parent reads it when a worker is lost, and
+checks the time limit at least every POLL seconds.
 """
 from __future__ import annotations
 
@@ -214,7 +214,8 @@ def _context():
 def _warm_before_fork() -> None:
     """Done once in the parent, so that every forked worker inherits it rather than doing it first: numba's
     first compilation or cache load in a process loads its type registries (numba.np.arraymath, which
-    imports scipy.linalg): 0.5-0.7 s of each worker's start, a third of a float32 check's three workers."""
+    imports scipy.linalg), a large part of each worker's start (bench/README.md, 'Figures behind choices in
+    the code')."""
     try:
         from numba.core.registry import cpu_target
         cpu_target.target_context.refresh()

@@ -284,7 +284,8 @@ def parse_check(raw, i, source) -> list[Check]:
 
 
 # the built-in gate's tensor checks: their row properties are decided on samples (opcert's code over every
-# 16-bit pair takes 45 minutes), and the gate accepts that evidence, which every report shows per property
+# 16-bit pair takes too long for a gate: bench/README.md, 'Figures behind choices in the code'), and the gate
+# accepts that evidence, which every report shows per property
 TENSOR_EVIDENCE = ("row properties of the code are checked on sampled rows, not proved: the built-in gate accepts "
                    "that sampled evidence (`opcert accuracy OP --dtype float16 --target opcert --exhaustive` decides "
                    "them over every pair of 16-bit values, about 45 minutes on 2 cores; `opcert prove OP` proves "

@@ -1,10 +1,11 @@
 """The report's plots as inline SVG: the ULP error over the input range, and its histogram.
 
 A catalog's report has two plots per check and hundreds of checks; drawn with matplotlib they took
-most of a gate's report time (about 1 s a check) and most of its size (PNG, base64). Here each is a
-few kilobytes of SVG text written in milliseconds: the error plot keeps, of the up to 2^16 points of a
-check, the largest and the smallest error of each pixel column (what the eye can see of a scatter at
-that width: the envelope is exact, the points inside it are not drawn twice), drawn as one path.
+most of a gate's report time and most of its size (PNG, base64; bench/README.md,
+'Figures behind choices in the code'). Here each is a few kilobytes of SVG text written in
+milliseconds: the error plot keeps, of the up to 2^16 points of a check, the largest and the smallest
+error of each pixel column (what the eye can see of a scatter at that width: the envelope is exact,
+the points inside it are not drawn twice), drawn as one path.
 """
 from __future__ import annotations
 

@@ -180,7 +180,8 @@ class Target:
                 # call returns that buffer or a fresh one: nothing of the target's to copy out of). An array
                 # that owns its memory and that nothing but this frame refers to (getrefcount's own argument
                 # is the other reference) is not the target's to write again: no view, no attribute, no
-                # cache of the target's holds it. A sweep makes 2^17 calls: the copy was 6 us of each.
+                # cache of the target's holds it. A sweep makes 2^17 calls, and each paid for the copy
+                # (bench/README.md, 'Figures behind choices in the code').
                 if isinstance(y, np.ndarray) and not (call is not None and owned) and \
                         not (y.base is None and y.flags.owndata and sys.getrefcount(y) == 2):
                     y = np.array(y, copy=True)
@@ -248,7 +249,8 @@ _DTYPE_NAMES: dict = {}
 
 
 def _dtype_name(dtype) -> str:
-    # dtype.name is built by Python code in NumPy at each read (2 us): a sweep asks 2^17 times
+    # dtype.name is built by Python code in NumPy at each read: a sweep asks 2^17 times (bench/README.md,
+    # 'Figures behind choices in the code')
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
         name = _DTYPE_NAMES[dtype] = dtype.name
@@ -259,8 +261,8 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype.kind in "fV" or a.dtype.name == "bfloat16":
         a, b = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
         if a.nbytes >= 1 << 18 and a.nbytes % 8 == 0:
-            # a sweep compares 512 blocks of 256 KiB per chunk: compiled, 64 bits at a time, 2.7 against
-            # array_equal's 6.5 us (its temporary array of booleans)
+            # a sweep compares 512 blocks of 256 KiB per chunk: compiled, 64 bits at a time, faster than
+            # array_equal and its temporary array of booleans (bench/README.md, 'Figures behind choices in the code')
             return _same_words()(a.view(np.uint64), b.view(np.uint64))
         w = f"uint{8 * a.itemsize}"
         return np.array_equal(a.view(w), b.view(w))

@@ -55,7 +55,8 @@ def _snapshot() -> list:
 
 
 def _unchanged(d, get, values) -> bool:
-    """Every guarded name still bound to its object (the common case: one C-level pass, 20 us for numpy)."""
+    """Every guarded name still bound to its object (the common case, in one C-level pass: bench/README.md,
+    'Figures behind choices in the code')."""
     try:
         return all(map(operator.is_, get(d), values))
     except KeyError:     # a name removed
@@ -64,7 +65,8 @@ def _unchanged(d, get, values) -> bool:
 
 class Isolation:
     """trusted: opcert's own implementation, which changes none of this: nothing is saved or checked
-    (in the main process the check for child processes reads /proc, 0.2 ms a call)."""
+    (in the main process the check for child processes reads /proc at each call: bench/README.md,
+    'Figures behind choices in the code')."""
 
     def __init__(self, trusted: bool = False):
         self.trusted = trusted
@@ -80,7 +82,8 @@ class Isolation:
         pid, cwd = os.getpid(), _cwd()
         worker = in_worker()
         main = not worker and threading.current_thread() is threading.main_thread()
-        # the main process: only children of this thread (one file; every thread's is 0.2 ms a call)
+        # the main process: only children of this thread (one file; every thread's costs more per call:
+        # bench/README.md, 'Figures behind choices in the code')
         before = None if worker else _children(own_thread=True)
         saved_exit, saved_int = os._exit, None
         if main:

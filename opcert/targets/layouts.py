@@ -81,7 +81,7 @@ def row_buffer(m: int, n: int, dtype, row_stride: int, offset: int = 0) -> np.nd
 
 def c_calls(func) -> Callable:
     """calls() for a C kernel `void f(const T *x, T *y, size_t n, const float *attrs)`: the calls are made by a
-    compiled loop (numba), 20-60 ns each, not by Python."""
+    compiled loop (numba), not by Python (what a call costs: bench/README.md, 'Figures behind choices in the code')."""
     def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
         m, n = X.shape
         itemsize = X.dtype.itemsize

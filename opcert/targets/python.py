@@ -107,9 +107,10 @@ class PythonTensorTarget(TensorTarget):
 
 @lru_cache(maxsize=1)
 def _distributions() -> dict[str, list[str]]:
-    """importlib.metadata.packages_distributions(), read 2-4 times faster (0.1-0.2 s, not 0.4 s in each worker
-    that loads a Python target, here): the distributions without top_level.txt have their RECORD read as text
-    rather than as 26,000 PackagePath objects. The same mapping (tests/test_sweep.py checks it)."""
+    """importlib.metadata.packages_distributions(), read faster here (each worker that loads a Python target
+    reads it: bench/README.md, 'Figures behind choices in the code'): the distributions without top_level.txt
+    have their RECORD read as text rather than as 26,000 PackagePath objects. The same mapping
+    (tests/test_sweep.py checks it)."""
     out: dict[str, list[str]] = {}
     for dist in distributions():
         tops = (dist.read_text("top_level.txt") or "").split()

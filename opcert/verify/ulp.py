@@ -32,7 +32,8 @@ def ulp_of(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 @functools.cache
 def _ulp_ufunc():
     # built at the first call: a vectorize with a signature compiles (or loads its cache) when
-    # it is applied, 140 ms at every import of this module, every worker's start included
+    # it is applied, which cost every import of this module, every worker's start included
+    # (bench/README.md, 'Figures behind choices in the code')
     return numba.vectorize(["float64(float64, int64, int64)"], cache=True, nopython=True)(ulp_scalar)
 
 

@@ -32,7 +32,8 @@ def ort_calls(runtime, copies: int = 256) -> Callable:
     graph input and output of length n, bound (io_binding) to rows of buffers opcert owns: one run is
     `copies` calls of the kernel, each on a buffer at the offset asked for. One lane per core, each with its
     own buffers and binding, runs the one session (one intra-op thread each; ORT releases the GIL in a run):
-    a call costs 1-2.5 us of ORT's own per-node work, and a 16-bit format's calls are 8.5 million."""
+    each call pays ORT's own per-node work (bench/README.md, 'Figures behind choices in the code'), and a
+    16-bit format's calls are 8.5 million."""
     sessions = {}
 
     def calls(op, X, attrs, offset: int = 0, in_place: bool = False):

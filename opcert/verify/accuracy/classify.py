@@ -5,7 +5,8 @@ v = v_hi + v_lo: the ULP error of DESIGN.md (ulp.ulp_error's arithmetic, in the
 same order, so the same binary64 result), the distance in representable values
 (ulp.ulp_distance), and the special-value classification. One pass and no
 temporaries: the NumPy version made a dozen arrays per call and cost more than
-the long double reference it checks (0.6 s per 10^6 binary64 inputs).
+the long double reference it checks (bench/README.md,
+'Figures behind choices in the code').
 tests/test_accuracy.py compares it with the rational definition
 (ulp.ulp_error_exact) on every float16 input.
 """

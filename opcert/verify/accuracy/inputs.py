@@ -111,10 +111,10 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
-    """np.unique by sorting: NumPy 2's hash-based unique is ~10x slower on 10^6 integers. Its callers give
+    """np.unique by sorting: NumPy 2's hash-based unique is slower on 10^6 integers. Its callers give
     a few ascending runs (a sample's parts; a sample's two signs), which a stable sort (timsort) merges in
-    linear time, on every CPU: NumPy's AVX-512 quicksort is 5x slower than its AVX2 one on some AMD CPUs
-    (53 against 10 ms for 10^6, measured), and timsort on random data slower still."""
+    linear time, on every CPU: NumPy's AVX-512 quicksort is slower than its AVX2 one on some AMD CPUs, and
+    timsort on random data slower still (bench/README.md, 'Figures behind choices in the code')."""
     a = np.sort(a, kind="stable")
     return a[np.concatenate([[True], a[1:] != a[:-1]])] if a.size else a
 

@@ -43,7 +43,9 @@ from opcert.workers import WorkerLost, in_worker, run_isolated
 
 F32 = get_format("float32")
 DEFAULT_SAMPLES = {"float32": 100_000, "float64": 1_000_000}
-FLOAT64_EXACT_SAMPLES = 10_000   # float64 default where every input takes the exact path (0.2-0.4 ms each)
+# the float64 default where every input takes the exact path, slow per input (bench/README.md,
+# 'Figures behind choices in the code')
+FLOAT64_EXACT_SAMPLES = 10_000
 
 
 def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, str | None]:
@@ -297,7 +299,7 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
     x, mode, why_fewer = _inputs_here(req, op, fmt)
     if x.size >= 1 << 16:
         # arrays of 10^6 elements allocated and freed a dozen times: glibc maps and unmaps each, and the
-        # page faults were 0.04 of a 10^6-sample float64 check's 0.18 s (bench/README.md)
+        # page faults showed in a float64 check's time (bench/README.md, 'Figures behind choices in the code')
         keep_freed_memory()
     res = _base_result(req, mode, int(x.size), tgt.info)
     if why_fewer:
@@ -401,7 +403,8 @@ def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bo
             if off.size > limit // 2:
                 off = off[np.linspace(0, off.size - 1, limit // 2).astype(np.int64)]
             first = off
-        spread = np.ones(keep.size, dtype=bool)     # not np.setdiff1d: it hashes 10^6 values, 0.8 s
+        # not np.setdiff1d, which hashes 10^6 values (bench/README.md, 'Figures behind choices in the code')
+        spread = np.ones(keep.size, dtype=bool)
         spread[first] = False
         rest = np.flatnonzero(spread)
         rest = rest[np.linspace(0, rest.size - 1, limit - first.size).astype(np.int64)]
@@ -535,7 +538,8 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
             info, checked = _describe(req, call), None
         else:
             # one worker loads the target, makes its first call (what it loads then keys the checkpoints),
-            # says what it supports and runs the layout check: a worker costs 1-2 s to start and load
+            # says what it supports and runs the layout check: a worker is slow to start and load
+            # (bench/README.md, 'Figures behind choices in the code')
             info, *checked = run_isolated(_probe_and_check, req, call)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
@@ -664,12 +668,12 @@ def _sweep_verdicts(res: AccuracyResult, outs: _SweepOutputs, stats: Stats, foun
 def _layout_sampled(req: Request, tgt: Target):
     """The layout check of a float32 sweep's target (loaded: tgt): on a stratified sample of
     req.layout_samples inputs (SWEEP_LAYOUT_SAMPLES for the whole format; every binary32 input at every
-    position of every length would be 2^32 x 2,145 outputs, 17 hours at torch's 150 M outputs/s), in the
-    process that runs the target."""
+    position of every length would be 2^32 x 2,145 outputs, hours even at torch's rate: bench/README.md,
+    'Figures behind choices in the code'), in the process that runs the target."""
     op, o = get_operator(req.op), req.options
     n = req.layout_samples
-    # more candidates than go through the layouts (16x, 4x past 2^16: the reference costs 0.2-0.6 us an
-    # input): those not correctly rounded go first
+    # more candidates than go through the layouts (16x, 4x past 2^16, where the reference's cost per input
+    # adds up: bench/README.md, 'Figures behind choices in the code'): those not correctly rounded go first
     x = inputs_mod.sample(op, F32, req.resolved, (16 if n <= 1 << 16 else 4) * n, o.seed)
     y = tgt.run(op, x, req.resolved, label=f"{x.size:,} sampled float32 inputs (layout check)")
     rounded = reference_detailed(op, x, req.resolved, o.standard).rounded

@@ -84,9 +84,9 @@ def stats_of(bits: np.ndarray, err: np.ndarray, same_bits: np.ndarray, masks: di
 
 
 def _top_cut(v: np.ndarray, k: int) -> float:
-    """The k-th largest of v (no NaN), as np.partition gives it. np.partition over 10^6 errors took 72 ms
-    a call on an AVX-512 AMD host (NumPy's AVX-512 sort and select are 5-6x slower than its AVX2 ones on
-    that CPU: 53 against 10 ms to sort 10^6 binary64, measured), so the selection runs on the values at
+    """The k-th largest of v (no NaN), as np.partition gives it. np.partition over 10^6 errors was slow
+    on an AVX-512 AMD host (NumPy's AVX-512 sort and select are slower than its AVX2 ones on that CPU:
+    bench/README.md, 'Figures behind choices in the code'), so the selection runs on the values at
     or above a bound taken from a strided sample of about 8,192 of them: a bound with k values at or above
     it is at most the k-th largest, whose value the selection among them is then exactly."""
     step = v.size // 8192

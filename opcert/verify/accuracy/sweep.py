@@ -38,9 +38,8 @@ environment variable, a data file, a rebuilt library) cannot resume a stale
 verdict, however few outputs it changes: a sample of blocks could not promise
 that (256 outputs changed among 2^32 fall in 256 of 65,536 blocks: one block
 per chunk finds one of them with probability 0.39). The replay costs the
-target's stage of each chunk, not the reference's: 32 chunks of Tanh against
-numpy:tanh resumed in 3.4-4.6 s on 2 busy cores (one block a chunk: 0.7-1.3 s;
-the fresh sweep: 17-50 s); the fingerprints add 0.16 ns an output to a chunk.
+target's stage of each chunk, not the reference's, and the fingerprints add
+little to a chunk (bench/README.md, 'Figures behind choices in the code').
 
 Chunks run in supervised worker processes (opcert.workers): a target that
 exits, crashes or overruns its time limit fails the sweep with the block it
@@ -142,7 +141,7 @@ _CACHE: dict = {}
 def keep_freed_memory() -> None:
     """Blocks allocate and free arrays of 256-512 KiB thousands of times; glibc
     maps and unmaps each, and the page faults cost more than the arithmetic
-    (7 ns against 2 ns per input, measured). Keep freed memory instead."""
+    (bench/README.md, 'Figures behind choices in the code'). Keep freed memory instead."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c"))
         M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
@@ -364,8 +363,8 @@ class _Chunk:
 
 def _call_block(cfg: SweepConfig, tgt, op, attrs, b0: int, b1: int, negative: bool) -> np.ndarray:
     """The target's outputs on one block, called as run_chunk calls it: the target gets a buffer of its
-    own, filled with the block's inputs and checked after the call (its run() would copy x and compare
-    the copy: 13 us of a call of 65,536 inputs, this 3)."""
+    own, filled with the block's inputs and checked after the call (cheaper than its run(), which would copy
+    x and compare the copy: bench/README.md, 'Figures behind choices in the code')."""
     start = np.uint32(b0 | 0x80000000) if negative else np.uint32(b0)
     given = np.empty(b1 - b0, np.uint32)
     sweep_kernel.progression(given, start)
@@ -735,7 +734,7 @@ def warm_kernels(cfg: SweepConfig) -> None:
     """A second worker's first task: compile `block` and the property scans, which a chunk first calls
     after its first block, while the first worker compiles the ball and the fast pass, which it calls
     first; each then loads the other's from numba's cache. A cold sweep compiled every kernel in every
-    worker at the same time (7.4 s of ScaledTanh's first chunk with AVX-512 off). Nothing is computed:
+    worker at the same time (bench/README.md, 'Figures behind choices in the code'). Nothing is computed:
     the arguments have run_chunk's types (tests/test_sweep.py checks that run_chunk then compiles nothing
     this did not), on eight inputs."""
     s = _setup(cfg)

@@ -26,8 +26,9 @@ assert HISTOGRAM_EDGES == (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0), "upda
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def next_down(x):
-    """np.nextafter(x, -inf) on the bits: numba's nextafter calls libm, ~20 ns
-    per call, which was most of this kernel's time (two calls per input)."""
+    """np.nextafter(x, -inf) on the bits: numba's nextafter calls libm, which
+    was most of this kernel's time (two calls per input; bench/README.md,
+    'Figures behind choices in the code')."""
     if x != x or x == -np.inf:
         return x
     if x == 0.0:
@@ -186,7 +187,7 @@ def _fast_pass(blk, floor, hard, keep, mirror, every_bin):
     """easy()'s loop (every_bin True) and easy_near()'s (every_bin None): (what easy() returns, how many
     wrong outputs are above 2 ULPs). `is None` on an argument is decided when numba compiles: each form
     has one path and no branch (the same branches in a function inlined into the loop kept LLVM from
-    vectorising it with keep: 12 ns an input)."""
+    vectorising it with keep: bench/README.md, 'Figures behind choices in the code')."""
     xbits, yvals, ybits, v, rad, sgn = blk
     if mirror is not None:
         kept, scale, flip = mirror
@@ -226,7 +227,7 @@ def _fast_pass(blk, floor, hard, keep, mirror, every_bin):
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def easy(blk, floor, hard, keep=None, mirror=None):
     """The common cases of `block`, without its branches (LLVM vectorises this
-    loop: about 1 ns per input against block's 8-10, bench/sweep_kernel.py): an
+    loop, not block's: bench/README.md, 'Figures behind choices in the code'): an
     input whose ball lies strictly on one side of zero and rounds to one finite
     binary32 value r, or is an exact zero r (a radius of 0: its sign is the
     midpoint's, as in block), or lies below half the smallest subnormal with a
@@ -298,11 +299,11 @@ def sampled_floor(blk: Block, at_inf: AtInf, tally: Tally, flush_ok, stride, sca
     formula, are left out of the sample.
 
     Why: where the errors rise with the input, as in tanh's binades below 2^-12, each input is a new
-    worst case at the time it is seen, and easy() sent every one to block (8-10 ns an input against 1;
-    Tanh's sweep sent 103.8 million inputs to block, 19.8 million with this). The lists block then keeps
-    are the same: the 8 largest of a total order, whatever the thresholds (easy's docstring). block
-    itself decides the sample, with the arguments of the block's own call: no kernel of its own to
-    compile (a first sweep compiles its kernels in every worker)."""
+    worst case at the time it is seen, and easy() sent every one to block, the slower kernel (Tanh's sweep
+    sent 103.8 million inputs to block, 19.8 million with this; bench/README.md, 'Figures behind choices
+    in the code'). The lists block then keeps are the same: the 8 largest of a total order, whatever the
+    thresholds (easy's docstring). block itself decides the sample, with the arguments of the block's own
+    call: no kernel of its own to compile (a first sweep compiles its kernels in every worker)."""
     s = Block(*(a[::stride].copy() for a in blk))
     if scale is not None:
         if scale < 0:
@@ -497,8 +498,8 @@ def output_fingerprint(yb, w):
     m1 = sum i y_i. One changed output always changes h (w_i is odd, |delta| < 2^32) and m0; changes at
     several places cancel in h only where sum w_i delta_i = 0 mod 2^64 for pseudo-random w_i (about
     2^-32 or less, whatever the deltas). m0 and m1 locate a single change: delta = m0' - m0, its index
-    (m1' - m1) / delta (verify.accuracy.sweep._one_difference). 0.16 ns an output (vectorised), against 2.3 for
-    SHA-256 of the same bytes: about 2% of a chunk of Tanh."""
+    (m1' - m1) / delta (verify.accuracy.sweep._one_difference). Vectorised, it costs far less than SHA-256 of
+    the same bytes (bench/README.md, 'Figures behind choices in the code')."""
     h = np.uint64(0)
     m0 = np.uint64(0)
     m1 = np.uint64(0)

@@ -58,10 +58,9 @@ VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-5
 CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
 # Rows go to the target in calls of about this many elements, not in one view of every row: a row's path
 # is its length, its alignment and its strides, none of which depends on how many rows share its call,
-# and 10^6 rows of 65 in one call are 10^8-element temporaries (opcert's own code on a float32 sweep's
-# inputs: 3.7 s for the length 65 in one call, 0.36 s in calls of 2^20 elements; 2^18 gave 0.26 s there but
-# cost onnx.reference 0.8 s more over a float16 check, in its per-call overhead: measured). A block's first row
-# is a multiple of ROW_ALIGN rows, so every row starts at the alignment it has in one whole view.
+# and 10^6 rows of 65 in one call are 10^8-element temporaries; smaller calls cost onnx.reference more in its
+# per-call overhead (bench/README.md, 'Figures behind choices in the code'). A block's first row is a
+# multiple of ROW_ALIGN rows, so every row starts at the alignment it has in one whole view.
 ROW_BLOCK = 1 << 20
 ROW_ALIGN = 32             # rows of stride (n + 1) elements of 2 bytes or more: 32 rows span 64-byte lines
 EXAMPLES = 32              # differing inputs per family measured against the reference
@@ -81,9 +80,8 @@ def count_window_differ(got, base, magnitude, inf):
     """How many elements of got (2-D, C order, bits) differ from the windows of base that the rows were
     made of (row r: base[r], base[r + 1], ...), any NaN equal to any NaN (formats.bits_differ's rule):
     magnitude masks the sign off, a NaN's magnitude is above inf. Without a branch on the data, on unit
-    strides: the loop vectorises. bits_differ on the strided windows made three passes and temporaries:
-    0.31 ns an element on rows of 65, 1.7 on rows of 3, against 0.13 and 1.2 here; over a float32 sweep's
-    layout check (10^6 inputs, 2.1 x 10^9 outputs), 2.0 s against 0.9 s."""
+    strides: the loop vectorises. bits_differ on the strided windows made three passes and temporaries,
+    slower on long rows and on short (bench/README.md, 'Figures behind choices in the code')."""
     n = 0
     for r in range(got.shape[0]):
         g = got[r]

@@ -36,8 +36,9 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
     target in a format (every input of float16, bfloat16 and float32: a proof
     for that target; samples of float64: evidence). enumerate_float32: in
     float32, what the provers leave unknown is decided by running opcert's code
-    on every float32 input (the sweep for properties alone, 1-3 minutes on 2
-    cores). rlimit: z3's resource units per query (its `rlimit`, never a time: the verdicts do not
+    on every float32 input (the sweep for properties alone; its time:
+    bench/README.md, 'Figures behind choices in the code'). rlimit: z3's
+    resource units per query (its `rlimit`, never a time: the verdicts do not
     depend on the host's load), instead of each query family's calibrated budget (common.BUDGETS)."""
     rlimit = _rlimit(rlimit)
     if is_tensor_operator(op):

@@ -342,7 +342,8 @@ def _abstraction(s: Subject, prop, res, kind, rlimit, bounds=None, dom=(None, No
 
 
 HOLE_START = 1 << 21          # values on each side of a first spurious counterexample
-HOLE_BUDGET = 1 << 30         # values run on the code in all (HardSwish's bound at -1.5: 2.0-2.9e8, 8-19 s)
+HOLE_BUDGET = 1 << 30         # values run on the code in all (HardSwish's bound at -1.5: 2.0-2.9e8; their
+                              # time: bench/README.md, 'Figures behind choices in the code')
 HOLE_ROUNDS = 24
 
 

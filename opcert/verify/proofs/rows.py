@@ -245,7 +245,8 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
                                    "every layout (`opcert accuracy`)")
     for n in range(1, MAX_LENGTH + 1):
         # monotonicity in x_i is monotonicity in x_0 of the row with x_i and x_0 swapped, where the formula
-        # is permutation equivariant: proved first at this length, then x_0 alone (LogSoftmax at 4: 19 s -> 5 s)
+        # is permutation equivariant: proved first at this length, then x_0 alone, which is faster
+        # (bench/README.md, 'Figures behind choices in the code')
         first_only = False
         if p.kind == "row_monotonic" and n > 1:
             perm = _query(op, RowProperty("permutation", "permutation", ""), formula, attrs, n)
