@@ -8,20 +8,18 @@ import math
 from fractions import Fraction
 
 import flint
+import gmpy2
 import numba
 import numpy as np
 import pytest
-import gmpy2
 from oracle import catalog_oracle, catalog_scalar
 from test_catalog_oracle import CASES, IDS
 
 import opcert
-from opcert.expr import PRIMITIVES
-from opcert.expr import libm_arrays
+from opcert.expr import PRIMITIVES, libm_arrays
 from opcert.expr.primitives import binary64_array, exp_blockwise
 from opcert.formats import FLOAT_FORMATS
-from opcert.numerics import ball
-from opcert.numerics import ball_compiled
+from opcert.numerics import ball, ball_compiled
 from opcert.spec.attrs import resolve
 
 F32 = FLOAT_FORMATS["float32"]
@@ -261,6 +259,37 @@ def test_exp_of_a_block_has_numpys_bits(lo, hi):
     with gmpy2.context(gmpy2.context(precision=200)):
         assert gmpy2.exp(gmpy2.mpfr(-745.2)) < gmpy2.mpfr(2) ** -1075
         assert gmpy2.exp(gmpy2.mpfr(709.79)) > gmpy2.mpfr(np.finfo(np.float64).max)
+
+
+@pytest.mark.parametrize("name", ["Mish", "Gelu", "Selu"])
+def test_the_midpoints_are_the_same_from_kept_scratch_and_from_fresh_arrays(name, monkeypatch):
+    """Midpoints (a fold domain) writes a block's values into this thread's scratch, kept from one call to the
+    next: the rows a call gives are those of arrays of its own (SCRATCH_KEPT 0), whatever ran before it
+    (another expression, a longer block), and each row's argument is numpy_eval's plain arithmetic of it."""
+    from opcert.expr.numpy_eval import eval_plain
+    op = opcert.get_operator(name)
+    a = {k: float(v) for k, v in resolve(op).items()}
+    form = op.reference_form(None)
+    pre = ball_compiled.source(form, a)[1]
+    rng = np.random.default_rng(5)
+    blocks = [np.linspace(-3.0, 3.0, 5000), -np.geomspace(1e-30, 30.0, 3000), rng.standard_normal(7000) * 40]
+    kept = []
+    for x in blocks:
+        ball_compiled._midpoints(ball_compiled.source(opcert.get_operator("Swish").reference_form(None),
+                                                      {"alpha": 1.0})[1], np.ones(9000), {"alpha": 1.0})
+        kept.append(tuple(v.copy() for v in ball_compiled._midpoints(pre, x, a, form)))
+    monkeypatch.setattr(ball_compiled, "SCRATCH_KEPT", 0)
+    for x, (pa, pv) in zip(blocks, kept):
+        fresh_pa, fresh_pv = ball_compiled._midpoints(pre, x, a, form)
+        for k, node in enumerate(pre):
+            if pa[k][0] == ball_compiled._UNREACHED:
+                continue
+            assert np.array_equal(pv[k].view(np.uint64), fresh_pv[k].view(np.uint64)), (name, node)
+            if node.args[0].op != "var":
+                assert np.array_equal(pa[k], fresh_pa[k]), (name, node)
+                with np.errstate(all="ignore"):
+                    plain = np.broadcast_to(eval_plain(node.args[0], x, a), x.shape)
+                assert np.array_equal(pa[k], plain.view(np.uint64)), (name, node)
 
 
 def _run_kernel(src, pre, x64, a, form):

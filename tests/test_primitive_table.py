@@ -39,7 +39,7 @@ def test_every_primitive_has_an_independent_value_here():
 
 def test_every_record_is_complete():
     check_registry()
-    for name, p in REGISTRY.items():
+    for p in REGISTRY.values():
         assert p.libm and (p.long_double_ulps is None or p.long_double_ulps > 0)
 
 
@@ -98,8 +98,7 @@ def test_the_records_ball_radius_rule_holds_the_exact_value(name):
     product are inexact) over f's domain, from 2^-40 to 2^12 and beyond, both signs: wherever a ball is
     ok, NumPy's (binary64, long double) and the compiled one hold mpmath's value of f(x / 10)."""
     from opcert.expr import const
-    from opcert.numerics import ball
-    from opcert.numerics import ball_compiled
+    from opcert.numerics import ball, ball_compiled
     p = REGISTRY[name]
     e = Expr(name, (Expr("mul", (const(Fraction(1, 10)), X)),))
     mags = np.exp2(np.linspace(-40, 12, 161))
@@ -160,3 +159,41 @@ def test_z3_models(name):
     # the facts the provers read from the records
     assert (name in SIGN_PRESERVING) == (REGISTRY[name].sign in ("of_argument", "positive_where_argument_positive"))
     assert AT_INF[name] == REGISTRY[name].at_inf
+
+
+def test_every_record_is_written_with_keywords():
+    """A record names each field it sets (issue 51): Primitive(...) takes no positional argument."""
+    import ast
+    from pathlib import Path
+
+    from opcert.expr import primitives
+    calls = [n for n in ast.walk(ast.parse(Path(primitives.__file__).read_text()))
+             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "Primitive"]
+    assert len(calls) == len(REGISTRY)
+    assert [c.args for c in calls] == [[]] * len(calls)
+
+
+def test_compiled_code_calls_the_function_the_record_names():
+    import math
+    for p in REGISTRY.values():
+        assert p.scalar is getattr(math, p.libm.removeprefix("math."))
+
+
+def test_the_exp_records_moved_rule_bounds_the_move_in_numpy_and_in_numba():
+    """|e^y - e^t| <= moved(e^t, t, w) for |y - t| <= w, against mpmath at the ends (where the move is
+    largest), over arrays and over scalars, the overflow of expm1(w) included; beside a binary64 underflow,
+    which its users' absolute term covers (verify.tensor: n 2^-62)."""
+    from opcert.expr.ball_ops import compiled, over_arrays
+    moved = REGISTRY["exp"].moved
+    t = np.array([-800.0, -30.0, -1.5, -2.0 ** -30, 0.0, 0.75, 20.0, -3e38, -700.0])
+    w = np.array([1e-3, 2.0 ** -40, 0.25, 3.0, 1e-300, 1e-6, 0.5, 1e37, 800.0])
+    with np.errstate(all="ignore"):
+        arrays = over_arrays(moved)(REGISTRY["exp"].numpy(t), t, w)
+    scalars = [compiled(moved)(REGISTRY["exp"].scalar(a), a, b) for a, b in zip(t, w)]
+    with mpmath.workdps(60):
+        for a, b, by_arrays, by_scalars in zip(t, w, arrays, scalars):
+            e = mpmath.exp(mpmath.mpf(a))
+            worst = max(abs(mpmath.exp(mpmath.mpf(a) + s * mpmath.mpf(b)) - e) for s in (-1, 1))
+            for bound in (by_arrays, by_scalars):
+                assert worst <= mpmath.mpf(float(bound)) * (1 + mpmath.mpf(2) ** -50) + mpmath.mpf(2) ** -1000, \
+                    (a, b)

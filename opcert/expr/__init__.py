@@ -29,7 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from flint import arb, ctx
+
 from opcert.expr.primitives import REGISTRY as PRIMITIVES
+from opcert.formats import FLOAT_FORMATS, round_fraction
 
 ARITY = {
     "var": 0, "attr": 0, "const": 0,
@@ -60,7 +63,6 @@ class Named:
         """The correctly rounded binary64 value."""
         if self.name in _VALUE64:
             return _VALUE64[self.name]
-        from opcert.formats import FLOAT_FORMATS, round_fraction
         lo, hi = self.enclosure(200)
         f64 = FLOAT_FORMATS["float64"]
         a, b = round_fraction(lo, f64), round_fraction(hi, f64)
@@ -69,7 +71,6 @@ class Named:
         return a
 
     def enclosure(self, bits: int = 80) -> tuple[Fraction, Fraction]:
-        from flint import ctx
         saved = ctx.prec
         try:
             ctx.prec = bits + 20
@@ -85,12 +86,10 @@ _VALUE64: dict = {}
 
 
 def _sqrt_2_over_pi(prec):
-    from flint import arb
     return (2 / arb.pi()).sqrt()
 
 
 def _inv_sqrt2(prec):
-    from flint import arb
     return 1 / arb(2).sqrt()
 
 

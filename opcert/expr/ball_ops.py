@@ -19,6 +19,7 @@ the underflow range is 10 to 30 times slower: the rules clamp the argument inste
 from __future__ import annotations
 
 import functools
+import math
 import types
 
 import numpy as np
@@ -34,15 +35,14 @@ NUMPY = types.ModuleType("opcert.expr.ball_ops.NUMPY")
 NUMPY.__dict__.update(
     where=np.where, fabs=np.abs, both=np.logical_and, either=np.logical_or, negated=np.logical_not,
     nmax=np.maximum, nmin=np.minimum,       # NaN wins, as np.maximum
-    exp=np.exp, sqrt=np.sqrt, isinf=np.isinf, ball_sign=_ball_sign_numpy)
+    exp=np.exp, expm1=np.expm1, sqrt=np.sqrt, isinf=np.isinf, isfinite=np.isfinite, ball_sign=_ball_sign_numpy)
 NAMES = frozenset(k for k in NUMPY.__dict__ if not k.startswith("__"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numba_ops() -> types.ModuleType:
     """The vocabulary over scalars, as numba functions (built at the first use: numba compiles them
     where they are called)."""
-    import math
 
     import numba
     jit = numba.njit(inline="always", nogil=True, error_model="numpy")
@@ -84,12 +84,20 @@ def numba_ops() -> types.ModuleType:
         return math.exp(a)
 
     @jit
+    def expm1(a):
+        return math.expm1(a)
+
+    @jit
     def sqrt(a):
         return math.sqrt(a)
 
     @jit
     def isinf(a):
         return a == math.inf or a == -math.inf
+
+    @jit
+    def isfinite(a):
+        return math.isfinite(a)
 
     @jit
     def ball_sign(m, r):
@@ -101,7 +109,8 @@ def numba_ops() -> types.ModuleType:
 
     ops = types.ModuleType("opcert.expr.ball_ops.numba_ops")
     ops.__dict__.update(where=where, fabs=fabs, both=both, either=either, negated=negated, nmax=nmax,
-                        nmin=nmin, exp=exp, sqrt=sqrt, isinf=isinf, ball_sign=ball_sign)
+                        nmin=nmin, exp=exp, expm1=expm1, sqrt=sqrt, isinf=isinf, isfinite=isfinite,
+                        ball_sign=ball_sign)
     assert NAMES == frozenset(k for k in ops.__dict__ if not k.startswith("__")), "one vocabulary, two meanings"
     return ops
 
@@ -115,13 +124,13 @@ def instantiate(rule, ops: types.ModuleType):
     return f
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled(rule):
     """The rule over scalars, compiled by numba at its first call with each signature."""
     import numba
     return numba.njit(nogil=True, error_model="numpy")(instantiate(rule, numba_ops()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def over_arrays(rule):
     return instantiate(rule, NUMPY)

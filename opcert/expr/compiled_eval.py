@@ -37,9 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from opcert.expr import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr
+from opcert.expr import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr, compiled_ops, fma_kernel
 from opcert.expr.fold import Domain, element_wise_only, fold
-from opcert.expr.numpy_eval import const_value, fma_as_mul_add, uses_x
+from opcert.expr.numpy_eval import NumpyDomain, const_value, fma_as_mul_add, uses_x
+from opcert.jit import load_generated
 
 _ENABLED = True      # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
 
@@ -61,9 +62,52 @@ def float_literal(v: float) -> str:
 _lit = float_literal
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _has_primitive(e: Expr) -> bool:
-    return e.op in PRIMITIVES or any(_has_primitive(a) for a in e.args)
+    return any(n.op in PRIMITIVES for n in e.nodes())
+
+
+class _Primitives(Domain):
+    """The primitive nodes of an expression in the order their values are needed (an argument's before it),
+    each once (`found`); with branches=False, only those every element reaches (none under a select's
+    branch)."""
+
+    def __init__(self, branches: bool):
+        self.branches = branches
+        self.found: list[Expr] = []
+        self.memo = {}
+
+    def var(self, e):
+        return None
+
+    attr = const = var
+
+    def arithmetic(self, op, args, node=None):
+        return None
+
+    def compare(self, op, a, b):
+        return None
+
+    def connective(self, op, args):
+        return None
+
+    def isnan(self, e, walk):
+        walk(e.args[0])
+
+    def select(self, e, walk):
+        for a in e.args if self.branches else e.args[:1]:
+            walk(a)
+
+    def primitive(self, p, a, node=None):
+        self.found.append(node)
+
+    reduction = element_wise_only       # _Plan refuses a reduction first (Unsupported)
+
+
+def _primitives(e: Expr, branches: bool) -> list[Expr]:
+    d = _Primitives(branches)
+    fold(e, d)
+    return d.found
 
 
 def _boolean(e: Expr) -> bool:
@@ -80,9 +124,9 @@ class _Plan:
         self.slots: list[Expr] = []
         self.memo: dict = {}
         self.root = self._rewrite(e, input_bits)
-        self.prims: list[Expr] = []
-        self._collect(self.root, set())
-        self.always = self._always()
+        self.prims = _primitives(self.root, branches=True)
+        # the primitives every element reaches (none under a select's branch)
+        self.always = {self.prims.index(n) for n in _primitives(self.root, branches=False)}
         # the primitives a block may not reach (under a select's branch): the reach loop looks
         self.flags = [k for k in range(len(self.prims)) if k not in self.always]
         self.groups: list[list[int]] = []   # the flags, by the truth values that reach them (_reach_kernel)
@@ -91,6 +135,8 @@ class _Plan:
         self.used: list[int] = []           # the primitives the result loop reads
 
     def _rewrite(self, e: Expr, input_bits: int) -> Expr:
+        """A rewrite (Expr to Expr), walked here, not folded: a subexpression of the attributes alone becomes
+        a slot before its inside is visited, where a fold would give the inside's slots first."""
         if e in self.memo:
             return self.memo[e]
         if e.op in REDUCTIONS:
@@ -110,30 +156,6 @@ class _Plan:
                 r = Expr(e.op, args, e.name, e.value)
         self.memo[e] = r
         return r
-
-    def _always(self) -> set[int]:
-        """The primitives every element reaches (none under a select's branch)."""
-        found: set[int] = set()
-
-        def walk(e: Expr, seen: set):
-            if e in seen or not _has_primitive(e):
-                return
-            seen.add(e)
-            if e.op in PRIMITIVES:
-                found.add(self.prims.index(e))
-            for a in e.args[:1] if e.op == "select" else e.args:
-                walk(a, seen)
-        walk(self.root, set())
-        return found
-
-    def _collect(self, e: Expr, seen: set):
-        if e in seen:
-            return
-        seen.add(e)
-        for a in e.args:
-            self._collect(a, seen)
-        if e.op in PRIMITIVES:
-            self.prims.append(e)
 
 
 class _Code(Domain):
@@ -223,7 +245,9 @@ class _Code(Domain):
     def reach(self, e: Expr, path: str, done: set, paths: dict):
         """Code for the truth values (`path`: whether the element gets to e) under which each primitive k in
         e is reached, added to paths[k]: under a select, its condition's value and its negation, where the
-        condition has no primitive (else both branches count as reached). Branch-free."""
+        condition has no primitive (else both branches count as reached). Branch-free. Walked here, not
+        folded: what a node adds depends on the path to it (one node, reached under two truth values), where
+        a fold gives each node one meaning."""
         if not _has_primitive(e) or (e, path) in done:
             return
         done.add((e, path))
@@ -292,9 +316,8 @@ def _reach_kernel(plan: _Plan) -> str:
             "    for i in range(x.size):\n        xi = x[i]\n" + "\n".join(g.lines) + "\n" + stores)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _generator_digest() -> str:
-    from opcert.expr import compiled_ops, fma_kernel
     h = hashlib.sha256()
     for mod in (compiled_ops, fma_kernel, sys.modules[__name__]):
         h.update(Path(mod.__file__).read_bytes())
@@ -320,7 +343,7 @@ def source(e: Expr, input_bits: int) -> tuple[str, _Plan]:
     return "\n\n".join(parts), plan
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def worth_compiling(e: Expr) -> bool:
     """Whether the loops save anything: an operation on x other than the primitives (Tanh, Erf: the
     primitive of x is all; Identity: nothing). Cached: every call of impl.run asks, and the walk over
@@ -354,7 +377,6 @@ def _flags(k: int, n: int) -> np.ndarray:
 class _Kernel:
     def __init__(self, e: Expr, input_bits: int):
         src, self.plan = source(e, input_bits)
-        from opcert.jit import load_generated
         self.mod = load_generated(src, "opcert_impl_")
         self.uniform: dict = {}
 
@@ -362,7 +384,6 @@ class _Kernel:
         key = tuple(sorted(attrs.items()))
         u = self.uniform.get(key)
         if u is None:
-            from opcert.expr.numpy_eval import NumpyDomain
             d = NumpyDomain(np.zeros(0), attrs, input_bits)
             with np.errstate(all="ignore"):
                 u = np.array([float(fold(s, d)) for s in self.plan.slots] or [0.0])

@@ -2,10 +2,11 @@
 numpy_eval.fma, so that importing opcert does not import numba."""
 import functools
 
-from opcert.jit import numba
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from opcert.jit import numba
 
 
 @intrinsic
@@ -17,7 +18,7 @@ def llvm_fma(typingctx, a, b, c):
     return types.float64(types.float64, types.float64, types.float64), codegen
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fma_ufunc():
     """The compiled ufunc, built at its first use: a vectorize with a signature compiles (or
     loads its cache) when applied, 160 ms, and the generated ball kernels import this module

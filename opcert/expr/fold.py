@@ -9,8 +9,13 @@ something about. The domains (tests/test_fold.py lists them): NumPy's two (expr.
 generator of the compiled implementation (expr.compiled_eval), the exact
 reference's rationals, tiny-argument enclosures and Arb balls (numerics.exact), the binary64 ball over arrays
 and its code generator (numerics.ball, numerics.ball_compiled: both run the rules of numerics.ball_rules), the
-one-sided decision (numerics.one_sided), the provers' rounded intervals, spans and monotonicity directions,
-and the z3 models over floats and reals (verify.proofs).
+midpoints a block's compiled kernel is given (numerics.ball_compiled), the one-sided decision
+(numerics.one_sided), the provers' rounded intervals, spans and monotonicity directions, and the z3 models
+over floats and reals (verify.proofs); and the analyses that give a node a meaning too: which primitives a
+compiled loop needs and which every element reaches (expr.compiled_eval), which nodes a block reaches
+(numerics.ball_compiled), what the one-sided decision can take on (numerics.one_sided: supported, the sign
+and bound of a product, a condition on the attributes). A question of which operations occur is a search
+over Expr.nodes(), not a fold (Expr.uses).
 """
 from __future__ import annotations
 

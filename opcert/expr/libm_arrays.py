@@ -84,7 +84,7 @@ def _cpu_has_avx2_fma() -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _library() -> tuple[ctypes.CDLL | None, str]:
     """(the loaded library or None, what was done or why not)."""
     if os.environ.get("OPCERT_LIBMVEC", "1") == "0":
@@ -160,7 +160,7 @@ def _wrap(fn, dtype):
     return apply
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def vector(name: str):
     """glibc's binary64 vector function `name` over arrays (x, out=None), or None where it is
     not available here. Its contract: VECTOR_ULPS."""
@@ -170,7 +170,7 @@ def vector(name: str):
     return None if lib is None else _wrap(getattr(lib, f"opcert_v_{name}"), np.float64)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def long_double(name: str):
     """glibc's long double function `name` (erfl, erfcl) over long double arrays, or None."""
     if name not in LONG_DOUBLE_NAMES or np.finfo(np.longdouble).nmant < 63:

@@ -19,6 +19,7 @@ import functools
 import numpy as np
 
 from opcert.expr import NAMED, PRIMITIVES, Expr
+from opcert.expr.fma_kernel import fma_ufunc
 from opcert.expr.fold import Domain, fold
 
 
@@ -32,7 +33,6 @@ def fma(a, b, c):
     """a * b + c with one rounding (tests/test_impl.py checks it against rational arithmetic).
     Compiled in expr.fma_kernel, imported here at the first call: importing opcert then does not import
     numba (0.5 s -> 0.1 s for `import opcert.cli`)."""
-    from opcert.expr.fma_kernel import fma_ufunc
     return fma_ufunc()(a, b, c)
 
 
@@ -132,10 +132,10 @@ def eval_numpy(e: Expr, x: np.ndarray, attrs: dict[str, float], input_bits: int 
         return np.asarray(fold(e, NumpyDomain(x, attrs, input_bits)), dtype=None)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def uses_x(e: Expr) -> bool:
     """Whether e depends on the input (expr.compiled_eval asks it too)."""
-    return e.op == "var" or any(uses_x(a) for a in e.args)
+    return e.uses("var")
 
 
 def const_value(e: Expr) -> np.float64:

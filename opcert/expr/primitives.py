@@ -14,7 +14,13 @@ A record holds
 - the platform contract: what the proofs assume of the binary64 function
   (tests/test_contracts.py checks each clause on the platform), and its error
   bound in binary64 ULPs (the reference's fast path relies on it and the
-  contract tests measure it).
+  contract tests measure it);
+- what compiled code calls (`libm`, `scalar`) and the rules written in
+  expr.ball_ops' vocabulary, NumPy's and numba's at once: the ball's
+  propagation (`ball_radius`), and where the tensor checks need one, how far
+  f moves over an interval (`moved`).
+
+Records are written with keywords, one field a name.
 
 `check_registry()` runs at catalog load: every primitive must have every part,
 and every interpreter must know every primitive.
@@ -23,14 +29,18 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
+from flint import arb
+from numpy._core._multiarray_umath import __cpu_features__
 
 from opcert.expr import libm_arrays
 from opcert.expr.ball_ops import NUMPY
+from opcert.expr.known_values import count_known, fill_known, rest_indices
+from opcert.expr.special import erf, erfc
 
 B = NUMPY     # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
 
@@ -72,11 +82,21 @@ class Primitive:
     # bound it and the evaluator takes the bound of f's values at the ends of the ball (f is monotone).
     # m: the platform's f(ma); contract: its error bound at m
     ball_radius: Callable | None = None
+    # (f(t), t, w) -> an upper bound on |f(y) - f(t)| for every |y - t| <= w, in expr.ball_ops' vocabulary (the
+    # tensor checks' bound on how far an output within w of the exact t moves f: LogSoftmax's row sums of
+    # exponentials, over arrays and in the compiled pair check); None: nothing needs it
+    moved: Callable | None = None
     extra: dict = field(default_factory=dict)
 
     @property
     def correctly_rounded(self) -> bool:
         return self.ieee is not None
+
+    @property
+    def scalar(self) -> Callable:
+        """The C library's function that `libm` names (math.exp, ...), for numba code written by hand (the
+        compiled pair check): numba compiles a call of it, as the generated kernels' calls."""
+        return getattr(math, self.libm.removeprefix("math."))
 
     def in_domain(self, t) -> bool:   # a float or an exact Fraction (no overflow)
         lo, lo_open, hi = self.domain
@@ -108,7 +128,6 @@ def _tanh_np(t, out=None):
     if t.dtype != np.float64:
         return np.tanh(t) if out is None else np.tanh(t, out=out)
     tiny = _tiny_region()
-    from opcert.expr.known_values import count_known, fill_known, rest_indices
     flat = np.ascontiguousarray(t).reshape(-1)      # a scalar, a view: the same passes
     r = np.empty(flat.size, t.dtype)
     n = count_known(flat, TANH_SATURATION, tiny)
@@ -132,7 +151,7 @@ def _tanh_np(t, out=None):
     return r[()] if r.ndim == 0 else r
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tiny_region() -> float:
     """TANH_TINY where NumPy's tanh is not below the largest double under 2^-27 at +-2^-27 (see _tanh_np),
     else 0 (no tiny region)."""
@@ -146,12 +165,10 @@ _tanh_np.__wrapped__ = np.tanh
 
 
 def _erf_np(x):
-    from opcert.expr.special import erf
     return erf(x)
 
 
 def _erfc_np(x):
-    from opcert.expr.special import erfc
     return erfc(x)
 
 
@@ -250,6 +267,13 @@ def _exp_ball(m, ma, ra, contract, u):
     under = B.both(big, ma + ra < -745.2)
     prop = B.fabs(m) * (1 + 4 * u) * (ra * (1.0 + ra) * (1 + 4 * u))
     return B.where(under, 0.0, prop), True, B.both(big, B.negated(under))
+
+
+def _exp_moved(ft, t, w):
+    # e^y - e^t = e^t expm1(y - t) and |expm1(y - t)| <= expm1(w) for |y - t| <= w (e^t - e^(t - w) =
+    # e^(t - w) expm1(w)); where expm1(w) overflows, e^(t + w), above both e^y and e^t, bounds it
+    g = B.expm1(w)
+    return B.where(B.isfinite(g), ft * g, B.exp(t + w))
 
 
 def _expm1_ball(m, ma, ra, contract, u):
@@ -384,7 +408,6 @@ def _erfc_arb(a):
     """Arb's erfc, and where it only bounds a tiny value by a ball around 0 (erfc(2.5e6)
     is about 10^-2.7e12), the bracket of Abramowitz & Stegun 7.1.13 for t >= 0:
     2/sqrt(pi) e^-t^2 / (t + sqrt(t^2 + 2)) < erfc(t) <= 2/sqrt(pi) e^-t^2 / (t + sqrt(t^2 + 4/pi))."""
-    from flint import arb
     v = a.erfc()
     if v > 0 or not a > 0:
         return v
@@ -450,47 +473,54 @@ exp_blockwise = filled_beyond(np.exp, *EXP_SATURATION)     # the exp primitive's
 
 
 REGISTRY: dict[str, Primitive] = {p.name: p for p in (
-    Primitive("exp", "e^t", exp_blockwise, _arb("exp"), _at_zero(1), (None, False, None), True, False, (0, None),
-              ("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
-               "exp(NaN) is NaN"), 1.0, _exp_tiny, _ax_exp, sign="positive", at_inf=(0.0, None),
-              libm="math.exp", vector=True, long_double_ulps=8.0, ball_radius=_exp_ball),
-    Primitive("expm1", "e^t - 1", np.expm1, _arb("expm1"), _at_zero(0), (None, False, None), True, False, (-1, None),
-              ("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t", "expm1 is non-decreasing",
-               "expm1(-inf) = -1", "expm1(NaN) is NaN"), 1.0, _expm1_tiny, _ax_expm1, sign="of_argument",
-              at_inf=(-1.0, None), libm="math.expm1", vector=True, long_double_ulps=8.0,
-              one_sided=_expm1_one_sided, ball_radius=_expm1_ball),
-    Primitive("tanh", "hyperbolic tangent", _tanh_np, _arb("tanh"), _at_zero(0), (None, False, None), True, True,
-              (-1, 1),
-              ("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t", "tanh is non-decreasing",
-               "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), 2.0, _tanh_tiny, _ax_tanh,
-              sign="of_argument", at_inf=(-1.0, 1.0), libm="math.tanh", vector=True, long_double_ulps=8.0,
-              one_sided=_tanh_one_sided, ball_radius=_tanh_ball),
-    Primitive("log1p", "ln(1 + t), t > -1", np.log1p, _arb("log1p"), _at_zero(0), (-1, True, None), True, False,
-              (None, None),
-              ("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign of t",
-               "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), 1.0, _log1p_tiny, _ax_log1p,
-              sign="of_argument", libm="math.log1p", vector=True, long_double_ulps=8.0, ball_radius=_log1p_ball),
-    Primitive("log", "natural logarithm, t > 0", np.log, _arb("log"), _log_exact, (0, True, None), True, False,
-              (None, None),
-              ("log(t) is NaN for t < 0 and -inf at +-0", "log(1) = 0", "log is non-decreasing",
-               "log(+inf) = +inf", "log(NaN) is NaN"), 1.0, None, _ax_log, libm="math.log", vector=True,
-              long_double_ulps=8.0, ball_radius=_log_ball),
-    Primitive("erf", "error function", _erf_np, _arb("erf"), _at_zero(0), (None, False, None), True, True, (-1, 1),
-              ("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
-               "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), 1.0, None, _ax_erf, sign="of_argument",
+    Primitive(name="exp", doc="e^t", numpy=exp_blockwise, arb=_arb("exp"), exact=_at_zero(1),
+              domain=(None, False, None), increasing=True, odd=False, bounds=(0, None),
+              contract=("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
+                        "exp(NaN) is NaN"), ulps=1.0, tiny=_exp_tiny, spec_axioms=_ax_exp, sign="positive",
+              at_inf=(0.0, None), libm="math.exp", vector=True, long_double_ulps=8.0, ball_radius=_exp_ball,
+              moved=_exp_moved),
+    Primitive(name="expm1", doc="e^t - 1", numpy=np.expm1, arb=_arb("expm1"), exact=_at_zero(0),
+              domain=(None, False, None), increasing=True, odd=False, bounds=(-1, None),
+              contract=("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t",
+                        "expm1 is non-decreasing", "expm1(-inf) = -1", "expm1(NaN) is NaN"), ulps=1.0,
+              tiny=_expm1_tiny, spec_axioms=_ax_expm1, sign="of_argument", at_inf=(-1.0, None), libm="math.expm1",
+              vector=True, long_double_ulps=8.0, one_sided=_expm1_one_sided, ball_radius=_expm1_ball),
+    Primitive(name="tanh", doc="hyperbolic tangent", numpy=_tanh_np, arb=_arb("tanh"), exact=_at_zero(0),
+              domain=(None, False, None), increasing=True, odd=True, bounds=(-1, 1),
+              contract=("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t",
+                        "tanh is non-decreasing", "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), ulps=2.0,
+              tiny=_tanh_tiny, spec_axioms=_ax_tanh, sign="of_argument", at_inf=(-1.0, 1.0), libm="math.tanh",
+              vector=True, long_double_ulps=8.0, one_sided=_tanh_one_sided, ball_radius=_tanh_ball),
+    Primitive(name="log1p", doc="ln(1 + t), t > -1", numpy=np.log1p, arb=_arb("log1p"), exact=_at_zero(0),
+              domain=(-1, True, None), increasing=True, odd=False, bounds=(None, None),
+              contract=("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign "
+                        "of t", "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), ulps=1.0,
+              tiny=_log1p_tiny, spec_axioms=_ax_log1p, sign="of_argument", libm="math.log1p", vector=True,
+              long_double_ulps=8.0, ball_radius=_log1p_ball),
+    Primitive(name="log", doc="natural logarithm, t > 0", numpy=np.log, arb=_arb("log"), exact=_log_exact,
+              domain=(0, True, None), increasing=True, odd=False, bounds=(None, None),
+              contract=("log(t) is NaN for t < 0 and -inf at +-0", "log(1) = 0", "log is non-decreasing",
+                        "log(+inf) = +inf", "log(NaN) is NaN"), ulps=1.0, spec_axioms=_ax_log, libm="math.log",
+              vector=True, long_double_ulps=8.0, ball_radius=_log_ball),
+    Primitive(name="erf", doc="error function", numpy=_erf_np, arb=_arb("erf"), exact=_at_zero(0),
+              domain=(None, False, None), increasing=True, odd=True, bounds=(-1, 1),
+              contract=("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
+                        "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), ulps=1.0, spec_axioms=_ax_erf,
+              sign="of_argument", at_inf=(-1.0, 1.0), libm="math.erf",
               # long double: glibc's erfl, 0.86 ULP at worst on 30,000 arguments against Arb (2026-11-27)
-              at_inf=(-1.0, 1.0), libm="math.erf", long_double_ulps=2.0, ball_radius=_erf_ball,
+              long_double_ulps=2.0, ball_radius=_erf_ball,
               saturates=(-6.0, 6.0)),        # beyond +-6: within 2.2e-17 of +-1, which is its binary64 rounding
-    Primitive("erfc", "complementary error function, 1 - erf(t)", _erfc_np, _erfc_arb, _at_zero(1),
-              (None, False, None), False, False, (0, 2),
-              ("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing", "erfc(-inf) = 2, erfc(+inf) = 0",
-               "erfc(NaN) is NaN"), 5.0, None, _ax_erfc, sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
+    Primitive(name="erfc", doc="complementary error function, 1 - erf(t)", numpy=_erfc_np, arb=_erfc_arb,
+              exact=_at_zero(1), domain=(None, False, None), increasing=False, odd=False, bounds=(0, 2),
+              contract=("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing",
+                        "erfc(-inf) = 2, erfc(+inf) = 0", "erfc(NaN) is NaN"), ulps=5.0, spec_axioms=_ax_erfc,
+              sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
               # long double: glibc's erfcl, 1.96 ULP at worst on 30,000 arguments against Arb (2026-11-27)
               long_double_ulps=8.0, one_sided=_erfc_one_sided, ball_radius=_erf_ball,
               saturates=(-6.0, 27.3)),       # above 27.3: below 2^-1080; below -6: within 2.2e-17 of 2
-    Primitive("sqrt", "square root, t >= 0", np.sqrt, _arb("sqrt"), _sqrt_exact, (0, False, None), True, False,
-              (0, None),
-              ("sqrt is IEEE 754's correctly rounded square root",), 0.5, None, _ax_sqrt,
+    Primitive(name="sqrt", doc="square root, t >= 0", numpy=np.sqrt, arb=_arb("sqrt"), exact=_sqrt_exact,
+              domain=(0, False, None), increasing=True, odd=False, bounds=(0, None),
+              contract=("sqrt is IEEE 754's correctly rounded square root",), ulps=0.5, spec_axioms=_ax_sqrt,
               sign="positive_where_argument_positive", libm="math.sqrt", vector=True, long_double_ulps=0.5,
               ieee=_ieee_sqrt, ball_radius=_sqrt_ball),
 )}
@@ -520,11 +550,11 @@ def binary64_array(name: str) -> tuple[Callable, float, bool]:
     return _numpy_blockwise(name), p.ulps, p.vector
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numpy_avx512() -> bool:
     """Whether NumPy dispatches to its AVX-512 loops here (NPY_DISABLE_CPU_FEATURES taken into account)."""
     try:
-        from numpy._core._multiarray_umath import __cpu_features__
+        pass
     except ImportError:
         return False
     return bool(__cpu_features__.get("AVX512_SKX") or __cpu_features__.get("X86_V4"))
@@ -555,13 +585,13 @@ def _filled(name: str, f):
     return f if known is None else filled_beyond(getattr(f, "__wrapped__", f), *known)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _vector_blockwise(name: str):
     f = libm_arrays.vector(name)
     return None if f is None else _filled(name, f)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numpy_blockwise(name: str):
     return _filled(name, REGISTRY[name].numpy)
 

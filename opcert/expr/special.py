@@ -10,10 +10,10 @@ in a process where numba is already loaded: 49-74 ms as ufuncs, 6-8 ms as
 loops (bench/README.md)."""
 import math
 
-from opcert.jit import numba
 import numpy as np
 
 from opcert.expr.libm_arrays import apply_flat
+from opcert.jit import numba
 
 
 @numba.njit(cache=True, nogil=True)

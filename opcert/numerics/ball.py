@@ -44,8 +44,11 @@ import numpy as np
 
 from opcert.expr import NAMED, PRIMITIVES, Expr
 from opcert.expr.fold import Domain, fold
+from opcert.expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maximum
 from opcert.expr.primitives import binary64_array, long_double_array
+from opcert.formats import round_float64
 from opcert.numerics.ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
+from opcert.numerics.errorfree import product_is_exact, sum_is_exact
 
 U = 2.0 ** -53             # unit roundoff of binary64
 ETA = 2.0 ** -1074         # the smallest subnormal: bounds underflow
@@ -81,13 +84,10 @@ def without_fast_path(e: Expr, precision: Precision | None) -> set[str]:
     an expression that uses one takes the exact path)."""
     if precision is None:
         return {"long double"}
-    out = set()
-    if e.op in PRIMITIVES and precision.ulps is not None and (
-            precision.ulps.get(e.op) is None or long_double_array(e.op) is None):
-        out.add(e.op)
-    for a in e.args:
-        out |= without_fast_path(a, precision)
-    return out
+    if precision.ulps is None:
+        return set()
+    return {n.op for n in e.nodes() if n.op in PRIMITIVES and (precision.ulps.get(n.op) is None
+                                                               or long_double_array(n.op) is None)}
 
 
 def _up(q: Fraction) -> float:
@@ -142,7 +142,6 @@ def ball_condition(e: Expr, x, attrs, P):
 def _sum_exact(a, b, P: Precision):
     """a + b is the real sum (TwoSum)."""
     if P.dtype == np.float64:
-        from opcert.numerics.errorfree import sum_is_exact
         return sum_is_exact(a, b)
     s = a + b
     bb = s - a
@@ -152,7 +151,6 @@ def _sum_exact(a, b, P: Precision):
 def _product_exact(a, b, P: Precision):
     """a * b is the real product (Dekker's); binary64 only (a wider product: taken as rounded)."""
     if P.dtype == np.float64:
-        from opcert.numerics.errorfree import product_is_exact
         return product_is_exact(a, b)
     return False
 
@@ -250,7 +248,6 @@ class Balls(Domain):
         at most gamma_d * sum |m_j| (d = depth(n), expr.numpy_eval), plus the sum of the radii; rowmax: the
         largest midpoint, within the largest radius (the maximum is 1-Lipschitz in each argument);
         rowfirstmax: decided where every ball of the row is a point (then the comparisons are exact)."""
-        from opcert.expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maximum
         P, shape = self.P, self.x.shape
         m, r, ok, s = (np.broadcast_to(v, shape) for v in walk(e.args[0]))
         row_ok = np.all(ok, axis=-1, keepdims=True)
@@ -303,7 +300,6 @@ def decide(m, r, ok, fmt, sign=None):
 
     A ball inside [-s/2, s/2] (s the smallest subnormal of fmt) rounds to a
     zero; its sign is the sign analysis' where that is known."""
-    from opcert.formats import round_float64
     m, r = np.asarray(m), np.asarray(r)
     with np.errstate(all="ignore"):
         rr = np.where(ok, r, 0.0)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 
+from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import NUMPY, compiled, over_arrays
 
 B = NUMPY               # the vocabulary's meaning as written; ball_ops.instantiate rebinds it
@@ -196,19 +197,17 @@ RULES = (settle, neg, absolute, add, mul, div, fma, maximum, minimum, contract, 
          *SIGN_RULES.values(), less, less_equal, equal, decision, conj, disj, negation)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numpy_rules() -> dict:
     """Every rule over arrays, by name (the primitives' radius rules as radius_<name>)."""
-    from opcert.expr import PRIMITIVES
     out = {f.__name__: over_arrays(f) for f in RULES}
     out.update({f"radius_{n}": over_arrays(p.ball_radius) for n, p in PRIMITIVES.items() if p.ball_radius})
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled_rules() -> dict:
     """Every rule over scalars, numba functions, by name (as numpy_rules)."""
-    from opcert.expr import PRIMITIVES
     out = {f.__name__: compiled(f) for f in RULES}
     out.update({f"radius_{n}": compiled(p.ball_radius) for n, p in PRIMITIVES.items() if p.ball_radius})
     return out

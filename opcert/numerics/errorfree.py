@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 
-from opcert.jit import numba
 import numpy as np
 
 from opcert.expr.fma_kernel import llvm_fma
+from opcert.jit import numba
 
 SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
 
@@ -77,6 +77,18 @@ def sum_exact(a, b):
         return False
     bb = s - a
     return (a - (s - bb)) + (b - bb) == 0.0
+
+
+def exact_difference(a, b):
+    """(d, d_lo): a - b rounded, and what the rounding left out (TwoSum: d + d_lo = a - b exactly, for finite
+    a, b whose difference does not overflow). Plain arithmetic: over NumPy arrays as it is (verify.tensor.pairs),
+    compiled where a kernel inlines exact_difference_inline (the pair check's)."""
+    d = a - b
+    z = d - a
+    return d, (a - (d - z)) - (b + z)
+
+
+exact_difference_inline = numba.njit(inline="always")(exact_difference)
 
 
 # the same tests over arrays (numerics.ball); the scalar ones are called by the compiled ball (numerics.ball_compiled)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from flint import arb, ctx, fmpq
+
 from opcert.expr import NAMED, Expr
 from opcert.expr.fold import OVERLOADED, Domain, by_operators, fold
 from opcert.expr.primitives import TINY
@@ -55,7 +57,7 @@ class Row:
         self.values, self.index = values, index
         self.cache = {} if cache is None else cache
 
-    def at(self, j: int) -> "Row":
+    def at(self, j: int) -> Row:
         return Row(self.values, j, self.cache)
 
 
@@ -218,7 +220,6 @@ def eval_tiny(e: Expr, x: Fraction, attrs: dict[str, Fraction]):
 
 
 def arb_of(q: Fraction):
-    from flint import arb, fmpq
     return arb(fmpq(q.numerator, q.denominator))
 
 
@@ -336,7 +337,6 @@ def arb_to_fractions(b) -> tuple[Fraction, Fraction]:
     """The ends of the ball as exact rationals. A radius far below the midpoint
     (Celu(-1.4e227) = -alpha + about 2^(-9e226)) is first widened to 2^-WIDEST of
     the midpoint: still an enclosure, with ends of bounded size."""
-    from flint import arb
     mid, rad = b.mid(), b.rad()
     if rad != 0 and mid != 0:
         m_exp = int(mid.man_exp()[1]) + int(mid.man_exp()[0]).bit_length()
@@ -381,7 +381,6 @@ def _far_below(v, fmt) -> Exact | None:
     to a zero of its sign in every format; it is represented by the enclosure
     +-[2^-(FAR+1), 2^-FAR] * 2^(emin - p), so an error figure against it is off by
     under 2^-FAR ULP, and the rounding is the same."""
-    from flint import arb
     k = fmt.emin - fmt.p - FAR
     small = arb(2) ** k
     if v.is_zero() or not (abs(v) < small):
@@ -412,7 +411,6 @@ def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
             return Exact(lo, hi)
     except (NotTiny, ZeroDivisionError):
         pass
-    from flint import ctx
     prec = max(fmt.p + 40, min_prec + 10, 64)
     while prec <= max_prec:
         saved = ctx.prec

@@ -25,27 +25,61 @@ the correctly rounded result.
 """
 from __future__ import annotations
 
+import operator
 from fractions import Fraction
 
 import numpy as np
 
-from opcert.expr import PRIMITIVES, Expr
+from opcert.expr import NAMED, PRIMITIVES, Expr
 from opcert.expr.fold import Domain, element_wise_only, fold
+from opcert.formats import round_float64
+from opcert.numerics.errorfree import product_is_exact
 
 # the primitives' own rules are in their records (expr.primitives: `one_sided`)
 SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
     frozenset(n for n, p in PRIMITIVES.items() if p.one_sided is not None)
 SIGMOID_TINY = 2.0 ** -30   # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
+_COMPARE = {"eq": operator.eq, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
 
 
 def supported(e: Expr) -> bool:
     """Whether any part of the domain may be decided: a select counts when one
     of its branches does; a division when it is a sigmoid (see _sigmoid_arg)."""
-    if e.op == "select":
-        return supported(e.args[1]) or supported(e.args[2])
-    if e.op == "div":
-        return _sigmoid_arg(e) is not None
-    return e.op in SUPPORTED and all(supported(a) for a in e.args)
+    return fold(e, _Supported())
+
+
+class _Supported(Domain):
+    """supported() as a fold: a node counts where its kind is one OneSided decides and its operands count;
+    a division where it is a sigmoid (whatever its operands), a select where a branch counts (whatever its
+    condition). Conditions, NaN tests and reductions do not count."""
+
+    def var(self, e):
+        return True
+
+    attr = const = var
+
+    def arithmetic(self, op, args, node=None):
+        if op == "div":
+            return _sigmoid_arg(node) is not None
+        return op in SUPPORTED and all(args)
+
+    def compare(self, op, a, b):
+        return False
+
+    def connective(self, op, args):
+        return False
+
+    def isnan(self, e, walk):
+        return False
+
+    def select(self, e, walk):
+        return walk(e.args[1]) or walk(e.args[2])
+
+    def primitive(self, p, a, node=None):
+        return p.name in SUPPORTED and a
+
+    def reduction(self, e, walk):
+        return False
 
 
 def _is_one(e: Expr) -> bool:
@@ -81,58 +115,117 @@ def _sign_cond(e: Expr, x, attrs):
 
 def _attr_cond(e: Expr, attrs) -> bool | None:
     """The value of a condition on attributes and constants (None: not one)."""
-    if e.op in ("and", "or"):
-        a, b = _attr_cond(e.args[0], attrs), _attr_cond(e.args[1], attrs)
-        return None if a is None or b is None else (a and b) if e.op == "and" else (a or b)
-    if e.op == "not":
-        a = _attr_cond(e.args[0], attrs)
-        return None if a is None else not a
-    cmp = {"eq": lambda a, b: a == b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
-           "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}.get(e.op)
-    if cmp is None or len(e.args) != 2:
+    v = fold(e, _AttrCondition(attrs))
+    return v if isinstance(v, bool) else None
+
+
+class _AttrCondition(Domain):
+    """A condition's truth value where it compares attributes and plain constants (and connects such
+    comparisons); None where it is not one. An operand of a comparison is an attribute or a constant
+    itself (its exact value), anything else leaves it None."""
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def var(self, e):
         return None
-    vals = []
-    for a in e.args:
-        if a.op == "attr":
-            vals.append(Fraction(attrs[a.name]))
-        elif a.op == "const" and a.name is None:
-            vals.append(Fraction(a.value))
-        else:
+
+    def attr(self, e):
+        return Fraction(self.attrs[e.name])
+
+    def const(self, e):
+        return Fraction(e.value) if e.name is None else None
+
+    def arithmetic(self, op, args, node=None):
+        return None
+
+    def compare(self, op, a, b):
+        if not (isinstance(a, Fraction) and isinstance(b, Fraction)):
             return None
-    return cmp(*vals)
+        return _COMPARE[op](a, b)
+
+    def connective(self, op, args):
+        if not all(isinstance(a, bool) for a in args):
+            return None
+        return (args[0] and args[1]) if op == "and" else (args[0] or args[1]) if op == "or" else not args[0]
+
+    def select(self, e, walk):
+        return None
+
+    def isnan(self, e, walk):
+        return None
+
+    def primitive(self, p, a, node=None):
+        return None
+
+    def reduction(self, e, walk):
+        return None
 
 
 def _sign_bound(e: Expr, x, attrs):
     """(sign, bound on |value|) of a product of inputs and constants, or None."""
-    if e.op == "var":
-        return np.sign(x), np.abs(x)
-    if e.op in ("attr", "const"):
-        from opcert.expr import NAMED
-        v = float(attrs[e.name]) if e.op == "attr" else NAMED[e.name].value64() if e.name else float(e.value)
+    return fold(e, _SignBound(x, attrs))
+
+
+class _SignBound(Domain):
+    """(sign, bound on |value|) of a product of inputs and constants, and of a sum of such terms of one sign;
+    None for any other node (and anything built on it). Each node once."""
+
+    def __init__(self, x, attrs):
+        self.x, self.attrs = x, attrs
+        self.memo = {}
+
+    def var(self, e):
+        return np.sign(self.x), np.abs(self.x)
+
+    def attr(self, e):
+        return self._constant(float(self.attrs[e.name]))
+
+    def const(self, e):
+        return self._constant(NAMED[e.name].value64() if e.name else float(e.value))
+
+    @staticmethod
+    def _constant(v: float):
         return np.float64(np.sign(v)), abs(v) * (1 + 2.0 ** -50)    # a named constant: within an ULP
-    if e.op == "neg":
-        sb = _sign_bound(e.args[0], x, attrs)
-        return None if sb is None else (-sb[0], sb[1])
-    if e.op == "mul":
-        a, b = _sign_bound(e.args[0], x, attrs), _sign_bound(e.args[1], x, attrs)
-        if a is None or b is None:
+
+    def arithmetic(self, op, args, node=None):
+        if op == "neg":
+            sb, = args
+            return None if sb is None else (-sb[0], sb[1])
+        if op not in ("mul", "add") or args[0] is None or args[1] is None:
             return None
-        s = a[0] * b[0]
-        return s, np.where(s == 0, 0.0, np.maximum(a[1] * b[1] * (1 + 2.0 ** -50), 2.0 ** -1074))
-    if e.op == "add":
-        # a sum of terms of one sign (Gelu's tanh form: x + 0.044715 x^3) has their sign, and
-        # at most the sum of their bounds; where the signs differ nothing is known (None)
-        a, b = _sign_bound(e.args[0], x, attrs), _sign_bound(e.args[1], x, attrs)
-        if a is None or b is None or not np.all(a[0] * b[0] >= 0):
+        a, b = args
+        if op == "mul":
+            s = a[0] * b[0]
+            return s, np.where(s == 0, 0.0, np.maximum(a[1] * b[1] * (1 + 2.0 ** -50), 2.0 ** -1074))
+        # a sum of terms of one sign (Gelu's tanh form: x + 0.044715 x^3) has their sign, and at most the sum
+        # of their bounds; where the signs differ nothing is known (None)
+        if not np.all(a[0] * b[0] >= 0):
             return None
         s = np.where(a[0] == 0, b[0], a[0])
         return s, np.where(s == 0, 0.0, (a[1] + b[1]) * (1 + 2.0 ** -50))
-    return None
+
+    def compare(self, op, a, b):
+        return None
+
+    def connective(self, op, args):
+        return None
+
+    def select(self, e, walk):
+        return None
+
+    def isnan(self, e, walk):
+        return None
+
+    def primitive(self, p, a, node=None):
+        return None
+
+    def reduction(self, e, walk):
+        return None
 
 
 def _product_exact(a, b):
     """a * b and whether binary64 holds it exactly (Dekker's error-free product)."""
-    from opcert.numerics.errorfree import product_is_exact
     with np.errstate(all="ignore"):
         return a * b, product_is_exact(a, b)
 
@@ -266,7 +359,6 @@ class OneSided(Domain):
 def decide(m, r, side, ok, fmt):
     """(decided mask, rounded values, a binary64 value strictly on the decided side of m
     that rounds the same: two binary64 steps past m). Formats of at most 24 bits."""
-    from opcert.formats import round_float64
     with np.errstate(all="ignore"):
         d = np.where(side > 0, np.inf, -np.inf)
         q1 = np.nextafter(m, d)

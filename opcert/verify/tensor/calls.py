@@ -4,12 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 from opcert.errors import TargetFailure
+from opcert.expr import PRIMITIVES
+from opcert.expr.ball_ops import over_arrays
+from opcert.workers import activity
+
+EXP = PRIMITIVES["exp"]     # the row sums of exponentials: the primitive table's exp, and how far it moves
+EXP_MOVED = over_arrays(EXP.moved)     # |e^y - e^t| for |y - t| <= w, over arrays
+
 
 def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
     """The target's output, checked: an array of x's dtype and shape (anything else, or an exception, is a
     TargetFailure naming the input's shape). The target gets a copy of x (it may write over its input),
     unless copy=False: x is the caller's own scratch tensor."""
-    from opcert.workers import activity
     try:
         with activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"), \
                 np.errstate(all="ignore"):
@@ -42,11 +48,3 @@ def row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
             "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
             "row_max": float(np.max(row64)) if row.size else None,
             "row": [float(v) for v in row64] if row.size <= 16 else None}
-
-
-def exp_moved(t, w):
-    """An upper bound on |e^y - e^t| for |y - t| <= w: e^t expm1(w), or where that overflows (t far below
-    zero, w huge) e^(t + w) itself."""
-    with np.errstate(all="ignore"):
-        m = np.expm1(w)
-        return np.where(np.isfinite(m), np.exp(t) * m, np.exp(t + w))

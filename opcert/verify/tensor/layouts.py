@@ -32,8 +32,7 @@ from opcert.spec.tensor import to_rows
 from opcert.targets.layouts import cores as host_cores
 from opcert.verify.result import PropertyResult
 from opcert.verify.tensor.calls import call_target, row_excerpt, row_list
-from opcert.verify.ulp import same_bits
-from opcert.verify.ulp import ulp_error
+from opcert.verify.ulp import same_bits, ulp_error
 
 ALONE_PER_CASE = 3      # rows of each random case called alone
 METHOD = "the measured random rows run again in other layouts, every output compared bit for bit (a sample)"
@@ -86,7 +85,8 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         cannot["threads"] = getattr(tgt, "no_threads", "no thread switch")
     elif n_cores < 2:
         cannot["threads"] = "this host runs the process on one core"
-    for case, reduced, Y, ref in stats.outputs:
+    for measured in stats.outputs:
+        case, reduced, Y, ref = measured
         if not case.label.startswith(("random rows", "ties")) or case.x.ndim != 2 or tuple(reduced) != (1,):
             continue
         X = case.x
@@ -117,7 +117,7 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
             if not len(bad_rows):
                 continue
             again = run()
-            _measure(stats, case, reduced, ref, rows, y2, again, differ, f"{case.label}; {words}")
+            _measure(stats, measured, rows, y2, again, differ, f"{case.label}; {words}")
             if example is None:
                 r = int(bad_rows[0])
                 i = rows[r]
@@ -139,11 +139,13 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
                           note=("not given: " + "; ".join(missing)) if missing else None)
 
 
-def _measure(stats, case, reduced, ref, rows, y2, again, differ, label) -> None:
+def _measure(stats, measured, rows, y2, again, differ, label) -> None:
     """The finite outputs that differ, measured against the reference: the result's worst over every layout
     (an output the layout did not give again is not taken; a NaN or an infinity where a number is due
-    refutes the property, as in the measured call it is a special value, not an ULP figure)."""
+    refutes the property, as in the measured call it is a special value, not an ULP figure). measured: the
+    case as stats holds it (case, reduced, outputs, reference); rows: those the layout gave (y2), again."""
     res, fmt = stats.res, stats.fmt
+    case, reduced, _, ref = measured
     hr, lr, rr = (to_rows(a, reduced)[0][rows] for a in (ref.exact_hi, ref.exact_lo, ref.rounded))
     keep = differ & np.isfinite(rr.astype(np.float64)) & np.isfinite(y2.astype(np.float64)) & \
         same_bits(again, y2, fmt)

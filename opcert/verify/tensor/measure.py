@@ -17,18 +17,23 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
 from opcert.errors import TargetFailure, UsageError
 from opcert.formats import get_format
+from opcert.progress import Progress
 from opcert.spec import get_tensor_operator
 from opcert.spec.row_reference import reference_detailed
 from opcert.spec.tensor import reduced_axes, to_rows
-from opcert.verify.tensor.calls import call_target, row_excerpt
-from opcert.verify.ulp import same_bits
-from opcert.verify.ulp import ulp_error
+from opcert.targets import tensor as tensor_targets
+from opcert.verify.tensor import properties as row_properties
+from opcert.verify.tensor.calls import EXP, call_target, row_excerpt
+from opcert.verify.tensor.layouts import other_axis
+from opcert.verify.tensor.pairs import PairSweep
+from opcert.verify.ulp import same_bits, ulp_error
+from opcert.workers import WorkerLost, in_worker, run_isolated
 
 DEFAULT_ROWS = 20_000        # elements of the random rows (the hard cases come on top)
 LONGEST_ROW = 100_000        # the longest row of `cases`: a binary64 budget that depends on n is taken there
@@ -209,40 +214,41 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     return out
 
 
-def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard: str | None = None,
-                 samples: int | None = None, seed: int = 0, max_ulp: float = 0.5,
-                 isolation: str = "process", exhaustive: bool = False) -> RowResult:
+@dataclass(frozen=True)
+class RowOptions:
+    """How measure_rows measures: whose definition, how many random elements from which seed, the per-output
+    error the row-sum, shift and permutation bounds allow (0.5: correctly rounded), an untrusted target in a
+    supervised worker ("process") or not ("none"), every row of two 16-bit values too (exhaustive)."""
+    standard: str | None = None
+    samples: int | None = None
+    seed: int = 0
+    max_ulp: float = 0.5
+    isolation: str = "process"
+    exhaustive: bool = False
+
+
+def measure_rows(op, target: str = "opcert", dtype: str = "float32", options: RowOptions | None = None,
+                 **keywords) -> RowResult:
     """Measure `target` on the tensor operator `op` in `dtype` over the rows of `cases`, and check the
-    declared row properties on them. max_ulp: the per-output error the row-sum, shift and permutation
-    bounds allow (0.5: correctly rounded). exhaustive (16-bit formats): every row of two values too, all
-    2^32 pairs (verify.tensor.pairs), its properties decided over every pair. An untrusted target runs in a
-    supervised worker: a crash is a result (status crashed), never opcert's."""
+    declared row properties on them (options: RowOptions, or its fields as keywords). exhaustive (16-bit
+    formats): every row of two values too, all 2^32 pairs (verify.tensor.pairs), its properties decided over
+    every pair. An untrusted target runs in a supervised worker: a crash is a result (status crashed), never
+    opcert's."""
+    o = replace(options or RowOptions(), **keywords)
     op, named = get_tensor_operator(op)
-    std = op.standard(standard or named)
+    std = op.standard(o.standard or named)
     fmt = get_format(dtype)
-    if fmt.kind != "float":
-        raise UsageError(f"{op.name} takes floating-point tensors; allowed: float16, bfloat16, float32, float64")
-    if exhaustive and fmt.bits != 16:
-        raise UsageError(f"exhaustive covers every row of two 16-bit values (2^32 pairs); {fmt.name} pairs are "
-                         f"2^{2 * fmt.bits}: its rows are sampled (no --exhaustive)")
-    samples = DEFAULT_ROWS if samples is None else int(samples)
-    if samples < 1:
-        raise UsageError(f"samples must be 1 or more (got {samples})")
-    from opcert.targets.tensor import load
-    from opcert.workers import in_worker
-    if target != "opcert" and isolation == "process" and not in_worker():
-        from opcert.workers import WorkerLost, run_isolated
+    o = _settled(op, fmt, replace(o, standard=std.key))
+    if target != "opcert" and o.isolation == "process" and not in_worker():
         try:
-            return run_isolated(measure_rows, op.name, target, dtype, standard=std.key, samples=samples, seed=seed,
-                                max_ulp=max_ulp, isolation="none", exhaustive=exhaustive)
+            return run_isolated(measure_rows, op.name, target, dtype, replace(o, isolation="none"))
         except WorkerLost as lost:
             return RowResult(op.name, target, fmt.name, std.key, status="crashed", error=f"target {target} {lost}",
-                             command=_command(op, target, fmt, std, samples, seed, exhaustive))
+                             command=_command(op, target, fmt, o))
     t0 = time.perf_counter()
-    res = RowResult(op.name, target, fmt.name, std.key,
-                    command=_command(op, target, fmt, std, samples, seed, exhaustive), allowed_ulp=max_ulp)
+    res = RowResult(op.name, target, fmt.name, std.key, command=_command(op, target, fmt, o), allowed_ulp=o.max_ulp)
     try:
-        tgt = load(target)
+        tgt = tensor_targets.load(target)   # through the module: tests stand a target in for it
     except UsageError:
         raise
     except Exception as exc:   # noqa: BLE001 - the user's module raised while it was imported: its failure
@@ -250,9 +256,8 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
         res.elapsed_s = time.perf_counter() - t0
         return res
     res.target_version = str(tgt.version)
-    supported = fmt.name in {d for u in std.support for d in u.dtypes}
-    all_cases = cases(op, std, fmt, samples, seed)
-    stats = _Stats(res, fmt, max_ulp, next((p for p in op.properties if p.kind == "row_sum"), None))
+    all_cases = cases(op, std, fmt, o.samples, o.seed)
+    stats = _Stats(res, fmt, o.max_ulp, next((p for p in op.properties if p.kind == "row_sum"), None))
     for case in all_cases:
         reduced = reduced_axes(op, std, case.x.ndim, case.axis, list(case.axes) if case.axes else None)
         why = tgt.unsupported(op, std, fmt.name, reduced, case.x.ndim)
@@ -275,21 +280,34 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", *, standard
     elif res.status == "ok":
         try:
             stats.replay(lambda x, reduced: call_target(tgt, op, std, x, reduced))
-            res.properties = _properties(op, std, fmt, tgt, all_cases, stats, max_ulp)
-            if exhaustive:
-                _pairs(res, op, std, fmt, tgt, max_ulp)
+            res.properties = _properties(op, std, fmt, tgt, all_cases, stats, o.max_ulp)
+            if o.exhaustive:
+                _pairs(res, op, std, fmt, tgt, o.max_ulp)
         except TargetFailure as exc:
             res.status, res.error = "crashed", f"called again: {exc}"
-    if not supported:
+    if fmt.name not in {d for u in std.support for d in u.dtypes}:
         res.error = (res.error + "; " if res.error else "") + \
             f"{std.key}'s {std.op_name} does not list {fmt.name}: measured as asked"
     res.elapsed_s = time.perf_counter() - t0
     return res
 
 
-def _command(op, target, fmt, std, samples, seed, exhaustive=False) -> str:
-    return (f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {std.key} "
-            f"--samples {samples} --seed {seed}" + (" --exhaustive" if exhaustive else ""))
+def _settled(op, fmt, o: RowOptions) -> RowOptions:
+    """o with its default sample size; UsageError for a format, sample size or exhaustive run it cannot take."""
+    if fmt.kind != "float":
+        raise UsageError(f"{op.name} takes floating-point tensors; allowed: float16, bfloat16, float32, float64")
+    if o.exhaustive and fmt.bits != 16:
+        raise UsageError(f"exhaustive covers every row of two 16-bit values (2^32 pairs); {fmt.name} pairs are "
+                         f"2^{2 * fmt.bits}: its rows are sampled (no --exhaustive)")
+    o = replace(o, samples=DEFAULT_ROWS if o.samples is None else int(o.samples))
+    if o.samples < 1:
+        raise UsageError(f"samples must be 1 or more (got {o.samples})")
+    return o
+
+
+def _command(op, target, fmt, o: RowOptions) -> str:
+    return (f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {o.standard} "
+            f"--samples {o.samples} --seed {o.seed}" + (" --exhaustive" if o.exhaustive else ""))
 
 
 class _Stats:
@@ -322,7 +340,7 @@ class _Stats:
                 err = math.inf
             else:
                 err = abs(math.fsum(list(y) + [-1.0])) if p.sum_of == "y" else \
-                    abs(float(np.sum(np.exp(y.astype(np.longdouble))) - 1))  # sum - 1, the sum not rounded first
+                    abs(float(np.sum(EXP.numpy(y.astype(np.longdouble))) - 1))  # sum - 1, the sum not rounded first
             units = err / 2.0 ** -fmt.p
             cur = self.res.row_sum
             if cur is None or units > cur["max_units_of_2^-p"] or (math.isnan(units) and not math.isnan(
@@ -392,8 +410,6 @@ class _Stats:
 def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
     """Every row of two values: merged into the result (its worst, its counts), its verdicts beside the
     sampled ones, named "NAME (pairs)"."""
-    from opcert.progress import Progress
-    from opcert.verify.tensor.pairs import PairSweep
     total = 1 << 32
     with Progress(f"{op.name} {fmt.name} {res.target}: every pair", total, "pairs") as bar:
         sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), max_ulp,
@@ -431,7 +447,6 @@ def pair_layout(op, std, fmt, tgt):
     """(call, words): a block of pairs X (N rows of 2) through the target in a second layout, one more row
     in front (each row one place along, in a call of another size) and, where the standard can express it,
     the rows along another axis (verify.tensor.layouts.other_axis); call(X) -> the outputs of X's rows."""
-    from opcert.verify.tensor.layouts import other_axis
     probe = np.zeros((2, 2), dtype=fmt.dtype)
     x2, how, _ = other_axis(std, probe)
     if x2 is not None and tgt.unsupported(op, std, fmt.name, how, x2.ndim):
@@ -457,5 +472,4 @@ def pair_layout(op, std, fmt, tgt):
 
 
 def _properties(op, std, fmt, tgt, all_cases, stats: _Stats, max_ulp: float) -> list[dict]:
-    from opcert.verify.tensor import properties as row_properties
     return [r.to_dict() for r in row_properties.check(op, std, fmt, tgt, stats, max_ulp)]

@@ -3,7 +3,7 @@
 A pair's exact outputs depend on d = a - b alone (a binary64 difference, and for bfloat16 values far apart
 its TwoSum remainder): Softmax is (sigmoid(d), sigmoid(-d)), LogSoftmax (ln sigmoid(d), ln sigmoid(-d)),
 Hardmax (a >= b, b > a). Each is increasing in d, so its rounding is a step function of d: the steps
-(_thresholds, enclosed at 200 bits once a format) give the rounded reference of every pair as d rises,
+(numerics.pair_steps, enclosed at 200 bits once a format) give the rounded reference of every pair as d rises,
 without a transcendental function (verify.tensor.pairs_kernel, compiled). A rounded difference (bfloat16
 values far apart) inside a step's wide enclosure goes to the element-wise machinery's exact path on the
 exact difference (Arb: Sigmoid's or Softplus' reference form). Pairs
@@ -22,19 +22,26 @@ outputs they are left undecided (said so: the sampled rows check them).
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import numpy as np
 
 from opcert.errors import TargetFailure
-from opcert.expr import var
-from opcert.formats import get_format, to_format
+from opcert.expr import PRIMITIVES, var
+from opcert.formats import round_fraction, to_format
+from opcert.numerics.errorfree import exact_difference
+from opcert.numerics.exact import evaluate
+from opcert.numerics.pair_steps import steps
+from opcert.spec.declarations import sigmoid_stable
+from opcert.spec.ops.softplus import stable
+from opcert.spec.row_reference import reference_rows
+from opcert.spec.tensor import round_just_below
 from opcert.verify.result import PropertyResult
-from opcert.verify.ulp import ordinals, ordinal_distance
-from opcert.verify.tensor.pairs_kernel import exact_difference
+from opcert.verify.tensor import pairs_kernel as K
+from opcert.verify.ulp import ordinal_distance, ordinals, ulp_error
 
 BLOCK = 64        # values of b per call: 4 million pairs
 DEVIATIONS_PER_RUN = 8192      # outputs off the reference kept per value of b and block (the kernel's buffer)
@@ -55,9 +62,7 @@ def _forms(op):
     exact path's, where the fast one below cannot decide."""
     x = var("x")
     if op.name == "Softmax":
-        from opcert.spec.declarations import sigmoid_stable
         return sigmoid_stable(x)
-    from opcert.spec.ops.softplus import stable
     return -stable(-x)
 
 
@@ -70,17 +75,17 @@ def _fast(op, d: np.ndarray, fmt):
     value is known outright: sigmoid(d) < 2^(emin - p) (half the smallest subnormal) where
     d <= (emin - p) ln 2, 1 - sigmoid(d) < 2^-(p + 1) where d >= (p + 1) ln 2 + 1/2 (it rounds to 1);
     LogSoftmax -log1p(e^-d) > -2^(emin - p) there (a negative zero)."""
-    from opcert.expr.primitives import REGISTRY
-    ke, kl = REGISTRY["exp"].ulps, REGISTRY["log1p"].ulps
+    exp, log1p = PRIMITIVES["exp"], PRIMITIVES["log1p"]
+    ke, kl = exp.ulps, log1p.ulps
     rel = (2 * ke + 4) * 2.0 ** -53 if op.name == "Softmax" else (2 * ke + 2 * kl + 4) * 2.0 ** -53
     lo_t, hi_t = (fmt.emin - fmt.p) * math.log(2), (fmt.p + 1) * math.log(2) + 0.5
     with np.errstate(all="ignore"):
         if op.name == "Softmax":
-            e = np.exp(-np.abs(d))
+            e = exp.numpy(-np.abs(d))
             v = np.where(d >= 0, 1 / (1 + e), e / (1 + e))
             known = np.where(d <= lo_t, 0.0, np.where(d >= hi_t, 1.0, np.nan))
         else:
-            v = np.where(d >= 0, -np.log1p(np.exp(-d)), d - np.log1p(np.exp(d)))
+            v = np.where(d >= 0, -log1p.numpy(exp.numpy(-d)), d - log1p.numpy(exp.numpy(d)))
             known = np.where(d >= -lo_t + 1, -0.0, np.nan)
         a, b = np.nextafter(v * (1 - rel), -np.inf), np.nextafter(v * (1 + rel), np.inf)
         ra, rb = to_format(np.minimum(a, b), fmt), to_format(np.maximum(a, b), fmt)
@@ -95,9 +100,6 @@ def _fast(op, d: np.ndarray, fmt):
 def _reference_of_d(op, d: np.ndarray, fmt, d_lo: np.ndarray | None = None):
     """(rounded, exact midpoint) of output 0 at differences d + d_lo (d the binary64 difference, d_lo what
     it left out: bfloat16 values far apart differ by more than 53 bits; such d go to the exact path)."""
-    from opcert.formats import round_fraction
-    from opcert.numerics.exact import evaluate
-    from opcert.spec.tensor import round_just_below
     if op.name == "Hardmax":     # the first element wins ties
         v = (d >= 0).astype(np.float64)
         return v, v
@@ -127,64 +129,8 @@ def _reference_of_d(op, d: np.ndarray, fmt, d_lo: np.ndarray | None = None):
     return val, mid
 
 
-@functools.lru_cache(maxsize=None)
-def _thresholds(op_name: str, fmt_name: str):
-    """Where the rounded output 0 of a pair changes, as a function of d = a - b: output 0 is f(d) with f
-    increasing (Softmax: sigmoid; LogSoftmax: ln sigmoid), so its rounding is a step function of d, stepping
-    at tau_k = f^-1(mu_k) for each midpoint mu_k between consecutive values of the format in f's range.
-    No tau_k is a binary64 number (each is irrational), so an exact binary64 difference d is below step k
-    exactly when d <= F_k, the largest binary64 number below tau_k. A rounded difference (two bfloat16
-    values far apart: d within half a binary64 ULP of the exact one) is decided only outside
-    [F_k - 2 ULPs, F_k + 3 ULPs]. Returns (F, below_wide, above_wide, r): r_k the rounded output below
-    step k (r_K above the last). tau_k at 200 bits (mpmath), more where that cannot place it beside its
-    binary64 rounding; where tau_k lies within half a binary64 ULP above mu_k (ln sigmoid far below zero:
-    tau = mu - ln(1 - e^mu)), F_k = mu_k. A second or two a format, once a process."""
-    import mpmath
-    fmt = get_format(fmt_name)
-    if op_name == "Hardmax":          # 1 where d >= 0 (-0 included: the first maximum wins), exactly
-        f = np.array([-np.nextafter(0.0, 1.0)])
-        return f, f - 2 * np.nextafter(0.0, 1.0), f + 3 * np.nextafter(0.0, 1.0), np.array([0.0, 1.0])
-    with np.errstate(invalid="ignore"):
-        v = np.unique(np.arange(1 << 16, dtype=np.uint16).view(fmt.dtype).astype(np.float64))
-    if op_name == "Softmax":
-        r = np.abs(v[(v >= 0) & (v <= 1)])             # sigmoid > 0 rounds to +0 at the bottom
-    else:
-        r = np.concatenate([v[(v < 0)], [-0.0]])          # -inf first; ln sigmoid < 0 rounds to -0 at the top
-    with np.errstate(invalid="ignore"):
-        mu = (r[:-1] + r[1:]) / 2                      # exact: p + 1 bits
-    if op_name != "Softmax":          # between -inf and the most negative value: the overflow threshold
-        mu[0] = -float(fmt.max_finite + Fraction(2) ** (fmt.emax - fmt.p))
-    floor = np.empty(mu.size)
-    for k, m in enumerate(mu):
-        prec = 200
-        while True:
-            with mpmath.workprec(prec):
-                m_ = mpmath.mpf(float(m))
-                tau = mpmath.log(m_) - mpmath.log1p(-m_) if op_name == "Softmax" \
-                    else m_ - mpmath.log1p(-mpmath.exp(m_))
-                t = float(tau)
-                if mpmath.mpf(t) < tau or (op_name != "Softmax" and t == m):     # tau > mu: e^mu > 0
-                    floor[k] = t
-                    break
-                if mpmath.mpf(t) > tau:
-                    floor[k] = np.nextafter(t, -np.inf)
-                    break
-            prec *= 2
-            if prec > 6400:       # tau_k a binary64 number: impossible (it is irrational); say so, not loop
-                raise RuntimeError(f"{op_name} {fmt_name}: step {k} (midpoint {m!r}) not separated from its "
-                                   f"binary64 rounding at 6400 bits")
-    below = floor
-    for _ in range(2):
-        below = np.nextafter(below, -np.inf)
-    above = floor
-    for _ in range(3):
-        above = np.nextafter(above, np.inf)
-    return floor, below, above, r
-
-
 def _special_table(op, fmt) -> dict:
     """The declared outputs of pairs with infinite entries, by where the infinities are (spec.tensor)."""
-    from opcert.spec.row_reference import reference_rows
     inf = np.inf
     kinds = {("+", "+"): (inf, inf), ("+", "f"): (inf, 0.0), ("f", "+"): (0.0, inf), ("-", "-"): (-inf, -inf),
              ("-", "f"): (-inf, 0.0), ("f", "-"): (0.0, -inf), ("+", "-"): (inf, -inf), ("-", "+"): (-inf, inf)}
@@ -226,8 +172,7 @@ class PairSweep:
         self._kernel_args()
 
     def _kernel_args(self) -> None:
-        """What verify.tensor.pairs_kernel.check_block takes besides the block, computed once."""
-        from opcert.verify.tensor import pairs_kernel as K
+        """The records verify.tensor.pairs_kernel.check_block takes besides the block, computed once."""
         op, fmt = self.op, self.fmt
         kinds = {p.kind: p for p in op.properties}
         flags = {"range": K.P_RANGE, "row_sum": K.P_SUM, "row_monotonic": K.P_MONO, "nan_row": K.P_NAN,
@@ -247,18 +192,19 @@ class PairSweep:
             values = np.arange(1 << 16, dtype=np.uint16).view(fmt.dtype).astype(np.float64)
         self._nkeep = int(np.count_nonzero(~np.isnan(self._a64)))
         with np.errstate(all="ignore"):
-            exp_of = np.exp(values)
-        floor, below, above, stepped = _thresholds(op.name, fmt.name)
+            exp_of = PRIMITIVES["exp"].numpy(values)
+        floor, below, above, stepped = steps(op.name, fmt.name)
         stepped_ord = ordinals(to_format(stepped, fmt), fmt).astype(np.int64)
         self._a_bits = self.a.view(fmt.uint)
         self._pos = np.full(1 << 16, -1, dtype=np.int64)     # where each bit pattern is in self.a (-1: absent)
         self._pos[self._a_bits] = np.arange(self.a.size)
         self._values = values
-        self._args = (values, exp_of, code, self._props, fmt.p, fmt.emin, floor, below, above, stepped, stepped_ord,
-                      table, table_bits,
-                      float(lower), float(upper),
-                      total is not None and total.sum_of == "y", float(self.max_ulp),
-                      max(0, math.ceil(self.max_ulp - 0.5)), self._nkeep, inf_bits)
+        self._reference = K.Reference(values, exp_of, floor, below, above, stepped, stepped_ord, table, table_bits)
+        mu, p, emin = float(self.max_ulp), fmt.p, fmt.emin
+        sum_bound = mu * 2.0 ** (1 - p) + 2 * mu * 2.0 ** (emin - p + 1)    # two outputs within mu ULPs each
+        self._declared = K.Declared(code, self._props, p, emin, float(lower), float(upper),
+                                    total is not None and total.sum_of == "y", mu, max(0, math.ceil(mu - 0.5)),
+                                    self._nkeep, inf_bits, sum_bound, int(np.count_nonzero(np.isfinite(self._a64))))
 
     def _note(self, kind, n_checked, bad, example):
         c = self.viol.setdefault(kind, [0, None])
@@ -271,7 +217,6 @@ class PairSweep:
     def run(self) -> None:
         """Block by block, the target's call of the next block beside the check of this one (a thread: the
         call and the compiled check both leave the GIL; 13.8 M pairs/s one after the other on 2 cores)."""
-        from concurrent.futures import ThreadPoolExecutor
         t0 = time.perf_counter()
         n = self.a.size
         blocks = [self.a[start:start + BLOCK] for start in range(0, n, BLOCK)]
@@ -368,22 +313,16 @@ class PairSweep:
         return want, mid
 
     def _block(self, bs, X, Y) -> None:
-        from opcert.verify.tensor import pairs_kernel as K
         na, nb = self.a.size, bs.size
         self._bs = bs
         self.pairs += X.shape[0]
         with np.errstate(invalid="ignore"):
             b64 = bs.astype(np.float64)
-        counts = np.zeros((nb, K.N_COUNTS), dtype=np.int64)
-        firsts = np.zeros((nb, K.N_FIRSTS), dtype=np.int64)
-        worst_err, worst_at = np.zeros(nb), np.zeros(nb, dtype=np.int64)
-        undecided = np.zeros((nb, na), dtype=np.bool_)
-        dev_at = np.zeros((nb, DEVIATIONS_PER_RUN), dtype=np.int64)
-        dev_val = np.zeros((nb, DEVIATIONS_PER_RUN), dtype=np.int64)
-        dev_n = np.zeros(nb, dtype=np.int64)
-        K.check_block(self._a64, b64, np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2), *self._args,
-                      counts, firsts, worst_err, worst_at, undecided, dev_at, dev_val, dev_n)
-        self._keep_deviations(bs, b64, dev_at, dev_val, dev_n)
+        found = K.found(nb, na, DEVIATIONS_PER_RUN)
+        K.check_block(self._a64, b64, np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2), self._reference,
+                      self._declared, found)
+        counts, firsts, worst_err, worst_at, undecided = found[:5]
+        self._keep_deviations(bs, b64, found)
         c = counts.sum(axis=0)
         self.correctly_rounded += int(c[K.CORRECT])
         self.flushes += int(c[K.FLUSHES])
@@ -441,7 +380,6 @@ class PairSweep:
         depends on a - b alone, the same for every related pair): two rows with one difference (a shift of
         each other) or swapped (a permutation) are refuted where their outputs are more than the allowed
         distance apart, counting a row kept off the reference by its distance and any other as 0."""
-        from opcert.verify.tensor import pairs_kernel as K
         op, fmt = self.op, self.fmt
         tol = 0 if op.name == "Hardmax" else math.ceil(2 * self.max_ulp)
         with np.errstate(invalid="ignore"):
@@ -585,7 +523,8 @@ class PairSweep:
                 "allowed_ulps": tol, "replayed": bool(np.all(again[0].view(fmt.uint) == got1.view(fmt.uint))
                                                       and np.all(again[1].view(fmt.uint) == got2.view(fmt.uint)))}
 
-    def _keep_deviations(self, bs, b64, dev_at, dev_val, dev_n) -> None:
+    def _keep_deviations(self, bs, b64, found) -> None:
+        dev_at, dev_val, dev_n = found.dev_at, found.dev_val, found.dev_n
         if self.dev_overflow:
             return
         if (dev_n > DEVIATIONS_PER_RUN).any() or self._dev_total + int(dev_n.sum()) > DEVIATIONS_KEPT:
@@ -645,7 +584,6 @@ class PairSweep:
     def _compare(self, X, Y, y64, want, mid, rows):
         """The accuracy of the rows the compiled check left undecided (rows: their indices in the block),
         with the exact reference: as check_block does for the others."""
-        from opcert.verify.ulp import ulp_error
         fmt = self.fmt
         w16 = to_format(want, fmt)
         same = (Y.view(fmt.uint) == w16.view(fmt.uint)) | (np.isnan(y64) & np.isnan(want))
