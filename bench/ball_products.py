@@ -42,7 +42,8 @@ def main(names):
         xs = (np.arange(1 << 24, dtype=np.uint32) + np.uint32(0x3d000000)).view(np.float32).astype(np.float64)
         n = xs.size
         none = bc._midpoints([], xs, attrs)           # no precomputed primitive
-        out = {t: (np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8)) for t in kernels}
+        out = {t: (np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8),
+                   np.empty(n, dtype=np.bool_)) for t in kernels}      # m, r, ok, s, miss
         for t, k in kernels.items():
             k(xs[:16], *(a[:, :16] for a in none), *(a[:16] for a in out[t]))      # compile outside the timing
         best = {t: float("inf") for t in kernels}

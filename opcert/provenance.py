@@ -11,7 +11,11 @@ from functools import lru_cache
 
 import mpmath
 import numpy
-from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+
+try:    # NumPy's private names: where they move, simd() says so rather than guess
+    from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+except ImportError:
+    __cpu_baseline__ = __cpu_dispatch__ = __cpu_features__ = None
 
 from opcert._version import __version__
 
@@ -35,9 +39,7 @@ def simd() -> str:
     runtimes' own kernels can depend on them: onnx.reference's float32 Elu differs at
     x = -0.007776596117764711 with AVX-512 (X86_V4) and without. NPY_DISABLE_CPU_FEATURES,
     when set, is shown too: it changes the dispatch."""
-    try:
-        pass
-    except ImportError:     # NumPy's private names moved: say so rather than guess
+    if __cpu_features__ is None:
         return "unknown (NumPy does not say)"
     found = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
     out = " ".join(list(__cpu_baseline__) + found)

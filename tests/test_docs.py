@@ -7,11 +7,14 @@ file (`# gate.toml`, `/* kernels.c */`) is written to it; each `$ ` line of a co
 the shell and must exit with the status its `# exit N` comment states (0 without one); a python block
 is executed. Commands that sweep all 2^32 float32 inputs or sweep attributes are slow tests
 (run with -m slow)."""
+import ast
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -125,3 +128,48 @@ def test_the_configuration_reference_names_every_key():
 
 def test_the_readme_fits_on_a_screen():
     assert len((ROOT / "README.md").read_text().splitlines()) < 200
+
+
+# A measured time: a number and a unit of time, or "N times faster/slower". Measurements live in
+# bench/README.md ("Figures behind choices in the code"), where they can be dated and measured again; a
+# comment or docstring says why, not how much.
+TIME_FIGURE = re.compile(r"\b\d[\d,.]*(?:-\d[\d,.]*)?\s?(s|ms|us|µs|ns|min|minutes|seconds|hours)\b(?![-\w])"
+                         r"|\b\d[\d.]*\s?(x|times) (faster|slower)", re.I)
+# The hits that are no measurement: (file, text of the line that holds it) -> why.
+NOT_A_MEASUREMENT = {
+    ("opcert/spec/ops/hard_sigmoid.py", "max(0, min(beta, 1))"): "min is the function: '0, min' is not 0 minutes",
+    ("opcert/numerics/ball.py", "[-s/2, s/2]"): "s is a variable (the smallest subnormal): '2, s' is not 2 seconds",
+    ("opcert/numerics/one_sided.py", "max(0, min(1, x/6 + 1/2))"): "min is the function: '0, min' is not 0 minutes",
+}
+
+
+def _time_figures(path: Path):
+    """(line, text) of each comment and docstring line of path that holds a time figure."""
+    src = path.read_text()
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.COMMENT and TIME_FIGURE.search(tok.string):
+            yield tok.start[0], tok.string.strip()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            lines = (doc or "").splitlines() + [""]
+            for i, line in enumerate(lines[:-1]):
+                # each line with the next one's start: a figure may be broken across two lines
+                joined = f"{line.rstrip()} {lines[i + 1].strip()}"
+                if any(m.start() < len(line.rstrip()) for m in TIME_FIGURE.finditer(joined)):
+                    yield node.body[0].lineno + i, line.strip()
+
+
+def test_no_measured_time_in_comments_or_docstrings():
+    found, used = [], set()
+    for path in sorted((ROOT / "opcert").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line, text in _time_figures(path):
+            allowed = [k for k in NOT_A_MEASUREMENT if k[0] == rel and k[1] in text]
+            used.update(allowed)
+            if not allowed:
+                found.append(f"{rel}:{line}: {text}")
+    assert not found, ("measured times belong in bench/README.md ('Figures behind choices in the code'), not in "
+                       "comments or docstrings (or, where a hit is no measurement, in NOT_A_MEASUREMENT with why):\n"
+                       + "\n".join(found))
+    assert used == set(NOT_A_MEASUREMENT), f"allowed but no longer found: {set(NOT_A_MEASUREMENT) - used}"

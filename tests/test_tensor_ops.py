@@ -6,14 +6,13 @@ import gmpy2
 import numpy as np
 import pytest
 from gmpy2 import mpfr
+from oracle import _round
 
 import opcert
 from opcert.errors import UsageError
 from opcert.formats import get_format
 from opcert.spec import get_tensor_operator, tensor_operators
 from opcert.spec.row_reference import reference_rows
-
-from oracle import _round
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -243,6 +242,7 @@ def test_axis_rules_are_proved_and_the_parting_shape_replays():
 def test_a_false_axis_claim_is_refuted_by_z3():
     """The model can fail: opsets 11 and 13 everywhere equal is refuted with a shape."""
     import z3
+
     from opcert.verify.proofs.axes import _query, _Shape
     sh = _Shape()
     check, s = _query(sh.facts, sh.same_row(sh.coerced) != sh.same_row(sh.single), 10_000)
@@ -320,9 +320,10 @@ accept_sampled_evidence = true
 def test_a_gate_fails_the_softmax_bugs_with_the_row_that_shows_them(tmp_path):
     """Three kernels with the bugs runtimes have had fail a float16 gate check, each naming the row and
     replayed; the careful kernel passes."""
+    import tomllib
+
     from opcert.gating.config import parse
     from opcert.gating.run import run_gate
-    import tomllib
     cfg = parse(tomllib.loads(FAULTS.replace("\n\n", "\nsamples = 4000\n\n")), "faults.toml")
     result = run_gate(cfg, workers=2)
     by = {r.check.name: r for r in result.results}
@@ -349,6 +350,7 @@ def test_a_gate_fails_the_softmax_bugs_with_the_row_that_shows_them(tmp_path):
 
 def test_a_target_that_raises_on_one_case_fails_that_case_and_the_rest_are_measured():
     import sys
+
     from opcert.verify.tensor.measure import measure_rows
     r = measure_rows("Hardmax", "tensor_kernels:hardmax_last", "float32", samples=2000, isolation="none")
     assert r.status == "ok" and not r.ok
@@ -363,6 +365,7 @@ def _onnx_tensor_cases():
     imported them without recording theirs."""
     import importlib
     import warnings
+
     import onnx.backend.test.case.node as node_cases
 
     def ours():
@@ -400,9 +403,9 @@ def test_the_pair_sweep_reference_is_the_reference(name, dtype):
     """The pair sweep's own reference (the exact difference through a fast sigmoid or softplus under the
     primitives' contracts, a table for infinite entries) gives the bits of the general row reference on
     every pair of 220 values (every sign, binade and special), and opcert's implementation passes it."""
-    from opcert.verify.tensor.pairs import PairSweep, _all_values
-    from opcert.spec.row_reference import reference_rows
     from opcert.impl.tensor_run import run
+    from opcert.spec.row_reference import reference_rows
+    from opcert.verify.tensor.pairs import PairSweep, _all_values
     op, _ = get_tensor_operator(name)
     fmt = get_format(dtype)
     every = _all_values(fmt)
@@ -430,8 +433,8 @@ def test_the_compiled_pair_check_finds_each_planted_fault(name, dtype):
     where the output is right) against the general row reference with four planted faults: one output a
     ULP up, a NaN row given numbers, an output NaN, an output zeroed that the next a's row has above zero.
     Each is counted where it belongs, and nothing else is."""
-    from opcert.verify.tensor.pairs import PairSweep, _all_values
     from opcert.spec.row_reference import reference_rows
+    from opcert.verify.tensor.pairs import PairSweep, _all_values
     op, _ = get_tensor_operator(name)
     fmt = get_format(dtype)
     every = _all_values(fmt)
@@ -518,8 +521,8 @@ def test_pairs_whose_difference_is_a_midpoint_are_decided_without_arb(dtype):
     float16, so it rounds down to -2048. The pair sweep's tight steps decide such rows exactly (no Arb), and
     agree with the general row reference (bfloat16: [2048, -8], 2056 a midpoint); so do the rows at the
     overflow threshold (-65520 in float16)."""
-    from opcert.verify.tensor.pairs import PairSweep
     from opcert.spec.row_reference import reference_rows
+    from opcert.verify.tensor.pairs import PairSweep
     op, _ = get_tensor_operator("LogSoftmax")
     fmt = get_format(dtype)
     big = float(fmt.max_finite)
@@ -536,6 +539,7 @@ def test_just_below_a_midpoint_at_the_overflow_threshold():
     """IEEE 754 rounds as if 2^(emax+1) were the next value: float16's -65520 is the midpoint between
     -65504 and -inf, so a value just below it overflows and one just below +65520 does not."""
     from fractions import Fraction
+
     from opcert.spec.tensor import round_just_below
     f16 = get_format("float16")
     assert round_just_below(Fraction(-65520), f16) == -np.inf
@@ -564,6 +568,7 @@ def test_an_interrupted_tensor_measurement_does_not_promise_a_resume():
     """Only the element-wise sweeps keep finished chunks: an interrupted Softmax measurement (its pair sweep
     included) says nothing of resuming."""
     from argparse import Namespace
+
     from opcert.cli import _resumable
     assert _resumable(Namespace(command="accuracy", op="Tanh")) is True
     assert _resumable(Namespace(command="accuracy", op="Softmax")) is False
@@ -608,9 +613,10 @@ def test_a_target_that_fails_to_load_is_a_failure_and_a_missing_one_a_usage_erro
 def test_a_zero_of_the_wrong_sign_is_counted_and_judged_by_the_policy(tmp_path):
     """LogSoftmax of a row of one is +0 (ln 1); a kernel that returns -0 there is counted apart and fails a
     check whose signed_zero policy is strict, passes one that ignores the sign."""
+    import tomllib
+
     from opcert.gating.config import parse
     from opcert.gating.run import run_check
-    import tomllib
     text = ('[[check]]\nop = "LogSoftmax"\ndtypes = ["float32"]\ntarget = "tensor_kernels:log_softmax_negative_zero"'
             '\nsamples = 300\nmax_ulp = 0.5\nsigned_zero = "{}"\n')
     strict = run_check(parse(tomllib.loads(text.format("strict")), "t").checks[0], "float32")
@@ -626,7 +632,8 @@ def test_row_properties_are_proved_over_the_reals(name, longest, monkeypatch):
     z3, but the special-value rules (no NaN or infinity in the reals) and the layout property (a kernel's,
     not the function's), skipped with the reason."""
     from opcert.spec import get_tensor_operator
-    from opcert.verify.proofs import prove_tensor, rows as row_proofs
+    from opcert.verify.proofs import prove_tensor
+    from opcert.verify.proofs import rows as row_proofs
     monkeypatch.setattr(row_proofs, "MAX_LENGTH", longest)
     report = prove_tensor(name, "real")
     rows = [p for p in report.properties if ":" not in p.name]

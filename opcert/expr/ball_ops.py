@@ -9,12 +9,13 @@ Python's arithmetic and comparison operators and the names of this vocabulary, a
   NumPy, which numerics.ball runs;
 - over scalars in compiled code: `numba_ops()`, small njit functions that numba inlines into the
   rules, which the kernels numerics.ball_compiled generates call (`compiled(rule)`: compiled once per
-  process and inlined by LLVM; inlined by numba instead, a kernel took twice as long to compile and
-  ran no faster: bench/ball_variants.py, 84 s against 20 s for Mish, Sigmoid and Selu's 12 kernels).
+  process and inlined by LLVM; inlined by numba instead, a kernel took longer to compile and ran no
+  faster: bench/ball_variants.py; bench/README.md, 'Figures behind choices in the code').
 
 `instantiate(rule, ops)` is the rule with `B` meaning `ops`. A choice made with `where` computes both
 values; a rule must not call a function whose cost depends on the branch not taken (a libm call in
-the underflow range is 10 to 30 times slower: the rules clamp the argument instead).
+the underflow range is much slower: the rules clamp the argument instead; bench/README.md, 'Figures behind
+choices in the code').
 """
 from __future__ import annotations
 

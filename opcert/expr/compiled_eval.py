@@ -2,9 +2,9 @@
 expression, computed with a few loops over the inputs instead of a NumPy pass and a temporary per node.
 
 Why: a float32 sweep against opcert runs opcert's implementation on 2^32 inputs, and its layout check
-on 2 x 10^9 more. A NumPy pass and temporary per node made HardSigmoid's implementation 3.3 times as
-slow as these loops and Celu's 1.8 times; where a primitive is most of the time (Gelu's erfc) the loops
-save little (bench/impl_compiled.py, bench/README.md).
+on 2 x 10^9 more. A NumPy pass and temporary per node made the arithmetic-heavy implementations
+(HardSigmoid, Celu) slower than these loops; where a primitive is most of the time (Gelu's erfc) the loops
+save little (bench/impl_compiled.py; bench/README.md, 'Figures behind choices in the code').
 
 What is computed is numpy_eval's, value for value (tests/test_compiled_eval.py holds the two to the same
 bits on every operator, standard and format, on special values, every binary16 input and random ones):
@@ -346,8 +346,9 @@ def source(e: Expr, input_bits: int) -> tuple[str, _Plan]:
 @functools.cache
 def worth_compiling(e: Expr) -> bool:
     """Whether the loops save anything: an operation on x other than the primitives (Tanh, Erf: the
-    primitive of x is all; Identity: nothing). Cached: every call of impl.run asks, and the walk over
-    Swish's nodes took 57 us, 0.9 ns an input of a sweep's block."""
+    primitive of x is all; Identity: nothing). Cached: every call of impl.run asks, and the walk over an
+    expression's nodes is not negligible beside a sweep's block (bench/README.md, 'Figures behind choices in
+    the code')."""
     return any(uses_x(n) and n.op not in PRIMITIVES and n.op not in ("var", "attr", "const") for n in e.nodes()) \
         and not any(n.op in REDUCTIONS for n in e.nodes())
 

@@ -21,8 +21,8 @@ def llvm_fma(typingctx, a, b, c):
 @functools.cache
 def fma_ufunc():
     """The compiled ufunc, built at its first use: a vectorize with a signature compiles (or
-    loads its cache) when applied, 160 ms, and the generated ball kernels import this module
-    for llvm_fma alone (a sweep worker's start)."""
+    loads its cache) when applied (bench/README.md, 'Figures behind choices in the code'), and the
+    generated ball kernels import this module for llvm_fma alone (a sweep worker's start)."""
     return numba.vectorize(["float64(float64, float64, float64)"], cache=True, nopython=True)(_fma)
 
 

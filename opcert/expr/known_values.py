@@ -1,10 +1,10 @@
 """Passes over an array for a primitive whose value is known beforehand in some regions (expr.primitives'
 _tanh_np): how many elements are known, their values written, the indices of the rest.
 
-NumPy's forms of this take a pass and a fresh temporary per operation (abs, two compares, two selects:
-15-20 ns an element on calls of 2^20 elements, where NumPy's tanh itself takes 1.7 with AVX-512 and 6.1
-without), and its masked ufunc loops (`where=`) 16-18 ns on the interleaved masks of a stratified sample
-(bench/known_values.py). These loops have no branch on the data (a stratified sample's regions alternate
+NumPy's forms of this take a pass and a fresh temporary per operation (abs, two compares, two selects),
+and its masked ufunc loops (`where=`) are slow on the interleaved masks of a stratified sample: either
+costs more than NumPy's tanh itself (bench/known_values.py; bench/README.md, 'Figures behind choices in
+the code'). These loops have no branch on the data (a stratified sample's regions alternate
 at random: a mispredicted branch an element), so they vectorise.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def fill_known(t, r, far_at, tiny_below, far_value):
 def rest_indices(t, far_at, tiny_below, rest):
     """The indices of the elements fill_known leaves, written to rest (one longer than their number: every
     element stores, only those advance; with a branch on the region, or with the fill in the same loop,
-    it took 6-7 ns an element); returns their number."""
+    it was slower: bench/README.md, 'Figures behind choices in the code'); returns their number."""
     k = 0
     for i in range(t.size):
         a = abs(t[i])

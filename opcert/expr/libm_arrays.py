@@ -2,14 +2,14 @@
 glibc's vector functions (libmvec) for binary64, and its long double erf and erfc.
 
 Why: on a CPU without AVX-512 NumPy's binary64 tanh, exp, expm1 and log1p run
-their scalar paths (about 20 ns a call measured on an AVX2 host, against 2-5 ns
-for libmvec's AVX2 functions), and NumPy has no erf at all, in any format. The
-float32 sweep's ball and the binary64 reference's long double path spend most
-of their time there. A small C file calls the functions; it is compiled once a
-machine with the system's C compiler into the kernel cache (opcert.files) and
-loaded with ctypes. No compiler, another C library or another CPU: `vector()`
-and `long_double()` return None, and the callers keep NumPy's functions (or
-the exact path), with the reason in `status()`.
+their scalar paths, much slower than libmvec's AVX2 functions (bench/README.md,
+'Figures behind choices in the code'), and NumPy has no erf at all, in any
+format. The float32 sweep's ball and the binary64 reference's long double path
+spend most of their time there. A small C file calls the functions; it is
+compiled once a machine with the system's C compiler into the kernel cache
+(opcert.files) and loaded with ctypes. No compiler, another C library or
+another CPU: `vector()` and `long_double()` return None, and the callers keep
+NumPy's functions (or the exact path), with the reason in `status()`.
 
 The contracts, part of the primitives' records where they are used:
 - libmvec: glibc states that its x86-64 vector functions were tested by

@@ -7,8 +7,8 @@ into the output format. `fma(a, b, c)` whose product operands are the input and
 an attribute is a*b + c in binary64 when the input has at most 26 significant
 bits: the product is then exact, so the single rounding is that of a fused
 multiply-add. Otherwise it is LLVM's fma (compiled with numba: the CPU's fused
-multiply-add, or libm's fma where the CPU has none): 13.8 ms per 10^6 elements
-where libm's through ctypes took 898 ms (bench/README.md).
+multiply-add, or libm's fma where the CPU has none), far faster than libm's
+through ctypes (bench/README.md, 'Figures behind choices in the code').
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def fma_as_mul_add(node, input_bits: int) -> bool:
 def fma(a, b, c):
     """a * b + c with one rounding (tests/test_impl.py checks it against rational arithmetic).
     Compiled in expr.fma_kernel, imported here at the first call: importing opcert then does not import
-    numba (0.5 s -> 0.1 s for `import opcert.cli`)."""
+    numba (bench/README.md, 'Figures behind choices in the code')."""
     return fma_ufunc()(a, b, c)
 
 

@@ -35,7 +35,11 @@ from fractions import Fraction
 
 import numpy as np
 from flint import arb
-from numpy._core._multiarray_umath import __cpu_features__
+
+try:    # NumPy's private names: where they move, NumPy's AVX-512 loops are taken as absent
+    from numpy._core._multiarray_umath import __cpu_features__
+except ImportError:
+    __cpu_features__ = {}
 
 from opcert.expr import libm_arrays
 from opcert.expr.ball_ops import NUMPY
@@ -114,7 +118,7 @@ def _tanh_np(t, out=None):
     is: +-1 where |t| >= 20, t where |t| < 2^-27. Element by element, so a value never depends on the rest
     of the call; NumPy's tanh is not called where a whole array is known (the float32 sweep's blocks: 87%
     of binary32 inputs lie in the two regions), and, where NumPy's binary64 tanh is a scalar loop (no
-    AVX-512: 6-14 ns a value), only on the rest of a mixed call.
+    AVX-512: bench/README.md, 'Figures behind choices in the code'), only on the rest of a mixed call.
 
     What the proofs assume of the platform's tanh holds of this one: within its contract (the known values
     are correctly rounded), odd, in [-1, 1], tanh(+-0) = +-0, and non-decreasing: at 20 because the
@@ -134,8 +138,9 @@ def _tanh_np(t, out=None):
     if n == flat.size:
         fill_known(flat, r, TANH_SATURATION, tiny, 1.0)
     elif 2 * n >= flat.size or (4 * n >= flat.size and not _numpy_avx512()):
-        # only the rest is computed: the indices and their gathering take about 0.8 ns an element, NumPy's
-        # tanh 1.7 ns with AVX-512 and 6-14 ns without (a scalar loop)
+        # only the rest is computed: the indices and their gathering cost less than NumPy's tanh on the
+        # elements they spare, the more so without AVX-512 (a scalar loop; bench/README.md, 'Figures behind
+        # choices in the code')
         rest = np.empty(flat.size - n + 1, np.int64)
         rest = rest[:rest_indices(flat, TANH_SATURATION, tiny, rest)]
         fill_known(flat, r, TANH_SATURATION, tiny, 1.0)
@@ -443,7 +448,7 @@ def filled_beyond(f, lo: float, hi: float, below: float, above: float, near_zero
     """f over binary64 arrays, without the call where a whole block lies below lo (every value is `below`)
     or above hi (every value is `above`; exp's, which opcert's implementation takes, are np.exp's own bits:
     tests/test_ball_compiled.py): the functions' slow paths are there (NumPy's exp
-    at -800: 4.3 ns a value against 0.5 in range; glibc's vector exp: 54 against 2.7), and the float32
+    and glibc's vector exp at -800: bench/README.md, 'Figures behind choices in the code'), and the float32
     sweep's blocks have one sign and span a few binades, so whole blocks are there: about half of the
     inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. With near_zero: a block wholly
     inside (-near_zero, near_zero) is t itself (at_zero None: f(t) rounds to t there) or the constant
@@ -539,9 +544,9 @@ def binary64_array(name: str) -> tuple[Callable, float, bool]:
     compiled ball then takes its values per block instead of calling the C library per input).
     glibc's vector function where this host has one (expr.libm_arrays, 4 ULPs: NumPy's own loops
     are scalar on CPUs without AVX-512), else NumPy's under the record's contract. Where NumPy
-    dispatches to AVX-512 its own SIMD loops are kept (0.6-0.8 ns a value, against 1.7-3.9 ns for
-    glibc's AVX2 ones): only erf and erfc, which NumPy lacks, come from glibc there. sqrt stays
-    NumPy's: IEEE 754's, correctly rounded and SIMD everywhere."""
+    dispatches to AVX-512 its own SIMD loops are kept (faster than glibc's AVX2 ones: bench/README.md,
+    'Figures behind choices in the code'): only erf and erfc, which NumPy lacks, come from glibc there.
+    sqrt stays NumPy's: IEEE 754's, correctly rounded and SIMD everywhere."""
     p = REGISTRY[name]
     if name != "sqrt" and not (p.vector and _numpy_avx512()):
         f = _vector_blockwise(name)
@@ -553,10 +558,6 @@ def binary64_array(name: str) -> tuple[Callable, float, bool]:
 @functools.cache
 def _numpy_avx512() -> bool:
     """Whether NumPy dispatches to its AVX-512 loops here (NPY_DISABLE_CPU_FEATURES taken into account)."""
-    try:
-        pass
-    except ImportError:
-        return False
     return bool(__cpu_features__.get("AVX512_SKX") or __cpu_features__.get("X86_V4"))
 
 

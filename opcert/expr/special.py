@@ -6,8 +6,8 @@ stated in expr.primitives and checked by tests/test_contracts.py.
 Loops (njit), not numba ufuncs (vectorize): a ufunc's wrapper is compiled in
 every process that builds it, whatever numba's cache holds; a loop's machine
 code comes from the cache. Importing this module and the first call of each,
-in a process where numba is already loaded: 49-74 ms as ufuncs, 6-8 ms as
-loops (bench/README.md)."""
+in a process where numba is already loaded, cost more as ufuncs than as
+loops (bench/README.md, 'Figures behind choices in the code')."""
 import math
 
 import numpy as np

@@ -2,7 +2,8 @@
 a dozen NumPy temporaries per node of the expression.
 
 The float32 sweep evaluates the reference's ball on every one of 2^32 inputs;
-in NumPy that was most of the sweep's time (65% of a Swish chunk, measured).
+in NumPy that was most of the sweep's time (bench/README.md, 'Figures behind
+choices in the code').
 `compiled(expr, attrs)` generates Python source for the expression, one call
 of numerics.ball_rules' rule per node (the rules numerics.ball runs over arrays, here
 compiled by numba over scalars), compiles it with numba, and returns a
@@ -58,7 +59,8 @@ from opcert.numerics.ball import BINARY64, ETA, U, ball_constant
 # smallest subnormal); any larger value bounds it too. This ball serves binary32
 # results, whose spacing is 2^-149 at least, so 2^-1022 loses no decision, and it keeps
 # the radii out of the subnormal range, where every operation takes a microcode assist
-# on the CPUs measured (Mish's kernel at x = 2^73: 65 ns per input with 2^-1074, 44 with 2^-1022).
+# on the CPUs measured (Mish's kernel at x = 2^73 among them: bench/README.md, 'Figures behind choices in
+# the code').
 ETA_BINARY32 = 2.0 ** -1022
 assert ETA_BINARY32 >= ETA
 
@@ -99,8 +101,8 @@ def step_down(x):
 '''
 
 # The loop writes a flag per input, not the list of the missed inputs: appending to a list (a store
-# at a running count) kept LLVM from vectorising the loop; with flags it does (bench/ball_variants.py,
-# ns per input: Mish 20.4 -> 8.5, Sigmoid 6.6 -> 3.4, Swish 12.6 -> 4.7, Selu 9.9 -> 2.9; bench/README.md)
+# at a running count) kept LLVM from vectorising the loop; with flags it does (bench/ball_variants.py;
+# bench/README.md, 'Figures behind choices in the code')
 _FOOTER = '''
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -129,8 +131,9 @@ _lit = float_literal
 
 
 # the primitives whose values come per block from a SIMD loop, computed before the loop
-# (expr.primitives.binary64_array: NumPy's ufunc where it has SIMD loops, 0.6-0.8 ns per value against
-# glibc's scalar 2-9 ns with AVX-512; glibc's vector functions, 1.7-3.9 ns, where the host has them)
+# (expr.primitives.binary64_array: NumPy's ufunc where it has SIMD loops, glibc's vector functions where the
+# host has them; either faster than glibc's scalar functions: bench/README.md, 'Figures behind choices in the
+# code')
 VECTOR = tuple(n for n in PRIMITIVES if binary64_array(n)[2])
 # the nodes whose midpoint NumPy computes as the generated code does (midpoints)
 _MID_OPS = {"var", "const", "attr", "neg", "abs", "add", "sub", "mul", "div", "fma", "min", "max", "select"}
@@ -138,9 +141,9 @@ _COND_OPS = {"lt", "gt", "le", "ge", "eq", "not", "and", "or", "isnan"}
 
 
 # The unshared variants are not tried where their source is more than this many times the shared
-# one's: Gelu's tanh form (2.35 times) compiled in 18 s inlined, against 4 s shared, and ran at 19.5
-# against 9.9 ns per input; the operators whose unshared kernel is the fastest (Shrink, Softplus)
-# are at 1.07-1.11, Swish at 1.44 (bench/ball_variants.py, bench/README.md).
+# one's: Gelu's tanh form (2.35 times) took far longer to compile inlined than shared, and ran slower;
+# the operators whose unshared kernel is the fastest (Shrink, Softplus) are at 1.07-1.11, Swish at 1.44
+# (bench/ball_variants.py; bench/README.md, 'Figures behind choices in the code').
 UNSHARED_MAX = 1.5
 
 
@@ -149,8 +152,8 @@ def _product_exact() -> str:
     """The exactness test of a product in the generated code: with the CPU's fused
     multiply-add where it has one (llvmlite's host features), else Dekker's product.
     Both give the same answer (tests/test_errorfree.py); the first is one instruction,
-    the second some fifteen (bench/ball_variants.py, ns per input: Mish 8.1 -> 6.8,
-    Sigmoid 3.5 -> 2.6, Selu 2.8 -> 2.3, Gelu's tanh form 10.5 -> 10.0)."""
+    the second some fifteen (bench/ball_variants.py; bench/README.md, 'Figures behind
+    choices in the code')."""
     try:
         from llvmlite import binding
         return "product_exact_fma" if binding.get_host_cpu_features().get("fma", False) else "product_exact"
@@ -338,7 +341,8 @@ class _Gen(Domain):
         E(f"{ok} = {oka}")
         if pre is None and p.saturates is not None:
             # the record's saturation: no call where glibc's underflow path is slow (erfc at x = -2^65 in
-            # Gelu's kernel: 24 ns per input) or its value is its limit's binary64 rounding
+            # Gelu's kernel: bench/README.md, 'Figures behind choices in the code') or its value is its
+            # limit's binary64 rounding
             lo, hi = p.saturates
             below, above = p.at_inf
             E(f"{m} = {_lit(above)} if {ma} > {_lit(hi)} else ({_lit(below)} if {ma} < {_lit(lo)} else {f}({ma}))")
@@ -358,8 +362,8 @@ class _Gen(Domain):
         E("if wide:")
         if self.precompute:
             # no C library call in this kernel (LLVM speculates a call out of its branch: glibc's exp at
-            # x = -2^65 underflows slowly, 30 ns per input in Mish's kernel where the branch is never
-            # taken): the other kernel takes the input
+            # x = -2^65 underflows slowly, and Mish's kernel paid for it where the branch is never taken;
+            # bench/README.md, 'Figures behind choices in the code'): the other kernel takes the input
             E("    miss = True")
         else:
             E(f"    prop = {self.call('ends', m, f'{f}(step_down({ma} - {ra}))', f'{f}(step_up({ma} + {ra}))', k, 'U', 'ETA')}")
@@ -394,7 +398,8 @@ def source(e: Expr, attrs: dict[str, float], precompute: bool = True,
     rules = "\n".join(f'R_{n} = _R["{n}"]' for n in sorted(g.rules))
     head = f"# generator {_generator_digest()}\n" + _HEADER.format(U=_lit(U), ETA=_lit(ETA_BINARY32), RULES=rules)
     # the precomputed values come in as scalars: arrays passed to ball() cost an atomic
-    # reference count increment and decrement each per call (36% of Mish's kernel, measured)
+    # reference count increment and decrement each per call (bench/README.md, 'Figures behind choices in the
+    # code')
     params = "".join(f", A{k}, P{k}" for k in range(len(g.pre)))
     # PA's row of a primitive of the input itself is not read (nor written: _midpoints)
     args = "".join(f", {'0' if _direct(e) else f'PA[{k}, i]'}, PV[{k}, i]" for k, e in enumerate(g.pre))
@@ -415,8 +420,8 @@ _BUFFERS = threading.local()
 
 def _buffers(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The rows of PA and PV, kept from one block to the next (per thread): allocated
-    anew for each block, they cost a page fault per 4 KiB written (1,040 per block of
-    65,536 inputs for Mish, 20 ns per input; glibc returns them to the system)."""
+    anew for each block, they cost a page fault per 4 KiB written (glibc returns them to
+    the system; bench/README.md, 'Figures behind choices in the code')."""
     have = getattr(_BUFFERS, "arrays", None)
     if have is None or have[0].shape[0] < k or have[0].shape[1] < n:
         have = (np.empty((k, n), np.uint64), np.empty((k, n)))
@@ -447,7 +452,7 @@ class Midpoints(Domain):
 
     A value of the block's shape is written into a row of this thread's scratch, kept from one block to the
     next as PA and PV are (_buffers): a fresh array per node takes a page fault per 4 KiB wherever glibc has
-    given the freed ones back (Gelu's midpoints: 1,008 a block and 2.3 ms, against none and 0.34 ms)."""
+    given the freed ones back (bench/README.md, 'Figures behind choices in the code')."""
 
     def __init__(self, x64: np.ndarray, attrs: dict[str, float]):
         self.x64, self.attrs = x64, attrs
@@ -617,8 +622,8 @@ def _has_select(e: Expr) -> bool:
 @functools.cache
 def _const_midpoint(e: Expr) -> np.float64:
     """A constant's binary64 midpoint, as the generated code has it. Cached: a named
-    constant's enclosure is computed in rationals (1.3 ms for Gelu's tanh form, per block
-    of 65,536: 20 ns per input, more than its whole kernel)."""
+    constant's enclosure is computed in rationals, which for each block cost more than the
+    whole kernel (bench/README.md, 'Figures behind choices in the code')."""
     return np.float64(float(ball_constant(e, BINARY64)[0]))
 
 
@@ -694,16 +699,14 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     argument differs from the one NumPy was given; the other, with the C
     library's functions, takes those inputs again. (A kernel that calls the C
     library in the branch not taken runs the call anyway: LLVM speculates the
-    pure call, measured at 5 ns per input for tanh.)
+    pure call; bench/README.md, 'Figures behind choices in the code'.)
 
     tune=True (the float32 sweep, 2^32 inputs): the first kernel is generated
     four ways, with the ball's function inlined into the loop or called from
     it, with repeated subexpressions computed once or each time, and the
     fastest on a sample of blocks is kept. Inlined, LLVM vectorises the loop
-    and that is nearly always fastest; not always (`bench/ball_variants.py`,
-    ns per input over eight one-signed binades, one host, inlined and shared /
-    called / not shared / called and not shared: Mish 7.2 / 14.9 / 7.7 /
-    15.1, Elu 2.0 / 1.3 / 1.8 / 1.5, Shrink 1.1 / 1.2 / 0.9 / 1.0). All compute
+    and that is nearly always fastest; not always (`bench/ball_variants.py`;
+    bench/README.md, 'Figures behind choices in the code'). All compute
     the same balls (tests/test_ball_compiled.py). The unshared ones are not tried where
     their source is over UNSHARED_MAX times the shared one's."""
     try:
@@ -728,7 +731,8 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         _not_compiled(e, exc)
         return None
     # the C library's kernel, compiled at the first input that needs it: most operators' sweeps never
-    # do (Gelu's tanh form: no such input in 16 chunks of 128), and it took 5 s of a first run's compiling
+    # do (Gelu's tanh form: no such input in 16 chunks of 128), and it was a large part of a first run's
+    # compiling (bench/README.md, 'Figures behind choices in the code')
     lazy: list = []
     lock = threading.Lock()
 

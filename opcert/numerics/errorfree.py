@@ -2,9 +2,9 @@
 
 The ball evaluator asks this of every sum and product of every block, so that
 an exact result (an exact midpoint such as Linear's 0.5 x + 0.25) carries no
-rounding radius. In NumPy each test is a dozen temporaries over the block, 13
-ns per input and per product (measured, ScaledTanh's sweep); compiled it is one
-pass. tests/test_errorfree.py checks both against rational arithmetic.
+rounding radius. In NumPy each test is a dozen temporaries over the block;
+compiled it is one pass (bench/README.md, 'Figures behind choices in the code').
+tests/test_errorfree.py checks both against rational arithmetic.
 """
 from __future__ import annotations
 
@@ -113,10 +113,11 @@ _MAKING = threading.Lock()
 
 
 def _ufuncs():
-    # built at the first use: a vectorize with a signature compiles (or loads its cache) when applied,
-    # 0.2 s each, and every sweep worker imports this module for the scalar tests alone. Built and
-    # applied once under a lock: the reference's fast path runs on several threads, and numba's first
-    # compilation in two threads at once races in numba's own registries ("duplicate registration")
+    # built at the first use: a vectorize with a signature compiles (or loads its cache) when applied
+    # (bench/README.md, 'Figures behind choices in the code'), and every sweep worker imports this module
+    # for the scalar tests alone. Built and applied once under a lock: the reference's fast path runs on
+    # several threads, and numba's first compilation in two threads at once races in numba's own registries
+    # ("duplicate registration")
     if not _MADE:
         with _MAKING:
             if not _MADE:

@@ -1,8 +1,8 @@
 """The pair sweep's check of one block, compiled (numba, one thread per value of b).
 
 verify.tensor.pairs states what is checked; this is the same check over 4 million rows of two without a
-binary64 temporary per row: in NumPy it took 3.5 s a block, 60 minutes for the 2^32 pairs of a 16-bit
-format, twenty times what the call of a runtime costs. The rounded reference of each output comes from
+binary64 temporary per row: in NumPy it cost many times what the call of a runtime costs (bench/README.md,
+'Figures behind choices in the code'). The rounded reference of each output comes from
 the steps of its rounding as a function of d = a - b (numerics.pair_steps), walked as a rises:
 no transcendental function where the target's output is the reference's. Where it is not, the ULP error
 takes the binary64 value of the exact output (one exp, and a log1p for LogSoftmax: the primitive table's
@@ -246,8 +246,9 @@ def check_block(a, bs, ybits, ref, decl, found):
 @numba.njit(nogil=True, error_model="numpy")
 def _run(a, b, ybits, ref, decl, found, j):
     """One value of b against every a. The counters a row on the reference or a finite row off it changes are
-    locals, kept in registers (in arrays, even this call's own, the loop ran 5 to 30% slower); a special value
-    or a property broken counts in this call's arrays; the rows each property checked are counted by kind."""
+    locals, kept in registers (in arrays, even this call's own, the loop ran slower: bench/README.md, 'Figures
+    behind choices in the code'); a special value or a property broken counts in this call's arrays; the rows
+    each property checked are counted by kind."""
     values, exp_of, floor, below, above, stepped, stepped_ord, table, table_bits = ref
     undecided, dev_at, dev_val = found.undecided[j], found.dev_at[j], found.dev_val[j]
     counts, firsts = np.zeros(N_COUNTS, np.int64), np.full(N_FIRSTS, -1, np.int64)
