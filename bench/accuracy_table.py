@@ -4,6 +4,7 @@
 Exhaustive for float16 and bfloat16, stratified samples (with hard cases) for
 float32 (100,000) and float64 (10,000); default attributes; seed 0.
 """
+
 from opcert.spec import operators
 from opcert.verify.accuracy.measure import measure
 

@@ -8,6 +8,7 @@ operator, the kernel is generated both ways (the second by substituting the call
 the same source), compiled, and run over 2^24 consecutive binary32 inputs from 2^-5
 up, interleaved, best of 3; the balls must be identical.
 """
+
 import importlib.util
 import os
 import sys
@@ -25,7 +26,7 @@ def main(names):
     for name in names:
         op = opcert.get_operator(name)
         attrs = {k: float(v) for k, v in resolve(op).items()}
-        src, _ = bc.source(op.reference_form(None), attrs, precompute=False)   # the products alone
+        src, _ = bc.source(op.reference_form(None), attrs, precompute=False)  # the products alone
         if "product_exact_pow2(" not in src:
             print(f"{name}: no product by a constant power of two")
             continue
@@ -39,13 +40,21 @@ def main(names):
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
             kernels[tag] = mod.evaluate
-        xs = (np.arange(1 << 24, dtype=np.uint32) + np.uint32(0x3d000000)).view(np.float32).astype(np.float64)
+        xs = (np.arange(1 << 24, dtype=np.uint32) + np.uint32(0x3D000000)).view(np.float32).astype(np.float64)
         n = xs.size
-        none = bc._midpoints([], xs, attrs)           # no precomputed primitive
-        out = {t: (np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8),
-                   np.empty(n, dtype=np.bool_)) for t in kernels}      # m, r, ok, s, miss
+        none = bc._midpoints([], xs, attrs)  # no precomputed primitive
+        out = {
+            t: (
+                np.empty(n),
+                np.empty(n),
+                np.empty(n, dtype=np.bool_),
+                np.empty(n, dtype=np.int8),
+                np.empty(n, dtype=np.bool_),
+            )
+            for t in kernels
+        }  # m, r, ok, s, miss
         for t, k in kernels.items():
-            k(xs[:16], *(a[:, :16] for a in none), *(a[:16] for a in out[t]))      # compile outside the timing
+            k(xs[:16], *(a[:, :16] for a in none), *(a[:16] for a in out[t]))  # compile outside the timing
         best = {t: float("inf") for t in kernels}
         for _ in range(3):
             for t, k in kernels.items():
@@ -53,8 +62,10 @@ def main(names):
                 k(xs, *none, *out[t])
                 best[t] = min(best[t], time.perf_counter() - t0)
         same = all(np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(out["pow2"], out["dekker"]))
-        print(f"{name}: power-of-two test {best['pow2'] * 1e9 / n:.2f} ns/input, Dekker {best['dekker'] * 1e9 / n:.2f} "
-              f"ns/input, ratio {best['pow2'] / best['dekker']:.2f}; identical balls: {same}")
+        print(
+            f"{name}: power-of-two test {best['pow2'] * 1e9 / n:.2f} ns/input, Dekker {best['dekker'] * 1e9 / n:.2f} "
+            f"ns/input, ratio {best['pow2'] / best['dekker']:.2f}; identical balls: {same}"
+        )
 
 
 if __name__ == "__main__":

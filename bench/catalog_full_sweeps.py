@@ -22,6 +22,7 @@ those of opcert's package beside its sources (or in $NUMBA_CACHE_DIR);
 --fresh-kernels gives each sweep both empty, so its time includes compiling
 them all (a first run's cost). A whole sweep of every operator takes 15-25 minutes.
 """
+
 import argparse
 import json
 import os
@@ -43,8 +44,22 @@ def run(op: str, target: str, fresh_kernels: bool, attrs: dict | None = None) ->
             env["OPCERT_KERNEL_CACHE"] = os.path.join(d, "kernels")
             env["NUMBA_CACHE_DIR"] = os.path.join(d, "numba")
         out = os.path.join(d, "result.json")
-        cmd = [sys.executable, "-m", "opcert", "accuracy", op, "--dtype", "float32", "--target", target,
-               "--exhaustive", "--checkpoint", os.path.join(d, "ck"), "--json", out]
+        cmd = [
+            sys.executable,
+            "-m",
+            "opcert",
+            "accuracy",
+            op,
+            "--dtype",
+            "float32",
+            "--target",
+            target,
+            "--exhaustive",
+            "--checkpoint",
+            os.path.join(d, "ck"),
+            "--json",
+            out,
+        ]
         for k, v in (attrs or {}).items():
             cmd += ["--attr", f"{k}={v}"]
         mem = os.path.join(d, "mem")
@@ -73,34 +88,45 @@ def run(op: str, target: str, fresh_kernels: bool, attrs: dict | None = None) ->
 
 def main():
     import opcert
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", nargs="*", help="operators (default: the catalog)")
     ap.add_argument("--target", default="opcert")
     ap.add_argument("--fresh-kernels", action="store_true", help="an empty kernel cache per sweep (compile included)")
-    ap.add_argument("--onnx-test-attrs", action="store_true",
-                    help="each attribute set of ONNX's backend node tests instead of the defaults")
+    ap.add_argument(
+        "--onnx-test-attrs",
+        action="store_true",
+        help="each attribute set of ONNX's backend node tests instead of the defaults",
+    )
     a = ap.parse_args()
     ops = a.ops or [op.name for op in opcert.operators()]
     runs = [(op, None) for op in ops]
     if a.onnx_test_attrs:
         from opcert.spec.onnx_backend_attrs import ATTRS
+
         runs = [(op, attrs) for op in ops for attrs in ATTRS.get(op, [])]
     rows = []
     for op, attrs in runs:
         r = run(op, a.target, a.fresh_kernels, attrs)
         rows.append(r)
         print(f"{r['op']}: {r['wall_s']:.1f} s, exit {r['exit']}", file=sys.stderr, flush=True)
-    print(f"\n| operator | wall time, 2^32 inputs | under {BAR:.0f} s | peak RSS (largest process) | "
-          "left to the exact path | max ULP | status |\n|---|---|---|---|---|---|---|")
+    print(
+        f"\n| operator | wall time, 2^32 inputs | under {BAR:.0f} s | peak RSS (largest process) | "
+        "left to the exact path | max ULP | status |\n|---|---|---|---|---|---|---|"
+    )
     for r in sorted(rows, key=lambda r: -r["wall_s"]):
         rss = f"{r['rss_mb']:.0f} MB" if r["rss_mb"] else "-"
         und = f"{r['undecided']:,}" if isinstance(r["undecided"], int) else "-"
         ulp = r.get("max_ulp")
-        print(f"| {r['op']} | {r['wall_s']:.1f} s | {'yes' if r['wall_s'] <= BAR else '**no**'} | {rss} | {und} | "
-              f"{ulp if ulp is not None else '-'} | {r['verdict']} |")
+        print(
+            f"| {r['op']} | {r['wall_s']:.1f} s | {'yes' if r['wall_s'] <= BAR else '**no**'} | {rss} | {und} | "
+            f"{ulp if ulp is not None else '-'} | {r['verdict']} |"
+        )
     slow = [r for r in rows if r["wall_s"] > BAR]
-    print(f"\nslowest: {max(rows, key=lambda r: r['wall_s'])['op']}; over {BAR:.0f} s: "
-          + (", ".join(r["op"] for r in slow) or "none"))
+    print(
+        f"\nslowest: {max(rows, key=lambda r: r['wall_s'])['op']}; over {BAR:.0f} s: "
+        + (", ".join(r["op"] for r in slow) or "none")
+    )
 
 
 if __name__ == "__main__":

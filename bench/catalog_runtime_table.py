@@ -12,6 +12,7 @@ properties refuted ("refuted: monotonic, range"); '-' where the target does not
 support the combination (its reason is printed on stderr and by
 `opcert accuracy ... --target T`).
 """
+
 import argparse
 import sys
 import time
@@ -31,8 +32,16 @@ def cell(r):
     if r.status != "ok":
         return f"CRASH: {r.error}", []
     s = f"{short_ulp(r.max_ulp)} ({100 * r.correctly_rounded / max(r.inputs_checked, 1):.2f}% CR)"
-    extra = [f"{n} {k}" for k, n in (("NaN mm", r.nan_mismatches), ("inf mm", r.inf_mismatches),
-                                       ("-0 mm", r.signed_zero_mismatches), ("flushed", r.subnormal_flushes)) if n]
+    extra = [
+        f"{n} {k}"
+        for k, n in (
+            ("NaN mm", r.nan_mismatches),
+            ("inf mm", r.inf_mismatches),
+            ("-0 mm", r.signed_zero_mismatches),
+            ("flushed", r.subnormal_flushes),
+        )
+        if n
+    ]
     # a property declared NOT to hold (Gelu's monotonic) is expected to be refuted: not a finding
     refuted = [p["name"] for p in r.properties if p["status"] == "refuted" and p.get("expected") == "holds"]
     undecided = [p["name"] for p in r.properties if p["status"] not in ("refuted", "proved", "checked", "skipped")]
@@ -40,8 +49,9 @@ def cell(r):
         extra.append("**refuted: " + ", ".join(refuted) + "**")
     if undecided:
         extra.append("undecided: " + ", ".join(undecided))
-    return s + ("; " + ", ".join(extra) if extra else ""), [(p, r) for p in r.properties
-                                                            if p["status"] == "refuted" and p.get("expected") == "holds"]
+    return s + ("; " + ", ".join(extra) if extra else ""), [
+        (p, r) for p in r.properties if p["status"] == "refuted" and p.get("expected") == "holds"
+    ]
 
 
 def main():
@@ -50,9 +60,13 @@ def main():
     ap.add_argument("--targets", nargs="*", default=TARGETS)
     ap.add_argument("--dtypes", nargs="*", default=DTYPES)
     ap.add_argument("--samples", type=int, default=100_000)
-    ap.add_argument("--float32", default="sample", choices=["sample", "exhaustive"],
-                    help="exhaustive: all 2^32 float32 inputs, every property proved or refuted on the target "
-                         "(5-10 minutes per cell on 2 cores; interrupted runs resume from .opcert-cache)")
+    ap.add_argument(
+        "--float32",
+        default="sample",
+        choices=["sample", "exhaustive"],
+        help="exhaustive: all 2^32 float32 inputs, every property proved or refuted on the target "
+        "(5-10 minutes per cell on 2 cores; interrupted runs resume from .opcert-cache)",
+    )
     a = ap.parse_args()
     t0 = time.time()
     versions = []
@@ -81,18 +95,25 @@ def main():
                 cells.append(text)
                 findings += [(op.name, tgt, dt, p) for p, _ in refuted]
                 if r.status == "ok" and r.worst_input is not None:
-                    worst.append(f"- {op.name} {dt} {tgt}: {r.max_ulp:.4g} ULP at {r.worst_input!r} "
-                                 f"({r.worst_input_bits}): `{r.command}`")
-                print(f"{op.name} {tgt} {dt}: {text} ({r.elapsed_s:.0f} s)"
-                      + (f" [{r.error}]" if r.status == "unsupported" else ""),
-                      file=sys.stderr, flush=True)
+                    worst.append(
+                        f"- {op.name} {dt} {tgt}: {r.max_ulp:.4g} ULP at {r.worst_input!r} "
+                        f"({r.worst_input_bits}): `{r.command}`"
+                    )
+                print(
+                    f"{op.name} {tgt} {dt}: {text} ({r.elapsed_s:.0f} s)"
+                    + (f" [{r.error}]" if r.status == "unsupported" else ""),
+                    file=sys.stderr,
+                    flush=True,
+                )
             print(f"| {op.name} | {tgt} | " + " | ".join(cells) + " |", flush=True)
     print(f"\n({time.time() - t0:.0f} s)\n\nWorst inputs (reproduce with the command):\n")
     print("\n".join(worst))
     print("\nRefuted properties, first counterexample (replayed on the target):\n")
     for name, tgt, dt, p in findings:
-        print(f"- {name} {dt} {tgt}: {p['name']} ({p.get('violations', '?'):,} of {p.get('inputs_checked', '?'):,}): "
-              f"{_short(p.get('counterexample'))}")
+        print(
+            f"- {name} {dt} {tgt}: {p['name']} ({p.get('violations', '?'):,} of {p.get('inputs_checked', '?'):,}): "
+            f"{_short(p.get('counterexample'))}"
+        )
 
 
 def _short(ex) -> str:

@@ -18,6 +18,7 @@ twice, interleaved chunk by chunk: with the compiled ball
 (numerics.ball.evaluate, what it used before); the table gains both times and
 their ratio.
 """
+
 import argparse
 import time
 
@@ -35,21 +36,29 @@ def main():
     ap.add_argument("--numpy-ball", action="store_true", help="also time the NumPy ball, interleaved (baseline)")
     a = ap.parse_args()
     import opcert.numerics.ball_compiled as bc
+
     compiled = bc.compiled
 
     def use(numpy_ball):
         bc.compiled = (lambda e, attrs, **kw: None) if numpy_ball else compiled
+
     fp = load_target(a.target).info.fingerprint
     rows = []
     for op in opcert.operators():
         attrs = resolve(op)
         props = tuple(c.name for c in compile_all(op, F32, attrs, op.primary) if c.skip is None)
-        cfg = SweepConfig(op.name, a.target, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-                          None, target_fingerprint=fp, properties=props)
+        cfg = SweepConfig(
+            op.name,
+            a.target,
+            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
+            None,
+            target_fingerprint=fp,
+            properties=props,
+        )
         modes = (False, True) if a.numpy_ball else (False,)
         spent = {m: 0.0 for m in modes}
         undecided = 0
-        for m in modes:          # warm: compile, load
+        for m in modes:  # warm: compile, load
             use(m)
             run_chunk(cfg, 64)
         for c in a.chunks:
@@ -65,8 +74,10 @@ def main():
         rows.append((per * 128 / 2, per, undecided, op.name, base))
         print(f"{op.name}: {per:.2f} s per chunk" + (f" (NumPy ball {base:.2f} s)" if base else ""), flush=True)
     extra = " NumPy ball, s per chunk | ratio |" if a.numpy_ball else ""
-    print(f"\n| operator | s per chunk (1 core) | left to the exact path (in {len(a.chunks)} chunks) | "
-          f"projected sweep, 2 cores |{extra}\n|---|---|---|---|" + ("---|---|" if a.numpy_ball else ""))
+    print(
+        f"\n| operator | s per chunk (1 core) | left to the exact path (in {len(a.chunks)} chunks) | "
+        f"projected sweep, 2 cores |{extra}\n|---|---|---|---|" + ("---|---|" if a.numpy_ball else "")
+    )
     for proj, per, und, name, base in sorted(rows, reverse=True):
         tail = f" {base:.2f} | {per / base:.2f} |" if base else ""
         print(f"| {name} | {per:.2f} | {und:,} | {proj:.0f} s |{tail}")

@@ -18,6 +18,7 @@ HardSwish, ScaledTanh and Swish put half their inputs on a binary32 midpoint
 (one-sided decisions): the mean of six chunks weighs it 21 times its share of
 a sweep.
 """
+
 import argparse
 import collections
 import resource
@@ -46,6 +47,7 @@ def timed(owner, name, label):
             return f(*a, **k)
         finally:
             SPENT[label] += time.perf_counter() - t0
+
     setattr(owner, name, wrapper)
 
 
@@ -54,8 +56,13 @@ def main():
     ap.add_argument("--ops", nargs="*", help="operators (default: the catalog)")
     ap.add_argument("--chunks", type=int, nargs="*", default=[0, 32, 64, 96, 120, 127])
     ap.add_argument("--target", default="opcert")
-    ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
-                    help="an attribute value (as opcert accuracy --attr) instead of the default")
+    ap.add_argument(
+        "--attr",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an attribute value (as opcert accuracy --attr) instead of the default",
+    )
     a = ap.parse_args()
     # the chunks run here as in a sweep's worker: a target call in the main process also looks for child
     # processes the target left (isolation.py: it reads /proc, ~50 us a call), which a worker does not, and
@@ -82,18 +89,30 @@ def main():
                 return f(x)
             finally:
                 SPENT["ball"] += time.perf_counter() - t0
+
         return ball
+
     ball_compiled.compiled = compiled_timed
     stages = ["target", "ball", "easy", "block", "one-sided", "exact", "zeros", "properties"]
-    print("| operator | s per chunk | " + " | ".join(stages) + " | other | page faults per block |\n|---|---|"
-          + "---|" * (len(stages) + 2))
-    for op in ([opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators()):
+    print(
+        "| operator | s per chunk | "
+        + " | ".join(stages)
+        + " | other | page faults per block |\n|---|---|"
+        + "---|" * (len(stages) + 2)
+    )
+    for op in [opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators():
         attrs = resolve(op, given or None)
         tgt = load_target(a.target)
         props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
-        cfg = sweep.SweepConfig(op.name, a.target, tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-                                None, target_fingerprint=tgt.info.fingerprint, properties=props)
-        sweep.run_chunk(cfg, 64)                  # compile, tune, load
+        cfg = sweep.SweepConfig(
+            op.name,
+            a.target,
+            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
+            None,
+            target_fingerprint=tgt.info.fingerprint,
+            properties=props,
+        )
+        sweep.run_chunk(cfg, 64)  # compile, tune, load
         target = sweep._setup(cfg)[3]
         if not getattr(target, "_timed", False):
             timed(target, "run", "target")
@@ -104,11 +123,17 @@ def main():
         for c in a.chunks:
             sweep.run_chunk(cfg, c)
         total = (time.perf_counter() - t0) / len(a.chunks)
-        faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / (len(a.chunks) * 2 * sweep.CHUNK / cfg.block)
+        faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / (
+            len(a.chunks) * 2 * sweep.CHUNK / cfg.block
+        )
         per = {k: v / len(a.chunks) for k, v in SPENT.items()}
         other = total - sum(per.values())
-        print(f"| {op.name} | {total:.2f} | " + " | ".join(f"{per.get(s, 0.0):.2f}" for s in stages)
-              + f" | {other:.2f} | {faults:.0f} |", flush=True)
+        print(
+            f"| {op.name} | {total:.2f} | "
+            + " | ".join(f"{per.get(s, 0.0):.2f}" for s in stages)
+            + f" | {other:.2f} | {faults:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

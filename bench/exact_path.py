@@ -11,6 +11,7 @@ before 2026-11-24 (Fraction arithmetic, kept below), patched into every opcert
 module that imported it. Prints microseconds per input, best of three each,
 and checks that both give the same exact values.
 """
+
 import argparse
 import math
 import sys
@@ -63,6 +64,7 @@ def main():
     ap.add_argument("--n", type=int, default=200_000)
     a = ap.parse_args()
     import opcert.formats as F
+
     new = F.round_fraction
     f64 = FLOAT_FORMATS["float64"]
     op = opcert.get_operator(a.op)
@@ -81,8 +83,10 @@ def main():
             best[label] = min(best.get(label, math.inf), (time.perf_counter() - t0) / len(xs))
     use(new)
     same = all((u.lo, u.hi) == (v.lo, v.hi) for u, v in zip(values["new"], values["old"]))
-    print(f"exact path: {best['new'] * 1e6:.1f} us per input, {best['old'] * 1e6:.1f} us with the old rounding "
-          f"({best['new'] / best['old']:.2f} of the time); same exact values: {same}")
+    print(
+        f"exact path: {best['new'] * 1e6:.1f} us per input, {best['old'] * 1e6:.1f} us with the old rounding "
+        f"({best['new'] / best['old']:.2f} of the time); same exact values: {same}"
+    )
 
 
 if __name__ == "__main__":

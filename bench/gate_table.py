@@ -1,6 +1,7 @@
 """Max ULP error of opcert's implementation per operator and dtype, from a gate
 result (`opcert gate --json F`; `make gate` writes build/gate/gate.json):
 python bench/gate_table.py build/gate/gate.json"""
+
 import json
 import sys
 

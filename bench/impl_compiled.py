@@ -9,6 +9,7 @@ with the compiled loops and with numpy_eval alone (compiled_eval._ENABLED), inte
 ns per input, the ratio, and whether every output bit is the same (NaN payloads aside). Then, for a few
 operators, the same at smaller call sizes, to place impl.run.MIN_SIZE.
 """
+
 import argparse
 import time
 
@@ -38,7 +39,7 @@ def blocks(size: int) -> list[np.ndarray]:
 
 def timed(tgt, op, attrs, bs, compiled: bool) -> tuple[float, list]:
     compiled_eval._ENABLED = compiled
-    impl_run.MIN_SIZE = 1       # every call size compiled where enabled: the size table places MIN_SIZE
+    impl_run.MIN_SIZE = 1  # every call size compiled where enabled: the size table places MIN_SIZE
     t0 = time.perf_counter()
     ys = [tgt.run(op, b, attrs, owned=True) for b in bs]
     return time.perf_counter() - t0, ys
@@ -46,7 +47,7 @@ def timed(tgt, op, attrs, bs, compiled: bool) -> tuple[float, list]:
 
 def compare(tgt, op, bs) -> tuple[float, float, bool]:
     attrs = resolve(op)
-    timed(tgt, op, attrs, bs, True)     # compile or load, and warm
+    timed(tgt, op, attrs, bs, True)  # compile or load, and warm
     timed(tgt, op, attrs, bs, False)
     best = {True: np.inf, False: np.inf}
     same = True
@@ -67,8 +68,8 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="*", default=[256, 1024, 4096, 16384])
     ap.add_argument("--size-ops", nargs="*", default=["HardSigmoid", "Celu", "Mish", "Swish"])
     a = ap.parse_args()
-    keep_freed_memory()                 # as a sweep's worker: freed blocks are reused, not faulted in again
-    opcert.workers._IN_WORKER = True    # a worker's call (the main process also looks for target children)
+    keep_freed_memory()  # as a sweep's worker: freed blocks are reused, not faulted in again
+    opcert.workers._IN_WORKER = True  # a worker's call (the main process also looks for target children)
     tgt = load_target("opcert")
     print("| operator | numpy_eval, ns/input | compiled, ns/input | ratio | same bits |\n|---|---|---|---|---|")
     for op in [opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators():

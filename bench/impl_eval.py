@@ -11,6 +11,7 @@ the baseline), interleaved, best of three each; and a check that every output
 bit is the same. This is the `opcert` target's cost in a float32 sweep
 (binary32 inputs: input_bits = 24).
 """
+
 import argparse
 import time
 
@@ -30,7 +31,7 @@ def plain(e, x, attrs):
     args = [plain(a, x, attrs) for a in e.args]
     if e.op == "select":
         return np.where(*args)
-    if e.op == "fma":       # operands not both leaves: the fused multiply-add, as eval_numpy's
+    if e.op == "fma":  # operands not both leaves: the fused multiply-add, as eval_numpy's
         return fma(*(np.asarray(v, dtype=np.float64) for v in args))
     return _BINARY[e.op](*args) if e.op in _BINARY else _UNARY[e.op](args[0])
 
@@ -41,7 +42,7 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     with np.errstate(invalid="ignore"):
-        x = rng.integers(0, 2 ** 32, a.n, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(np.float64)
+        x = rng.integers(0, 2**32, a.n, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(np.float64)
     print("| operator | eval_numpy, ns/input | plain, ns/input | ratio | same bits |\n|---|---|---|---|---|")
     tot_new = tot_old = 0.0
     for op in opcert.operators():
@@ -60,8 +61,11 @@ def main():
                         yold = np.broadcast_to(y, x.shape)
         same = np.array_equal(ynew.view(np.uint64), yold.view(np.uint64))
         tot_new, tot_old = tot_new + best["new"], tot_old + best["old"]
-        print(f"| {op.name} | {best['new'] / a.n * 1e9:.1f} | {best['old'] / a.n * 1e9:.1f} | "
-              f"{best['new'] / best['old']:.2f} | {same} |", flush=True)
+        print(
+            f"| {op.name} | {best['new'] / a.n * 1e9:.1f} | {best['old'] / a.n * 1e9:.1f} | "
+            f"{best['new'] / best['old']:.2f} | {same} |",
+            flush=True,
+        )
     print(f"\nall operators: {tot_new / tot_old:.2f} of the time")
 
 

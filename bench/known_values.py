@@ -13,6 +13,7 @@ below 2^-27 in magnitude, 48% beyond 20, interleaved at random), ns an element, 
 The four give the same values where the first is computed (checked here). Run it with AVX-512 on and off
 (NPY_DISABLE_CPU_FEATURES="AVX512_ICL X86_V4" NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES="").
 """
+
 import argparse
 import time
 
@@ -37,7 +38,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     a = ap.parse_args()
     rng = np.random.default_rng(0)
-    bits = rng.integers(0, 2 ** 32, a.size, dtype=np.uint64).astype(np.uint32)
+    bits = rng.integers(0, 2**32, a.size, dtype=np.uint64).astype(np.uint32)
     x = bits.view(np.float32)
     t = x[np.isfinite(x)].astype(np.float64)
     tiny = _tiny_region()
@@ -60,10 +61,12 @@ def main():
     known = np.mean((np.abs(t) >= TANH_SATURATION) | (np.abs(t) < tiny))
     print(f"{t.size:,} values, {known:.1%} known; NumPy's AVX-512 loops: {_numpy_avx512()}")
     print("| form | ns an element |\n|---|---|")
-    for label, f in (("NumPy's tanh alone, into a reused buffer", lambda: np.tanh(t, out=buf)),
-                     ("NumPy's forms (abs, compares, np.where)", numpy_forms),
-                     ("NumPy's masked loop (where=)", masked),
-                     ("opcert's _tanh_np", lambda: _tanh_np(t))):
+    for label, f in (
+        ("NumPy's tanh alone, into a reused buffer", lambda: np.tanh(t, out=buf)),
+        ("NumPy's forms (abs, compares, np.where)", numpy_forms),
+        ("NumPy's masked loop (where=)", masked),
+        ("opcert's _tanh_np", lambda: _tanh_np(t)),
+    ):
         print(f"| {label} | {best(f, a.rounds, t.size):.2f} |")
 
 

@@ -8,6 +8,7 @@ many outputs as each family compared (one contiguous call per 2^20 elements, the
 directly, no opcert around it). The ratio family / kernel-alone is what opcert adds to that path's floor.
 `c` is a C Tanh built here (cc -O2) with the float16 ABI of opcert.targets.c_abi.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,6 +50,7 @@ def kernel_alone(target: str, op: str, dtype: str, outputs: int) -> float:
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
     from opcert.targets import load_target
+
     fmt = get_format(dtype)
     tgt = load_target(target)
     o = get_operator(op)
@@ -70,6 +72,7 @@ def main() -> None:
     p.add_argument("--targets", default="numpy:tanh,c,opcert")
     a = p.parse_args()
     from opcert.verify.accuracy.measure import measure
+
     for name in a.targets.split(","):
         target = c_target(a.dtype) if name == "c" else name
         mode = "exhaustive" if a.dtype in ("float16", "bfloat16") else "sample"
@@ -77,13 +80,14 @@ def main() -> None:
         res = measure(a.op, target, a.dtype, mode, isolation="none")
         whole = time.perf_counter() - t0
         lay = next(q for q in res.properties if q["kind"] == "layout")
-        print(f"{a.op} {a.dtype} {name}: measurement {whole:.2f} s, layout {lay['elapsed_s']:.2f} s "
-              f"({lay['status']})")
+        print(f"{a.op} {a.dtype} {name}: measurement {whole:.2f} s, layout {lay['elapsed_s']:.2f} s ({lay['status']})")
         for f in lay["layouts"]:
             alone = kernel_alone(target, a.op, a.dtype, f["evaluated"]) if f["evaluated"] else 0.0
             ratio = f["elapsed_s"] / alone if alone > 0 else float("nan")
-            print(f"  {f['family']:<20} {f['evaluated']:>12,} outputs  {f['elapsed_s']:7.3f} s  "
-                  f"kernel alone {alone:7.3f} s  ratio {ratio:6.1f}")
+            print(
+                f"  {f['family']:<20} {f['evaluated']:>12,} outputs  {f['elapsed_s']:7.3f} s  "
+                f"kernel alone {alone:7.3f} s  ratio {ratio:6.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ own call excluded), its verdict, and the outputs it compared per family. The bar
 (issue 25): under 10 s per operator and target on 2 cores for float16 and
 bfloat16. Each target runs in its supervised worker, as in a gate.
 """
+
 import argparse
 import shutil
 import subprocess
@@ -30,8 +31,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="float16")
     args = ap.parse_args(argv)
-    cases = [("Tanh", "torch"), ("Elu", "torch"), ("Tanh", "onnxruntime"), ("Relu", "onnxruntime"),
-             ("Tanh", "onnx-reference"), ("Tanh", "numpy:tanh"), ("Tanh", "jax")]
+    cases = [
+        ("Tanh", "torch"),
+        ("Elu", "torch"),
+        ("Tanh", "onnxruntime"),
+        ("Relu", "onnxruntime"),
+        ("Tanh", "onnx-reference"),
+        ("Tanh", "numpy:tanh"),
+        ("Tanh", "jax"),
+    ]
     tmp = tempfile.mkdtemp(prefix="opcert-bench-")
     if shutil.which("cc"):
         src = Path(tmp) / "relu.c"

@@ -12,6 +12,7 @@ measurement's own call, and the time the layout check took. float16: every input
 which --layout-samples go through every layout (`checked` or `refuted`).
 Each row is reproduced by the command printed under the table.
 """
+
 import argparse
 import sys
 import time
@@ -38,9 +39,11 @@ def cell(r) -> tuple[str, str | None]:
     fams = ", ".join(f["family"] for f in lay["layouts"] if f["differ"] or f["errors"])
     ex = None
     if ce:
-        ex = (f"x = {ce['inputs']['x']['value']!r} ({ce['inputs']['x']['bits']}): "
-              f"{ce['outputs']['f(x)']['bits']} in {ce['layout']}; {ce['base']['output']['bits']} in "
-              f"{ce['base']['layout']}; replayed: {ce['replayed']}")
+        ex = (
+            f"x = {ce['inputs']['x']['value']!r} ({ce['inputs']['x']['bits']}): "
+            f"{ce['outputs']['f(x)']['bits']} in {ce['layout']}; {ce['base']['output']['bits']} in "
+            f"{ce['base']['layout']}; replayed: {ce['replayed']}"
+        )
     return f"**refuted** ({n:,} outputs; {fams}; {t})", ex
 
 
@@ -64,13 +67,13 @@ def main(argv=None) -> int:
             row = []
             for tgt in args.targets:
                 kw = {"samples": args.samples} if mode == "sample" else {}
-                r = measure(op.name, tgt, dtype, mode, properties=("layout",), layout_samples=args.layout_samples,
-                            **kw)
+                r = measure(op.name, tgt, dtype, mode, properties=("layout",), layout_samples=args.layout_samples, **kw)
                 text, ex = cell(r)
                 row.append(text)
                 if ex:
-                    examples.append(f"- {op.name} {dtype} on {tgt}: {ex}. `{r.command} --layout-samples "
-                                    f"{args.layout_samples}`")
+                    examples.append(
+                        f"- {op.name} {dtype} on {tgt}: {ex}. `{r.command} --layout-samples {args.layout_samples}`"
+                    )
                 print(f"{op.name} {dtype} {tgt}: {text}", file=sys.stderr, flush=True)
             print(f"| {op.name} | " + " | ".join(row) + " |", flush=True)
         if examples:

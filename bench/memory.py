@@ -13,6 +13,7 @@ Commands:
   opcert accuracy Tanh --dtype float64 --target numpy:tanh --samples 1000000
   opcert accuracy Tanh --dtype float32 --target numpy:tanh --exhaustive --checkpoint <fresh dir>
 """
+
 import argparse
 import os
 import subprocess
@@ -69,23 +70,41 @@ def measure(cmd: list[str]) -> dict:
         peak_sum, peak_one, procs = max(peak_sum, s), max(peak_one, one), max(procs, n)
         time.sleep(0.1)
     err = proc.stderr.read()
-    return {"command": " ".join(cmd), "exit": proc.returncode, "wall_s": time.perf_counter() - t0,
-            "peak_tree_mib": peak_sum / 1024, "peak_process_mib": peak_one / 1024, "processes": procs,
-            "stderr_tail": err.strip().splitlines()[-1:] if proc.returncode not in (0, 1) else []}
+    return {
+        "command": " ".join(cmd),
+        "exit": proc.returncode,
+        "wall_s": time.perf_counter() - t0,
+        "peak_tree_mib": peak_sum / 1024,
+        "peak_process_mib": peak_one / 1024,
+        "processes": procs,
+        "stderr_tail": err.strip().splitlines()[-1:] if proc.returncode not in (0, 1) else [],
+    }
 
 
 def main():
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     cmds = [[OPCERT, "accuracy", "Tanh", "--dtype", "float64", "--target", "numpy:tanh", "--samples", "1000000"]]
     ck = tempfile.mkdtemp(prefix="opcert-mem-")
-    sweep = [OPCERT, "accuracy", "Tanh", "--dtype", "float32", "--target", "numpy:tanh", "--exhaustive",
-             "--checkpoint", ck]
+    sweep = [
+        OPCERT,
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float32",
+        "--target",
+        "numpy:tanh",
+        "--exhaustive",
+        "--checkpoint",
+        ck,
+    ]
     cmds.append(sweep)
     for cmd in cmds:
         r = measure(cmd)
-        print(f"{r['command']}\n  exit {r['exit']}, {r['wall_s']:.1f} s wall; peak resident memory: "
-              f"{r['peak_tree_mib']:.0f} MiB over the process tree ({r['processes']} processes), "
-              f"{r['peak_process_mib']:.0f} MiB in the largest process {' '.join(r['stderr_tail'])}")
+        print(
+            f"{r['command']}\n  exit {r['exit']}, {r['wall_s']:.1f} s wall; peak resident memory: "
+            f"{r['peak_tree_mib']:.0f} MiB over the process tree ({r['processes']} processes), "
+            f"{r['peak_process_mib']:.0f} MiB in the largest process {' '.join(r['stderr_tail'])}"
+        )
 
 
 if __name__ == "__main__":

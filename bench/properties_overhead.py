@@ -9,6 +9,7 @@ once per input either way: the properties are checked on the outputs the
 accuracy measurement already has. A third configuration checks the properties
 alone (no reference, no ULP statistics: what `opcert prove --target` runs).
 """
+
 import argparse
 import time
 
@@ -28,10 +29,12 @@ def main():
     op = get_operator(a.op)
     fp = load_target(a.target).info.fingerprint
     props = tuple(c.name for c in compile_all(op, F32, resolve(op), op.primary) if c.skip is None)
-    cfgs = {name: SweepConfig(a.op, a.target, (), None, target_fingerprint=fp, properties=p, accuracy=acc)
-            for name, p, acc in (("none", (), True), ("all", props, True), ("alone", props, False))}
+    cfgs = {
+        name: SweepConfig(a.op, a.target, (), None, target_fingerprint=fp, properties=p, accuracy=acc)
+        for name, p, acc in (("none", (), True), ("all", props, True), ("alone", props, False))
+    }
     for cfg in cfgs.values():
-        run_chunk(cfg, a.chunks[0])          # warm: compile, load, caches
+        run_chunk(cfg, a.chunks[0])  # warm: compile, load, caches
     total = {name: 0.0 for name in cfgs}
     for _ in range(2):
         for c in a.chunks:
@@ -41,10 +44,14 @@ def main():
                 total[name] += time.perf_counter() - t0
     n = 2 * len(a.chunks) * 2 * cfgs["none"].chunk
     print(f"{a.op} on {a.target}, {n:,} inputs each way; properties: {', '.join(props)}")
-    print(f"without properties: {total['none']:.2f} s; with: {total['all']:.2f} s; "
-          f"overhead {100 * (total['all'] / total['none'] - 1):.1f}%")
-    print(f"the properties alone (no accuracy): {total['alone']:.2f} s, "
-          f"{total['alone'] / total['none']:.3f} of the sweep without properties")
+    print(
+        f"without properties: {total['none']:.2f} s; with: {total['all']:.2f} s; "
+        f"overhead {100 * (total['all'] / total['none'] - 1):.1f}%"
+    )
+    print(
+        f"the properties alone (no accuracy): {total['alone']:.2f} s, "
+        f"{total['alone'] / total['none']:.3f} of the sweep without properties"
+    )
 
 
 if __name__ == "__main__":

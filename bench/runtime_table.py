@@ -8,6 +8,7 @@ correctly rounded share, and special-value mismatches when there are any
 (the max ULP figure rounded up to 4 digits: 0.5000000000000001 shows as 0.5001);
 '-' with the reason where the target does not support the combination.
 """
+
 import argparse
 import sys
 import time
@@ -26,8 +27,16 @@ def cell(r):
     if r.status != "ok":
         return f"CRASH: {r.error}"
     s = f"{short_ulp(r.max_ulp)} ({100 * r.correctly_rounded / r.inputs_checked:.2f}% CR)"
-    extra = [f"{n} {k}" for k, n in (("NaN mm", r.nan_mismatches), ("inf mm", r.inf_mismatches),
-                                       ("-0 mm", r.signed_zero_mismatches), ("flushed", r.subnormal_flushes)) if n]
+    extra = [
+        f"{n} {k}"
+        for k, n in (
+            ("NaN mm", r.nan_mismatches),
+            ("inf mm", r.inf_mismatches),
+            ("-0 mm", r.signed_zero_mismatches),
+            ("flushed", r.subnormal_flushes),
+        )
+        if n
+    ]
     return s + ("; " + ", ".join(extra) if extra else "")
 
 
@@ -48,8 +57,11 @@ def main():
         for tgt in a.targets:
             cells = []
             for dt in a.dtypes:
-                mode = "exhaustive" if dt in ("float16", "bfloat16") or (dt == "float32" and a.float32 == "exhaustive") \
+                mode = (
+                    "exhaustive"
+                    if dt in ("float16", "bfloat16") or (dt == "float32" and a.float32 == "exhaustive")
                     else "sample"
+                )
                 r = measure(op.name, tgt, dt, mode)
                 cells.append(cell(r))
                 if r.status == "ok" and r.worst_input is not None:

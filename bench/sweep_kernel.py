@@ -10,6 +10,7 @@ in the same process a compiled loop that reads the same arrays (the
 baseline), and with --against the kernel of another commit (git show), all
 interleaved, 5 rounds of 50 calls each; checks that they agree.
 """
+
 import argparse
 import importlib.util
 import subprocess
@@ -34,9 +35,10 @@ def baseline(v, rad):
 
 
 def kernel_of(commit):
-    for path in ("opcert/verify/accuracy/sweep_kernel.py", "opcert/verify/sweep_kernel.py"):   # moved in issue 51
-        got = subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True,
-                             cwd=Path(__file__).resolve().parents[1])
+    for path in ("opcert/verify/accuracy/sweep_kernel.py", "opcert/verify/sweep_kernel.py"):  # moved in issue 51
+        got = subprocess.run(
+            ["git", "show", f"{commit}:{path}"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1]
+        )
         if got.returncode == 0:
             break
     src = got.stdout.replace("from .ulp import", "from opcert.verify.ulp import")
@@ -57,16 +59,23 @@ def main():
     bits = np.arange(n, dtype=np.uint32) + np.uint32(0x3F000000)
     x = bits.view(np.float32)
     v = np.tanh(x.astype(np.float64))
-    rad, sg = np.abs(v) * 2.0 ** -52, np.sign(v)
+    rad, sg = np.abs(v) * 2.0**-52, np.sign(v)
     y = v.astype(np.float32) if a.cr else np.tanh(x)
     top = sweep_kernel.TOP
 
     def call(mod):
         """mod's block on fresh accumulators: (the call, its accumulators); records (Block, AtInf, Tally)
         since issue 51, 21 positional arguments before."""
-        state = [np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(top, -1.0),
-                 np.full(top, -1, np.int64), np.full(top, -1.0), np.full(top, -1, np.int64),
-                 np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64)]
+        state = [
+            np.zeros(6, np.int64),
+            np.zeros(len(HIST_LABELS), np.int64),
+            np.full(top, -1.0),
+            np.full(top, -1, np.int64),
+            np.full(top, -1.0),
+            np.full(top, -1, np.int64),
+            np.full(4, 1 << 32, np.int64),
+            np.full(1, -1, np.int64),
+        ]
         ball = (bits, y, y.view(np.uint32), v, rad, sg)
         at_inf = (np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0)
         if hasattr(mod, "Tally"):
@@ -99,8 +108,10 @@ def main():
             baseline(v, rad)
         tot["baseline loop"] += time.perf_counter() - t0
     base = tot["baseline loop"]
-    print(f"{'outputs':>14}: {'correctly rounded' if a.cr else 'NumPy binary32 tanh'} "
-          f"({np.mean(y == v.astype(np.float32)):.0%} correctly rounded)")
+    print(
+        f"{'outputs':>14}: {'correctly rounded' if a.cr else 'NumPy binary32 tanh'} "
+        f"({np.mean(y == v.astype(np.float32)):.0%} correctly rounded)"
+    )
     for name, t in tot.items():
         print(f"{name:>14}: {1e9 * t / 250 / n:6.2f} ns per input ({t / base:5.1f}x the baseline loop)")
 

@@ -13,6 +13,7 @@ correctly rounded, the worst pair, and each verdict over the pairs. Runs in this
 worker: the time is the sweep's), the next block's call beside this block's check as in `opcert accuracy
 --exhaustive`, whose command is printed under the table.
 """
+
 import argparse
 import sys
 import time
@@ -34,8 +35,10 @@ def main(argv=None) -> int:
     ap.add_argument("--second-layout", action=argparse.BooleanOptionalAction, default=True)
     args = ap.parse_args(argv)
     fmt = get_format(args.dtype)
-    print("| operator | target | dtype | s | M pairs/s | outputs correctly rounded | worst pair | verdicts over the "
-          "pairs |")
+    print(
+        "| operator | target | dtype | s | M pairs/s | outputs correctly rounded | worst pair | verdicts over the "
+        "pairs |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     commands = []
     for name in args.ops.split(","):
@@ -47,17 +50,28 @@ def main(argv=None) -> int:
             if why:
                 print(f"| {name} | {target} | {fmt.name} | - | - | - | unsupported: {why[:80]} | |")
                 continue
-            sweep = PairSweep(op, fmt, lambda X, tgt=tgt, op=op, std=std: call_target(tgt, op, std, X, (1,)), args.max_ulp,
-                              layout=pair_layout(op, std, fmt, tgt) if args.second_layout else None)
+            sweep = PairSweep(
+                op,
+                fmt,
+                lambda X, tgt=tgt, op=op, std=std: call_target(tgt, op, std, X, (1,)),
+                args.max_ulp,
+                layout=pair_layout(op, std, fmt, tgt) if args.second_layout else None,
+            )
             t0 = time.perf_counter()
             sweep.run()
             s = time.perf_counter() - t0
             w = sweep.worst
-            worst = "every output within 0.5 ULP" if w is None else \
-                f"{sweep.max_err:.4g} ULP at {w['row']} (output {w['position']})"
+            worst = (
+                "every output within 0.5 ULP"
+                if w is None
+                else f"{sweep.max_err:.4g} ULP at {w['row']} (output {w['position']})"
+            )
             verdicts = ", ".join(f"{v['name'].replace(' (pairs)', '')} {v['status']}" for v in sweep.verdicts())
-            print(f"| {name} | {target} | {fmt.name} | {s:.0f} | {sweep.pairs / s / 1e6:.1f} | "
-                  f"{sweep.correctly_rounded:,} of {2 * sweep.pairs:,} | {worst} | {verdicts} |", flush=True)
+            print(
+                f"| {name} | {target} | {fmt.name} | {s:.0f} | {sweep.pairs / s / 1e6:.1f} | "
+                f"{sweep.correctly_rounded:,} of {2 * sweep.pairs:,} | {worst} | {verdicts} |",
+                flush=True,
+            )
             commands.append(f"opcert accuracy {name} --dtype {fmt.name} --target {target} --exhaustive")
     print()
     for c in commands:

@@ -8,6 +8,7 @@ range beside moderate rows). Rows of one length are run as one 2-D tensor (axis 
 and `opcert.reference`; the result is the count of elements whose bits differ (0: correctly rounded
 everywhere), the worst ULP error, and the time.
 """
+
 import argparse
 import sys
 import time
@@ -49,9 +50,11 @@ def main(argv=None) -> int:
             i = np.unravel_index(int(np.nanargmax(err)), err.shape)
             worst = (float(err[i]), f"row of {n}, position {i[1]}")
     s = time.perf_counter() - t0
-    print(f"{op.name} float32, opcert: {args.rows:,} rows of lengths 1 to 4,096 ({elements:,} elements, seed "
-          f"{args.seed}): {differ:,} elements not the correctly rounded value; worst {worst[0]:.4g} ULP"
-          f"{' at ' + worst[1] if worst[1] else ''}; {s:.0f} s")
+    print(
+        f"{op.name} float32, opcert: {args.rows:,} rows of lengths 1 to 4,096 ({elements:,} elements, seed "
+        f"{args.seed}): {differ:,} elements not the correctly rounded value; worst {worst[0]:.4g} ULP"
+        f"{' at ' + worst[1] if worst[1] else ''}; {s:.0f} s"
+    )
     return 1 if differ else 0
 
 

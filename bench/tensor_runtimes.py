@@ -7,6 +7,7 @@ that break the declared rule for NaN and infinite entries, the row-sum error in 
 declared row properties each target breaks (checked on the same rows; a sample, never a proof), and
 the time. Every row is reproduced by the `opcert accuracy` command printed under the table.
 """
+
 import argparse
 import sys
 import time
@@ -22,8 +23,10 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="float16,bfloat16,float32,float64")
     ap.add_argument("--targets", default=",".join(TARGETS))
     args = ap.parse_args(argv)
-    print("| operator | target | dtype | standard | max ULP | worst at | NaN/inf rule broken | row sum (x 2^-p) "
-          "| properties refuted | s |")
+    print(
+        "| operator | target | dtype | standard | max ULP | worst at | NaN/inf rule broken | row sum (x 2^-p) "
+        "| properties refuted | s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     commands = []
     for op in ("Softmax", "LogSoftmax", "Hardmax"):
@@ -35,13 +38,19 @@ def main(argv=None) -> int:
                     # opcert's binary64 code is held to its stated bound; every other target to correct rounding
                     from opcert.spec import get_tensor_operator
                     from opcert.verify.tensor.measure import LONGEST_ROW
-                    allowed = get_tensor_operator(op)[0].budget64(LONGEST_ROW) \
-                        if (target, dtype) == ("opcert", "float64") else 0.5
+
+                    allowed = (
+                        get_tensor_operator(op)[0].budget64(LONGEST_ROW)
+                        if (target, dtype) == ("opcert", "float64")
+                        else 0.5
+                    )
                     r = measure_rows(op, target, dtype, standard=std, samples=args.samples, max_ulp=allowed)
                     dt = time.perf_counter() - t0
                     if r.status != "ok":
-                        print(f"| {op} | {target} | {dtype} | {std} | {r.status} | {r.error[:90]} | | | | {dt:.1f} |",
-                              flush=True)
+                        print(
+                            f"| {op} | {target} | {dtype} | {std} | {r.status} | {r.error[:90]} | | | | {dt:.1f} |",
+                            flush=True,
+                        )
                         continue
                     w = r.worst or {}
                     where = f"{w.get('case', '-')}, position {w.get('position')} of {w.get('length')}"
@@ -49,9 +58,11 @@ def main(argv=None) -> int:
                     rs = r.row_sum["max_units_of_2^-p"] if r.row_sum else None
                     fails = f"; {len(r.call_failures)} case(s) raised" if r.call_failures else ""
                     fails += f"; {r.subnormal_flushes:,} subnormal outputs flushed to 0" if r.subnormal_flushes else ""
-                    print(f"| {op} | {target} | {dtype} | {std} | {r.max_ulp:.3g} | {where}{fails} | "
-                          f"{r.special_mismatches} | {'-' if rs is None else f'{rs:.3g}'} | {refuted} | {dt:.1f} |",
-                          flush=True)
+                    print(
+                        f"| {op} | {target} | {dtype} | {std} | {r.max_ulp:.3g} | {where}{fails} | "
+                        f"{r.special_mismatches} | {'-' if rs is None else f'{rs:.3g}'} | {refuted} | {dt:.1f} |",
+                        flush=True,
+                    )
                     commands.append(r.command)
     print()
     for c in commands:

@@ -10,6 +10,7 @@ function the record's, glibc's vector one 4 ULPs). Where NumPy's loop is SIMD (a
 host) the two are close; without AVX-512 NumPy's binary64 tanh, exp, expm1 and log1p are
 scalar. The host's SIMD row is printed first.
 """
+
 import argparse
 import math
 import time
@@ -41,9 +42,11 @@ def _worst(name, f, t):
             n, d = Fraction(ti).as_integer_ratio()
             v = flint.arb(n) / flint.arb(d)
             v = v.erfc() if name == "erfc" else getattr(v, name)()
-            ulp = max(math.ulp(yi), 2.0 ** -1074) if yi else 2.0 ** -1074
+            ulp = max(math.ulp(yi), 2.0**-1074) if yi else 2.0**-1074
             g = Fraction(yi)
-            worst = max(worst, float((abs(flint.arb(g.numerator) / flint.arb(g.denominator) - v) / flint.arb(ulp)).upper()))
+            worst = max(
+                worst, float((abs(flint.arb(g.numerator) / flint.arb(g.denominator) - v) / flint.arb(ulp)).upper())
+            )
         return worst
     finally:
         flint.ctx.prec = 53

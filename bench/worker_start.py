@@ -10,6 +10,7 @@ a fresh interpreter (the warm-up cannot be undone in a process): `cold` replaces
 Prints, per variant, the first check in a process (which pays the warm-up once) and the next two (best of
 the rounds), and the ratio warm/cold.
 """
+
 import argparse
 import json
 import subprocess
@@ -50,6 +51,7 @@ def main() -> None:
             r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
             times[variant].append(json.loads(r.stdout.strip().splitlines()[-1]))
     from opcert.provenance import simd
+
     print(f"SIMD (NumPy's dispatch): {simd()}; {args.rounds} rounds, alternating; best of the rounds")
     print("| variant | first check in a process | next checks |")
     print("|---|---|---|")

@@ -4,6 +4,7 @@
 form that cannot overflow in float32 and rounds once to the input's format. Both take and return NumPy
 arrays of one float dtype, with the operator's attributes as keywords (Sigmoid has none).
 """
+
 import numpy as np
 
 

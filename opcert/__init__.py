@@ -16,6 +16,7 @@ Library API (the CLI is a thin layer over it):
 A check that could not be done is a failure with its reason, never a pass:
 see README.md ("How to read a report").
 """
+
 from opcert._version import __version__  # noqa: E402
 from opcert.errors import OpcertError, TargetFailure, UsageError  # noqa: E402
 from opcert.options import Options  # noqa: E402
@@ -29,6 +30,7 @@ from opcert.spec.reference import reference  # noqa: E402
 def run(op, x, *, out=None, standard=None, **attrs):
     """opcert's implementation of `op` on the tensor x (see opcert.impl.run)."""
     from opcert.impl.run import run as _run  # lazy: see the note above
+
     return _run(op, x, out=out, standard=standard, **attrs)
 
 
@@ -39,6 +41,7 @@ def measure(op, target="opcert", dtype="float32", inputs="sample", options=None,
     operator's attributes. Keywords are options where they name one, else
     attributes (one that names both is refused)."""
     from opcert.verify.accuracy.measure import measure as _measure  # lazy: see the note above
+
     return _measure(op, target, dtype, inputs, options, attrs=attrs, **keywords)
 
 
@@ -46,6 +49,7 @@ def prove(op, dtype=None, attrs=None, properties=None, rlimit=None, standard=Non
     """Proofs of the declared properties (see opcert.verify.proofs.prove); rlimit: z3's resource units
     per query (default: each query family's budget), never seconds."""
     from opcert.verify.proofs import prove as _prove  # lazy: see the note above
+
     return _prove(op, dtype, attrs, properties, rlimit, standard, **kwargs)
 
 
@@ -55,9 +59,22 @@ def gate(config=None, *, workers=None):
     the built-in default over the whole catalog). Returns a GateResult
     (`.ok`, `.to_dict()`)."""
     from opcert.gating import GateConfig, load_config, run_gate  # lazy: see the note above
+
     cfg = config if isinstance(config, GateConfig) else load_config(config)
     return run_gate(cfg, workers=workers, argv=[])
 
 
-__all__ = ["OpcertError", "Options", "TargetFailure", "UsageError", "__version__", "gate", "get_operator", "measure",
-           "operators", "prove", "reference", "run"]
+__all__ = [
+    "OpcertError",
+    "Options",
+    "TargetFailure",
+    "UsageError",
+    "__version__",
+    "gate",
+    "get_operator",
+    "measure",
+    "operators",
+    "prove",
+    "reference",
+    "run",
+]

@@ -3,6 +3,7 @@
 Exit codes: 0 success; 1 a check failed (a target crashed, a NaN or infinity
 mismatch, a budget exceeded); 2 bad usage (the message says what is allowed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -108,9 +109,11 @@ def _console(stderr: bool = False):
 
 # ---- ops ----------------------------------------------------------------------
 
+
 def _support_records(std) -> list[dict]:
-    return [{"since": u.since, "dtypes": list(u.dtypes), "ranks": list(u.ranks) if u.ranks else None}
-            for u in std.support]
+    return [
+        {"since": u.since, "dtypes": list(u.dtypes), "ranks": list(u.ranks) if u.ranks else None} for u in std.support
+    ]
 
 
 def operator_record(op) -> dict:
@@ -122,18 +125,39 @@ def operator_record(op) -> dict:
         "primary_standard": op.primary,
         "dtypes": list(op.dtypes),
         "attributes": [
-            {"name": a.name, "aliases": list(a.aliases), "domain": a.domain.description, "doc": a.doc,
-             "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults}}
-            for a in op.attributes],
+            {
+                "name": a.name,
+                "aliases": list(a.aliases),
+                "domain": a.domain.description,
+                "doc": a.doc,
+                "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults},
+            }
+            for a in op.attributes
+        ],
         "standards": [
-            {"key": s.key, "name": s.op_name, "document": s.document, "formula": s.formula_text,
-             "defaults": s.defaults, "attribute_names": s.attribute_names, "in_place": s.in_place,
-             "support": _support_records(s), "notes": s.notes}
-            for s in op.standards],
+            {
+                "key": s.key,
+                "name": s.op_name,
+                "document": s.document,
+                "formula": s.formula_text,
+                "defaults": s.defaults,
+                "attribute_names": s.attribute_names,
+                "in_place": s.in_place,
+                "support": _support_records(s),
+                "notes": s.notes,
+            }
+            for s in op.standards
+        ],
         "implementation": str(op.implementation),
-        "properties": [{"name": p.name, "kind": p.kind, "statement": p.statement,
-                        "condition": str(p.condition) if p.condition is not None else None}
-                       for p in op.properties],
+        "properties": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "statement": p.statement,
+                "condition": str(p.condition) if p.condition is not None else None,
+            }
+            for p in op.properties
+        ],
         "integer_semantics": op.integer.note if op.integer else None,
         "notes": op.notes or None,
     }
@@ -148,11 +172,18 @@ def tensor_record(op) -> dict:
         "primary_standard": op.primary,
         "dtypes": list(op.dtypes),
         "standards": [
-            {"key": s.key, "name": s.op_name, "document": s.document, "formula": s.formula_text,
-             "versions": list(s.versions), "axes": {"rule": s.axes.kind, "default": s.axes.default,
-                                                     "text": s.axes.text},
-             "in_place": s.in_place, "support": _support_records(s)}
-            for s in op.standards],
+            {
+                "key": s.key,
+                "name": s.op_name,
+                "document": s.document,
+                "formula": s.formula_text,
+                "versions": list(s.versions),
+                "axes": {"rule": s.axes.kind, "default": s.axes.default, "text": s.axes.text},
+                "in_place": s.in_place,
+                "support": _support_records(s),
+            }
+            for s in op.standards
+        ],
         "implementation": str(op.implementation),
         "reference_form": str(op.reference_form),
         "absent": str(op.absent),
@@ -172,9 +203,19 @@ def cmd_ops(args) -> int:
         t.add_column(col)
     for op, r in zip(operators(), records):
         stds = ", ".join(f"{s.key}:{s.op_name}" for s in op.standards)
-        at = ", ".join(f"{a['name']}=" + ("/".join(v if isinstance(v, str) else f"{v:g}"
-                                                   for v in sorted(set(a["defaults"].values()), key=str)) or "-")
-                       for a in r["attributes"]) or "-"
+        at = (
+            ", ".join(
+                f"{a['name']}="
+                + (
+                    "/".join(
+                        v if isinstance(v, str) else f"{v:g}" for v in sorted(set(a["defaults"].values()), key=str)
+                    )
+                    or "-"
+                )
+                for a in r["attributes"]
+            )
+            or "-"
+        )
         t.add_row(op.name, esc(stds), esc(at), ", ".join(op.dtypes), esc(op.standard().formula_text))
     _console().print(t)
     t = Table(title="tensor operators: each output is a function of its row (opcert ref --axis/--axes)")
@@ -182,14 +223,18 @@ def cmd_ops(args) -> int:
         t.add_column(col)
     for op in tensor_operators():
         for s in op.standards:
-            t.add_row(esc(f"{op.name}: {op.summary}") if s is op.standards[0] else "",
-                      esc(f"{s.key}:{s.op_name}"), esc(s.axes.text),
-                      ", ".join(d for d in op.dtypes if any(d in u.dtypes for u in s.support)))
+            t.add_row(
+                esc(f"{op.name}: {op.summary}") if s is op.standards[0] else "",
+                esc(f"{s.key}:{s.op_name}"),
+                esc(s.axes.text),
+                ", ".join(d for d in op.dtypes if any(d in u.dtypes for u in s.support)),
+            )
     _console().print(t)
     return 0
 
 
 # ---- ref ----------------------------------------------------------------------
+
 
 def _parse_input(text: str, fmt) -> np.ndarray:
     """One `ref` input: a decimal, a hex float (0x1.8p-3), an unsigned bit
@@ -206,8 +251,10 @@ def _parse_input(text: str, fmt) -> np.ndarray:
     if is_bit_pattern(t):
         bits = int(t, 16)
         if bits >= 1 << fmt.bits:
-            raise UsageError(f"input {text!r} has more than {fmt.bits} bits (a {fmt.name} bit pattern is "
-                             f"0x0 to 0x{(1 << fmt.bits) - 1:x})")
+            raise UsageError(
+                f"input {text!r} has more than {fmt.bits} bits (a {fmt.name} bit pattern is "
+                f"0x0 to 0x{(1 << fmt.bits) - 1:x})"
+            )
         return np.array([bits], dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
     low = t.lower()
     if low.lstrip("+-") in ("nan", "inf", "infinity"):
@@ -258,21 +305,47 @@ def cmd_ref_tensor(args) -> int:
     reduced = reduced_axes(op, std, x.ndim, axis, axes)
     rows_in, _ = to_rows(x, reduced)
     rows_out, _ = to_rows(r.rounded, reduced)
-    rows = [{"row": i, "position": j, "input": _num(rows_in[i, j], fmt), "input_bits": hex_bits(rows_in[i, j], fmt),
-             "result": _num(rows_out[i, j], fmt), "result_bits": hex_bits(rows_out[i, j], fmt)}
-            for i in range(rows_in.shape[0]) for j in range(rows_in.shape[1])]
-    out = {"op": op.name, "dtype": fmt.name, "standard": std.key, "shape": list(x.shape), "reduced_axes":
-           list(reduced), "exact_path_elements": r.slow_path, "results": rows}
+    rows = [
+        {
+            "row": i,
+            "position": j,
+            "input": _num(rows_in[i, j], fmt),
+            "input_bits": hex_bits(rows_in[i, j], fmt),
+            "result": _num(rows_out[i, j], fmt),
+            "result_bits": hex_bits(rows_out[i, j], fmt),
+        }
+        for i in range(rows_in.shape[0])
+        for j in range(rows_in.shape[1])
+    ]
+    out = {
+        "op": op.name,
+        "dtype": fmt.name,
+        "standard": std.key,
+        "shape": list(x.shape),
+        "reduced_axes": list(reduced),
+        "exact_path_elements": r.slow_path,
+        "results": rows,
+    }
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    t = Table(title=esc(f"{op.name} ({std.key}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
-                        f"over axes {list(reduced)}: each element correctly rounded (nearest, ties to even)"))
+    t = Table(
+        title=esc(
+            f"{op.name} ({std.key}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
+            f"over axes {list(reduced)}: each element correctly rounded (nearest, ties to even)"
+        )
+    )
     for col in ("row", "position", "x", "x bits", "result", "result bits"):
         t.add_column(col)
     for row in rows:
-        t.add_row(str(row["row"]), str(row["position"]), str(row["input"]), row["input_bits"], str(row["result"]),
-                  row["result_bits"])
+        t.add_row(
+            str(row["row"]),
+            str(row["position"]),
+            str(row["input"]),
+            row["input_bits"],
+            str(row["result"]),
+            row["result_bits"],
+        )
     _console().print(t)
     return 0
 
@@ -281,8 +354,10 @@ def cmd_ref(args) -> int:
     if is_tensor_operator(args.op):
         return cmd_ref_tensor(args)
     if args.axis is not None or args.axes is not None or args.shape is not None:
-        raise UsageError(f"--axis, --axes and --shape are for the tensor operators (Softmax, LogSoftmax, Hardmax); "
-                         f"{args.op} is element-wise")
+        raise UsageError(
+            f"--axis, --axes and --shape are for the tensor operators (Softmax, LogSoftmax, Hardmax); "
+            f"{args.op} is element-wise"
+        )
     op = get_operator(args.op)
     fmt = get_format(args.dtype)
     check_dtype(op, fmt)
@@ -294,12 +369,22 @@ def cmd_ref(args) -> int:
     rows = []
     for i in range(x.size):
         xv, rv = x[i], r.rounded[i]
-        rows.append({"input": _num(xv, fmt), "input_bits": hex_bits(xv, fmt),
-                     "result": _num(rv, fmt), "result_bits": hex_bits(rv, fmt),
-                     "exact": _exact_text(r.exact_hi[i], r.exact_lo[i])})
-    out = {"op": op.name, "dtype": fmt.name, "standard": args.standard or op.primary,
-           "attrs": {k: {"value": float(v), "exact": exact_decimal(v)} for k, v in attrs.items()},
-           "results": rows}
+        rows.append(
+            {
+                "input": _num(xv, fmt),
+                "input_bits": hex_bits(xv, fmt),
+                "result": _num(rv, fmt),
+                "result_bits": hex_bits(rv, fmt),
+                "exact": _exact_text(r.exact_hi[i], r.exact_lo[i]),
+            }
+        )
+    out = {
+        "op": op.name,
+        "dtype": fmt.name,
+        "standard": args.standard or op.primary,
+        "attrs": {k: {"value": float(v), "exact": exact_decimal(v)} for k, v in attrs.items()},
+        "results": rows,
+    }
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -335,6 +420,7 @@ def _exact_text(hi, lo) -> str:
 
 # ---- accuracy -----------------------------------------------------------------
 
+
 def _outputs(args, files=(), dirs=()) -> None:
     """Refuse unwritable output paths before a long run."""
     for flag in files + dirs:
@@ -366,14 +452,22 @@ def _isolation(args) -> str:
 def cmd_accuracy_tensor(args) -> int:
     """A tensor operator's target over sampled rows (verify.tensor.measure)."""
     op, _ = get_tensor_operator(args.op)
-    for flag, given in (("--attr", args.attr), ("--workers", args.workers),
-                        ("--scheduler", args.scheduler), ("--checkpoint", args.checkpoint),
-                        ("--attr-sweep", args.attr_sweep), ("--plot", args.plot), ("--isa", args.isa),
-                        ("--layout-samples", args.layout_samples)):
+    for flag, given in (
+        ("--attr", args.attr),
+        ("--workers", args.workers),
+        ("--scheduler", args.scheduler),
+        ("--checkpoint", args.checkpoint),
+        ("--attr-sweep", args.attr_sweep),
+        ("--plot", args.plot),
+        ("--isa", args.isa),
+        ("--layout-samples", args.layout_samples),
+    ):
         if given:
-            raise UsageError(f"{flag} applies to the element-wise operators; {op.name} is a tensor operator (its "
-                             "rows are sampled: --samples, --seed, --standard, --max-ulp; --exhaustive adds every "
-                             "row of two 16-bit values)")
+            raise UsageError(
+                f"{flag} applies to the element-wise operators; {op.name} is a tensor operator (its "
+                "rows are sampled: --samples, --seed, --standard, --max-ulp; --exhaustive adds every "
+                "row of two 16-bit values)"
+            )
     fmt = get_format(args.dtype)
     if args.samples is not None:
         policy.samples(args.samples, "--samples")
@@ -385,10 +479,24 @@ def cmd_accuracy_tensor(args) -> int:
         return _accuracy_as_check(args, fmt, "exhaustive" if args.exhaustive else "sample")
     # the per-output error the row properties allow: --max-ulp; else correctly rounded, or for opcert's own
     # binary64 code its stated bound (TensorOperator.budget64 at the longest row measured)
-    allowed = max(0.5, args.max_ulp) if args.max_ulp is not None else \
-        op.budget64(LONGEST_ROW) if (args.target == "opcert" and fmt.name == "float64") else 0.5
-    res = measure_rows(op, args.target, fmt.name, standard=args.standard, samples=args.samples, seed=args.seed,
-                       max_ulp=allowed, isolation=_isolation(args), exhaustive=args.exhaustive)
+    allowed = (
+        max(0.5, args.max_ulp)
+        if args.max_ulp is not None
+        else op.budget64(LONGEST_ROW)
+        if (args.target == "opcert" and fmt.name == "float64")
+        else 0.5
+    )
+    res = measure_rows(
+        op,
+        args.target,
+        fmt.name,
+        standard=args.standard,
+        samples=args.samples,
+        seed=args.seed,
+        max_ulp=allowed,
+        isolation=_isolation(args),
+        exhaustive=args.exhaustive,
+    )
     to_stdout = args.json == "-"
     _print_rows(res, stderr=to_stdout)
     if args.json:
@@ -407,8 +515,11 @@ def cmd_accuracy_tensor(args) -> int:
         failed = True
     if args.max_ulp is not None and res.status == "ok" and res.max_ulp > args.max_ulp:
         w = res.worst or {}
-        print(f"opcert: max ULP error {res.max_ulp!r} > --max-ulp {args.max_ulp!r} at element {w.get('position')} of "
-              f"a row of {w.get('length')} ({w.get('case')})", file=sys.stderr)
+        print(
+            f"opcert: max ULP error {res.max_ulp!r} > --max-ulp {args.max_ulp!r} at element {w.get('position')} of "
+            f"a row of {w.get('length')} ({w.get('case')})",
+            file=sys.stderr,
+        )
         failed = True
     return 1 if failed else 0
 
@@ -416,55 +527,97 @@ def cmd_accuracy_tensor(args) -> int:
 def _print_rows(res, stderr: bool = False) -> None:
     con = _console(stderr)
     if res.status != "ok":
-        con.print(esc(f"{res.op} {res.dtype} {res.target} ({res.standard}): {res.status}: {safe(res.error)}"),
-                  soft_wrap=True)
+        con.print(
+            esc(f"{res.op} {res.dtype} {res.target} ({res.standard}): {res.status}: {safe(res.error)}"), soft_wrap=True
+        )
         return
     w = res.worst or {}
-    t = Table(title=esc(f"{res.op} ({res.standard}) {res.dtype}, target {res.target} {res.target_version}: "
-                        f"{res.elements:,} elements in {res.rows:,} rows, {res.elapsed_s:.1f} s"))
+    t = Table(
+        title=esc(
+            f"{res.op} ({res.standard}) {res.dtype}, target {res.target} {res.target_version}: "
+            f"{res.elements:,} elements in {res.rows:,} rows, {res.elapsed_s:.1f} s"
+        )
+    )
     t.add_column("measure")
     t.add_column("value")
-    t.add_row("max ULP error", esc(f"{res.max_ulp!r} at element {w.get('position')} of a row of {w.get('length')} "
-                                   f"({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
-                                   f"rounded {w.get('want')!r}"))
+    t.add_row(
+        "max ULP error",
+        esc(
+            f"{res.max_ulp!r} at element {w.get('position')} of a row of {w.get('length')} "
+            f"({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
+            f"rounded {w.get('want')!r}"
+        ),
+    )
     t.add_row("correctly rounded", f"{res.correctly_rounded:,} / {res.elements:,}")
     if res.signed_zero_mismatches:
         t.add_row("zeros of the wrong sign", f"{res.signed_zero_mismatches:,}")
     if res.subnormal_flushes:
         e = res.flush_example
-        t.add_row("subnormal outputs flushed to 0", esc(f"{res.subnormal_flushes:,} (not in the ULP figure)" + (
-            f"; first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['want']!r} is due"
-            if e else ", in the pairs")))
-    t.add_row("NaN / infinity mismatches", f"{res.nan_mismatches} / {res.inf_mismatches}" + (
-        esc(f"; first: row {res.special_examples[0].get('row')} -> element {res.special_examples[0]['position']} "
-            f"{res.special_examples[0]['got']!r}, declared {res.special_examples[0]['want']!r}")
-        if res.special_examples else ""))
+        t.add_row(
+            "subnormal outputs flushed to 0",
+            esc(
+                f"{res.subnormal_flushes:,} (not in the ULP figure)"
+                + (
+                    f"; first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['want']!r} is due"
+                    if e
+                    else ", in the pairs"
+                )
+            ),
+        )
+    t.add_row(
+        "NaN / infinity mismatches",
+        f"{res.nan_mismatches} / {res.inf_mismatches}"
+        + (
+            esc(
+                f"; first: row {res.special_examples[0].get('row')} -> element {res.special_examples[0]['position']} "
+                f"{res.special_examples[0]['got']!r}, declared {res.special_examples[0]['want']!r}"
+            )
+            if res.special_examples
+            else ""
+        ),
+    )
     if res.row_sum:
         rs = res.row_sum
-        t.add_row(f"row sum ({'outputs' if rs['sum_of'] == 'y' else 'exp of the outputs'})",
-                  esc(f"|sum - 1| up to {rs['max_abs_error']:.3g} = {rs['max_units_of_2^-p']:.3g} x 2^-p, in a row of "
-                      f"{rs['row_length']} ({rs['case']})"))
+        t.add_row(
+            f"row sum ({'outputs' if rs['sum_of'] == 'y' else 'exp of the outputs'})",
+            esc(
+                f"|sum - 1| up to {rs['max_abs_error']:.3g} = {rs['max_units_of_2^-p']:.3g} x 2^-p, in a row of "
+                f"{rs['row_length']} ({rs['case']})"
+            ),
+        )
     skipped = [c for c in res.cases if "skipped" in c]
     if skipped:
         t.add_row("cases not run", esc(f"{len(skipped)}: {skipped[0]['skipped']}"))
     if res.pairs:
         pr = res.pairs
         worst = "every output within 0.5 ULP" if pr["max_ulp"] is None else f"max {pr['max_ulp']:.4g} ULP"
-        t.add_row("every pair (rows of 2)", esc(f"{pr['pairs']:,} pairs in {pr['elapsed_s']:.0f} s: {worst}, "
-                                                f"{pr['correctly_rounded']:,} outputs "
-                                                f"correctly rounded, {pr['special_mismatches']:,} against the "
-                                                f"NaN/inf rule, {pr['subnormal_flushes']:,} flushed"))
+        t.add_row(
+            "every pair (rows of 2)",
+            esc(
+                f"{pr['pairs']:,} pairs in {pr['elapsed_s']:.0f} s: {worst}, "
+                f"{pr['correctly_rounded']:,} outputs "
+                f"correctly rounded, {pr['special_mismatches']:,} against the "
+                f"NaN/inf rule, {pr['subnormal_flushes']:,} flushed"
+            ),
+        )
     if res.call_failures:
         f = res.call_failures[0]
         t.add_row("target failures", esc(f"{len(res.call_failures)} case(s); first {f['case']}: {f['error']}"))
     con.print(t)
-    p = Table(title=f"declared row properties, on the measured rows and related calls (a sample: checked at best); "
-                    f"each output allowed {res.allowed_ulp:g} ULP (--max-ulp)")
+    p = Table(
+        title=f"declared row properties, on the measured rows and related calls (a sample: checked at best); "
+        f"each output allowed {res.allowed_ulp:g} ULP (--max-ulp)"
+    )
     for col in ("property", "verdict", "checked", "violations", "first counterexample"):
         p.add_column(col)
     for v in res.properties:
-        p.add_row(v["name"], v["status"], f"{v.get('inputs_checked') or 0:,}", f"{v.get('violations') or 0:,}",
-                  esc(describe_counterexample(v.get("counterexample"))[:300]))
+        p.add_row(
+            v["name"],
+            v["status"],
+            f"{v.get('inputs_checked') or 0:,}",
+            f"{v.get('violations') or 0:,}",
+            esc(describe_counterexample(v.get("counterexample"))[:300]),
+        )
     con.print(p)
     con.print(esc(f"reproduce: {res.command}"))
 
@@ -495,21 +648,41 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
-    if args.isa_outputs and level_outputs(args.isa_outputs, args.isa_inputs, args.isa_outputs_only, args.op,
-                                          args.target, fmt.name, _attrs(args.attr), mode, args.samples,
-                                          args.seed, args.standard, args.layout_samples, args.target_timeout,
-                                          _isolation(args)):
-        return 0       # a level's process of --isa all asked for its outputs alone (opcert.isa)
+    if args.isa_outputs and level_outputs(
+        args.isa_outputs,
+        args.isa_inputs,
+        args.isa_outputs_only,
+        args.op,
+        args.target,
+        fmt.name,
+        _attrs(args.attr),
+        mode,
+        args.samples,
+        args.seed,
+        args.standard,
+        args.layout_samples,
+        args.target_timeout,
+        _isolation(args),
+    ):
+        return 0  # a level's process of --isa all asked for its outputs alone (opcert.isa)
     if check_isa(args.isa, args.target):
         return _accuracy_per_isa(args)
     _outputs(args, files=("json",))
     if args.require is not None or args.signed_zero or args.subnormals or args.accept_sampled_evidence:
         return _accuracy_as_check(args, fmt, mode)
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
-        options = Options(samples=args.samples, seed=args.seed, standard=args.standard, workers=args.workers,
-                          scheduler=args.scheduler, checkpoint=args.checkpoint, progress=progress,
-                          isolation=_isolation(args), target_timeout=args.target_timeout,
-                          layout_samples=args.layout_samples)
+        options = Options(
+            samples=args.samples,
+            seed=args.seed,
+            standard=args.standard,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            checkpoint=args.checkpoint,
+            progress=progress,
+            isolation=_isolation(args),
+            target_timeout=args.target_timeout,
+            layout_samples=args.layout_samples,
+        )
         res = measure(args.op, args.target, fmt.name, mode, options, attrs=_attrs(args.attr))
     to_stdout = args.json == "-"
     _print_accuracy(res, stderr=to_stdout)
@@ -522,8 +695,11 @@ def cmd_accuracy(args) -> int:
         print(f"opcert: {safe(res.error)}", file=sys.stderr)
     failed = res.status != "ok" or res.failed_special_values
     if (res.replay or {}).get("differ"):
-        print(f"opcert: {res.target} returned other bits for {res.replay['differ']:,} input(s) when called again "
-              f"({res.replay['how']}): its output depends on its call history", file=sys.stderr)
+        print(
+            f"opcert: {res.target} returned other bits for {res.replay['differ']:,} input(s) when called again "
+            f"({res.replay['how']}): its output depends on its call history",
+            file=sys.stderr,
+        )
         failed = True
     refuted = [p["name"] for p in res.properties if p["status"] == "refuted" and p["expected"] == "holds"]
     if refuted:
@@ -531,8 +707,11 @@ def cmd_accuracy(args) -> int:
         failed = True
     if args.max_ulp is not None and (res.max_ulp is None or res.max_ulp > args.max_ulp) and res.status == "ok":
         if res.max_ulp is not None:
-            print(f"opcert: max ULP error {res.max_ulp!r} > --max-ulp {args.max_ulp!r} at x = {res.worst_input!r} "
-                  f"({res.worst_input_bits})", file=sys.stderr)
+            print(
+                f"opcert: max ULP error {res.max_ulp!r} > --max-ulp {args.max_ulp!r} at x = {res.worst_input!r} "
+                f"({res.worst_input_bits})",
+                file=sys.stderr,
+            )
             failed = True
     return 1 if failed else 0
 
@@ -541,16 +720,32 @@ def _accuracy_as_check(args, fmt, mode) -> int:
     """`opcert accuracy` with a check's policy (--require, --max-ulp, ...): the gate's own run and judgment
     of that one check (gating.run.run_check), so the command a gate prints gives the gate's verdict."""
     if args.max_ulp is None:
-        raise UsageError("--require, --signed-zero, --subnormals and --accept-sampled-evidence judge the check as a "
-                         "gate does: give its budget with --max-ulp")
-    raw = {"op": args.op, "target": args.target, "dtypes": [fmt.name], "mode": mode, "seed": args.seed,
-           "max_ulp": args.max_ulp, "attrs": _attrs(args.attr), "isolation": _isolation(args)}
+        raise UsageError(
+            "--require, --signed-zero, --subnormals and --accept-sampled-evidence judge the check as a "
+            "gate does: give its budget with --max-ulp"
+        )
+    raw = {
+        "op": args.op,
+        "target": args.target,
+        "dtypes": [fmt.name],
+        "mode": mode,
+        "seed": args.seed,
+        "max_ulp": args.max_ulp,
+        "attrs": _attrs(args.attr),
+        "isolation": _isolation(args),
+    }
     req = "none" if args.require is None else args.require.strip()
-    raw["proofs"] = "all" if req == "all" else [] if req in ("none", "") else \
-        [n.strip() for n in req.split(",") if n.strip()]
-    for key, value in (("samples", args.samples), ("standard", args.standard), ("signed_zero", args.signed_zero),
-                       ("subnormals", args.subnormals), ("target_timeout", args.target_timeout),
-                       ("layout_samples", args.layout_samples)):
+    raw["proofs"] = (
+        "all" if req == "all" else [] if req in ("none", "") else [n.strip() for n in req.split(",") if n.strip()]
+    )
+    for key, value in (
+        ("samples", args.samples),
+        ("standard", args.standard),
+        ("signed_zero", args.signed_zero),
+        ("subnormals", args.subnormals),
+        ("target_timeout", args.target_timeout),
+        ("layout_samples", args.layout_samples),
+    ):
         if value is not None:
             raw[key] = value
     if args.accept_sampled_evidence:
@@ -559,16 +754,20 @@ def _accuracy_as_check(args, fmt, mode) -> int:
     if len(checks) != 1:
         raise UsageError("--require judges one check: give one attribute set")
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
-        verdict = run_check(checks[0], fmt.name, workers=args.workers, checkpoint=args.checkpoint,
-                            progress=progress)
+        verdict = run_check(checks[0], fmt.name, workers=args.workers, checkpoint=args.checkpoint, progress=progress)
     to_stdout = args.json == "-"
     acc = verdict.accuracy or {}
-    if acc.get("kind") == "rows":      # a tensor operator's rows (verify.tensor.measure's gate_accuracy)
-        print(f"opcert: {args.op} {fmt.name} on {args.target}: max ULP error {acc.get('max_ulp')!r} over "
-              f"{acc.get('inputs_checked') or 0:,} elements in {acc.get('rows') or 0:,} rows", file=sys.stderr)
+    if acc.get("kind") == "rows":  # a tensor operator's rows (verify.tensor.measure's gate_accuracy)
+        print(
+            f"opcert: {args.op} {fmt.name} on {args.target}: max ULP error {acc.get('max_ulp')!r} over "
+            f"{acc.get('inputs_checked') or 0:,} elements in {acc.get('rows') or 0:,} rows",
+            file=sys.stderr,
+        )
     elif acc:
-        _print_accuracy(AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__}),
-                        stderr=to_stdout)
+        _print_accuracy(
+            AccuracyResult(**{k: v for k, v in acc.items() if k in AccuracyResult.__dataclass_fields__}),
+            stderr=to_stdout,
+        )
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, {**acc, "check": verdict.to_dict()}))
     if verdict.status == "skipped":
@@ -590,32 +789,70 @@ def _accuracy_per_isa(args) -> int:
     note = None
     if not chosen:
         chosen = [("host", {})]
-        note = (f"{args.target} has no ISA switch opcert can set (ONNX Runtime's MLAS, XLA and C kernels pick "
-                "theirs by cpuid): one result, at the host's level")
-    argv = accuracy_argv(args.op, args.target, args.dtype, exhaustive=args.exhaustive, samples=args.samples,
-                         seed=args.seed, standard=args.standard, attrs=args.attr or (),
-                         target_timeout=args.target_timeout, in_process=args.in_process,
-                         layout_samples=args.layout_samples, max_ulp=args.max_ulp, workers=args.workers,
-                         checkpoint=args.checkpoint)
+        note = (
+            f"{args.target} has no ISA switch opcert can set (ONNX Runtime's MLAS, XLA and C kernels pick "
+            "theirs by cpuid): one result, at the host's level"
+        )
+    argv = accuracy_argv(
+        args.op,
+        args.target,
+        args.dtype,
+        exhaustive=args.exhaustive,
+        samples=args.samples,
+        seed=args.seed,
+        standard=args.standard,
+        attrs=args.attr or (),
+        target_timeout=args.target_timeout,
+        in_process=args.in_process,
+        layout_samples=args.layout_samples,
+        max_ulp=args.max_ulp,
+        workers=args.workers,
+        checkpoint=args.checkpoint,
+    )
     # --isa all over two levels or more: the compared inputs are drawn here, once; each level's process also
     # writes its outputs on them, and the levels are compared bit for bit here (opcert.isa.compare_levels)
     comparing = args.isa == "all" and len(chosen) >= 2
     out, worst, runs = [], 0, []
     tmp = tempfile.TemporaryDirectory(prefix="opcert-isa-")
     xfile = os.path.join(tmp.name, "compared-x.npy")
-    scope = draw_compared(xfile, args.op, args.dtype, _attrs(args.attr), "exhaustive" if args.exhaustive
-                          else "sample", args.samples, args.seed, args.standard, args.layout_samples) \
-        if comparing else None
+    scope = (
+        draw_compared(
+            xfile,
+            args.op,
+            args.dtype,
+            _attrs(args.attr),
+            "exhaustive" if args.exhaustive else "sample",
+            args.samples,
+            args.seed,
+            args.standard,
+            args.layout_samples,
+        )
+        if comparing
+        else None
+    )
     for i, (name, env) in enumerate(chosen):
         print(f"opcert: ISA level {name}" + (f" ({shown(env)})" if env else ""), file=sys.stderr)
         where = os.path.join(tmp.name, f"level{i}") if comparing else None
         # the child's table goes where this command's would: stderr when the JSON goes to stdout
-        code, result, _ = run_accuracy(env, argv, capture=False, stdout=sys.stderr if args.json == "-" else None,
-                                       outputs=where, inputs=xfile if comparing else None)
+        code, result, _ = run_accuracy(
+            env,
+            argv,
+            capture=False,
+            stdout=sys.stderr if args.json == "-" else None,
+            outputs=where,
+            inputs=xfile if comparing else None,
+        )
         worst = max(worst, code) if code in (0, 1, 2) else 3
-        out.append({"level": name, "switch": switch_for(args.target), "environment": env, "exit_code": code,
-                    "result": result, "command": (shown(env) + " " if env else "") + "opcert accuracy "
-                    + " ".join(argv)})
+        out.append(
+            {
+                "level": name,
+                "switch": switch_for(args.target),
+                "environment": env,
+                "exit_code": code,
+                "result": result,
+                "command": (shown(env) + " " if env else "") + "opcert accuracy " + " ".join(argv),
+            }
+        )
         if comparing:
             runs.append(LevelOutputs.read(name, env, where, code))
     comparison = layout = None
@@ -625,11 +862,13 @@ def _accuracy_per_isa(args) -> int:
         layout = combined_layout([(o["level"], o["result"]) for o in out], comparison)
     else:
         tmp.cleanup()
+
     def line(o):
         if not o["result"]:
             return "no result"
         refuted = [p["name"] for p in o["result"].get("properties", []) if p["status"] == "refuted"]
         return ", ".join([f"max ULP {o['result'].get('max_ulp')!r}"] + [f"{n} refuted" for n in refuted])
+
     print(f"opcert: {len(out)} ISA level(s): " + "; ".join(f"{o['level']}: {line(o)}" for o in out), file=sys.stderr)
     if note:
         print(f"opcert: {note}", file=sys.stderr)
@@ -637,12 +876,20 @@ def _accuracy_per_isa(args) -> int:
         print(f"opcert: {compared_note(comparison)}", file=sys.stderr)
         if comparison["counterexample"]:
             ce = comparison["counterexample"]
-            print(f"opcert: layout refuted across ISA levels: {describe_counterexample(ce)}; {ce['replay']}",
-                  file=sys.stderr)
+            print(
+                f"opcert: layout refuted across ISA levels: {describe_counterexample(ce)}; {ce['replay']}",
+                file=sys.stderr,
+            )
             worst = max(worst, 1)
     if args.json:
-        doc = {"schema": "opcert.accuracy-isa/1", "op": args.op, "dtype": args.dtype, "target": args.target,
-               "note": note, "levels": out}
+        doc = {
+            "schema": "opcert.accuracy-isa/1",
+            "op": args.op,
+            "dtype": args.dtype,
+            "target": args.target,
+            "note": note,
+            "levels": out,
+        }
         if comparison is not None:
             # the levels compared with each other, and the layout property of the levels together
             doc["comparison"] = comparison
@@ -660,18 +907,27 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
     if args.attr:
         raise UsageError("--attr-sweep chooses the attribute values; give no --attr with it")
     if args.exhaustive and fmt.name == "float32":
-        raise UsageError("--attr-sweep runs one check per attribute set: float32 is sampled there (--samples N); "
-                         "sweep all 2^32 inputs at one set with --attr instead")
+        raise UsageError(
+            "--attr-sweep runs one check per attribute set: float32 is sampled there (--samples N); "
+            "sweep all 2^32 inputs at one set with --attr instead"
+        )
     if args.workers or args.scheduler or args.checkpoint:
-        raise UsageError("--workers, --scheduler and --checkpoint apply to one exhaustive float32 sweep, not to "
-                         "--attr-sweep")
+        raise UsageError(
+            "--workers, --scheduler and --checkpoint apply to one exhaustive float32 sweep, not to --attr-sweep"
+        )
     _outputs(args, files=("json", "plot"))
     n = len(list(attribute_sets(get_operator(args.op), args.standard)))
     with Progress(f"{args.op} attribute sweep", n, "sets") as progress:
-        options = Options(samples=args.samples, seed=args.seed, standard=args.standard, isolation=_isolation(args),
-                          target_timeout=args.target_timeout)
-        res = sweep_attributes(args.op, args.target, fmt.name, mode, options, max_ulp=args.max_ulp,
-                               progress=progress.advance)
+        options = Options(
+            samples=args.samples,
+            seed=args.seed,
+            standard=args.standard,
+            isolation=_isolation(args),
+            target_timeout=args.target_timeout,
+        )
+        res = sweep_attributes(
+            args.op, args.target, fmt.name, mode, options, max_ulp=args.max_ulp, progress=progress.advance
+        )
     to_stdout = args.json == "-"
     console = _console(stderr=to_stdout)
     t = Table(title=f"{res.op} {res.dtype} target={res.target} ({mode}, {len(res.rows)} attribute sets)")
@@ -685,32 +941,44 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
         cr = f"{r['correctly_rounded']:,}/{r['inputs']:,}" if r.get("inputs") else "-"
         mu = "-" if r.get("max_ulp") is None else repr(r["max_ulp"])
         result = r["verdict"] if r["status"] == "ok" else f"fail: {r['status']}: {r['reason']}"
-        t.add_row(r["label"], attrs, f"{r.get('inputs') or 0:,}", mu, cr, ", ".join(r.get("refuted") or []) or "-",
-                  result)
+        t.add_row(
+            r["label"], attrs, f"{r.get('inputs') or 0:,}", mu, cr, ", ".join(r.get("refuted") or []) or "-", result
+        )
     console.print(t)
     w = res.worst
     if w is None:
         print("opcert: every attribute set was skipped (reasons above): nothing was checked", file=sys.stderr)
     else:
-        print(f"worst attribute set: {w['label']} {w['attrs']}: max ULP {w.get('max_ulp')!r}"
-              + (f" at x = {w['worst_input']!r} ({w['worst_input_bits']})" if w.get("worst_input_bits") else "")
-              + (f"; reproduce: {w['command']}" if w.get("command") else ""), file=sys.stderr)
+        print(
+            f"worst attribute set: {w['label']} {w['attrs']}: max ULP {w.get('max_ulp')!r}"
+            + (f" at x = {w['worst_input']!r} ({w['worst_input_bits']})" if w.get("worst_input_bits") else "")
+            + (f"; reproduce: {w['command']}" if w.get("command") else ""),
+            file=sys.stderr,
+        )
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, res.to_dict()))
     if args.plot and w is not None:
         _write(args.plot, "--plot", lambda: write_bytes_atomic(args.plot, attr_sweep_plot(res)))
     failed = [r for r in res.rows if r.get("verdict") == "fail"]
     for r in failed:
-        print(f"opcert: FAIL at {r['attrs']}:" + (f" {r['reason']}" if r.get("reason") else "")
-              + "".join(f" {r[k]} {k.replace('_', ' ')}" for k in ("nan_mismatches", "inf_mismatches") if r.get(k))
-              + (f" refuted {r['refuted']}" if r.get("refuted") else "")
-              + (f" max ULP {r['max_ulp']!r} > --max-ulp {args.max_ulp!r}" if args.max_ulp is not None
-                 and r.get("max_ulp") is not None and r["max_ulp"] > args.max_ulp else ""), file=sys.stderr)
+        print(
+            f"opcert: FAIL at {r['attrs']}:"
+            + (f" {r['reason']}" if r.get("reason") else "")
+            + "".join(f" {r[k]} {k.replace('_', ' ')}" for k in ("nan_mismatches", "inf_mismatches") if r.get(k))
+            + (f" refuted {r['refuted']}" if r.get("refuted") else "")
+            + (
+                f" max ULP {r['max_ulp']!r} > --max-ulp {args.max_ulp!r}"
+                if args.max_ulp is not None and r.get("max_ulp") is not None and r["max_ulp"] > args.max_ulp
+                else ""
+            ),
+            file=sys.stderr,
+        )
     return 1 if failed or w is None else 0
 
 
 class _sweep_progress:
     """The float32 sweep's progress (opcert.progress), as the sweep's callback (chunks done, chunks)."""
+
     def __init__(self, active: bool):
         self.active = active
         self.p = None
@@ -718,15 +986,16 @@ class _sweep_progress:
     def __enter__(self):
         if not self.active:
             return None
-        self.p = Progress("float32 sweep", 2.0 ** 32, "inputs").__enter__()
+        self.p = Progress("float32 sweep", 2.0**32, "inputs").__enter__()
         first = [True]
 
         def update(done, total):
-            n = done * 2.0 ** 32 / total
+            n = done * 2.0**32 / total
             if first[0]:
                 first[0] = False
-                self.p.resume_at(n)       # chunks from a checkpoint are not part of this run's rate
+                self.p.resume_at(n)  # chunks from a checkpoint are not part of this run's rate
             self.p.update(n)
+
         return update
 
     def __exit__(self, *exc):
@@ -737,8 +1006,12 @@ class _sweep_progress:
 
 def _print_accuracy(res, stderr: bool = False) -> None:
     c = _console(stderr)
-    t = Table(title=esc(f"{res.op} {res.dtype} target={res.target} "
-                        f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)"))
+    t = Table(
+        title=esc(
+            f"{res.op} {res.dtype} target={res.target} "
+            f"({'exhaustive' if res.exhaustive else res.mode}, {res.inputs_checked:,} inputs)"
+        )
+    )
     t.add_column("measure")
     t.add_column("value")
     if res.status != "ok":
@@ -755,59 +1028,83 @@ def _print_accuracy(res, stderr: bool = False) -> None:
             if res.worst_layout:
                 t.add_row("worst error's layout", esc(res.worst_layout))
         t.add_row("correctly rounded results", f"{res.correctly_rounded:,} / {res.inputs_checked:,}")
-        for key, label in (("nan_mismatches", "NaN mismatches"), ("inf_mismatches", "infinity mismatches"),
-                           ("signed_zero_mismatches", "signed-zero mismatches"),
-                           ("subnormal_flushes", "subnormal outputs flushed to zero")):
+        for key, label in (
+            ("nan_mismatches", "NaN mismatches"),
+            ("inf_mismatches", "infinity mismatches"),
+            ("signed_zero_mismatches", "signed-zero mismatches"),
+            ("subnormal_flushes", "subnormal outputs flushed to zero"),
+        ):
             n = getattr(res, key)
             t.add_row(label, f"[red]{n}[/red]" if n and key in ("nan_mismatches", "inf_mismatches") else str(n))
         for kind, ex in res.examples.items():
-            t.add_row(f"first {kind.replace('_', ' ')}",
-                      esc(f"x={ex['input']['value']} ({ex['input']['bits']}) -> {ex['output']['value']} "
-                          f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})"))
+            t.add_row(
+                f"first {kind.replace('_', ' ')}",
+                esc(
+                    f"x={ex['input']['value']} ({ex['input']['bits']}) -> {ex['output']['value']} "
+                    f"({ex['output']['bits']}); reference {ex['reference']['value']} ({ex['reference']['bits']})"
+                ),
+            )
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
         if res.properties:
             t.add_row("properties", esc(", ".join(f"{p['name']}: {p['status']}" for p in res.properties)))
         lay = next((p for p in res.properties if p.get("kind") == "layout"), None)
         if lay and lay.get("counterexample"):
             ce = lay["counterexample"]
-            t.add_row("layout", esc(f"x={ce['inputs']['x']['value']} ({ce['inputs']['x']['bits']}) -> "
-                                    f"{ce['outputs']['f(x)']['bits']} in {ce['layout']}; "
-                                    f"{ce['base']['output']['bits']} in {ce['base']['layout']}"
-                                    f"{'' if ce.get('replayed') else ' (not reproduced when run again)'}"))
+            t.add_row(
+                "layout",
+                esc(
+                    f"x={ce['inputs']['x']['value']} ({ce['inputs']['x']['bits']}) -> "
+                    f"{ce['outputs']['f(x)']['bits']} in {ce['layout']}; "
+                    f"{ce['base']['output']['bits']} in {ce['base']['layout']}"
+                    f"{'' if ce.get('replayed') else ' (not reproduced when run again)'}"
+                ),
+            )
         for note in res.notes:
             t.add_row("note", esc(safe(note)))
         t.add_row("elapsed", f"{res.elapsed_s:.2f} s")
         if res.sweep:
             rate = res.sweep.get("inputs_per_s")
-            t.add_row("sweep", esc(f"{res.sweep['chunks']} chunks ({res.sweep['resumed_chunks']} resumed from "
-                               f"{res.sweep['checkpoint']}); undecided by the fast path: {res.sweep['undecided']}"
-                               + (f"; {rate / 1e6:.1f} M inputs/s" if rate else "")))
+            t.add_row(
+                "sweep",
+                esc(
+                    f"{res.sweep['chunks']} chunks ({res.sweep['resumed_chunks']} resumed from "
+                    f"{res.sweep['checkpoint']}); undecided by the fast path: {res.sweep['undecided']}"
+                    + (f"; {rate / 1e6:.1f} M inputs/s" if rate else "")
+                ),
+            )
     t.add_row("reproduce", esc(res.command))
     c.print(t)
     bad = [p for p in res.properties if p["status"] == "refuted"]
     for p in bad:
-        c.print(f"[red]property {esc(p['name'])} refuted[/red] ({p['violations']:,} of {p['inputs_checked']:,}): "
-                f"{esc(safe(_ce_text(p)))}", soft_wrap=True)
+        c.print(
+            f"[red]property {esc(p['name'])} refuted[/red] ({p['violations']:,} of {p['inputs_checked']:,}): "
+            f"{esc(safe(_ce_text(p)))}",
+            soft_wrap=True,
+        )
 
 
 def _ce_text(p) -> str:
     first = describe_counterexample(p.get("counterexample"))
     worst = describe_counterexample(p.get("worst"))
-    if not first:      # refuted by what the target did (it raised in a layout): the note says what
+    if not first:  # refuted by what the target did (it raised in a layout): the note says what
         return p.get("note") or "no counterexample recorded"
     return f"first {first}" + (f"; worst {worst}" if worst and worst != first else "")
 
 
 # ---- prove --------------------------------------------------------------------
 
+
 def cmd_prove(args) -> int:
     from opcert.verify.proofs import prove, prove_all  # lazy: z3 loads only for the commands that prove
+
     if args.timeout is not None:
-        raise UsageError("--timeout was removed: z3 runs under resource limits, not seconds, so a verdict does "
-                         "not depend on how busy the host is; give --rlimit N (z3's resource units per query; "
-                         "the default is each query family's budget, docs/proofs.md)")
-    if args.rlimit is not None and not 1 <= args.rlimit < 2 ** 32:
-        raise UsageError(f"--rlimit: must be an integer from 1 to {2 ** 32 - 1} (z3's resource units per query)")
+        raise UsageError(
+            "--timeout was removed: z3 runs under resource limits, not seconds, so a verdict does "
+            "not depend on how busy the host is; give --rlimit N (z3's resource units per query; "
+            "the default is each query family's budget, docs/proofs.md)"
+        )
+    if args.rlimit is not None and not 1 <= args.rlimit < 2**32:
+        raise UsageError(f"--rlimit: must be an integer from 1 to {2**32 - 1} (z3's resource units per query)")
     if args.samples is not None:
         policy.samples(args.samples, "--samples")
     if args.target_timeout is not None:
@@ -815,36 +1112,58 @@ def cmd_prove(args) -> int:
     _outputs(args, files=("json",))
     if args.all:
         if args.op or args.dtype or args.attr or args.property or args.target != "opcert":
-            raise UsageError("--all proves every operator at every dtype on opcert's implementation; give no "
-                             "operator, --dtype, --attr, --property or --target with it")
+            raise UsageError(
+                "--all proves every operator at every dtype on opcert's implementation; give no "
+                "operator, --dtype, --attr, --property or --target with it"
+            )
         t0 = time.perf_counter()
-        with Progress("prove --all: (operator, format)", 5 * len(operators()) + len(tensor_operators()),
-                      "pairs") as progress:
-            reports = prove_all(args.rlimit, progress=progress.advance,
-                                enumerate_float32=args.enumerate is not False)
+        with Progress(
+            "prove --all: (operator, format)", 5 * len(operators()) + len(tensor_operators()), "pairs"
+        ) as progress:
+            reports = prove_all(args.rlimit, progress=progress.advance, enumerate_float32=args.enumerate is not False)
         wall = time.perf_counter() - t0
     else:
         if not args.op:
             raise UsageError("give an operator, or --all")
         if args.target != "opcert" and not args.dtype:
-            raise UsageError("--target needs --dtype: a target's properties are decided in one float format "
-                             "(the exact specification has no target)")
+            raise UsageError(
+                "--target needs --dtype: a target's properties are decided in one float format "
+                "(the exact specification has no target)"
+            )
         if args.samples is not None and args.target == "opcert":
             raise UsageError("--samples applies to --target T (opcert's implementation is proved with z3)")
-        if args.enumerate and (args.target != "opcert" or not args.dtype
-                               or get_format(args.dtype).name != "float32"):
-            raise UsageError("--enumerate decides opcert's own float32 properties by running its code on every "
-                             "float32 input: give --dtype float32 and no --target (a --target's float32 "
-                             "properties are always decided on every input)")
-        reports = [prove(args.op, args.dtype, _attrs(args.attr), args.property, args.rlimit, args.standard,
-                         target=args.target, samples=args.samples, isolation=_isolation(args),
-                         target_timeout=args.target_timeout, enumerate_float32=bool(args.enumerate))]
+        if args.enumerate and (args.target != "opcert" or not args.dtype or get_format(args.dtype).name != "float32"):
+            raise UsageError(
+                "--enumerate decides opcert's own float32 properties by running its code on every "
+                "float32 input: give --dtype float32 and no --target (a --target's float32 "
+                "properties are always decided on every input)"
+            )
+        reports = [
+            prove(
+                args.op,
+                args.dtype,
+                _attrs(args.attr),
+                args.property,
+                args.rlimit,
+                args.standard,
+                target=args.target,
+                samples=args.samples,
+                isolation=_isolation(args),
+                target_timeout=args.target_timeout,
+                enumerate_float32=bool(args.enumerate),
+            )
+        ]
         wall = reports[0].elapsed_s
     to_stdout = args.json == "-"
     _print_proofs(reports, wall, stderr=to_stdout)
     if args.json:
-        _write(args.json, "--json", lambda: write_json_atomic(args.json, {
-            "schema": "opcert.proofs/1", "wall_s": wall, "reports": [r.to_dict() for r in reports]}))
+        _write(
+            args.json,
+            "--json",
+            lambda: write_json_atomic(
+                args.json, {"schema": "opcert.proofs/1", "wall_s": wall, "reports": [r.to_dict() for r in reports]}
+            ),
+        )
     crashed = [r for r in reports if getattr(r, "error", None)]
     for r in crashed:
         print(f"opcert: {safe(r.error)}", file=sys.stderr)
@@ -886,6 +1205,7 @@ def _short(method: str) -> str:
 
 # ---- gate, diff, report -----------------------------------------------------------
 
+
 def cmd_gate(args) -> int:
     if args.workers is not None:
         policy.workers(args.workers, "--workers")
@@ -912,8 +1232,11 @@ def cmd_gate(args) -> int:
             print(f"regression: {log(r, 2 * LIMIT)}", file=sys.stderr)
         failed = failed or bool(found)
     if result.internal_errors:
-        print(f"opcert: internal error in {result.internal_errors} check(s); their results are in the report "
-              "(please report it)", file=sys.stderr)
+        print(
+            f"opcert: internal error in {result.internal_errors} check(s); their results are in the report "
+            "(please report it)",
+            file=sys.stderr,
+        )
         return 3
     return 1 if failed else 0
 
@@ -925,10 +1248,10 @@ def _tell_ci(data, to_stderr: bool) -> None:
         try:
             with open(summary, "a", encoding="utf-8") as f:
                 f.write(ci.step_summary(data))
-        except OSError as exc:      # the job summary is a courtesy: the gate's own outputs are written
+        except OSError as exc:  # the job summary is a courtesy: the gate's own outputs are written
             print(f"opcert: could not append to GITHUB_STEP_SUMMARY ({summary}): {exc}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        stream = sys.stderr if to_stderr else sys.stdout     # --json - keeps standard output pure JSON
+        stream = sys.stderr if to_stderr else sys.stdout  # --json - keeps standard output pure JSON
         for line in ci.annotations(data):
             print(line, file=stream)
         stream.flush()
@@ -945,9 +1268,15 @@ def _print_gate(data, stderr: bool = False) -> None:
         proofs = ch.get("proofs") or []
         req = ch["policy"]["proofs"]
         pv = f"{sum(p['status'] == 'proved' or bool(p.get('accepted')) for p in proofs)}/{len(req)}" if req else "-"
-        t.add_row(esc(log(ch["name"], 200)), ch["mode"], f"{a.get('inputs_checked', 0):,}",
-                  repr(a['max_ulp']) if a.get('max_ulp') is not None else '-', repr(ch['policy']['max_ulp']),
-                  pv, f"[{colour[ch['status']]}]{ch['status']}[/{colour[ch['status']]}]")
+        t.add_row(
+            esc(log(ch["name"], 200)),
+            ch["mode"],
+            f"{a.get('inputs_checked', 0):,}",
+            repr(a["max_ulp"]) if a.get("max_ulp") is not None else "-",
+            repr(ch["policy"]["max_ulp"]),
+            pv,
+            f"[{colour[ch['status']]}]{ch['status']}[/{colour[ch['status']]}]",
+        )
     c.print(t)
     # a target's text (its name, its exception messages) is clipped, and none of its lines starts a line of the
     # log (report.text.log): a `::` command in it is not read by the CI system; rich breaks no line (soft_wrap)
@@ -970,7 +1299,7 @@ def cmd_diff(args) -> int:
     if args.json:
         print(json.dumps({"regressions": found}, indent=2))
     else:
-        for r in found:      # a check's reasons may hold a target's text (report.text.log)
+        for r in found:  # a check's reasons may hold a target's text (report.text.log)
             print(f"regression: {log(r, 2 * LIMIT)}")
         print(f"{len(found)} regression(s) between {args.old} and {args.new}")
     return 1 if found else 0
@@ -986,8 +1315,9 @@ def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[st
 
 def cmd_report(args) -> int:
     if not args.out and not args.summary:
-        raise UsageError("opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown "
-                         "page), or both")
+        raise UsageError(
+            "opcert report: give --out DIR (the full reports), --summary FILE (a short Markdown page), or both"
+        )
     _outputs(args, files=("summary",), dirs=("out",))
     data = load_gate(args.results)
     files = []
@@ -1006,12 +1336,14 @@ def cmd_report(args) -> int:
 
 # ---- main ---------------------------------------------------------------------
 
+
 def _int(flag):
     def parse(text):
         try:
             return int(text, 10)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{flag} takes an integer (got {text!r})") from None
+
     parse.__name__ = "integer"
     return parse
 
@@ -1023,16 +1355,24 @@ def _float(flag):
         except ValueError:
             raise argparse.ArgumentTypeError(f"{flag} takes a number (got {text!r})") from None
         return v
+
     parse.__name__ = "number"
     return parse
 
 
 def _target_options(s) -> None:
-    s.add_argument("--in-process", action="store_true",
-                   help="run the target in opcert's own process (faster; a target that exits or crashes then "
-                        "takes opcert down): by default every target but opcert runs in a supervised worker")
-    s.add_argument("--target-timeout", type=_float("--target-timeout"), metavar="SECONDS",
-                   help="fail a target call that does not return within SECONDS (isolated targets)")
+    s.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the target in opcert's own process (faster; a target that exits or crashes then "
+        "takes opcert down): by default every target but opcert runs in a supervised worker",
+    )
+    s.add_argument(
+        "--target-timeout",
+        type=_float("--target-timeout"),
+        metavar="SECONDS",
+        help="fail a target call that does not return within SECONDS (isolated targets)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1050,93 +1390,157 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("op")
     s.add_argument("--dtype", required=True, help=f"one of {dtypes} (integers for Shrink)")
     s.add_argument("--attr", action="append", metavar="NAME=VALUE", help="attribute (ONNX or DirectML name)")
-    s.add_argument("--standard", help="whose definition: onnx, directml, sonnx (default: the operator's primary); "
-                                      "tensor operators: onnx-1, onnx-11, onnx, directml, directml-1")
+    s.add_argument(
+        "--standard",
+        help="whose definition: onnx, directml, sonnx (default: the operator's primary); "
+        "tensor operators: onnx-1, onnx-11, onnx, directml, directml-1",
+    )
     s.add_argument("--shape", help="tensor operators: the inputs' shape, such as 2,3 (default: one row)")
     s.add_argument("--axis", help="tensor operators, ONNX: the axis (default: the opset's, -1 or 1)")
     s.add_argument("--axes", help="tensor operators, DirectML's 1 forms: the Axes, such as 0,2")
     s.add_argument("--json", action="store_true", help="print JSON")
-    s.add_argument("x", nargs="*", help="inputs: decimal, hex float, bit pattern (0x3c00), inf, nan "
-                                        "(put -- before values such as -inf)")
+    s.add_argument(
+        "x",
+        nargs="*",
+        help="inputs: decimal, hex float, bit pattern (0x3c00), inf, nan (put -- before values such as -inf)",
+    )
     s.set_defaults(func=cmd_ref)
 
     s = sub.add_parser("accuracy", help="ULP accuracy of a target against the reference")
     s.add_argument("op")
     s.add_argument("--dtype", required=True, help=f"one of {dtypes}")
-    s.add_argument("--target", default="opcert", help=f"opcert, a runtime ({', '.join(target_names())}), "
-                   "module:function (e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)")
+    s.add_argument(
+        "--target",
+        default="opcert",
+        help=f"opcert, a runtime ({', '.join(target_names())}), "
+        "module:function (e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)",
+    )
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
     s.add_argument("--exhaustive", action="store_true", help="every input (16-bit formats; float32: all 2^32)")
     s.add_argument("--workers", type=_int("--workers"), help="processes for float32 sweeps (default: every core)")
     s.add_argument("--scheduler", help="run float32 sweep chunks on a Dask cluster: dask://HOST:PORT")
-    s.add_argument("--checkpoint", help="directory of finished chunks (default .opcert-cache/sweeps/KEY); "
-                                        "running the same command again resumes")
-    s.add_argument("--samples", type=_int("--samples"), help="stratified samples (default 100000 float32; "
-                   "float64 1000000; 10000 for Gelu, whose reference leaves a quarter to the exact path)")
+    s.add_argument(
+        "--checkpoint",
+        help="directory of finished chunks (default .opcert-cache/sweeps/KEY); running the same command again resumes",
+    )
+    s.add_argument(
+        "--samples",
+        type=_int("--samples"),
+        help="stratified samples (default 100000 float32; "
+        "float64 1000000; 10000 for Gelu, whose reference leaves a quarter to the exact path)",
+    )
     s.add_argument("--seed", type=_int("--seed"), default=0)
     s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
-    s.add_argument("--require", metavar="PROPS", help="judge as a gate check does (what a gate's reproduce line "
-                   "gives): PROPS (comma-separated), all or none must be established, other declared properties "
-                   "are reported but do not fail; needs --max-ulp")
-    s.add_argument("--signed-zero", choices=("strict", "ignore"), help="with --require: whether a zero of the "
-                   "wrong sign fails (default strict)")
-    s.add_argument("--subnormals", choices=("strict", "flush-allowed"), help="with --require: whether flushing "
-                   "subnormal outputs to zero fails (default strict)")
-    s.add_argument("--accept-sampled-evidence", action="store_true", help="with --require: a required property "
-                   "checked on samples passes (default: only proved passes)")
-    s.add_argument("--attr-sweep", action="store_true", help="run the check at every standard's defaults, the "
-                   "values of ONNX's backend tests, and a grid over each attribute's domain")
+    s.add_argument(
+        "--require",
+        metavar="PROPS",
+        help="judge as a gate check does (what a gate's reproduce line "
+        "gives): PROPS (comma-separated), all or none must be established, other declared properties "
+        "are reported but do not fail; needs --max-ulp",
+    )
+    s.add_argument(
+        "--signed-zero",
+        choices=("strict", "ignore"),
+        help="with --require: whether a zero of the wrong sign fails (default strict)",
+    )
+    s.add_argument(
+        "--subnormals",
+        choices=("strict", "flush-allowed"),
+        help="with --require: whether flushing subnormal outputs to zero fails (default strict)",
+    )
+    s.add_argument(
+        "--accept-sampled-evidence",
+        action="store_true",
+        help="with --require: a required property checked on samples passes (default: only proved passes)",
+    )
+    s.add_argument(
+        "--attr-sweep",
+        action="store_true",
+        help="run the check at every standard's defaults, the "
+        "values of ONNX's backend tests, and a grid over each attribute's domain",
+    )
     s.add_argument("--plot", metavar="PNG", help="with --attr-sweep: max ULP over each attribute's grid")
-    s.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes "
-                                                  "to stderr then)")
-    s.add_argument("--isa", metavar="LEVEL", help="all: run the check once per ISA level the host has, where the "
-                   "target's library can be told its level ("
-                   + ", ".join(f"{sw.library}: {sw.variable}" for sw in isa_switches())
-                   + "), each in a fresh process; or one level's name; host (default): as the host picks. all "
-                   "also compares the levels' outputs bit for bit (every input of a 16-bit format; the check's "
-                   "samples of float32 and float64; a sample as large as the layout sample in a float32 sweep): the layout property is refuted, "
-                   "with a replayed input and both levels' outputs, where they differ")
+    s.add_argument(
+        "--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes to stderr then)"
+    )
+    s.add_argument(
+        "--isa",
+        metavar="LEVEL",
+        help="all: run the check once per ISA level the host has, where the "
+        "target's library can be told its level ("
+        + ", ".join(f"{sw.library}: {sw.variable}" for sw in isa_switches())
+        + "), each in a fresh process; or one level's name; host (default): as the host picks. all "
+        "also compares the levels' outputs bit for bit (every input of a 16-bit format; the check's "
+        "samples of float32 and float64; a sample as large as the layout sample in a float32 sweep): the layout property is refuted, "
+        "with a replayed input and both levels' outputs, where they differ",
+    )
     # a level's process of --isa all: its outputs on the compared inputs (FILE: drawn by the parent) go to DIR
     # (opcert.isa.level_outputs); --isa-outputs-only: those alone, without a measurement
     s.add_argument("--isa-outputs", metavar="DIR", help=argparse.SUPPRESS)
     s.add_argument("--isa-inputs", metavar="FILE", help=argparse.SUPPRESS)
     s.add_argument("--isa-outputs-only", action="store_true", help=argparse.SUPPRESS)
-    s.add_argument("--layout-samples", type=_int("--layout-samples"), metavar="N",
-                   help="inputs per layout where the layouts are not enumerated (default 1024; 1,000,000 in a "
-                        "float32 sweep of the whole format; the layout property: lengths, positions, offsets, "
-                        "strides, threads)")
+    s.add_argument(
+        "--layout-samples",
+        type=_int("--layout-samples"),
+        metavar="N",
+        help="inputs per layout where the layouts are not enumerated (default 1024; 1,000,000 in a "
+        "float32 sweep of the whole format; the layout property: lengths, positions, offsets, "
+        "strides, threads)",
+    )
     _target_options(s)
     s.set_defaults(func=cmd_accuracy)
 
     s = sub.add_parser("prove", help="z3 proofs of the declared properties")
     s.add_argument("op", nargs="?")
-    s.add_argument("--dtype", help="a float format: proofs about opcert's implementation in it "
-                                   "(default: the exact specification, for every attribute value)")
+    s.add_argument(
+        "--dtype",
+        help="a float format: proofs about opcert's implementation in it "
+        "(default: the exact specification, for every attribute value)",
+    )
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
     s.add_argument("--property", action="append", help="only this property (repeatable)")
-    s.add_argument("--rlimit", type=_int("--rlimit"), metavar="N",
-                   help="z3's resource units per query (its rlimit; never seconds, so a verdict does not depend on "
-                        "the host's load); default: each query family's calibrated budget")
-    s.add_argument("--timeout", help=argparse.SUPPRESS)     # removed: z3 runs under --rlimit (a clear error)
+    s.add_argument(
+        "--rlimit",
+        type=_int("--rlimit"),
+        metavar="N",
+        help="z3's resource units per query (its rlimit; never seconds, so a verdict does not depend on "
+        "the host's load); default: each query family's calibrated budget",
+    )
+    s.add_argument("--timeout", help=argparse.SUPPRESS)  # removed: z3 runs under --rlimit (a clear error)
     s.add_argument("--all", action="store_true", help="every operator, the specification and every float dtype")
-    s.add_argument("--target", default="opcert", help="decide the properties on this target's outputs: every "
-                                                      "input of float16, bfloat16 and float32 (a proof for that "
-                                                      "target), samples of float64 (evidence)")
-    s.add_argument("--samples", type=_int("--samples"), help="float64 samples for --target (default 1000000, "
-                   "10000 for Gelu, whose reference leaves a quarter to the exact path)")
-    s.add_argument("--enumerate", action=argparse.BooleanOptionalAction, default=None,
-                   help="float32: decide what the provers leave unknown by running opcert's code on every float32 "
-                        "input (1-3 minutes per operator on 2 cores; the default with --all, where "
-                        "--no-enumerate leaves them unknown)")
+    s.add_argument(
+        "--target",
+        default="opcert",
+        help="decide the properties on this target's outputs: every "
+        "input of float16, bfloat16 and float32 (a proof for that "
+        "target), samples of float64 (evidence)",
+    )
+    s.add_argument(
+        "--samples",
+        type=_int("--samples"),
+        help="float64 samples for --target (default 1000000, "
+        "10000 for Gelu, whose reference leaves a quarter to the exact path)",
+    )
+    s.add_argument(
+        "--enumerate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="float32: decide what the provers leave unknown by running opcert's code on every float32 "
+        "input (1-3 minutes per operator on 2 cores; the default with --all, where "
+        "--no-enumerate leaves them unknown)",
+    )
     _target_options(s)
     s.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     s.set_defaults(func=cmd_prove)
 
     s = sub.add_parser("gate", help="run the accuracy gate (opcert.toml, [tool.opcert], or the built-in default)")
-    s.add_argument("--config", help="opcert.toml or pyproject.toml (default: ./opcert.toml, then "
-                                    "./pyproject.toml [tool.opcert], then the built-in default)")
+    s.add_argument(
+        "--config",
+        help="opcert.toml or pyproject.toml (default: ./opcert.toml, then "
+        "./pyproject.toml [tool.opcert], then the built-in default)",
+    )
     s.add_argument("--json", metavar="FILE", help="the result (schema opcert.gate/1)")
     s.add_argument("--junit", metavar="FILE", help="JUnit XML")
     s.add_argument("--report", metavar="DIR", help="gate.json, report.md and report.html with plots")
@@ -1153,8 +1557,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("report", help="write Markdown and HTML reports from a gate result")
     s.add_argument("results", help="a gate --json result")
     s.add_argument("--out", metavar="DIR", help="write gate.json, report.md (images/) and report.html there")
-    s.add_argument("--summary", metavar="FILE", help="write a short Markdown page: result, provenance, summary "
-                                                     "table, failing checks")
+    s.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="write a short Markdown page: result, provenance, summary table, failing checks",
+    )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_report)
     return p
@@ -1180,7 +1587,7 @@ class json_stdout:
         try:
             fd = sys.stdout.fileno()
         except (AttributeError, OSError, ValueError):
-            fd = None             # not a file (a test's capture): Python-level output only
+            fd = None  # not a file (a test's capture): Python-level output only
         sys.stdout.flush()
         if fd == 1:
             self.saved_fd = os.dup(1)
@@ -1234,17 +1641,27 @@ def main(argv=None) -> int:
         print(f"opcert: {log(exc, 4 * LIMIT)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("opcert: interrupted" + ("; finished sweep chunks are kept: run the same command again to resume"
-                                       if _resumable(locals().get("args")) else ""), file=sys.stderr)
+        print(
+            "opcert: interrupted"
+            + (
+                "; finished sweep chunks are kept: run the same command again to resume"
+                if _resumable(locals().get("args"))
+                else ""
+            ),
+            file=sys.stderr,
+        )
         return 130
     except BrokenPipeError:
         # the reader of our output went away (`opcert ops --json | head`): not an error of opcert. Python
         # would complain again flushing stdout at exit: point it at /dev/null
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141          # as a shell reports a process killed by SIGPIPE (128 + 13)
+        return 141  # as a shell reports a process killed by SIGPIPE (128 + 13)
     except Exception as exc:  # a bug in opcert: say so in one line; OPCERT_DEBUG=1 shows the traceback
         if os.environ.get("OPCERT_DEBUG"):
             raise
-        print(f"opcert: internal error: {type(exc).__name__}: {exc} (run with OPCERT_DEBUG=1 for the traceback, "
-              "and please report it)", file=sys.stderr)
+        print(
+            f"opcert: internal error: {type(exc).__name__}: {exc} (run with OPCERT_DEBUG=1 for the traceback, "
+            "and please report it)",
+            file=sys.stderr,
+        )
         return 3

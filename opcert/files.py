@@ -6,6 +6,7 @@ to is replaced, the link stays); a path that is not a regular file (a device
 such as /dev/stdout, a FIFO) is written directly, since it cannot be renamed
 over. `-` means standard output.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ def _special(path: str) -> bool:
         return False
 
 
-JSON_STDOUT = None   # where "-" writes while the CLI has set standard output aside (cli.json_stdout)
+JSON_STDOUT = None  # where "-" writes while the CLI has set standard output aside (cli.json_stdout)
 
 
 def write_bytes_atomic(path: str, data: bytes) -> None:
@@ -105,7 +106,8 @@ def kernel_cache_dir() -> Path | None:
     shim): OPCERT_KERNEL_CACHE, else $XDG_CACHE_HOME/opcert/kernels; None where it cannot be
     written (then each process compiles for itself)."""
     root = os.environ.get("OPCERT_KERNEL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "opcert", "kernels")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "opcert", "kernels"
+    )
     try:
         Path(root).mkdir(parents=True, exist_ok=True)
         return Path(root) if os.access(root, os.W_OK) else None

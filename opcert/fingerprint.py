@@ -1,4 +1,5 @@
 """A hash of opcert's own source: what a sweep checkpoint and opcert's own target are keyed by."""
+
 from __future__ import annotations
 
 import hashlib

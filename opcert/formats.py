@@ -7,6 +7,7 @@ float64 arrays, never by a library cast: ml_dtypes converts float64 to
 bfloat16 through float32, which rounds twice (1 + 2**-8 + 2**-30 becomes 1.0
 instead of 1.0078125).
 """
+
 from __future__ import annotations
 
 import math
@@ -22,11 +23,11 @@ from opcert.errors import UsageError, choices
 @dataclass(frozen=True)
 class FloatFormat:
     name: str
-    p: int          # precision in bits, hidden bit included
-    emin: int       # exponent of the smallest normal number
-    emax: int       # exponent of the largest finite number
+    p: int  # precision in bits, hidden bit included
+    emin: int  # exponent of the smallest normal number
+    emax: int  # exponent of the largest finite number
     dtype: np.dtype
-    bits: int       # storage width
+    bits: int  # storage width
 
     @property
     def kind(self) -> str:
@@ -34,7 +35,7 @@ class FloatFormat:
 
     @property
     def max_finite(self) -> Fraction:
-        return Fraction(2 ** self.p - 1) * Fraction(2) ** (self.emax - self.p + 1)
+        return Fraction(2**self.p - 1) * Fraction(2) ** (self.emax - self.p + 1)
 
     @property
     def min_subnormal(self) -> Fraction:
@@ -65,7 +66,7 @@ class IntFormat:
 
     @property
     def max(self) -> int:
-        return 2 ** (self.bits - 1) - 1 if self.signed else 2 ** self.bits - 1
+        return 2 ** (self.bits - 1) - 1 if self.signed else 2**self.bits - 1
 
 
 FLOAT_FORMATS = {
@@ -75,15 +76,27 @@ FLOAT_FORMATS = {
     "float64": FloatFormat("float64", 53, -1022, 1023, np.dtype(np.float64), 64),
 }
 INT_FORMATS = {
-    f"{'u' if not s else ''}int{b}": IntFormat(f"{'u' if not s else ''}int{b}",
-                                                np.dtype(f"{'u' if not s else ''}int{b}"), b, s)
-    for b in (8, 16, 32, 64) for s in (True, False)
+    f"{'u' if not s else ''}int{b}": IntFormat(
+        f"{'u' if not s else ''}int{b}", np.dtype(f"{'u' if not s else ''}int{b}"), b, s
+    )
+    for b in (8, 16, 32, 64)
+    for s in (True, False)
 }
 FORMATS = {**FLOAT_FORMATS, **INT_FORMATS}
 # Spellings people use, mapped to the canonical names.
-_ALIASES = {"half": "float16", "fp16": "float16", "f16": "float16", "bf16": "bfloat16",
-            "float": "float32", "single": "float32", "fp32": "float32", "f32": "float32",
-            "double": "float64", "fp64": "float64", "f64": "float64"}
+_ALIASES = {
+    "half": "float16",
+    "fp16": "float16",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "float": "float32",
+    "single": "float32",
+    "fp32": "float32",
+    "f32": "float32",
+    "double": "float64",
+    "fp64": "float64",
+    "f64": "float64",
+}
 
 
 def get_format(name) -> FloatFormat | IntFormat:
@@ -107,6 +120,7 @@ def format_of(array: np.ndarray) -> FloatFormat | IntFormat:
 
 # ---- exact rounding ----------------------------------------------------------
 
+
 def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False, mode: str = "nearest") -> float:
     """Round an exact rational to `fmt`: to nearest with ties to even, or
     (mode "up"/"down") toward +inf/-inf.
@@ -126,16 +140,16 @@ def round_fraction(q: Fraction, fmt: FloatFormat, negative_zero: bool = False, m
     e = num.bit_length() - den.bit_length()
     if (den << e if e >= 0 else den) > (num if e >= 0 else num << -e):
         e -= 1
-    s = max(e, fmt.emin) - fmt.p + 1          # the quantum is 2^s
+    s = max(e, fmt.emin) - fmt.p + 1  # the quantum is 2^s
     d = den << s if s >= 0 else den
     n, rem = divmod(num if s >= 0 else num << -s, d)
     if mode == "nearest":
         if 2 * rem > d or (2 * rem == d and n & 1):
             n += 1
     elif rem and ((mode == "up") == (sign > 0)):
-        n += 1   # away from zero: up for positive values, down for negative ones
+        n += 1  # away from zero: up for positive values, down for negative ones
     # n < 2^(p+1): n * 2^s is exact in binary64 and math.ldexp gives it exactly
-    t = fmt.emax - fmt.p + 1                  # the largest finite value is (2^p - 1) * 2^t
+    t = fmt.emax - fmt.p + 1  # the largest finite value is (2^p - 1) * 2^t
     top = (1 << fmt.p) - 1
     if (n << (s - t) if s >= t else n) > (top if s >= t else top << (t - s)):
         if mode == "nearest" or (mode == "up") == (sign > 0):
@@ -165,8 +179,8 @@ def round_float64(y: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(y)
         mag = np.where(finite, np.abs(y), 1.0)
-        _, e2 = np.frexp(mag)                 # mag = f * 2**e2 with f in [0.5, 1)
-        e = np.maximum(e2 - 1, fmt.emin)       # exponent of the quantum's binade
+        _, e2 = np.frexp(mag)  # mag = f * 2**e2 with f in [0.5, 1)
+        e = np.maximum(e2 - 1, fmt.emin)  # exponent of the quantum's binade
         quantum = np.ldexp(1.0, (e - fmt.p + 1).astype(np.int32))
         r = np.rint(np.where(finite, y, 0.0) / quantum) * quantum
         r = np.where(np.abs(r) > float(fmt.max_finite), np.copysign(np.inf, y), r)
@@ -189,6 +203,7 @@ def to_format(y: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 
 
 # ---- bits and order -----------------------------------------------------------
+
 
 def bits_of(x: np.ndarray) -> np.ndarray:
     fmt = format_of(x)

@@ -13,13 +13,14 @@ glibc's fegetenv/fesetenv save and restore the whole environment (on x86-64
 the x87 control word and MXCSR, FTZ and DAZ included). Only the control bits
 are compared: the exception flags change with every operation.
 """
+
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import platform
 
-_SIZE = 64          # bytes: more than any fenv_t of glibc (x86-64: 32, aarch64: 8)
+_SIZE = 64  # bytes: more than any fenv_t of glibc (x86-64: 32, aarch64: 8)
 _MACHINE = platform.machine().lower()
 _X86, _ARM = _MACHINE in ("x86_64", "amd64"), _MACHINE in ("aarch64", "arm64")
 _libm = None
@@ -49,16 +50,22 @@ def controls(env: bytes | None) -> dict:
     if _X86:
         x87 = int.from_bytes(env[0:2], "little")
         mxcsr = int.from_bytes(env[28:32], "little")
-        return {"flush-to-zero": bool(mxcsr & 0x8000), "denormals-are-zero": bool(mxcsr & 0x0040),
-                "SSE rounding": _ROUNDING[(mxcsr >> 13) & 3],
-                "SSE exception traps": f"0x{~(mxcsr >> 7) & 0x3F:02x}" if (~(mxcsr >> 7) & 0x3F) else "none",
-                "x87 rounding": _ROUNDING[(x87 >> 10) & 3],
-                "x87 precision": {0: "24 bits", 1: "reserved", 2: "53 bits", 3: "64 bits"}[(x87 >> 8) & 3],
-                "x87 exception traps": f"0x{~x87 & 0x3F:02x}" if (~x87 & 0x3F) else "none"}
+        return {
+            "flush-to-zero": bool(mxcsr & 0x8000),
+            "denormals-are-zero": bool(mxcsr & 0x0040),
+            "SSE rounding": _ROUNDING[(mxcsr >> 13) & 3],
+            "SSE exception traps": f"0x{~(mxcsr >> 7) & 0x3F:02x}" if (~(mxcsr >> 7) & 0x3F) else "none",
+            "x87 rounding": _ROUNDING[(x87 >> 10) & 3],
+            "x87 precision": {0: "24 bits", 1: "reserved", 2: "53 bits", 3: "64 bits"}[(x87 >> 8) & 3],
+            "x87 exception traps": f"0x{~x87 & 0x3F:02x}" if (~x87 & 0x3F) else "none",
+        }
     if _ARM:
         fpcr = int.from_bytes(env[0:4], "little")
-        return {"flush-to-zero": bool(fpcr & (1 << 24)), "rounding": _ROUNDING_ARM[(fpcr >> 22) & 3],
-                "exception traps": f"0x{(fpcr >> 8) & 0x9F:02x}" if (fpcr >> 8) & 0x9F else "none"}
+        return {
+            "flush-to-zero": bool(fpcr & (1 << 24)),
+            "rounding": _ROUNDING_ARM[(fpcr >> 22) & 3],
+            "exception traps": f"0x{(fpcr >> 8) & 0x9F:02x}" if (fpcr >> 8) & 0x9F else "none",
+        }
     return {}
 
 
@@ -127,9 +134,9 @@ class Guard:
         self._lib.fegetenv(self._after)
         after = self._after.raw
         before = self._target.raw
-        if _control_bits(after) != _control_bits(before):    # nearly never: no names built per call
+        if _control_bits(after) != _control_bits(before):  # nearly never: no names built per call
             event = f"the target's {what}: " + ", ".join(changes(before, after))
-            if event not in self.events:     # once each: a sweep makes 2^17 calls
+            if event not in self.events:  # once each: a sweep makes 2^17 calls
                 self.events.append(event)
         ctypes.memmove(self._target, self._after, _SIZE)
         self._lib.fesetenv(self._own)

@@ -25,6 +25,7 @@ property is refuted with an input run again at both levels (torch's float16
 erf: 6,584 of the 65,536 outputs differ between default and avx2 on a Xeon
 with AVX-512; avx2 and avx512 agree). Each level's own figures stay.
 """
+
 from __future__ import annotations
 
 import copy
@@ -84,13 +85,13 @@ _RUNTIME_MODULES = tuple(m for r in RUNTIMES for m in r.modules)
 def switch_for(target: str) -> str | None:
     """The library whose ISA switch applies to `target` (None: it has none)."""
     if target.startswith("c:"):
-        return None          # a C kernel picks its own
+        return None  # a C kernel picks its own
     row = runtime_of(target)
-    if row is not None:      # a runtime: its row's switch, on its own device (not on NAME:DEVICE, a GPU)
+    if row is not None:  # a runtime: its row's switch, on its own device (not on NAME:DEVICE, a GPU)
         return row.isa.library if row.isa is not None and target == row.name else None
     if target == "opcert" or (":" in target and not target.startswith(_RUNTIME_MODULES)):
-        return NUMPY_ISA.library     # opcert's own code, and a callable's, run on NumPy's dispatch
-    return None              # a callable inside a runtime's library: none opcert sets for a callable
+        return NUMPY_ISA.library  # opcert's own code, and a callable's, run on NumPy's dispatch
+    return None  # a callable inside a runtime's library: none opcert sets for a callable
 
 
 # the switch and its levels, lowest first, with the CPU feature each needs (None: every x86-64 host)
@@ -108,7 +109,7 @@ def levels(target: str) -> list[tuple[str, dict]]:
         out = []
         for i in range(len(have) + 1):
             off = have[i:]
-            name = have[i - 1] if i else "baseline"     # NumPy's baseline: every dispatch target off
+            name = have[i - 1] if i else "baseline"  # NumPy's baseline: every dispatch target off
             out.append((name, {NUMPY_ISA.variable: " ".join(off)}))
         return out
     return []
@@ -122,12 +123,16 @@ def check_isa(value, target: str) -> str | None:
     if value == "all":
         return value
     if not names:
-        raise UsageError(f"--isa {value}: target {target} has no ISA switch opcert can set (ONNX Runtime's MLAS, "
-                         "XLA and C kernels pick theirs by cpuid); allowed: host, all (one result, at the host's "
-                         "level)")
+        raise UsageError(
+            f"--isa {value}: target {target} has no ISA switch opcert can set (ONNX Runtime's MLAS, "
+            "XLA and C kernels pick theirs by cpuid); allowed: host, all (one result, at the host's "
+            "level)"
+        )
     if value not in names:
-        raise UsageError(f"--isa {value!r}: not a level of {switch_for(target)} on this host; allowed: "
-                         f"{choices(['all', 'host'] + names)}")
+        raise UsageError(
+            f"--isa {value!r}: not a level of {switch_for(target)} on this host; allowed: "
+            f"{choices(['all', 'host'] + names)}"
+        )
     return value
 
 
@@ -136,13 +141,28 @@ def environment(target: str, level: str) -> dict:
     for name, env in levels(target):
         if name == level:
             return env
-    raise UsageError(f"ISA level {level!r}: not a level of {target} on this host; allowed: "
-                     f"{choices([n for n, _ in levels(target)])}")
+    raise UsageError(
+        f"ISA level {level!r}: not a level of {target} on this host; allowed: {choices([n for n, _ in levels(target)])}"
+    )
 
 
-def accuracy_argv(op: str, target: str, dtype: str, *, exhaustive=False, samples=None, seed=0, standard=None,
-                  attrs=(), target_timeout=None, in_process=False, layout_samples=None, max_ulp=None, workers=None,
-                  checkpoint=None) -> list[str]:
+def accuracy_argv(
+    op: str,
+    target: str,
+    dtype: str,
+    *,
+    exhaustive=False,
+    samples=None,
+    seed=0,
+    standard=None,
+    attrs=(),
+    target_timeout=None,
+    in_process=False,
+    layout_samples=None,
+    max_ulp=None,
+    workers=None,
+    checkpoint=None,
+) -> list[str]:
     """The arguments of `opcert accuracy` for one check (attrs: "NAME=VALUE" strings or (name, value) pairs)."""
     argv = [op, "--dtype", dtype, "--target", target, "--seed", str(seed)]
     for a in attrs:
@@ -150,9 +170,15 @@ def accuracy_argv(op: str, target: str, dtype: str, *, exhaustive=False, samples
             k, v = a
             a = f"{k}={v}" if isinstance(v, str) else f"{k}={float(v)!r}"
         argv += ["--attr", a]
-    for flag, value in (("--standard", standard), ("--samples", samples), ("--max-ulp", max_ulp),
-                        ("--layout-samples", layout_samples), ("--target-timeout", target_timeout),
-                        ("--workers", workers), ("--checkpoint", checkpoint)):
+    for flag, value in (
+        ("--standard", standard),
+        ("--samples", samples),
+        ("--max-ulp", max_ulp),
+        ("--layout-samples", layout_samples),
+        ("--target-timeout", target_timeout),
+        ("--workers", workers),
+        ("--checkpoint", checkpoint),
+    ):
         if value is not None:
             argv += [flag, str(value)]
     return argv + (["--exhaustive"] if exhaustive else []) + (["--in-process"] if in_process else [])
@@ -163,8 +189,15 @@ def shown(env: dict) -> str:
     return " ".join(f"{k}={v!r}" for k, v in env.items())
 
 
-def run_accuracy(env: dict, argv: list[str], capture: bool = True, stdout=None, outputs: str | None = None,
-                 inputs: str | None = None, only: bool = False) -> tuple[int, dict | None, str]:
+def run_accuracy(
+    env: dict,
+    argv: list[str],
+    capture: bool = True,
+    stdout=None,
+    outputs: str | None = None,
+    inputs: str | None = None,
+    only: bool = False,
+) -> tuple[int, dict | None, str]:
     """`opcert accuracy ARGV` in a fresh process with `env` added to this one's: (exit status, its JSON result
     or None where it wrote none, its stderr where captured). capture=False: its output goes to this
     process's streams (stdout: where its table goes; None: this process's stdout). outputs: a directory where
@@ -175,11 +208,17 @@ def run_accuracy(env: dict, argv: list[str], capture: bool = True, stdout=None, 
         path = os.path.join(tmp, "r.json")
         run = [sys.executable, "-m", "opcert", "accuracy", *argv, "--json", path]
         if outputs:
-            run += ["--isa-outputs", outputs] + (["--isa-inputs", inputs] if inputs else []) + \
-                (["--isa-outputs-only"] if only else [])
+            run += (
+                ["--isa-outputs", outputs]
+                + (["--isa-inputs", inputs] if inputs else [])
+                + (["--isa-outputs-only"] if only else [])
+            )
         full = dict(os.environ, **env)
-        proc = subprocess.run(run, env=full, capture_output=True, text=True) if capture else \
-            subprocess.run(run, env=full, stdout=stdout)
+        proc = (
+            subprocess.run(run, env=full, capture_output=True, text=True)
+            if capture
+            else subprocess.run(run, env=full, stdout=stdout)
+        )
         try:
             with open(path, encoding="utf-8") as fh:
                 result = json.load(fh)
@@ -188,25 +227,49 @@ def run_accuracy(env: dict, argv: list[str], capture: bool = True, stdout=None, 
     return proc.returncode, result, proc.stderr if capture else ""
 
 
-def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *, samples=None, seed=0,
-                     standard=None, attrs=(), target_timeout=None, isolation="process", layout_samples=None,
-                     compare: bool = True):
+def measure_at_level(
+    level: str,
+    op: str,
+    target: str,
+    dtype: str,
+    mode: str,
+    *,
+    samples=None,
+    seed=0,
+    standard=None,
+    attrs=(),
+    target_timeout=None,
+    isolation="process",
+    layout_samples=None,
+    compare: bool = True,
+):
     """An AccuracyResult of `opcert accuracy` run in a fresh process at one ISA level (its library reads the
     switch when it loads, so a process that has loaded it cannot change level). compare: its outputs are
     also compared bit for bit with every other level's the host has (compare_levels, each in a fresh
     process), and its layout property says so: refuted, with the replayed input and both levels' outputs,
     where they differ."""
     env = environment(target, level)
-    argv = accuracy_argv(op, target, dtype, exhaustive=mode == "exhaustive", samples=samples, seed=seed,
-                         standard=standard, attrs=attrs, target_timeout=target_timeout,
-                         in_process=isolation == "none", layout_samples=layout_samples)
+    argv = accuracy_argv(
+        op,
+        target,
+        dtype,
+        exhaustive=mode == "exhaustive",
+        samples=samples,
+        seed=seed,
+        standard=standard,
+        attrs=attrs,
+        target_timeout=target_timeout,
+        in_process=isolation == "none",
+        layout_samples=layout_samples,
+    )
     others = [(n, e) for n, e in levels(target) if n != level] if compare else []
     with tempfile.TemporaryDirectory(prefix="opcert-isa-") as tmp:
         own = os.path.join(tmp, "level")
         code, d, err = run_accuracy(env, argv, outputs=own if others else None)
         if d is None:
-            raise RuntimeError(f"opcert accuracy at ISA level {level} wrote no result (exit {code}): "
-                               f"{err.strip()[-500:]}")
+            raise RuntimeError(
+                f"opcert accuracy at ISA level {level} wrote no result (exit {code}): {err.strip()[-500:]}"
+            )
         res = AccuracyResult(**d)
         res.command = shown(env) + " " + res.command
         res.notes.append(f"run at ISA level {level} ({shown(env)}), in a process of its own")
@@ -229,10 +292,14 @@ def measure_at_level(level: str, op: str, target: str, dtype: str, mode: str, *,
 def compared_note(cmp: dict) -> str:
     """The comparison in one sentence."""
     if len(cmp["levels"]) < 2:
-        return ("ISA levels not compared: " + "; ".join(f"{lv}: {why}" for lv, why in cmp["missing"].items())
-                if cmp["missing"] else "ISA levels not compared: the host has one")
-    text = (f"ISA levels compared bit for bit on {cmp['scope']}: "
-            + "; ".join(f"{p['levels'][0]} vs {p['levels'][1]}: {p['differ']:,} differ" for p in cmp["pairs"]))
+        return (
+            "ISA levels not compared: " + "; ".join(f"{lv}: {why}" for lv, why in cmp["missing"].items())
+            if cmp["missing"]
+            else "ISA levels not compared: the host has one"
+        )
+    text = f"ISA levels compared bit for bit on {cmp['scope']}: " + "; ".join(
+        f"{p['levels'][0]} vs {p['levels'][1]}: {p['differ']:,} differ" for p in cmp["pairs"]
+    )
     if cmp["missing"]:
         text += "; no outputs at " + "; ".join(f"{lv} ({why})" for lv, why in cmp["missing"].items())
     return text
@@ -247,6 +314,7 @@ def compared_note(cmp: dict) -> str:
 # each in a fresh process (`--isa-inputs FILE`: those inputs, outputs only), before the difference is
 # reported as a refutation of the layout property.
 
+
 def compared_inputs(op, fmt, resolved, mode: str, samples, seed: int, standard, layout_samples):
     """(the inputs the levels are compared on, in bit order; what they are, in words; whether they are every
     input of the format): every input of a 16-bit format; the check's own sampled inputs of float32 and
@@ -257,20 +325,28 @@ def compared_inputs(op, fmt, resolved, mode: str, samples, seed: int, standard, 
     if mode == "exhaustive":
         n = layout_samples or SWEEP_LAYOUT_SAMPLES
         x = inputs_mod.sample(op, fmt, resolved, n, seed)
-        return x, (f"{x.size:,} stratified {fmt.name} inputs (seed {seed}; as many as the sweep's layout sample, "
-                   "--layout-samples), not all 2^32"), False
+        return (
+            x,
+            (
+                f"{x.size:,} stratified {fmt.name} inputs (seed {seed}; as many as the sweep's layout sample, "
+                "--layout-samples), not all 2^32"
+            ),
+            False,
+        )
     n = samples or default_samples(op, fmt.name, standard)[0]
     x = inputs_mod.sample(op, fmt, resolved, n, seed)
     return x, f"the check's {x.size:,} sampled {fmt.name} inputs (seed {seed})", False
 
 
-def draw_compared(path: str, op_name: str, dtype: str, attrs: dict, mode: str, samples, seed: int, standard,
-                  layout_samples) -> tuple[str, bool]:
+def draw_compared(
+    path: str, op_name: str, dtype: str, attrs: dict, mode: str, samples, seed: int, standard, layout_samples
+) -> tuple[str, bool]:
     """The compared inputs' bit patterns written to `path` (.npy), drawn in this process: (their scope in
     words, whether they are every input of the format)."""
     op, fmt = get_operator(op_name), get_format(dtype)
-    x, scope, complete = compared_inputs(op, fmt, resolve(op, attrs, standard), mode, samples, seed, standard,
-                                         layout_samples)
+    x, scope, complete = compared_inputs(
+        op, fmt, resolve(op, attrs, standard), mode, samples, seed, standard, layout_samples
+    )
     np.save(path, np.ascontiguousarray(x).view(fmt.uint))
     return scope, complete
 
@@ -281,11 +357,12 @@ def _dispatched(target: str) -> str | None:
     try:
         if lib == "torch":
             import torch
+
             return f"torch.backends.cpu.get_cpu_capability() = {torch.backends.cpu.get_cpu_capability()}"
         if lib == "numpy":
             _, have = _numpy_features()
             return "NumPy's dispatch targets on: " + (" ".join(have) or "none (its baseline)")
-    except Exception:   # noqa: BLE001 - a library that cannot say: the level is still the switch's
+    except Exception:  # noqa: BLE001 - a library that cannot say: the level is still the switch's
         return None
     return None
 
@@ -306,9 +383,22 @@ def _outputs_here(target, op_name, dtype, attrs, standard, timeout, xbits):
     return y.view(fmt.uint).copy(), None, _dispatched(target)
 
 
-def level_outputs(directory: str, inputs: str | None, only: bool, op_name: str, target: str, dtype: str,
-                  attrs: dict, mode: str, samples, seed: int, standard, layout_samples, target_timeout,
-                  isolation: str) -> bool:
+def level_outputs(
+    directory: str,
+    inputs: str | None,
+    only: bool,
+    op_name: str,
+    target: str,
+    dtype: str,
+    attrs: dict,
+    mode: str,
+    samples,
+    seed: int,
+    standard,
+    layout_samples,
+    target_timeout,
+    isolation: str,
+) -> bool:
     """In a level's process (`opcert accuracy ... --isa-outputs DIR [--isa-inputs FILE] [--isa-outputs-only]`):
     the target's outputs on the compared inputs (FILE: those input bit patterns, drawn by the parent; else
     drawn here, compared_inputs), in one call, written to DIR: x.npy and y.npy (bit patterns) and level.json
@@ -331,9 +421,17 @@ def level_outputs(directory: str, inputs: str | None, only: bool, op_name: str, 
     else:
         x, scope, complete = compared_inputs(op, fmt, resolved, mode, samples, seed, standard, layout_samples)
         x = np.ascontiguousarray(x).view(fmt.uint)
-    info = {"op": op.name, "dtype": fmt.name, "standard": standard, "scope": scope, "complete": complete,
-            "inputs": int(x.size), "error": None, "dispatched": None,
-            "attrs": {k: f"{v.numerator}/{v.denominator}" for k, v in resolved.items()}}
+    info = {
+        "op": op.name,
+        "dtype": fmt.name,
+        "standard": standard,
+        "scope": scope,
+        "complete": complete,
+        "inputs": int(x.size),
+        "error": None,
+        "dispatched": None,
+        "attrs": {k: f"{v.numerator}/{v.denominator}" for k, v in resolved.items()},
+    }
     args = (target, op.name, fmt.name, tuple(resolved.items()), standard, target_timeout, x)
     y = None
     try:
@@ -356,10 +454,11 @@ def level_outputs(directory: str, inputs: str | None, only: bool, op_name: str, 
 @dataclass
 class LevelOutputs:
     """One level's outputs on the compared inputs, as its process wrote them (level_outputs)."""
+
     level: str
     env: dict
-    x: np.ndarray | None = None        # input bit patterns
-    y: np.ndarray | None = None        # output bit patterns (None: the level gave none; info["error"] says why)
+    x: np.ndarray | None = None  # input bit patterns
+    y: np.ndarray | None = None  # output bit patterns (None: the level gave none; info["error"] says why)
     info: dict = field(default_factory=dict)
 
     @classmethod
@@ -372,8 +471,10 @@ class LevelOutputs:
             if os.path.exists(os.path.join(directory, "y.npy")):
                 out.y = np.load(os.path.join(directory, "y.npy"))
         except (OSError, ValueError) as exc:
-            out.info = {"error": f"its process wrote no outputs (exit {code}): "
-                                 f"{(err or '').strip()[-500:] or type(exc).__name__}"}
+            out.info = {
+                "error": f"its process wrote no outputs (exit {code}): "
+                f"{(err or '').strip()[-500:] or type(exc).__name__}"
+            }
             out.x = out.y = None
         return out
 
@@ -385,8 +486,13 @@ def outputs_at(level: str, env: dict, argv: list[str], inputs: str, directory: s
     return LevelOutputs.read(level, env, directory, code, err)
 
 
-def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, against: str | None = None,
-                   scope: tuple[str, bool] | None = None) -> dict:
+def compare_levels(
+    runs: list[LevelOutputs],
+    argv: list[str],
+    workdir: str,
+    against: str | None = None,
+    scope: tuple[str, bool] | None = None,
+) -> dict:
     """The levels' outputs compared bit for bit on the same inputs (any NaN equals any NaN): every pair of
     levels, or (against: a level's name) that level with each other one. Where two differ, the same call is
     run again at both, each in a fresh process, and the counterexample is an input whose two outputs came
@@ -400,19 +506,25 @@ def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, agai
     if scope is not None:
         info["scope"], info["complete"] = scope
     dtype = info.get("dtype")
-    out = {"levels": [r.level for r in have], "environments": {r.level: r.env for r in runs},
-           "scope": info.get("scope"), "inputs": int(first.x.size) if first is not None and first.x is not None
-           else 0, "complete": bool(info.get("complete")) and len(have) == len(runs),
-           "pairs": [], "differ": 0, "missing": {r.level: r.info.get("error") or "no outputs" for r in runs
-                                                  if r not in have},
-           "dispatched": {r.level: r.info.get("dispatched") for r in have}, "counterexample": None}
+    out = {
+        "levels": [r.level for r in have],
+        "environments": {r.level: r.env for r in runs},
+        "scope": info.get("scope"),
+        "inputs": int(first.x.size) if first is not None and first.x is not None else 0,
+        "complete": bool(info.get("complete")) and len(have) == len(runs),
+        "pairs": [],
+        "differ": 0,
+        "missing": {r.level: r.info.get("error") or "no outputs" for r in runs if r not in have},
+        "dispatched": {r.level: r.info.get("dispatched") for r in have},
+        "counterexample": None,
+    }
     if len(have) < 2:
         out["complete"] = False
         return out
     fmt = get_format(dtype)
     x = have[0].x
     for r in have[1:]:
-        if r.x.size != x.size or (r.x != x).any():     # not expected: every level draws the same inputs
+        if r.x.size != x.size or (r.x != x).any():  # not expected: every level draws the same inputs
             raise RuntimeError(f"ISA level {r.level} ran other inputs than level {have[0].level}")
     any_differ = np.zeros(x.size, dtype=bool)
     found = None
@@ -429,8 +541,9 @@ def compare_levels(runs: list[LevelOutputs], argv: list[str], workdir: str, agai
         a, b, where = found
         xfile = os.path.join(workdir, "replay-x.npy")
         np.save(xfile, x)
-        again = [outputs_at(r.level, r.env, argv, xfile, os.path.join(workdir, f"replay-{i}"))
-                 for i, r in enumerate((a, b))]
+        again = [
+            outputs_at(r.level, r.env, argv, xfile, os.path.join(workdir, f"replay-{i}")) for i, r in enumerate((a, b))
+        ]
         out["counterexample"] = _counterexample(get_operator(info["op"]), fmt, info, x, a, b, where, again)
     return out
 
@@ -440,36 +553,52 @@ def _counterexample(op, fmt, info, x, a: LevelOutputs, b: LevelOutputs, where, a
     again, with both levels' outputs, the correctly rounded reference and each output's error."""
     ra, rb = again
     if ra.y is not None and rb.y is not None:
-        same = ~bits_differ(ra.y[where].view(fmt.uint), a.y[where].view(fmt.uint), fmt) & \
-            ~bits_differ(rb.y[where].view(fmt.uint), b.y[where].view(fmt.uint), fmt)
+        same = ~bits_differ(ra.y[where].view(fmt.uint), a.y[where].view(fmt.uint), fmt) & ~bits_differ(
+            rb.y[where].view(fmt.uint), b.y[where].view(fmt.uint), fmt
+        )
     else:
         same = np.zeros(where.size, dtype=bool)
     k = int(where[np.flatnonzero(same)[0]]) if same.any() else int(where[0])
     attrs = {n: Fraction(v) for n, v in info.get("attrs", {}).items()}
-    xi = x[k:k + 1].view(fmt.dtype)
+    xi = x[k : k + 1].view(fmt.dtype)
     rounded = np.asarray(reference_detailed(op, xi, attrs, info.get("standard")).rounded).reshape(-1)[0]
 
     def level(r: LevelOutputs, replay: LevelOutputs) -> dict:
-        yv = r.y[k:k + 1].view(fmt.dtype)
+        yv = r.y[k : k + 1].view(fmt.dtype)
         with np.errstate(invalid="ignore"):
             e = exact_error(op, xi, float(yv.astype(np.float64)[0]), attrs, info.get("standard"), fmt)
-        d = {"level": r.level, "environment": r.env, "output": value_of(yv[0], fmt),
-             "ulp": e[0] if e else None, "dispatched": r.info.get("dispatched")}
-        d["replayed"] = value_of(replay.y[k:k + 1].view(fmt.dtype)[0], fmt) if replay.y is not None else \
-            replay.info.get("error")
+        d = {
+            "level": r.level,
+            "environment": r.env,
+            "output": value_of(yv[0], fmt),
+            "ulp": e[0] if e else None,
+            "dispatched": r.info.get("dispatched"),
+        }
+        d["replayed"] = (
+            value_of(replay.y[k : k + 1].view(fmt.dtype)[0], fmt) if replay.y is not None else replay.info.get("error")
+        )
         return d
+
     la, lb = level(a, ra), level(b, rb)
     calls = f"the same call of {x.size:,} inputs"
-    ce = {"which": "first", "inputs": {"x": value_of(xi[0], fmt)}, "outputs": {"f(x)": lb["output"]},
-          "reference": {"f(x)": value_of(np.asarray(rounded, dtype=fmt.dtype), fmt)},
-          "layout": f"ISA level {b.level} ({shown(b.env)})",
-          "base": {"layout": f"ISA level {a.level} ({shown(a.env)})", "output": la["output"]},
-          "levels": [la, lb], "replayed": bool(same.any()), "violations": int(where.size),
-          "replay": f"{calls} run again at {a.level} and at {b.level}, each in a fresh process: "
-                    f"{int(same.sum()):,} of the {where.size:,} differing inputs gave both outputs again"}
+    ce = {
+        "which": "first",
+        "inputs": {"x": value_of(xi[0], fmt)},
+        "outputs": {"f(x)": lb["output"]},
+        "reference": {"f(x)": value_of(np.asarray(rounded, dtype=fmt.dtype), fmt)},
+        "layout": f"ISA level {b.level} ({shown(b.env)})",
+        "base": {"layout": f"ISA level {a.level} ({shown(a.env)})", "output": la["output"]},
+        "levels": [la, lb],
+        "replayed": bool(same.any()),
+        "violations": int(where.size),
+        "replay": f"{calls} run again at {a.level} and at {b.level}, each in a fresh process: "
+        f"{int(same.sum()):,} of the {where.size:,} differing inputs gave both outputs again",
+    }
     if not same.any():
-        ce["note"] = ("run again, the two levels did not give these outputs again: the difference is not "
-                      "reproducible (the output depends on more than the ISA level)")
+        ce["note"] = (
+            "run again, the two levels did not give these outputs again: the difference is not "
+            "reproducible (the output depends on more than the ISA level)"
+        )
     return ce
 
 
@@ -477,14 +606,22 @@ def isa_family(cmp: dict) -> dict:
     """The comparison as one family of the layout property's `layouts` (verify.paths.layout's Family.summary)."""
     n, levels_ = cmp["inputs"], cmp["levels"]
     names = ", ".join(levels_) or "none"
-    how = (f"ISA levels {names} compared bit for bit, one call each in a process of its own, on "
-           f"{cmp['scope'] or 'no inputs'}: " + "; ".join(f"{p['levels'][0]} vs {p['levels'][1]}: {p['differ']:,} "
-                                                          "differ" for p in cmp["pairs"]))
+    how = (
+        f"ISA levels {names} compared bit for bit, one call each in a process of its own, on "
+        f"{cmp['scope'] or 'no inputs'}: "
+        + "; ".join(f"{p['levels'][0]} vs {p['levels'][1]}: {p['differ']:,} differ" for p in cmp["pairs"])
+    )
     errors = [f"ISA level {lv}: {why}" for lv, why in cmp["missing"].items()]
-    return {"family": "isa levels", "how": how, "evaluated": n * max(0, len(levels_) - 1),
-            "complete": bool(cmp["complete"]), "inputs": n,
-            "scope": f"{'every' if cmp['complete'] else 'a sample of the'} {n:,} inputs, at levels {names}",
-            "differ": cmp["differ"], "errors": errors[:3]}
+    return {
+        "family": "isa levels",
+        "how": how,
+        "evaluated": n * max(0, len(levels_) - 1),
+        "complete": bool(cmp["complete"]),
+        "inputs": n,
+        "scope": f"{'every' if cmp['complete'] else 'a sample of the'} {n:,} inputs, at levels {names}",
+        "differ": cmp["differ"],
+        "errors": errors[:3],
+    }
 
 
 def apply_to_layout(prop: dict, cmp: dict) -> dict:
@@ -502,13 +639,19 @@ def apply_to_layout(prop: dict, cmp: dict) -> dict:
             own = prop["counterexample"]
             x = ((own.get("inputs") or {}).get("x") or {}).get("bits")
             within = f"ISA level {own['isa_level']}" if own.get("isa_level") else "its level"
-            notes.append(f"also refuted within {within}" + (f": x = {x}" if x else "")
-                         + (f" in {own['layout']}" if own.get("layout") else ""))
+            notes.append(
+                f"also refuted within {within}"
+                + (f": x = {x}" if x else "")
+                + (f" in {own['layout']}" if own.get("layout") else "")
+            )
         prop["status"], prop["counterexample"] = "refuted", cmp["counterexample"]
         a, b = cmp["counterexample"]["levels"]
-        notes.insert(0, f"ISA levels {a['level']} and {b['level']} give other bits for "
-                        f"{next(p['differ'] for p in cmp['pairs'] if p['levels'] == [a['level'], b['level']]):,} of "
-                        f"{cmp['inputs']:,} inputs")
+        notes.insert(
+            0,
+            f"ISA levels {a['level']} and {b['level']} give other bits for "
+            f"{next(p['differ'] for p in cmp['pairs'] if p['levels'] == [a['level'], b['level']]):,} of "
+            f"{cmp['inputs']:,} inputs",
+        )
     else:
         if len(cmp["levels"]) >= 2:
             notes.append(f"ISA levels {', '.join(cmp['levels'])} give the same bits on {cmp['scope']}")
@@ -539,10 +682,10 @@ def combined_layout(results: list[tuple[str, dict | None]], cmp: dict | None) ->
     out = copy.deepcopy(worst)
     if out.get("counterexample"):
         out["counterexample"]["isa_level"] = name
-    out["method"] = ("at each ISA level, its own layouts (" + "; ".join(f"{n}: {p['status']}" for n, p in props)
-                     + ")")
-    out["layouts"] = [dict(f, family=f"{f.get('family')} (ISA level {n})") for n, p in props
-                      for f in (p.get("layouts") or [])]
+    out["method"] = "at each ISA level, its own layouts (" + "; ".join(f"{n}: {p['status']}" for n, p in props) + ")"
+    out["layouts"] = [
+        dict(f, family=f"{f.get('family')} (ISA level {n})") for n, p in props for f in (p.get("layouts") or [])
+    ]
     out["inputs_checked"] = sum(p.get("inputs_checked") or 0 for _, p in props)
     out["violations"] = sum(p.get("violations") or 0 for _, p in props)
     if cmp is not None:

@@ -13,6 +13,7 @@ the code fingerprint too: any change to opcert's source compiles them
 again. The cache files stay where numba puts them (NUMBA_CACHE_DIR is
 honoured); one of another fingerprint is replaced, not kept beside.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,7 +33,7 @@ from opcert.fingerprint import code_fingerprint
 __all__ = ["numba", "keyed", "load_generated"]
 
 _PACKAGE = Path(__file__).resolve().parent
-_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl    # numba 0.61 renamed it
+_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # numba 0.61 renamed it
 
 
 def _ours(py_file: str) -> bool:
@@ -90,7 +91,7 @@ def _install() -> None:
     classes = _IMPL._locator_classes
     if _KeyedLocator not in classes:
         classes.insert(0, _KeyedLocator)
-    chosen = getattr(numba.config, "CACHE_LOCATOR_CLASSES", None)     # newer numba only
+    chosen = getattr(numba.config, "CACHE_LOCATOR_CLASSES", None)  # newer numba only
     if chosen and "opcert.jit._KeyedLocator" not in chosen:
         # NUMBA_CACHE_LOCATOR_CLASSES replaces numba's list by names: opcert's is put first in it (for
         # opcert's files only; it places them as numba's default locators would)
@@ -100,7 +101,7 @@ def _install() -> None:
 _install()
 
 
-KEEP_DAYS = 30   # a generated kernel not used for this long is removed when another is written
+KEEP_DAYS = 30  # a generated kernel not used for this long is removed when another is written
 
 
 def _touch(path: Path) -> None:
@@ -120,7 +121,7 @@ def _evict(d: Path, prefix: str) -> None:
                 continue
             for f in [src, *(d / "__pycache__").glob(src.stem + ".*")]:
                 f.unlink(missing_ok=True)
-        except OSError:      # another process removed it first
+        except OSError:  # another process removed it first
             pass
 
 

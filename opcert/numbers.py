@@ -7,6 +7,7 @@ signed bit patterns (`-0x3c00`: write the pattern of the negative value), and
 anything else. Exponents are looked at before any exact arithmetic, so
 `1e999999999` is an overflow at once, never a hang.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,12 +26,14 @@ FORMS = "a decimal (0.2, -1e-3) or a hex float with a binary exponent (0x1.8p-3)
 
 class Huge(Exception):
     """The value's magnitude is beyond every finite value of every format."""
+
     def __init__(self, negative: bool):
         self.negative = negative
 
 
 class Tiny(Exception):
     """The value is nonzero and below every format's smallest subnormal."""
+
     def __init__(self, negative: bool):
         self.negative = negative
 

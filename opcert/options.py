@@ -5,6 +5,7 @@ and the measurement's options (samples, seed, workers, ...) are two namespaces. 
 keywords, for short calls (`measure("Elu", "torch", samples=2000, alpha=0.5)`): a keyword that names an
 option and an attribute of the operator at once is refused, never silently taken as one of them.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,21 +18,22 @@ from opcert.errors import UsageError
 @dataclass(frozen=True)
 class Options:
     """The options of a measurement (opcert.verify.accuracy.measure.measure); every field has its default."""
-    samples: int | None = None          # sampled inputs (default: the sampler's, per format)
+
+    samples: int | None = None  # sampled inputs (default: the sampler's, per format)
     seed: int = 0
-    standard: str | None = None         # whose definition (default: the operator's primary)
-    workers: int | None = None          # processes of an exhaustive binary32 sweep
-    scheduler: str | None = None        # dask://host:port for a sweep on a Dask cluster
-    checkpoint: str | None = None       # the sweep's checkpoint directory (default: .opcert-cache/...)
-    flush_allowed: bool = False         # outputs flushed to zero where the reference is subnormal: counted apart
-    keep_errors: bool = False           # keep per-element errors (plots)
-    magnitude_range: tuple[int, int] | None = None   # a binary32 sweep over [lo, hi) magnitudes, both signs
-    isolation: str = "process"          # "process": untrusted targets in a supervised worker; or "none"
-    target_timeout: float | None = None # seconds per target call (isolated targets)
-    properties: object = "all"          # "all", a list of property names, or () for none
-    accuracy: bool = True               # False: the properties alone (an exhaustive binary32 sweep)
-    layout_samples: int | None = None   # inputs per layout where the layouts are not enumerated
-    progress: Callable | None = field(default=None, compare=False)   # called as a sweep's chunks finish
+    standard: str | None = None  # whose definition (default: the operator's primary)
+    workers: int | None = None  # processes of an exhaustive binary32 sweep
+    scheduler: str | None = None  # dask://host:port for a sweep on a Dask cluster
+    checkpoint: str | None = None  # the sweep's checkpoint directory (default: .opcert-cache/...)
+    flush_allowed: bool = False  # outputs flushed to zero where the reference is subnormal: counted apart
+    keep_errors: bool = False  # keep per-element errors (plots)
+    magnitude_range: tuple[int, int] | None = None  # a binary32 sweep over [lo, hi) magnitudes, both signs
+    isolation: str = "process"  # "process": untrusted targets in a supervised worker; or "none"
+    target_timeout: float | None = None  # seconds per target call (isolated targets)
+    properties: object = "all"  # "all", a list of property names, or () for none
+    accuracy: bool = True  # False: the properties alone (an exhaustive binary32 sweep)
+    layout_samples: int | None = None  # inputs per layout where the layouts are not enumerated
+    progress: Callable | None = field(default=None, compare=False)  # called as a sweep's chunks finish
 
     def replace(self, **changes) -> Options:
         unknown = set(changes) - NAMES
@@ -56,8 +58,10 @@ def split_keywords(options: Options | None, attrs: dict | None, keywords: dict, 
     a name given twice."""
     both = clashes(keywords, NAMES, attribute_names)
     if both:
-        raise UsageError(f"{', '.join(both)}: both an option of measure() and an attribute of the operator; "
-                         "pass attributes as attrs={...} and options as options=Options(...)")
+        raise UsageError(
+            f"{', '.join(both)}: both an option of measure() and an attribute of the operator; "
+            "pass attributes as attrs={...} and options as options=Options(...)"
+        )
     if options is not None and not isinstance(options, Options):
         raise UsageError(f"options must be an opcert.Options; got {type(options).__name__}")
     given = {k: v for k, v in keywords.items() if k in NAMES}

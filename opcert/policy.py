@@ -5,6 +5,7 @@ build their checks through these functions, so a value one of them refuses
 (max_ulp = nan, samples = 0, signed_zero = "lenient", seed = true) is refused
 by all of them, with a message that names the key and what is allowed.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,8 +16,8 @@ from opcert.errors import UsageError, choices
 SIGNED_ZERO = ("strict", "ignore")
 SUBNORMALS = ("strict", "flush-allowed")
 ISOLATION = ("process", "none")
-MAX_SAMPLES = 50_000_000      # a float64 check keeps about 100 bytes per input in memory
-MAX_SEED = 2 ** 64 - 1
+MAX_SAMPLES = 50_000_000  # a float64 check keeps about 100 bytes per input in memory
+MAX_SEED = 2**64 - 1
 MAX_WORKERS = 1024
 
 
@@ -66,6 +67,7 @@ def timeout(value, key: str = "timeout") -> float:
 @dataclass(frozen=True)
 class Policy:
     """How a measurement is judged."""
+
     max_ulp: float = 1.0
     signed_zero: str = "strict"
     subnormals: str = "strict"
@@ -76,17 +78,23 @@ class Policy:
         return self.subnormals == "flush-allowed"
 
 
-def make_policy(max_ulp=1.0, signed_zero="strict", subnormals="strict", accept_sampled_evidence=False,
-                where: str = "") -> Policy:
+def make_policy(
+    max_ulp=1.0, signed_zero="strict", subnormals="strict", accept_sampled_evidence=False, where: str = ""
+) -> Policy:
     p = f"{where}." if where else ""
     if not isinstance(accept_sampled_evidence, bool):
         raise UsageError(f"{p}accept_sampled_evidence: must be true or false (got {accept_sampled_evidence!r})")
-    return Policy(number(max_ulp, f"{p}max_ulp"), choice(signed_zero, f"{p}signed_zero", SIGNED_ZERO),
-                  choice(subnormals, f"{p}subnormals", SUBNORMALS), accept_sampled_evidence)
+    return Policy(
+        number(max_ulp, f"{p}max_ulp"),
+        choice(signed_zero, f"{p}signed_zero", SIGNED_ZERO),
+        choice(subnormals, f"{p}subnormals", SUBNORMALS),
+        accept_sampled_evidence,
+    )
 
 
-def required_properties(op, requested, attrs, where: str = "proofs", standard: str | None = None) \
-        -> tuple[tuple[str, ...], tuple[str, ...]]:
+def required_properties(
+    op, requested, attrs, where: str = "proofs", standard: str | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The properties a check requires, and those `"all"` left out with why.
 
     `requested` is a list of names or "all". A name must be declared by the
@@ -99,7 +107,7 @@ def required_properties(op, requested, attrs, where: str = "proofs", standard: s
     elif isinstance(requested, (list, tuple)) and all(isinstance(n, str) for n in requested):
         names, explicit = list(requested), True
     else:
-        raise UsageError(f"{where} must be a list of property names, or \"all\" (got {requested!r})")
+        raise UsageError(f'{where} must be a list of property names, or "all" (got {requested!r})')
     out, left = [], []
     for n in names:
         p = declared.get(n)
@@ -107,8 +115,10 @@ def required_properties(op, requested, attrs, where: str = "proofs", standard: s
             raise UsageError(f"{where}: {op.name} declares no property {n!r}; declared: {choices(declared)}")
         why = None
         if p.spec_only:
-            why = (f"{n} is a property of the exact definition (`opcert prove {op.name}` proves it); "
-                   "it does not apply to a float kernel")
+            why = (
+                f"{n} is a property of the exact definition (`opcert prove {op.name}` proves it); "
+                "it does not apply to a float kernel"
+            )
         elif not p.holds:
             why = f"{n} is declared NOT to hold for {op.name} ({p.statement}); it cannot be required"
         elif p.not_claimed(attrs, standard or op.primary) is not None:

@@ -5,6 +5,7 @@ On a terminal: a rich bar with the count, the rate and the time left (erased whe
 lines off), also while one long unit runs (a thread keeps time), and a last line with the total time once a run
 has lasted that long: a short run prints nothing.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,17 @@ class Progress:
 
     stream and clock are for tests; tty forces the bar (True) or the lines (False)."""
 
-    def __init__(self, what: str, total: float, unit: str = "", *, stream=None, tty: bool | None = None,
-                 seconds: float | None = None, clock=time.monotonic):
+    def __init__(
+        self,
+        what: str,
+        total: float,
+        unit: str = "",
+        *,
+        stream=None,
+        tty: bool | None = None,
+        seconds: float | None = None,
+        clock=time.monotonic,
+    ):
         self.what, self.total, self.unit = what, float(total), unit
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
@@ -62,7 +72,7 @@ class Progress:
         self.done = self.base = 0.0
         self._bar = self._task = None
         self._printed = False
-        self._first = None            # (time, units done) when the first unit of this run ended
+        self._first = None  # (time, units done) when the first unit of this run ended
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._beat = None
@@ -73,9 +83,16 @@ class Progress:
             self._beat = threading.Thread(target=self._heartbeat, daemon=True)
             self._beat.start()
         if self.tty:
-            self._bar = Bar(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TextColumn(self.unit),
-                            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), transient=True,
-                            console=Console(file=self.stream))
+            self._bar = Bar(
+                TextColumn(self.what),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(self.unit),
+                TextColumn("{task.fields[rate]}"),
+                TimeRemainingColumn(),
+                transient=True,
+                console=Console(file=self.stream),
+            )
             self._bar.__enter__()
             self._task = self._bar.add_task(self.what, total=self.total, rate="")
         return self
@@ -96,8 +113,9 @@ class Progress:
             self._first = (now, self.done)
         if self._bar is not None:
             pace = self._pace(now)
-            self._bar.update(self._task, completed=self.done, total=self.total,
-                             rate=_rate(pace, self.unit) if pace else "")
+            self._bar.update(
+                self._task, completed=self.done, total=self.total, rate=_rate(pace, self.unit) if pace else ""
+            )
         else:
             self._maybe_line(now)
 
@@ -124,8 +142,12 @@ class Progress:
         rate = self._pace(now)
         left = f", about {_duration((self.total - self.done) / rate)} left" if rate and self.total else ""
         speed = f", {_rate(rate, self.unit)}" if rate else ""
-        print(f"opcert: {self.what}: {_count(self.done, self.unit)}/{_count(self.total, self.unit)} {self.unit}{pct}"
-              f" in {_duration(el)}{speed}{left}", file=self.stream, flush=True)
+        print(
+            f"opcert: {self.what}: {_count(self.done, self.unit)}/{_count(self.total, self.unit)} {self.unit}{pct}"
+            f" in {_duration(el)}{speed}{left}",
+            file=self.stream,
+            flush=True,
+        )
         self._printed = True
 
     def __exit__(self, *exc) -> bool:
@@ -136,6 +158,9 @@ class Progress:
             self._bar.__exit__(*exc)
         elif self._printed and exc[0] is None:
             el = self.clock() - self.t0
-            print(f"opcert: {self.what}: {_count(self.done, self.unit)} {self.unit} in {_duration(el)}",
-                  file=self.stream, flush=True)
+            print(
+                f"opcert: {self.what}: {_count(self.done, self.unit)} {self.unit} in {_duration(el)}",
+                file=self.stream,
+                flush=True,
+            )
         return False

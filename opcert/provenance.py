@@ -1,4 +1,5 @@
 """Where a result came from: versions, machine, date."""
+
 from __future__ import annotations
 
 import datetime
@@ -12,7 +13,7 @@ from functools import lru_cache
 import mpmath
 import numpy
 
-try:    # NumPy's private names: where they move, simd() says so rather than guess
+try:  # NumPy's private names: where they move, simd() says so rather than guess
     from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
 except ImportError:
     __cpu_baseline__ = __cpu_dispatch__ = __cpu_features__ = None

@@ -12,6 +12,7 @@ opcert/targets/runtimes/ and a row below.
 
 Data only: this module imports nothing of opcert's and no runtime, so every layer may read it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 class IsaSwitch:
     """An environment variable that caps the instruction-set level a library picks its kernels by, read when
     the library loads (opcert.isa runs a check once per level, each in a fresh process)."""
-    library: str                # whose switch, as results name it ("switch": torch, numpy, openvino)
-    variable: str               # the environment variable
-    levels: tuple[tuple[str, str | None], ...] = ()   # (level, the CPU feature it needs; None: every x86-64
+
+    library: str  # whose switch, as results name it ("switch": torch, numpy, openvino)
+    variable: str  # the environment variable
+    levels: tuple[tuple[str, str | None], ...] = ()  # (level, the CPU feature it needs; None: every x86-64
     #                                                   host), lowest first; (): asked of the library (NumPy's
     #                                                   dispatch targets on this CPU)
 
@@ -35,39 +37,72 @@ NUMPY_ISA = IsaSwitch(library="numpy", variable="NPY_DISABLE_CPU_FEATURES")
 @dataclass(frozen=True, kw_only=True)
 class Runtime:
     """One runtime under test (the fields are keywords: a row reads as what it says)."""
-    name: str                   # the target's name (--target NAME, target = "NAME")
-    extra: str                  # the extra of pyproject.toml that installs it: pip install 'opcert[EXTRA]'
-    elementwise: str            # "module:attribute" of its element-wise side (targets.protocol.ElementWiseRuntime),
+
+    name: str  # the target's name (--target NAME, target = "NAME")
+    extra: str  # the extra of pyproject.toml that installs it: pip install 'opcert[EXTRA]'
+    elementwise: str  # "module:attribute" of its element-wise side (targets.protocol.ElementWiseRuntime),
     #                             called with no argument, or with the device for NAME:DEVICE
-    tensor: str | None = None   # "module:attribute" of its tensor side (targets.protocol.TensorTarget), called with
+    tensor: str | None = None  # "module:attribute" of its tensor side (targets.protocol.TensorTarget), called with
     #                             no argument; None: the tensor operators cannot be run on it
-    devices: tuple[str, ...] = ()   # other devices its element-wise side runs on, as targets NAME:DEVICE
-    modules: tuple[str, ...] = ()   # modules whose import starts the runtime's threads (after which fork() may
+    devices: tuple[str, ...] = ()  # other devices its element-wise side runs on, as targets NAME:DEVICE
+    modules: tuple[str, ...] = ()  # modules whose import starts the runtime's threads (after which fork() may
     #                                 deadlock a child): a process that has one loaded spawns its workers
-    isa: IsaSwitch | None = None    # the switch of its kernels' ISA level on its own device; None: it has none
-    concurrent: bool = False    # its element-wise calls may be made from other threads, and from several at once
+    isa: IsaSwitch | None = None  # the switch of its kernels' ISA level on its own device; None: it has none
+    concurrent: bool = False  # its element-wise calls may be made from other threads, and from several at once
 
 
 RUNTIMES = (
-    Runtime(name="onnxruntime", extra="onnxruntime", modules=("onnxruntime",), concurrent=True,
-            elementwise="opcert.targets.runtimes.onnxruntime:OnnxRuntimeElementWise",
-            tensor="opcert.targets.runtimes.onnxruntime:OnnxRuntimeTensor"),
-    Runtime(name="onnx-reference", extra="onnxruntime", isa=NUMPY_ISA, concurrent=True,
-            elementwise="opcert.targets.runtimes.onnx_reference:OnnxReferenceElementWise",
-            tensor="opcert.targets.runtimes.onnx_reference:OnnxReferenceTensor"),
-    Runtime(name="torch", extra="torch", modules=("torch",), devices=("cuda",), concurrent=True,
-            isa=IsaSwitch(library="torch", variable="ATEN_CPU_CAPABILITY",
-                          levels=(("default", None), ("avx2", "AVX2"), ("avx512", "AVX512"))),
-            elementwise="opcert.targets.runtimes.torch:TorchElementWise",
-            tensor="opcert.targets.runtimes.torch:TorchTensor"),
-    Runtime(name="jax", extra="jax", modules=("jax", "jaxlib"), devices=("gpu",), concurrent=True,
-            elementwise="opcert.targets.runtimes.jax:JaxElementWise",
-            tensor="opcert.targets.runtimes.jax:JaxTensor"),
-    Runtime(name="openvino", extra="openvino", modules=("openvino",),
-            isa=IsaSwitch(library="openvino", variable="ONEDNN_MAX_CPU_ISA",
-                          levels=(("SSE41", None), ("AVX2", "AVX2"), ("AVX512_CORE", "AVX512"))),
-            elementwise="opcert.targets.runtimes.openvino:OpenVinoElementWise",
-            tensor="opcert.targets.runtimes.openvino:OpenVinoTensor"),
+    Runtime(
+        name="onnxruntime",
+        extra="onnxruntime",
+        modules=("onnxruntime",),
+        concurrent=True,
+        elementwise="opcert.targets.runtimes.onnxruntime:OnnxRuntimeElementWise",
+        tensor="opcert.targets.runtimes.onnxruntime:OnnxRuntimeTensor",
+    ),
+    Runtime(
+        name="onnx-reference",
+        extra="onnxruntime",
+        isa=NUMPY_ISA,
+        concurrent=True,
+        elementwise="opcert.targets.runtimes.onnx_reference:OnnxReferenceElementWise",
+        tensor="opcert.targets.runtimes.onnx_reference:OnnxReferenceTensor",
+    ),
+    Runtime(
+        name="torch",
+        extra="torch",
+        modules=("torch",),
+        devices=("cuda",),
+        concurrent=True,
+        isa=IsaSwitch(
+            library="torch",
+            variable="ATEN_CPU_CAPABILITY",
+            levels=(("default", None), ("avx2", "AVX2"), ("avx512", "AVX512")),
+        ),
+        elementwise="opcert.targets.runtimes.torch:TorchElementWise",
+        tensor="opcert.targets.runtimes.torch:TorchTensor",
+    ),
+    Runtime(
+        name="jax",
+        extra="jax",
+        modules=("jax", "jaxlib"),
+        devices=("gpu",),
+        concurrent=True,
+        elementwise="opcert.targets.runtimes.jax:JaxElementWise",
+        tensor="opcert.targets.runtimes.jax:JaxTensor",
+    ),
+    Runtime(
+        name="openvino",
+        extra="openvino",
+        modules=("openvino",),
+        isa=IsaSwitch(
+            library="openvino",
+            variable="ONEDNN_MAX_CPU_ISA",
+            levels=(("SSE41", None), ("AVX2", "AVX2"), ("AVX512_CORE", "AVX512")),
+        ),
+        elementwise="opcert.targets.runtimes.openvino:OpenVinoElementWise",
+        tensor="opcert.targets.runtimes.openvino:OpenVinoTensor",
+    ),
 )
 
 # Libraries no row measures that start threads at import too (a user's callable may load one).

@@ -23,6 +23,7 @@ then competed with the workers for the cores (bench/README.md, 'Figures
 behind choices in the code'). The parent reads it when a worker is lost, and
 checks the time limit at least every POLL seconds.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -44,9 +45,9 @@ from opcert.runtime_table import threaded_modules
 _CHANNEL = None
 _RECORD = None
 _IN_WORKER = False
-POLL = 0.5              # seconds between the parent's checks of a running call's time limit
-_TEXT = 1024            # bytes of an activity's text kept (its end is cut)
-_HINT = "\x1f"          # between an activity's text and its hint
+POLL = 0.5  # seconds between the parent's checks of a running call's time limit
+_TEXT = 1024  # bytes of an activity's text kept (its end is cut)
+_HINT = "\x1f"  # between an activity's text and its hint
 # Libraries that start threads at import (opcert.runtime_table: each runtime's row, and a few others): after
 # one of them is loaded, fork() may deadlock the child, so workers are spawned instead.
 _THREADED = threaded_modules()
@@ -85,7 +86,7 @@ class _Record:
         self.clock = ctx.Array("d", 2, lock=False)
 
     def begin(self, text: str, timeout: float | None) -> None:
-        data = text.encode("utf-8", "replace")[:_TEXT - 1]
+        data = text.encode("utf-8", "replace")[: _TEXT - 1]
         self.text.value = data
         self.clock[1] = float(timeout or 0.0)
         self.clock[0] = time.monotonic()
@@ -113,6 +114,7 @@ class _Record:
 @dataclass
 class WorkerLost(Exception):
     """The worker running a task ended, or was stopped after its time limit."""
+
     exitcode: int | None
     doing: str | None
     timed_out: bool = False
@@ -124,8 +126,11 @@ class WorkerLost(Exception):
             head = f"did not return within {self.timeout:g} s (the process running it was stopped)"
         else:
             head = f"ended the process running it ({describe_exit(self.exitcode)})"
-        return head + (f" while {self.doing}" if self.doing else "") + \
-            (f" [{self.hint}]" if self.timed_out and self.hint else "")
+        return (
+            head
+            + (f" while {self.doing}" if self.doing else "")
+            + (f" [{self.hint}]" if self.timed_out and self.hint else "")
+        )
 
 
 def describe_exit(code: int | None) -> str:
@@ -147,7 +152,7 @@ def die_with_parent(parent_pid: int) -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: the lifeline check below still ends orphans between tasks
-    if os.getppid() != parent_pid:   # the parent died before prctl took effect
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
 
 
@@ -169,7 +174,7 @@ def _worker_main(conn, parent_pid: int, record: _Record) -> None:
         os.setpgid(0, 0)
     except OSError:
         pass
-    faulthandler.disable()   # a target's crash is reported by the parent, with what it was running
+    faulthandler.disable()  # a target's crash is reported by the parent, with what it was running
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     fresh_stdio()
@@ -218,8 +223,9 @@ def _warm_before_fork() -> None:
     the code')."""
     try:
         from numba.core.registry import cpu_target
+
         cpu_target.target_context.refresh()
-    except Exception:   # noqa: BLE001 - numba's internals moved: each worker does it itself, as before
+    except Exception:  # noqa: BLE001 - numba's internals moved: each worker does it itself, as before
         pass
 
 
@@ -230,7 +236,7 @@ class _Worker:
         self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), self.record), daemon=True)
         self.proc.start()
         child.close()
-        self.task = None          # task id in flight
+        self.task = None  # task id in flight
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -327,7 +333,7 @@ class Pool:
                     if out is not None:
                         yield out
             if w.task is not None and (eof or not w.proc.is_alive()):
-                w.proc.join(10)      # the connection closed: the process is ending
+                w.proc.join(10)  # the connection closed: the process is ending
                 if w.proc.is_alive():
                     w.proc.kill()
                     w.proc.join(5)
@@ -337,7 +343,7 @@ class Pool:
                 w.conn.close()
                 yield i, False, lost
             elif w.task is not None and (d := w.record.deadline()) is not None and time.monotonic() > d[0]:
-                w.kill()            # then its record cannot change while it is read
+                w.kill()  # then its record cannot change while it is read
                 doing, hint = w.record.split()
                 lost = WorkerLost(None, doing, timed_out=True, timeout=d[1], hint=hint)
                 i, w.task = w.task, None

@@ -1,4 +1,5 @@
 """Deliberately wrong implementations, for `--target bad_targets:NAME`."""
+
 import numpy as np
 
 
@@ -31,6 +32,7 @@ def exact_tanh(x):
     import opcert
     from opcert.spec.attrs import resolve
     from opcert.spec.reference import reference_detailed
+
     bits = np.ascontiguousarray(x).reshape(-1).view(f"uint{8 * x.itemsize}")
     uniq, inverse = np.unique(bits, return_inverse=True)
     y = reference_detailed("Tanh", uniq.view(x.dtype), resolve(opcert.get_operator("Tanh")), exact_bits=64).rounded
@@ -74,8 +76,10 @@ def tanh_off_in_blocks(x):
 
 # ---- kernels that try to end, crash or fool opcert (tests/test_wrong_kernels.py) ----
 
+
 def exits_0(x, **attrs):
     import sys
+
     sys.exit(0)
 
 
@@ -85,17 +89,20 @@ def raises_systemexit(x, **attrs):
 
 def os_exit_0(x, **attrs):
     import os
+
     os._exit(0)
 
 
 def segfault(x, **attrs):
     import ctypes
-    ctypes.string_at(0)       # reads address 0: SIGSEGV
+
+    ctypes.string_at(0)  # reads address 0: SIGSEGV
     return x
 
 
 def hangs(x, **attrs):
     import time
+
     time.sleep(3600)
     return x
 
@@ -115,7 +122,7 @@ def tanh_out_of_range(x):
     """tanh, but one input maps outside [-1, 1] (0x3c00 = 1.0 -> -1.0009765625)."""
     y = np.tanh(x)
     if x.dtype == np.float16:
-        y[x.view(np.uint16) == 0x3c00] = np.float16(-1.0009765625)
+        y[x.view(np.uint16) == 0x3C00] = np.float16(-1.0009765625)
     return y
 
 
@@ -174,10 +181,10 @@ def returns_list(x, **attrs):
 
 
 def returns_nan_payloads(x, **attrs):
-    y = np.asarray(np.tanh(x))      # a 0-d input gives a NumPy scalar, which has no items to assign
+    y = np.asarray(np.tanh(x))  # a 0-d input gives a NumPy scalar, which has no items to assign
     bits = y.view(np.uint16) if y.dtype == np.float16 else None
     if bits is not None:
-        bits[np.isnan(x)] = 0xfe01      # a negative NaN with another payload: still NaN
+        bits[np.isnan(x)] = 0xFE01  # a negative NaN with another payload: still NaN
     return y
 
 
@@ -193,7 +200,7 @@ def tanh_step_back_at_chunk_edge(x):
     y = np.tanh(x)
     if x.dtype == np.float32:
         b = x.view(np.uint32)
-        y[b == 0x3f007fff] = np.float32(0.47)
+        y[b == 0x3F007FFF] = np.float32(0.47)
     return y
 
 
@@ -201,18 +208,20 @@ def tanh_not_odd_at_one_point(x):
     y = np.tanh(x)
     if x.dtype == np.float32:
         b = x.view(np.uint32)
-        y[b == (0x3f004000 | 0x80000000)] = np.nextafter(y[b == (0x3f004000 | 0x80000000)], np.float32(-1))
+        y[b == (0x3F004000 | 0x80000000)] = np.nextafter(y[b == (0x3F004000 | 0x80000000)], np.float32(-1))
     return y
 
 
 def opcert_tanh(x):
     """opcert's own implementation, as a black box."""
     import opcert
+
     return opcert.run("Tanh", x)
 
 
 def _finfo(dtype):
     import ml_dtypes
+
     return ml_dtypes.finfo(dtype)
 
 

@@ -21,8 +21,12 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
 # machine) the suite compiled 64 kernels instead of 78 (bench/README.md, the test suite's time)
 os.environ.setdefault("OPCERT_KERNEL_TUNING", "0")
 
-DTYPES = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
-          "float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+DTYPES = {
+    "float16": np.dtype(np.float16),
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
+}
 
 
 def all_16bit(dtype: str) -> np.ndarray:
@@ -37,11 +41,12 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return both_nan | eq
 
 
-THREADED_AT_COLLECTION: list = []     # multithreaded runtimes loaded by collecting the tests (test_layers)
+THREADED_AT_COLLECTION: list = []  # multithreaded runtimes loaded by collecting the tests (test_layers)
 
 
 def pytest_collection_finish(session):
     from opcert.workers import _THREADED
+
     THREADED_AT_COLLECTION[:] = sorted(m for m in _THREADED if m in sys.modules)
 
 
@@ -54,6 +59,7 @@ def cli(capsys):
         code = main([str(a) for a in args])
         out = capsys.readouterr()
         return code, out.out, out.err
+
     return run
 
 

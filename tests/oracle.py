@@ -7,6 +7,7 @@ or exactly in rationals (mpq: HardSigmoid, Shrink), then MPFR itself rounds to
 the target format with IEEE subnormals. The sign of a zero result follows IEEE
 arithmetic on the formula, as MPFR applies it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,7 +24,7 @@ CONTEXTS = {
     # bfloat16: 8-bit significand, binary32's exponent range.
     "bfloat16": lambda: gmpy2.context(precision=8, emin=-132, emax=128, subnormalize=True),
     # not a format: the value itself to 200 bits, returned as an mpfr (tests of the reference's balls)
-    "mpfr200": lambda: gmpy2.context(precision=200, emin=-(10 ** 6), emax=10 ** 6),
+    "mpfr200": lambda: gmpy2.context(precision=200, emin=-(10**6), emax=10**6),
 }
 WORK = 320
 
@@ -60,7 +61,7 @@ def _ziv(at, dtype: str) -> float:
             lo = +v
         with _context(dtype, gmpy2.RoundUp):
             hi = +v
-        with _working(128):   # two neighbours: their mean is exact
+        with _working(128):  # two neighbours: their mean is exact
             mid = (lo + hi) / 2
         if lo == hi or not gmpy2.is_finite(mid) or v != mid:
             break
@@ -87,6 +88,7 @@ def oracle_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> flo
             lam, b = _exact_q(attrs["lambd"]), _exact_q(attrs["bias"])
             v = q + b if q < -lam else (q - b if q > lam else mpq(0))
         return _round(v, dtype)
+
     def at(prec):
         with _working(prec):
             xx = mpfr(x)
@@ -100,12 +102,12 @@ def oracle_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> flo
                 # second term for x < 0; at x = +-0 the formula's IEEE value is max(0, -0) + min(0, +0) = +0.
                 return xx if x > 0 else (a * gmpy2.expm1(xx / a) if x < 0 else mpfr(0))
             raise ValueError(op)
+
     return _ziv(at, dtype)
 
 
 def oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:
-    dtype = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
-             "float64": "float64"}[x.dtype.name]
+    dtype = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64"}[x.dtype.name]
     with np.errstate(invalid="ignore"):
         xs = x.astype(np.float64).tolist()
     out = np.array([oracle_scalar(op, v, attrs, dtype) for v in xs], dtype=np.float64)
@@ -118,6 +120,7 @@ def worst_ulp(op: str, x: np.ndarray, y: np.ndarray, attrs: dict[str, float]):
     worst input in bit order. Inputs whose exact result is NaN or infinite are
     left out, like the figure it checks."""
     from fractions import Fraction
+
     dtype = x.dtype.name
     p, emin = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "float64": (53, -1022)}[dtype]
     order = np.argsort(np.ascontiguousarray(x).view(f"uint{8 * x.itemsize}"), kind="stable")
@@ -161,7 +164,7 @@ def _rational(op: str, q, a: dict):
         return q if q >= 0 else A["slope"] * q
     if op == "ThresholdedRelu":
         return q if q > A["alpha"] else zero
-    if op == "HardSwish":     # ONNX: alpha = 1/6 and beta = 1/2, the real numbers; DirectML: its attributes
+    if op == "HardSwish":  # ONNX: alpha = 1/6 and beta = 1/2, the real numbers; DirectML: its attributes
         if "alpha" in A:
             return q * max(zero, min(mpq(1), A["alpha"] * q + A["beta"]))
         return q * max(zero, min(mpq(1), q / 6 + mpq(1, 2)))
@@ -179,6 +182,7 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
         return oracle_scalar(op, x, attrs, dtype)
     if op in RATIONAL:
         return _round(_rational(op, _exact_q(x), attrs), dtype)
+
     def at(prec):
         with _working(prec):
             t = mpfr(x)
@@ -188,16 +192,16 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
                 v = mpfr(attrs["gamma"]) * t if x > 0 else mpfr(attrs["gamma"]) * mpfr(attrs["alpha"]) * gmpy2.expm1(t)
             elif op == "Sigmoid":
                 v = 1 / (1 + gmpy2.exp(-t))
-            elif op == "Softplus":   # alpha ln(1 + e^(beta t)) (DirectML's steepness s: alpha = 1/s, beta = s)
+            elif op == "Softplus":  # alpha ln(1 + e^(beta t)) (DirectML's steepness s: alpha = 1/s, beta = s)
                 a, b = mpfr(attrs.get("alpha", 1.0)), mpfr(attrs.get("beta", 1.0))
                 if "steepness" in attrs:
                     a, b = 1 / mpfr(attrs["steepness"]), mpfr(attrs["steepness"])
-                u = b * t   # ln(1 + e^u) = u + ln(1 + e^-u): no overflow of e^u for huge u
+                u = b * t  # ln(1 + e^u) = u + ln(1 + e^-u): no overflow of e^u for huge u
                 v = a * (gmpy2.log1p(gmpy2.exp(u)) if u < 100 else u + gmpy2.log1p(gmpy2.exp(-u)))
-            elif op == "Gelu" and attrs.get("approximate", 0) == 1:   # tanh form; 0.044715 is the decimal
-                z = gmpy2.sqrt(2 / gmpy2.const_pi()) * (t + mpfr(mpq(44715, 10 ** 6)) * t * t * t)
+            elif op == "Gelu" and attrs.get("approximate", 0) == 1:  # tanh form; 0.044715 is the decimal
+                z = gmpy2.sqrt(2 / gmpy2.const_pi()) * (t + mpfr(mpq(44715, 10**6)) * t * t * t)
                 v = t * (1 + gmpy2.tanh(z)) / 2 if z > -1 else t * gmpy2.exp(z) / (2 * gmpy2.cosh(z))
-            elif op == "Gelu":   # approximate = none; erfc keeps 1 + erf(t) accurate far below 0
+            elif op == "Gelu":  # approximate = none; erfc keeps 1 + erf(t) accurate far below 0
                 v = t * gmpy2.erfc(-t / gmpy2.sqrt(mpfr(2))) / 2
             elif op == "Mish":
                 v = t * gmpy2.tanh(gmpy2.log1p(gmpy2.exp(t)))
@@ -208,6 +212,7 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
             else:
                 raise ValueError(op)
             return v
+
     return _ziv(at, dtype)
 
 

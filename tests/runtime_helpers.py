@@ -2,6 +2,7 @@
 in a worker process (opcert.workers.run_isolated), so that the test process
 never loads a multithreaded runtime (after which workers must be spawned
 rather than forked, which is slower)."""
+
 import numpy as np
 
 
@@ -11,6 +12,7 @@ def agree_with_library(target: str) -> list:
 
     import opcert
     from opcert.targets import load_target
+
     t = load_target(target)
     op = opcert.get_operator("Tanh")
     out = []
@@ -21,13 +23,16 @@ def agree_with_library(target: str) -> list:
         y = t.run(op, x, {})
         if target == "torch":
             import torch
-            tx = torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16 if dtype == "bfloat16" else
-                                                            getattr(torch, dtype))
+
+            tx = torch.from_numpy(x.astype(np.float32)).to(
+                torch.bfloat16 if dtype == "bfloat16" else getattr(torch, dtype)
+            )
             want = torch.tanh(tx).to(torch.float64).numpy()
         elif target == "onnxruntime":
             import onnxruntime as ort
 
             from opcert.targets.runtimes.onnx_models import onnx_model
+
             if dtype == "bfloat16":
                 continue
             s = ort.InferenceSession(onnx_model(op, dtype, {}).SerializeToString(), providers=["CPUExecutionProvider"])
@@ -43,6 +48,7 @@ def torch_alone_and_inside(fn: str, x: float) -> tuple[int, list[int]]:
     4,099 copies of x: (bits alone, bits inside)."""
     import torch
     import torch.nn.functional as F
+
     f = getattr(F, fn)
     alone = f(torch.from_numpy(np.array([x], np.float32))).numpy()
     inside = f(torch.from_numpy(np.full(4096 + 3, x, np.float32))).numpy()
@@ -57,14 +63,18 @@ def onnx_runtimes_as_older_releases() -> dict:
     from opcert.spec.attrs import resolve
     from opcert.targets.runtimes.onnx_reference import OnnxReferenceElementWise
     from opcert.targets.runtimes.onnxruntime import OnnxRuntimeElementWise
+
     op = opcert.get_operator("Celu")
     attrs = resolve(op)
     x = np.array([-3.0, -1.0, -0.25, 0.0, 0.5, 2.0], np.float32)
     out = {}
     for rt in (OnnxRuntimeElementWise(), OnnxReferenceElementWise()):
         rt.known = dict(rt.known, Celu=frozenset({12}))
-        r = {"opset": rt.opset(op, "float32"), "float32": rt.unsupported(op, "float32", attrs),
-             "bfloat16": rt.unsupported(op, "bfloat16", attrs)}
+        r = {
+            "opset": rt.opset(op, "float32"),
+            "float32": rt.unsupported(op, "float32", attrs),
+            "bfloat16": rt.unsupported(op, "bfloat16", attrs),
+        }
         if r["float32"] is None:
             r["y"] = rt(op, x.copy(), attrs).astype(np.float64).tolist()
             if rt.name == "onnxruntime":
@@ -77,9 +87,11 @@ def jax_gpu_preallocation(user_value) -> tuple:
     """XLA_PYTHON_CLIENT_PREALLOCATE after opcert's jax:gpu target is made (with the user's value, if any, set
     before), and whether the target found a GPU."""
     import os
+
     os.environ.pop("XLA_PYTHON_CLIENT_PREALLOCATE", None)
     if user_value is not None:
         os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = user_value
     from opcert.targets.runtimes.jax import JaxElementWise
+
     rt = JaxElementWise("gpu")
     return os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), rt.dev is not None

@@ -1,5 +1,6 @@
 """Softmax and Hardmax kernels with the bugs runtimes have had (issue 26), as `module:function` targets
 f(x, axis) -> y, and a careful one. Each computes what its name says, nothing more."""
+
 import numpy as np
 
 
@@ -23,7 +24,7 @@ def softmax_float16_sum(x, axis):
     m = np.max(x, axis=axes, keepdims=True).astype(np.float32)
     e = np.exp(x.astype(np.float32) - m).astype(np.float16)
     moved = np.moveaxis(e, axes, tuple(range(-len(axes), 0)))
-    flat = moved.reshape(moved.shape[:moved.ndim - len(axes)] + (-1,))
+    flat = moved.reshape(moved.shape[: moved.ndim - len(axes)] + (-1,))
     total = np.cumsum(flat, axis=-1, dtype=np.float16)[..., -1:] if flat.shape[-1] else flat
     total = total.reshape(total.shape[:-1] + (1,) * len(axes))
     total = np.moveaxis(total, tuple(range(-len(axes), 0)), axes)
@@ -33,6 +34,7 @@ def softmax_float16_sum(x, axis):
 def softmax_careful(x, axis):
     """The maximum subtracted, binary64 throughout, one rounding; the declared rule for +-inf entries."""
     import opcert
+
     a = axis if isinstance(axis, int) else list(axis)
     return opcert.run("DML_ACTIVATION_SOFTMAX1", x, axes=[a] if isinstance(a, int) else a)
 
@@ -51,6 +53,7 @@ def hardmax_last(x, axis):
 def log_softmax_negative_zero(x, axis):
     """opcert's LogSoftmax, but -0 wherever the result is +0 (a row of one element)."""
     import opcert
+
     a = axis if isinstance(axis, int) else list(axis)
     y = opcert.run("DML_ACTIVATION_LOG_SOFTMAX1", x, axes=[a] if isinstance(a, int) else a)
     return np.where((y == 0) & ~np.signbit(y), -0.0, y).astype(x.dtype)
@@ -102,7 +105,7 @@ def softmax_nan_as_zero(x, axis):
 
 def softmax_sum_high(x, axis):
     """The careful kernel, every output times 1 + 2^-21 (binary32): rows sum 4 ULPs of 1 above 1."""
-    return (softmax_careful(x, axis).astype(np.float64) * (1 + 2.0 ** -21)).astype(x.dtype)
+    return (softmax_careful(x, axis).astype(np.float64) * (1 + 2.0**-21)).astype(x.dtype)
 
 
 def _row_count(x, axis) -> int:

@@ -1,4 +1,5 @@
 """measure(): exhaustive and sampled sweeps, targets, and deliberately wrong implementations."""
+
 import json
 
 import numpy as np
@@ -8,9 +9,24 @@ from opcert.errors import UsageError
 from opcert.verify.accuracy.inputs import sample
 from opcert.verify.accuracy.measure import measure
 
-KEYS = {"op", "dtype", "target", "attrs", "inputs_checked", "exhaustive", "max_ulp", "worst_input_bits",
-        "worst_input", "worst_output", "worst_reference", "correctly_rounded", "nan_mismatches",
-        "inf_mismatches", "signed_zero_mismatches", "elapsed_s"}
+KEYS = {
+    "op",
+    "dtype",
+    "target",
+    "attrs",
+    "inputs_checked",
+    "exhaustive",
+    "max_ulp",
+    "worst_input_bits",
+    "worst_input",
+    "worst_output",
+    "worst_reference",
+    "correctly_rounded",
+    "nan_mismatches",
+    "inf_mismatches",
+    "signed_zero_mismatches",
+    "elapsed_s",
+}
 
 
 def test_exhaustive_float16_opcert():
@@ -38,24 +54,35 @@ def test_nan_is_one_is_caught_with_its_input():
 def test_shrink_ge_at_threshold_is_caught_with_its_input():
     r = measure("Shrink", "bad_targets:shrink_ge", "float16", "exhaustive")
     # At x = +-0.5 the correct result is 0 and the wrong one +-0.5: 0.5 / 2**-24 ULP.
-    assert r.max_ulp == 0.5 / 2 ** -24
+    assert r.max_ulp == 0.5 / 2**-24
     assert r.worst_input_bits in ("0x3800", "0xb800") and abs(r.worst_input) == 0.5
     assert r.worst_reference == 0.0 and abs(r.worst_output) == 0.5
     s = measure("Shrink", "bad_targets:shrink_ge", "float32", "sample", samples=2000)
     assert abs(s.worst_input) == 0.5  # the sample includes the thresholds and their neighbours
 
 
-@pytest.mark.parametrize("name,message", [("bad_targets:crashes", "RuntimeError: kernel exploded"),
-                                          ("bad_targets:wrong_dtype", "returned dtype float64"),
-                                          ("bad_targets:wrong_shape", "returned shape")])
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("bad_targets:crashes", "RuntimeError: kernel exploded"),
+        ("bad_targets:wrong_dtype", "returned dtype float64"),
+        ("bad_targets:wrong_shape", "returned shape"),
+    ],
+)
 def test_broken_targets_fail(name, message):
     r = measure("Tanh", name, "float16", "exhaustive")
     assert r.status == "crashed" and message in r.error
 
 
-@pytest.mark.parametrize("target,message", [("nosuchmodule:f", "cannot import module"),
-                                            ("numpy:nosuchfunc", "has no 'nosuchfunc'"),
-                                            ("numpy:pi", "not callable"), ("tensorrt", "unknown target")])
+@pytest.mark.parametrize(
+    "target,message",
+    [
+        ("nosuchmodule:f", "cannot import module"),
+        ("numpy:nosuchfunc", "has no 'nosuchfunc'"),
+        ("numpy:pi", "not callable"),
+        ("tensorrt", "unknown target"),
+    ],
+)
 def test_bad_targets_are_usage_errors(target, message):
     with pytest.raises(UsageError, match=message):
         measure("Tanh", target, "float16", "exhaustive")
@@ -70,6 +97,7 @@ def test_sample_covers_binades_specials_and_branch_points():
     import opcert
     from opcert.formats import get_format
     from opcert.spec.attrs import resolve
+
     op = opcert.get_operator("HardSigmoid")
     fmt = get_format("float32")
     x = sample(op, fmt, resolve(op, {}), 4000, seed=1)
@@ -93,7 +121,7 @@ def test_float64_worst_case_with_the_sign_bit_set():
     # Every input negative: the worst input's 64-bit pattern has its top bit set.
     x = -np.abs(np.random.default_rng(9).normal(0, 3, 500))
     r = measure("Celu", "bad_targets:negated", "float64", x)  # -x: wrong everywhere
-    assert r.worst_input < 0 and int(r.worst_input_bits, 16) >= 2 ** 63
+    assert r.worst_input < 0 and int(r.worst_input_bits, 16) >= 2**63
     assert r.max_ulp > 1e10 and r.worst_reverified
 
 
@@ -126,6 +154,7 @@ def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input(
     from opcert.spec.reference import reference_detailed
     from opcert.verify.accuracy.stats import float_stats
     from opcert.verify.ulp import ulp_error_exact
+
     fmt = FLOAT_FORMATS["float16"]
     bits = np.arange(1 << 16, dtype=np.uint16)
     x = bits.view(np.float16)
@@ -134,8 +163,8 @@ def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input(
     kind = rng.integers(0, 8, x.size)
     rb = ref.rounded.view(np.uint16).astype(np.int64)
     yb = np.where(kind == 1, rb + 1, np.where(kind == 2, rb - rng.integers(1, 300, x.size), rb))
-    yb = np.where(kind == 3, 0x7E00, np.where(kind == 4, 0x7C00 | (rb & 0x8000), yb))   # NaN, +-inf
-    yb = np.where(kind == 5, rb ^ 0x8000, np.where(kind == 6, 0, yb))                   # sign flipped, +0
+    yb = np.where(kind == 3, 0x7E00, np.where(kind == 4, 0x7C00 | (rb & 0x8000), yb))  # NaN, +-inf
+    yb = np.where(kind == 5, rb ^ 0x8000, np.where(kind == 6, 0, yb))  # sign flipped, +0
     y = (yb & 0xFFFF).astype(np.uint16).view(np.float16)
     keep = []
     s = float_stats(x, y, ref, fmt, keep=keep)
@@ -153,12 +182,12 @@ def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input(
                 assert np.isnan(err[i])
                 continue
             v = Fraction(*gmpy2.tanh(gmpy2.mpfr(xi)).as_integer_ratio())
-            if np.isinf(yi) and abs(v) <= 65504:    # an infinity for a value of the finite range
+            if np.isinf(yi) and abs(v) <= 65504:  # an infinity for a value of the finite range
                 inf_mm += 1
                 assert np.isnan(err[i])
                 continue
             want = float(ulp_error_exact(yi, v, fmt))
-            if ref.ambiguous_binade[i]:   # the exact value's binade unknown to the fast path: an upper bound
+            if ref.ambiguous_binade[i]:  # the exact value's binade unknown to the fast path: an upper bound
                 below = float(ulp_error_exact(yi, v, fmt) * 2)
                 assert want - 1e-9 <= err[i] <= below * (1 + 1e-9) + 1e-9, (xi, yi, err[i], want)
                 amb_wrong += yi != ri
@@ -166,12 +195,16 @@ def test_float_stats_agrees_with_the_rational_definition_on_every_float16_input(
                 assert err[i] == pytest.approx(want, rel=1e-9, abs=1e-12), (xi, yi, err[i], want)
     assert (s.nan_mismatches, s.inf_mismatches, s.correctly_rounded, s.n) == (nan_mm, inf_mm, cr, x.size)
     assert inf_mm > 1000
-    assert amb_wrong > 1000    # tanh saturates: wrong outputs where the midpoint is 1 were exercised
-    assert s.signed_zero_mismatches == int(np.sum((y == 0) & (ref.rounded == 0) & (np.signbit(y) != np.signbit(ref.rounded))))
+    assert amb_wrong > 1000  # tanh saturates: wrong outputs where the midpoint is 1 were exercised
+    assert s.signed_zero_mismatches == int(
+        np.sum((y == 0) & (ref.rounded == 0) & (np.signbit(y) != np.signbit(ref.rounded)))
+    )
+
     # the largest distance in representable values, from the outputs built above
     def ordinal(b):
         b = b & 0xFFFF
         return np.where(b & 0x8000, -(b & 0x7FFF), b)
+
     d = np.abs(ordinal(yb) - ordinal(rb))[~np.isnan(err)]
     assert s.max_distance == int(d.max())
 
@@ -184,14 +217,16 @@ def test_float64_default_samples_follow_the_fast_path(monkeypatch):
     from opcert.expr.primitives import long_double_array
     from opcert.numerics import ball
     from opcert.verify.accuracy.measure import default_samples
-    small = {op.name for op in opcert.operators() if default_samples(op, "float64")[0] < 10 ** 6}
+
+    small = {op.name for op in opcert.operators() if default_samples(op, "float64")[0] < 10**6}
     if ball.WIDE is None:
         assert small == {op.name for op in opcert.operators()}
     else:
         assert small == (set() if long_double_array("erf") is not None else {"Erf", "Gelu"})
     from opcert.spec import get_operator
+
     assert default_samples(get_operator("Tanh"), "float32") == (100_000, None)
-    monkeypatch.setattr(ball, "WIDE", None)         # as where long double is binary64
+    monkeypatch.setattr(ball, "WIDE", None)  # as where long double is binary64
     n, why = default_samples(get_operator("Tanh"), "float64")
     assert n == 10_000 and "exact path" in why and "--samples" in why
     r = measure("Tanh", "opcert", "float64", "sample")
@@ -205,10 +240,18 @@ def test_the_largest_errors_are_selected_as_a_full_sort_selects_them():
     """stats' selection of the TOP largest errors (a bound from a strided sample, then the values at or
     above it) gives the k-th largest value that sorting everything gives, ties and all."""
     from opcert.verify.accuracy.stats import _top_cut
+
     rng = np.random.default_rng(4)
-    arrays = [rng.random(10 ** 6), np.where(rng.random(300_000) < 0.97, 0.0, rng.random(300_000)),
-              np.full(200_000, 0.5), rng.integers(0, 3, 500_000) * 0.25, rng.random(40), rng.random(9_000),
-              np.concatenate([np.zeros(999_990), np.arange(10.0)]), np.sort(rng.random(100_000))[::-1].copy()]
+    arrays = [
+        rng.random(10**6),
+        np.where(rng.random(300_000) < 0.97, 0.0, rng.random(300_000)),
+        np.full(200_000, 0.5),
+        rng.integers(0, 3, 500_000) * 0.25,
+        rng.random(40),
+        rng.random(9_000),
+        np.concatenate([np.zeros(999_990), np.arange(10.0)]),
+        np.sort(rng.random(100_000))[::-1].copy(),
+    ]
     for v in arrays:
         for k in (1, 8, 33):
             if v.size > 4 * k:
@@ -217,8 +260,13 @@ def test_the_largest_errors_are_selected_as_a_full_sort_selects_them():
 
 def test_sorted_unique_is_numpys_unique_on_runs_and_on_random_bits():
     from opcert.verify.accuracy.inputs import sorted_unique
+
     rng = np.random.default_rng(8)
     run = np.sort(rng.integers(0, 1 << 40, 50_000, dtype=np.uint64))
-    for a in (np.concatenate([run, run + np.uint64(1), run[:7]]), rng.integers(0, 1000, 20_000, dtype=np.uint64),
-              np.zeros(0, np.uint64), np.array([5], np.uint64)):
+    for a in (
+        np.concatenate([run, run + np.uint64(1), run[:7]]),
+        rng.integers(0, 1000, 20_000, dtype=np.uint64),
+        np.zeros(0, np.uint64),
+        np.array([5], np.uint64),
+    ):
         assert np.array_equal(sorted_unique(a), np.unique(a))

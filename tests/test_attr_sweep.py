@@ -1,5 +1,6 @@
 """Attribute sweeps: the sets, the CLI (--attr-sweep), the gate key (attr_sweep), and the
 ONNX backend test values they take from the installed onnx package."""
+
 import json
 
 import pytest
@@ -11,6 +12,7 @@ from opcert.verify.accuracy.attr_sweep import F32_MAX, F32_TINY, attribute_sets
 
 def test_the_onnx_test_values_are_those_of_the_installed_onnx():
     import sys
+
     sys.path.insert(0, "tools")
     try:
         from onnx_backend_attrs import extract
@@ -35,8 +37,22 @@ def test_sets_cover_defaults_of_each_standard_onnx_tests_and_a_grid():
 
 def test_a_kernel_right_only_at_the_default_is_caught(cli, tmp_path):
     out, png = tmp_path / "s.json", tmp_path / "s.png"
-    code, _, err = cli("accuracy", "Elu", "--dtype", "float16", "--target", "bad_targets:elu_ignores_alpha",
-                       "--exhaustive", "--attr-sweep", "--max-ulp", "1", "--json", out, "--plot", png)
+    code, _, err = cli(
+        "accuracy",
+        "Elu",
+        "--dtype",
+        "float16",
+        "--target",
+        "bad_targets:elu_ignores_alpha",
+        "--exhaustive",
+        "--attr-sweep",
+        "--max-ulp",
+        "1",
+        "--json",
+        out,
+        "--plot",
+        png,
+    )
     r = json.loads(out.read_text())
     default = next(row for row in r["rows"] if row["label"] == "default (onnx)")
     assert default["verdict"] == "pass" and default["max_ulp"] < 1
@@ -52,8 +68,18 @@ def test_values_outside_the_domain_and_unsupported_sets_are_skipped_with_reasons
     zero = next(r for r in rows if r["grid"] == "alpha" and r["attrs"]["alpha"] == 0.0)
     assert zero["status"] == "skipped" and "outside its domain" in zero["reason"]
     assert code == 0 and all(r.get("verdict") == "pass" for r in rows if r["status"] == "ok")
-    code, _, err = cli("accuracy", "HardSigmoid", "--dtype", "float16", "--target", "torch", "--exhaustive",
-                       "--attr-sweep", "--json", out)
+    code, _, err = cli(
+        "accuracy",
+        "HardSigmoid",
+        "--dtype",
+        "float16",
+        "--target",
+        "torch",
+        "--exhaustive",
+        "--attr-sweep",
+        "--json",
+        out,
+    )
     rows = json.loads(out.read_text())["rows"]
     ran = [r for r in rows if r["status"] == "ok"]
     assert len(ran) == 1 and ran[0]["attrs"] == {"alpha": 0.1666666716337204, "beta": 0.5}
@@ -62,8 +88,10 @@ def test_values_outside_the_domain_and_unsupported_sets_are_skipped_with_reasons
 
 def test_gate_attr_sweep_expands_into_one_check_per_set(cli, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Elu"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 1\n'
-                   'target = "bad_targets:elu_ignores_alpha"\nattr_sweep = true\nproofs = ["monotonic"]\n')
+    cfg.write_text(
+        '[[check]]\nop = "Elu"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 1\n'
+        'target = "bad_targets:elu_ignores_alpha"\nattr_sweep = true\nproofs = ["monotonic"]\n'
+    )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--workers", "2")
     checks = json.loads((tmp_path / "g.json").read_text())["checks"]
     n = len([s for s in attribute_sets("Elu") if _in_domain("Elu", s.attrs)])
@@ -75,6 +103,7 @@ def test_gate_attr_sweep_expands_into_one_check_per_set(cli, tmp_path):
 def _in_domain(op, attrs):
     from opcert.errors import UsageError
     from opcert.spec.attrs import resolve
+
     try:
         resolve(opcert.get_operator(op), attrs)
         return True
@@ -82,10 +111,13 @@ def _in_domain(op, attrs):
         return False
 
 
-@pytest.mark.parametrize("line,message", [
-    ("attr_sweep = 1", "attr_sweep: must be true or false"),
-    ('attr_sweep = true\n[check.attrs]\nalpha = 2.0', "give no [check.attrs] with it"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("attr_sweep = 1", "attr_sweep: must be true or false"),
+        ("attr_sweep = true\n[check.attrs]\nalpha = 2.0", "give no [check.attrs] with it"),
+    ],
+)
 def test_bad_attr_sweep_configurations_exit_2(cli, tmp_path, line, message):
     cfg = tmp_path / "g.toml"
     cfg.write_text('[[check]]\nop = "Elu"\ndtypes = ["float16"]\n' + line + "\n")

@@ -4,6 +4,7 @@ rounded one (tests/oracle.py, no opcert code), and it decides as much as the
 NumPy ball (numerics.ball). Also: the primitive functions both balls call (NumPy's
 and the C library's through numba) are within the contract the balls assume
 (expr.primitives, k binary64 ULPs), against Arb."""
+
 import math
 from fractions import Fraction
 
@@ -23,20 +24,35 @@ from opcert.numerics import ball, ball_compiled
 from opcert.spec.attrs import resolve
 
 F32 = FLOAT_FORMATS["float32"]
-SEEDS = [("Tanh", None, {}), ("ScaledTanh", None, {}), ("ScaledTanh", None, {"alpha": 1.0, "beta": 0.5}),
-         ("HardSigmoid", None, {}), ("Shrink", None, {"lambd": 0.5, "bias": 0.25}), ("Celu", None, {}),
-         ("Celu", None, {"alpha": 0.3})]
+SEEDS = [
+    ("Tanh", None, {}),
+    ("ScaledTanh", None, {}),
+    ("ScaledTanh", None, {"alpha": 1.0, "beta": 0.5}),
+    ("HardSigmoid", None, {}),
+    ("Shrink", None, {"lambd": 0.5, "bias": 0.25}),
+    ("Celu", None, {}),
+    ("Celu", None, {"alpha": 0.3}),
+]
 SEED_IDS = [f"{n}-" + (",".join(f"{k}={v}" for k, v in a.items()) or "default") for n, _, a in SEEDS]
 # A second set of constants in the same expression compiles a kernel of its own (attributes are literals
 # in the generated source): 2-14 s each on a cold kernel cache. Every run keeps the defaults and one other
 # set of each operator; these second sets, whose kernels differ from a kept one only in the constants, run
 # with the slow tests
-SECOND_SETS = {"Elu-primary-alpha=0.1", "LeakyRelu-primary-alpha=5.5", "PRelu-primary-slope=-2.0",
-               "ThresholdedRelu-primary-alpha=0.75", "Selu-primary-alpha=1.0,gamma=0.5", "Swish-primary-alpha=0.5",
-               "Linear-primary-alpha=-0.25,beta=3.0", "HardSwish-directml-alpha=0.125,beta=0.25",
-               "Softplus-directml-steepness=7.5"}
-COMPILED_CASES = [pytest.param(*c, id=i, marks=[pytest.mark.slow] if i in SECOND_SETS else [])
-                  for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)]
+SECOND_SETS = {
+    "Elu-primary-alpha=0.1",
+    "LeakyRelu-primary-alpha=5.5",
+    "PRelu-primary-slope=-2.0",
+    "ThresholdedRelu-primary-alpha=0.75",
+    "Selu-primary-alpha=1.0,gamma=0.5",
+    "Swish-primary-alpha=0.5",
+    "Linear-primary-alpha=-0.25,beta=3.0",
+    "HardSwish-directml-alpha=0.125,beta=0.25",
+    "Softplus-directml-steepness=7.5",
+}
+COMPILED_CASES = [
+    pytest.param(*c, id=i, marks=[pytest.mark.slow] if i in SECOND_SETS else [])
+    for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)
+]
 
 
 def _inputs(n=1500, seed=5):
@@ -46,7 +62,7 @@ def _inputs(n=1500, seed=5):
     mag = np.exp2(rng.uniform(-149, 128, n)).astype(np.float32)
     near = np.exp2(rng.uniform(-12, 7, n)).astype(np.float32)
     x = np.concatenate([mag, near]) * rng.choice(np.float32([-1, 1]), 2 * n)
-    edge = np.float32([0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 2.0 ** -149, -(2.0 ** -149), 3.4028235e38, -3.4028235e38])
+    edge = np.float32([0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 2.0**-149, -(2.0**-149), 3.4028235e38, -3.4028235e38])
     return np.concatenate([x, edge]).astype(np.float32)
 
 
@@ -67,7 +83,7 @@ def test_decides_mpfrs_value_and_as_much_as_numpy(name, standard, attrs):
     val, dec = _decided(ev, x64)
     nval, ndec = _decided(None, x64, a, form)
     want = catalog_oracle(name, x, a)
-    nonzero = val != 0    # a zero's sign comes from the standard's formula, not the ball (spec.reference)
+    nonzero = val != 0  # a zero's sign comes from the standard's formula, not the ball (spec.reference)
     bad = dec & nonzero & ~((val == want) | (np.isnan(val) & np.isnan(want)))
     assert not bad.any(), f"{name}: x={x[bad][:4]} compiled ball {val[bad][:4]}, MPFR {want[bad][:4]}"
     zero_bad = dec & ~nonzero & (want != 0)
@@ -97,15 +113,18 @@ def test_every_ball_holds_the_exact_value(name, standard, attrs, evaluator):
     elif evaluator == "compiled-one-sign":
         neg = np.signbit(x64)
         x64 = np.concatenate([x64[~neg], x64[neg]])
-        parts = [ball_compiled.compiled(form, a)(x64[:int((~neg).sum())]),
-                 ball_compiled.compiled(form, a)(x64[int((~neg).sum()):])]
+        parts = [
+            ball_compiled.compiled(form, a)(x64[: int((~neg).sum())]),
+            ball_compiled.compiled(form, a)(x64[int((~neg).sum()) :]),
+        ]
         m, r, ok = (np.concatenate([p[i] for p in parts]) for i in range(3))
     else:
         m, r, ok, _ = ball.evaluate(form, x64, a)
     missed = []
     with gmpy2.context(gmpy2.context(precision=400)):
-        for xi, mi, ri in zip(x64[ok].tolist(), np.asarray(m, dtype=np.float64)[ok].tolist(),
-                              np.broadcast_to(r, x64.shape)[ok].tolist()):
+        for xi, mi, ri in zip(
+            x64[ok].tolist(), np.asarray(m, dtype=np.float64)[ok].tolist(), np.broadcast_to(r, x64.shape)[ok].tolist()
+        ):
             v = catalog_scalar(name, xi, a, "mpfr200")
             if abs(v - gmpy2.mpfr(mi)) > gmpy2.mpfr(ri):
                 missed.append((xi, mi, ri, float(v - gmpy2.mpfr(mi))))
@@ -124,8 +143,8 @@ def _libm(name):
 
 def _ulp64(y: float) -> float:
     if y == 0 or not math.isfinite(y):
-        return 2.0 ** -1074
-    return max(math.ulp(y), 2.0 ** -1074)
+        return 2.0**-1074
+    return max(math.ulp(y), 2.0**-1074)
 
 
 @pytest.mark.parametrize("impl", ["numpy", "libm", "libmvec"])
@@ -170,7 +189,6 @@ def _arb(name, v):
     return getattr(v, name)()
 
 
-
 def test_without_a_writable_cache_it_compiles_in_process(tmp_path, monkeypatch):
     """A cache path that cannot be a directory (a file is in the way): the ball is compiled in
     this process only, and computes the same balls."""
@@ -183,7 +201,11 @@ def test_without_a_writable_cache_it_compiles_in_process(tmp_path, monkeypatch):
     x64 = _inputs(200).astype(np.float64)
     m, r, ok, s = ev(x64)
     nm, nr, nok, ns = ball.evaluate(op.reference_form(None), x64, {})
-    assert np.array_equal(ok, nok) and np.array_equal(m[ok], np.asarray(nm)[ok]) and np.array_equal(r[ok], np.asarray(nr)[ok])
+    assert (
+        np.array_equal(ok, nok)
+        and np.array_equal(m[ok], np.asarray(nm)[ok])
+        and np.array_equal(r[ok], np.asarray(nr)[ok])
+    )
     assert not (tmp_path / "file" / "kernels").exists()
 
 
@@ -191,9 +213,11 @@ def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch, t
     monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
     real = ball_compiled.source
+
     def broken(e, a, precompute=True):
         src, pre = real(e, a, precompute)
         return src.replace("sgn(x)", "undefined_name(x)"), pre
+
     monkeypatch.setattr(ball_compiled, "source", broken)
     op = opcert.get_operator("Softsign")
     with pytest.warns(RuntimeWarning, match="did not compile"):
@@ -206,7 +230,7 @@ def test_a_changed_cache_file_is_rewritten(monkeypatch, tmp_path):
     op = opcert.get_operator("Softsign")
     src, _ = ball_compiled.source(op.reference_form(None), {})
     path = tmp_path / f"opcert_ball_{__import__('hashlib').sha256(src.encode()).hexdigest()[:24]}.py"
-    path.write_text(src.replace("sgn(x)", "0"))     # someone edited it
+    path.write_text(src.replace("sgn(x)", "0"))  # someone edited it
     ev = ball_compiled.compiled(op.reference_form(None), {})
     assert path.read_text() == src
     m, r, ok, s = ev(np.array([-2.0, 3.0]))
@@ -216,6 +240,7 @@ def test_a_changed_cache_file_is_rewritten(monkeypatch, tmp_path):
 def test_kernels_unused_for_30_days_are_removed_when_another_is_written(monkeypatch, tmp_path):
     import os
     import time
+
     monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
     (tmp_path / "__pycache__").mkdir()
@@ -227,7 +252,7 @@ def test_kernels_unused_for_30_days_are_removed_when_another_is_written(monkeypa
     os.utime(old, (long_ago, long_ago))
     os.utime(recent, (time.time() - 29 * 86400,) * 2)
     op = opcert.get_operator("Softsign")
-    assert ball_compiled.compiled(op.reference_form(None), {}) is not None     # writes a new kernel
+    assert ball_compiled.compiled(op.reference_form(None), {}) is not None  # writes a new kernel
     assert not old.exists() and not old_nbc.exists()
     assert recent.exists() and recent_nbc.exists()
     # a kernel in use is touched: it stays
@@ -238,17 +263,33 @@ def test_kernels_unused_for_30_days_are_removed_when_another_is_written(monkeypa
     assert kept.stat().st_mtime > time.time() - 3600
 
 
-@pytest.mark.parametrize("lo,hi", [(-746.0, -745.2), (-1e300, -745.2), (709.79, 710.0), (709.79, 1e300),
-                                   (-745.2, -700.0), (-745.13, -745.01), (-1.0, 1.0), (700.0, 709.79),
-                                   (709.71, 709.78)])
+@pytest.mark.parametrize(
+    "lo,hi",
+    [
+        (-746.0, -745.2),
+        (-1e300, -745.2),
+        (709.79, 710.0),
+        (709.79, 1e300),
+        (-745.2, -700.0),
+        (-745.13, -745.01),
+        (-1.0, 1.0),
+        (700.0, 709.79),
+        (709.71, 709.78),
+    ],
+)
 def test_exp_of_a_block_has_numpys_bits(lo, hi):
     """exp_blockwise (the exp primitive's binary64 function, read by opcert's implementation and
     by the ball's precomputation) skips NumPy's underflow and overflow path for a block wholly
     beyond it: the values are
     still np.exp's (and the exact exponential's: 0 below -745.2 rounds from below 2^-1075, the
     half of the smallest subnormal; above 709.79 it overflows), up to the blocks' very ends."""
-    x = np.concatenate([np.nextafter(np.float64(lo), np.inf) * np.ones(3), np.linspace(lo, hi, 2000)[1:-1],
-                        np.nextafter(np.float64(hi), -np.inf) * np.ones(3)])
+    x = np.concatenate(
+        [
+            np.nextafter(np.float64(lo), np.inf) * np.ones(3),
+            np.linspace(lo, hi, 2000)[1:-1],
+            np.nextafter(np.float64(hi), -np.inf) * np.ones(3),
+        ]
+    )
     out = np.empty_like(x)
     with np.errstate(all="ignore"):
         want = np.exp(x)
@@ -267,6 +308,7 @@ def test_the_midpoints_are_the_same_from_kept_scratch_and_from_fresh_arrays(name
     next: the rows a call gives are those of arrays of its own (SCRATCH_KEPT 0), whatever ran before it
     (another expression, a longer block), and each row's argument is numpy_eval's plain arithmetic of it."""
     from opcert.expr.numpy_eval import eval_plain
+
     op = opcert.get_operator(name)
     a = {k: float(v) for k, v in resolve(op).items()}
     form = op.reference_form(None)
@@ -275,8 +317,11 @@ def test_the_midpoints_are_the_same_from_kept_scratch_and_from_fresh_arrays(name
     blocks = [np.linspace(-3.0, 3.0, 5000), -np.geomspace(1e-30, 30.0, 3000), rng.standard_normal(7000) * 40]
     kept = []
     for x in blocks:
-        ball_compiled._midpoints(ball_compiled.source(opcert.get_operator("Swish").reference_form(None),
-                                                      {"alpha": 1.0})[1], np.ones(9000), {"alpha": 1.0})
+        ball_compiled._midpoints(
+            ball_compiled.source(opcert.get_operator("Swish").reference_form(None), {"alpha": 1.0})[1],
+            np.ones(9000),
+            {"alpha": 1.0},
+        )
         kept.append(tuple(v.copy() for v in ball_compiled._midpoints(pre, x, a, form)))
     monkeypatch.setattr(ball_compiled, "SCRATCH_KEPT", 0)
     for x, (pa, pv) in zip(blocks, kept):
@@ -305,8 +350,10 @@ def _run_kernel(src, pre, x64, a, form):
 
 # Mish (nested primitives, repeated subexpressions) and Selu (a select, attributes) every run; Sigmoid and
 # Swish take the same generator paths and cost 16-31 s more of compiling on a cold kernel cache (2 cores)
-@pytest.mark.parametrize("name", [pytest.param("Sigmoid", marks=pytest.mark.slow),
-                                  pytest.param("Swish", marks=pytest.mark.slow), "Mish", "Selu"])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param("Sigmoid", marks=pytest.mark.slow), pytest.param("Swish", marks=pytest.mark.slow), "Mish", "Selu"],
+)
 def test_the_tuned_kernel_gives_the_same_balls(name):
     """tune=True keeps the fastest of four generated kernels (the ball inlined into the loop or
     called; repeated subexpressions computed once or each time): each gives bit for bit the
@@ -315,7 +362,9 @@ def test_the_tuned_kernel_gives_the_same_balls(name):
     a = {k: float(v) for k, v in resolve(op).items()}
     form = op.reference_form(None)
     default, pre = ball_compiled.source(form, a)
-    variants = [ball_compiled.source(form, a, inline=i, cse=c)[0] for i, c in ((False, True), (True, False), (False, False))]
+    variants = [
+        ball_compiled.source(form, a, inline=i, cse=c)[0] for i, c in ((False, True), (True, False), (False, False))
+    ]
     assert len({default, *variants}) == 4
     x64 = _inputs(400, seed=12).astype(np.float64)
     for part in (x64[x64 > 0], x64[x64 < 0]):
@@ -337,6 +386,7 @@ def test_unshared_variants_are_tuned_only_where_their_source_stays_close_to_the_
     as slow) is tuned between the shared ones, Shrink (whose unshared kernel can be the
     fastest) between all four."""
     from opcert.spec.attrs import resolve
+
     for name, given, unshared in (("Gelu", {"approximate": "tanh"}, False), ("Shrink", None, True)):
         op = opcert.get_operator(name)
         attrs = {k: float(v) for k, v in resolve(op, given).items()}
@@ -360,33 +410,38 @@ def test_the_c_library_kernel_is_compiled_at_the_first_input_that_needs_it(monke
     form = op.reference_form(None)
     plain = ball_compiled.source(form, {}, False)[0]
     x = np.linspace(-30.0, 30.0, 64)
-    want = ball_compiled.compiled(form, {}, precompute=False)(x[[40, 45, 50]])    # the C library's balls
+    want = ball_compiled.compiled(form, {}, precompute=False)(x[[40, 45, 50]])  # the C library's balls
     loads = []
     real_load, real_mid = ball_compiled._load, ball_compiled._midpoints
     monkeypatch.setattr(ball_compiled, "_load", lambda src: loads.append(src == plain) or real_load(src))
     evaluate = ball_compiled.compiled(form, {})
-    assert loads and not any(loads)                 # compiled and warmed without the C library's kernel
+    assert loads and not any(loads)  # compiled and warmed without the C library's kernel
     expect = [np.asarray(a).copy() for a in evaluate(x)]
-    assert not any(loads)                           # no input needed it
+    assert not any(loads)  # no input needed it
 
     def differing(pre, x64, attrs, root=None):
         pa, pv = real_mid(pre, x64, attrs, root)
-        if pre and x64.size == x.size:       # exp(-x), taken where x > 0 (exp(x) is not compared)
+        if pre and x64.size == x.size:  # exp(-x), taken where x > 0 (exp(x) is not compared)
             k = next(i for i, p in enumerate(pre) if not ball_compiled._direct(p))
             pa[k, [40, 45, 50]] ^= np.uint64(1)
         return pa, pv
+
     monkeypatch.setattr(ball_compiled, "_midpoints", differing)
     for _ in range(2):
         got = evaluate(x)
         for g, w, e in zip(got, want, expect):
-            assert np.array_equal(g[[40, 45, 50]], w) and np.array_equal(np.delete(g, [40, 45, 50]), np.delete(e, [40, 45, 50]))
-    assert loads.count(True) == 1                   # compiled once
+            assert np.array_equal(g[[40, 45, 50]], w) and np.array_equal(
+                np.delete(g, [40, 45, 50]), np.delete(e, [40, 45, 50])
+            )
+    assert loads.count(True) == 1  # compiled once
 
     monkeypatch.setattr(ball_compiled, "_LOADED", {})
+
     def broken(src):
         if src == plain:
             raise RuntimeError("no compiler today")
         return real_load(src)
+
     monkeypatch.setattr(ball_compiled, "_load", broken)
     evaluate = ball_compiled.compiled(form, {})
     with pytest.warns(RuntimeWarning, match="did not compile"):
@@ -411,19 +466,25 @@ def test_numpy_and_compiled_balls_are_one_semantics(name, monkeypatch):
     library's by an ULP here and there, and the C library's in compiled code; the rules' margin covers
     either. Here both take the C library's, so that the comparison stays bit for bit on every host."""
     from opcert.expr import ball_ops
+
     monkeypatch.setattr(ball_ops.NUMPY, "exp", numba.vectorize(["float64(float64)"])(lambda a: math.exp(a)))
     op = opcert.get_operator(name)
     form = op.reference_form(None)
     if not _all_vector(form):
-        pytest.skip(f"{name}: a primitive of its form ({', '.join(sorted(n.op for n in form.nodes() if n.op in PRIMITIVES and not binary64_array(n.op)[2]))}) "
-                    "has no NumPy loop; the compiled ball takes the C library's value")
+        pytest.skip(
+            f"{name}: a primitive of its form ({', '.join(sorted(n.op for n in form.nodes() if n.op in PRIMITIVES and not binary64_array(n.op)[2]))}) "
+            "has no NumPy loop; the compiled ball takes the C library's value"
+        )
     a = {k: float(v) for k, v in resolve(op, None).items()}
-    x64 = np.concatenate([np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)),
-                          -np.exp2(np.linspace(-60, 60, 1001))])
+    x64 = np.concatenate(
+        [np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)), -np.exp2(np.linspace(-60, 60, 1001))]
+    )
     same_eta = ball.Precision(np.float64, ball.U, ball_compiled.ETA_BINARY32, None)
     want = ball.evaluate(form, x64, a, same_eta)
     got = ball_compiled.compiled(form, a)(x64)
     for part, w, g in zip(("midpoint", "radius", "ok", "sign"), want, got):
         w, g = np.broadcast_to(w, x64.shape), np.asarray(g)
         differ = ~((w == g) | (np.isnan(w) & np.isnan(g))) if part in ("midpoint", "radius") else w != g
-        assert not differ.any(), f"{name}: {part} differs at x = {x64[differ][:4]}: NumPy {w[differ][:4]}, compiled {g[differ][:4]}"
+        assert not differ.any(), (
+            f"{name}: {part} differs at x = {x64[differ][:4]}: NumPy {w[differ][:4]}, compiled {g[differ][:4]}"
+        )

@@ -1,5 +1,6 @@
 """`c:PATH:SYMBOL` targets: C kernels compiled here with `cc -shared`, measured,
 proved by enumeration, gated, and crashing without taking opcert down."""
+
 import json
 import shutil
 import subprocess
@@ -69,21 +70,34 @@ def _accuracy(cli, tmp_path, *args):
 
 
 def test_a_c_kernel_is_measured(cli, tmp_path, lib):
-    code, r, _ = _accuracy(cli, tmp_path, "Tanh", "--dtype", "float32", "--target", f"c:{lib}:tanh_f32",
-                           "--samples", "20000")
+    code, r, _ = _accuracy(
+        cli, tmp_path, "Tanh", "--dtype", "float32", "--target", f"c:{lib}:tanh_f32", "--samples", "20000"
+    )
     res = r["results"][0] if "results" in r else r
     assert code == 0 and res["status"] == "ok", res
     assert res["target_info"]["kind"] == "c" and res["target_info"]["version"].startswith("sha256:")
-    assert 0 < res["max_ulp"] < 4          # glibc's tanhf: a few ULPs at most, not correctly rounded everywhere
-    code, r, _ = _accuracy(cli, tmp_path, "Tanh", "--dtype", "float64", "--target", f"c:{lib}:tanh_f64",
-                           "--samples", "20000")
+    assert 0 < res["max_ulp"] < 4  # glibc's tanhf: a few ULPs at most, not correctly rounded everywhere
+    code, r, _ = _accuracy(
+        cli, tmp_path, "Tanh", "--dtype", "float64", "--target", f"c:{lib}:tanh_f64", "--samples", "20000"
+    )
     res = r["results"][0] if "results" in r else r
     assert code == 0 and res["max_ulp"] < 4
 
 
 def test_attributes_reach_the_kernel_in_declared_order(cli, tmp_path, lib):
-    code, r, _ = _accuracy(cli, tmp_path, "LeakyRelu", "--dtype", "float32", "--target",
-                           f"c:{lib}:leaky_relu_f32", "--attr", "alpha=0.3", "--samples", "20000")
+    code, r, _ = _accuracy(
+        cli,
+        tmp_path,
+        "LeakyRelu",
+        "--dtype",
+        "float32",
+        "--target",
+        f"c:{lib}:leaky_relu_f32",
+        "--attr",
+        "alpha=0.3",
+        "--samples",
+        "20000",
+    )
     res = r["results"][0] if "results" in r else r
     assert code == 0 and res["correctly_rounded"] == res["inputs_checked"] > 10000
 
@@ -98,8 +112,10 @@ def test_float16_bits_and_every_property_proved(cli, tmp_path, lib):
 
 def test_a_wrong_c_kernel_fails_the_gate_with_the_input(cli, tmp_path, lib):
     cfg = tmp_path / "g.toml"
-    cfg.write_text(f'[[check]]\nop = "HardSigmoid"\ndtypes = ["float32"]\ntarget = "c:{lib}:hard_sigmoid_noclamp"\n'
-                   'samples = 20000\nmax_ulp = 1\nproofs = ["range"]\naccept_sampled_evidence = true\n')
+    cfg.write_text(
+        f'[[check]]\nop = "HardSigmoid"\ndtypes = ["float32"]\ntarget = "c:{lib}:hard_sigmoid_noclamp"\n'
+        'samples = 20000\nmax_ulp = 1\nproofs = ["range"]\naccept_sampled_evidence = true\n'
+    )
     code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
     check = json.loads((tmp_path / "g.json").read_text())["checks"][0]
     assert code == 1 and check["status"] == "fail"
@@ -107,19 +123,23 @@ def test_a_wrong_c_kernel_fails_the_gate_with_the_input(cli, tmp_path, lib):
 
 
 def test_a_segfaulting_c_kernel_is_a_failure_with_its_block(cli, tmp_path, lib):
-    code, r, err = _accuracy(cli, tmp_path, "Tanh", "--dtype", "float32", "--target", f"c:{lib}:null_deref",
-                             "--samples", "5000")
+    code, r, err = _accuracy(
+        cli, tmp_path, "Tanh", "--dtype", "float32", "--target", f"c:{lib}:null_deref", "--samples", "5000"
+    )
     assert code == 1 and "SIGSEGV" in err and "float32 inputs" in err
     res = r["results"][0] if "results" in r else r
     assert res["status"] == "crashed"
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("c:/nonexistent/libk.so:f", "no shared library at"),
-    ("c:LIB:no_such_symbol", "exports no symbol 'no_such_symbol'"),
-    ("c:LIB", "is not of the form c:PATH:SYMBOL"),
-    ("c:LIB:1bad", "is not of the form c:PATH:SYMBOL"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("c:/nonexistent/libk.so:f", "no shared library at"),
+        ("c:LIB:no_such_symbol", "exports no symbol 'no_such_symbol'"),
+        ("c:LIB", "is not of the form c:PATH:SYMBOL"),
+        ("c:LIB:1bad", "is not of the form c:PATH:SYMBOL"),
+    ],
+)
 def test_bad_c_targets_exit_2(cli, lib, spec, message):
     code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", spec.replace("LIB", str(lib)))
     assert code == 2 and message in err and "Traceback" not in err
@@ -127,12 +147,14 @@ def test_bad_c_targets_exit_2(cli, lib, spec, message):
 
 def test_a_dtype_without_a_c_type_is_skipped_with_the_reason(lib):
     from opcert.verify.accuracy.measure import measure
+
     res = measure("Relu", f"c:{lib}:relu_f16", "int8", inputs=np.arange(-128, 128, dtype=np.int8))
     assert res.status == "unsupported" and "int8 has no C type" in res.error
 
 
 def test_rebuilding_the_library_changes_its_fingerprint(tmp_path, lib):
     from opcert.targets.c_abi import load
+
     a = load(f"c:{lib}:tanh_f32").info.fingerprint
     other = tmp_path / "libk2.so"
     (tmp_path / "k.c").write_text(KERNELS + "\nint extra_symbol(void) { return 1; }\n")
@@ -141,14 +163,17 @@ def test_rebuilding_the_library_changes_its_fingerprint(tmp_path, lib):
     assert a != b and len(a) == 32
     x = np.linspace(-3, 3, 7, dtype=np.float32)
     import opcert
+
     y = load(f"c:{other}:tanh_f32").run(opcert.get_operator("Tanh"), x, {})
     assert np.array_equal(y, np.tanh(x))
 
 
 def test_a_c_kernel_wrong_at_one_input_is_caught_by_the_gate(cli, tmp_path, lib):
     cfg = tmp_path / "g.toml"
-    cfg.write_text(f'[[check]]\nop = "Relu"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
-                   f'target = "c:{lib}:relu_f16_one_wrong"\n')
+    cfg.write_text(
+        f'[[check]]\nop = "Relu"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+        f'target = "c:{lib}:relu_f16_one_wrong"\n'
+    )
     code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
     check = json.loads((tmp_path / "g.json").read_text())["checks"][0]
     acc = check["accuracy"]
@@ -191,6 +216,7 @@ def test_c_tensor_kernels(tmp_path):
     """The tensor ABI: a careful C softmax is measured (within 1 ULP, its row properties hold on the sample);
     one that crashes on long rows fails its check with what it was doing, and opcert goes on."""
     from opcert.verify.tensor.measure import measure_rows
+
     (tmp_path / "t.c").write_text(TENSOR_KERNELS)
     so = tmp_path / "libt.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(tmp_path / "t.c"), "-lm"], check=True)

@@ -7,6 +7,7 @@ value (their sign is the standard's IEEE formula's, checked elsewhere).
 Operators without attributes (Erf, Identity, Mish, Relu, Sigmoid, Softsign) have only their
 definition; Gelu's one attribute is a choice of two forms, so it has one other set; HardSwish's and
 Softplus's attributes exist only in DirectML's definitions, which are checked with their standard."""
+
 import numpy as np
 import pytest
 from oracle import catalog_oracle
@@ -15,19 +16,30 @@ import opcert
 from opcert.spec.attrs import resolve
 
 # (operator, standard, attributes): two sets besides the defaults for every operator with FLOAT attributes
-OTHER = [("Elu", None, {"alpha": 2.5}), ("Elu", None, {"alpha": 0.1}),
-         ("LeakyRelu", None, {"alpha": -0.3}), ("LeakyRelu", None, {"alpha": 5.5}),
-         ("PRelu", None, {"slope": 0.25}), ("PRelu", None, {"slope": -2.0}),
-         ("ThresholdedRelu", None, {"alpha": -1.5}), ("ThresholdedRelu", None, {"alpha": 0.75}),
-         ("Selu", None, {"alpha": 2.0, "gamma": 3.0}), ("Selu", None, {"alpha": 1.0, "gamma": 0.5}),
-         ("Swish", None, {"alpha": 1.702}), ("Swish", None, {"alpha": 0.5}),
-         ("Linear", None, {"alpha": 3.0, "beta": -0.1}), ("Linear", None, {"alpha": -0.25, "beta": 3.0}),
-         ("Gelu", None, {"approximate": "tanh"}),
-         ("HardSwish", "directml", {}), ("HardSwish", "directml", {"alpha": 0.2, "beta": 0.5}),
-         ("HardSwish", "directml", {"alpha": 0.125, "beta": 0.25}),
-         ("Softplus", "directml", {"steepness": 2.0}), ("Softplus", "directml", {"steepness": 7.5}),
-         ("Softplus", "directml-parametric", {"alpha": 2.0, "beta": 0.5})]
-SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}   # tests/test_reference_oracle.py
+OTHER = [
+    ("Elu", None, {"alpha": 2.5}),
+    ("Elu", None, {"alpha": 0.1}),
+    ("LeakyRelu", None, {"alpha": -0.3}),
+    ("LeakyRelu", None, {"alpha": 5.5}),
+    ("PRelu", None, {"slope": 0.25}),
+    ("PRelu", None, {"slope": -2.0}),
+    ("ThresholdedRelu", None, {"alpha": -1.5}),
+    ("ThresholdedRelu", None, {"alpha": 0.75}),
+    ("Selu", None, {"alpha": 2.0, "gamma": 3.0}),
+    ("Selu", None, {"alpha": 1.0, "gamma": 0.5}),
+    ("Swish", None, {"alpha": 1.702}),
+    ("Swish", None, {"alpha": 0.5}),
+    ("Linear", None, {"alpha": 3.0, "beta": -0.1}),
+    ("Linear", None, {"alpha": -0.25, "beta": 3.0}),
+    ("Gelu", None, {"approximate": "tanh"}),
+    ("HardSwish", "directml", {}),
+    ("HardSwish", "directml", {"alpha": 0.2, "beta": 0.5}),
+    ("HardSwish", "directml", {"alpha": 0.125, "beta": 0.25}),
+    ("Softplus", "directml", {"steepness": 2.0}),
+    ("Softplus", "directml", {"steepness": 7.5}),
+    ("Softplus", "directml-parametric", {"alpha": 2.0, "beta": 0.5}),
+]
+SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]
 CASES = [(n, None, {}) for n in OPS] + OTHER
 IDS = [f"{n}-{s or 'primary'}-" + (",".join(f"{k}={v}" for k, v in a.items()) or "default") for n, s, a in CASES]
@@ -77,6 +89,7 @@ def _sixteen_bit_cases():
 @pytest.mark.parametrize("name,standard,attrs,dtype", _sixteen_bit_cases())
 def test_every_finite_16bit_input(name, standard, attrs, dtype):
     from opcert.formats import get_format
+
     x = np.arange(1 << 16, dtype=np.uint16).view(get_format(dtype).dtype)
     _check(name, standard, attrs, x[np.isfinite(x.astype(np.float32))])
 
@@ -84,7 +97,7 @@ def test_every_finite_16bit_input(name, standard, attrs, dtype):
 def _random(dtype, n, seed=11):
     rng = np.random.default_rng(seed)
     width = 32 if dtype == "float32" else 64
-    bits = rng.integers(0, 2 ** width - 1, n, dtype=np.uint64).astype(f"uint{width}")
+    bits = rng.integers(0, 2**width - 1, n, dtype=np.uint64).astype(f"uint{width}")
     x = bits.view(dtype)
     # half of them in [-40, 40], where every operator does something other than saturate
     x = np.concatenate([x, rng.uniform(-40, 40, n).astype(dtype)])

@@ -1,6 +1,7 @@
 """Resumed float32 sweeps (issue 50): every resumed chunk runs again on every block, its outputs compared
 with the fingerprints its checkpoint recorded, so that a change no key sees (here an environment variable
 the kernel reads) is found however few outputs it alters; and a refused checkpoint names what changed."""
+
 import functools
 import json
 import textwrap
@@ -13,14 +14,15 @@ from opcert.targets import describe_target
 from opcert.verify.accuracy.measure import measure
 from opcert.verify.accuracy.sweep import SweepConfig, sweep
 
-MAG = (0x3F000000, 0x3F010000)      # 65,536 magnitudes around 0.5, both signs: one chunk of measure()
-SHIFT = 1 << 23                     # added to an output's bits: twice the value, 8,388,608 ULPs off
+MAG = (0x3F000000, 0x3F010000)  # 65,536 magnitudes around 0.5, both signs: one chunk of measure()
+SHIFT = 1 << 23  # added to an output's bits: twice the value, 8,388,608 ULPs off
 
 
 def shifting_kernel(tmp_path, name, shifted):
     """tanh, except where OPCERT_TEST_SHIFT is set: then the outputs at `shifted` (binary32 bits) are
     twice the value (their exponent field plus one)."""
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(f"""
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent(f"""
         import os
         import numpy as np
         SHIFTED = np.array({sorted(shifted)!r}, dtype=np.uint32)
@@ -32,7 +34,8 @@ def shifting_kernel(tmp_path, name, shifted):
                 hit = np.isin(np.asarray(x).view(np.uint32), SHIFTED)
                 y.view(np.uint32)[hit] += np.uint32({SHIFT})
             return y
-    """))
+    """)
+    )
     return f"{name}:f"
 
 
@@ -74,15 +77,27 @@ def test_a_resume_after_an_environment_change_reports_the_256_changed_outputs(im
     assert any("computed again" in n for n in changed.notes)
 
 
-def test_only_the_chunks_whose_outputs_changed_are_run_again_and_the_first_change_is_named(importable,
-                                                                                           monkeypatch):
+def test_only_the_chunks_whose_outputs_changed_are_run_again_and_the_first_change_is_named(importable, monkeypatch):
     # 4 chunks of 2^14 magnitudes, blocks of 2^12: one changed output in some blocks of chunks 1 and 3
     lo = 0x3E800000
-    shifted = [lo + (1 << 14) + 5 * 4096 // 4 + 77, (lo + (1 << 14) + 2 * 4096 + 901) | 0x80000000,
-               lo + 3 * (1 << 14) + 4095]
+    shifted = [
+        lo + (1 << 14) + 5 * 4096 // 4 + 77,
+        (lo + (1 << 14) + 2 * 4096 + 901) | 0x80000000,
+        lo + 3 * (1 << 14) + 4095,
+    ]
     target = shifting_kernel(importable, "env_kernel_chunks", shifted)
-    cfg = SweepConfig("Tanh", target, (), None, lo, lo + (1 << 16), 1 << 14, block=1 << 12,
-                      target_fingerprint=describe_target(target).fingerprint, properties=("range", "monotonic"))
+    cfg = SweepConfig(
+        "Tanh",
+        target,
+        (),
+        None,
+        lo,
+        lo + (1 << 16),
+        1 << 14,
+        block=1 << 12,
+        target_fingerprint=describe_target(target).fingerprint,
+        properties=("range", "monotonic"),
+    )
     first, _, _ = sweep(cfg, workers=1, checkpoint=importable / "ck")
     monkeypatch.setenv("OPCERT_TEST_SHIFT", "1")
     again, _, info = sweep(cfg, workers=1, checkpoint=importable / "ck", seed=12345)
@@ -104,8 +119,16 @@ def test_only_the_chunks_whose_outputs_changed_are_run_again_and_the_first_chang
 
 def test_a_chunk_without_fingerprints_is_computed_again_and_says_so(importable):
     target = shifting_kernel(importable, "plain_kernel", [])
-    cfg = SweepConfig("Tanh", target, (), None, MAG[0], MAG[0] + (1 << 13), 1 << 12,
-                      target_fingerprint=describe_target(target).fingerprint)
+    cfg = SweepConfig(
+        "Tanh",
+        target,
+        (),
+        None,
+        MAG[0],
+        MAG[0] + (1 << 13),
+        1 << 12,
+        target_fingerprint=describe_target(target).fingerprint,
+    )
     ck = importable / "ck"
     sweep(cfg, workers=1, checkpoint=ck)
     chunk = ck / "chunk-00001.json"
@@ -120,12 +143,28 @@ def test_a_chunk_without_fingerprints_is_computed_again_and_says_so(importable):
 def test_the_cli_fails_a_resumed_sweep_after_an_environment_change(cli, importable, monkeypatch):
     import opcert.cli
     from opcert.options import Options
+
     shifted = spread(*MAG, 256)
     target = shifting_kernel(importable, "env_kernel_cli", shifted)
     # the CLI sweeps the whole format; here its magnitudes around 0.5
     monkeypatch.setattr(opcert.cli, "Options", functools.partial(Options, magnitude_range=MAG))
-    args = ("accuracy", "Tanh", "--dtype", "float32", "--target", target, "--exhaustive", "--workers", "1",
-            "--checkpoint", importable / "ck", "--max-ulp", "2", "--json", importable / "r.json")
+    args = (
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float32",
+        "--target",
+        target,
+        "--exhaustive",
+        "--workers",
+        "1",
+        "--checkpoint",
+        importable / "ck",
+        "--max-ulp",
+        "2",
+        "--json",
+        importable / "r.json",
+    )
     code, _, err = cli(*args)
     assert code == 0, err
     monkeypatch.setenv("OPCERT_TEST_SHIFT", "1")
@@ -139,19 +178,36 @@ def test_a_refused_checkpoint_names_only_the_fields_that_changed(tmp_path):
     target = "opcert"
     fp = describe_target(target).fingerprint
     rng = (MAG[0], MAG[0] + (1 << 12))
-    base = SweepConfig("Celu", target, (("alpha", "1/1"),), None, *rng, 1 << 12, target_fingerprint=fp,
-                       properties=("range", "monotonic"))
+    base = SweepConfig(
+        "Celu",
+        target,
+        (("alpha", "1/1"),),
+        None,
+        *rng,
+        1 << 12,
+        target_fingerprint=fp,
+        properties=("range", "monotonic"),
+    )
 
     class Stop(Exception):
         pass
 
-    def stop(done, total):      # the checkpoint directory is opened, and its identity written, before this
+    def stop(done, total):  # the checkpoint directory is opened, and its identity written, before this
         raise Stop
+
     with pytest.raises(Stop):
         sweep(base, workers=1, checkpoint=tmp_path / "ck", progress=stop)
     assert json.loads((tmp_path / "ck" / "config.json").read_text())["key"] == base.key()
-    other = SweepConfig("Celu", target, (("alpha", "2/1"),), None, *rng, 1 << 12, target_fingerprint=fp,
-                        properties=("range", "monotonic"))
+    other = SweepConfig(
+        "Celu",
+        target,
+        (("alpha", "2/1"),),
+        None,
+        *rng,
+        1 << 12,
+        target_fingerprint=fp,
+        properties=("range", "monotonic"),
+    )
     with pytest.raises(UsageError, match="holds another sweep") as exc:
         sweep(other, workers=1, checkpoint=tmp_path / "ck")
     msg = str(exc.value)
@@ -162,6 +218,7 @@ def test_a_refused_checkpoint_names_only_the_fields_that_changed(tmp_path):
 def test_a_blocks_fingerprint_sees_every_single_change_and_locates_it():
     from opcert.verify.accuracy.sweep import _one_difference
     from opcert.verify.accuracy.sweep_kernel import fingerprint_weights, output_fingerprint
+
     rng = np.random.default_rng(5)
     w = fingerprint_weights(1 << 16)
     y = rng.integers(0, 1 << 32, 1 << 16, dtype=np.uint64).astype(np.uint32)
@@ -172,6 +229,6 @@ def test_a_blocks_fingerprint_sees_every_single_change_and_locates_it():
         now = output_fingerprint(z, w)
         assert tuple(now) != tuple(then) and _one_difference(z, w, then, now) == (j, new, int(y[j]))
     z = y.copy()
-    z[[10, 20]] = z[[20, 10]]       # two outputs swapped: seen, not located as one
+    z[[10, 20]] = z[[20, 10]]  # two outputs swapped: seen, not located as one
     now = output_fingerprint(z, w)
     assert tuple(now) != tuple(then) and (y[10] == y[20] or _one_difference(z, w, then, now) is None)

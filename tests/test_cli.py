@@ -1,4 +1,5 @@
 """The command line: outputs, exit codes, and every bad-input path (exit 2, no traceback)."""
+
 import json
 import os
 import subprocess
@@ -14,23 +15,42 @@ def test_ops_json_lists_the_catalog(cli):
     assert code == 0 and names == sorted(names) and len(names) == 24
     tensor = {d["name"]: d for d in data if d["kind"] == "tensor"}
     assert set(tensor) == {"Softmax", "LogSoftmax", "Hardmax"}
-    for d in tensor.values():      # every standard's form: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
+    for d in tensor.values():  # every standard's form: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
         assert [(s["key"], s["axes"]["rule"]) for s in d["standards"]] == [
-            ("onnx-1", "coerce-2d"), ("onnx-11", "coerce-2d"), ("onnx", "single"), ("directml", "last"),
-            ("directml-1", "list")]
+            ("onnx-1", "coerce-2d"),
+            ("onnx-11", "coerce-2d"),
+            ("onnx", "single"),
+            ("directml", "last"),
+            ("directml-1", "list"),
+        ]
     assert tensor["Softmax"]["standards"][4]["name"] == "DML_ACTIVATION_SOFTMAX1"
-    assert tensor["Softmax"]["standards"][4]["support"] == [{"since": "5.1", "dtypes": ["float16", "float32"],
-                                                              "ranks": [1, 8]}]
+    assert tensor["Softmax"]["standards"][4]["support"] == [
+        {"since": "5.1", "dtypes": ["float16", "float32"], "ranks": [1, 8]}
+    ]
     # the seed documents' five and the catalog the issue lists
-    assert {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu", "Relu", "Sigmoid", "Gelu", "Swish", "Softplus",
-            "Elu"} <= set(names)
+    assert {
+        "Tanh",
+        "ScaledTanh",
+        "HardSigmoid",
+        "Shrink",
+        "Celu",
+        "Relu",
+        "Sigmoid",
+        "Gelu",
+        "Swish",
+        "Softplus",
+        "Elu",
+    } <= set(names)
     by = {d["name"]: d for d in data}
     hs = by["HardSigmoid"]
     assert hs["attributes"][0]["defaults"] == {"onnx": 0.2, "directml": 0.2}
     assert {s["key"] for s in hs["standards"]} == {"onnx", "directml"}
     shrink_dml = next(s for s in by["Shrink"]["standards"] if s["key"] == "directml")
-    assert shrink_dml["support"][-1] == {"since": "5.1", "ranks": [1, 8], "dtypes": [
-        "float16", "float32", "int32", "int16", "int8", "uint32", "uint16", "uint8"]}
+    assert shrink_dml["support"][-1] == {
+        "since": "5.1",
+        "ranks": [1, 8],
+        "dtypes": ["float16", "float32", "int32", "int16", "int8", "uint32", "uint16", "uint8"],
+    }
 
 
 def test_ops_table(cli):
@@ -49,8 +69,19 @@ def test_ref_prints_values_and_bits(cli):
 
 
 def test_ref_with_directml_attribute_name(cli):
-    code, out, _ = cli("ref", "DML_ACTIVATION_SHRINK", "--dtype", "float32", "--attr", "Threshold=1",
-                       "--attr", "Bias=0.5", "--json", "2", "0.5")
+    code, out, _ = cli(
+        "ref",
+        "DML_ACTIVATION_SHRINK",
+        "--dtype",
+        "float32",
+        "--attr",
+        "Threshold=1",
+        "--attr",
+        "Bias=0.5",
+        "--json",
+        "2",
+        "0.5",
+    )
     rows = json.loads(out)["results"]
     assert code == 0 and [r["result"] for r in rows] == [1.5, 0.0]
 
@@ -64,8 +95,9 @@ def test_accuracy_json_file(cli, tmp_path):
 
 
 def test_accuracy_exit_1_on_nan_mismatch(cli):
-    code, out, _ = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:tanh_nan_is_one",
-                       "--exhaustive")
+    code, out, _ = cli(
+        "accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:tanh_nan_is_one", "--exhaustive"
+    )
     assert code == 1 and "0x7c01" in out
 
 
@@ -75,31 +107,43 @@ def test_accuracy_exit_1_on_crash(cli):
 
 
 def test_accuracy_max_ulp_budget(cli):
-    code, _, _ = cli("accuracy", "Shrink", "--dtype", "float16", "--target", "bad_targets:shrink_ge",
-                     "--exhaustive", "--max-ulp", "1")
+    code, _, _ = cli(
+        "accuracy",
+        "Shrink",
+        "--dtype",
+        "float16",
+        "--target",
+        "bad_targets:shrink_ge",
+        "--exhaustive",
+        "--max-ulp",
+        "1",
+    )
     assert code == 1
 
 
-@pytest.mark.parametrize("args,message", [
-    (["accuracy", "Tanhh", "--dtype", "float16"], "unknown operator 'Tanhh'"),
-    (["accuracy", "Tanh", "--dtype", "float8"], "unknown dtype 'float8'"),
-    (["accuracy", "Tanh", "--dtype", "float16", "--target", "cuda"], "unknown target 'cuda'"),
-    (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha=0"], "outside its domain"),
-    (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha=nan"], "not finite"),
-    (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha"], "not of the form name=value"),
-    (["accuracy", "Celu", "--dtype", "float16", "--attr", "beta=1"], "unknown attribute 'beta'"),
-    (["accuracy", "Tanh", "--dtype", "float16", "--exhaustive", "--samples", "5"], "exclude each other"),
-    (["accuracy", "Tanh", "--dtype", "float64", "--exhaustive"], "float64 is sampled"),
-    (["accuracy", "Tanh", "--dtype", "float16", "--exhaustive", "--workers", "2"], "apply to exhaustive float32"),
-    (["accuracy", "Tanh", "--dtype", "float32", "--exhaustive", "--scheduler", "yarn://x"], "allowed is dask://"),
-    (["accuracy", "Tanh"], "required: --dtype"),
-    (["ref", "Tanh", "--dtype", "float16", "abc"], "not a number"),
-    (["ref", "Tanh", "--dtype", "float16"], "at least one input"),
-    (["ref", "Tanh", "--dtype", "float16", "0x10000"], "more than 16 bits"),
-    (["ref", "Tanh", "--dtype", "int8", "1"], "Tanh does not take int8"),
-    (["prove-everything"], "invalid choice"),
-    (["ops", "--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["accuracy", "Tanhh", "--dtype", "float16"], "unknown operator 'Tanhh'"),
+        (["accuracy", "Tanh", "--dtype", "float8"], "unknown dtype 'float8'"),
+        (["accuracy", "Tanh", "--dtype", "float16", "--target", "cuda"], "unknown target 'cuda'"),
+        (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha=0"], "outside its domain"),
+        (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha=nan"], "not finite"),
+        (["accuracy", "Celu", "--dtype", "float16", "--attr", "alpha"], "not of the form name=value"),
+        (["accuracy", "Celu", "--dtype", "float16", "--attr", "beta=1"], "unknown attribute 'beta'"),
+        (["accuracy", "Tanh", "--dtype", "float16", "--exhaustive", "--samples", "5"], "exclude each other"),
+        (["accuracy", "Tanh", "--dtype", "float64", "--exhaustive"], "float64 is sampled"),
+        (["accuracy", "Tanh", "--dtype", "float16", "--exhaustive", "--workers", "2"], "apply to exhaustive float32"),
+        (["accuracy", "Tanh", "--dtype", "float32", "--exhaustive", "--scheduler", "yarn://x"], "allowed is dask://"),
+        (["accuracy", "Tanh"], "required: --dtype"),
+        (["ref", "Tanh", "--dtype", "float16", "abc"], "not a number"),
+        (["ref", "Tanh", "--dtype", "float16"], "at least one input"),
+        (["ref", "Tanh", "--dtype", "float16", "0x10000"], "more than 16 bits"),
+        (["ref", "Tanh", "--dtype", "int8", "1"], "Tanh does not take int8"),
+        (["prove-everything"], "invalid choice"),
+        (["ops", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_bad_input_exits_2_with_a_message(cli, args, message):
     code, out, err = cli(*args)
     assert code == 2 and message in err and "Traceback" not in err + out
@@ -108,8 +152,12 @@ def test_bad_input_exits_2_with_a_message(cli, args, message):
 def test_console_script_and_module_entry_points(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
     for cmd in ([sys.executable, "-m", "opcert"], [os.path.join(os.path.dirname(sys.executable), "opcert")]):
-        p = subprocess.run(cmd + ["accuracy", "Tanh", "--dtype", "float16", "--target", "nosuch:f"],
-                           capture_output=True, text=True, env=env)
+        p = subprocess.run(
+            cmd + ["accuracy", "Tanh", "--dtype", "float16", "--target", "nosuch:f"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert p.returncode == 2 and "cannot import module 'nosuch'" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -117,8 +165,20 @@ def test_the_printed_reproduce_command_runs_and_gives_the_same_figure(cli):
     """A choice attribute is printed by its name (the CLI takes no index)."""
     import json
     import shlex
-    code, out, _ = cli("accuracy", "Gelu", "--dtype", "float16", "--target", "opcert", "--attr", "approximate=tanh",
-                       "--exhaustive", "--json", "-")
+
+    code, out, _ = cli(
+        "accuracy",
+        "Gelu",
+        "--dtype",
+        "float16",
+        "--target",
+        "opcert",
+        "--attr",
+        "approximate=tanh",
+        "--exhaustive",
+        "--json",
+        "-",
+    )
     first = json.loads(out)
     argv = shlex.split(first["command"])
     assert argv[0] == "opcert" and "approximate=tanh" in argv

@@ -3,6 +3,7 @@ implementation, every standard, at its defaults, ONNX's test attributes and the 
 of binary16, bfloat16, binary32 and binary64 precision; through impl.run on every binary16 and bfloat16
 input; on blocks where a select's condition has one value (a primitive no element reaches is not called);
 on each side of impl.run's MIN_SIZE. NaN payloads are not compared (nothing reads them: see the module)."""
+
 import importlib
 
 import numpy as np
@@ -19,26 +20,51 @@ from opcert.spec.attrs import resolve
 from opcert.verify.accuracy.attr_sweep import attribute_sets
 
 OPS = [op.name for op in opcert.operators()]
-SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e-310, -1e-310, 2.0 ** -1022, 1.0, -1.0,
-            700.5, -700.5, 709.8, -745.2, 40.0, -40.0, 1000.0, -1000.0, 20.0, -20.0, 2.0 ** -27, -(2.0 ** -27),
-            1.7976931348623157e308, -1.7976931348623157e308]
+SPECIALS = [
+    0.0,
+    -0.0,
+    np.inf,
+    -np.inf,
+    np.nan,
+    5e-324,
+    -5e-324,
+    1e-310,
+    -1e-310,
+    2.0**-1022,
+    1.0,
+    -1.0,
+    700.5,
+    -700.5,
+    709.8,
+    -745.2,
+    40.0,
+    -40.0,
+    1000.0,
+    -1000.0,
+    20.0,
+    -20.0,
+    2.0**-27,
+    -(2.0**-27),
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+]
 
 
 def _inputs(bits: int, rng) -> np.ndarray:
     """Random values of that precision (all exponents), the specials, and dense runs around the
     operators' break points."""
     if bits == 53:
-        x = rng.integers(0, 2 ** 64, 12000, dtype=np.uint64).view(np.float64)
+        x = rng.integers(0, 2**64, 12000, dtype=np.uint64).view(np.float64)
     else:
-        with np.errstate(invalid="ignore"):     # the NaN patterns
-            x = rng.integers(0, 2 ** 32, 12000, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(np.float64)
+        with np.errstate(invalid="ignore"):  # the NaN patterns
+            x = rng.integers(0, 2**32, 12000, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(np.float64)
     dense = np.concatenate([np.linspace(-1200, 1200, 4000), np.linspace(-3, 3, 2000), np.linspace(-50, -30, 500)])
     x = np.concatenate([x, dense, SPECIALS])
     if bits < 53:
         # values of the format: bits significant bits (a binary32 value rounded to them)
         m, e = np.frexp(x)
         with np.errstate(invalid="ignore", over="ignore"):
-            x = np.where(np.isfinite(x), np.ldexp(np.round(m * 2.0 ** bits) / 2.0 ** bits, e), x)
+            x = np.where(np.isfinite(x), np.ldexp(np.round(m * 2.0**bits) / 2.0**bits, e), x)
     return x
 
 
@@ -47,7 +73,7 @@ def _attr_sets(op, std):
     for s in attribute_sets(op, std.key):
         try:
             out.append({k: float(v) for k, v in resolve(op, s.attrs, std.key).items()})
-        except UsageError:      # a grid value outside the attribute's domain
+        except UsageError:  # a grid value outside the attribute's domain
             continue
     return out
 
@@ -95,6 +121,7 @@ def test_a_primitive_no_element_reaches_is_not_called():
     """Mish on a block of negative inputs: its tanh (of the positive side) is not called, as numpy_eval
     does not call it; on a block of both signs it is."""
     from opcert.expr import PRIMITIVES
+
     op = opcert.get_operator("Mish")
     calls = []
     tanh = PRIMITIVES["tanh"]
@@ -103,7 +130,8 @@ def test_a_primitive_no_element_reaches_is_not_called():
     def counted(t, *args, **kw):
         calls.append(np.size(t))
         return real(t, *args, **kw)
-    object.__setattr__(tanh, "numpy", counted)      # a frozen record: put back below
+
+    object.__setattr__(tanh, "numpy", counted)  # a frozen record: put back below
     try:
         x = -np.linspace(0.5, 30.0, 8192)
         y = compiled_eval.evaluate(op.implementation, x, {}, 24)
@@ -118,7 +146,7 @@ def test_a_primitive_no_element_reaches_is_not_called():
 @pytest.mark.parametrize("name", ["HardSigmoid", "Mish", "Gelu", "Swish", "Celu"])
 def test_calls_on_each_side_of_min_size_agree(name, monkeypatch):
     rng = np.random.default_rng(3)
-    x = rng.integers(0, 2 ** 32, MIN_SIZE, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = rng.integers(0, 2**32, MIN_SIZE, dtype=np.uint64).astype(np.uint32).view(np.float32)
     compiled = []
     real = compiled_eval.evaluate
 
@@ -126,11 +154,12 @@ def test_calls_on_each_side_of_min_size_agree(name, monkeypatch):
         y = real(*a, **kw)
         compiled.append(y is not None)
         return y
-    monkeypatch.setattr(importlib.import_module("opcert.impl.run"), "evaluate", spy)    # impl.run's name for it
+
+    monkeypatch.setattr(importlib.import_module("opcert.impl.run"), "evaluate", spy)  # impl.run's name for it
     whole = run(name, x)
-    assert compiled == [True]                    # the loops computed it
-    parts = [run(name, x[i:i + 1000]) for i in range(0, x.size, 1000)]
-    assert compiled == [True]                    # numpy_eval computed these
+    assert compiled == [True]  # the loops computed it
+    parts = [run(name, x[i : i + 1000]) for i in range(0, x.size, 1000)]
+    assert compiled == [True]  # numpy_eval computed these
     assert same_bits(whole, np.concatenate(parts)).all()
 
 
@@ -138,6 +167,7 @@ def test_what_it_does_not_run():
     """A reduction over rows (Softmax) and an expression with nothing to fuse (Tanh: its primitive of x
     is all) go to numpy_eval: evaluate says so with None."""
     from opcert.spec import get_tensor_operator
+
     softmax = get_tensor_operator("Softmax")[0]
     x = np.linspace(-3, 3, 8192)
     assert compiled_eval.evaluate(softmax.implementation, x.reshape(64, 128), {}, 24) is None
@@ -154,8 +184,9 @@ def test_the_source_does_not_depend_on_the_attributes():
     kernel = compiled_eval.kernel(op.implementation, 24)
     for alpha, beta in ((0.2, 0.5), (1.0, 0.0), (-2.5, 1e4)):
         a = {k: float(v) for k, v in resolve(op, {"alpha": alpha, "beta": beta}).items()}
-        assert same_bits(compiled_eval.evaluate(op.implementation, x, a, 24),
-                         eval_numpy(op.implementation, x, a, 24)).all()
+        assert same_bits(
+            compiled_eval.evaluate(op.implementation, x, a, 24), eval_numpy(op.implementation, x, a, 24)
+        ).all()
         assert compiled_eval.kernel(op.implementation, 24) is kernel
 
 
@@ -165,8 +196,13 @@ def test_minimum_and_maximum_on_every_pair_of_specials():
     The catalog only takes them against +0 and 1, where a wrong zero rule would not show."""
     from opcert.expr import compiled_ops
     from opcert.expr import numpy_eval as ne
-    sp = np.concatenate([[0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.5],
-                         np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64).view(np.float64)])
+
+    sp = np.concatenate(
+        [
+            [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.5],
+            np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64).view(np.float64),
+        ]
+    )
     a, b = (m.ravel() for m in np.meshgrid(sp, sp))
     with np.errstate(all="ignore"):
         for compiled, numpy_one in ((compiled_ops.ieee_min, ne._minimum), (compiled_ops.ieee_max, ne._maximum)):
@@ -199,6 +235,7 @@ def test_every_kind_of_node():
         tanh,
         var,
     )
+
     x, a = var(), attr("alpha")
     cases = [
         fma(x * x, x, const(1)),

@@ -1,6 +1,7 @@
 """The contract the implementation-level proofs assume of the platform's binary64
 exp/expm1/tanh (opcert.verify.proofs.contracts.PLATFORM_CONTRACT), checked on
 every binary64 value widened from float16 and bfloat16, and 10**6 random ones."""
+
 import numpy as np
 import pytest
 from conftest import all_16bit
@@ -10,8 +11,8 @@ def _arguments():
     rng = np.random.default_rng(3)
     with np.errstate(invalid="ignore"):
         parts = [all_16bit("float16").astype(np.float64), all_16bit("bfloat16").astype(np.float64)]
-    parts.append(rng.integers(0, 2 ** 64, 10 ** 6, dtype=np.uint64).view(np.float64))
-    parts.append(rng.normal(0, 10, 10 ** 5))
+    parts.append(rng.integers(0, 2**64, 10**6, dtype=np.uint64).view(np.float64))
+    parts.append(rng.normal(0, 10, 10**5))
     t = np.concatenate(parts)
     t = t[~np.isnan(t)]
     return np.unique(t)  # sorted, +-0 merged

@@ -1,4 +1,5 @@
 """Descriptor validation per standard and feature level (the seed documents' tables)."""
+
 import pytest
 
 from opcert.errors import UsageError
@@ -10,8 +11,9 @@ def d(dtype, rank, size=2):
     return TensorDesc(dtype, (size,) * rank)
 
 
-@pytest.mark.parametrize("level,ok_ranks", [("1.0", {4}), ("2.0", {4, 5}), ("3.0", set(range(1, 9))),
-                                            ("6.4", set(range(1, 9)))])
+@pytest.mark.parametrize(
+    "level,ok_ranks", [("1.0", {4}), ("2.0", {4, 5}), ("3.0", set(range(1, 9))), ("6.4", set(range(1, 9)))]
+)
 def test_scaled_tanh_ranks_per_level(level, ok_ranks):
     for rank in range(0, 10):
         ok = not violations("ScaledTanh", d("float32", rank), d("float32", rank), level=level)
@@ -32,8 +34,7 @@ def test_operator_not_yet_available():
 
 def test_mismatches_are_named():
     with pytest.raises(UsageError) as e:
-        validate("HardSigmoid", TensorDesc("float32", (1, 2, 3, 4)), TensorDesc("float16", (1, 2, 3, 5)),
-                 level="3.0")
+        validate("HardSigmoid", TensorDesc("float32", (1, 2, 3, 4)), TensorDesc("float16", (1, 2, 3, 5)), level="3.0")
     msg = str(e.value)
     assert "data types differ (float32 vs float16)" in msg and "sizes differ" in msg
     with pytest.raises(UsageError, match="dimension counts differ"):

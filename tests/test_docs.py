@@ -7,6 +7,7 @@ file (`# gate.toml`, `/* kernels.c */`) is written to it; each `$ ` line of a co
 the shell and must exit with the status its `# exit N` comment states (0 without one); a python block
 is executed. Commands that sweep all 2^32 float32 inputs or sweep attributes are slow tests
 (run with -m slow)."""
+
 import ast
 import io
 import os
@@ -56,8 +57,7 @@ def _cases(slow: bool):
             continue
         if slow != any(_slow(c[1][0]) for c in commands):
             continue
-        out.append(pytest.param(page, steps, id=page.name,
-                                marks=[pytest.mark.slow] if slow else []))
+        out.append(pytest.param(page, steps, id=page.name, marks=[pytest.mark.slow] if slow else []))
     return out
 
 
@@ -82,7 +82,7 @@ def _run(page, steps, tmp_path):
             cwd = os.getcwd()
             os.chdir(work)
             try:
-                exec(compile(payload, str(page.name), "exec"), {"pytest": pytest})   # noqa: S102 - our docs
+                exec(compile(payload, str(page.name), "exec"), {"pytest": pytest})  # noqa: S102 - our docs
             finally:
                 os.chdir(cwd)
         else:
@@ -90,8 +90,10 @@ def _run(page, steps, tmp_path):
             if cmd.split()[0] in ("cc", "gcc") and shutil.which("cc") is None:
                 pytest.skip(f"{page.name}: `{cmd}` needs a C compiler, and this machine has none")
             r = subprocess.run(cmd, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=900)
-            assert r.returncode == want, (f"{page.name}: `{cmd}` exited {r.returncode}, the page says {want}\n"
-                                          f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+            assert r.returncode == want, (
+                f"{page.name}: `{cmd}` exited {r.returncode}, the page says {want}\n"
+                f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+            )
 
 
 @pytest.mark.parametrize("page, steps", _cases(slow=False))
@@ -106,9 +108,14 @@ def test_every_long_example_runs(page, steps, tmp_path):
 
 def test_the_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed (make test installs it)")
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     for page in ("configuration", "cli-reference", "catalog", "performance"):
         assert (tmp_path / "site" / page / "index.html").exists(), f"generated page {page} missing"
@@ -116,6 +123,7 @@ def test_the_site_builds_strictly(tmp_path):
 
 def test_the_configuration_reference_names_every_key():
     from opcert.gating.config import KEYS
+
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import docs_pages
@@ -133,8 +141,11 @@ def test_the_readme_fits_on_a_screen():
 # A measured time: a number and a unit of time, or "N times faster/slower". Measurements live in
 # bench/README.md ("Figures behind choices in the code"), where they can be dated and measured again; a
 # comment or docstring says why, not how much.
-TIME_FIGURE = re.compile(r"\b\d[\d,.]*(?:-\d[\d,.]*)?\s?(s|ms|us|µs|ns|min|minutes|seconds|hours)\b(?![-\w])"
-                         r"|\b\d[\d.]*\s?(x|times) (faster|slower)", re.I)
+TIME_FIGURE = re.compile(
+    r"\b\d[\d,.]*(?:-\d[\d,.]*)?\s?(s|ms|us|µs|ns|min|minutes|seconds|hours)\b(?![-\w])"
+    r"|\b\d[\d.]*\s?(x|times) (faster|slower)",
+    re.I,
+)
 # The hits that are no measurement: (file, text of the line that holds it) -> why.
 NOT_A_MEASUREMENT = {
     ("opcert/spec/ops/hard_sigmoid.py", "max(0, min(beta, 1))"): "min is the function: '0, min' is not 0 minutes",
@@ -169,7 +180,9 @@ def test_no_measured_time_in_comments_or_docstrings():
             used.update(allowed)
             if not allowed:
                 found.append(f"{rel}:{line}: {text}")
-    assert not found, ("measured times belong in bench/README.md ('Figures behind choices in the code'), not in "
-                       "comments or docstrings (or, where a hit is no measurement, in NOT_A_MEASUREMENT with why):\n"
-                       + "\n".join(found))
+    assert not found, (
+        "measured times belong in bench/README.md ('Figures behind choices in the code'), not in "
+        "comments or docstrings (or, where a hit is no measurement, in NOT_A_MEASUREMENT with why):\n"
+        + "\n".join(found)
+    )
     assert used == set(NOT_A_MEASUREMENT), f"allowed but no longer found: {set(NOT_A_MEASUREMENT) - used}"

@@ -1,4 +1,5 @@
 """Expected values from outside opcert: the seed documents' examples and ONNX's backend test cases."""
+
 import warnings
 
 import numpy as np
@@ -49,6 +50,7 @@ def _onnx_cases():
     import importlib.util
 
     from onnx.backend.test.case import node as onnx_node
+
     # every operator of the catalog that ONNX defines; PRelu's slope is a tensor input (opcert
     # checks one scalar slope at a time), so its cases are not single-attribute cases
     wanted = {op.name for op in opcert.operators() if any(s.key == "onnx" for s in op.standards)} - {"PRelu"}
@@ -62,7 +64,7 @@ def _onnx_cases():
             if importlib.util.find_spec(module) is not None:
                 importlib.import_module(module)
     cases = getattr(onnx_node, "_NodeTestCases", None)
-    if cases is None:       # another onnx keeps them elsewhere: collect them all (slower, the same cases)
+    if cases is None:  # another onnx keeps them elsewhere: collect them all (slower, the same cases)
         cases = onnx_node.collect_testcases()
     out = []
     for case in cases:
@@ -78,8 +80,25 @@ ONNX_TOLERANCE = 8.0
 
 def test_onnx_cases_were_found():
     names = {c.model.graph.node[0].op_type for c in CASES}
-    assert {"Tanh", "HardSigmoid", "Shrink", "Celu", "Relu", "Elu", "Selu", "Sigmoid", "Gelu", "Mish", "Swish",
-            "Softplus", "Softsign", "HardSwish", "LeakyRelu", "ThresholdedRelu", "Erf"} <= names, names
+    assert {
+        "Tanh",
+        "HardSigmoid",
+        "Shrink",
+        "Celu",
+        "Relu",
+        "Elu",
+        "Selu",
+        "Sigmoid",
+        "Gelu",
+        "Mish",
+        "Swish",
+        "Softplus",
+        "Softsign",
+        "HardSwish",
+        "LeakyRelu",
+        "ThresholdedRelu",
+        "Erf",
+    } <= names, names
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -91,9 +110,10 @@ def test_onnx_backend_cases(case):
     is ONNX's. opcert's implementation
     must be within 0.5 ULP + the double-rounding margin of the exact value."""
     from onnx import helper
+
     node = case.model.graph.node[0]
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}   # STRING attributes
+    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}  # STRING attributes
     for inputs, outputs in case.data_sets:
         x, expected = inputs[0], outputs[0]
         fmt = get_format(x.dtype)
@@ -103,5 +123,5 @@ def test_onnx_backend_cases(case):
         assert np.nanmax(onnx_err, initial=0) <= ONNX_TOLERANCE, (case.name, np.nanmax(onnx_err))
         ours = run(node.op_type, x, **attrs)
         our_err = ulp_error(ours.astype(np.float64), ref.exact_hi, ref.exact_lo, fmt)
-        assert np.nanmax(our_err, initial=0) <= 0.5 + 2 ** -20, case.name
+        assert np.nanmax(our_err, initial=0) <= 0.5 + 2**-20, case.name
         assert np.array_equal(np.isnan(ours), np.isnan(expected))

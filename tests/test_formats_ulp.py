@@ -1,4 +1,5 @@
 """Rounding into formats and the ULP arithmetic, against MPFR and hand-worked values."""
+
 from fractions import Fraction
 
 import gmpy2
@@ -17,7 +18,7 @@ def test_round_fraction_matches_mpfr(name):
     rng = np.random.default_rng(1)
     for _ in range(3000):
         e = int(rng.integers(fmt.emin - fmt.p - 3, fmt.emax + 3))
-        q = Fraction(int(rng.integers(1, 2 ** 62)), 2 ** 61) * Fraction(2) ** e
+        q = Fraction(int(rng.integers(1, 2**62)), 2**61) * Fraction(2) ** e
         q = -q if rng.integers(2) else q
         with gmpy2.context(CONTEXTS[name]()):
             want = float(gmpy2.mpfr(gmpy2.mpq(q.numerator, q.denominator)))
@@ -37,17 +38,25 @@ def test_round_fraction_every_mode_matches_mpfr(name, mode):
     for _ in range(2000):
         e = int(rng.integers(fmt.emin - fmt.p - 3, fmt.emax + 3))
         kind = int(rng.integers(3))
-        if kind == 0:     # a value of the format or a midpoint: p + 1 significant bits
+        if kind == 0:  # a value of the format or a midpoint: p + 1 significant bits
             m = Fraction(int(rng.integers(1 << fmt.p, 1 << (fmt.p + 1))), 1 << fmt.p)
-        elif kind == 1:   # not dyadic
-            m = Fraction(int(rng.integers(1, 10 ** 12)), int(rng.choice([3, 7, 11, 10 ** 6 + 3])))
+        elif kind == 1:  # not dyadic
+            m = Fraction(int(rng.integers(1, 10**12)), int(rng.choice([3, 7, 11, 10**6 + 3])))
         else:
-            m = Fraction(int(rng.integers(1, 2 ** 62)), 2 ** 61)
+            m = Fraction(int(rng.integers(1, 2**62)), 2**61)
         q = m * Fraction(2) ** e
         qs.append(-q if rng.integers(2) else q)
     big = fmt.max_finite
-    qs += [big, -big, big + fmt.min_subnormal, big * 2, -big * 2, fmt.min_subnormal / 3, -fmt.min_subnormal / 2,
-           fmt.min_subnormal / 2 + fmt.min_subnormal / 2 ** 30]
+    qs += [
+        big,
+        -big,
+        big + fmt.min_subnormal,
+        big * 2,
+        -big * 2,
+        fmt.min_subnormal / 3,
+        -fmt.min_subnormal / 2,
+        fmt.min_subnormal / 2 + fmt.min_subnormal / 2**30,
+    ]
     for q in qs:
         with gmpy2.context(CONTEXTS[name](), round=rnd):
             want = float(gmpy2.mpfr(gmpy2.mpq(q.numerator, q.denominator)))
@@ -58,15 +67,15 @@ def test_round_fraction_every_mode_matches_mpfr(name, mode):
 def test_round_fraction_ties_go_to_even():
     f16 = FLOAT_FORMATS["float16"]
     # 1 + 2**-11 is halfway between 1 and 1 + 2**-10: ties to 1 (even).
-    assert round_fraction(Fraction(1) + Fraction(1, 2 ** 11), f16) == 1.0
+    assert round_fraction(Fraction(1) + Fraction(1, 2**11), f16) == 1.0
     # 1 + 3 * 2**-11 is halfway between 1 + 2**-10 (odd) and 1 + 2**-9: up.
-    assert round_fraction(Fraction(1) + Fraction(3, 2 ** 11), f16) == 1 + 2 ** -9
+    assert round_fraction(Fraction(1) + Fraction(3, 2**11), f16) == 1 + 2**-9
     # The largest float16 is 65504; 65520 is the midpoint to 2**16: overflows.
     assert round_fraction(Fraction(65519), f16) == 65504.0
     assert round_fraction(Fraction(65520), f16) == np.inf
     # Half the smallest subnormal rounds to zero (even), a bit more to 2**-24.
-    assert round_fraction(Fraction(1, 2 ** 25), f16) == 0.0
-    assert round_fraction(Fraction(1, 2 ** 25) + Fraction(1, 2 ** 40), f16) == 2.0 ** -24
+    assert round_fraction(Fraction(1, 2**25), f16) == 0.0
+    assert round_fraction(Fraction(1, 2**25) + Fraction(1, 2**40), f16) == 2.0**-24
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
@@ -82,10 +91,10 @@ def test_round_float64_equals_exact_rounding(name):
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
 def test_round_float64_passes_specials_through_and_overflows_to_infinity(name):
     fmt = FLOAT_FORMATS[name]
-    nan = np.array([0x7FF8000000000123, 0xFFF0000000000001], dtype=np.uint64).view(np.float64)   # payloads
+    nan = np.array([0x7FF8000000000123, 0xFFF0000000000001], dtype=np.uint64).view(np.float64)  # payloads
     y = np.concatenate([nan, [np.inf, -np.inf, 2.0 ** (fmt.emax + 1), -(2.0 ** (fmt.emax + 1)), -1e-300, 1e-300]])
     got = round_float64(y, fmt)
-    assert np.array_equal(got[:2].view(np.uint64), nan.view(np.uint64))      # the NaN's own bits
+    assert np.array_equal(got[:2].view(np.uint64), nan.view(np.uint64))  # the NaN's own bits
     assert got[2:6].tolist() == [np.inf, -np.inf, np.inf, -np.inf]
     assert got[6] == 0 and np.signbit(got[6]) and got[7] == 0 and not np.signbit(got[7])
 
@@ -97,7 +106,7 @@ def test_to_format_casts_round_exactly(name):
     rng = np.random.default_rng(5)
     y = rng.standard_normal(20000) * np.ldexp(1.0, rng.integers(fmt.emin - fmt.p - 2, fmt.emax + 2, 20000))
     with np.errstate(invalid="ignore"):  # the random patterns include NaNs
-        v = rng.integers(0, 2 ** fmt.bits, 20000, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype).astype(np.float64)
+        v = rng.integers(0, 2**fmt.bits, 20000, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype).astype(np.float64)
     v = v[np.isfinite(v)]
     mids = (v + np.nextafter(v.astype(fmt.dtype), np.array(np.inf, dtype=fmt.dtype)).astype(np.float64)) / 2
     y = np.concatenate([y, mids[np.isfinite(mids)]])
@@ -107,17 +116,17 @@ def test_to_format_casts_round_exactly(name):
 
 
 def test_bfloat16_rounding_is_not_ml_dtypes_double_rounding():
-    v = np.array([1 + 2 ** -8 + 2 ** -30])  # just above the midpoint of 1 and 1 + 2**-7
-    assert round_float64(v, get_format("bfloat16"))[0] == 1 + 2 ** -7
+    v = np.array([1 + 2**-8 + 2**-30])  # just above the midpoint of 1 and 1 + 2**-7
+    assert round_float64(v, get_format("bfloat16"))[0] == 1 + 2**-7
 
 
 def test_ulp_definition():
     f32 = FLOAT_FORMATS["float32"]
     # ulp(v) = 2**(max(floor(log2|v|), emin) - p + 1)
-    assert ulp_of(np.array([1.0]), f32)[0] == 2.0 ** -23
-    assert ulp_of(np.array([0.75]), f32)[0] == 2.0 ** -24
-    assert ulp_of(np.array([2.0 ** -130]), f32)[0] == 2.0 ** -149   # subnormal range
-    assert ulp_of(np.array([0.0]), f32)[0] == 2.0 ** -149           # ulp(0): smallest subnormal
+    assert ulp_of(np.array([1.0]), f32)[0] == 2.0**-23
+    assert ulp_of(np.array([0.75]), f32)[0] == 2.0**-24
+    assert ulp_of(np.array([2.0**-130]), f32)[0] == 2.0**-149  # subnormal range
+    assert ulp_of(np.array([0.0]), f32)[0] == 2.0**-149  # ulp(0): smallest subnormal
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64"])
@@ -126,19 +135,26 @@ def test_ulp_of_matches_the_definition_in_rationals(name):
     patterns: every binade, binary64 subnormals, powers of two); 0 and NaN give the smallest
     subnormal of the format."""
     import warnings
+
     fmt = FLOAT_FORMATS[name]
     rng = np.random.default_rng(5)
-    v = rng.integers(0, 2 ** 64, 20_000, dtype=np.uint64).view(np.float64)
-    v = np.concatenate([v[np.isfinite(v)], 2.0 ** np.arange(-1074, 1024, dtype=np.float64),
-                        -(2.0 ** np.arange(-1074, 1024, 7, dtype=np.float64)), [5e-324, 1.7976931348623157e308]])
+    v = rng.integers(0, 2**64, 20_000, dtype=np.uint64).view(np.float64)
+    v = np.concatenate(
+        [
+            v[np.isfinite(v)],
+            2.0 ** np.arange(-1074, 1024, dtype=np.float64),
+            -(2.0 ** np.arange(-1074, 1024, 7, dtype=np.float64)),
+            [5e-324, 1.7976931348623157e308],
+        ]
+    )
     with warnings.catch_warnings():
-        warnings.simplefilter("error")           # NaN must not raise the invalid flag either
+        warnings.simplefilter("error")  # NaN must not raise the invalid flag either
         got = ulp_of(v, fmt)
         special = ulp_of(np.array([0.0, -0.0, np.nan]), fmt)
     for x, u in zip(v.tolist(), got.tolist()):
         a = abs(Fraction(x))
         e = a.numerator.bit_length() - a.denominator.bit_length()
-        e -= (Fraction(2) ** e > a)               # floor(log2 a), exactly
+        e -= Fraction(2) ** e > a  # floor(log2 a), exactly
         assert Fraction(u) == Fraction(2) ** (max(e, fmt.emin) - fmt.p + 1), (x, u)
     assert special.tolist() == [float(fmt.min_subnormal)] * 3
 
@@ -147,7 +163,7 @@ def test_ulp_error_hand_values():
     f16 = FLOAT_FORMATS["float16"]
     one = np.array([1.0])
     # exact v = 1 + 0.3 ulp, computed y = 1: error 0.3
-    assert ulp_error(one, np.array([1.0]), np.array([0.3 * 2 ** -10]), f16)[0] == pytest.approx(0.3)
+    assert ulp_error(one, np.array([1.0]), np.array([0.3 * 2**-10]), f16)[0] == pytest.approx(0.3)
     # y = 65504 (max) where v is 2**16 exactly: 32 / 64 = 0.5
     assert ulp_error(np.array([65504.0]), np.array([65536.0]), np.zeros(1), f16)[0] == 0.5
     # infinite y where v = 65504 enters as 2**16: (65536 - 65504) / 32 = 1
@@ -164,7 +180,7 @@ def test_float64_ulp_error_near_overflow_is_finite():
 
 
 def test_distance_and_order():
-    x = np.array([-0.0, 0.0, np.float16(2 ** -24), 1.0, np.inf], dtype=np.float16)
+    x = np.array([-0.0, 0.0, np.float16(2**-24), 1.0, np.inf], dtype=np.float16)
     assert ordinal(x).tolist() == [0, 0, 1, 0x3C00, 0x7C00]
     a = np.array([1.0, -1.0], dtype=np.float32)
     b = np.nextafter(a, np.float32(np.inf))
@@ -186,22 +202,25 @@ def test_bits_differ_is_bitwise_with_every_nan_equal(dtype, shape):
     import math
 
     from opcert.formats import bits_differ
+
     fmt = get_format(dtype)
     rng = np.random.default_rng(7)
     nbits = fmt.bits
     a = rng.integers(0, 1 << nbits, size=shape, dtype=np.uint64).astype(fmt.uint)
     b = a.copy()
     flat = b.reshape(-1)
-    flat[::5] ^= 1                                                  # a last-bit difference
+    flat[::5] ^= 1  # a last-bit difference
     exp_mask = ((1 << (nbits - 1)) - 1) & ~((1 << (fmt.p - 1)) - 1)
     nan_a = exp_mask | 1
     nan_b = exp_mask | (1 << ((fmt.p - 1) - 1)) | (1 << (nbits - 1))
-    a.reshape(-1)[3::7], flat[3::7] = nan_a, nan_b                  # NaN vs another NaN: equal
-    a.reshape(-1)[4::11], flat[4::11] = nan_a, 0                    # NaN vs zero: differ
+    a.reshape(-1)[3::7], flat[3::7] = nan_a, nan_b  # NaN vs another NaN: equal
+    a.reshape(-1)[4::11], flat[4::11] = nan_a, 0  # NaN vs zero: differ
     got = bits_differ(a, b, fmt)
     fa, fb = a.view(fmt.dtype).reshape(-1), b.view(fmt.dtype).reshape(-1)
-    want = [int(x) != int(y) and not (math.isnan(float(u)) and math.isnan(float(v)))
-            for x, y, u, v in zip(a.reshape(-1), b.reshape(-1), fa, fb)]
+    want = [
+        int(x) != int(y) and not (math.isnan(float(u)) and math.isnan(float(v)))
+        for x, y, u, v in zip(a.reshape(-1), b.reshape(-1), fa, fb)
+    ]
     assert got.shape == shape
     assert got.reshape(-1).tolist() == want
     assert any(want) and not all(want)

@@ -4,6 +4,7 @@ The API, the gate, the pytest plugin and `opcert accuracy --require` measure the
 `proofs` only says which unestablished properties fail it. The expected values come from the kernels written
 here (which inputs, which calls they make wrong), never from opcert's output.
 """
+
 import contextlib
 import importlib.util
 import json
@@ -80,7 +81,7 @@ def test_the_api_without_properties_still_runs_every_path_and_reports_the_worst(
     x = np.array([res.worst_input], np.float16)
     y = np.array([res.worst_output], np.float16)
     assert res.max_ulp > 10 and res.worst_layout, res.to_dict()
-    assert abs(_ulps_off(x, y) - res.max_ulp) < 1e-3 * res.max_ulp   # the figure is that output's own error
+    assert abs(_ulps_off(x, y) - res.max_ulp) < 1e-3 * res.max_ulp  # the figure is that output's own error
     assert abs(float(y[0]) - float(np.float16(np.tanh(np.float64(x[0])) * 1.01))) == 0.0
     lay = next(p for p in res.properties if p["kind"] == "layout")
     assert lay["status"] == "refuted"
@@ -90,8 +91,9 @@ def test_a_sign_mixed_kernel_is_refuted_in_mixed_vectors_and_fails_a_budget_only
     """Every window of the bit-ordered inputs holds one sign: only the mixed vectors show this kernel. A gate
     check with max_ulp = 1 and no proofs fails on it, and so does the command it prints."""
     cfg = tmp_path / "opcert.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "kern_signs:tanh"\n'
-                   'mode = "exhaustive"\nmax_ulp = 1.0\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "kern_signs:tanh"\nmode = "exhaustive"\nmax_ulp = 1.0\n'
+    )
     out = tmp_path / "gate.json"
     with _module(tmp_path, "kern_signs", SIGN_MIXED):
         code, text, err = cli("gate", "--config", str(cfg), "--json", str(out))
@@ -117,11 +119,16 @@ def test_a_sign_mixed_kernel_is_refuted_in_mixed_vectors_and_fails_a_budget_only
 
 def test_an_honest_kernel_passes_the_same_budget_only_check_and_its_command(tmp_path, cli):
     cfg = tmp_path / "opcert.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "kern_honest:tanh"\n'
-                   'mode = "exhaustive"\nmax_ulp = 1.0\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "kern_honest:tanh"\n'
+        'mode = "exhaustive"\nmax_ulp = 1.0\n'
+    )
     out = tmp_path / "gate.json"
-    with _module(tmp_path, "kern_honest", "import numpy as np\n\n\ndef tanh(x):\n"
-                 "    return np.tanh(x.astype(np.float64)).astype(x.dtype)\n"):
+    with _module(
+        tmp_path,
+        "kern_honest",
+        "import numpy as np\n\n\ndef tanh(x):\n    return np.tanh(x.astype(np.float64)).astype(x.dtype)\n",
+    ):
         code, text, err = cli("gate", "--config", str(cfg), "--json", str(out))
         assert code == 0, text + err
         check = json.loads(out.read_text())["checks"][0]
@@ -132,8 +139,9 @@ def test_an_honest_kernel_passes_the_same_budget_only_check_and_its_command(tmp_
 def test_require_needs_a_budget_and_names_unknown_properties(cli):
     code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "numpy:tanh", "--require", "none")
     assert code == 2 and "--max-ulp" in err
-    code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "numpy:tanh", "--max-ulp", "1",
-                       "--require", "monotone")
+    code, _, err = cli(
+        "accuracy", "Tanh", "--dtype", "float16", "--target", "numpy:tanh", "--max-ulp", "1", "--require", "monotone"
+    )
     assert code == 2 and "monotone" in err and "monotonic" in err
 
 
@@ -143,6 +151,7 @@ def test_torch_float32_mish_differs_between_one_and_every_core_in_a_long_call():
     """torch splits a call among threads in grains of 32,768 elements: at 2^20 + 77 elements on 2 threads
     its float32 mish gives other bits than on 1 thread for some inputs. Checked outside opcert first."""
     import torch
+
     rng = np.random.default_rng(5)
     x = rng.uniform(-20, 20, (1 << 20) + 77).astype(np.float32)
     before = torch.get_num_threads()
@@ -153,7 +162,7 @@ def test_torch_float32_mish_differs_between_one_and_every_core_in_a_long_call():
         two = torch.nn.functional.mish(torch.from_numpy(x)).numpy().view(np.uint32)
     finally:
         torch.set_num_threads(before)
-    assert (one != two).any()        # the runtime itself, without opcert
+    assert (one != two).any()  # the runtime itself, without opcert
     res = measure("Mish", "torch", "float32", "sample", samples=3000, seed=1, layout_samples=64)
     lay = next(p for p in res.properties if p["kind"] == "layout")
     assert lay["status"] == "refuted"
@@ -190,6 +199,7 @@ def _jax_gelu_refuted(seed):
     # replayed outside opcert: the input alone, and in the measurement's long call
     import jax
     import jax.numpy as jnp
+
     f = jax.jit(lambda t: jax.nn.gelu(t, approximate=False))
     first = next(f for f in lay["layouts"] if f["differ"] > 0)
     if first["family"] == "one-element calls":
@@ -206,8 +216,10 @@ def test_a_tensor_checks_command_gives_the_gates_verdict(tmp_path, cli, monkeypa
     monkeypatch.syspath_prepend(os.path.dirname(__file__))
     for proofs, want in (("", 0), ('proofs = "all"\n', 1)):
         cfg = tmp_path / "opcert.toml"
-        cfg.write_text('[[check]]\nop = "Softmax"\ndtypes = ["float32"]\ntarget = "tensor_kernels:softmax_sum_high"\n'
-                       f'samples = 200\nmax_ulp = 16.0\n{proofs}')
+        cfg.write_text(
+            '[[check]]\nop = "Softmax"\ndtypes = ["float32"]\ntarget = "tensor_kernels:softmax_sum_high"\n'
+            f"samples = 200\nmax_ulp = 16.0\n{proofs}"
+        )
         out = tmp_path / "gate.json"
         code, text, err = cli("gate", "--config", str(cfg), "--json", str(out))
         assert code == want, text + err

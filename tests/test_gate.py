@@ -1,4 +1,5 @@
 """The gate: exit codes, JUnit, configuration errors, reports, baselines, the pytest plugin."""
+
 import json
 import xml.etree.ElementTree as ET
 
@@ -32,8 +33,19 @@ def write(tmp_path, text, name="opcert.toml"):
 
 def test_passing_gate_exits_0_and_writes_everything(cli, tmp_path):
     cfg = write(tmp_path, PASSING)
-    code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--junit", tmp_path / "j.xml",
-                       "--report", tmp_path / "rep", "--workers", "1")
+    code, out, _ = cli(
+        "gate",
+        "--config",
+        cfg,
+        "--json",
+        tmp_path / "g.json",
+        "--junit",
+        tmp_path / "j.xml",
+        "--report",
+        tmp_path / "rep",
+        "--workers",
+        "1",
+    )
     assert code == 0 and "1 passed, 0 failed" in out
     g = json.loads((tmp_path / "g.json").read_text())
     assert g["schema"] == "opcert.gate/1" and g["ok"] and g["checks"][0]["proofs"][0]["status"] == "proved"
@@ -52,8 +64,9 @@ def test_budget_broken_exits_1_with_junit_failure(cli, tmp_path):
     import numpy as np
     from conftest import all_16bit
     from oracle import worst_ulp
+
     x = all_16bit("float16")
-    with np.errstate(invalid="ignore"):    # tanh of the NaN inputs
+    with np.errstate(invalid="ignore"):  # tanh of the NaN inputs
         err, worst = worst_ulp("Tanh", x, np.tanh(x), {})
     assert "Tanh float16" in msg and f"max ULP error {err:.12g}"[:-2] in msg and f"x = {worst!r}" in msg
     assert "reproduce:" in failure.text
@@ -91,19 +104,28 @@ max_ulp = 0.5
     assert code == 0, out
 
 
-@pytest.mark.parametrize("text,message", [
-    ('[[check]]\nop = "Tanhh"\n', "check[0].op: unknown operator 'Tanhh'"),
-    ('[[check]]\nop = "Tanh"\nmax_ulps = 1\n', "check[0].max_ulps: unknown key; allowed:"),
-    ('[[check]]\nop = "Tanh"\nmode = "fast"\n', "check[0].mode: 'fast' is not allowed; allowed: exhaustive, sample"),
-    ('[[check]]\nop = "Tanh"\ndtypes = ["float8"]\n', "check[0].dtypes: unknown dtype 'float8'"),
-    ('[[check]]\nop = "Celu"\n[check.attrs]\nalpha = 0\n', "check[0].attrs: attribute alpha=0.0 of Celu is outside"),
-    ('[[check]]\nop = "Tanh"\nproofs = ["convex"]\n', "check[0].proofs: Tanh declares no property 'convex'"),
-    ('[[check]]\nop = "Tanh"\nmax_ulp = -1\n', "check[0].max_ulp: must be a finite number >= 0"),
-    ('[[check]]\nop = "Tanh"\ntarget = "tpu"\n', "check[0].target: unknown target 'tpu'"),
-    ('[[check]\nop = "Tanh"\n', "not valid TOML"),
-    ('[gate]\nx = 1\n', "gate: unknown key; allowed: check"),
-    ('', "no [[check]] tables"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('[[check]]\nop = "Tanhh"\n', "check[0].op: unknown operator 'Tanhh'"),
+        ('[[check]]\nop = "Tanh"\nmax_ulps = 1\n', "check[0].max_ulps: unknown key; allowed:"),
+        (
+            '[[check]]\nop = "Tanh"\nmode = "fast"\n',
+            "check[0].mode: 'fast' is not allowed; allowed: exhaustive, sample",
+        ),
+        ('[[check]]\nop = "Tanh"\ndtypes = ["float8"]\n', "check[0].dtypes: unknown dtype 'float8'"),
+        (
+            '[[check]]\nop = "Celu"\n[check.attrs]\nalpha = 0\n',
+            "check[0].attrs: attribute alpha=0.0 of Celu is outside",
+        ),
+        ('[[check]]\nop = "Tanh"\nproofs = ["convex"]\n', "check[0].proofs: Tanh declares no property 'convex'"),
+        ('[[check]]\nop = "Tanh"\nmax_ulp = -1\n', "check[0].max_ulp: must be a finite number >= 0"),
+        ('[[check]]\nop = "Tanh"\ntarget = "tpu"\n', "check[0].target: unknown target 'tpu'"),
+        ('[[check]\nop = "Tanh"\n', "not valid TOML"),
+        ("[gate]\nx = 1\n", "gate: unknown key; allowed: check"),
+        ("", "no [[check]] tables"),
+    ],
+)
 def test_configuration_errors_exit_2(cli, tmp_path, text, message):
     cfg = write(tmp_path, text)
     code, out, err = cli("gate", "--config", cfg)
@@ -111,8 +133,9 @@ def test_configuration_errors_exit_2(cli, tmp_path, text, message):
 
 
 def test_tool_opcert_in_pyproject(cli, tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[tool.opcert]\n" + PASSING.replace("[[check]]", "[[tool.opcert.check]]")
-                                             .replace("[tool.opcert]\n", ""))
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.opcert]\n" + PASSING.replace("[[check]]", "[[tool.opcert.check]]").replace("[tool.opcert]\n", "")
+    )
     monkeypatch.chdir(tmp_path)
     code, out, _ = cli("gate", "--workers", "1")
     assert code == 0 and "pyproject.toml [tool.opcert]" in out
@@ -125,11 +148,13 @@ def test_missing_config_file(cli):
 
 def test_interrupted_report_write_leaves_the_previous_report(tmp_path, monkeypatch):
     from opcert import files as io
+
     target = tmp_path / "gate.json"
     io.write_json_atomic(str(target), {"old": True})
 
     def broken_replace(src, dst):
         raise KeyboardInterrupt  # the process is stopped between writing and renaming
+
     monkeypatch.setattr(io.os, "replace", broken_replace)
     with pytest.raises(KeyboardInterrupt):
         io.write_json_atomic(str(target), {"new": True})
@@ -142,8 +167,10 @@ def test_html_report_structure(cli, tmp_path):
     page = (tmp_path / "rep" / "report.html").read_text()
     assert page.startswith("<!doctype html>") and "id='summary'" in page and "id='verdict' class='FAIL'" in page
     assert page.count("<section class='check'") == 2
-    assert page.count("<svg ") == 4   # error plot and histogram per check, inline
-    assert "Provenance" in page and "Reproduce:" in page and "http" not in page.split("<body>")[1].split("Provenance")[0]
+    assert page.count("<svg ") == 4  # error plot and histogram per check, inline
+    assert (
+        "Provenance" in page and "Reproduce:" in page and "http" not in page.split("<body>")[1].split("Provenance")[0]
+    )
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| Tanh | PASS 0.5 ULP; proofs 2/2 | FAIL 0.5 ULP |" in md
     for line in md.splitlines():
@@ -154,8 +181,9 @@ def test_html_report_structure(cli, tmp_path):
 def test_diff_flags_regressions(cli, tmp_path):
     good = write(tmp_path, PASSING.replace('proofs = ["range", "nan"]', ""), "good.toml")
     cli("gate", "--config", good, "--json", tmp_path / "old.json", "--workers", "1")
-    worse = PASSING.replace('proofs = ["range", "nan"]', "").replace('mode = "exhaustive"',
-                                                                     'mode = "exhaustive"\ntarget = "numpy:tanh"')
+    worse = PASSING.replace('proofs = ["range", "nan"]', "").replace(
+        'mode = "exhaustive"', 'mode = "exhaustive"\ntarget = "numpy:tanh"'
+    )
     old = json.loads((tmp_path / "old.json").read_text())
     new = json.loads(json.dumps(old))
     new["checks"][0]["accuracy"]["max_ulp"] = 0.75
@@ -181,9 +209,11 @@ def test_diff_flags_regressions(cli, tmp_path):
 
 def test_default_config_covers_the_catalog():
     from opcert.gating import default_config
+
     cfg = default_config()
     cells = {(c.op, d) for c in cfg.checks for d in c.dtypes}
     from opcert.spec import tensor_operators
+
     every = list(opcert.operators()) + tensor_operators()
     assert cells == {(op.name, d) for op in every for d in ("float16", "bfloat16", "float32", "float64")}
     assert all(c.target == "opcert" for c in cfg.checks)
@@ -194,7 +224,8 @@ def test_default_config_covers_the_catalog():
 
 
 def test_pytest_plugin(pytester):
-    pytester.makepyfile(test_kernels="""
+    pytester.makepyfile(
+        test_kernels="""
         import pytest
 
         def test_numpy_tanh(opcert_check):
@@ -207,17 +238,23 @@ def test_pytest_plugin(pytester):
         @pytest.mark.opcert(op="Shrink", target="opcert", dtype="float16", max_ulp=0.5, lambd=1.0)
         def test_marker():
             pass
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-q")  # the plugin loads through its pytest11 entry point
     result.assert_outcomes(passed=2, failed=1)
     import numpy as np
     from conftest import all_16bit
     from oracle import worst_ulp
+
     x = all_16bit("float16")
-    with np.errstate(invalid="ignore"):    # tanh of the NaN inputs
-        err, worst = worst_ulp("Tanh", x, np.tanh(x), {})   # MPFR's figure, not opcert's
-    result.stdout.fnmatch_lines([f"*max ULP error {err:.12g}*> budget 0.1 at x = {worst!r}*",
-                                 "*reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive*"])
+    with np.errstate(invalid="ignore"):  # tanh of the NaN inputs
+        err, worst = worst_ulp("Tanh", x, np.tanh(x), {})  # MPFR's figure, not opcert's
+    result.stdout.fnmatch_lines(
+        [
+            f"*max ULP error {err:.12g}*> budget 0.1 at x = {worst!r}*",
+            "*reproduce: opcert accuracy Tanh --dtype float16 --target numpy:tanh --exhaustive*",
+        ]
+    )
 
 
 def test_pytest_plugin_tensor_operators(pytester):
@@ -225,8 +262,10 @@ def test_pytest_plugin_tensor_operators(pytester):
     properties): tests/tensor_kernels.py's faulty kernels fail with the row that shows it, an attribute is
     refused by name, opcert's own Softmax passes."""
     from pathlib import Path
+
     pytester.makepyfile(tensor_kernels=(Path(__file__).parent / "tensor_kernels.py").read_text())
-    pytester.makepyfile(test_rows="""
+    pytester.makepyfile(
+        test_rows="""
         import pytest
 
         def test_opcert_softmax(opcert_check):
@@ -243,31 +282,49 @@ def test_pytest_plugin_tensor_operators(pytester):
                             accept_sampled_evidence=True, samples=2000)
         def test_hardmax_last():
             pass
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=3)
-    result.stdout.fnmatch_lines_random(["*Softmax float16 tensor_kernels:softmax_no_max*", "*max ULP error*",
-                                        "*property one_hot: refuted*row*", "*a tensor operator has no attributes*",
-                                        "*reproduce: opcert accuracy Hardmax --dtype float16*"])
+    result.stdout.fnmatch_lines_random(
+        [
+            "*Softmax float16 tensor_kernels:softmax_no_max*",
+            "*max ULP error*",
+            "*property one_hot: refuted*row*",
+            "*a tensor operator has no attributes*",
+            "*reproduce: opcert accuracy Hardmax --dtype float16*",
+        ]
+    )
 
 
 def test_short_ulp_rounds_up_and_handles_infinity():
     from opcert.report.render import short_ulp
-    assert [short_ulp(v) for v in (0.5000000000000001, 0.5, 0.77259, 104.0, 0.0, float("inf"), 2.3792e285)] == \
-        ["0.5001", "0.5", "0.7726", "104", "0", "inf", "2.380e+285"]
+
+    assert [short_ulp(v) for v in (0.5000000000000001, 0.5, 0.77259, 104.0, 0.0, float("inf"), 2.3792e285)] == [
+        "0.5001",
+        "0.5",
+        "0.7726",
+        "104",
+        "0",
+        "inf",
+        "2.380e+285",
+    ]
 
 
 def test_report_summary_page(cli, tmp_path):
     """`opcert report RESULT --summary FILE`: the short page `make reports` commits (reports/README.md)."""
-    code, _, _ = cli("gate", "--config", write(tmp_path, PASSING + FAILING), "--json", tmp_path / "g.json",
-                     "--workers", "1")
+    code, _, _ = cli(
+        "gate", "--config", write(tmp_path, PASSING + FAILING), "--json", tmp_path / "g.json", "--workers", "1"
+    )
     assert code == 1
     code, out, _ = cli("report", tmp_path / "g.json", "--summary", tmp_path / "s.md")
     page = (tmp_path / "s.md").read_text()
     assert code == 0 and str(tmp_path / "s.md") in out
     assert "Result: **FAIL**: 1 passed, 1 failed" in page and "## Provenance" in page
     assert "| Tanh | PASS 0.5 ULP; proofs 2/2 | FAIL 0.5 ULP |" in page
-    assert "### Failing checks" in page and "reproduce: `opcert accuracy Tanh --dtype float16 --target numpy:tanh" in page
+    assert (
+        "### Failing checks" in page and "reproduce: `opcert accuracy Tanh --dtype float16 --target numpy:tanh" in page
+    )
     assert "<svg" not in page and len(page) < 5000
     code, _, err = cli("report", tmp_path / "g.json")
     assert code == 2 and "--out DIR" in err and "--summary FILE" in err

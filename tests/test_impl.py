@@ -1,4 +1,5 @@
 """opcert's implementation: accuracy against the reference, tensor semantics, integers."""
+
 from fractions import Fraction
 
 import numpy as np
@@ -22,7 +23,7 @@ OPS = ["Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"]
 # binary64 outputs: HardSigmoid (libm fma) and Shrink (one subtraction) are
 # correctly rounded; Tanh is libm's tanh (< 1 ULP); ScaledTanh and Celu add
 # two roundings of 0.5 ULP (the inner product/quotient has condition <= 1).
-NARROW_BUDGET = 0.5 + 2 ** -20
+NARROW_BUDGET = 0.5 + 2**-20
 FLOAT64_BUDGET = {"Tanh": 1.0, "ScaledTanh": 2.0, "HardSigmoid": 0.5, "Shrink": 0.5, "Celu": 2.0}
 
 
@@ -45,15 +46,20 @@ def test_every_16bit_input_within_budget(op, dtype):
 finite32 = st.floats(width=32, allow_nan=True, allow_infinity=True)
 finite64 = st.floats(allow_nan=True, allow_infinity=True)
 attr32 = st.floats(min_value=-8, max_value=8, width=32)
-pos32 = st.floats(min_value=2 ** -7, max_value=8, width=32)
+pos32 = st.floats(min_value=2**-7, max_value=8, width=32)
 
 
 @settings(max_examples=60, deadline=None)
 @given(xs=st.lists(finite32, min_size=1, max_size=64), a=attr32, b=attr32, c=pos32)
 def test_hypothesis_float32(xs, a, b, c):
     x = np.array(xs, dtype=np.float32)
-    attrs = {"ScaledTanh": {"alpha": a, "beta": b}, "HardSigmoid": {"alpha": a, "beta": b},
-             "Shrink": {"bias": a, "lambd": abs(b)}, "Celu": {"alpha": c}, "Tanh": {}}
+    attrs = {
+        "ScaledTanh": {"alpha": a, "beta": b},
+        "HardSigmoid": {"alpha": a, "beta": b},
+        "Shrink": {"bias": a, "lambd": abs(b)},
+        "Celu": {"alpha": c},
+        "Tanh": {},
+    }
     for op in OPS:
         if op == "HardSigmoid" and a == 0:
             continue  # alpha = 0: 0 * inf is NaN in IEEE arithmetic; the limit is beta (see notes)
@@ -67,8 +73,13 @@ def test_hypothesis_float32(xs, a, b, c):
 @given(xs=st.lists(finite64, min_size=1, max_size=16), a=attr32, b=attr32, c=pos32)
 def test_hypothesis_float64(xs, a, b, c):
     x = np.array(xs, dtype=np.float64)
-    attrs = {"ScaledTanh": {"alpha": a, "beta": b}, "HardSigmoid": {"alpha": a, "beta": b},
-             "Shrink": {"bias": a, "lambd": abs(b)}, "Celu": {"alpha": c}, "Tanh": {}}
+    attrs = {
+        "ScaledTanh": {"alpha": a, "beta": b},
+        "HardSigmoid": {"alpha": a, "beta": b},
+        "Shrink": {"bias": a, "lambd": abs(b)},
+        "Celu": {"alpha": c},
+        "Tanh": {},
+    }
     for op in OPS:
         if (op == "HardSigmoid" and a == 0) or (op == "ScaledTanh" and b == 0):
             continue
@@ -113,8 +124,12 @@ def test_bad_out_and_dtype():
 def test_integer_shrink_against_fractions(dtype):
     info = np.iinfo(dtype)
     rng = np.random.default_rng(7)
-    x = np.concatenate([rng.integers(info.min, info.max, 2000, dtype=dtype, endpoint=True),
-                        np.array([info.min, info.max, 0, 1, 2, 3], dtype=dtype)])
+    x = np.concatenate(
+        [
+            rng.integers(info.min, info.max, 2000, dtype=dtype, endpoint=True),
+            np.array([info.min, info.max, 0, 1, 2, 3], dtype=dtype),
+        ]
+    )
     for bias, lambd in [(0.0, 0.5), (1.5, 1.0), (2.5, 0.0), (-3.25, 2.0), (1e10, 0.5)]:
         y = run("Shrink", x, bias=bias, lambd=lambd)
         b, lam = Fraction(float(np.float32(bias))), Fraction(float(np.float32(lambd)))
@@ -131,10 +146,11 @@ def test_shared_subexpressions_and_scalar_selects_change_no_bit(name):
     reference form, formula of each standard), at its defaults and at other attribute
     values, every output bit is the plain interpretation's."""
     from opcert.expr.numpy_eval import eval_numpy, eval_plain
+
     op = opcert.get_operator(name)
     rng = np.random.default_rng(4)
     with np.errstate(invalid="ignore"):
-        x = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(np.float64)
+        x = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(np.float64)
     x = np.concatenate([x, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 700.5, -745.2]])
     for std in op.standards:
         attr_sets = [resolve(op, None, std.key)]
@@ -144,8 +160,16 @@ def test_shared_subexpressions_and_scalar_selects_change_no_bit(name):
             a = {k: float(v) for k, v in attrs.items()}
             for e in {op.implementation_for(std.key), op.reference_form(std.key), std.formula}:
                 # and on arrays where a select's condition has one value (one sign, one range)
-                for part in (x, x[x > 0], x[x < 0], x[(x > 1) & (x < 2)], x[(x > -2) & (x < -1)],
-                             x[x < -2000], x[x > 2000], x[(x > -50) & (x < -41)]):
+                for part in (
+                    x,
+                    x[x > 0],
+                    x[x < 0],
+                    x[(x > 1) & (x < 2)],
+                    x[(x > -2) & (x < -1)],
+                    x[x < -2000],
+                    x[x > 2000],
+                    x[(x > -50) & (x < -41)],
+                ):
                     with np.errstate(all="ignore"):
                         want = np.broadcast_to(eval_plain(e, part, a), part.shape)
                     got = np.broadcast_to(eval_numpy(e, part, a), part.shape)
@@ -159,17 +183,18 @@ def test_fma_rounds_once():
     a * b + c lies within an ULP of a rounding midpoint, where a multiply-then-add would differ."""
     from opcert.expr.numpy_eval import _fma, fma
     from opcert.formats import FLOAT_FORMATS, round_fraction
+
     rng = np.random.default_rng(12)
     a = rng.standard_normal(3000) * np.exp2(rng.integers(-60, 60, 3000))
     b = rng.standard_normal(3000) * np.exp2(rng.integers(-60, 60, 3000))
     c = rng.standard_normal(3000) * np.exp2(rng.integers(-60, 60, 3000))
-    c[:1500] = -(a[:1500] * b[:1500])          # c cancels the rounded product: the result is its error
+    c[:1500] = -(a[:1500] * b[:1500])  # c cancels the rounded product: the result is its error
     got = fma(a, b, c)
     f64 = FLOAT_FORMATS["float64"]
     want = np.array([round_fraction(Fraction(x) * Fraction(y) + Fraction(z), f64) for x, y, z in zip(a, b, c)])
     assert np.array_equal(got, want)
     assert np.array_equal(got, _fma(a, b, c).astype(np.float64))
-    assert not np.array_equal(got[:1500], a[:1500] * b[:1500] + c[:1500])   # it is not a*b + c
+    assert not np.array_equal(got[:1500], a[:1500] * b[:1500] + c[:1500])  # it is not a*b + c
 
 
 def _min_plain(a, b):
@@ -189,13 +214,24 @@ def test_minimum_and_maximum_give_the_bits_of_the_plain_definition():
     numpy_eval's two-pass version: every pair of special values (signed zeros, infinities,
     NaNs with payloads and signs, subnormals), arrays against scalars and scalars alone."""
     from opcert.expr import numpy_eval as ne
-    sp = np.concatenate([[0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.5],
-                         np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64).view(np.float64)])
+
+    sp = np.concatenate(
+        [
+            [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.5],
+            np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64).view(np.float64),
+        ]
+    )
     a, b = (m.ravel() for m in np.meshgrid(sp, sp))
     with np.errstate(all="ignore"):
         for new, plain in ((ne._minimum, _min_plain), (ne._maximum, _max_plain)):
-            for x, y in ((a, b), (a, 0.0), (-0.0, b), (np.float64(-0.0), np.float64(0.0)),
-                         (np.float64(0.0), np.float64(-0.0)), (a, np.float64(np.nan))):
+            for x, y in (
+                (a, b),
+                (a, 0.0),
+                (-0.0, b),
+                (np.float64(-0.0), np.float64(0.0)),
+                (np.float64(0.0), np.float64(-0.0)),
+                (a, np.float64(np.nan)),
+            ):
                 got = np.asarray(new(x, y), dtype=np.float64)
                 want = np.asarray(plain(x, y), dtype=np.float64)
                 assert got.shape == want.shape and np.array_equal(got.view(np.uint64), want.view(np.uint64))

@@ -4,6 +4,7 @@ differ, the layout property is refuted with an input replayed at both levels and
 
 The expected values come from outside opcert: the levels' outputs computed here in processes of our own with
 the library's switch set, and the reference from math.erf rounded to float16."""
+
 import importlib.util
 import json
 import math
@@ -21,7 +22,7 @@ from opcert.isa import levels
 # found, not imported: collecting the suite loads no multithreaded runtime (tests/test_layers.py)
 has_torch = importlib.util.find_spec("torch") is not None
 
-FAST = ["--samples", "64", "--layout-samples", "16", "--in-process"]   # each level's own measurement: small
+FAST = ["--samples", "64", "--layout-samples", "16", "--in-process"]  # each level's own measurement: small
 
 ERF_AT_LEVEL = textwrap.dedent("""
     import sys, numpy as np, torch
@@ -59,12 +60,36 @@ def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tm
         pytest.skip(f"this host has one torch ISA level ({want[0][0]}): nothing to compare")
     t0 = time.perf_counter()
     # the levels' outputs, computed outside opcert, at the same time as opcert runs
-    mine = {name: subprocess.Popen([sys.executable, "-c", ERF_AT_LEVEL, str(tmp_path / f"{name}.npy")],
-                                   env=dict(os.environ, **env), stdout=subprocess.PIPE, text=True)
-            for name, env in want}
+    mine = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", ERF_AT_LEVEL, str(tmp_path / f"{name}.npy")],
+            env=dict(os.environ, **env),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name, env in want
+    }
     out = tmp_path / "isa.json"
-    proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Erf", "--dtype", "float16", "--target",
-                           "torch", "--isa", "all", *FAST, "--json", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "opcert",
+            "accuracy",
+            "Erf",
+            "--dtype",
+            "float16",
+            "--target",
+            "torch",
+            "--isa",
+            "all",
+            *FAST,
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     reported = {name: p.communicate()[0].strip() for name, p in mine.items()}
     ys = {name: np.load(tmp_path / f"{name}.npy") for name in mine}
     assert reported["default"] == "DEFAULT"
@@ -72,7 +97,8 @@ def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tm
 
     def differ(a, b):
         return (ys[a] != ys[b]) & ~(np.isnan(ys[a].view(np.float16)) & np.isnan(ys[b].view(np.float16)))
-    pairs = {(a, b): int(differ(a, b).sum()) for i, (a, _) in enumerate(want) for b, _ in want[i + 1:]}
+
+    pairs = {(a, b): int(differ(a, b).sum()) for i, (a, _) in enumerate(want) for b, _ in want[i + 1 :]}
     if not any(pairs.values()):
         pytest.skip(f"torch's float16 erf gives the same bits at every level on this host: {pairs}")
 
@@ -90,7 +116,7 @@ def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tm
     assert differ(a, b)[k]
     for lv in ce["levels"]:
         assert int(lv["output"]["bits"], 16) == ys[lv["level"]][k]
-        assert lv["replayed"] == lv["output"]          # run again at that level, in a fresh process
+        assert lv["replayed"] == lv["output"]  # run again at that level, in a fresh process
         assert lv["environment"] == {"ATEN_CPU_CAPABILITY": lv["level"]}
         assert lv["dispatched"].endswith(reported[lv["level"]])
     assert ce["replayed"] is True and "run again at" in ce["replay"]
@@ -119,9 +145,26 @@ def _level_module(tmp_path, monkeypatch):
 def test_a_numpy_callable_with_the_same_bits_at_every_level_is_not_refuted_across_levels(tmp_path, monkeypatch):
     want = _level_module(tmp_path, monkeypatch)
     out = tmp_path / "isa.json"
-    proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Relu", "--dtype", "float16", "--target",
-                           "isa_level_targets:relu64", "--isa", "all", *FAST, "--json", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "opcert",
+            "accuracy",
+            "Relu",
+            "--dtype",
+            "float16",
+            "--target",
+            "isa_level_targets:relu64",
+            "--isa",
+            "all",
+            *FAST,
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     cmp = doc["comparison"]
@@ -142,11 +185,20 @@ def test_a_numpy_callable_with_the_same_bits_at_every_level_is_not_refuted_acros
 
 def test_the_gate_path_compares_its_level_with_every_other_and_replays_the_difference(tmp_path, monkeypatch):
     from opcert.isa import measure_at_level
+
     want = [n for n, _ in _level_module(tmp_path, monkeypatch)]
     if "X86_V4" not in want:
         pytest.skip(f"NumPy's X86_V4 dispatch is not a level on this host ({want})")
-    res = measure_at_level("X86_V4", "Relu", "isa_level_targets:relu_v4_high", "float16", "sample", samples=64,
-                           layout_samples=16, isolation="none")
+    res = measure_at_level(
+        "X86_V4",
+        "Relu",
+        "isa_level_targets:relu_v4_high",
+        "float16",
+        "sample",
+        samples=64,
+        layout_samples=16,
+        isolation="none",
+    )
     lay = next(p for p in res.properties if p["kind"] == "layout")
     assert lay["status"] == "refuted" and not lay["ok"]
     fam = next(f for f in lay["layouts"] if f["family"] == "isa levels")
@@ -154,11 +206,11 @@ def test_the_gate_path_compares_its_level_with_every_other_and_replays_the_diffe
     x = np.arange(65536, dtype=np.uint16).view(np.float16)
     with np.errstate(invalid="ignore"):
         high = int((np.isfinite(x) & (x > 1)).sum())
-    assert fam["differ"] == high == 0x7bff - 0x3c01 + 1
-    lower = want[:want.index("X86_V4")]
+    assert fam["differ"] == high == 0x7BFF - 0x3C01 + 1
+    lower = want[: want.index("X86_V4")]
     ce = lay["counterexample"]
     assert [lv["level"] for lv in ce["levels"]] == [lower[0], "X86_V4"]
-    assert ce["inputs"]["x"]["bits"] == "0x3c01"            # the first input above 1, in bit order
+    assert ce["inputs"]["x"]["bits"] == "0x3c01"  # the first input above 1, in bit order
     assert [lv["output"]["bits"] for lv in ce["levels"]] == ["0x3c01", "0x3c02"]
     assert [lv["replayed"]["bits"] for lv in ce["levels"]] == ["0x3c01", "0x3c02"] and ce["replayed"] is True
     assert ce["reference"]["f(x)"]["bits"] == "0x3c01"
@@ -166,7 +218,7 @@ def test_the_gate_path_compares_its_level_with_every_other_and_replays_the_diffe
     assert any(n.startswith("ISA levels compared bit for bit on every float16 input (65,536)") for n in res.notes)
     # only pairs with X86_V4 are compared (each gate check is one level's); the levels above agree with it
     assert all("X86_V4" in pair for pair in fam["how"].split(": ", 1)[1].split("; ")), fam["how"]
-    for above in want[want.index("X86_V4") + 1:]:
+    for above in want[want.index("X86_V4") + 1 :]:
         assert f"X86_V4 vs {above}: 0 differ" in fam["how"], fam["how"]
 
 
@@ -177,17 +229,39 @@ def test_float64_levels_are_compared_on_one_draw_of_the_checks_samples(tmp_path)
     if len(want) < 2:
         pytest.skip(f"NumPy has one dispatch level on this host ({want[0]}): nothing to compare")
     out = tmp_path / "isa.json"
-    proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Tanh", "--dtype", "float64", "--target",
-                           "numpy:tanh", "--isa", "all", "--samples", "200", "--layout-samples", "16", "--in-process",
-                           "--json", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "opcert",
+            "accuracy",
+            "Tanh",
+            "--dtype",
+            "float64",
+            "--target",
+            "numpy:tanh",
+            "--isa",
+            "all",
+            "--samples",
+            "200",
+            "--layout-samples",
+            "16",
+            "--in-process",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     cmp = json.loads(out.read_text())["comparison"]
     assert cmp["levels"] == want and not cmp["missing"] and not cmp["complete"]
     assert cmp["scope"] == f"the check's {cmp['inputs']:,} sampled float64 inputs (seed 0)" and cmp["inputs"] > 200
     ce = cmp["counterexample"]
     if ce is None:
-        return          # NumPy's tanh gives the same bits at every level here
+        return  # NumPy's tanh gives the same bits at every level here
     import mpmath
+
     x = ce["inputs"]["x"]["value"]
     mpmath.mp.prec = 200
     assert ce["reference"]["f(x)"]["value"] == float(mpmath.tanh(mpmath.mpf(x)))

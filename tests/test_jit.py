@@ -1,5 +1,6 @@
 """opcert's compiled kernels are cached under a key of all of opcert's source (opcert.jit): a kernel that
 inlines another module's function is compiled again when that module changes, not loaded as it was."""
+
 import importlib
 import json
 import os
@@ -49,8 +50,9 @@ def _caches(dispatcher) -> bool:
 def _run(cache_dir, path, fingerprint="-"):
     env = dict(os.environ, OPCERT_KERNEL_CACHE=str(cache_dir))
     env.pop("NUMBA_CACHE_DIR", None)
-    r = subprocess.run([sys.executable, "-c", PROBE, str(path), fingerprint], env=env, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path), fingerprint], env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -63,7 +65,7 @@ def test_a_kernel_is_compiled_again_when_opcert_source_changes(tmp_path):
     path.write_text(textwrap.dedent(KERNEL))
     first = _run(tmp_path, path)
     assert first["keyed"] and first["misses"] == 1 and first["hits"] == 0
-    assert first["out"] == 2.0 ** -22     # twice binary32's ULP at 1, 2^-23
+    assert first["out"] == 2.0**-22  # twice binary32's ULP at 1, 2^-23
     again = _run(tmp_path, path)
     assert again["hits"] == 1 and again["misses"] == 0
     other = _run(tmp_path, path, "0" * 64)
@@ -100,7 +102,7 @@ def test_every_cached_kernel_of_opcert_is_keyed():
             if isinstance(v, CPUDispatcher) and _caches(v):
                 (cached if keyed(v) else loose).append(f"{info.name}.{name}")
     assert loose == []
-    assert len(cached) >= 10        # the sweep's, the property scans', errorfree's, ulp's, ...
+    assert len(cached) >= 10  # the sweep's, the property scans', errorfree's, ulp's, ...
 
 
 def test_a_generated_ball_kernel_is_keyed():
@@ -108,8 +110,14 @@ def test_a_generated_ball_kernel_is_keyed():
     from opcert.numerics.ball_compiled import compiled
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
+
     op = get_operator("Tanh")
     assert compiled(op.reference_form(None), {k: float(v) for k, v in resolve(op).items()}) is not None
-    kernels = [v for name, mod in list(sys.modules.items()) if name.startswith("opcert_ball_")
-               for v in vars(mod).values() if isinstance(v, CPUDispatcher) and _caches(v)]
-    assert kernels and all(keyed(k) for k in kernels)     # evaluate, and errorfree's functions it imports
+    kernels = [
+        v
+        for name, mod in list(sys.modules.items())
+        if name.startswith("opcert_ball_")
+        for v in vars(mod).values()
+        if isinstance(v, CPUDispatcher) and _caches(v)
+    ]
+    assert kernels and all(keyed(k) for k in kernels)  # evaluate, and errorfree's functions it imports

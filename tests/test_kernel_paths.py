@@ -14,6 +14,7 @@ the same paths for a check whatever `proofs` lists, so:
 The expected figures come from the faults built into the kernels (which inputs, which paths, which wrong
 value: computed here with NumPy from the same formulas), never from opcert's output.
 """
+
 import json
 import math
 import os
@@ -155,7 +156,7 @@ with np.errstate(all="ignore"):
     _x32 = X.astype(np.float32)
     _x2 = _x32 * _x32
     CRUDE = (_x32 * (np.float32(27) + _x2) / (np.float32(27) + np.float32(9) * _x2)).astype(np.float16)
-    EXACT = np.tanh(X.astype(np.float64))      # to ~1e-16: enough for ULP errors of float16 outputs
+    EXACT = np.tanh(X.astype(np.float64))  # to ~1e-16: enough for ULP errors of float16 outputs
     GOOD = EXACT.astype(np.float16)
     SMALL = np.where((MAG >= 0x4200) & FINITE, np.copysign(np.float16(1), X), GOOD).astype(np.float16)
     REMAINDER = np.where(MAG < 0x3C00, CRUDE, GOOD)
@@ -180,6 +181,7 @@ def worst(y: np.ndarray) -> tuple[float, set]:
 
 # ---- building and running -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
     if not has_cc:
@@ -188,8 +190,11 @@ def lib(tmp_path_factory):
     (d / "kernels.c").write_text(KERNELS)
     so = d / "libkernels.so"
     # no contraction into FMAs: the tables' binary32 arithmetic is the one NumPy does here
-    proc = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-ffp-contract=off", "-o", str(so),
-                           str(d / "kernels.c"), "-lm"], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O2", "-ffp-contract=off", "-o", str(so), str(d / "kernels.c"), "-lm"],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode and "_Float16" in proc.stderr:
         pytest.skip(f"this C compiler has no _Float16: {proc.stderr[-300:]}")
     assert proc.returncode == 0, proc.stderr
@@ -216,13 +221,19 @@ def run_gate(d, checks: str, pythonpath=None) -> dict:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join([str(pythonpath)] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run([sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
-                          capture_output=True, text=True, env=env)
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]    # a verdict, not an error of opcert or of its use
+    proc = subprocess.run(
+        [sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]  # a verdict, not an error of opcert or of its use
     doc = json.loads(out.read_text())
     assert doc["ok"] == (proc.returncode == 0)
-    checks = {c["target"].rsplit(":", 1)[-1].removeprefix("tanh_") if c["target"].startswith("c:") else "stateful":
-              c for c in doc["checks"]}
+    checks = {
+        c["target"].rsplit(":", 1)[-1].removeprefix("tanh_") if c["target"].startswith("c:") else "stateful": c
+        for c in doc["checks"]
+    }
     checks["exit code"] = proc.returncode
     return checks
 
@@ -230,15 +241,21 @@ def run_gate(d, checks: str, pythonpath=None) -> dict:
 @pytest.fixture(scope="module")
 def budget_gate(lib, stateful_dir, tmp_path_factory):
     """The README's kind of check: a budget, no `proofs` key; every float16 input."""
-    checks = "".join(f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "{target_of(lib, k)}"\n'
-                     f'mode = "exhaustive"\nmax_ulp = 1\n\n' for k in BUDGET_FAULTY)
+    checks = "".join(
+        f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "{target_of(lib, k)}"\n'
+        f'mode = "exhaustive"\nmax_ulp = 1\n\n'
+        for k in BUDGET_FAULTY
+    )
     return run_gate(tmp_path_factory.mktemp("budget_gate"), checks, pythonpath=stateful_dir)
 
 
 @pytest.fixture(scope="module")
 def proofs_gate(lib, tmp_path_factory):
-    checks = "".join(f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "{target_of(lib, k)}"\n'
-                     f'mode = "exhaustive"\nmax_ulp = 1\nproofs = "all"\n\n' for k in PATH_FAULTY + ("honest",))
+    checks = "".join(
+        f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "{target_of(lib, k)}"\n'
+        f'mode = "exhaustive"\nmax_ulp = 1\nproofs = "all"\n\n'
+        for k in PATH_FAULTY + ("honest",)
+    )
     return run_gate(tmp_path_factory.mktemp("proofs_gate"), checks)
 
 
@@ -276,6 +293,7 @@ def test_the_kernels_compute_what_the_figures_say(lib):
     """Called here through ctypes, outside opcert: each path gives the outputs the expected figures use."""
     import ctypes
     import threading
+
     so = ctypes.CDLL(str(lib))
 
     def run(name, x, in_thread=False):
@@ -283,7 +301,7 @@ def test_the_kernels_compute_what_the_figures_say(lib):
         y = np.empty_like(x)
         f = getattr(so, f"tanh_{name}")
         f.restype, f.argtypes = None, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-        call = lambda: f(x.ctypes.data, y.ctypes.data, x.size, None)       # noqa: E731
+        call = lambda: f(x.ctypes.data, y.ctypes.data, x.size, None)  # noqa: E731
         if in_thread:
             t = threading.Thread(target=call)
             t.start()
@@ -292,18 +310,18 @@ def test_the_kernels_compute_what_the_figures_say(lib):
             call()
         return y
 
-    def in_calls(name, n):      # every input, in calls of n elements
-        return np.concatenate([run(name, BITS[i:i + n]) for i in range(0, BITS.size, n)])
+    def in_calls(name, n):  # every input, in calls of n elements
+        return np.concatenate([run(name, BITS[i : i + n]) for i in range(0, BITS.size, n)])
 
     good, crude = GOOD.view(np.uint16), CRUDE.view(np.uint16)
     for name in ("honest", "small", "remainder", "mixed", "signs", "long16", "long20", "thread"):
-        assert _same(run(name, BITS), good), name      # one call of the 65,536 inputs: the honest path
+        assert _same(run(name, BITS), good), name  # one call of the 65,536 inputs: the honest path
     assert _same(in_calls("small", 64), good) and _same(in_calls("small", 63), SMALL)
     assert _same(in_calls("remainder", 8), good) and _same(in_calls("remainder", 7), REMAINDER)
     assert _same(in_calls("remainder", 1), REMAINDER) and _same(in_calls("honest", 1), good)
     long16 = np.concatenate([BITS, BITS[:1]])
     assert _same(run("long16", long16), np.concatenate([crude, crude[:1]]))
-    long20 = np.tile(BITS, 17)[:(1 << 20) + 1]
+    long20 = np.tile(BITS, 17)[: (1 << 20) + 1]
     assert _same(run("long20", long20[:-1]), good[long20[:-1]]) and _same(run("long20", long20), crude[long20])
     assert _same(run("thread", BITS, in_thread=True), crude) and _same(run("thread", BITS), good)
     # a vector of 8 lanes mixing the classes (or the signs) takes the other path for all its lanes
@@ -314,6 +332,7 @@ def test_the_kernels_compute_what_the_figures_say(lib):
 
 
 # ---- budget-only checks: the gate, the reproduce command, the pytest plugin ----------------------------------
+
 
 def _max_ulp_in(text: str) -> float:
     m = re.search(r"max ULP error (\S+) > ", text)
@@ -336,7 +355,7 @@ def test_a_budget_only_gate_check_fails_a_kernel_wrong_on_one_path(budget_gate, 
         top, where = EXPECTED_WORST[kernel]
         assert acc["max_ulp"] == pytest.approx(top, rel=1e-9), acc
         assert int(acc["worst_input_bits"], 16) in where, acc
-    else:       # from its 11th call, 1.5 x tanh: the worst over the inputs it got then, at most the worst of all
+    else:  # from its 11th call, 1.5 x tanh: the worst over the inputs it got then, at most the worst of all
         assert acc["max_ulp"] <= ulp_errors(STATE).max() * (1 + 1e-12), acc
 
 
@@ -350,8 +369,9 @@ def _command(check) -> list:
 
 
 @pytest.mark.parametrize("kernel", BUDGET_FAULTY)
-def test_the_reproduce_command_of_a_budget_only_check_gives_its_verdict(budget_gate, stateful_dir, cli, tmp_path,
-                                                                         monkeypatch, kernel):
+def test_the_reproduce_command_of_a_budget_only_check_gives_its_verdict(
+    budget_gate, stateful_dir, cli, tmp_path, monkeypatch, kernel
+):
     check = budget_gate[kernel]
     argv = _command(check)
     monkeypatch.syspath_prepend(str(stateful_dir))
@@ -360,7 +380,7 @@ def test_the_reproduce_command_of_a_budget_only_check_gives_its_verdict(budget_g
     assert code == (1 if check["status"] == "fail" else 0), err[-3000:]
     res = json.loads(out.read_text())
     assert res["max_ulp"] > 1
-    if kernel in EXPECTED_WORST:     # the same paths measured: the same worst error, at the same input
+    if kernel in EXPECTED_WORST:  # the same paths measured: the same worst error, at the same input
         assert res["max_ulp"] == check["accuracy"]["max_ulp"], (res["max_ulp"], check["accuracy"]["max_ulp"])
         assert res["worst_input_bits"] == check["accuracy"]["worst_input_bits"]
 
@@ -380,6 +400,7 @@ def test_a_pytest_check_fails_a_kernel_wrong_on_one_path(opcert_check, lib, stat
 
 
 # ---- proofs = "all": kernels wrong in mixed vectors, long calls, other threads ---------------------------------
+
 
 def _layout(check) -> dict:
     return next(p for p in check["proofs"] if p["name"] == "layout")
@@ -405,10 +426,10 @@ def _neighbour_consistent(kernel: str, x_bits: int, layout: str) -> None:
     """A mixed vector holds the input, its bit-order neighbours and one neighbour value: the kernel's fault needs
     the neighbour value in one class and an input of the vector in the other."""
     m = re.search(r"neighbour (0x[0-9a-f]{4})", layout)
-    if not m or "the neighbour at position" in layout:     # (the neighbour value's own output: inputs unnamed)
+    if not m or "the neighbour at position" in layout:  # (the neighbour value's own output: inputs unnamed)
         return
     c = int(m.group(1), 16)
-    assert (c & 0x7FFF) <= 0x7C00, layout                     # a NaN lane never decides the path
+    assert (c & 0x7FFF) <= 0x7C00, layout  # a NaN lane never decides the path
     near = [(x_bits + d) & 0xFFFF for d in range(-3, 4)]
     near = [b for b in near if (b & 0x7FFF) <= 0x7C00]
     if kernel == "mixed":
@@ -455,11 +476,11 @@ def test_a_kernel_wrong_on_a_path_fails_proofs_all_with_the_layout_that_shows_it
             assert not _differ(f), f
         if kernel == "thread" and "thread" not in f["family"]:
             assert not _differ(f), f
-        if kernel == "long20" and "mixed" in f["family"]:      # vectors of 2 x 65,536 elements: below 2^20
+        if kernel == "long20" and "mixed" in f["family"]:  # vectors of 2 x 65,536 elements: below 2^20
             assert not _differ(f), f
     if kernel in ("long16", "long20"):
         parts = {p["layout"]: p["differ"] for f in fams for p in f.get("parts", [])}
-        for name, n in parts.items():       # every call longer than the threshold, none shorter
+        for name, n in parts.items():  # every call longer than the threshold, none shorter
             m = re.search(r"call of ([\d,]+) element", name)
             if m and "path-dependent" not in name:
                 size = int(m.group(1).replace(",", ""))
@@ -472,8 +493,12 @@ def test_a_kernel_wrong_on_a_path_fails_proofs_all_with_the_layout_that_shows_it
     acc = check["accuracy"]
     assert acc["max_ulp"] > 1
     _reason(check, "max ULP error")
-    assert math.isinf(acc["max_ulp"]) or acc.get("nan_mismatches"), \
-        (acc["max_ulp"], acc["worst_input"], acc.get("worst_layout"), acc.get("nan_mismatches"))
+    assert math.isinf(acc["max_ulp"]) or acc.get("nan_mismatches"), (
+        acc["max_ulp"],
+        acc["worst_input"],
+        acc.get("worst_layout"),
+        acc.get("nan_mismatches"),
+    )
 
 
 def test_the_honest_kernel_passes_proofs_all_with_every_family_enumerated(proofs_gate):

@@ -2,6 +2,7 @@
 no import cycle between modules, no private name imported from another module, and the package's own
 `__init__` (the public facade) imported only from the top layer. Function-level imports count: they are
 imports too."""
+
 import ast
 import sys
 import tomllib
@@ -23,7 +24,7 @@ def graph():
 def test_the_layer_contracts_hold(capsys):
     code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
     out = capsys.readouterr().out
-    assert code == 0, out[out.find("Broken contracts"):]
+    assert code == 0, out[out.find("Broken contracts") :]
     assert "0 broken" in out and "KEPT" in out
 
 
@@ -31,17 +32,22 @@ def test_every_module_is_in_a_layer():
     """A new top-level module must be placed in the layers, or the contract says nothing about it."""
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
     named = {m.strip() for layer in cfg["layers"] for m in layer.replace(":", "|").split("|")}
-    here = {f"opcert.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | \
-        {f"opcert.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
+    here = {f"opcert.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
+        f"opcert.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")
+    }
     assert here - named == set(), "modules in no layer of pyproject.toml's contract"
 
 
 def test_every_room_of_verify_is_in_its_contract():
-    cfg = next(c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-               if c.get("containers") == ["opcert.verify"])
+    cfg = next(
+        c
+        for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+        if c.get("containers") == ["opcert.verify"]
+    )
     named = {m.strip() for layer in cfg["layers"] for m in layer.split("|")}
-    here = {p.stem for p in (PACKAGE / "verify").glob("*.py") if p.stem != "__init__"} | \
-        {p.parent.name for p in (PACKAGE / "verify").glob("*/__init__.py")}
+    here = {p.stem for p in (PACKAGE / "verify").glob("*.py") if p.stem != "__init__"} | {
+        p.parent.name for p in (PACKAGE / "verify").glob("*/__init__.py")
+    }
     assert here - named == set(), "rooms of opcert.verify in no layer of its contract"
 
 
@@ -54,8 +60,9 @@ def test_no_package_holds_most_of_the_house():
     the top-level packages (with their subpackages) and for every package alone (its own modules)."""
     total = _lines(PACKAGE.rglob("*.py"))
     top = {d.name: _lines(d.rglob("*.py")) for d in PACKAGE.iterdir() if (d / "__init__.py").exists()}
-    alone = {str(d.relative_to(PACKAGE)): _lines(d.glob("*.py")) for d in PACKAGE.rglob("*")
-             if (d / "__init__.py").exists()}
+    alone = {
+        str(d.relative_to(PACKAGE)): _lines(d.glob("*.py")) for d in PACKAGE.rglob("*") if (d / "__init__.py").exists()
+    }
     assert max(top.values()) < 0.4 * total, sorted(top.items(), key=lambda kv: -kv[1])[:3]
     assert max(alone.values()) < 0.4 * total, sorted(alone.items(), key=lambda kv: -kv[1])[:3]
 
@@ -64,7 +71,7 @@ def test_no_import_cycle(graph):
     adj = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
     index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
 
-    def visit(v):          # Tarjan's strongly connected components
+    def visit(v):  # Tarjan's strongly connected components
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
@@ -85,6 +92,7 @@ def test_no_import_cycle(graph):
                     break
             if len(comp) > 1:
                 cycles.append(sorted(comp))
+
     for m in sorted(adj):
         if m not in index:
             visit(m)
@@ -94,8 +102,11 @@ def test_no_import_cycle(graph):
 def test_the_public_facade_is_imported_only_from_the_top(graph):
     """`opcert/__init__.py` imports the layers to offer the public API: a module below that imports it
     imports every layer (the version is in opcert._version)."""
-    assert graph.find_modules_that_directly_import("opcert") <= {"opcert.cli", "opcert.pytest_plugin",
-                                                                  "opcert.__main__"}
+    assert graph.find_modules_that_directly_import("opcert") <= {
+        "opcert.cli",
+        "opcert.pytest_plugin",
+        "opcert.__main__",
+    }
 
 
 def _imports_of_private_names():
@@ -108,7 +119,7 @@ def _imports_of_private_names():
                 continue
             if node.level:
                 parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1])
+                base = ".".join(parts[: len(parts) - node.level + 1])
                 target = base + ("." + node.module if node.module else "")
             else:
                 target = node.module or ""
@@ -138,20 +149,33 @@ def test_the_private_name_check_can_fail(tmp_path, monkeypatch):
     assert [x for x in _imports_of_private_names()] == ["opcert.sub.a:2 imports _hidden from opcert.b"]
 
 
-
 def test_collecting_the_suite_loads_no_multithreaded_runtime():
     # Once a process has loaded torch, jax, ONNX Runtime or OpenVINO, opcert spawns its workers rather than
     # forking them (opcert.workers): a test module that imports one at collection slows every later test
     # of its xdist worker (the suite took minutes longer when test_catalog imported jax to decide a skip).
     # conftest.py records what this process had loaded when its collection finished.
     import conftest
+
     assert conftest.THREADED_AT_COLLECTION == [], conftest.THREADED_AT_COLLECTION
 
 
 # Heavy optional dependencies a module may import where it needs them (each loads in seconds, or starts threads);
 # everything else is imported at the top of its module.
-LAZY_ALLOWED = {"z3", "numba", "llvmlite", "torch", "jax", "jaxlib", "openvino", "onnxruntime", "onnx", "dask",
-                "distributed", "matplotlib", "tensorflow"}
+LAZY_ALLOWED = {
+    "z3",
+    "numba",
+    "llvmlite",
+    "torch",
+    "jax",
+    "jaxlib",
+    "openvino",
+    "onnxruntime",
+    "onnx",
+    "dask",
+    "distributed",
+    "matplotlib",
+    "tensorflow",
+}
 
 
 def _function_local_imports():
@@ -171,6 +195,9 @@ def test_imports_are_at_module_level_but_the_heavy_and_the_explained():
     own = [(where, line) for where, module, line in _function_local_imports() if module.startswith("opcert")]
     assert len(own) < 20, own
     assert [where for where, line in own if "# lazy" not in line] == []
-    other = [f"{where} {module}" for where, module, _ in _function_local_imports()
-             if not module.startswith("opcert") and module.split(".")[0] not in LAZY_ALLOWED]
+    other = [
+        f"{where} {module}"
+        for where, module, _ in _function_local_imports()
+        if not module.startswith("opcert") and module.split(".")[0] not in LAZY_ALLOWED
+    ]
     assert other == []

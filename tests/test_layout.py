@@ -6,6 +6,7 @@ strided views, empty arrays) fail; the same kernel made position-independent
 passes. Where a real runtime is layout-dependent, the example opcert reports
 is replayed here with the runtime itself, outside opcert.
 """
+
 import contextlib
 import importlib
 import importlib.util
@@ -82,6 +83,7 @@ def _layout_reason(check) -> str:
 def test_every_operator_declares_layout_invariance_and_all_requires_it():
     from opcert import policy
     from opcert.spec.attrs import resolve
+
     for op in operators():
         kinds = [p.kind for p in op.properties]
         assert kinds.count("layout") == 1, op.name
@@ -108,7 +110,9 @@ def c_gate(paths, tmp_path_factory):
     """One `opcert gate` over the five kernels (proofs = "all", max_ulp = 1, sample mode): {symbol: check}."""
     d = tmp_path_factory.mktemp("c_gate")
     cfg = d / "opcert.toml"
-    cfg.write_text("".join(f"""
+    cfg.write_text(
+        "".join(
+            f"""
 [[check]]
 op = "Tanh"
 dtypes = ["float32"]
@@ -117,34 +121,44 @@ samples = 2000
 max_ulp = 1
 proofs = "all"
 accept_sampled_evidence = true
-""" for sym in SYMBOLS))
+"""
+            for sym in SYMBOLS
+        )
+    )
     out = d / "gate.json"
-    proc = subprocess.run([sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 1, proc.stderr[-2000:]      # some checks fail, none is an error of opcert
+    proc = subprocess.run(
+        [sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]  # some checks fail, none is an error of opcert
     from opcert.report.diff import load_gate
-    load_gate(str(out))        # the result is one that opcert report and opcert diff read back
+
+    load_gate(str(out))  # the result is one that opcert report and opcert diff read back
     return {c["target"].rsplit(":", 1)[1]: c for c in json.loads(out.read_text())["checks"]}
 
 
-@pytest.mark.parametrize("symbol, where", [
-    ("tanh_remainder", r"a call of (\d+) element\(s\), position (\d+)"),
-    ("tanh_short", r"a call of (\d+) element\(s\)"),
-    ("tanh_unaligned", r"a call of \d+ element\(s\) at (\d+) bytes past a 64-byte boundary, position (\d+)"),
-    ("tanh_aliased", r"a call of \d+ element\(s\) in place"),
-])
+@pytest.mark.parametrize(
+    "symbol, where",
+    [
+        ("tanh_remainder", r"a call of (\d+) element\(s\), position (\d+)"),
+        ("tanh_short", r"a call of (\d+) element\(s\)"),
+        ("tanh_unaligned", r"a call of \d+ element\(s\) at (\d+) bytes past a 64-byte boundary, position (\d+)"),
+        ("tanh_aliased", r"a call of \d+ element\(s\) in place"),
+    ],
+)
 def test_a_c_kernel_wrong_on_one_path_fails_the_gate_with_that_layout(c_gate, symbol, where):
     check = c_gate[symbol]
     assert check["status"] == "fail"
     reason = _layout_reason(check)
     m = re.search(where, reason)
     assert m, reason
-    if symbol == "tanh_remainder":      # the layout named is a remainder position of the 8-wide loop
+    if symbol == "tanh_remainder":  # the layout named is a remainder position of the 8-wide loop
         n, p = int(m.group(1)), int(m.group(2))
         assert n % 8 and p >= n - n % 8
     if symbol == "tanh_short":
         assert int(m.group(1)) < 64
-    if symbol == "tanh_unaligned":      # before the first 32-byte-aligned address
+    if symbol == "tanh_unaligned":  # before the first 32-byte-aligned address
         off, p = int(m.group(1)), int(m.group(2))
         assert off % 32 and 4 * p < 32 - off % 32
     lay = next(p for p in check["proofs"] if p["name"] == "layout")
@@ -153,8 +167,9 @@ def test_a_c_kernel_wrong_on_one_path_fails_the_gate_with_that_layout(c_gate, sy
     assert any(r.startswith("max ULP error") for r in check["reasons"]) or symbol == "tanh_aliased"
     acc = check["accuracy"]
     assert acc.get("worst_layout") or symbol != "tanh_short", acc
-    if acc.get("worst_layout"):     # the worst is in another layout: its exact value is given too (mpmath's)
+    if acc.get("worst_layout"):  # the worst is in another layout: its exact value is given too (mpmath's)
         import mpmath
+
         with mpmath.workdps(50):
             assert acc["worst_exact"] == f"{float(mpmath.tanh(mpmath.mpf(acc['worst_input']))):.17g}", acc
 
@@ -166,22 +181,25 @@ def test_the_same_kernel_position_independent_passes(c_gate):
     assert lay["status"] == "checked" and lay["violations"] == 0
     fams = {f["family"]: f for f in lay["layouts"]}
     L = longest(get_format("float32"))
-    n = 2000          # at most the sample's distinct inputs go through each layout
+    n = 2000  # at most the sample's distinct inputs go through each layout
     assert set(fams) == {"calls", "offsets", "in place", "mixed vectors", "long calls", "caller threads"}
     # every length 1..L, every input at every position: sum(n for n in 1..L) outputs per input
     per_input = L * (L + 1) // 2
     assert fams["calls"]["evaluated"] % per_input == 0 and fams["calls"]["evaluated"] // per_input <= n
-    assert fams["offsets"]["evaluated"] == len(byte_offsets(get_format("float32"))) * L * \
-        (fams["calls"]["evaluated"] // per_input)
+    assert fams["offsets"]["evaluated"] == len(byte_offsets(get_format("float32"))) * L * (
+        fams["calls"]["evaluated"] // per_input
+    )
 
 
 def test_a_c_kernel_is_proved_layout_invariant_by_enumeration_in_float16(tmp_path):
     if not has_cc:
         pytest.skip("no C compiler (cc) on this machine")
     src = tmp_path / "r.c"
-    src.write_text("#include <stddef.h>\n#include <stdint.h>\nvoid relu(const uint16_t *x, uint16_t *y, size_t n, "
-                   "const float *a) { for (size_t i = 0; i < n; i++) { uint16_t b = x[i]; "
-                   "y[i] = ((b & 0x7fff) <= 0x7c00 && (b & 0x8000)) ? 0 : b; } }\n")
+    src.write_text(
+        "#include <stddef.h>\n#include <stdint.h>\nvoid relu(const uint16_t *x, uint16_t *y, size_t n, "
+        "const float *a) { for (size_t i = 0; i < n; i++) { uint16_t b = x[i]; "
+        "y[i] = ((b & 0x7fff) <= 0x7c00 && (b & 0x8000)) ? 0 : b; } }\n"
+    )
     so = tmp_path / "libr.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(src)], check=True)
     res = measure("Relu", f"c:{so}:relu", "float16", "exhaustive", properties=("layout",))
@@ -204,13 +222,20 @@ def _kernel_module(tmp_path, body: str):
         sys.modules.pop("kern_layout", None)
 
 
-@pytest.mark.parametrize("body, family", [
-    ("y = np.tanh(x)\nif x.size < 40:\n    y = (x * (27 + x * x) / (27 + 9 * x * x)).astype(x.dtype)\nreturn y",
-     "calls"),
-    ("y = np.tanh(x)\nif not x.flags.c_contiguous:\n    y = np.nextafter(y, np.inf).astype(x.dtype)\nreturn y",
-     "lengths"),
-    ("if x.size == 0:\n    raise ValueError('empty')\nreturn np.tanh(x)", "strides and shapes"),
-])
+@pytest.mark.parametrize(
+    "body, family",
+    [
+        (
+            "y = np.tanh(x)\nif x.size < 40:\n    y = (x * (27 + x * x) / (27 + 9 * x * x)).astype(x.dtype)\nreturn y",
+            "calls",
+        ),
+        (
+            "y = np.tanh(x)\nif not x.flags.c_contiguous:\n    y = np.nextafter(y, np.inf).astype(x.dtype)\nreturn y",
+            "lengths",
+        ),
+        ("if x.size == 0:\n    raise ValueError('empty')\nreturn np.tanh(x)", "strides and shapes"),
+    ],
+)
 def test_a_python_callable_that_depends_on_its_layout_is_refuted(tmp_path, body, family):
     with _kernel_module(tmp_path, body) as name:
         res = measure("Tanh", name, "float16", "exhaustive", properties=("layout",), isolation="none")
@@ -225,19 +250,22 @@ def test_rows_go_in_calls_of_bounded_size_and_a_refutation_names_its_row_in_that
     each row keeps the alignment it has in one view of every row). A kernel wrong on row 40 of a call of 320
     rows of 3 is refuted in the lengths family with that row and call named, replayed on that call alone."""
     from opcert.verify.paths import layout
-    monkeypatch.setattr(layout, "ROW_BLOCK", 1024)        # 3-element rows: calls of 320 rows (1024 // 3 // 32 * 32)
+
+    monkeypatch.setattr(layout, "ROW_BLOCK", 1024)  # 3-element rows: calls of 320 rows (1024 // 3 // 32 * 32)
     shapes = []
-    body = ("y = np.tanh(x)\nif x.ndim == 2 and x.shape[1] == 3:\n    SHAPES.append(x.shape)\n"
-            "if x.shape == (320, 3):\n    y[40] = np.nextafter(y[40], np.float16(np.inf))\nreturn y")
+    body = (
+        "y = np.tanh(x)\nif x.ndim == 2 and x.shape[1] == 3:\n    SHAPES.append(x.shape)\n"
+        "if x.shape == (320, 3):\n    y[40] = np.nextafter(y[40], np.float16(np.inf))\nreturn y"
+    )
     with _kernel_module(tmp_path, body) as name:
         importlib.import_module("kern_layout").SHAPES = shapes
         res = measure("Tanh", name, "float16", "exhaustive", properties=("layout",), isolation="none")
     lay = res.properties[-1]
     assert lay["status"] == "refuted"
     fam = next(f for f in lay["layouts"] if f["family"] == "lengths")
-    nv, rest = divmod(fam["evaluated"], 129 * 130 // 2)       # every input at every position of 1..129
+    nv, rest = divmod(fam["evaluated"], 129 * 130 // 2)  # every input at every position of 1..129
     assert rest == 0 and nv > 320 and fam["differ"] > 0
-    assert shapes[:-1] == [(320, 3)] * (nv // 320) + [(nv % 320, 3)] * (nv % 320 > 0)   # then the replay's call
+    assert shapes[:-1] == [(320, 3)] * (nv // 320) + [(nv % 320, 3)] * (nv % 320 > 0)  # then the replay's call
     ce = lay["counterexample"]
     assert "row 40 of a 2-D view of 320 rows of 3 elements (row stride 4), position 0" in ce["layout"], ce
     assert ce["replayed"] is True and shapes[-1] == (320, 3)
@@ -258,11 +286,16 @@ def torch_gate(tmp_path_factory):
         pytest.skip("torch is not installed (opcert[torch])")
     d = tmp_path_factory.mktemp("torch_gate")
     cfg = d / "opcert.toml"
-    cfg.write_text('[[check]]\nop = ["Elu", "Softplus"]\ndtypes = ["float32"]\ntarget = "torch"\nsamples = 2000\n'
-                   'max_ulp = 1\nproofs = "all"\naccept_sampled_evidence = true\n')
+    cfg.write_text(
+        '[[check]]\nop = ["Elu", "Softplus"]\ndtypes = ["float32"]\ntarget = "torch"\nsamples = 2000\n'
+        'max_ulp = 1\nproofs = "all"\naccept_sampled_evidence = true\n'
+    )
     out = d / "gate.json"
-    proc = subprocess.run([sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "opcert", "gate", "--config", str(cfg), "--json", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     return {c["op"]: c for c in json.loads(out.read_text())["checks"]}
 
@@ -272,6 +305,7 @@ def test_torch_float32_elu_and_softplus_fail_layout_invariance_with_a_replayed_e
     from runtime_helpers import torch_alone_and_inside
 
     from opcert.workers import run_isolated
+
     check = torch_gate[op]
     assert check["status"] == "fail"
     _layout_reason(check)
@@ -283,7 +317,7 @@ def test_torch_float32_elu_and_softplus_fail_layout_invariance_with_a_replayed_e
     alone, inside = run_isolated(torch_alone_and_inside, fn, float(ce["inputs"]["x"]["value"]))
     shown = {int(ce["outputs"]["f(x)"]["bits"], 16), int(ce["base"]["output"]["bits"], 16)}
     assert len(shown) == 2 and shown <= {alone} | set(inside)
-    assert len({alone} | set(inside)) >= 2          # torch itself gives two outputs for one input
+    assert len({alone} | set(inside)) >= 2  # torch itself gives two outputs for one input
 
 
 @pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
@@ -302,15 +336,36 @@ def test_torch_float16_tanh_gets_a_layout_verdict_by_enumeration():
 @pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
 def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
     from opcert.isa import levels
+
     want = [n for n, _ in levels("torch")]
     flags = open("/proc/cpuinfo").read()
     assert len(want) == 1 + ("avx2" in flags) + ("avx512f" in flags and "avx512bw" in flags)
     out = tmp_path / "isa.json"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Elu", "--dtype", "float32", "--target",
-                           "torch", "--isa", "all", "--samples", "500", "--layout-samples", "64", "--in-process", "--json",
-                           str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "opcert",
+            "accuracy",
+            "Elu",
+            "--dtype",
+            "float32",
+            "--target",
+            "torch",
+            "--isa",
+            "all",
+            "--samples",
+            "500",
+            "--layout-samples",
+            "64",
+            "--in-process",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert [lv["level"] for lv in doc["levels"]] == want
@@ -322,7 +377,9 @@ def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
     summary = next(line for line in proc.stderr.splitlines() if " ISA level(s): " in line)
     for lv in doc["levels"]:
         r = lv["result"]
-        said = [f"max ULP {r['max_ulp']!r}"] + [f"{p['name']} refuted" for p in r["properties"] if p["status"] == "refuted"]
+        said = [f"max ULP {r['max_ulp']!r}"] + [
+            f"{p['name']} refuted" for p in r["properties"] if p["status"] == "refuted"
+        ]
         assert f"{lv['level']}: {', '.join(said)}" in summary, summary
     assert ", ;" not in summary and not summary.rstrip().endswith(","), summary
     assert time.perf_counter() - t0 < 120
@@ -330,8 +387,22 @@ def test_isa_all_gives_one_result_per_level_the_host_has(tmp_path):
 
 def test_isa_of_a_target_without_a_switch_is_one_result_that_says_so(cli, tmp_path):
     out = tmp_path / "isa.json"
-    code, _, err = cli("accuracy", "Relu", "--dtype", "float32", "--target", "onnxruntime", "--isa", "all",
-                       "--samples", "500", "--layout-samples", "64", "--json", out)
+    code, _, err = cli(
+        "accuracy",
+        "Relu",
+        "--dtype",
+        "float32",
+        "--target",
+        "onnxruntime",
+        "--isa",
+        "all",
+        "--samples",
+        "500",
+        "--layout-samples",
+        "64",
+        "--json",
+        out,
+    )
     if "needs its library" in err:
         pytest.skip("onnxruntime is not installed")
     doc = json.loads(out.read_text())
@@ -347,10 +418,13 @@ def test_a_level_the_target_does_not_have_is_a_usage_error(cli):
 
 def test_the_gate_key_isa_runs_a_check_once_per_level(cli, tmp_path):
     from opcert.isa import levels
+
     want = levels("numpy:tanh")
     cfg = tmp_path / "opcert.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float32"]\ntarget = "numpy:tanh"\nsamples = 500\n'
-                   'layout_samples = 64\nmax_ulp = 1\nisa = "all"\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float32"]\ntarget = "numpy:tanh"\nsamples = 500\n'
+        'layout_samples = 64\nmax_ulp = 1\nisa = "all"\n'
+    )
     out = tmp_path / "gate.json"
     code, _, err = cli("gate", "--config", cfg, "--json", out)
     checks = json.loads(out.read_text())["checks"]
@@ -374,6 +448,7 @@ def test_a_bad_isa_key_names_the_key_and_what_is_allowed(cli, tmp_path):
 def test_a_check_without_the_new_keys_keeps_its_identity():
     # results saved before `isa` and `layout_samples` existed are compared by identity (opcert diff)
     from opcert.gating.config import parse
+
     (c,) = parse({"check": [{"op": "Tanh", "dtypes": ["float16"], "target": "numpy:tanh"}]}, "t").checks
     ident = c.identity("float16")
     assert "isa" not in ident and "layout_samples" not in ident
@@ -390,6 +465,7 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
     from opcert.targets import load_target
+
     op = get_operator("Tanh")
     attrs = resolve(op)
     rng = np.random.default_rng(3)
@@ -419,7 +495,7 @@ def test_a_binary64_kernel_wrong_in_short_calls_is_refuted_and_its_worst_error_f
     assert next(f for f in lay["layouts"] if f["family"] == "calls")["differ"] > 0
     # the worst over the layouts: -x for the largest x sampled, 2x / ulp(x) from the reference x
     x = res.worst_input
-    assert x > 1e307 and res.max_ulp == 2 * Fraction(x) / Fraction(math.ulp(x)), (x, res.max_ulp)   # 2x: inf
+    assert x > 1e307 and res.max_ulp == 2 * Fraction(x) / Fraction(math.ulp(x)), (x, res.max_ulp)  # 2x: inf
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
@@ -431,13 +507,14 @@ def test_the_one_pass_count_of_differing_rows_is_bits_differs(dtype):
 
     from opcert.formats import bits_differ
     from opcert.verify.paths.layout import count_window_differ
+
     fmt = get_format(dtype)
     rng = np.random.default_rng(7)
     u = fmt.uint
     nan_bits = np.array([np.nan, -np.nan], dtype=np.float64).astype(fmt.dtype).view(u)
-    base = rng.integers(0, 2 ** fmt.bits, 3000, dtype=np.uint64).astype(u)
+    base = rng.integers(0, 2**fmt.bits, 3000, dtype=np.uint64).astype(u)
     base[::50] = nan_bits[0]
-    base[7::50] = 0                 # +0: where got has -0 (the sign bit flipped) it differs
+    base[7::50] = 0  # +0: where got has -0 (the sign bit flipped) it differs
     mask = (1 << (fmt.bits - 1)) - 1
     inf = int(np.array([np.inf]).astype(fmt.dtype).view(u)[0])
     for n in (1, 2, 7, 33, longest(fmt)):
@@ -445,7 +522,7 @@ def test_the_one_pass_count_of_differing_rows_is_bits_differs(dtype):
         want = np.lib.stride_tricks.as_strided(base, (rows, n), (base.itemsize, base.itemsize))
         got = want.copy()
         assert count_window_differ(got, base, u.type(mask), u.type(inf)) == 0
-        nan_at = ((got & u.type(mask)) > u.type(inf))
+        nan_at = (got & u.type(mask)) > u.type(inf)
         # other NaN payloads and signs where the base has a NaN: equal
         got[nan_at] = np.where(rng.random(int(nan_at.sum())) < 0.5, u.type(inf + 1), nan_bits[1] | u.type(3))
         # and real differences: the sign bit (-0 against +0 among them), one bit of the significand

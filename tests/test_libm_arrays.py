@@ -1,6 +1,7 @@
 """glibc's vector functions and long double erf/erfc over arrays (opcert.expr.libm_arrays):
 what the reference's balls assume of them, checked against Arb and against the scalar
 functions; and that opcert works the same without them."""
+
 import math
 import os
 import subprocess
@@ -29,14 +30,19 @@ def _arguments(name):
     """Hard and ordinary arguments over f's domain: zeros, subnormals, tiny, the binades up to
     overflow and underflow, the infinities."""
     rng = np.random.default_rng(5)
-    mag = np.concatenate([np.exp2(rng.uniform(-1074, -1022, 200)), np.exp2(rng.uniform(-60, 10.5, 3000)),
-                          [2.0 ** -1074, 2.0 ** -1022, 1e-300, 0.5, 1.0, 2.0, 700.0, 709.78, 745.1, 1e300]])
+    mag = np.concatenate(
+        [
+            np.exp2(rng.uniform(-1074, -1022, 200)),
+            np.exp2(rng.uniform(-60, 10.5, 3000)),
+            [2.0**-1074, 2.0**-1022, 1e-300, 0.5, 1.0, 2.0, 700.0, 709.78, 745.1, 1e300],
+        ]
+    )
     t = np.concatenate([mag, -mag])
     if name == "log":
         t = np.abs(t)
     if name == "log1p":
         t = np.where(t <= -1, -np.abs(t) / (1 + np.abs(t)), t)
-        t = np.where(t == -1, -0.5, t)         # -1e300 / (1 + 1e300) rounds to -1: log1p's pole
+        t = np.where(t == -1, -0.5, t)  # -1e300 / (1 + 1e300) rounds to -1: log1p's pole
     return t
 
 
@@ -57,13 +63,16 @@ def test_vector_function_within_its_contract_against_arb(name):
     try:
         worst, at = 0.0, None
         for ti, gi in zip(t.tolist(), got.tolist()):
-            if not math.isfinite(gi):          # overflow: exp(745.1), expm1(1e300); checked below
+            if not math.isfinite(gi):  # overflow: exp(745.1), expm1(1e300); checked below
                 assert name in ("exp", "expm1") and ti > 709.78 and gi == math.inf, (name, ti, gi)
                 continue
             v = _arb(name, ti)
-            ulp = max(math.ulp(gi), 2.0 ** -1074) if gi != 0 else 2.0 ** -1074
-            err = float((abs(flint.arb(Fraction(gi).numerator) / flint.arb(Fraction(gi).denominator) - v)
-                         / flint.arb(ulp)).upper())
+            ulp = max(math.ulp(gi), 2.0**-1074) if gi != 0 else 2.0**-1074
+            err = float(
+                (
+                    abs(flint.arb(Fraction(gi).numerator) / flint.arb(Fraction(gi).denominator) - v) / flint.arb(ulp)
+                ).upper()
+            )
             if err > worst:
                 worst, at = err, ti
     finally:
@@ -81,10 +90,10 @@ def test_vector_function_at_its_exact_points_infinities_and_nan(name):
         for q in (Fraction(0), Fraction(1)):
             want = p.exact(q)
             if want is not None and p.in_domain(q):
-                for t in ((0.0, -0.0) if q == 0 else (1.0,)):
+                for t in (0.0, -0.0) if q == 0 else (1.0,):
                     y = f(np.array([t]))[0]
                     assert y == float(want), (name, t, y)
-                    if want == 0:          # the sign of zero is the argument's (an odd function)
+                    if want == 0:  # the sign of zero is the argument's (an odd function)
                         assert math.copysign(1, y) == math.copysign(1, t), (name, t, y)
         lo, hi = p.at_inf
         y = f(np.array([-np.inf, np.inf, np.nan, -np.nan]))
@@ -110,10 +119,10 @@ def test_a_value_does_not_depend_on_its_place_in_the_call(name):
     whole = f(t)
     for n in range(1, 14):
         for off in range(0, 5):
-            part = f(t[off:off + n])
-            assert np.array_equal(part.view(np.uint64), whole[off:off + n].view(np.uint64)), (name, n, off)
+            part = f(t[off : off + n])
+            assert np.array_equal(part.view(np.uint64), whole[off : off + n].view(np.uint64)), (name, n, off)
     y = np.full(9, 7.0)
-    assert f(t[:5], out=y[2:7]) is not None and np.array_equal(y[2:7], whole[:5])   # a strided out= is filled
+    assert f(t[:5], out=y[2:7]) is not None and np.array_equal(y[2:7], whole[:5])  # a strided out= is filled
     assert np.isscalar(f(np.float64(t[0]))) or np.ndim(f(np.float64(t[0]))) == 0
 
 
@@ -128,7 +137,7 @@ def test_long_double_function_matches_the_c_library_scalar(name):
     t = np.linspace(-6, 27, 2001)
     got = f(t.astype(np.longdouble)).astype(np.float64)
     want = np.array([getattr(math, name)(v) for v in t])
-    ulp = np.spacing(np.abs(want)).clip(2.0 ** -1074)
+    ulp = np.spacing(np.abs(want)).clip(2.0**-1074)
     assert (np.abs(got - want) <= PRIMITIVES[name].ulps * ulp + 1e-300).all()
 
 
@@ -138,9 +147,15 @@ def test_erf_and_erfc_over_arrays_are_the_c_librarys_own_bit_for_bit(name):
     the bits Python's math module gives (the C library's functions), on ordinary, tiny, subnormal,
     saturated and special arguments."""
     from opcert.expr import special
+
     rng = np.random.default_rng(11)
-    mag = np.concatenate([rng.uniform(0, 30, 3000), np.exp2(rng.uniform(-1074, -1, 3000)),
-                          [0.0, 2.0 ** -1074, 1e-300, 5.9, 6.0, 27.3, 28.0, 1e300, np.inf]])
+    mag = np.concatenate(
+        [
+            rng.uniform(0, 30, 3000),
+            np.exp2(rng.uniform(-1074, -1, 3000)),
+            [0.0, 2.0**-1074, 1e-300, 5.9, 6.0, 27.3, 28.0, 1e300, np.inf],
+        ]
+    )
     x = np.concatenate([mag, -mag, [np.nan]])
     want = np.array([getattr(math, name)(v) for v in x])
     got = getattr(special, name)(x)
@@ -152,6 +167,7 @@ def test_binary64_array_names_the_vector_function_and_its_contract(monkeypatch):
     """Where NumPy's loops are scalar (no AVX-512; on an AVX-512 host the choice is made as if it had none,
     so that this runs on every host: the other choice is the test below)."""
     from opcert.expr import primitives
+
     monkeypatch.setattr(primitives, "_numpy_avx512", lambda: False)
     for name in PRIMITIVES:
         f, ulps, simd = binary64_array(name)
@@ -165,26 +181,36 @@ def test_loading_the_library_keeps_subnormals():
     """The library is built without -ffast-math, whose start-up code would set flush-to-zero for the
     whole process (every subnormal result of opcert's own arithmetic would become 0)."""
     libm_arrays.status()
-    assert np.float64(2.0 ** -1073) * np.float64(0.5) == 2.0 ** -1074
-    assert np.float64(2.0 ** -1074) > 0
+    assert np.float64(2.0**-1073) * np.float64(0.5) == 2.0**-1074
+    assert np.float64(2.0**-1074) > 0
 
 
 def test_turned_off_every_ball_takes_numpys_functions():
-    code = ("from opcert.expr import libm_arrays, PRIMITIVES; from opcert.expr.primitives import binary64_array;"
-            "print(libm_arrays.status());"
-            "u = lambda f: u(f.__wrapped__) if hasattr(f, '__wrapped__') else f;"
-            "print(all(u(binary64_array(n)[0]) is u(PRIMITIVES[n].numpy) for n in PRIMITIVES))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "OPCERT_LIBMVEC": "0"}).stdout.split("\n")
+    code = (
+        "from opcert.expr import libm_arrays, PRIMITIVES; from opcert.expr.primitives import binary64_array;"
+        "print(libm_arrays.status());"
+        "u = lambda f: u(f.__wrapped__) if hasattr(f, '__wrapped__') else f;"
+        "print(all(u(binary64_array(n)[0]) is u(PRIMITIVES[n].numpy) for n in PRIMITIVES))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "OPCERT_LIBMVEC": "0"},
+    ).stdout.split("\n")
     assert out[0] == "turned off (OPCERT_LIBMVEC=0)" and out[1] == "True"
 
 
 def test_without_a_compiler_it_says_why_and_falls_back(tmp_path):
-    code = ("from opcert.expr import libm_arrays; print(libm_arrays.status());"
-            "print(libm_arrays.vector('tanh') is None, libm_arrays.long_double('erf') is None)")
+    code = (
+        "from opcert.expr import libm_arrays; print(libm_arrays.status());"
+        "print(libm_arrays.vector('tanh') is None, libm_arrays.long_double('erf') is None)"
+    )
     env = {**os.environ, "CC": "/nonexistent/cc", "OPCERT_KERNEL_CACHE": str(tmp_path), "OPCERT_LIBMVEC": "1"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=env).stdout.split("\n")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout.split("\n")
     assert out[0].startswith("not built") and out[1] == "True True", out
 
 
@@ -195,6 +221,7 @@ def test_a_block_beyond_the_saturation_gets_the_functions_own_values(name, monke
     (glibc's vector functions take a slow scalar path there): the same bits the function gives. (As
     chosen where NumPy's loops are scalar: on an AVX-512 host NumPy's exp is taken instead.)"""
     from opcert.expr import primitives
+
     monkeypatch.setattr(primitives, "_numpy_avx512", lambda: False)
     f, _, _ = binary64_array(name)
     vec = libm_arrays.vector(name)
@@ -209,6 +236,7 @@ def test_where_numpy_dispatches_to_avx512_its_own_loops_are_kept(monkeypatch):
     """NumPy's AVX-512 loops (0.6-0.8 ns a value) beat glibc's AVX2 ones (1.7-3.9 ns): there the balls keep
     NumPy's functions for what NumPy has, and take glibc's only for erf and erfc, which NumPy lacks."""
     from opcert.expr import primitives
+
     monkeypatch.setattr(primitives, "_numpy_avx512", lambda: True)
     for name, p in PRIMITIVES.items():
         f, ulps, simd = binary64_array(name)
@@ -221,23 +249,24 @@ def test_where_numpy_dispatches_to_avx512_its_own_loops_are_kept(monkeypatch):
 # Blocks that binary64_array fills without calling the function (expr.primitives._FILLED): (lo, hi) ranges
 # wholly inside a known region, from the region's end inwards, and what the region's value is.
 _KNOWN_BLOCKS = {
-    "tanh": [(2.0 ** -27, 2.0 ** -40), (2.0 ** -1022, 2.0 ** -1074), (20.0, 100.0), (1e30, 1e308)],
-    "expm1": [(2.0 ** -54, 2.0 ** -70), (2.0 ** -1000, 2.0 ** -1074)],
-    "log1p": [(2.0 ** -54, 2.0 ** -70), (2.0 ** -1000, 2.0 ** -1074)],
-    "exp": [(2.0 ** -55, 2.0 ** -70), (2.0 ** -1000, 2.0 ** -1074)],
+    "tanh": [(2.0**-27, 2.0**-40), (2.0**-1022, 2.0**-1074), (20.0, 100.0), (1e30, 1e308)],
+    "expm1": [(2.0**-54, 2.0**-70), (2.0**-1000, 2.0**-1074)],
+    "log1p": [(2.0**-54, 2.0**-70), (2.0**-1000, 2.0**-1074)],
+    "exp": [(2.0**-55, 2.0**-70), (2.0**-1000, 2.0**-1074)],
 }
 
 
 def _known_block(lo, hi, negative):
     t = np.geomspace(lo, hi, 4096)
-    t[0] = np.nextafter(lo, hi)               # the region's end is open
+    t[0] = np.nextafter(lo, hi)  # the region's end is open
     t[-1] = hi
     return -t if negative else t
 
 
 def _mpfr_binary64(name, t):
     import gmpy2
-    with gmpy2.context(gmpy2.ieee(64)):      # binary64, subnormals included, rounded to nearest
+
+    with gmpy2.context(gmpy2.ieee(64)):  # binary64, subnormals included, rounded to nearest
         return float(getattr(gmpy2, name)(gmpy2.mpfr(float(t))))
 
 
@@ -249,6 +278,7 @@ def test_a_block_where_the_value_is_known_is_filled_with_the_correctly_rounded_o
     may differ there within its contract (glibc's scalar tanh computes -t'/(t'+2) near 0), which is all the
     balls assume of either."""
     from opcert.expr import primitives
+
     f = primitives._numpy_blockwise(name) if choice == "numpy" else primitives._vector_blockwise(name)
     if f is None:
         pytest.skip(f"no vector {name} here: {libm_arrays.status()}")
@@ -270,10 +300,10 @@ def test_a_block_outside_the_known_regions_is_computed():
     """The fill is taken only where the whole block is inside a region: one element outside and every
     value is the function's."""
     f, ulps, _ = binary64_array("tanh")
-    t = np.full(4096, 2.0 ** -30)
+    t = np.full(4096, 2.0**-30)
     t[100] = 0.5
     assert np.array_equal(f(t), _underlying(f)(t))
-    assert abs(f(t)[100] - _mpfr_binary64("tanh", 0.5)) <= ulps * np.spacing(0.5)    # computed: not 0.5 itself
+    assert abs(f(t)[100] - _mpfr_binary64("tanh", 0.5)) <= ulps * np.spacing(0.5)  # computed: not 0.5 itself
     t = np.full(4096, 30.0)
     t[7] = 18.0
     assert f(t)[7] == _underlying(f)(t)[7] < 1.0
@@ -288,11 +318,23 @@ def test_the_implementations_tanh_takes_the_known_values_element_by_element(monk
 
     from opcert.expr import primitives
     from opcert.expr.primitives import TANH_SATURATION, TANH_TINY, _tanh_np
+
     # the region near 0 is used where this host's tanh keeps the junction non-decreasing (test below)
     tiny = primitives._tiny_region()
-    ends = np.array([TANH_SATURATION, np.nextafter(TANH_SATURATION, 0), 1e300, np.inf, TANH_TINY,
-                     np.nextafter(TANH_TINY, 0), 2.0 ** -40, 2.0 ** -1074, 1e-300])
-    for avx512 in (False, True):           # a mixed call gathers the rest, or computes all and selects
+    ends = np.array(
+        [
+            TANH_SATURATION,
+            np.nextafter(TANH_SATURATION, 0),
+            1e300,
+            np.inf,
+            TANH_TINY,
+            np.nextafter(TANH_TINY, 0),
+            2.0**-40,
+            2.0**-1074,
+            1e-300,
+        ]
+    )
+    for avx512 in (False, True):  # a mixed call gathers the rest, or computes all and selects
         monkeypatch.setattr(primitives, "_numpy_avx512", lambda avx512=avx512: avx512)
         for t in np.concatenate([ends, -ends]):
             with gmpy2.context(gmpy2.ieee(64)):
@@ -308,20 +350,22 @@ def test_the_implementations_tanh_takes_the_known_values_element_by_element(monk
         rng = np.random.default_rng(3)
         t = np.concatenate([rng.uniform(-40, 40, 5000), np.exp2(rng.uniform(-60, -20, 3000)), [np.nan, -0.0, 0.0]])
         got = _tanh_np(t)
-        want = np.where(np.abs(t) >= TANH_SATURATION, np.copysign(1.0, t),
-                        np.where(np.abs(t) < tiny, t, np.tanh(t)))
+        want = np.where(np.abs(t) >= TANH_SATURATION, np.copysign(1.0, t), np.where(np.abs(t) < tiny, t, np.tanh(t)))
         assert np.array_equal(got, want, equal_nan=True) and np.signbit(got[-2]) and not np.signbit(got[-1])
         out = np.empty_like(t)
         assert _tanh_np(t, out=out) is out and np.array_equal(out, want, equal_nan=True)
-        for part in (t[::2], t[:10], t.reshape(-1, 1)):      # a view, a few, 2-D
-            w = np.where(np.abs(part) >= TANH_SATURATION, np.copysign(1.0, part),
-                         np.where(np.abs(part) < tiny, part, np.tanh(part)))
+        for part in (t[::2], t[:10], t.reshape(-1, 1)):  # a view, a few, 2-D
+            w = np.where(
+                np.abs(part) >= TANH_SATURATION,
+                np.copysign(1.0, part),
+                np.where(np.abs(part) < tiny, part, np.tanh(part)),
+            )
             got = _tanh_np(part)
             assert got.shape == part.shape and np.array_equal(got, w, equal_nan=True)
         t32 = t.astype(np.float32)
         assert _tanh_np(t32).dtype == np.float32 and np.array_equal(_tanh_np(t32), np.tanh(t32), equal_nan=True)
     assert _tanh_np(np.float64(25.0)) == 1.0 and _tanh_np(np.float64(0.5)) == np.tanh(0.5)
-    assert _tanh_np(np.float64(1e-20)) == 1e-20 and np.signbit(_tanh_np(np.float64(-0.0)))   # both ways: t
+    assert _tanh_np(np.float64(1e-20)) == 1e-20 and np.signbit(_tanh_np(np.float64(-0.0)))  # both ways: t
     ld = np.full(4, 20.0, dtype=np.longdouble)
     assert np.array_equal(_tanh_np(ld), np.tanh(ld)) and _tanh_np(ld)[0] < 1
 
@@ -330,6 +374,7 @@ def test_the_tiny_region_is_not_used_where_the_platforms_tanh_is_low_at_its_end(
     """The junction at 2^-27 is non-decreasing only where the platform's tanh there is at least the largest
     double below 2^-27: one that is 2 ULPs low (within its contract) turns the region off."""
     from opcert.expr import primitives
+
     real = np.tanh
     monkeypatch.setattr(np, "tanh", lambda t, *a, **k: np.nextafter(np.nextafter(real(t), 0), 0))
     assert primitives._tiny_region.__wrapped__() == 0.0

@@ -1,6 +1,7 @@
 """Results exactly on a rounding midpoint (ScaledTanh at beta = 0.5 on binary32
 subnormals), decided by the side of the exact value: against MPFR, and the sweep
 against the per-input path on the same inputs."""
+
 import numpy as np
 from conftest import same_bits
 from oracle import oracle
@@ -14,8 +15,13 @@ from opcert.spec.reference import reference_detailed
 
 def _subnormal_heavy_inputs():
     rng = np.random.default_rng(5)
-    b = np.concatenate([np.arange(0, 4000, dtype=np.uint32), rng.integers(0, 1 << 24, 8000).astype(np.uint32),
-                        np.arange((1 << 23) - 2000, (1 << 23) + 2000, dtype=np.uint32)])
+    b = np.concatenate(
+        [
+            np.arange(0, 4000, dtype=np.uint32),
+            rng.integers(0, 1 << 24, 8000).astype(np.uint32),
+            np.arange((1 << 23) - 2000, (1 << 23) + 2000, dtype=np.uint32),
+        ]
+    )
     return np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
 
 
@@ -33,17 +39,18 @@ def test_midpoints_are_decided_without_the_exact_path_and_agree_with_mpfr():
 
 def test_a_value_off_the_midpoint_or_of_unknown_side_is_left_undecided():
     f32 = get_format("float32")
-    m = np.array([2.0 ** -150, 1.0 + 2.0 ** -24, 1.0 + 2.0 ** -30, 2.0 ** -150])
-    r = np.array([2.0 ** -300, 2.0 ** -80, 2.0 ** -80, 2.0 ** -300])
+    m = np.array([2.0**-150, 1.0 + 2.0**-24, 1.0 + 2.0**-30, 2.0**-150])
+    r = np.array([2.0**-300, 2.0**-80, 2.0**-80, 2.0**-300])
     side = np.array([-1.0, 1.0, 1.0, 0.0])
     good, val, _ = one_sided.decide(m, r, side, np.ones(4, dtype=bool), f32)
     # 2^-150 (half the smallest subnormal) approached from below: +0; 1 + 2^-24 from above: 1 + 2^-23
     assert good.tolist() == [True, True, False, False]
-    assert val[0] == 0 and not np.signbit(val[0]) and val[1] == 1.0 + 2.0 ** -23
+    assert val[0] == 0 and not np.signbit(val[0]) and val[1] == 1.0 + 2.0**-23
 
 
 def test_expressions_outside_the_known_shapes_are_not_described():
     from opcert.expr import Expr
+
     x = Expr("var", name="x")
     assert one_sided.supported(opcert.get_operator("ScaledTanh").reference_form(None))
     assert not one_sided.supported(Expr("exp", (x,)))
@@ -51,8 +58,16 @@ def test_expressions_outside_the_known_shapes_are_not_described():
 
 def test_the_sweep_decides_midpoints_like_the_per_input_path(tmp_path):
     from opcert.verify.accuracy.measure import measure
-    r = measure("ScaledTanh", "opcert", "float32", "exhaustive", magnitude_range=(0, 1 << 20), workers=1,
-                checkpoint=tmp_path / "ck")
+
+    r = measure(
+        "ScaledTanh",
+        "opcert",
+        "float32",
+        "exhaustive",
+        magnitude_range=(0, 1 << 20),
+        workers=1,
+        checkpoint=tmp_path / "ck",
+    )
     assert r.sweep["undecided"] == 0 and r.inputs_checked == 1 << 21
     b = np.arange(0, 1 << 20, dtype=np.uint32)
     x = np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
@@ -64,6 +79,7 @@ def test_gelu_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
     """Gelu(x) = 0.5 x erfc(-x/sqrt 2) lies just above 0.5 x, a binary32 midpoint
     for every odd subnormal x: decided without the exact path, as MPFR rounds it."""
     from oracle import catalog_oracle
+
     op = opcert.get_operator("Gelu")
     x = _subnormal_heavy_inputs()
     ref = reference_detailed(op, x, resolve(op, {}))
@@ -78,6 +94,7 @@ def test_gelu_tanh_form_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
     the sigmoid's argument is a sum of two terms of x's sign (it sent 2^23 inputs per sign of the
     subnormal chunk to the exact path, half an hour of a sweep)."""
     from oracle import catalog_oracle
+
     op = opcert.get_operator("Gelu")
     x = _subnormal_heavy_inputs()
     a = resolve(op, {"approximate": "tanh"})
@@ -93,6 +110,7 @@ def test_gelu_tanh_form_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
 def test_a_sum_of_terms_of_both_signs_has_no_known_sign():
     from opcert.expr import Expr
     from opcert.spec.declarations import x as X
+
     xs = np.array([1e-40, 2e-40, -3e-40])
     same = one_sided._sign_bound(X + X * X * X, xs, {})
     assert same is not None and list(same[0]) == [1.0, 1.0, -1.0] and (same[1] >= np.abs(xs)).all()
@@ -104,6 +122,7 @@ def test_hardswish_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
     """HardSwish(x) = x max(0, min(1, x/6 + 1/2)) = x/2 + x^2/6 near 0: just above
     0.5 x, a binary32 midpoint for every odd subnormal x."""
     from oracle import catalog_oracle
+
     op = opcert.get_operator("HardSwish")
     x = _subnormal_heavy_inputs()
     ref = reference_detailed(op, x, resolve(op, {}))
@@ -117,6 +136,7 @@ def test_swish_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
     """Swish(x) = x sigmoid(alpha x) is on alpha's side of 0.5 x for tiny x: both
     stable forms of the sigmoid (chosen by the sign of alpha x), three alphas."""
     from oracle import catalog_oracle
+
     op = opcert.get_operator("Swish")
     x = _subnormal_heavy_inputs()
     for attrs in ({}, {"alpha": -0.5}, {"alpha": 1.702}):
@@ -133,9 +153,14 @@ def test_selu_midpoints_are_decided_by_the_side_and_agree_with_mpfr():
     above 6x, a binary32 midpoint for a quarter of the inputs (each went to the exact path: the
     sweep did not finish in five minutes); expm1(t) > t for t != 0."""
     from oracle import catalog_oracle
+
     op = opcert.get_operator("Selu")
-    x = np.concatenate([_subnormal_heavy_inputs(),
-                        -np.float32(2.0 ** -40) * (1 + np.arange(4000, dtype=np.float32) * np.float32(2.0 ** -23))])
+    x = np.concatenate(
+        [
+            _subnormal_heavy_inputs(),
+            -np.float32(2.0**-40) * (1 + np.arange(4000, dtype=np.float32) * np.float32(2.0**-23)),
+        ]
+    )
     a = resolve(op, {"alpha": 2.0, "gamma": 3.0})
     ref = reference_detailed(op, x, a)
     want = catalog_oracle("Selu", x, {"alpha": 2.0, "gamma": 3.0})

@@ -1,4 +1,5 @@
 """measure()'s options and the operator's attributes are two namespaces (opcert.Options, attrs=)."""
+
 import inspect
 
 import pytest
@@ -35,8 +36,9 @@ def test_keywords_split_into_options_and_attributes():
 
 
 def test_options_and_attrs_measure_what_keywords_measure():
-    a = opcert.measure("Elu", "opcert", "float16", "sample", Options(samples=400, seed=3, properties=()),
-                       attrs={"alpha": 0.5})
+    a = opcert.measure(
+        "Elu", "opcert", "float16", "sample", Options(samples=400, seed=3, properties=()), attrs={"alpha": 0.5}
+    )
     b = opcert.measure("Elu", "opcert", "float16", samples=400, seed=3, properties=(), alpha=0.5)
     assert a.status == b.status == "ok"
     assert a.attrs["alpha"]["exact"] == "0.5"

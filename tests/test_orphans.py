@@ -1,4 +1,5 @@
 """A killed opcert leaves no worker behind (CI time-outs and the OOM killer send SIGKILL)."""
+
 import os
 import signal
 import subprocess
@@ -27,9 +28,24 @@ def _alive(pid):
 
 
 def test_sweep_workers_exit_when_opcert_is_killed(tmp_path):
-    cmd = [sys.executable, "-m", "opcert", "accuracy", "Tanh", "--dtype", "float32", "--exhaustive",
-           "--target", "numpy:tanh", "--workers", "2", "--checkpoint", str(tmp_path / "ck"),
-           "--layout-samples", "1024"]     # the whole format's layout check (10^6 inputs) is not this test's
+    cmd = [
+        sys.executable,
+        "-m",
+        "opcert",
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float32",
+        "--exhaustive",
+        "--target",
+        "numpy:tanh",
+        "--workers",
+        "2",
+        "--checkpoint",
+        str(tmp_path / "ck"),
+        "--layout-samples",
+        "1024",
+    ]  # the whole format's layout check (10^6 inputs) is not this test's
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.time() + 60

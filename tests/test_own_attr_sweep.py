@@ -4,6 +4,7 @@ Before: 31 of 516 attribute sets failed in float16/bfloat16 (IEEE's 0 * inf = Na
 0 and the input infinite; zeros of the wrong sign where an attribute is 0 or negative), and the float32
 proofs crashed (exit 3) where a bound or a domain lies at or beyond the largest binary32.
 """
+
 import math
 
 import ml_dtypes
@@ -21,10 +22,19 @@ def _swept_operators():
     return [op.name for op in opcert.operators() if any(op.standard(None).has(a.name) for a in op.attributes)]
 
 
-@pytest.mark.slow   # 516 exhaustive 16-bit checks (24 s of the suite on 2 cores): CASES below pin what it found
+@pytest.mark.slow  # 516 exhaustive 16-bit checks (24 s of the suite on 2 cores): CASES below pin what it found
 def test_every_16bit_attribute_set_passes_the_gate_on_opcerts_implementation():
-    checks = [{"op": name, "dtypes": ["float16", "bfloat16"], "mode": "exhaustive", "attr_sweep": True,
-               "proofs": "all", "max_ulp": DEFAULT_BUDGET["float16"]} for name in _swept_operators()]
+    checks = [
+        {
+            "op": name,
+            "dtypes": ["float16", "bfloat16"],
+            "mode": "exhaustive",
+            "attr_sweep": True,
+            "proofs": "all",
+            "max_ulp": DEFAULT_BUDGET["float16"],
+        }
+        for name in _swept_operators()
+    ]
     gate = run_gate(parse({"check": checks}, "own attribute sweep"))
     failed = [(r.check.op, r.dtype, dict(r.check.attrs), r.reasons[:2]) for r in gate.results if r.status != "pass"]
     assert len(gate.results) > 500 and not failed, failed[:5]
@@ -33,27 +43,27 @@ def test_every_16bit_attribute_set_passes_the_gate_on_opcerts_implementation():
 # The values each standard's formula and the declared limits give, by hand (IEEE arithmetic at finite x,
 # the limit of the real function at +-inf, a zero limit with the sign the formula has next to it).
 CASES = [
-    ("LeakyRelu", {"alpha": 0.0}, "float16", -INF, -0.0),      # 0 * x -> -0 for x < 0; the limit
+    ("LeakyRelu", {"alpha": 0.0}, "float16", -INF, -0.0),  # 0 * x -> -0 for x < 0; the limit
     ("PRelu", {"slope": 0.0}, "float16", -INF, -0.0),
     ("Linear", {"alpha": 0.0, "beta": 0.25}, "float16", INF, 0.25),
     ("Linear", {"alpha": 0.0, "beta": 0.25}, "bfloat16", -INF, 0.25),
     ("HardSigmoid", {"alpha": 0.0, "beta": 0.5}, "float16", INF, 0.5),
     ("HardSigmoid", {"alpha": 0.0, "beta": 0.5}, "float16", -INF, 0.5),
     ("Selu", {"gamma": 0.0}, "float16", INF, 0.0),
-    ("Swish", {"alpha": 0.0}, "float16", INF, INF),              # x * sigmoid(0) = x / 2
+    ("Swish", {"alpha": 0.0}, "float16", INF, INF),  # x * sigmoid(0) = x / 2
     ("ScaledTanh", {"alpha": 1.0, "beta": 0.0}, "float16", INF, 0.0),
-    ("ScaledTanh", {"alpha": 1.0, "beta": 0.0}, "float16", -INF, -0.0),   # tanh(0 * x) = -0 for x < 0
-    ("ScaledTanh", {"alpha": 0.0, "beta": 0.5}, "float16", -INF, -0.0),   # 0 * tanh(negative) = -0
-    ("ScaledTanh", {"alpha": 0.0, "beta": 0.0}, "float16", -INF, -0.0),   # +0 * tanh(0 * x) = +0 * -0 = -0
+    ("ScaledTanh", {"alpha": 1.0, "beta": 0.0}, "float16", -INF, -0.0),  # tanh(0 * x) = -0 for x < 0
+    ("ScaledTanh", {"alpha": 0.0, "beta": 0.5}, "float16", -INF, -0.0),  # 0 * tanh(negative) = -0
+    ("ScaledTanh", {"alpha": 0.0, "beta": 0.0}, "float16", -INF, -0.0),  # +0 * tanh(0 * x) = +0 * -0 = -0
     ("ScaledTanh", {"alpha": 0.0, "beta": 0.0}, "float16", INF, 0.0),
-    ("ScaledTanh", {"alpha": -1.0, "beta": 0.0}, "float16", INF, -0.0),   # -1 * tanh(+0) = -0
-    ("Selu", {"alpha": 0.0, "gamma": 0.0}, "float16", -INF, 0.0),         # 0 * (0 * 0 - 0) = 0 * +0
-    ("Selu", {"gamma": -1.0}, "float16", 0.0, -0.0),             # gamma * (alpha e^0 - alpha) = -1 * +0
+    ("ScaledTanh", {"alpha": -1.0, "beta": 0.0}, "float16", INF, -0.0),  # -1 * tanh(+0) = -0
+    ("Selu", {"alpha": 0.0, "gamma": 0.0}, "float16", -INF, 0.0),  # 0 * (0 * 0 - 0) = 0 * +0
+    ("Selu", {"gamma": -1.0}, "float16", 0.0, -0.0),  # gamma * (alpha e^0 - alpha) = -1 * +0
     ("Selu", {"gamma": -1.0}, "float16", -0.0, -0.0),
-    ("Selu", {"alpha": 0.0}, "float16", -1.0, 0.0),              # gamma * (0 * e^x - 0) = gamma * +0
+    ("Selu", {"alpha": 0.0}, "float16", -1.0, 0.0),  # gamma * (0 * e^x - 0) = gamma * +0
     ("Selu", {"alpha": 0.0}, "float16", -INF, 0.0),
-    ("Elu", {"alpha": 0.0}, "bfloat16", -9.183549615799121e-41, 0.0),   # exp(x) rounds to 1: 0 * (1 - 1) = +0
-    ("Elu", {"alpha": 0.0}, "bfloat16", -1.0, -0.0),              # 0 * (e^-1 - 1) = -0
+    ("Elu", {"alpha": 0.0}, "bfloat16", -9.183549615799121e-41, 0.0),  # exp(x) rounds to 1: 0 * (1 - 1) = +0
+    ("Elu", {"alpha": 0.0}, "bfloat16", -1.0, -0.0),  # 0 * (e^-1 - 1) = -0
 ]
 DT = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -62,6 +72,7 @@ DT = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 def test_the_implementation_and_the_reference_give_the_formulas_value(op, attrs, dtype, x, want):
     from opcert.spec.attrs import resolve
     from opcert.spec.reference import reference_detailed
+
     xs = np.array([x], dtype=DT[dtype])
     got = opcert.run(op, xs, **attrs).astype(np.float64)[0]
     ref = reference_detailed(op, xs, resolve(opcert.get_operator(op), attrs)).rounded.astype(np.float64)[0]
@@ -69,12 +80,16 @@ def test_the_implementation_and_the_reference_give_the_formulas_value(op, attrs,
         assert v == want and math.copysign(1, v) == math.copysign(1, want), (v, want)
 
 
-@pytest.mark.parametrize("op,attrs,prop", [
-    ("Celu", {"alpha": 3.4028234663852886e38}, "range"),          # the bound -alpha is -max: its neighbour is -inf
-    ("HardSigmoid", {"alpha": 1.401298464324817e-45}, "saturated_high"),   # a domain beyond every binary32
-    ("HardSigmoid", {"beta": 3.4028234663852886e38}, "range"),
-])
+@pytest.mark.parametrize(
+    "op,attrs,prop",
+    [
+        ("Celu", {"alpha": 3.4028234663852886e38}, "range"),  # the bound -alpha is -max: its neighbour is -inf
+        ("HardSigmoid", {"alpha": 1.401298464324817e-45}, "saturated_high"),  # a domain beyond every binary32
+        ("HardSigmoid", {"beta": 3.4028234663852886e38}, "range"),
+    ],
+)
 def test_float32_proofs_at_the_extreme_attributes_decide(op, attrs, prop):
     from opcert.verify.proofs import prove
+
     rep = prove(op, "float32", attrs, [prop])
     assert [(p.name, p.status) for p in rep.properties] == [(prop, "proved")]

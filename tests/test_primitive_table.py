@@ -6,6 +6,7 @@ record says so.
 
 The values are checked against an independent source where the interpreter computes one: mpmath at 60
 digits."""
+
 from fractions import Fraction
 
 import mpmath
@@ -18,9 +19,17 @@ from opcert.expr.primitives import AT_INF, REGISTRY, SIGN_PRESERVING, check_regi
 
 NAMES = sorted(REGISTRY)
 X = var("x")
-POINT = Fraction(3, 8)          # inside every primitive's domain (log's and sqrt's included)
-MP = {"exp": mpmath.exp, "expm1": mpmath.expm1, "tanh": mpmath.tanh, "log1p": mpmath.log1p, "log": mpmath.log,
-      "erf": mpmath.erf, "erfc": mpmath.erfc, "sqrt": mpmath.sqrt}
+POINT = Fraction(3, 8)  # inside every primitive's domain (log's and sqrt's included)
+MP = {
+    "exp": mpmath.exp,
+    "expm1": mpmath.expm1,
+    "tanh": mpmath.tanh,
+    "log1p": mpmath.log1p,
+    "log": mpmath.log,
+    "erf": mpmath.erf,
+    "erfc": mpmath.erfc,
+    "sqrt": mpmath.sqrt,
+}
 
 
 def _f(name):
@@ -46,6 +55,7 @@ def test_every_record_is_complete():
 @pytest.mark.parametrize("name", NAMES)
 def test_numpy_interpreters(name):
     from opcert.expr.numpy_eval import eval_numpy, eval_plain
+
     x = np.array([float(POINT)])
     for got in (eval_numpy(_f(name), x, {}), eval_plain(_f(name), x, {})):
         assert abs(float(got[0]) - _true(name)) <= 8e-16 * max(1.0, abs(_true(name)))
@@ -55,19 +65,20 @@ def test_numpy_interpreters(name):
 def test_exact_interpreters(name):
     from opcert.formats import FLOAT_FORMATS
     from opcert.numerics import exact
+
     b = exact.eval_ball(_f(name), POINT, {}, 120)
     lo, hi = exact.arb_to_fractions(b)
-    assert lo <= Fraction(_true(name)) + Fraction(1, 10 ** 15) and hi >= Fraction(_true(name)) - Fraction(1, 10 ** 15)
-    at = Fraction(0) if REGISTRY[name].in_domain(Fraction(0)) else Fraction(1)   # log: f(1) = 0
+    assert lo <= Fraction(_true(name)) + Fraction(1, 10**15) and hi >= Fraction(_true(name)) - Fraction(1, 10**15)
+    at = Fraction(0) if REGISTRY[name].in_domain(Fraction(0)) else Fraction(1)  # log: f(1) = 0
     try:
         q = exact.eval_rational(_f(name), at, {})
     except exact.NotRational:
         q = None
     assert q is not None and q == REGISTRY[name].exact(at) == Fraction(_true(name, at))
-    tiny = Fraction(1, 2 ** 40)
+    tiny = Fraction(1, 2**40)
     if REGISTRY[name].tiny is not None and REGISTRY[name].in_domain(tiny):
         lo, hi = exact.eval_tiny(_f(name), tiny, {})
-        assert lo <= Fraction(_true(name, tiny)) * (1 + Fraction(1, 10 ** 12)) + Fraction(1, 10 ** 30)
+        assert lo <= Fraction(_true(name, tiny)) * (1 + Fraction(1, 10**12)) + Fraction(1, 10**30)
     v = exact.evaluate(_f(name), POINT, {}, FLOAT_FORMATS["float32"])
     assert abs(float(v.lo) - _true(name)) < 1e-12
 
@@ -76,6 +87,7 @@ def test_exact_interpreters(name):
 def test_ball_interpreters(name):
     from opcert.numerics import ball
     from opcert.numerics.ball_compiled import LIBM, VECTOR, source
+
     x = np.array([float(POINT)])
     m, r, ok, sg = ball.evaluate(_f(name), x, {}, ball.BINARY64)
     assert ok[0] and abs(m[0] - _true(name)) <= r[0] + 1e-300
@@ -86,9 +98,10 @@ def test_ball_interpreters(name):
     # precomputed per block: NumPy's SIMD loops (the record says which), and glibc's vector functions where
     # this host has them (every primitive but sqrt, which is NumPy's everywhere)
     from opcert.expr import libm_arrays
+
     expected = p.vector or (name != "sqrt" and libm_arrays.vector(name) is not None)
     assert LIBM[name] == p.libm and (name in VECTOR) == expected
-    text, _ = source(_f(name), {})          # raises Unsupported for a primitive the generator does not know
+    text, _ = source(_f(name), {})  # raises Unsupported for a primitive the generator does not know
     assert p.libm in text or name in VECTOR
 
 
@@ -99,13 +112,16 @@ def test_the_records_ball_radius_rule_holds_the_exact_value(name):
     ok, NumPy's (binary64, long double) and the compiled one hold mpmath's value of f(x / 10)."""
     from opcert.expr import const
     from opcert.numerics import ball, ball_compiled
+
     p = REGISTRY[name]
     e = Expr(name, (Expr("mul", (const(Fraction(1, 10)), X)),))
     mags = np.exp2(np.linspace(-40, 12, 161))
     x = np.concatenate([mags, -mags, [0.0, 10.0, 1e4, -1e4, 1e300, -1e300]])
     x = x[[p.in_domain(Fraction(v) / 10) for v in x]]
-    evaluators = {"numpy": lambda: ball.evaluate(e, x, {}, ball.BINARY64),
-                  "compiled": lambda: ball_compiled.compiled(e, {})(x)}
+    evaluators = {
+        "numpy": lambda: ball.evaluate(e, x, {}, ball.BINARY64),
+        "compiled": lambda: ball_compiled.compiled(e, {})(x),
+    }
     if ball.WIDE is not None and long_double_array(name) is not None:
         evaluators["long double"] = lambda: ball.evaluate(e, x, {}, ball.WIDE)
     for label, run in evaluators.items():
@@ -126,9 +142,10 @@ def _mp(v):
 @pytest.mark.parametrize("name", NAMES)
 def test_one_sided_declines_exactly_where_the_record_says(name):
     from opcert.numerics import one_sided
+
     assert one_sided.supported(_f(name)) == (REGISTRY[name].one_sided is not None)
     if REGISTRY[name].one_sided is not None:
-        m, r, side, ok = one_sided.evaluate(_f(name), np.array([2.0 ** -40, -(2.0 ** -40)]), {})
+        m, r, side, ok = one_sided.evaluate(_f(name), np.array([2.0**-40, -(2.0**-40)]), {})
         assert np.all(np.isfinite(m))
 
 
@@ -136,11 +153,12 @@ def test_one_sided_declines_exactly_where_the_record_says(name):
 def test_proof_interpreters(name):
     from opcert.verify.proofs import monotone, real_monotone
     from opcert.verify.proofs.interval import arb_interval, eval_rounded
+
     lo, hi = POINT, POINT + Fraction(1, 64)
     v = eval_rounded(_f(name), arb_interval(lo, hi), {})
     assert float(v.lower()) <= _true(name) + 1e-12
     span = real_monotone.enclose(_f(name), real_monotone.Span(lo, hi), {})
-    assert span.lo <= Fraction(_true(name)) + Fraction(1, 10 ** 12)
+    assert span.lo <= Fraction(_true(name)) + Fraction(1, 10**12)
     want = 1 if REGISTRY[name].increasing else -1
     assert monotone.direction(_f(name), arb_interval(lo, hi), {})[1] == want
     assert real_monotone.direction(_f(name), real_monotone.Span(lo, hi), {})[1] == want
@@ -150,6 +168,7 @@ def test_proof_interpreters(name):
 def test_z3_models(name):
     from opcert.verify.proofs.fp_model import F64, FPModel
     from opcert.verify.proofs.real_model import RealModel
+
     fp = FPModel()
     t = fp.eval(_f(name), z3.FP("x", F64), {})
     assert t is not None
@@ -167,14 +186,19 @@ def test_every_record_is_written_with_keywords():
     from pathlib import Path
 
     from opcert.expr import primitives
-    calls = [n for n in ast.walk(ast.parse(Path(primitives.__file__).read_text()))
-             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "Primitive"]
+
+    calls = [
+        n
+        for n in ast.walk(ast.parse(Path(primitives.__file__).read_text()))
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "Primitive"
+    ]
     assert len(calls) == len(REGISTRY)
     assert [c.args for c in calls] == [[]] * len(calls)
 
 
 def test_compiled_code_calls_the_function_the_record_names():
     import math
+
     for p in REGISTRY.values():
         assert p.scalar is getattr(math, p.libm.removeprefix("math."))
 
@@ -184,9 +208,10 @@ def test_the_exp_records_moved_rule_bounds_the_move_in_numpy_and_in_numba():
     largest), over arrays and over scalars, the overflow of expm1(w) included; beside a binary64 underflow,
     which its users' absolute term covers (verify.tensor: n 2^-62)."""
     from opcert.expr.ball_ops import compiled, over_arrays
+
     moved = REGISTRY["exp"].moved
-    t = np.array([-800.0, -30.0, -1.5, -2.0 ** -30, 0.0, 0.75, 20.0, -3e38, -700.0])
-    w = np.array([1e-3, 2.0 ** -40, 0.25, 3.0, 1e-300, 1e-6, 0.5, 1e37, 800.0])
+    t = np.array([-800.0, -30.0, -1.5, -(2.0**-30), 0.0, 0.75, 20.0, -3e38, -700.0])
+    w = np.array([1e-3, 2.0**-40, 0.25, 3.0, 1e-300, 1e-6, 0.5, 1e37, 800.0])
     with np.errstate(all="ignore"):
         arrays = over_arrays(moved)(REGISTRY["exp"].numpy(t), t, w)
     scalars = [compiled(moved)(REGISTRY["exp"].scalar(a), a, b) for a, b in zip(t, w)]
@@ -195,5 +220,4 @@ def test_the_exp_records_moved_rule_bounds_the_move_in_numpy_and_in_numba():
             e = mpmath.exp(mpmath.mpf(a))
             worst = max(abs(mpmath.exp(mpmath.mpf(a) + s * mpmath.mpf(b)) - e) for s in (-1, 1))
             for bound in (by_arrays, by_scalars):
-                assert worst <= mpmath.mpf(float(bound)) * (1 + mpmath.mpf(2) ** -50) + mpmath.mpf(2) ** -1000, \
-                    (a, b)
+                assert worst <= mpmath.mpf(float(bound)) * (1 + mpmath.mpf(2) ** -50) + mpmath.mpf(2) ** -1000, (a, b)

@@ -1,5 +1,6 @@
 """Proofs: every declared property proved; false properties and broken
 implementations refuted with counterexamples that replay."""
+
 import dataclasses
 import json
 from fractions import Fraction
@@ -83,7 +84,9 @@ def test_false_property_is_refuted_with_a_replayed_counterexample():
     assert float(p.counterexample["inputs"]["x"].split()[0]) < 0
     (q,) = prove(op, "float32", properties=[wrong.name]).properties
     assert q.status == "refuted" and q.counterexample["replayed"] is True
-    (r,) = prove(op, "float64", properties=[wrong.name]).properties     # binary64: z3's abstraction is asked first, then intervals
+    (r,) = prove(
+        op, "float64", properties=[wrong.name]
+    ).properties  # binary64: z3's abstraction is asked first, then intervals
     assert r.status == "refuted" and r.counterexample["replayed"] is True
     assert float(str(r.counterexample["inputs"]["x"]).split()[0]) < 0
 
@@ -93,8 +96,9 @@ def test_float64_range_by_the_abstraction_first():
     rounding abstraction, asked first, proves it; a bound just above the minimum is refuted."""
     (p,) = prove("Softplus", "float64", properties=["range"]).properties
     assert p.status == "proved" and "abstraction" in p.method and p.elapsed_s < 20
-    wrong = Property("range", "range", "Softplus(x) >= 2^-1000 (false: it underflows to 0)",
-                     lower=const(Fraction(1, 2 ** 1000)))
+    wrong = Property(
+        "range", "range", "Softplus(x) >= 2^-1000 (false: it underflows to 0)", lower=const(Fraction(1, 2**1000))
+    )
     (q,) = prove(_with("Softplus", properties=(wrong,)), "float64", properties=[wrong.name]).properties
     assert q.status == "refuted" and q.counterexample["replayed"] is True
 
@@ -169,17 +173,20 @@ def test_prove_all_enumerates_float32_unknowns_by_default(cli, monkeypatch, flag
     """`prove --all` leaves no `unknown` by default: what the provers leave in float32 is decided on every
     input; --no-enumerate opts out. (The suite itself is measured in bench/README.md, not run here.)"""
     import opcert.verify.proofs as P
+
     seen = {}
 
     def fake(rlimit, progress=None, enumerate_float32=None):
         seen["enumerate"] = enumerate_float32
         return []
+
     monkeypatch.setattr(P, "prove_all", fake)
     code, _, _ = cli("prove", "--all", *flags)
     assert seen["enumerate"] is enumerated
 
 
 # ---- --enumerate: opcert's own float32 unknowns decided on every input ------------------------
+
 
 def test_an_unknown_float32_verdict_says_how_to_decide_it():
     rep = prove("Sigmoid", "float32", properties=["symmetry"])
@@ -194,14 +201,18 @@ def _fake_sweep(status, note=None, error=None):
     def run(op, dtype, attrs, names, *rest):
         rep = ProofReport(op.name, dtype, "defaults", target="opcert")
         rep.error = error
-        rep.properties = [PropertyResult(n, "point_symmetry", "s", status, "every input enumerated on target opcert",
-                                         note=note) for n in names]
+        rep.properties = [
+            PropertyResult(n, "point_symmetry", "s", status, "every input enumerated on target opcert", note=note)
+            for n in names
+        ]
         return rep
+
     return run
 
 
 def test_enumerate_replaces_unknown_by_the_sweeps_verdict(monkeypatch):
     import opcert.verify.proofs as P
+
     monkeypatch.setattr(P, "_prove_target", _fake_sweep("refuted"))
     (p,) = prove("Sigmoid", "float32", properties=["symmetry"], enumerate_float32=True).properties
     assert p.status == "refuted" and p.expected == "holds"
@@ -210,6 +221,7 @@ def test_enumerate_replaces_unknown_by_the_sweeps_verdict(monkeypatch):
 
 def test_enumerate_that_cannot_decide_leaves_unknown_with_the_reason(monkeypatch):
     import opcert.verify.proofs as P
+
     monkeypatch.setattr(P, "_prove_target", _fake_sweep("unknown", error="target crashed: boom"))
     (p,) = prove("Sigmoid", "float32", properties=["symmetry"], enumerate_float32=True).properties
     assert p.status == "unknown" and "did not decide it: target crashed: boom" in p.note
@@ -217,19 +229,23 @@ def test_enumerate_that_cannot_decide_leaves_unknown_with_the_reason(monkeypatch
 
 def test_enumerate_leaves_decided_verdicts_and_other_formats_alone(monkeypatch):
     import opcert.verify.proofs as P
+
     calls = []
     monkeypatch.setattr(P, "_prove_target", lambda *a: calls.append(a))
-    rep = prove("Relu", "float32", enumerate_float32=True)          # every verdict decided: no sweep
+    rep = prove("Relu", "float32", enumerate_float32=True)  # every verdict decided: no sweep
     assert calls == [] and all(p.status != "unknown" for p in rep.properties)
     prove("Sigmoid", "float64", properties=["symmetry"], enumerate_float32=True)
     assert calls == []
 
 
-@pytest.mark.parametrize("args,message", [
-    (["prove", "Sigmoid", "--enumerate"], "give --dtype float32"),
-    (["prove", "Sigmoid", "--dtype", "float16", "--enumerate"], "give --dtype float32"),
-    (["prove", "Sigmoid", "--dtype", "float32", "--target", "numpy:tanh", "--enumerate"], "no --target"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["prove", "Sigmoid", "--enumerate"], "give --dtype float32"),
+        (["prove", "Sigmoid", "--dtype", "float16", "--enumerate"], "give --dtype float32"),
+        (["prove", "Sigmoid", "--dtype", "float32", "--target", "numpy:tanh", "--enumerate"], "no --target"),
+    ],
+)
 def test_enumerate_usage_errors(cli, args, message):
     code, out, err = cli(*args)
     assert code == 2 and message in err and "Traceback" not in out + err
@@ -248,6 +264,7 @@ def test_sigmoid_float64_symmetry_is_refuted_by_a_replayed_search():
     import math
 
     from opcert.impl import run
+
     (p,) = prove("Sigmoid", "float64", properties=["symmetry"]).properties
     assert p.status == "refuted" and p.violations > 0
     x = p.counterexample["inputs"]["x"]["value"]
@@ -263,6 +280,7 @@ def test_a_symmetric_code_is_not_refuted_by_the_search():
 
 
 # ---- a bound the code attains: the abstraction plus the values next to its spurious counterexamples ----
+
 
 def _hardswish64():
     op = opcert.get_operator("HardSwish")
@@ -280,13 +298,14 @@ def test_hardswish_float64_lower_bound_is_proved_where_the_code_attains_it():
     # exact product lies above the midpoint below -0.375 by k j 2^-106: the code gives -0.375
     from opcert.formats import round_fraction
     from opcert.impl import run
-    for k in (1, 4, 7, 1000, 3 * 2 ** 20 + 1):
-        xk = -1.5 + k * 2.0 ** -52
+
+    for k in (1, 4, 7, 1000, 3 * 2**20 + 1):
+        xk = -1.5 + k * 2.0**-52
         j = round(Fraction(2 * k, 3))
-        t = Fraction(1, 4) + j * Fraction(1, 2 ** 54)
+        t = Fraction(1, 4) + j * Fraction(1, 2**54)
         assert t == Fraction(float((xk + 3) / 6))
         exact = Fraction(xk) * t
-        assert exact - (Fraction(-3, 8) - Fraction(1, 2 ** 55)) == k * j * Fraction(1, 2 ** 106)
+        assert exact - (Fraction(-3, 8) - Fraction(1, 2**55)) == k * j * Fraction(1, 2**106)
         assert round_fraction(exact, impl_level.F64) == -0.375 == float(run("HardSwish", np.array([xk]))[0])
 
 
@@ -296,31 +315,34 @@ def test_a_bound_broken_next_to_a_spurious_counterexample_is_refuted():
     s, _ = _hardswish64()
     above = float(np.nextafter(-0.375, 0.0))
     res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375 + 1 ULP (false)", "unknown", "-")
-    ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -32, impl_level.F64)}}
+    ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0**-32, impl_level.F64)}}
     impl_level._range_with_holes(s, res, (above, None), (None, None), ce, None)
     assert res.status == "refuted" and res.counterexample["replayed"] is True
     x = res.counterexample["inputs"]["x"]["value"]
-    assert abs(x + 1.5) < 2.0 ** -30 and float(res.counterexample["outputs"]["f(x)"]["value"]) < above
+    assert abs(x + 1.5) < 2.0**-30 and float(res.counterexample["outputs"]["f(x)"]["value"]) < above
 
 
 def test_a_neighbourhood_over_its_budget_leaves_the_verdict_unknown(monkeypatch):
     s, _ = _hardswish64()
     monkeypatch.setattr(impl_level, "HOLE_BUDGET", 1 << 16)
     res = impl_level.PropertyResult("lower_bound", "range", "f >= -0.375", "unknown", "-")
-    ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0 ** -26, impl_level.F64)}}
+    ce = {"inputs": {"x": impl_level._point(-1.5 + 2.0**-26, impl_level.F64)}}
     impl_level._range_with_holes(s, res, (-0.375, None), (None, None), ce, None)
     assert res.status == "unknown" and "exceed the budget" in res.note
 
 
 # ---- monotonicity through the abstraction: two inputs of the format are at least one spacing apart ----
 
+
 def test_hardswish_float32_monotone_above_its_minimum_is_proved():
     (p,) = prove("HardSwish", "float32", properties=["monotonic_above_minimum"]).properties
     assert p.status == "proved" and "abstraction" in p.method
     # corroborated on the code, independently of the prover: every adjacent pair on [-1.5, -1]
     from opcert.impl import run
-    xs = np.arange(np.float32(-1.5).view(np.int32), np.float32(-1.0).view(np.int32) - 1, -1,
-                   dtype=np.int32).view(np.float32)
+
+    xs = np.arange(np.float32(-1.5).view(np.int32), np.float32(-1.0).view(np.int32) - 1, -1, dtype=np.int32).view(
+        np.float32
+    )
     assert xs[0] == -1.5 and xs[-1] == -1.0 and np.all(np.diff(xs) > 0)
     ys = run("HardSwish", xs)
     assert np.all(np.diff(ys.astype(np.float64)) >= 0)
@@ -341,12 +363,14 @@ def test_a_step_down_between_two_adjacent_inputs_is_still_refuted():
 
 # ---- z3 under resource limits, not time: the same verdict on an idle and a loaded host ----------------
 
+
 def test_a_query_out_of_its_budget_is_unknown_with_the_units_spent_not_seconds():
     import re
+
     (p,) = prove("Shrink", properties=["odd"], rlimit=1).properties
     assert p.status == "unknown" and p.rlimit_count >= 1, (p.status, p.note)
     assert "resource limit reached" in p.note and "rlimit units" in p.note and not re.search(r"\d s\b", p.note)
-    (q,) = prove("Shrink", properties=["odd"]).properties        # each family's calibrated budget
+    (q,) = prove("Shrink", properties=["odd"]).properties  # each family's calibrated budget
     assert q.status == "proved" and q.rlimit_count > 0 and q.to_dict()["rlimit_count"] == q.rlimit_count
     with pytest.raises(opcert.UsageError, match="resource units"):
         prove("Shrink", properties=["odd"], rlimit=30.0)
@@ -355,7 +379,7 @@ def test_a_query_out_of_its_budget_is_unknown_with_the_units_spent_not_seconds()
 def test_cli_prove_takes_rlimit_and_refuses_the_removed_timeout(cli):
     code, _, err = cli("prove", "Tanh", "--timeout", "30")
     assert code == 2 and "--timeout was removed" in err and "--rlimit" in err
-    for bad in ("0", str(2 ** 32)):
+    for bad in ("0", str(2**32)):
         code, _, err = cli("prove", "Tanh", "--rlimit", bad)
         assert code == 2 and "--rlimit: must be an integer" in err, err
     code, out, _ = cli("prove", "Shrink", "--property", "odd", "--rlimit", "1")
@@ -377,12 +401,14 @@ def _alone_and_beside_two_busy_loops(proofs) -> tuple:
     CPU-bound processes beside it (on 2 cores: every core busy)."""
     import subprocess
     import sys
+
     cmd = [sys.executable, "-c", _PROOFS_IN_A_PROCESS, json.dumps(proofs)]
 
     def run():
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-2000:]
         return [tuple(v) for v in json.loads(r.stdout.splitlines()[-1])]
+
     alone = run()
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
@@ -414,4 +440,4 @@ def test_the_whole_proof_suite_is_decided_the_same_beside_two_busy_loops():
     alone, loaded = _alone_and_beside_two_busy_loops("all")
     assert loaded == alone
     unknown = [v for v in alone if v[3] == "unknown"]
-    assert [v[:3] for v in unknown] == [("Sigmoid", "float32", "symmetry")], unknown   # --enumerate decides it
+    assert [v[:3] for v in unknown] == [("Sigmoid", "float32", "symmetry")], unknown  # --enumerate decides it

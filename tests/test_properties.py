@@ -1,5 +1,6 @@
 """Properties of any target (issue 9): complete checks over every 16-bit and
 float32 input, samples for float64, and a gate that passes only what it established."""
+
 import json
 import math
 from fractions import Fraction
@@ -27,15 +28,18 @@ def by_name(result) -> dict:
 def test_a_kernel_within_budget_but_not_monotone_fails_the_gate(cli, tmp_path):
     cfg = tmp_path / "g.toml"
     cfg.write_text(MONO)
-    code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--junit", tmp_path / "j.xml",
-                       "--workers", "1")
+    code, out, _ = cli(
+        "gate", "--config", cfg, "--json", tmp_path / "g.json", "--junit", tmp_path / "j.xml", "--workers", "1"
+    )
     g = json.loads((tmp_path / "g.json").read_text())
     (c,) = g["checks"]
-    assert code == 1 and c["accuracy"]["max_ulp"] < 3          # within its ULP budget ...
+    assert code == 1 and c["accuracy"]["max_ulp"] < 3  # within its ULP budget ...
     (why,) = [r for r in c["reasons"] if r.startswith("property monotonic")]
     # ... and the failure names the adjacent pair with both outputs
-    assert "x1 = 0.5 (0x3800) -> 0.46240234375 (0x3766)" in why and "x2 = 0.50048828125 (0x3801) -> " \
-        "0.4619140625 (0x3764)" in why
+    assert (
+        "x1 = 0.5 (0x3800) -> 0.46240234375 (0x3766)" in why
+        and "x2 = 0.50048828125 (0x3801) -> 0.4619140625 (0x3764)" in why
+    )
     assert "property monotonic: refuted" in (tmp_path / "j.xml").read_text()
 
 
@@ -48,14 +52,19 @@ def test_a_kernel_outside_its_range_fails_with_the_input(cli, tmp_path):
 
 def test_numpy_tanh_float16_has_every_property_proved_by_enumeration(cli, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "numpy:tanh"\nmode = "exhaustive"\n'
-                   'max_ulp = 0.5\nproofs = "all"\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "numpy:tanh"\nmode = "exhaustive"\n'
+        'max_ulp = 0.5\nproofs = "all"\n'
+    )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--workers", "1")
     (c,) = json.loads((tmp_path / "g.json").read_text())["checks"]
     names = {"range", "monotonic", "odd", "zero", "nan", "limits"}
     assert {p["name"] for p in c["proofs"]} == names | {"layout"}
-    assert all(p["status"] == "proved" and "every input enumerated on target numpy:tanh" in p["method"]
-               for p in c["proofs"] if p["name"] in names)
+    assert all(
+        p["status"] == "proved" and "every input enumerated on target numpy:tanh" in p["method"]
+        for p in c["proofs"]
+        if p["name"] in names
+    )
     # a NumPy callable is called once per call from Python: its short calls are sampled, so the layout
     # property is checked, not proved, and proofs = "all" fails on it alone, saying so
     (layout,) = [p for p in c["proofs"] if p["name"] == "layout"]
@@ -64,8 +73,15 @@ def test_numpy_tanh_float16_has_every_property_proved_by_enumeration(cli, tmp_pa
 
 
 def test_hard_sigmoid_without_its_upper_clamp_is_a_finding_not_a_crash(cli):
-    code, out, err = cli("accuracy", "HardSigmoid", "--dtype", "float16", "--target",
-                         "bad_targets:hard_sigmoid_no_upper_clamp", "--exhaustive")
+    code, out, err = cli(
+        "accuracy",
+        "HardSigmoid",
+        "--dtype",
+        "float16",
+        "--target",
+        "bad_targets:hard_sigmoid_no_upper_clamp",
+        "--exhaustive",
+    )
     assert code == 1 and "worst input" in out and "inf (0x7c00)" in out
     assert "property range refuted" in out and "property limits refuted" in out
     assert "refuted on bad_targets:hard_sigmoid_no_upper_clamp: range, saturated_low, saturated_high, limits" in err
@@ -77,15 +93,23 @@ def test_an_in_place_kernel_is_measured_on_what_it_was_given():
     assert all(p["status"] == ("checked" if p["name"] == "layout" else "proved") for p in r.properties)
 
 
-@pytest.mark.parametrize("kernel,where", [
-    ("wrong_at_inf", "limits"), ("wrong_at_negative_zero", "odd"), ("wrong_at_subnormals", "monotonic"),
-    ("wrong_at_nan", "nan"), ("wrong_at_largest", "range"), ("returns_nan_payloads", None)])
+@pytest.mark.parametrize(
+    "kernel,where",
+    [
+        ("wrong_at_inf", "limits"),
+        ("wrong_at_negative_zero", "odd"),
+        ("wrong_at_subnormals", "monotonic"),
+        ("wrong_at_nan", "nan"),
+        ("wrong_at_largest", "range"),
+        ("returns_nan_payloads", None),
+    ],
+)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_kernels_wrong_only_at_special_inputs_are_reported(kernel, where, dtype):
     r = measure("Tanh", f"bad_targets:{kernel}", dtype, "exhaustive")
     assert r.status == "ok" and r.worst_reverified is not None
     props = by_name(r)
-    if where is None:      # another NaN payload is still NaN: nothing wrong
+    if where is None:  # another NaN payload is still NaN: nothing wrong
         assert all(p["status"] == ("checked" if n == "layout" else "proved") for n, p in props.items())
         assert r.nan_mismatches == 0
         return
@@ -99,8 +123,10 @@ def test_float64_properties_are_checked_not_proved(cli, tmp_path):
     props = by_name(r)
     assert props["monotonic"]["status"] == "checked" and "evidence, not a proof" in props["monotonic"]["method"]
     assert props["odd"]["inputs_checked"] > 1000
-    base = '[[check]]\nop = "Tanh"\ndtypes = ["float64"]\ntarget = "numpy:tanh"\nsamples = 4000\nmax_ulp = 1\n' \
-           'proofs = ["monotonic"]\n'
+    base = (
+        '[[check]]\nop = "Tanh"\ndtypes = ["float64"]\ntarget = "numpy:tanh"\nsamples = 4000\nmax_ulp = 1\n'
+        'proofs = ["monotonic"]\n'
+    )
     cfg = tmp_path / "g.toml"
     cfg.write_text(base)
     code, out, _ = cli("gate", "--config", cfg, "--workers", "1")
@@ -116,16 +142,25 @@ def test_a_refuted_float64_property_has_its_counterexample():
     assert mono["status"] == "refuted" and mono["worst"]["magnitude"] > 0
 
 
-SPAN = (0x3F000000, 0x3F010000)     # magnitudes; chunks of 2**15 in these tests: the edge is 0x3f008000
+SPAN = (0x3F000000, 0x3F010000)  # magnitudes; chunks of 2**15 in these tests: the edge is 0x3f008000
 
 
 def test_float32_sweep_checks_properties_across_chunks_and_signs(tmp_path):
     from opcert.targets import describe_target
     from opcert.verify.accuracy.sweep import SweepConfig, sweep
+
     for kernel, name in (("tanh_step_back_at_chunk_edge", "monotonic"), ("tanh_not_odd_at_one_point", "odd")):
         t = f"bad_targets:{kernel}"
-        cfg = SweepConfig("Tanh", t, (), None, *SPAN, chunk=1 << 15, target_fingerprint=describe_target(t).fingerprint,
-                          properties=("range", "monotonic", "odd"))
+        cfg = SweepConfig(
+            "Tanh",
+            t,
+            (),
+            None,
+            *SPAN,
+            chunk=1 << 15,
+            target_fingerprint=describe_target(t).fingerprint,
+            properties=("range", "monotonic", "odd"),
+        )
         _, checker, _ = sweep(cfg, workers=2, checkpoint=tmp_path / kernel)
         acc = checker.acc
         assert acc[name].violations >= 1, kernel
@@ -133,8 +168,15 @@ def test_float32_sweep_checks_properties_across_chunks_and_signs(tmp_path):
 
 
 def test_float32_sweep_reports_the_pair_across_a_chunk_boundary(tmp_path):
-    r = measure("Tanh", "bad_targets:tanh_step_back_at_chunk_edge", "float32", "exhaustive",
-                magnitude_range=SPAN, workers=2, checkpoint=tmp_path / "c")
+    r = measure(
+        "Tanh",
+        "bad_targets:tanh_step_back_at_chunk_edge",
+        "float32",
+        "exhaustive",
+        magnitude_range=SPAN,
+        workers=2,
+        checkpoint=tmp_path / "c",
+    )
     mono = by_name(r)["monotonic"]
     assert mono["status"] == "refuted" and mono["violations"] == 1
     ce = mono["counterexample"]
@@ -143,13 +185,15 @@ def test_float32_sweep_reports_the_pair_across_a_chunk_boundary(tmp_path):
 
 
 def test_a_partial_float32_range_is_checked_not_proved(tmp_path):
-    r = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=SPAN, workers=1,
-                checkpoint=tmp_path / "c")
+    r = measure(
+        "Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=SPAN, workers=1, checkpoint=tmp_path / "c"
+    )
     assert {p["status"] for p in r.properties} <= {"checked", "skipped"}
 
 
 def test_black_box_enumeration_agrees_with_the_proofs_of_opcert():
     import opcert
+
     black = opcert.prove("Tanh", "float16", target="bad_targets:opcert_tanh")
     white = opcert.prove("Tanh", "float16")
     # layout is decided on outputs only: checked on the black box (a Python callable), not z3's to decide
@@ -166,8 +210,16 @@ def test_prove_with_a_target_needs_a_dtype(cli):
 
 
 def test_prove_with_a_target_prints_and_writes_verdicts(cli, tmp_path):
-    code, out, _ = cli("prove", "Tanh", "--dtype", "float16", "--target", "bad_targets:tanh_not_monotone",
-                       "--json", tmp_path / "p.json")
+    code, out, _ = cli(
+        "prove",
+        "Tanh",
+        "--dtype",
+        "float16",
+        "--target",
+        "bad_targets:tanh_not_monotone",
+        "--json",
+        tmp_path / "p.json",
+    )
     data = json.loads((tmp_path / "p.json").read_text())
     (rep,) = data["reports"]
     assert code == 1 and rep["target"] == "bad_targets:tanh_not_monotone"
@@ -179,10 +231,11 @@ def test_prove_with_a_target_prints_and_writes_verdicts(cli, tmp_path):
 def _oracle(c, x, y, bits, ybits, sign):
     """The property's counts, first and worst violation, by a plain loop over
     the inputs in value order (independent of the compiled scans)."""
-    viol = []       # (key, inputs, magnitude)
+    viol = []  # (key, inputs, magnitude)
 
     def inside(v):
         return not math.isnan(v) and (c.dom_lo is None or v >= c.dom_lo) and (c.dom_hi is None or v <= c.dom_hi)
+
     evaluated = 0
     if c.kind == "monotonic":
         order = sorted((i for i in range(len(x)) if inside(x[i])), key=lambda i: (x[i], not math.copysign(1, x[i]) < 0))
@@ -226,10 +279,14 @@ def _oracle(c, x, y, bits, ybits, sign):
     if not viol:
         return evaluated, 0, None, None
     first = min(viol, key=lambda v: v[0])
-    mag = lambda v: math.inf if math.isnan(v[2]) else v[2]   # noqa: E731
+    mag = lambda v: math.inf if math.isnan(v[2]) else v[2]  # noqa: E731
     worst = min(viol, key=lambda v: (-mag(v), v[0]))
-    return evaluated, len(viol), [int(first[0]), [int(b) for b in first[1]]], \
-        [mag(worst), int(worst[0]), [int(b) for b in worst[1]]]
+    return (
+        evaluated,
+        len(viol),
+        [int(first[0]), [int(b) for b in first[1]]],
+        [mag(worst), int(worst[0]), [int(b) for b in worst[1]]],
+    )
 
 
 @pytest.mark.parametrize("broken_blocks", [None, (2, 5, 7), "nan"])
@@ -246,6 +303,7 @@ def test_compiled_property_scans_agree_with_a_plain_loop(op_name, broken_blocks)
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
     from opcert.verify.properties.checks import PropertyChecker, compile_all
+
     fmt = FLOAT_FORMATS["float16"]
     op = get_operator(op_name)
     rng = np.random.default_rng(7)
@@ -261,14 +319,18 @@ def test_compiled_property_scans_agree_with_a_plain_loop(op_name, broken_blocks)
     elif broken_blocks:
         broken &= np.isin((bits & 0x7FFF) // 4096, broken_blocks)
     y16[broken] = rng.integers(0, 1 << 16, int(broken.sum()), dtype=np.uint16).view(np.float16)
-    compiled = [c for c in compile_all(op, fmt, resolve(op), op.primary)
-                if c.kind in ("range", "constant", "nan_propagation", "odd", "monotonic") and c.skip is None]
-    assert {c.kind for c in compiled} >= ({"range", "constant", "monotonic", "nan_propagation"} if op_name == "HardSwish"
-                                           else {"odd", "monotonic"})
+    compiled = [
+        c
+        for c in compile_all(op, fmt, resolve(op), op.primary)
+        if c.kind in ("range", "constant", "nan_propagation", "odd", "monotonic") and c.skip is None
+    ]
+    assert {c.kind for c in compiled} >= (
+        {"range", "constant", "monotonic", "nan_propagation"} if op_name == "HardSwish" else {"odd", "monotonic"}
+    )
     checker = PropertyChecker(compiled, fmt)
     mags = np.arange(1 << 15, dtype=np.uint64)
     for b0 in range(0, 1 << 15, 4096):
-        m = mags[b0:b0 + 4096]
+        m = mags[b0 : b0 + 4096]
         checker.add_block(m, y16[m.astype(np.int64)], y16[(m | 0x8000).astype(np.int64)])
     checker.finish_chains()
     xs, ys = x.tolist(), y16.astype(np.float64).tolist()
@@ -277,7 +339,7 @@ def test_compiled_property_scans_agree_with_a_plain_loop(op_name, broken_blocks)
         want = _oracle(c, xs, ys, bits.tolist(), y16.view(np.uint16).tolist(), 0x8000)
         assert (got.evaluated, got.violations, got.first, got.worst) == want, c.name
         if broken_blocks != "nan" or c.kind in ("monotonic", "range"):
-            assert got.violations > 0, c.name    # the broken outputs make every one of them fail somewhere
+            assert got.violations > 0, c.name  # the broken outputs make every one of them fail somewhere
 
 
 @pytest.mark.parametrize("op_name", ["Tanh", "HardSigmoid"])
@@ -290,15 +352,17 @@ def test_property_scans_take_the_negative_bits_given_as_they_compute_them(op_nam
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
     from opcert.verify.properties.checks import PropertyChecker, compile_all
+
     fmt = FLOAT_FORMATS["float32"]
     op = get_operator(op_name)
     rng = np.random.default_rng(11)
 
     def f(x):
         return np.tanh(x) if op_name == "Tanh" else np.clip(np.float32(0.2) * x + np.float32(0.5), 0, 1)
+
     compiled = [c for c in compile_all(op, fmt, resolve(op), op.primary) if c.skip is None]
     checkers = [PropertyChecker(compiled, fmt), PropertyChecker(compiled, fmt)]
-    for lo in (0x3F000000, 0x40100000, 0x7F7FE000, 0x7FFFE000):      # 0.5, 2.25 (saturating at 2.5), the top
+    for lo in (0x3F000000, 0x40100000, 0x7F7FE000, 0x7FFFE000):  # 0.5, 2.25 (saturating at 2.5), the top
         for b0 in range(lo, lo + 0x4000, 0x1000):
             mags = np.arange(b0, b0 + 0x1000, dtype=np.uint32)
             negb = mags | np.uint32(0x80000000)
@@ -306,8 +370,9 @@ def test_property_scans_take_the_negative_bits_given_as_they_compute_them(op_nam
                 yp, yn = f(mags.view(np.float32)), f(negb.view(np.float32))
             for y in (yp, yn):
                 broken = rng.random(y.size) < 0.02
-                y[broken] = rng.integers(0, 1 << 32, int(broken.sum()), dtype=np.uint64).astype(np.uint32).view(
-                    np.float32)
+                y[broken] = (
+                    rng.integers(0, 1 << 32, int(broken.sum()), dtype=np.uint64).astype(np.uint32).view(np.float32)
+                )
             checkers[0].add_block(mags, yp, yn, limits=(0x3F800000, 0xBF800000))
             checkers[1].add_block(mags, yp, yn, limits=(0x3F800000, 0xBF800000), negb=negb)
     assert checkers[0].chain_ends() == checkers[1].chain_ends()
@@ -331,6 +396,7 @@ def test_point_symmetry_violations_agree_with_rational_arithmetic(dtype, center)
     non-finite outputs (always a violation)."""
     from opcert.formats import get_format
     from opcert.verify.properties.checks import symmetry_violations
+
     fmt = get_format(dtype)
     rng = np.random.default_rng(7)
     a = rng.uniform(0, 1, 4000).astype(fmt.dtype)
@@ -357,4 +423,4 @@ def test_point_symmetry_violations_agree_with_rational_arithmetic(dtype, center)
         want.append(abs(Fraction(p) + Fraction(n) - Fraction(center)) > tol)
     want = np.array(want)
     assert np.array_equal(bad, want), (yp[bad != want][:4], yn[bad != want][:4])
-    assert 0 < want.sum() < want.size     # both kinds are present
+    assert 0 < want.sum() < want.size  # both kinds are present

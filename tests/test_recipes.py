@@ -1,5 +1,6 @@
 """The recipes of docs/architecture.md ("Where to add ..."), followed in a scratch copy of the package:
 each recipe's example file is taken from the page itself, so the page cannot drift from what works."""
+
 import json
 import re
 import shutil
@@ -29,8 +30,14 @@ def scratch_copy(tmp_path, files: dict[str, str]) -> Path:
 
 
 def run_in(copy: Path, script: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", script], cwd=copy, capture_output=True, text=True, timeout=600,
-                         env={**__import__("os").environ, "PYTHONPATH": str(copy)})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**__import__("os").environ, "PYTHONPATH": str(copy)},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -66,10 +73,13 @@ def test_every_property_kind_has_a_decider_in_each_place_the_recipe_names():
     """The property recipe's list of files: each kind of KINDS is decided in each of them (or is exempt
     there as the recipe says), so a new kind that misses one fails here."""
     from opcert.spec.model import KERNEL_ONLY, KINDS, SPEC_ONLY
+
     page = PAGE.read_text()
-    places = {"opcert/verify/proofs/spec_level.py": KERNEL_ONLY,
-              "opcert/verify/proofs/impl_level.py": SPEC_ONLY | KERNEL_ONLY,
-              "opcert/verify/properties/checks.py": SPEC_ONLY | KERNEL_ONLY}
+    places = {
+        "opcert/verify/proofs/spec_level.py": KERNEL_ONLY,
+        "opcert/verify/proofs/impl_level.py": SPEC_ONLY | KERNEL_ONLY,
+        "opcert/verify/properties/checks.py": SPEC_ONLY | KERNEL_ONLY,
+    }
     missing = []
     for path, exempt in places.items():
         assert f"`{path}`" in page, f"the recipe no longer names {path}"

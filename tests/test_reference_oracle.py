@@ -1,6 +1,7 @@
 """The reference against MPFR (gmpy2): every float16 and bfloat16 input, at the
 default attributes and two other attribute sets per operator, and random
 float32 and float64 inputs."""
+
 import numpy as np
 import pytest
 from conftest import DTYPES, all_16bit, same_bits
@@ -32,8 +33,7 @@ def test_every_16bit_input(op, attrs, dtype):
     got = opcert.reference(op, x, **attrs)
     want = oracle(op, x, _binary32_attrs(op, attrs))
     bad = ~same_bits(got.astype(np.float64), want)
-    assert not bad.any(), (f"{bad.sum()} mismatches, first at x={x[bad][:5]}: "
-                           f"got {got[bad][:5]}, MPFR {want[bad][:5]}")
+    assert not bad.any(), f"{bad.sum()} mismatches, first at x={x[bad][:5]}: got {got[bad][:5]}, MPFR {want[bad][:5]}"
 
 
 def _random(dtype, n, seed):

@@ -4,6 +4,7 @@ Two independent checks: every decision of the fast path equals the exact
 path's (Arb at increasing precision), bit for bit, on stratified samples with
 hard cases for every operator of the catalog; and each platform long double
 function it relies on stays within its stated contract against Arb."""
+
 from fractions import Fraction
 
 import flint
@@ -18,13 +19,20 @@ from opcert.spec.attrs import resolve
 from opcert.spec.reference import reference_detailed
 from opcert.verify.accuracy.inputs import sample
 
-pytestmark = pytest.mark.skipif(ball.WIDE is None, reason="long double is binary64 on this platform: "
-                                "binary64 references all take the exact path, nothing to compare")
+pytestmark = pytest.mark.skipif(
+    ball.WIDE is None,
+    reason="long double is binary64 on this platform: binary64 references all take the exact path, nothing to compare",
+)
 
 OPS = [op.name for op in opcert.operators()]
-ATTRS = {"Celu": {"alpha": 0.1}, "Elu": {"alpha": 2.5}, "LeakyRelu": {"alpha": -0.3},
-         "Swish": {"alpha": 1.702}, "ScaledTanh": {"alpha": 1.7159, "beta": 0.6666667},
-         "Linear": {"alpha": 3.0, "beta": -0.1}}
+ATTRS = {
+    "Celu": {"alpha": 0.1},
+    "Elu": {"alpha": 2.5},
+    "LeakyRelu": {"alpha": -0.3},
+    "Swish": {"alpha": 1.702},
+    "ScaledTanh": {"alpha": 1.7159, "beta": 0.6666667},
+    "Linear": {"alpha": 3.0, "beta": -0.1},
+}
 
 
 def _exact(op, x, attrs, monkeypatch):
@@ -45,8 +53,10 @@ def test_fast_path_decides_as_the_exact_path(name, which, monkeypatch):
     exact = _exact(op, x, attrs, monkeypatch)
     bad = fast.rounded.view(np.uint64) != exact.rounded.view(np.uint64)
     bad &= ~(np.isnan(fast.rounded) & np.isnan(exact.rounded))
-    assert not bad.any(), f"{bad.sum()} differ, first x={x[bad][:3]}: fast {fast.rounded[bad][:3]}, exact {exact.rounded[bad][:3]}"
-    if name not in ("Erf", "Gelu") or long_double_array("erf") is not None:   # else erf has none: exact
+    assert not bad.any(), (
+        f"{bad.sum()} differ, first x={x[bad][:3]}: fast {fast.rounded[bad][:3]}, exact {exact.rounded[bad][:3]}"
+    )
+    if name not in ("Erf", "Gelu") or long_double_array("erf") is not None:  # else erf has none: exact
         assert fast.slow_path < x.size // 4, f"the fast path decided only {x.size - fast.slow_path} of {x.size}"
 
 
@@ -59,14 +69,19 @@ def test_gelu_below_binary64s_subnormals_is_decided_by_the_fast_path_as_by_the_e
     op = opcert.get_operator("Gelu")
     attrs = resolve(op)
     rng = np.random.default_rng(11)
-    x = np.concatenate([-rng.uniform(37.7, 160.0, 300), -np.exp(rng.uniform(np.log(160.0), np.log(1e308), 60)),
-                        [-38.5, -38.6, -38.7, -np.finfo(np.float64).max]])
+    x = np.concatenate(
+        [
+            -rng.uniform(37.7, 160.0, 300),
+            -np.exp(rng.uniform(np.log(160.0), np.log(1e308), 60)),
+            [-38.5, -38.6, -38.7, -np.finfo(np.float64).max],
+        ]
+    )
     fast = reference_detailed(op, x, attrs)
     exact = _exact(op, x, attrs, monkeypatch)
     assert np.array_equal(fast.rounded.view(np.uint64), exact.rounded.view(np.uint64))
     assert fast.slow_path == 0, f"{fast.slow_path} of {x.size} took the exact path"
-    assert (exact.rounded[x < -38.7] == 0).all() and np.signbit(exact.rounded[x < -38.7]).all()   # -0
-    assert (exact.rounded[x > -38.6] < 0).all()          # down to -38.6 a subnormal, not a zero
+    assert (exact.rounded[x < -38.7] == 0).all() and np.signbit(exact.rounded[x < -38.7]).all()  # -0
+    assert (exact.rounded[x > -38.6] < 0).all()  # down to -38.6 a subnormal, not a zero
 
 
 def test_erfc_long_double_where_it_is_tiny():
@@ -93,7 +108,7 @@ def test_erfc_long_double_where_it_is_tiny():
 def test_fast_path_exact_value_is_close(monkeypatch):
     # the (hi, lo) pair of a decided element is the long double midpoint: within 2^-7 ULP of binary64
     op = opcert.get_operator("Tanh")
-    x = np.array([0.3, -1.7, 2.0 ** -30, 7.5, -0.011])
+    x = np.array([0.3, -1.7, 2.0**-30, 7.5, -0.011])
     fast = reference_detailed(op, x, resolve(op))
     assert fast.slow_path == 0
     flint.ctx.prec = 200
@@ -101,7 +116,7 @@ def test_fast_path_exact_value_is_close(monkeypatch):
         for xi, h, lo in zip(x, fast.exact_hi, fast.exact_lo):
             v = flint.arb(Fraction(float(xi)).numerator) / flint.arb(Fraction(float(xi)).denominator)
             err = abs(flint.arb(h) + flint.arb(lo) - v.tanh())
-            assert float(err.upper()) < abs(h) * 2.0 ** -59, (xi, h, lo)
+            assert float(err.upper()) < abs(h) * 2.0**-59, (xi, h, lo)
     finally:
         flint.ctx.prec = 53
 
@@ -138,13 +153,14 @@ def test_long_double_function_within_its_contract(name):
             t = np.clip(t, -110, 110)
         fu = long_double_array(name)
         if fu is None:
-            pytest.skip(f"no long double {name} on this platform ({libm_arrays.status()}): its inputs take "
-                        "the exact path")
+            pytest.skip(
+                f"no long double {name} on this platform ({libm_arrays.status()}): its inputs take the exact path"
+            )
         got = fu[0](t)
         worst = 0.0
         for ti, gi in zip(t, got):
             v = getattr(_arb_value(ti), name)()
-            err = abs(_arb_value(gi) - v) / _arb_value(_ulp(gi))   # in ULPs of the result
+            err = abs(_arb_value(gi) - v) / _arb_value(_ulp(gi))  # in ULPs of the result
             worst = max(worst, float(err.upper()))
         assert worst <= ball.WIDE.ulps[name], f"{name}: {worst} ULPs, contract {ball.WIDE.ulps[name]}"
     finally:

@@ -1,5 +1,6 @@
 """The HTML report as a reader sees it: rendered by headless Chromium, screenshot taken,
 the page's parts present and visible, and no console error."""
+
 import shutil
 import subprocess
 
@@ -7,23 +8,40 @@ import numpy as np
 import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian: apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium on this machine (Debian: apt-get install chromium)"
+)
 
 
 def _chromium(*args, timeout=120):
-    return subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--enable-logging=stderr", "--v=0", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     from opcert.cli import main
+
     d = tmp_path_factory.mktemp("browser")
     cfg = d / "g.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nproofs = "all"\n'
-                   '[[check]]\nop = "HardSigmoid"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
-                   'target = "bad_targets:negated"\nproofs = ["range"]\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nproofs = "all"\n'
+        '[[check]]\nop = "HardSigmoid"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+        'target = "bad_targets:negated"\nproofs = ["range"]\n'
+    )
     code = main(["gate", "--config", str(cfg), "--report", str(d / "out"), "--json", str(d / "g.json")])
     assert code == 1
     return d
@@ -34,7 +52,7 @@ def test_the_report_renders_with_its_parts_and_no_console_error(report):
     dom = _chromium("--dump-dom", page)
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
-    for part in ("id=\"provenance\"", "id=\"summary\"", "class=\"proofs\"", "class=\"plot histogram\""):
+    for part in ('id="provenance"', 'id="summary"', 'class="proofs"', 'class="plot histogram"'):
         assert part in html, part
     assert "Result: FAIL" in html and "bad_targets:negated" in html
     # the console: errors a page can raise (a broken script, an image that does not load)
@@ -47,10 +65,11 @@ def test_the_screenshot_shows_a_page_not_a_blank(report):
     r = _chromium(f"--screenshot={shot}", "--window-size=1300,2200", (report / "out" / "report.html").as_uri())
     assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     import matplotlib.image as mpimg
+
     img = mpimg.imread(str(shot))
     assert img.shape[0] == 2200 and img.shape[1] == 1300
     rgb = (img[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
-    colours = {tuple(c) for c in rgb[:: 97]}
+    colours = {tuple(c) for c in rgb[::97]}
     # text, tables, the red FAIL verdict and the plots' blue bars: far more than a blank page's one colour
     assert len(colours) > 50
     red = ((rgb[:, 0] > 150) & (rgb[:, 1] < 60) & (rgb[:, 2] < 80)).sum()
@@ -62,6 +81,7 @@ def test_the_page_loads_in_under_two_seconds(report, tmp_path):
     """The report's own load time: headless Chromium's --dump-dom of the report against the same of a blank
     page (the browser's start-up), best of three each, interleaved."""
     import time
+
     blank = tmp_path / "blank.html"
     blank.write_text("<!doctype html><title>blank</title><p>x</p>")
     page = (report / "out" / "report.html").as_uri()

@@ -1,5 +1,6 @@
 """The report's inline SVG plots: well-formed, small, and the error plot keeps what the eye sees (the
 largest and smallest error of every pixel column, checked against a plain loop)."""
+
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -27,17 +28,17 @@ def test_envelope_keeps_each_columns_extremes(points):
 
 
 def test_error_plot_is_small_well_formed_and_shows_the_worst_point():
-    x = np.arange(2 ** 16, dtype=np.uint16).view(np.float16).astype(np.float64)
+    x = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.float64)
     rng = np.random.default_rng(0)
     err = rng.uniform(0, 0.5, x.size)
-    err[12345] = 3.0                                       # the worst, far above the rest
+    err[12345] = 3.0  # the worst, far above the rest
     svg = error_svg((x, err), "Tanh float16 t: ULP error", 1.0)
     root = ET.fromstring(svg)
     assert root.tag == NS + "svg"
-    assert len(svg) < 40_000, len(svg)                     # 65,536 points, a few kilobytes
+    assert len(svg) < 40_000, len(svg)  # 65,536 points, a few kilobytes
     path = next(e for e in root.iter(NS + "path"))
     ys = [float(seg.split()[1].rstrip("h0")) for seg in path.get("d").split("M")[1:]]
-    top_px = min(ys)                                       # SVG's y grows downwards: the worst point is the topmost
+    top_px = min(ys)  # SVG's y grows downwards: the worst point is the topmost
     frame = next(e for e in root.iter(NS + "rect"))
     assert top_px < float(frame.get("y")) + 0.15 * float(frame.get("height"))
     assert "budget 1" in svg
@@ -48,7 +49,7 @@ def test_chunk_plot_and_histogram():
     ET.fromstring(svg)
     h = histogram_svg({"0": 10, "(0, 0.5]": 0, "(0.5, 1]": 3}, "hist")
     root = ET.fromstring(h)
-    bars = [e for e in root.iter(NS + "rect")][1:]         # the frame, then one bar per non-empty bin
+    bars = [e for e in root.iter(NS + "rect")][1:]  # the frame, then one bar per non-empty bin
     assert len(bars) == 2
 
 
@@ -56,11 +57,14 @@ def test_rows_plot_places_each_case_at_its_length_and_error():
     """A tensor check's plot: one point per case at (log10 row length, log10(1 + ULP)), the worst case
     highest, a case with wrong special values red, the budget drawn; well-formed and small."""
     from opcert.report.svg import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, rows_svg
-    cases = [{"label": "random rows of 1", "shape": [10, 1], "axes": [1], "max_ulp": 0.0},
-             {"label": "random rows of 100", "shape": [3, 100], "axes": [1], "max_ulp": 3.0},
-             {"label": "a long row", "shape": [1, 100000], "axes": [1], "max_ulp": 181.0},
-             {"label": "NaN rows", "shape": [2, 5, 4], "axes": [1, 2], "max_ulp": 0.5, "specials_wrong": 2},
-             {"label": "crashed", "shape": [2, 3], "axes": [1], "max_ulp": None}]
+
+    cases = [
+        {"label": "random rows of 1", "shape": [10, 1], "axes": [1], "max_ulp": 0.0},
+        {"label": "random rows of 100", "shape": [3, 100], "axes": [1], "max_ulp": 3.0},
+        {"label": "a long row", "shape": [1, 100000], "axes": [1], "max_ulp": 181.0},
+        {"label": "NaN rows", "shape": [2, 5, 4], "axes": [1, 2], "max_ulp": 0.5, "specials_wrong": 2},
+        {"label": "crashed", "shape": [2, 3], "axes": [1], "max_ulp": None},
+    ]
     svg = rows_svg(cases, "t", 1.0)
     root = ET.fromstring(svg)
     pts = root.findall(f"{NS}circle")
@@ -68,10 +72,10 @@ def test_rows_plot_places_each_case_at_its_length_and_error():
     x = [float(p.get("cx")) for p in pts]
     y = [float(p.get("cy")) for p in pts]
     x0, x1, y0 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM
-    assert x[0] == x0 and x[0] < x[3] < x[1] < x[2]        # lengths 1 < 20 (5 x 4) < 100 < 100,000
+    assert x[0] == x0 and x[0] < x[3] < x[1] < x[2]  # lengths 1 < 20 (5 x 4) < 100 < 100,000
     xtop = np.log10(100000) * 1.02
     assert abs(x[2] - (x0 + np.log10(100000) / xtop * (x1 - x0))) < 0.1
-    assert y[0] == y0 and min(y) == y[2] and y[2] >= TOP            # the worst case is the highest point
+    assert y[0] == y0 and min(y) == y[2] and y[2] >= TOP  # the worst case is the highest point
     assert pts[3].get("fill") == "#cc3311" and "2 special values wrong" in pts[3].find(f"{NS}title").text
     assert "budget 1" in svg
 
@@ -82,14 +86,22 @@ def test_the_rows_plot_shows_a_worst_that_no_case_shows():
     tooltip naming the layout; the same for the exhaustive pairs' worst (rows of 2); a worst that is a
     case's own is that case's point, not drawn twice."""
     from opcert.report.svg import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, rows_svg
-    cases = [{"label": "random rows of 4", "shape": [20, 4], "axes": [1], "max_ulp": 0.5},
-             {"label": "a long row", "shape": [1, 4096], "axes": [1], "max_ulp": 2.0}]
+
+    cases = [
+        {"label": "random rows of 4", "shape": [20, 4], "axes": [1], "max_ulp": 0.5},
+        {"label": "a long row", "shape": [1, 4096], "axes": [1], "max_ulp": 2.0},
+    ]
     x0, x1, y0 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM
     xtop = np.log10(4096) * 1.02
-    for worst, n, u, words in [({"case": "random rows of 4; row 3 alone: a call of one row of 4", "length": 4,
-                                 "position": 1, "ulp": 64.9}, 4, 64.9, "alone"),
-                               ({"case": "every pair", "length": 2, "position": 0, "ulp": 3.5}, 2, 3.5,
-                                "every pair")]:
+    for worst, n, u, words in [
+        (
+            {"case": "random rows of 4; row 3 alone: a call of one row of 4", "length": 4, "position": 1, "ulp": 64.9},
+            4,
+            64.9,
+            "alone",
+        ),
+        ({"case": "every pair", "length": 2, "position": 0, "ulp": 3.5}, 2, 3.5, "every pair"),
+    ]:
         root = ET.fromstring(rows_svg(cases, "t", 1.0, worst))
         sq = [r for r in root.iter(f"{NS}rect") if r.get("class") == "check-worst"]
         assert len(sq) == 1 and sq[0].get("fill") == "#aa3377" and words in sq[0].find(f"{NS}title").text
@@ -101,14 +113,20 @@ def test_the_rows_plot_shows_a_worst_that_no_case_shows():
     own = {"case": "a long row", "length": 4096, "position": 7, "ulp": 2.0}
     assert "check-worst" not in rows_svg(cases, "t", 1.0, own)
     endless = rows_svg(cases, "t", 1.0, {**own, "case": "every pair", "ulp": float("inf")})
-    assert "check-worst" not in endless and "nan" not in endless.lower()     # not drawn: no axis to hold it
+    assert "check-worst" not in endless and "nan" not in endless.lower()  # not drawn: no axis to hold it
     endless = rows_svg(cases + [{"label": "x", "shape": [1, 3], "axes": [1], "max_ulp": float("inf")}], "t", 1.0)
     assert len(ET.fromstring(endless).findall(f"{NS}circle")) == 2 and "nan" not in endless.lower()
 
 
 def test_a_tensor_checks_report_has_the_rows_plot():
     from opcert.report.render import _images
-    check = {"op": "Softmax", "dtype": "float16", "target": "t", "policy": {"max_ulp": 1.0},
-             "accuracy": {"cases": [{"label": "random rows of 3", "shape": [4, 3], "axes": [1], "max_ulp": 0.5}]}}
+
+    check = {
+        "op": "Softmax",
+        "dtype": "float16",
+        "target": "t",
+        "policy": {"max_ulp": 1.0},
+        "accuracy": {"cases": [{"label": "random rows of 3", "shape": [4, 3], "axes": [1], "max_ulp": 0.5}]},
+    }
     drawn = _images(check, 0, {})
     assert list(drawn) == ["rows"] and "worst ULP error per case" in drawn["rows"]

@@ -3,6 +3,7 @@ depend on the tensor around it. Kernels right in the measured call and different
 row called alone, another position in the call, another reduction axis, another thread count) are refuted
 in that layout with a replayed example; a kernel that treats every row alike is `checked` (a sample); over
 every pair of 16-bit values the two layouts of the exhaustive pass give `proved` or `refuted`."""
+
 import contextlib
 
 import numpy as np
@@ -20,11 +21,15 @@ def _layout(r):
 WORDS = {"alone": "alone: a call of one row", "other position": "reverse order", "other axis": "reduced over axes [0]"}
 
 
-@pytest.mark.parametrize("kernel, differing", [
-    ("softmax_alone_sloppy", {"alone"}),
-    ("softmax_other_axis_float32", {"other axis"}),
-    # its measured rows are the odd ones: every layout that moves them off the tail shows it
-    ("softmax_tail_rows_off", {"alone", "other position", "other axis"})])
+@pytest.mark.parametrize(
+    "kernel, differing",
+    [
+        ("softmax_alone_sloppy", {"alone"}),
+        ("softmax_other_axis_float32", {"other axis"}),
+        # its measured rows are the odd ones: every layout that moves them off the tail shows it
+        ("softmax_tail_rows_off", {"alone", "other position", "other axis"}),
+    ],
+)
 def test_a_kernel_different_in_one_layout_is_refuted_there(kernel, differing):
     r = measure_rows("Softmax", f"tensor_kernels:{kernel}", "float32", samples=3000, isolation="none")
     v = _layout(r)
@@ -57,6 +62,7 @@ def test_a_layout_that_is_worse_sets_the_checks_worst_error():
 class _Threaded:
     """A tensor target with a thread switch whose kernel rounds one way on one thread and another on
     several: its threads(n) is what the check turns."""
+
     name, version = "threaded", "1"
 
     def __init__(self):
@@ -78,6 +84,7 @@ class _Threaded:
 
     def call(self, op, std, x, reduced):
         import opcert
+
         y = opcert.run("Softmax", x, axis=reduced[0])
         return y if self.n == 1 else np.nextafter(y, np.float32(np.inf)).astype(x.dtype)
 
@@ -85,8 +92,9 @@ class _Threaded:
 def test_a_target_whose_bits_depend_on_its_thread_count_is_refuted(monkeypatch):
     import opcert.verify.tensor.layouts as rl
     from opcert.targets import tensor
+
     monkeypatch.setattr(tensor, "load", lambda name: _Threaded())
-    monkeypatch.setattr(rl, "host_cores", lambda: 2)          # a one-core runner still turns the switch
+    monkeypatch.setattr(rl, "host_cores", lambda: 2)  # a one-core runner still turns the switch
     v = _layout(measure_rows("Softmax", "threaded", "float32", samples=1000, isolation="none"))
     fams = {f["family"]: f for f in v["layouts"]}
     assert v["status"] == "refuted" and fams["threads"]["differ"] >= 1
@@ -98,6 +106,7 @@ def test_onnx_runtime_is_run_on_one_thread_and_on_every_core():
     v = _layout(r)
     fams = {f["family"]: f for f in v["layouts"]}
     from opcert.targets.layouts import cores
+
     if cores() < 2:
         assert "one core" in fams["threads"]["not_given"]
     else:
@@ -111,6 +120,7 @@ def test_every_pair_in_two_layouts_is_proved_or_refuted():
     own is proved."""
     from opcert.impl.tensor_run import run
     from opcert.verify.tensor.pairs import PairSweep, _all_values
+
     op, _ = get_tensor_operator("Softmax")
     fmt = get_format("float16")
     values = _all_values(fmt)[np.linspace(0, 65535, 120).astype(int)]
@@ -118,14 +128,15 @@ def test_every_pair_in_two_layouts_is_proved_or_refuted():
     def careful(X):
         return run(op, X, axis=1)
 
-    def transposed_off(X):       # the second layout: the outputs of rows whose first value is above 1 moved
+    def transposed_off(X):  # the second layout: the outputs of rows whose first value is above 1 moved
         y = run(op, X, axis=1)
         return np.where(X[:, :1].astype(np.float64) > 1, np.nextafter(y, np.float16(np.inf)), y).astype(X.dtype)
+
     for second, want in ((careful, "proved"), (transposed_off, "refuted")):
         sweep = PairSweep(op, fmt, careful, 0.5, values=values, layout=(second, "a test layout"))
         sweep.run()
         v = next(d for d in sweep.verdicts() if d["name"] == "layout (pairs)")
-        assert v["status"] == want and v["inputs_checked"] == values.size ** 2, v
+        assert v["status"] == want and v["inputs_checked"] == values.size**2, v
         if want == "refuted":
             ex = v["counterexample"]
             assert ex["row"][0] > 1 and ex["got"] != ex["got_in_layout"] and ex["replayed"] is True
@@ -134,9 +145,11 @@ def test_every_pair_in_two_layouts_is_proved_or_refuted():
 
 def test_a_gate_fails_a_kernel_that_breaks_layout_invariance_and_says_where(cli, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Softmax"\ndtypes = ["float32"]\n'
-                   'target = "tensor_kernels:softmax_other_axis_float32"\nsamples = 2000\nmax_ulp = 8\n'
-                   'proofs = "all"\naccept_sampled_evidence = true\n')
+    cfg.write_text(
+        '[[check]]\nop = "Softmax"\ndtypes = ["float32"]\n'
+        'target = "tensor_kernels:softmax_other_axis_float32"\nsamples = 2000\nmax_ulp = 8\n'
+        'proofs = "all"\naccept_sampled_evidence = true\n'
+    )
     code, out, err = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--report", tmp_path / "rep")
     assert code == 1, out + err
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -144,6 +157,7 @@ def test_a_gate_fails_a_kernel_that_breaks_layout_invariance_and_says_where(cli,
     # the report says what each family of layouts covered, and what could not be given, with why
     assert "**refuted**" in line and "differ; other axis: " in line and "threads: not given (a callable's" in line
     import json
+
     (check,) = json.loads((tmp_path / "g.json").read_text())["checks"]
     why = " ".join(check["reasons"])
     assert "layout" in why and "reduced over axes [0]" in why, why
@@ -156,6 +170,7 @@ def test_a_target_that_fails_only_in_the_second_layout_is_refuted_there_and_the_
     from opcert.errors import TargetFailure
     from opcert.impl.tensor_run import run
     from opcert.verify.tensor.pairs import PairSweep, _all_values
+
     op, _ = get_tensor_operator("Softmax")
     fmt = get_format("float16")
     values = _all_values(fmt)[np.linspace(0, 65535, 80).astype(int)]
@@ -164,15 +179,17 @@ def test_a_target_that_fails_only_in_the_second_layout_is_refuted_there_and_the_
         return run(op, X, axis=1)
 
     def raises_on_big(X):
-        if np.nanmax(X[:, 1].astype(np.float64)) > 1000:      # the block of the largest values of b
+        if np.nanmax(X[:, 1].astype(np.float64)) > 1000:  # the block of the largest values of b
             raise TargetFailure("ValueError: no kernel for this block (input float16 (2, 6401), axes [0])")
         return careful(X)
+
     sweep = PairSweep(op, fmt, careful, 0.5, values=values, layout=(raises_on_big, "a test layout"))
     sweep.run()
-    assert sweep.pairs == values.size ** 2 and sweep.max_err <= 0.5       # the measured layout: every pair
+    assert sweep.pairs == values.size**2 and sweep.max_err <= 0.5  # the measured layout: every pair
     v = next(d for d in sweep.verdicts() if d["name"] == "layout (pairs)")
     assert v["status"] == "refuted" and 0 < v["violations"] < v["inputs_checked"], v
     ex = v["counterexample"]
     assert "no kernel for this block" in ex["error"] and ex["replayed"] is True and ex["got_in_layout"] is None
     from opcert.gating.run import describe_counterexample
+
     assert "a test layout: the target failed: ValueError" in describe_counterexample(ex)

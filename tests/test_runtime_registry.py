@@ -5,6 +5,7 @@ The first test adds a runtime the way docs/targets.md says to, in a copy of the 
 (its element-wise side computes tanh in binary64, rounded once, and returns one output an ULP high; its
 tensor side computes Softmax in binary64, rounded once), then measures it element-wise and on a tensor
 operator through the API the CLI and the gate use, in a process whose PYTHONPATH is that copy."""
+
 import ast
 import filecmp
 import json
@@ -76,12 +77,12 @@ STAND_IN = textwrap.dedent('''
                 return (e / np.sum(e, axis=reduced, keepdims=True)).astype(x.dtype)
 ''')
 
-ROW = '''    Runtime(name="numpy-standin", extra="numpy-standin", concurrent=True,
+ROW = """    Runtime(name="numpy-standin", extra="numpy-standin", concurrent=True,
             elementwise="opcert.targets.runtimes.numpy_standin:StandInElementWise",
             tensor="opcert.targets.runtimes.numpy_standin:StandInTensor"),
-'''
+"""
 
-MEASURE = textwrap.dedent('''
+MEASURE = textwrap.dedent("""
     import json
     import numpy as np
     import opcert
@@ -95,7 +96,7 @@ MEASURE = textwrap.dedent('''
     ref = opcert.reference("Tanh", np.array([0.5], np.float16))
     print(json.dumps({"names": list(RUNTIME_NAMES), "tensor_names": list(NAMES), "element_wise": e.to_dict(),
                       "tensor": t.to_dict(), "reference_at_half": int(ref.view(np.uint16)[0])}, default=str))
-''')
+""")
 
 
 def _differing(a: Path, b: Path) -> set[str]:
@@ -123,8 +124,9 @@ def test_a_runtime_is_one_new_file_and_one_row(tmp_path):
     assert _differing(ROOT / "opcert", copy) == {"runtime_table.py", "targets/runtimes/numpy_standin.py"}
 
     env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
-    r = subprocess.run([sys.executable, "-c", MEASURE], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", MEASURE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert "numpy-standin" in got["names"] and "numpy-standin" in got["tensor_names"]
@@ -140,7 +142,7 @@ def test_a_runtime_is_one_new_file_and_one_row(tmp_path):
     assert e["worst_output_bits"] == f"0x{got['reference_at_half'] + 1:04x}", e["worst_output_bits"]
     assert e["worst_reference_bits"] == f"0x{got['reference_at_half']:04x}", e["worst_reference_bits"]
     verdicts = {p["kind"]: p for p in e["properties"]}
-    odd = verdicts["odd"]         # tanh(-0.5) is not the high output's negation
+    odd = verdicts["odd"]  # tanh(-0.5) is not the high output's negation
     assert odd["status"] == "refuted" and abs(odd["counterexample"]["inputs"]["x"]["value"]) == 0.5, odd
     assert verdicts["layout"]["status"] in ("proved", "checked"), verdicts["layout"]["note"]
 
@@ -149,8 +151,9 @@ def test_a_runtime_is_one_new_file_and_one_row(tmp_path):
     assert not t["call_failures"], t["call_failures"]
     # the stand-in takes no limits: a row holding +inf is NaN there (inf - inf), where the standard's is the
     # limit; those outputs are counted apart, each in a row with an infinity
-    assert t["special_examples"] and all(np.isinf(ex["row"]).any() for ex in t["special_examples"]), \
-        t["special_examples"]
+    assert t["special_examples"] and all(np.isinf(ex["row"]).any() for ex in t["special_examples"]), t[
+        "special_examples"
+    ]
     # binary64 softmax rounded once to binary32: within half an ULP plus binary64's own error (~2^-24 ULP of
     # binary32 for these rows: far below the 0.01 allowed here)
     assert 0 < t["max_ulp"] <= 0.51, t["max_ulp"]
@@ -158,10 +161,14 @@ def test_a_runtime_is_one_new_file_and_one_row(tmp_path):
 
 # ---- every list is the table's -------------------------------------------------------------------------------
 
+
 def test_every_list_of_runtimes_is_derived_from_the_table():
     names = tuple(r.name for r in RUNTIMES)
-    assert opcert.targets.RUNTIME_NAMES == target_names() == \
-        names + tuple(f"{r.name}:{d}" for r in RUNTIMES for d in r.devices)
+    assert (
+        opcert.targets.RUNTIME_NAMES
+        == target_names()
+        == names + tuple(f"{r.name}:{d}" for r in RUNTIMES for d in r.devices)
+    )
     assert opcert.targets.BUILTIN == ("opcert",) + target_names()
     assert opcert.targets.tensor.NAMES == ("opcert",) + tensor_target_names()
     assert opcert.workers._THREADED == threaded_modules()
@@ -180,8 +187,10 @@ def test_every_list_of_runtimes_is_derived_from_the_table():
 def _declares_functions(node) -> bool:
     """An operator's `runtimes={"torch": RuntimeMap(...), ...}`: each library's function, data about the
     operator (which runtimes have one), not a list of runtimes."""
-    return isinstance(node, ast.Dict) and all(isinstance(v, ast.Call) and getattr(v.func, "id", "") == "RuntimeMap"
-                                              or isinstance(v, ast.Tuple) for v in node.values)
+    return isinstance(node, ast.Dict) and all(
+        isinstance(v, ast.Call) and getattr(v.func, "id", "") == "RuntimeMap" or isinstance(v, ast.Tuple)
+        for v in node.values
+    )
 
 
 def _runtime_literals():
@@ -206,8 +215,9 @@ def test_no_second_list_of_runtimes_remains():
             continue
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in old for t in node.targets):
-                assert not isinstance(node.value, (ast.Tuple, ast.List, ast.Set, ast.Dict)), \
+                assert not isinstance(node.value, (ast.Tuple, ast.List, ast.Set, ast.Dict)), (
                     f"{path.relative_to(ROOT)}:{node.lineno} writes a list of its own"
+                )
     assert list(_runtime_literals()) == []
 
 
@@ -216,8 +226,10 @@ def test_the_literal_check_finds_a_second_list(tmp_path, monkeypatch):
     fake = tmp_path / "opcert"
     fake.mkdir()
     (fake / "runtime_table.py").write_text("")
-    (fake / "m.py").write_text('KNOWN = ("torch", "jax")\nUSES = {"torch": RuntimeMap("torch.tanh"), '
-                               '"jax": RuntimeMap("jax.numpy.tanh")}\nLIBS = {"torch": 1, "openvino": 2}\n')
+    (fake / "m.py").write_text(
+        'KNOWN = ("torch", "jax")\nUSES = {"torch": RuntimeMap("torch.tanh"), '
+        '"jax": RuntimeMap("jax.numpy.tanh")}\nLIBS = {"torch": 1, "openvino": 2}\n'
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert list(_runtime_literals()) == ["opcert/m.py:1: ['jax', 'torch']", "opcert/m.py:3: ['openvino', 'torch']"]
 

@@ -1,4 +1,5 @@
 """The catalog against its sources: ONNX's own schemas (onnx.defs), the seed documents."""
+
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -12,19 +13,42 @@ from opcert.spec import CATALOG, get_operator
 from opcert.spec.attrs import describe, exact_decimal, resolve
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
-ONNX_TYPE = {"tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16", "tensor(float)": "float32",
-             "tensor(double)": "float64", **{f"tensor({t})": t for t in
-                                             ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}
+ONNX_TYPE = {
+    "tensor(float16)": "float16",
+    "tensor(bfloat16)": "bfloat16",
+    "tensor(float)": "float32",
+    "tensor(double)": "float64",
+    **{f"tensor({t})": t for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+}
 
 
 def test_the_catalog_holds_the_seed_operators_and_the_activation_family():
-    assert {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu", "Relu", "Sigmoid", "Gelu", "Swish", "Softplus",
-            "Elu", "Selu", "LeakyRelu", "PRelu", "ThresholdedRelu", "HardSwish", "Mish", "Softsign"} <= set(CATALOG)
+    assert {
+        "Tanh",
+        "ScaledTanh",
+        "HardSigmoid",
+        "Shrink",
+        "Celu",
+        "Relu",
+        "Sigmoid",
+        "Gelu",
+        "Swish",
+        "Softplus",
+        "Elu",
+        "Selu",
+        "LeakyRelu",
+        "PRelu",
+        "ThresholdedRelu",
+        "HardSwish",
+        "Mish",
+        "Softsign",
+    } <= set(CATALOG)
 
 
 @pytest.mark.parametrize("name", ["Tanh", "HardSigmoid", "Shrink", "Celu"])
 def test_onnx_types_and_defaults_match_onnx_defs(name):
     from onnx import defs
+
     std = get_operator(name).standard("onnx")
     for row in std.support:
         schema = defs.get_schema(name, max_inclusive_version=int(row.since))
@@ -42,14 +66,23 @@ def _seed_tables(path: Path):
     """(feature level, dimension counts, data types) rows of a seed's tensor-support tables."""
     text = path.read_text()
     rows = []
-    for m in re.finditer(r"DML_FEATURE_LEVEL_(\d+)_(\d+) and above\n\|.*\n\|.*\n\| InputTensor \| Input \| ([^|]+)\| ([^|]+)\|",
-                         text):
+    for m in re.finditer(
+        r"DML_FEATURE_LEVEL_(\d+)_(\d+) and above\n\|.*\n\|.*\n\| InputTensor \| Input \| ([^|]+)\| ([^|]+)\|", text
+    ):
         rows.append((f"{m.group(1)}.{m.group(2)}", m.group(3).strip(), m.group(4).strip()))
     return rows
 
 
-DML_TYPE = {"FLOAT32": "float32", "FLOAT16": "float16", "INT32": "int32", "INT16": "int16", "INT8": "int8",
-            "UINT32": "uint32", "UINT16": "uint16", "UINT8": "uint8"}
+DML_TYPE = {
+    "FLOAT32": "float32",
+    "FLOAT16": "float16",
+    "INT32": "int32",
+    "INT16": "int16",
+    "INT8": "int8",
+    "UINT32": "uint32",
+    "UINT16": "uint16",
+    "UINT8": "uint8",
+}
 
 
 @pytest.mark.skipif(not SEEDS.exists(), reason="the seed documents are in ../shared/seeds, beside the repository")
@@ -77,8 +110,16 @@ def test_celu_table_matches_its_seed():
     assert std.support[0].ranks == (1, 8) and set(std.support[0].dtypes) == {"float16", "float32"}
 
 
-@pytest.mark.parametrize("spelling", ["ScaledTanh", "scaledtanh", "SCALEDTANH", "DML_ACTIVATION_SCALED_TANH",
-                                      "dml_activation_scaled_tanh_operator_desc"])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "ScaledTanh",
+        "scaledtanh",
+        "SCALEDTANH",
+        "DML_ACTIVATION_SCALED_TANH",
+        "dml_activation_scaled_tanh_operator_desc",
+    ],
+)
 def test_lookup_by_any_spelling(spelling):
     assert get_operator(spelling).name == "ScaledTanh"
 
@@ -90,7 +131,7 @@ def test_unknown_operator_names_the_allowed_ones():
 
 def test_attributes_are_exact_binary32():
     a = resolve(get_operator("HardSigmoid"), {})
-    assert a["alpha"] == Fraction(13421773, 2 ** 26)
+    assert a["alpha"] == Fraction(13421773, 2**26)
     assert exact_decimal(a["alpha"]) == "0.20000000298023223876953125"
     assert describe(a)["alpha"]["bits"] == "0x3e4ccccd"
 
@@ -100,17 +141,20 @@ def test_directml_attribute_names_are_accepted():
     assert a == {"bias": Fraction(1, 4), "lambd": Fraction(3, 2)}
 
 
-@pytest.mark.parametrize("op,attrs,message", [
-    ("Celu", {"alpha": 0}, "outside its domain"),
-    ("Celu", {"alpha": -1}, "outside its domain"),
-    ("HardSigmoid", {"alpha": "nan"}, "not finite"),
-    ("HardSigmoid", {"alpha": float("inf")}, "not finite"),
-    ("HardSigmoid", {"alpha": "1e39"}, "overflows binary32"),
-    ("HardSigmoid", {"gamma": 1}, "unknown attribute 'gamma'.*allowed: alpha, beta"),
-    ("Tanh", {"alpha": 1}, "no attributes"),
-    ("Shrink", {"lambd": "abc"}, "not a number"),
-    ("Shrink", {"lambd": 1, "Threshold": 2}, "given twice"),
-])
+@pytest.mark.parametrize(
+    "op,attrs,message",
+    [
+        ("Celu", {"alpha": 0}, "outside its domain"),
+        ("Celu", {"alpha": -1}, "outside its domain"),
+        ("HardSigmoid", {"alpha": "nan"}, "not finite"),
+        ("HardSigmoid", {"alpha": float("inf")}, "not finite"),
+        ("HardSigmoid", {"alpha": "1e39"}, "overflows binary32"),
+        ("HardSigmoid", {"gamma": 1}, "unknown attribute 'gamma'.*allowed: alpha, beta"),
+        ("Tanh", {"alpha": 1}, "no attributes"),
+        ("Shrink", {"lambd": "abc"}, "not a number"),
+        ("Shrink", {"lambd": 1, "Threshold": 2}, "given twice"),
+    ],
+)
 def test_bad_attributes(op, attrs, message):
     with pytest.raises(UsageError, match=message):
         resolve(get_operator(op), attrs)
@@ -140,6 +184,7 @@ def test_an_expressions_cached_hash_is_not_pickled():
     """Expr caches its hash (the NumPy interpreter hashes subexpressions per block); string
     hashes are salted per process, so a worker must compute its own, never receive one."""
     import pickle
+
     e = opcert.get_operator("Mish").implementation
     h = hash(e)
     state = pickle.loads(pickle.dumps(e)).__dict__
@@ -150,6 +195,7 @@ def test_an_expressions_cached_hash_is_not_pickled():
 
 def test_parity_rules():
     from opcert.expr import absolute, attr, const, exp, maximum, parity, select, tanh, var
+
     x = var()
     assert parity(x) == "odd" and parity(const(2)) == "even" and parity(attr("alpha")) == "even"
     assert parity(attr("alpha") * tanh(attr("beta") * x)) == "odd"
@@ -162,8 +208,13 @@ def test_parity_rules():
 
 def _parity_claims():
     from opcert.expr import parity
-    return [(op.name, s.key, parity(op.reference_form(s.key))) for op in CATALOG.values() for s in op.standards
-            if parity(op.reference_form(s.key))]
+
+    return [
+        (op.name, s.key, parity(op.reference_form(s.key)))
+        for op in CATALOG.values()
+        for s in op.standards
+        if parity(op.reference_form(s.key))
+    ]
 
 
 def test_parity_is_found_where_the_sweep_relies_on_it():
@@ -177,6 +228,7 @@ def test_parity_holds_for_the_real_functions_by_mpfr(name, key, p):
     other on that word), at the default attributes and at others of the other sign."""
     import gmpy2
     from oracle import catalog_scalar
+
     op = get_operator(name)
     variants = [resolve(op, None, key)]
     if variants[0]:
@@ -184,9 +236,9 @@ def test_parity_holds_for_the_real_functions_by_mpfr(name, key, p):
     for fr in variants:
         try:
             a = {k: float(v) for k, v in resolve(op, {k: float(v) for k, v in fr.items()}, key).items()}
-        except UsageError:      # outside the attribute's domain
+        except UsageError:  # outside the attribute's domain
             continue
-        for x in (2.0 ** -140, 1e-30, 0.3, 0.5089993968964391, 1.0, 3.75, 20.0, 1e30):
+        for x in (2.0**-140, 1e-30, 0.3, 0.5089993968964391, 1.0, 3.75, 20.0, 1e30):
             f, g = catalog_scalar(name, x, a, "mpfr200"), catalog_scalar(name, -x, a, "mpfr200")
             # compared exactly (a negation in gmpy2's default context would round to 53 bits)
             same_size = gmpy2.cmp_abs(f, g) == 0
@@ -202,11 +254,15 @@ def test_the_reference_of_a_negated_half_is_the_mirror_of_the_first(name, key, p
     from opcert.formats import get_format
     from opcert.spec import reference as R
     from opcert.verify.accuracy.inputs import sample
+
     op = get_operator(name)
     fmt = get_format(dtype)
     attrs = resolve(op, None, key)
-    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16) if dtype == "float16" else \
-        sample(op, fmt, attrs, 4000 if dtype == "float64" else 20000, seed=3)
+    x = (
+        np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+        if dtype == "float16"
+        else sample(op, fmt, attrs, 4000 if dtype == "float64" else 20000, seed=3)
+    )
     assert R._negated_half(x.reshape(-1), fmt) == x.size // 2
     mirrored = R.reference_detailed(op, x, attrs, key)
     monkeypatch.setattr(R, "parity", lambda e: None)
@@ -215,19 +271,20 @@ def test_the_reference_of_a_negated_half_is_the_mirror_of_the_first(name, key, p
         a, b = np.asarray(getattr(mirrored, field)), np.asarray(getattr(both, field))
         assert a.tobytes() == b.tobytes(), field
     assert mirrored.slow_path == both.slow_path
-    assert (mirrored.rounded == 0).any()        # the zeros, with their signs, are among them
+    assert (mirrored.rounded == 0).any()  # the zeros, with their signs, are among them
 
 
 def test_only_a_negated_second_half_is_mirrored():
     from opcert.formats import get_format
     from opcert.spec.reference import _negated_half
+
     f32 = get_format("float32")
     x = np.array([0.5, 2.0, 0.0, -0.5, -2.0, 0.0], np.float32)
-    assert _negated_half(x, f32) == 0                        # +0 where -0, the negation of +0, belongs
+    assert _negated_half(x, f32) == 0  # +0 where -0, the negation of +0, belongs
     x[5] = -0.0
     assert _negated_half(x, f32) == 3
-    assert _negated_half(np.array([0.5, -0.0, -0.5, 0.0], np.float32), f32) == 2    # -(-0) is +0
-    assert _negated_half(x[[0, 1, 2, 4, 3, 5]], f32) == 0 and _negated_half(x[:5], f32) == 0   # out of order
+    assert _negated_half(np.array([0.5, -0.0, -0.5, 0.0], np.float32), f32) == 2  # -(-0) is +0
+    assert _negated_half(x[[0, 1, 2, 4, 3, 5]], f32) == 0 and _negated_half(x[:5], f32) == 0  # out of order
     y = x.copy()
     y[4] = np.nextafter(np.float32(-2.0), np.float32(0))
     assert _negated_half(y, f32) == 0

@@ -1,6 +1,7 @@
 """The exhaustive binary32 sweep, on reduced magnitude ranges: its reference is
 the exact one, it equals measure() on the same inputs, and the result does not
 depend on workers, resumption or the scheduler."""
+
 import math
 import textwrap
 from fractions import Fraction
@@ -21,8 +22,7 @@ TINY = (0x007F8000, 0x00808000)
 
 def cfg(op="Tanh", target="numpy:tanh", rng=RANGE, chunk=1 << 13, attrs=(), properties=()):
     fp = describe_target(target).fingerprint
-    return SweepConfig(op, target, attrs, None, rng[0], rng[1], chunk, target_fingerprint=fp,
-                       properties=properties)
+    return SweepConfig(op, target, attrs, None, rng[0], rng[1], chunk, target_fingerprint=fp, properties=properties)
 
 
 def both_signs(rng):
@@ -50,15 +50,25 @@ def test_sweep_equals_measure_on_the_same_inputs(tmp_path):
     order = np.argsort(x.view(np.uint32), kind="stable")
     x = x[order]
     from opcert.spec.reference import reference_detailed
+
     ref = reference_detailed("Tanh", x, {}, None)
     direct = float_stats(x, np.tanh(x), ref, opcert.formats.FLOAT_FORMATS["float32"])
     a, b = stats.to_json(), direct.to_json()
-    for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
-                "subnormal_flushes", "histogram", "max_distance", "first"):
+    for key in (
+        "n",
+        "correctly_rounded",
+        "nan_mismatches",
+        "inf_mismatches",
+        "signed_zero_mismatches",
+        "subnormal_flushes",
+        "histogram",
+        "max_distance",
+        "first",
+    ):
         assert a[key] == b[key], key
     assert [t[1] for t in a["top"]] == [t[1] for t in b["top"]]
     for (ea, _), (eb, _) in zip(a["top"], b["top"]):
-        assert abs(ea - eb) <= 2 ** -18   # both estimate from a binary64 value within 2**-44
+        assert abs(ea - eb) <= 2**-18  # both estimate from a binary64 value within 2**-44
 
 
 def test_workers_and_resumption_do_not_change_the_result(tmp_path):
@@ -74,6 +84,7 @@ def test_workers_and_resumption_do_not_change_the_result(tmp_path):
     def interrupt(done, total):
         if done >= 5:
             raise Stop
+
     with pytest.raises(Stop):
         sweep(c, workers=1, checkpoint=tmp_path / "resumed", progress=interrupt)
     assert len(list((tmp_path / "resumed").glob("chunk-*.json"))) == 5
@@ -85,25 +96,30 @@ def test_dask_equals_local(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     c = cfg(rng=(0x3F000000, 0x3F004000))
     local, _, _ = sweep(c, workers=1, checkpoint=tmp_path / "local")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
         remote, _, _ = sweep(c, scheduler=f"dask://{cluster.scheduler_address}", checkpoint=tmp_path / "dask")
     assert local.to_json() == remote.to_json()
 
 
 def test_a_crashing_target_fails_the_sweep(tmp_path):
     from opcert.errors import TargetFailure
+
     with pytest.raises(TargetFailure, match="kernel exploded"):
         sweep(cfg(target="bad_targets:crashes"), workers=1, checkpoint=tmp_path)
 
 
-@pytest.mark.parametrize("target,op,dtype,reason", [
-    ("onnxruntime", "HardSigmoid", "float64", "HardSigmoid in float64"),
-    ("onnxruntime", "Tanh", "bfloat16", "NOT_IMPLEMENTED"),
-    ("onnx-reference", "ScaledTanh", "float32", "No registered schema"),
-    ("torch", "ScaledTanh", "float32", "maps no torch function to ScaledTanh"),
-    ("torch", "HardSigmoid", "float32", "alpha = 1/6"),
-])
+@pytest.mark.parametrize(
+    "target,op,dtype,reason",
+    [
+        ("onnxruntime", "HardSigmoid", "float64", "HardSigmoid in float64"),
+        ("onnxruntime", "Tanh", "bfloat16", "NOT_IMPLEMENTED"),
+        ("onnx-reference", "ScaledTanh", "float32", "No registered schema"),
+        ("torch", "ScaledTanh", "float32", "maps no torch function to ScaledTanh"),
+        ("torch", "HardSigmoid", "float32", "alpha = 1/6"),
+    ],
+)
 def test_unsupported_combinations_give_their_reasons(target, op, dtype, reason):
     exhaustive = dtype in ("float16", "bfloat16")
     r = measure(op, target, dtype, "exhaustive" if exhaustive else "sample", samples=None if exhaustive else 100)
@@ -121,6 +137,7 @@ def test_targets_agree_with_their_libraries(target):
     from runtime_helpers import agree_with_library
 
     from opcert.workers import run_isolated
+
     rows = run_isolated(agree_with_library, target)
     assert rows
     for dtype, ydtype, y, want in rows:
@@ -129,6 +146,7 @@ def test_targets_agree_with_their_libraries(target):
 
 def test_accuracy_result_records_the_target_version():
     from importlib.metadata import version
+
     r = measure("Tanh", "torch", "float16", "exhaustive", properties=())
     assert r.provenance["target_version"] == version("torch") and isinstance(r, AccuracyResult)
     assert r.target_info["details"]["git"] and r.target_info["fingerprint"]
@@ -139,6 +157,7 @@ def test_checkpoints_are_keyed_by_code_and_target_fingerprint():
     b = SweepConfig(a.op, a.target, a.attrs, a.standard, a.start, a.stop, a.chunk, target_fingerprint="other")
     assert a.key() != b.key()
     from opcert import fingerprint
+
     original = a.key()
     saved = list(fingerprint._FINGERPRINT)
     fingerprint._FINGERPRINT[:] = ["another version of the code"]
@@ -152,8 +171,9 @@ def test_checkpoints_are_keyed_by_the_cpus_simd_paths(monkeypatch):
     """onnx.reference's float32 Elu differs with and without AVX-512: chunks swept on one
     host are not resumed on another."""
     import opcert.provenance as prov
+
     original = cfg().key()
-    other = prov.simd() + " X86_V4 (another host)"      # whatever this host has: another value
+    other = prov.simd() + " X86_V4 (another host)"  # whatever this host has: another value
     monkeypatch.setattr(prov, "simd", lambda: other)
     assert cfg().key() != original
 
@@ -162,8 +182,9 @@ def test_checkpoints_are_keyed_by_the_references_array_functions(monkeypatch):
     """With glibc's vector functions or NumPy's the chunks' exact-path counts differ (never a verdict):
     a sweep resumed with the others starts those chunks again."""
     from opcert.expr import libm_arrays
+
     original = cfg().key()
-    other = libm_arrays.status() + " (another host)"     # whatever this host has: another value
+    other = libm_arrays.status() + " (another host)"  # whatever this host has: another value
     monkeypatch.setattr(libm_arrays, "status", lambda: other)
     assert cfg().key() != original
 
@@ -178,6 +199,7 @@ def test_interrupting_a_pool_leaves_no_workers(tmp_path):
     def interrupt(done, total):
         if done >= 2:
             raise Stop
+
     c = cfg(op="Celu", target="opcert", attrs=(("alpha", "1/1"),))
     with pytest.raises(Stop):
         sweep(c, workers=2, checkpoint=tmp_path, progress=interrupt)
@@ -193,8 +215,15 @@ def test_worst_case_is_the_output_the_sweep_measured(tmp_path):
     # A target that answers differently for an input alone than inside a block
     # (as torch's float32 celu does): the reported worst output must be the
     # block's, and its error the one the histogram counted.
-    r = measure("Tanh", "bad_targets:tanh_off_in_blocks", "float32", "exhaustive", workers=1,
-                magnitude_range=(0x3F000000, 0x3F020000), checkpoint=tmp_path)
+    r = measure(
+        "Tanh",
+        "bad_targets:tanh_off_in_blocks",
+        "float32",
+        "exhaustive",
+        workers=1,
+        magnitude_range=(0x3F000000, 0x3F020000),
+        checkpoint=tmp_path,
+    )
     assert r.inputs_checked == 2 * 0x20000 and not r.exhaustive
     assert r.max_ulp > 0.5 and r.correctly_rounded < r.inputs_checked // 2
     assert r.worst_output == np.nextafter(np.tanh(np.float32(r.worst_input)), np.float32(np.inf)).item()
@@ -204,26 +233,49 @@ def test_exact_midpoints_are_rounded_in_the_sweep_not_sent_to_the_exact_path(tmp
     """Linear's 0.5 x + 0.25 is exact in binary64 and often a binary32 midpoint:
     the exact sum has no radius, so it rounds as it is (ties to even), and the
     sweep agrees with the per-input path on every input."""
-    lo = 0x3f000000
-    r = measure("Linear", "opcert", "float32", "exhaustive", magnitude_range=(lo, lo + (1 << 18)), workers=1,
-                checkpoint=tmp_path / "ck")
+    lo = 0x3F000000
+    r = measure(
+        "Linear",
+        "opcert",
+        "float32",
+        "exhaustive",
+        magnitude_range=(lo, lo + (1 << 18)),
+        workers=1,
+        checkpoint=tmp_path / "ck",
+    )
     assert r.sweep["undecided"] == 0 and r.inputs_checked == 1 << 19
     b = np.arange(lo, lo + (1 << 18), dtype=np.uint32)
     x = np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
     g = measure("Linear", "opcert", "float32", x)
     assert (g.correctly_rounded, g.max_ulp, g.histogram) == (r.correctly_rounded, r.max_ulp, r.histogram)
-    assert r.histogram["(0, 0.5]"] > 0       # midpoints were among them
+    assert r.histogram["(0, 0.5]"] > 0  # midpoints were among them
 
 
 def test_kernel_next_down_and_up_are_nextafter():
     """The sweep kernel steps a ball's ends outward on the bits (numba's nextafter is a libm call)."""
     from opcert.verify.accuracy.sweep_kernel import next_down, next_up
+
     rng = np.random.default_rng(3)
-    xs = np.concatenate([rng.integers(0, 2 ** 64, 2000, dtype=np.uint64).view(np.float64),
-                         [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.0, -1.0,
-                          1.7976931348623157e308, -1.7976931348623157e308, np.inf, -np.inf]])
+    xs = np.concatenate(
+        [
+            rng.integers(0, 2**64, 2000, dtype=np.uint64).view(np.float64),
+            [
+                0.0,
+                -0.0,
+                5e-324,
+                -5e-324,
+                2.2250738585072014e-308,
+                1.0,
+                -1.0,
+                1.7976931348623157e308,
+                -1.7976931348623157e308,
+                np.inf,
+                -np.inf,
+            ],
+        ]
+    )
     for x in xs.tolist():
-        with np.errstate(over="ignore", invalid="ignore"):   # the largest double steps to inf; NaN stays
+        with np.errstate(over="ignore", invalid="ignore"):  # the largest double steps to inf; NaN stays
             pairs = ((next_down(x), np.nextafter(x, -np.inf)), (next_up(x), np.nextafter(x, np.inf)))
         for got, want in pairs:
             if np.isnan(want):
@@ -244,37 +296,38 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
     n = 1 << 13
     bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     pick = rng.random(n)
-    bits[pick < 0.2] &= np.uint32(0x807FFFFF)                    # subnormals and zeros
-    bits[pick > 0.95] |= np.uint32(0x7F800000)                   # infinities, NaNs
+    bits[pick < 0.2] &= np.uint32(0x807FFFFF)  # subnormals and zeros
+    bits[pick > 0.95] |= np.uint32(0x7F800000)  # infinities, NaNs
     bits = np.sort(bits)
     x = bits.view(np.float32)
     with np.errstate(all="ignore"):
         v = np.tanh(x.astype(np.float64)) * rng.choice([1.0, 3.0, 1e-30, 1e30], n)
-        if seed % 3 == 0:                                       # every value exact: err 0 everywhere, ties
+        if seed % 3 == 0:  # every value exact: err 0 everywhere, ties
             v = v.astype(np.float32).astype(np.float64)
-        v[rng.random(n) < 0.05] = 2.0 ** rng.integers(-160, 10, n)[:1]   # powers of two
+        v[rng.random(n) < 0.05] = 2.0 ** rng.integers(-160, 10, n)[:1]  # powers of two
         exact = rng.random(n) < 0.2
-        v[exact] = v[exact].astype(np.float32)                  # exact binary32 values (err 0, ties in the top)
+        v[exact] = v[exact].astype(np.float32)  # exact binary32 values (err 0, ties in the top)
         zero = rng.random(n) < 0.05
-        v[zero] = np.where(rng.random(n) < 0.5, 0.0, -0.0)[zero]    # exact zeros of both signs
-        rad = np.abs(v) * rng.choice([0.0, 2.0 ** -52, 2.0 ** -30, 2.0 ** -20, np.nan], n, p=[.3, .3, .2, .1, .1])
-        rad[rng.random(n) < 0.02] = 2.0 ** -1074
+        v[zero] = np.where(rng.random(n) < 0.5, 0.0, -0.0)[zero]  # exact zeros of both signs
+        rad = np.abs(v) * rng.choice([0.0, 2.0**-52, 2.0**-30, 2.0**-20, np.nan], n, p=[0.3, 0.3, 0.2, 0.1, 0.1])
+        rad[rng.random(n) < 0.02] = 2.0**-1074
         tiny = (rng.random(n) < 0.03) & (seed % 3 != 0)
-        v[tiny] *= 2.0 ** -200                                   # below the binary32 subnormals
-        rad[tiny] *= 2.0 ** -200
-        sg = np.sign(v) * (rng.random(n) < 0.8)                 # the exact value's sign, unknown for some
+        v[tiny] *= 2.0**-200  # below the binary32 subnormals
+        rad[tiny] *= 2.0**-200
+        sg = np.sign(v) * (rng.random(n) < 0.8)  # the exact value's sign, unknown for some
         y = v.astype(np.float32)
-        off = rng.random(n) if seed % 3 else np.ones(n)         # every output right in the tied case
+        off = rng.random(n) if seed % 3 else np.ones(n)  # every output right in the tied case
         y[off < 0.1] = np.nextafter(y[off < 0.1], np.float32(np.inf))
         y[(off > 0.1) & (off < 0.15)] = -y[(off > 0.1) & (off < 0.15)]
         y[(off > 0.15) & (off < 0.18)] = np.nan
         y[(off > 0.18) & (off < 0.2)] = 0.0
         y[(off > 0.2) & (off < 0.22)] = np.inf
     states, total_easy, total_wrong, near = _easy_then_block_and_block_alone(
-        bits, y, v, rad, sg, np.random.default_rng(seed).permutation(n // 1024).tolist(), bool(seed % 2))
-    assert states[0][0][0] > n // 2 and states[1]            # most inputs counted, some undecided
-    assert n // 8 < total_easy < states[0][0][0]              # both paths took a share
-    assert total_wrong > 0 or seed % 3 == 0                   # wrong outputs too
+        bits, y, v, rad, sg, np.random.default_rng(seed).permutation(n // 1024).tolist(), bool(seed % 2)
+    )
+    assert states[0][0][0] > n // 2 and states[1]  # most inputs counted, some undecided
+    assert n // 8 < total_easy < states[0][0][0]  # both paths took a share
+    assert total_wrong > 0 or seed % 3 == 0  # wrong outputs too
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -298,12 +351,13 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
         sampled_floor,
         take_easy,
     )
+
     rng = np.random.default_rng(100 + seed)
     n = 1 << 13
     mags = np.sort(rng.integers(0, 1 << 31, n, dtype=np.uint64).astype(np.uint32))
     pick = rng.random(n)
-    mags[pick < 0.2] &= np.uint32(0x007FFFFF)                    # subnormals and zeros
-    mags[pick > 0.95] |= np.uint32(0x7F800000)                   # infinities, NaNs
+    mags[pick < 0.2] &= np.uint32(0x007FFFFF)  # subnormals and zeros
+    mags[pick > 0.95] |= np.uint32(0x7F800000)  # infinities, NaNs
     x = mags.view(np.float32)
     with np.errstate(all="ignore"):
         v = np.tanh(x.astype(np.float64)) * rng.choice([1.0, 3.0, 1e-30, 1e30, -1.0], n)
@@ -312,15 +366,19 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
         v[exact] = v[exact].astype(np.float32)
         zero = rng.random(n) < 0.05
         v[zero] = np.where(rng.random(n) < 0.5, 0.0, -0.0)[zero]
-        rad = np.abs(v) * rng.choice([0.0, 2.0 ** -52, 2.0 ** -30, 2.0 ** -20, np.nan], n, p=[.3, .3, .2, .1, .1])
+        rad = np.abs(v) * rng.choice([0.0, 2.0**-52, 2.0**-30, 2.0**-20, np.nan], n, p=[0.3, 0.3, 0.2, 0.1, 0.1])
         tiny = rng.random(n) < 0.03
-        v[tiny] *= 2.0 ** -200
-        rad[tiny] *= 2.0 ** -200
+        v[tiny] *= 2.0**-200
+        rad[tiny] *= 2.0**-200
         sg = np.sign(v) * (rng.random(n) < 0.8)
         y_pos = v.astype(np.float32)
         keep = np.empty(n, np.uint32)
-        easy(Block(mags, y_pos, y_pos.view(np.uint32), v, rad, sg), Floor(-1.0, -1, -1.0, -1), np.empty(n, np.bool_),
-             keep)
+        easy(
+            Block(mags, y_pos, y_pos.view(np.uint32), v, rad, sg),
+            Floor(-1.0, -1, -1.0, -1),
+            np.empty(n, np.bool_),
+            keep,
+        )
         odd = parity == "odd"
         bits = mags | np.uint32(0x80000000)
         vm, sgm = (-v, -sg) if odd else (v.copy(), sg)
@@ -339,22 +397,34 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     yb = y.view(np.uint32)
     states, taken = [], 0
     for split in (False, True, "sampled"):
-        st = Tally(np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
-                   np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-                   np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
+        st = Tally(
+            np.zeros(6, np.int64),
+            np.zeros(len(HIST_LABELS), np.int64),
+            np.full(TOP, -1.0),
+            np.full(TOP, -1, np.int64),
+            np.full(TOP, -1.0),
+            np.full(TOP, -1, np.int64),
+            np.full(4, 1 << 32, np.int64),
+            np.full(1, -1, np.int64),
+        )
         undecided = []
         near = True
         for k in np.random.default_rng(seed).permutation(n // 1024).tolist():
             s = slice(1024 * k, 1024 * k + 1024)
             und = np.empty(1024, np.int64)
-            args = (Block(bits[s], y[s], yb[s], vm[s], rad[s], sgm[s]),
-                    AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0), st, und, False)
+            args = (
+                Block(bits[s], y[s], yb[s], vm[s], rad[s], sgm[s]),
+                AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0),
+                st,
+                und,
+                False,
+            )
             if split:
                 hard = np.empty(1024, np.bool_)
                 mirrored = Mirror(keep[s], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0))
                 tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
                 at_plus = Block(bits[s], y[s], yb[s], v[s], rad[s], sg[s])
-                if split == "sampled":      # from the ball at +m, as run_chunk has it
+                if split == "sampled":  # from the ball at +m, as run_chunk has it
                     tops = sampled_floor(at_plus, args[1], st, False, 5, mirrored.scale)
                 got, near = easy_pass(near, at_plus, tops, hard, None, mirrored)
                 take_easy(got, st)
@@ -388,11 +458,12 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
         sampled_floor,
         take_easy,
     )
+
     n = 1 << 14
-    bits = np.arange(0x3A000000, 0x3A000000 + n, dtype=np.uint32)     # 2^-11 and up, one binade
+    bits = np.arange(0x3A000000, 0x3A000000 + n, dtype=np.uint32)  # 2^-11 and up, one binade
     x = bits.view(np.float32).astype(np.float64)
-    v = x - x ** 3 / 3                      # tanh's first two terms: within half an ULP of x, and rising
-    rad = np.abs(v) * 2.0 ** -50
+    v = x - x**3 / 3  # tanh's first two terms: within half an ULP of x, and rising
+    rad = np.abs(v) * 2.0**-50
     sg = np.ones(n)
     y = x.astype(np.float32)
     if wrong:
@@ -400,12 +471,24 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     yb = y.view(np.uint32)
     states, sent = [], []
     for how in ("block", "easy", "sampled"):
-        st = Tally(np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
-                   np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-                   np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
+        st = Tally(
+            np.zeros(6, np.int64),
+            np.zeros(len(HIST_LABELS), np.int64),
+            np.full(TOP, -1.0),
+            np.full(TOP, -1, np.int64),
+            np.full(TOP, -1.0),
+            np.full(TOP, -1, np.int64),
+            np.full(4, 1 << 32, np.int64),
+            np.full(1, -1, np.int64),
+        )
         und = np.empty(n, np.int64)
-        args = (Block(bits, y, yb, v, rad, sg), AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0), st,
-                und, False)
+        args = (
+            Block(bits, y, yb, v, rad, sg),
+            AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0),
+            st,
+            und,
+            False,
+        )
         if how == "block":
             assert block(*args) == 0
         else:
@@ -420,7 +503,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
             sent.append(int(hard.sum()))
             assert block(*args, np.flatnonzero(hard)) == 0
             for lst_e, _lst_b in ((st[2], st[3]), (st[4], st[5])):
-                assert lst_e[-1] > 1e-9             # the earlier entries left the lists
+                assert lst_e[-1] > 1e-9  # the earlier entries left the lists
         states.append([a.tolist() for a in st])
     assert states[0] == states[1] == states[2]
     # the 8 largest errors in binary32 ULPs of the value's binade (x = 2^-11 has its value in the binade
@@ -431,8 +514,12 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     # stride 1: the sample is the block, its 8th is the block's 8th, which block must still take
     assert sent[0] == n and TOP * stride // 2 < sent[1] <= TOP * stride + 1
     # lists that already hold larger errors than the block's: the sample raises nothing
-    big = st._replace(top_err=np.full(TOP, 1e9), top_bits=np.arange(TOP, dtype=np.int64), topw_err=np.full(TOP, 1e9),
-                      topw_bits=np.arange(TOP, dtype=np.int64))
+    big = st._replace(
+        top_err=np.full(TOP, 1e9),
+        top_bits=np.arange(TOP, dtype=np.int64),
+        topw_err=np.full(TOP, 1e9),
+        topw_bits=np.arange(TOP, dtype=np.int64),
+    )
     assert sampled_floor(args[0], args[1], big, False, stride) == (1e9, TOP, 1e9, TOP)
 
 
@@ -445,17 +532,17 @@ def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
     takes those, and the largest distance is one of them."""
     n = 1 << 12
     bits = (np.arange(n) + 0x3F800000).astype(np.uint32)
-    v = 1.0 + (np.arange(n) + 1) * 2.0 ** -40          # just above 1: binary32 rounds them to 1.0
-    rad = np.full(n, 2.0 ** -60)
+    v = 1.0 + (np.arange(n) + 1) * 2.0**-40  # just above 1: binary32 rounds them to 1.0
+    rad = np.full(n, 2.0**-60)
     sg = np.ones(n)
     one = np.uint32(0x3F800000)
     # values below 1.0 (half an ULP of 1's binade each), errors on both sides of every bin's edges
     steps = np.array([1, 2, 3, 4, 5, 8, 9, 31, 33, 511, 513, 131_071, 131_073, 3 << 19], np.int64)
     yb = (one - steps[np.arange(n) % steps.size]).astype(np.uint32)
-    neg = np.arange(n) % 3 == 0                         # and the same below zero
+    neg = np.arange(n) % 3 == 0  # and the same below zero
     far = np.zeros(n, bool)
-    far[3072:] = far[:1024:64] = True                   # block 3 (taken first), and 16 ties in block 0
-    yb[far], v[far], neg[far] = one + np.uint32(1 << 20), 1.0 + 2.0 ** -40, False   # errors of 2^20 ULPs
+    far[3072:] = far[:1024:64] = True  # block 3 (taken first), and 16 ties in block 0
+    yb[far], v[far], neg[far] = one + np.uint32(1 << 20), 1.0 + 2.0**-40, False  # errors of 2^20 ULPs
     v[neg], sg[neg], yb[neg] = -v[neg], -1.0, yb[neg] | np.uint32(0x80000000)
     y = yb.view(np.float32)
     states, total_easy, total_wrong, near = _easy_then_block_and_block_alone(bits, y, v, rad, sg, [3, 0, 1, 2], False)
@@ -464,7 +551,7 @@ def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
     assert near == [True, False, False, False]
     hist = states[0][1]
     assert all(h > 0 for h in hist[2:]) and states[0][7] == [3 << 19]
-    assert all(b < 1024 for b in np.array(states[0][5]) - 0x3F800000)    # the ties from block 0
+    assert all(b < 1024 for b in np.array(states[0][5]) - 0x3F800000)  # the ties from block 0
     assert total_wrong > n // 2
 
 
@@ -484,13 +571,21 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
         sampled_floor,
         take_easy,
     )
+
     yb = y.view(np.uint32)
     states = []
     near_used = []
     for split in (False, True, "adaptive", "sampled"):
-        st = Tally(np.zeros(6, np.int64), np.zeros(len(HIST_LABELS), np.int64), np.full(TOP, -1.0),
-                   np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-                   np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
+        st = Tally(
+            np.zeros(6, np.int64),
+            np.zeros(len(HIST_LABELS), np.int64),
+            np.full(TOP, -1.0),
+            np.full(TOP, -1, np.int64),
+            np.full(TOP, -1.0),
+            np.full(TOP, -1, np.int64),
+            np.full(4, 1 << 32, np.int64),
+            np.full(1, -1, np.int64),
+        )
         undecided = []
         total_easy = total_wrong = 0
         near = True
@@ -498,15 +593,20 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
             b0 = 1024 * k
             s = slice(b0, b0 + 1024)
             und = np.empty(1024, np.int64)
-            args = (Block(bits[s], y[s], yb[s], v[s], rad[s], sg[s]),
-                    AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0), st, und, flush_ok)
+            args = (
+                Block(bits[s], y[s], yb[s], v[s], rad[s], sg[s]),
+                AtInf(np.uint32(0xBF800000), np.uint32(0x3F800000), -1.0, 1.0),
+                st,
+                und,
+                flush_ok,
+            )
             if split:
                 hard = np.empty(1024, np.bool_)
                 tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
-                if split == "sampled":      # the thresholds raised by every 7th input, as crowded blocks have them
+                if split == "sampled":  # the thresholds raised by every 7th input, as crowded blocks have them
                     tops = sampled_floor(args[0], args[1], st, flush_ok, 7)
                 easy_args = (args[0], tops, hard)
-                if split == "adaptive":     # as the sweep does: easy_near until a wrong output is above 2 ULPs
+                if split == "adaptive":  # as the sweep does: easy_near until a wrong output is above 2 ULPs
                     got, near = easy_pass(near, *easy_args)
                     near_used.append(near)
                 else:
@@ -530,6 +630,7 @@ def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
 
     from opcert.errors import UsageError
     from opcert.fingerprint import code_fingerprint
+
     c = dataclasses.replace(cfg(rng=(RANGE[0], RANGE[0] + 256), chunk=256), opcert_code="0" * 64)
     with pytest.raises(UsageError, match="source files changed while the sweep ran"):
         sweep(c, workers=1, checkpoint=tmp_path / "a")
@@ -538,40 +639,59 @@ def test_source_changed_during_a_sweep_is_a_clear_error(tmp_path):
     assert stats.n == 512
 
 
-@pytest.mark.parametrize("op,target", [("Relu", "opcert"), ("Tanh", "numpy:tanh"), ("Mish", "opcert"),
-                                       ("HardSigmoid", "opcert")])
+@pytest.mark.parametrize(
+    "op,target", [("Relu", "opcert"), ("Tanh", "numpy:tanh"), ("Mish", "opcert"), ("HardSigmoid", "opcert")]
+)
 def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp_path, monkeypatch):
     """Where the compiled ball has no code, run_chunk takes numerics.ball's: the same statistics, exact
     zeros (the negative half of Relu, every zero input) and their signs included."""
     from opcert.spec.attrs import resolve
+
     attrs = tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolve(opcert.get_operator(op)).items())
     rng = (0, 0x1000)
     fast, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
     import opcert.numerics.ball_compiled as bc
+
     monkeypatch.setattr(bc, "compiled", lambda *a, **k: None)
     slow, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "b")
     a, b = fast.to_json(), slow.to_json()
     assert a["n"] == 2 * 0x1000
-    for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
-                "subnormal_flushes", "histogram", "max_distance", "first", "top", "top_wrong"):
+    for key in (
+        "n",
+        "correctly_rounded",
+        "nan_mismatches",
+        "inf_mismatches",
+        "signed_zero_mismatches",
+        "subnormal_flushes",
+        "histogram",
+        "max_distance",
+        "first",
+        "top",
+        "top_wrong",
+    ):
         assert a[key] == b[key], key
 
 
-@pytest.mark.parametrize("op,target,attrs,rng", [
-    ("Tanh", "numpy:tanh", (), (0, 0x1000)),                        # +-0 and subnormals
-    ("Tanh", "bad_targets:exact_tanh_plus_one", (), (0x3EFFFC00, 0x3F000400)),
-    ("ScaledTanh", "opcert", (("alpha", "3/2"), ("beta", "1/2")), TINY),
-    ("ScaledTanh", "opcert", (("alpha", "1/1048576"), ("beta", "1/2")), (0, 0x1000)),   # zeros of a known sign
-    ("Softsign", "opcert", (), (0x7F7FF000, 0x7F801000)),           # up to infinity and NaNs
-    ("Identity", "opcert", (), (0, 0x800)),                         # exact zeros, a sign each
-])
-def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(op, target, attrs, rng, tmp_path,
-                                                                              monkeypatch):
+@pytest.mark.parametrize(
+    "op,target,attrs,rng",
+    [
+        ("Tanh", "numpy:tanh", (), (0, 0x1000)),  # +-0 and subnormals
+        ("Tanh", "bad_targets:exact_tanh_plus_one", (), (0x3EFFFC00, 0x3F000400)),
+        ("ScaledTanh", "opcert", (("alpha", "3/2"), ("beta", "1/2")), TINY),
+        ("ScaledTanh", "opcert", (("alpha", "1/1048576"), ("beta", "1/2")), (0, 0x1000)),  # zeros of a known sign
+        ("Softsign", "opcert", (), (0x7F7FF000, 0x7F801000)),  # up to infinity and NaNs
+        ("Identity", "opcert", (), (0, 0x800)),  # exact zeros, a sign each
+    ],
+)
+def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(
+    op, target, attrs, rng, tmp_path, monkeypatch
+):
     """For an odd reference form the sweep takes the ball at -m from the one at +m: the same
     statistics as with each side's own ball, and as the exact reference on both signs."""
     from opcert.expr import parity
     from opcert.spec.reference import reference_detailed
     from opcert.targets import load_target
+
     assert parity(opcert.get_operator(op).reference_form(None)) == "odd"
     mirrored, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
     monkeypatch.setattr(opcert.expr, "parity", lambda e: None)
@@ -583,8 +703,19 @@ def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(op
     direct = float_stats(x, y, reference_detailed(op, x, a, None), opcert.formats.FLOAT_FORMATS["float32"])
     m, o, d = mirrored.to_json(), own.to_json(), direct.to_json()
     assert m["n"] == 2 * (rng[1] - rng[0])
-    for key in ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
-                "subnormal_flushes", "histogram", "max_distance", "first", "top", "top_wrong"):
+    for key in (
+        "n",
+        "correctly_rounded",
+        "nan_mismatches",
+        "inf_mismatches",
+        "signed_zero_mismatches",
+        "subnormal_flushes",
+        "histogram",
+        "max_distance",
+        "first",
+        "top",
+        "top_wrong",
+    ):
         assert m[key] == o[key], key
         if key not in ("top", "top_wrong"):
             assert m[key] == d[key], key
@@ -596,10 +727,11 @@ def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
     2 ULPs; while none is, its answer is easy()'s (outputs right and one value away);
     one output 3 values away makes easy_pass take easy() and keep to it."""
     from opcert.verify.accuracy.sweep_kernel import Block, Floor, easy, easy_near, easy_pass
+
     n = 4096
-    bits = (np.arange(n) + 0x3F400000).astype(np.uint32)           # [0.75, 0.7505): one binade of outputs
+    bits = (np.arange(n) + 0x3F400000).astype(np.uint32)  # [0.75, 0.7505): one binade of outputs
     v = np.tanh(bits.view(np.float32).astype(np.float64))
-    rad, sg = np.full(n, 2.0 ** -60), np.ones(n, np.int8)
+    rad, sg = np.full(n, 2.0**-60), np.ones(n, np.int8)
     # right, or one value up: errors in (0.5, 1] and (1, 1.5]
     yb = v.astype(np.float32).view(np.uint32) + (np.arange(n) % 2).astype(np.uint32)
     tops = Floor(1e9, 0, 1e9, 0)
@@ -608,7 +740,7 @@ def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
     want = easy(blk, tops, h1)
     got, beyond = easy_near(blk, tops, h2)
     assert beyond == 0 and got == want and (h1 == h2).all()
-    assert want[3] > 0 and want[4] > 0 and want[0] > 0               # bins (0.5, 1] and (1, 2], and right ones
+    assert want[3] > 0 and want[4] > 0 and want[0] > 0  # bins (0.5, 1] and (1, 2], and right ones
     assert easy_pass(True, blk, tops, h2) == (want, True)
     yb[100] += 3
     want = easy(blk, tops, h1)
@@ -623,6 +755,7 @@ def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mappin
     from importlib.metadata import packages_distributions
 
     from opcert.targets.python import _distributions
+
     # read both now: the cached mapping may come from an earlier test in this worker, before another test's
     # build changed what is installed (a fresh-clone run saw 'opcert' twice in one and three times in the other)
     _distributions.cache_clear()
@@ -634,6 +767,7 @@ def test_kernel_tuning_can_be_turned_off_and_a_bad_value_is_named(monkeypatch):
     instead of timing four; 1 or unset: tuned; anything else: a usage error naming what is allowed."""
     from opcert.errors import UsageError
     from opcert.numerics.ball_compiled import kernel_tuning
+
     monkeypatch.setenv("OPCERT_KERNEL_TUNING", "0")
     assert kernel_tuning() is False
     monkeypatch.setenv("OPCERT_KERNEL_TUNING", "1")
@@ -651,6 +785,7 @@ def test_the_second_workers_warm_up_compiles_only_what_a_chunk_calls():
     other signature of those kernels (a wrong type would have compiled a variant nobody calls)."""
     import subprocess
     import sys
+
     code = textwrap.dedent("""
         from opcert.targets import describe_target
         from opcert.verify.properties import kernels as pk

@@ -4,6 +4,7 @@ Each test holds a kernel of the kind that made a verdict lie (an -Ofast C librar
 from its n-th call, a reused output buffer, a rebuilt linked library, ...) and asserts the verdict
 that is right for it, with the input that shows it.
 """
+
 import json
 import os
 import platform
@@ -17,18 +18,20 @@ import pytest
 
 from opcert.verify.accuracy.measure import measure
 
-MAG = (0x3F000000, 0x3F010000)      # 65,536 magnitudes around 0.5, both signs: one chunk, one block a sign
+MAG = (0x3F000000, 0x3F010000)  # 65,536 magnitudes around 0.5, both signs: one chunk, one block a sign
 X86 = platform.machine().lower() in ("x86_64", "amd64")
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                              reason="no C compiler on this host")
+needs_cc = pytest.mark.skipif(
+    shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler on this host"
+)
 
 
 def cc(tmp_path, name, source, *flags):
     src = tmp_path / f"{name}.c"
     src.write_text(textwrap.dedent(source))
     out = tmp_path / f"lib{name}.so"
-    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-O2", *flags, "-o", str(out), str(src),
-                    "-lm"], check=True)
+    subprocess.run(
+        [shutil.which("cc") or "gcc", "-shared", "-fPIC", "-O2", *flags, "-o", str(out), str(src), "-lm"], check=True
+    )
     return out
 
 
@@ -68,6 +71,7 @@ F32_TANH = """
 
 # ---- 1. the floating-point environment ----------------------------------------------------------
 
+
 @needs_cc
 @pytest.mark.skipif(not X86, reason="-Ofast's flush-to-zero is set in MXCSR: x86-64 only")
 def test_an_ofast_library_does_not_flush_opcerts_own_arithmetic(tmp_path):
@@ -81,8 +85,7 @@ def test_an_ofast_library_does_not_flush_opcerts_own_arithmetic(tmp_path):
     assert any("flush-to-zero turned on" in e for e in r.fp_environment), r.fp_environment
     assert any("flush-to-zero" in n and "measured under the mode it set" in n for n in r.notes)
     # the same kernel built without -Ofast is correctly rounded but for tanhf's own error, and says nothing
-    plain = measure("Tanh", f"c:{cc(tmp_path, 'plain', BF16_TANH)}:bf16_tanh", "bfloat16", "exhaustive",
-                    properties=())
+    plain = measure("Tanh", f"c:{cc(tmp_path, 'plain', BF16_TANH)}:bf16_tanh", "bfloat16", "exhaustive", properties=())
     assert plain.max_ulp <= 0.5000001 and plain.fp_environment == []
 
 
@@ -91,8 +94,10 @@ def test_an_ofast_library_does_not_flush_opcerts_own_arithmetic(tmp_path):
 def test_the_gate_fails_the_ofast_kernel_and_its_report_says_what_it_did(cli, tmp_path):
     lib = cc(tmp_path, "fastgate", BF16_TANH, "-Ofast")
     cfg = tmp_path / "g.toml"
-    cfg.write_text(f'[[check]]\nop = "Tanh"\ndtypes = ["bfloat16"]\ntarget = "c:{lib}:bf16_tanh"\n'
-                   'mode = "exhaustive"\nproofs = ["odd", "nan"]\nmax_ulp = 1\n')
+    cfg.write_text(
+        f'[[check]]\nop = "Tanh"\ndtypes = ["bfloat16"]\ntarget = "c:{lib}:bf16_tanh"\n'
+        'mode = "exhaustive"\nproofs = ["odd", "nan"]\nmax_ulp = 1\n'
+    )
     code, _, _ = cli("gate", "--config", cfg, "--report", tmp_path / "rep")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert code == 1 and "254 subnormal outputs flushed to zero" in md
@@ -104,10 +109,17 @@ def test_the_gate_fails_the_ofast_kernel_and_its_report_says_what_it_did(cli, tm
 def test_an_ofast_library_in_a_float32_sweep_is_judged_on_subnormal_inputs(tmp_path):
     lib = cc(tmp_path, "fast32", F32_TANH % "", "-Ofast")
     # the smallest 65,536 magnitudes, both signs: subnormal inputs, which DAZ reads as 0
-    r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "exhaustive", magnitude_range=(0, 1 << 16), workers=1,
-                checkpoint=tmp_path / "c")
+    r = measure(
+        "Tanh",
+        f"c:{lib}:f32_tanh",
+        "float32",
+        "exhaustive",
+        magnitude_range=(0, 1 << 16),
+        workers=1,
+        checkpoint=tmp_path / "c",
+    )
     assert r.status == "ok" and r.subnormal_flushes == 2 * ((1 << 16) - 1)
-    assert r.correctly_rounded == 2        # +-0 alone
+    assert r.correctly_rounded == 2  # +-0 alone
     assert any("flush-to-zero turned on" in e for e in r.fp_environment)
 
 
@@ -128,7 +140,7 @@ def test_a_correct_kernel_that_leaves_ftz_on_is_counted_right_and_its_history_se
     # its second call ran under the mode it left: subnormal inputs read as 0; a finding of its own
     assert r.replay["differ"] > 0
     first = int(r.replay["first"]["input"]["bits"], 16)
-    assert 0 < first & 0x7FFFFFFF < 0x00800000          # a subnormal input
+    assert 0 < first & 0x7FFFFFFF < 0x00800000  # a subnormal input
     # the layout check's calls come after the first too: the history shows there, at a subnormal input,
     # and the check's accuracy (the worst over every layout) is the flushed output's
     r = measure("Tanh", f"c:{lib}:f32_tanh", "float32", "sample", samples=20000, properties=("layout",))
@@ -154,25 +166,36 @@ def test_a_kernel_wrong_from_its_nth_call_is_judged_on_what_it_returned(tmp_path
     monkeypatch.syspath_prepend(str(tmp_path))
     target = module(tmp_path, "nth_call", WRONG_FROM_THIRD_CALL)
     # 2 blocks a sign: the worker's calls 1..4; the worst cases come from calls 3 and 4
-    r = measure("Tanh", target, "float32", "exhaustive", magnitude_range=(0x3F000000, 0x3F020000), workers=1,
-                checkpoint=tmp_path / "c")
+    r = measure(
+        "Tanh",
+        target,
+        "float32",
+        "exhaustive",
+        magnitude_range=(0x3F000000, 0x3F020000),
+        workers=1,
+        checkpoint=tmp_path / "c",
+    )
     assert r.status == "ok"
     assert r.histogram["> 65536"] + r.histogram["(256, 65536]"] > 0
-    assert r.max_ulp > 1e5            # was 0.55: the worst case was run again in a fresh process
+    assert r.max_ulp > 1e5  # was 0.55: the worst case was run again in a fresh process
     # run again in a fresh process (calls 1 and 2: right): a different output, reported as such
     assert r.replay["differ"] > 0 and r.replay["first"]["output"] != r.replay["first"]["replayed"]
 
 
 def test_a_noisy_kernel_reports_its_measured_worst(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
-    target = module(tmp_path, "noisy", """
+    target = module(
+        tmp_path,
+        "noisy",
+        """
         rng = np.random.default_rng()
         def f(x):
             y = np.tanh(x)
             i = rng.integers(0, x.size, 40)
             y[i] = -y[i]                       # 40 random outputs negated in every call
             return y
-    """)
+    """,
+    )
     r = measure("Tanh", target, "float16", "exhaustive")
     assert r.max_ulp > 1000 and r.histogram["> 65536"] + r.histogram["(256, 65536]"] >= 30
     assert r.replay["differ"] > 0
@@ -180,15 +203,20 @@ def test_a_noisy_kernel_reports_its_measured_worst(tmp_path, monkeypatch):
 
 def test_the_gate_fails_a_kernel_whose_output_depends_on_its_call_history(cli, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
-    module(tmp_path, "history", """
+    module(
+        tmp_path,
+        "history",
+        """
         calls = [0]
         def f(x):
             calls[0] += 1
             return np.tanh(x) if calls[0] == 1 else np.tanh(x) * np.float16(0.5)
-    """)
+    """,
+    )
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "history:f"\nmode = "exhaustive"\n'
-                   'max_ulp = 1\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "history:f"\nmode = "exhaustive"\nmax_ulp = 1\n'
+    )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
     g = json.loads((tmp_path / "g.json").read_text())
     assert code == 1 and g["checks"][0]["status"] == "fail"
@@ -218,8 +246,15 @@ def test_a_reused_output_buffer_does_not_break_the_property_scans(tmp_path, monk
 def test_a_reused_buffer_leaving_the_range_is_refuted(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     target = module(tmp_path, "reused_bad", REUSED.format(extra="out[x > 8] = 2.0"))
-    r = measure("Tanh", target, "float32", "exhaustive", magnitude_range=(0x41080000, 0x41090000), workers=1,
-                checkpoint=tmp_path / "c")
+    r = measure(
+        "Tanh",
+        target,
+        "float32",
+        "exhaustive",
+        magnitude_range=(0x41080000, 0x41090000),
+        workers=1,
+        checkpoint=tmp_path / "c",
+    )
     rng = {p["name"]: p for p in r.properties}["range"]
     assert rng["status"] == "refuted" and rng["violations"] == 65536
     assert rng["counterexample"]["outputs"]["f(x)"]["value"] == 2.0
@@ -229,15 +264,33 @@ def test_a_float32_sweep_measures_an_in_place_kernel_on_what_it_was_given(tmp_pa
     """The sweep gives the target a buffer of its own and checks it after the call: a kernel that writes
     zeros into its input is wrong on every nonzero input and named as writing into it; an in-place tanh is
     named too, and measured as right as NumPy's float32 tanh is out of place."""
-    z = measure("Tanh", "bad_targets:zeroes_its_input", "float32", "exhaustive", magnitude_range=MAG, workers=1,
-                checkpoint=tmp_path / "z")
+    z = measure(
+        "Tanh",
+        "bad_targets:zeroes_its_input",
+        "float32",
+        "exhaustive",
+        magnitude_range=MAG,
+        workers=1,
+        checkpoint=tmp_path / "z",
+    )
     assert z.target_modified_input and z.inputs_checked == 2 * 65536 and z.correctly_rounded == 0
-    ok = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1,
-                 checkpoint=tmp_path / "ok")
-    ip = measure("Tanh", "bad_targets:tanh_in_place", "float32", "exhaustive", magnitude_range=MAG, workers=1,
-                 checkpoint=tmp_path / "ip")
+    ok = measure(
+        "Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=tmp_path / "ok"
+    )
+    ip = measure(
+        "Tanh",
+        "bad_targets:tanh_in_place",
+        "float32",
+        "exhaustive",
+        magnitude_range=MAG,
+        workers=1,
+        checkpoint=tmp_path / "ip",
+    )
     assert ip.target_modified_input and not ok.target_modified_input
-    assert (ip.correctly_rounded, ip.max_ulp) == (ok.correctly_rounded, ok.max_ulp) and ip.inputs_checked == ok.inputs_checked == 2 * 65536
+    assert (ip.correctly_rounded, ip.max_ulp) == (
+        ok.correctly_rounded,
+        ok.max_ulp,
+    ) and ip.inputs_checked == ok.inputs_checked == 2 * 65536
 
 
 KEPT = """
@@ -258,6 +311,7 @@ def test_an_output_array_the_target_keeps_is_copied_out(tmp_path, monkeypatch):
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
     from opcert.targets import load_target
+
     monkeypatch.syspath_prepend(str(tmp_path))
     tgt = load_target(module(tmp_path, "kept", KEPT), None, None)
     op = get_operator("Tanh")
@@ -270,6 +324,7 @@ def test_an_output_array_the_target_keeps_is_copied_out(tmp_path, monkeypatch):
 
 # ---- 4. checkpoints bound to everything the kernel runs ---------------------------------------------
 
+
 def _twice(tmp_path, target, change):
     ck = tmp_path / "ck"
     first = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=ck)
@@ -277,10 +332,11 @@ def _twice(tmp_path, target, change):
     change()
     try:
         second = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=ck)
-    except Exception as exc:   # a changed key refuses the old directory: a stale verdict is not possible either
+    except Exception as exc:  # a changed key refuses the old directory: a stale verdict is not possible either
         assert "holds another sweep" in str(exc)
-        second = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1,
-                         checkpoint=tmp_path / "ck2")
+        second = measure(
+            "Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=tmp_path / "ck2"
+        )
     assert second.sweep["resumed_chunks"] == 0
     assert second.max_ulp > 1e6 and second.correctly_rounded < first.correctly_rounded
     return first, second
@@ -294,30 +350,50 @@ def test_a_rebuilt_library_that_the_c_kernel_links_is_not_resumed(tmp_path):
     """
     cc(tmp_path, "helper", helper % "tanhf(x)")
     kernel = tmp_path / "kernel.c"
-    kernel.write_text("#include <stddef.h>\nfloat helper(float);\nvoid k(const float *x, float *y, size_t n, "
-                      "const float *a) { for (size_t i = 0; i < n; i++) y[i] = helper(x[i]); }\n")
+    kernel.write_text(
+        "#include <stddef.h>\nfloat helper(float);\nvoid k(const float *x, float *y, size_t n, "
+        "const float *a) { for (size_t i = 0; i < n; i++) y[i] = helper(x[i]); }\n"
+    )
     lib = tmp_path / "libkernel.so"
-    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-o", str(lib), str(kernel),
-                    f"-L{tmp_path}", "-lhelper", f"-Wl,-rpath,{tmp_path}"], check=True)
+    subprocess.run(
+        [
+            shutil.which("cc") or "gcc",
+            "-shared",
+            "-fPIC",
+            "-o",
+            str(lib),
+            str(kernel),
+            f"-L{tmp_path}",
+            "-lhelper",
+            f"-Wl,-rpath,{tmp_path}",
+        ],
+        check=True,
+    )
     _, second = _twice(tmp_path, f"c:{lib}:k", lambda: cc(tmp_path, "helper", helper % "-tanhf(x)"))
     assert second.target_info["details"]["dependencies"]["shared_objects"]
 
 
 @needs_cc
 def test_a_rebuilt_library_a_python_kernel_loads_through_ctypes_is_not_resumed(tmp_path, monkeypatch):
-    src = "#include <math.h>\n#include <stddef.h>\nvoid k(const float *x, float *y, size_t n) " \
-          "{ for (size_t i = 0; i < n; i++) y[i] = %s; }\n"
+    src = (
+        "#include <math.h>\n#include <stddef.h>\nvoid k(const float *x, float *y, size_t n) "
+        "{ for (size_t i = 0; i < n; i++) y[i] = %s; }\n"
+    )
     cc(tmp_path, "viactypes", src % "tanhf(x[i])")
     monkeypatch.syspath_prepend(str(tmp_path))
-    target = module(tmp_path, "uses_ctypes", f"""
+    target = module(
+        tmp_path,
+        "uses_ctypes",
+        f"""
         import ctypes
-        _lib = ctypes.CDLL({str(tmp_path / 'libviactypes.so')!r})
+        _lib = ctypes.CDLL({str(tmp_path / "libviactypes.so")!r})
         def f(x):
             x = np.ascontiguousarray(x)        # the C function takes a contiguous array
             y = np.empty_like(x)
             _lib.k(x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(x.size))
             return y
-    """)
+    """,
+    )
     _twice(tmp_path, target, lambda: cc(tmp_path, "viactypes", src % "-tanhf(x[i])"))
 
 
@@ -328,6 +404,7 @@ def test_a_helper_imported_inside_the_kernel_is_part_of_the_key(tmp_path, monkey
 
     def edit():
         (tmp_path / "late_helper.py").write_text("import numpy as np\ndef g(x):\n    return -np.tanh(x)\n")
+
     _twice(tmp_path, target, edit)
 
 
@@ -335,12 +412,16 @@ def test_a_data_file_the_kernel_reads_is_part_of_the_key(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     data = tmp_path / "scale.txt"
     data.write_text("1.0")
-    target = module(tmp_path, "reads_data", f"""
+    target = module(
+        tmp_path,
+        "reads_data",
+        f"""
         def f(x):
             with open({str(data)!r}) as fh:
                 s = np.float32(float(fh.read()))
             return np.tanh(x) * s
-    """)
+    """,
+    )
     first, second = _twice(tmp_path, target, lambda: data.write_text("-1.0"))
     assert str(data) in first.target_info["details"]["dependencies"]["files"]
 
@@ -348,11 +429,15 @@ def test_a_data_file_the_kernel_reads_is_part_of_the_key(tmp_path, monkeypatch):
 def test_a_resumed_chunk_is_replayed_and_discarded_when_the_target_changed(tmp_path, monkeypatch):
     """What no fingerprint sees (here: an environment variable the kernel reads) is caught by the replay."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    target = module(tmp_path, "reads_env", """
+    target = module(
+        tmp_path,
+        "reads_env",
+        """
         import os
         def f(x):
             return np.tanh(x) * np.float32(os.environ.get("KERNEL_SCALE", "1"))
-    """)
+    """,
+    )
     ck = tmp_path / "ck"
     first = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=ck)
     monkeypatch.setenv("KERNEL_SCALE", "-1")
@@ -361,13 +446,15 @@ def test_a_resumed_chunk_is_replayed_and_discarded_when_the_target_changed(tmp_p
     assert "differ from the checkpoint" in second.sweep["rejected_chunks"][0]
     monkeypatch.delenv("KERNEL_SCALE")
     third = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=ck)
-    assert third.max_ulp > 1e6 or third.sweep["resumed_chunks"] == 0   # never the first verdict from stale chunks
+    assert third.max_ulp > 1e6 or third.sweep["resumed_chunks"] == 0  # never the first verdict from stale chunks
 
 
 # ---- 5. diff keys ------------------------------------------------------------------------------------
 
+
 def test_checks_that_differ_in_time_limit_or_isolation_have_different_keys(cli, tmp_path):
     from opcert.gating.config import parse
+
     base = {"op": "Tanh", "dtypes": ["float16"], "target": "numpy:tanh", "mode": "exhaustive"}
     cfg = parse({"check": [base, dict(base, target_timeout=5), dict(base, isolation="none")]}, "t")
     keys = {c.identity("float16")["target_timeout"] for c in cfg.checks}
@@ -377,18 +464,36 @@ def test_checks_that_differ_in_time_limit_or_isolation_have_different_keys(cli, 
 
 # ---- 6. the standard reaches opcert's own implementation ---------------------------------------------
 
+
 def test_the_opcert_target_runs_the_standard_asked_for(cli):
-    code, out, err = cli("accuracy", "Shrink", "--dtype", "float16", "--target", "opcert", "--attr", "lambd=-1",
-                         "--attr", "bias=0.5", "--standard", "directml", "--exhaustive", "--json", "-")
+    code, out, err = cli(
+        "accuracy",
+        "Shrink",
+        "--dtype",
+        "float16",
+        "--target",
+        "opcert",
+        "--attr",
+        "lambd=-1",
+        "--attr",
+        "bias=0.5",
+        "--standard",
+        "directml",
+        "--exhaustive",
+        "--json",
+        "-",
+    )
     data = json.loads(out)
     assert code == 0 and data["max_ulp"] <= 0.5, (data["max_ulp"], err)
 
 
 # ---- 7 and the internal errors: every fault is a finding or a clear error ------------------------------
 
+
 def test_os_exit_in_process_fails_the_check_instead_of_ending_opcert(cli):
-    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:os_exit_0",
-                         "--exhaustive", "--in-process")
+    code, out, err = cli(
+        "accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:os_exit_0", "--exhaustive", "--in-process"
+    )
     assert code == 1 and "os._exit(0)" in err
 
 
@@ -396,8 +501,7 @@ def test_os_exit_in_process_fails_the_check_instead_of_ending_opcert(cli):
 def test_a_target_raising_keyboardinterrupt_fails_its_check(cli, tmp_path, monkeypatch, isolation):
     monkeypatch.syspath_prepend(str(tmp_path))
     module(tmp_path, "interrupts", "def f(x):\n    raise KeyboardInterrupt\n")
-    code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "interrupts:f", "--exhaustive",
-                       *isolation)
+    code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "interrupts:f", "--exhaustive", *isolation)
     assert code == 1 and "KeyboardInterrupt" in err
 
 
@@ -426,8 +530,10 @@ def test_a_target_raising_keyboardinterrupt_in_the_gate(cli, tmp_path, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     module(tmp_path, "interrupts2", "def f(x):\n    raise KeyboardInterrupt\n")
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n\n'
-                   '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "interrupts2:f"\nmode = "exhaustive"\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n\n'
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "interrupts2:f"\nmode = "exhaustive"\n'
+    )
     code, _, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
     g = json.loads((tmp_path / "g.json").read_text())
     assert code == 1 and [c["status"] for c in g["checks"]] == ["pass", "fail"]
@@ -438,26 +544,34 @@ def test_a_target_raising_keyboardinterrupt_in_the_gate(cli, tmp_path, monkeypat
 def test_a_target_that_replaces_a_numpy_function_is_reported_and_undone(cli, tmp_path, monkeypatch, when):
     monkeypatch.syspath_prepend(str(tmp_path))
     patch = "np.tanh = lambda *a, **k: 0\n"
-    body = (patch + "def f(x):\n    return x\n") if when == "import" else \
-        ("def f(x):\n    y = np.tanh(x)\n    " + patch + "    return y\n")
+    body = (
+        (patch + "def f(x):\n    return x\n")
+        if when == "import"
+        else ("def f(x):\n    y = np.tanh(x)\n    " + patch + "    return y\n")
+    )
     module(tmp_path, f"patches_{when}", body)
     for extra in ([], ["--in-process"]):
-        code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", f"patches_{when}:f", "--exhaustive",
-                           *extra)
+        code, _, err = cli(
+            "accuracy", "Tanh", "--dtype", "float16", "--target", f"patches_{when}:f", "--exhaustive", *extra
+        )
         assert code == 1 and "replaced numpy.tanh" in err, err
-    assert np.tanh(np.float32(1.0)) != 0       # put back in this process too
+    assert np.tanh(np.float32(1.0)) != 0  # put back in this process too
 
 
 def test_a_forked_child_that_outlives_the_call_is_stopped_and_reported(cli, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
-    module(tmp_path, "forks", """
+    module(
+        tmp_path,
+        "forks",
+        """
         import os, time
         def f(x):
             if os.fork() == 0:
                 time.sleep(600)
                 os._exit(0)
             return np.tanh(x)
-    """)
+    """,
+    )
     code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "forks:f", "--exhaustive")
     assert code == 1 and "child process" in err
 
@@ -465,8 +579,17 @@ def test_a_forked_child_that_outlives_the_call_is_stopped_and_reported(cli, tmp_
 def test_a_forked_child_that_returns_from_the_call_does_not_go_on_as_opcert(cli, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     module(tmp_path, "forks_and_returns", "import os\ndef f(x):\n    os.fork()\n    return np.tanh(x)\n")
-    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "forks_and_returns:f",
-                         "--exhaustive", "--json", tmp_path / "r.json")
+    code, out, err = cli(
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float16",
+        "--target",
+        "forks_and_returns:f",
+        "--exhaustive",
+        "--json",
+        tmp_path / "r.json",
+    )
     data = json.loads((tmp_path / "r.json").read_text())
     # the child ends where it returns (it never runs opcert's code: no UnpicklingError, no orphan holding
     # the pipes); the parent's call is a kernel that forks the caller's process: a finding, with its reason
@@ -477,13 +600,22 @@ def test_a_forked_child_that_returns_from_the_call_does_not_go_on_as_opcert(cli,
 def test_a_module_that_hangs_at_import_honours_the_time_limit(cli, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "hangs_at_import.py").write_text("import time\ntime.sleep(600)\ndef f(x):\n    return x\n")
-    code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "hangs_at_import:f", "--exhaustive",
-                       "--target-timeout", "2")
+    code, _, err = cli(
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float16",
+        "--target",
+        "hangs_at_import:f",
+        "--exhaustive",
+        "--target-timeout",
+        "2",
+    )
     assert code == 1 and "did not return within 2 s" in err and "loading target" in err
 
 
 def test_a_kernel_that_never_returns_meets_the_default_limit(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPCERT_DEFAULT_LIMIT_S", "1")      # inherited by the worker, forked or spawned
+    monkeypatch.setenv("OPCERT_DEFAULT_LIMIT_S", "1")  # inherited by the worker, forked or spawned
     monkeypatch.syspath_prepend(str(tmp_path))
     module(tmp_path, "sleeps", "import time\ndef f(x):\n    time.sleep(600)\n    return x\n")
     r = measure("Tanh", "sleeps:f", "float16", np.array([0.5, -0.5], dtype=np.float16))
@@ -493,18 +625,22 @@ def test_a_kernel_that_never_returns_meets_the_default_limit(tmp_path, monkeypat
 
 def test_default_limit_scales_with_the_call():
     from opcert.targets.base import default_timeout
+
     assert default_timeout(0)[0] == 60.0 and default_timeout(65536)[0] == pytest.approx(60 + 131.072)
     assert "--target-timeout" in default_timeout(10)[1]
 
 
-@pytest.mark.parametrize("edit,key", [
-    (lambda g: g["checks"][0].pop("policy"), "checks[0].policy"),
-    (lambda g: g["checks"][0].pop("mode"), "checks[0].mode"),
-    (lambda g: g["checks"][0].pop("reasons"), "checks[0].reasons"),
-    (lambda g: g["checks"][0]["accuracy"].pop("worst_input"), "checks[0].accuracy.worst_input"),
-    (lambda g: g["checks"][0]["accuracy"].__setitem__("histogram", "many"), "checks[0].accuracy.histogram"),
-    (lambda g: g.pop("config"), "gate.config"),
-])
+@pytest.mark.parametrize(
+    "edit,key",
+    [
+        (lambda g: g["checks"][0].pop("policy"), "checks[0].policy"),
+        (lambda g: g["checks"][0].pop("mode"), "checks[0].mode"),
+        (lambda g: g["checks"][0].pop("reasons"), "checks[0].reasons"),
+        (lambda g: g["checks"][0]["accuracy"].pop("worst_input"), "checks[0].accuracy.worst_input"),
+        (lambda g: g["checks"][0]["accuracy"].__setitem__("histogram", "many"), "checks[0].accuracy.histogram"),
+        (lambda g: g.pop("config"), "gate.config"),
+    ],
+)
 def test_report_and_diff_refuse_a_hand_edited_result_with_the_key_at_fault(cli, tmp_path, edit, key):
     g = _small_gate(cli, tmp_path)
     edit(g)
@@ -530,8 +666,10 @@ def test_a_forged_ok_is_not_believed(cli, tmp_path):
 
 def _small_gate(cli, tmp_path, fail=False):
     cfg = tmp_path / "g.toml"
-    cfg.write_text(f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n'
-                   f'target = "{"bad_targets:negated" if fail else "numpy:tanh"}"\n')
+    cfg.write_text(
+        f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n'
+        f'target = "{"bad_targets:negated" if fail else "numpy:tanh"}"\n'
+    )
     cli("gate", "--config", cfg, "--json", tmp_path / "g.json")
     return json.loads((tmp_path / "g.json").read_text())
 
@@ -546,9 +684,13 @@ def test_a_pyproject_with_a_malformed_tool_table_exits_2(cli, tmp_path, monkeypa
 
 # ---- the smaller ones ----------------------------------------------------------------------------------
 
+
 def test_gelu_approximate_reaches_python_targets_by_its_name(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
-    target = module(tmp_path, "gelu_onnx", """
+    target = module(
+        tmp_path,
+        "gelu_onnx",
+        """
         import math
         def f(x, approximate="none"):
             assert approximate in ("none", "tanh"), approximate
@@ -559,20 +701,40 @@ def test_gelu_approximate_reaches_python_targets_by_its_name(tmp_path, monkeypat
                 from math import erf
                 y = 0.5 * v * (1 + np.vectorize(erf)(v / math.sqrt(2)))
             return y.astype(x.dtype)
-    """)
+    """,
+    )
     for form in ("none", "tanh"):
         r = measure("Gelu", target, "float16", "exhaustive", approximate=form)
         assert r.status == "ok" and r.max_ulp < 2, (form, r.error)
 
 
 def test_a_target_printing_to_stdout_leaves_json_dash_parseable(tmp_path):
-    (tmp_path / "chatty.py").write_text("import numpy as np\ndef f(x):\n    print('hello from the kernel')\n"
-                                        "    return np.tanh(x)\n")
+    (tmp_path / "chatty.py").write_text(
+        "import numpy as np\ndef f(x):\n    print('hello from the kernel')\n    return np.tanh(x)\n"
+    )
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     for extra in ([], ["--in-process"]):
-        p = subprocess.run([sys.executable, "-m", "opcert", "accuracy", "Tanh", "--dtype", "float16", "--target", "chatty:f",
-                            "--exhaustive", "--json", "-", *extra], capture_output=True, text=True, env=env,
-                           cwd=tmp_path)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "opcert",
+                "accuracy",
+                "Tanh",
+                "--dtype",
+                "float16",
+                "--target",
+                "chatty:f",
+                "--exhaustive",
+                "--json",
+                "-",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
         assert p.returncode == 0, p.stderr
         assert json.loads(p.stdout)["target"] == "chatty:f" and "hello from the kernel" in p.stderr
 
@@ -580,11 +742,24 @@ def test_a_target_printing_to_stdout_leaves_json_dash_parseable(tmp_path):
 def test_a_target_that_changes_directory_does_not_move_the_json(cli, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "elsewhere").mkdir()
-    module(tmp_path, "moves", f"import os\ndef f(x):\n    os.chdir({str(tmp_path / 'elsewhere')!r})\n"
-                              "    return np.tanh(x)\n")
+    module(
+        tmp_path,
+        "moves",
+        f"import os\ndef f(x):\n    os.chdir({str(tmp_path / 'elsewhere')!r})\n    return np.tanh(x)\n",
+    )
     monkeypatch.chdir(tmp_path)
-    code, _, _ = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "moves:f", "--exhaustive", "--in-process",
-                     "--json", "r.json")
+    code, _, _ = cli(
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float16",
+        "--target",
+        "moves:f",
+        "--exhaustive",
+        "--in-process",
+        "--json",
+        "r.json",
+    )
     assert code == 0 and (tmp_path / "r.json").exists() and not (tmp_path / "elsewhere" / "r.json").exists()
     assert os.getcwd() == str(tmp_path)
 
@@ -605,6 +780,7 @@ def test_opcerts_own_caches_of_compiled_code_are_not_a_targets_dependency(tmp_pa
     whether an earlier process compiled it: counted, the first sweep on a machine with empty caches got
     another key on its second run, and did not resume. A file elsewhere still counts."""
     from opcert.targets import dependencies
+
     kc, nc, other = tmp_path / "kernels", tmp_path / "numba", tmp_path / "data"
     for d in (kc, nc, other):
         d.mkdir()

@@ -4,6 +4,7 @@ Deliberately wrong kernels (tests/bad_targets.py, and modules written here) and
 deliberately bad inputs. Each case asserts the exit code, the message, and
 that no result is lost.
 """
+
 import json
 import os
 import textwrap
@@ -13,7 +14,7 @@ import pytest
 
 from opcert.verify.accuracy.measure import measure
 
-MAG = (0x3F000000, 0x3F010000)     # 65,536 magnitudes around 0.5 (both signs swept): one chunk
+MAG = (0x3F000000, 0x3F010000)  # 65,536 magnitudes around 0.5 (both signs swept): one chunk
 
 
 def kernel_module(tmp_path, name, body):
@@ -22,6 +23,7 @@ def kernel_module(tmp_path, name, body):
 
 
 # ---- 1. stale checkpoints --------------------------------------------------------------------
+
 
 def test_editing_the_kernel_changes_the_next_exhaustive_verdict(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -44,6 +46,7 @@ def test_editing_a_module_the_kernel_imports_changes_the_key(tmp_path, monkeypat
     (tmp_path / "helper_math.py").write_text("import numpy as np\ndef g(x):\n    return np.tanh(x)\n")
     target = kernel_module(tmp_path, "uses_helper", "import helper_math\ndef f(x):\n    return helper_math.g(x)\n")
     from opcert.targets import describe_target
+
     before = describe_target(target).fingerprint
     (tmp_path / "helper_math.py").write_text("import numpy as np\ndef g(x):\n    return -np.tanh(x)\n")
     assert describe_target(target).fingerprint != before
@@ -54,10 +57,10 @@ def test_a_checkpoint_directory_of_another_sweep_is_refused(cli, tmp_path):
     r = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=d)
     assert r.status == "ok"
     from opcert.errors import UsageError
+
     for other in (dict(op="Celu", target="numpy:tanh"), dict(op="Tanh", target="opcert")):
         with pytest.raises(UsageError, match="holds another sweep"):
-            measure(other["op"], other["target"], "float32", "exhaustive", magnitude_range=MAG, workers=1,
-                    checkpoint=d)
+            measure(other["op"], other["target"], "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=d)
     (tmp_path / "afile").write_text("x")
     code, _, err = cli("accuracy", "Tanh", "--dtype", "float32", "--exhaustive", "--checkpoint", tmp_path / "afile")
     assert code == 2 and "not a directory" in err
@@ -70,7 +73,7 @@ def test_a_tampered_chunk_is_recomputed_not_merged(tmp_path, tamper):
     (chunk,) = d.glob("chunk-*.json")
     data = json.loads(chunk.read_text())
     if tamper == "edit-counts":
-        data["stats"]["correctly_rounded"] = data["stats"]["n"]    # valid JSON, but not what was measured
+        data["stats"]["correctly_rounded"] = data["stats"]["n"]  # valid JSON, but not what was measured
     elif tamper == "drop-key":
         del data["stats"]["histogram"]
     chunk.write_text("{not json" if tamper == "garbage" else json.dumps(data))
@@ -86,8 +89,17 @@ EXITS = ["exits_0", "raises_systemexit", "os_exit_0"]
 
 @pytest.mark.parametrize("kernel", EXITS)
 def test_a_target_that_exits_fails_its_check(cli, kernel, tmp_path):
-    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", f"bad_targets:{kernel}",
-                         "--exhaustive", "--json", tmp_path / "r.json")
+    code, out, err = cli(
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float16",
+        "--target",
+        f"bad_targets:{kernel}",
+        "--exhaustive",
+        "--json",
+        tmp_path / "r.json",
+    )
     assert code == 1 and "crashed" in out
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["status"] == "crashed" and ("SystemExit" in data["error"] or "exit status 0" in data["error"])
@@ -96,21 +108,31 @@ def test_a_target_that_exits_fails_its_check(cli, kernel, tmp_path):
 @pytest.mark.parametrize("kernel", EXITS)
 def test_the_gate_writes_its_reports_when_a_target_exits(cli, kernel, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text(f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n\n'
-                   f'[[check]]\nop = "Tanh"\ndtypes = ["float16", "bfloat16"]\ntarget = "bad_targets:{kernel}"\n'
-                   f'mode = "exhaustive"\n')
-    code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--report", tmp_path / "rep",
-                       "--workers", "2")
+    cfg.write_text(
+        f'[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n\n'
+        f'[[check]]\nop = "Tanh"\ndtypes = ["float16", "bfloat16"]\ntarget = "bad_targets:{kernel}"\n'
+        f'mode = "exhaustive"\n'
+    )
+    code, out, _ = cli(
+        "gate", "--config", cfg, "--json", tmp_path / "g.json", "--report", tmp_path / "rep", "--workers", "2"
+    )
     assert code == 1
     g = json.loads((tmp_path / "g.json").read_text())
-    assert [c["status"] for c in g["checks"]] == ["pass", "fail", "fail"]     # the passing check is kept
+    assert [c["status"] for c in g["checks"]] == ["pass", "fail", "fail"]  # the passing check is kept
     assert all("crashed" in c["reasons"][0] for c in g["checks"][1:])
     assert (tmp_path / "rep" / "report.html").exists()
 
 
 def test_an_exit_in_a_sweep_worker_fails_the_sweep_without_hanging(tmp_path):
-    r = measure("Tanh", "bad_targets:os_exit_0", "float32", "exhaustive", magnitude_range=MAG, workers=2,
-                checkpoint=tmp_path / "c")
+    r = measure(
+        "Tanh",
+        "bad_targets:os_exit_0",
+        "float32",
+        "exhaustive",
+        magnitude_range=MAG,
+        workers=2,
+        checkpoint=tmp_path / "c",
+    )
     assert r.status == "crashed" and "exit status 0" in r.error and "0x3f000000" in r.error
 
 
@@ -124,12 +146,14 @@ def test_a_module_that_exits_at_import(cli, tmp_path, monkeypatch):
     assert code == 1 and "SystemExit(0)" in err
 
 
-@pytest.mark.parametrize("n,dtype", [(65536, np.float32), (16384, np.float16), (1001, np.float32), (4097, np.float16),
-                                     (2048, np.float64)])
+@pytest.mark.parametrize(
+    "n,dtype", [(65536, np.float32), (16384, np.float16), (1001, np.float32), (4097, np.float16), (2048, np.float64)]
+)
 def test_a_changed_input_is_seen_wherever_one_bit_changes(n, dtype):
     """Target.run compares the inputs it gave with the caller's, bit for bit (compiled 64 bits
     at a time for large blocks): one bit flipped anywhere, a NaN's payload or a zero's sign, is seen."""
     from opcert.targets.base import _same_bits
+
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n).astype(dtype)
     assert _same_bits(a, a.copy())
@@ -143,6 +167,7 @@ def test_a_changed_input_is_seen_wherever_one_bit_changes(n, dtype):
 
 # ---- 3. the reference never sees what a target did to its inputs --------------------------------
 
+
 def test_a_kernel_that_zeroes_its_input_is_measured_on_what_it_was_given():
     r = measure("Tanh", "bad_targets:zeroes_its_input", "float16", "exhaustive")
     assert r.correctly_rounded < 100 and r.max_ulp > 1000 and r.target_modified_input
@@ -154,11 +179,17 @@ def test_a_kernel_that_zeroes_its_input_is_measured_on_what_it_was_given():
 
 # ---- 4. required proofs that were not done, or are not claimed -----------------------------------
 
-@pytest.mark.parametrize("text,message", [
-    ('op = "Celu"\nproofs = ["continuity"]', "a property of the exact definition"),
-    ('op = "Shrink"\nproofs = ["monotonic"]\n[check.attrs]\nbias = 1.0\nlambd = 0.5',
-     "monotonic is not claimed: claimed only when"),
-])
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('op = "Celu"\nproofs = ["continuity"]', "a property of the exact definition"),
+        (
+            'op = "Shrink"\nproofs = ["monotonic"]\n[check.attrs]\nbias = 1.0\nlambd = 0.5',
+            "monotonic is not claimed: claimed only when",
+        ),
+    ],
+)
 def test_a_required_property_that_cannot_be_established_is_a_configuration_error(cli, tmp_path, text, message):
     cfg = tmp_path / "g.toml"
     cfg.write_text('[[check]]\ndtypes = ["float16"]\nmode = "exhaustive"\n' + text + "\n")
@@ -168,8 +199,10 @@ def test_a_required_property_that_cannot_be_established_is_a_configuration_error
 
 def test_proofs_all_leaves_out_what_is_not_claimed_and_says_so(cli, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Shrink"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
-                   'proofs = "all"\n[check.attrs]\nbias = 1.0\nlambd = 0.5\n')
+    cfg.write_text(
+        '[[check]]\nop = "Shrink"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+        'proofs = "all"\n[check.attrs]\nbias = 1.0\nlambd = 0.5\n'
+    )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--workers", "1")
     g = json.loads((tmp_path / "g.json").read_text())
     (c,) = g["checks"]
@@ -180,30 +213,41 @@ def test_proofs_all_leaves_out_what_is_not_claimed_and_says_so(cli, tmp_path):
 
 # ---- 5. one validator for every policy -----------------------------------------------------------
 
+
 def test_cli_refuses_a_nan_budget(cli):
-    code, _, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:negated",
-                       "--exhaustive", "--max-ulp", "nan")
+    code, _, err = cli(
+        "accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:negated", "--exhaustive", "--max-ulp", "nan"
+    )
     assert code == 2 and "--max-ulp: must be a finite number >= 0" in err
 
 
 def test_pytest_plugin_refuses_bad_policies(pytester):
-    pytester.makepyfile(test_policies="""
+    pytester.makepyfile(
+        test_policies="""
         import pytest
 
         @pytest.mark.parametrize("kw", [dict(max_ulp=float("nan")), dict(signed_zero="lenient"),
                                         dict(subnormals="whatever"), dict(samples=0)])
         def test_bad(opcert_check, kw):
             opcert_check("Tanh", "bad_targets:flush_tiny", "float16", **kw)
-    """)
+    """
+    )
     pytester.syspathinsert(os.path.dirname(__file__))
     result = pytester.runpytest_subprocess("-q")
     result.assert_outcomes(failed=4)
-    result.stdout.fnmatch_lines(["*max_ulp: must be a finite number*", "*signed_zero: 'lenient' is not allowed*",
-                                 "*subnormals: 'whatever' is not allowed*", "*samples: must be an integer*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*max_ulp: must be a finite number*",
+            "*signed_zero: 'lenient' is not allowed*",
+            "*subnormals: 'whatever' is not allowed*",
+            "*samples: must be an integer*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
 # ---- 6. diff sees every regression ----------------------------------------------------------------
+
 
 def _gate(cli, tmp_path, text, name):
     cfg = tmp_path / f"{name}.toml"
@@ -213,12 +257,14 @@ def _gate(cli, tmp_path, text, name):
 
 
 def test_diff_keys_on_mode_and_flags_every_regression(cli, tmp_path):
-    two = ('[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
-           '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "sample"\nsamples = 500\nmax_ulp = 0.5\n')
+    two = (
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "sample"\nsamples = 500\nmax_ulp = 0.5\n'
+    )
     old = _gate(cli, tmp_path, two, "old")
     data = json.loads(old.read_text())
     keys = [c["key"] for c in data["checks"]]
-    assert len(set(keys)) == 2                      # checks differing only in mode do not collide
+    assert len(set(keys)) == 2  # checks differing only in mode do not collide
 
     def variant(mutate):
         new = json.loads(old.read_text())
@@ -227,6 +273,7 @@ def test_diff_keys_on_mode_and_flags_every_regression(cli, tmp_path):
         p.write_text(json.dumps(new))
         code, out, _ = cli("diff", old, p)
         return code, out
+
     code, out = variant(lambda c: c.update(status="fail", reasons=["broken"]))
     assert code == 1 and "passed, now fails" in out
     code, out = variant(lambda c: c.update(status="skipped", reasons=["gone"]))
@@ -257,22 +304,27 @@ def test_diff_refuses_a_result_with_bad_content(cli, tmp_path):
 
 # ---- 7. a correctly rounded infinity is exact -----------------------------------------------------
 
+
 def test_a_correctly_rounded_infinity_is_not_charged(cli, tmp_path):
     r = measure("ScaledTanh", "opcert", "float16", "exhaustive", alpha=1e5)
     assert r.correctly_rounded == 65536 and r.max_ulp <= 0.5
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "ScaledTanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
-                   '[check.attrs]\nalpha = 1e5\n')
+    cfg.write_text(
+        '[[check]]\nop = "ScaledTanh"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+        "[check.attrs]\nalpha = 1e5\n"
+    )
     code, out, _ = cli("gate", "--config", cfg, "--workers", "1")
     assert code == 0 and "1 passed" in out
 
 
 # ---- 8. a gate that verified nothing fails --------------------------------------------------------
 
+
 def test_a_gate_where_every_check_is_skipped_fails(cli, tmp_path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "ScaledTanh"\ndtypes = ["float16"]\ntarget = "onnx-reference"\n'
-                   'mode = "exhaustive"\n')
+    cfg.write_text(
+        '[[check]]\nop = "ScaledTanh"\ndtypes = ["float16"]\ntarget = "onnx-reference"\nmode = "exhaustive"\n'
+    )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--workers", "1")
     g = json.loads((tmp_path / "g.json").read_text())
     assert code == 1 and not g["ok"] and "verified nothing" in out and g["counts"]["skipped"] == 1
@@ -280,14 +332,16 @@ def test_a_gate_where_every_check_is_skipped_fails(cli, tmp_path):
 
 # ---- 9. a segfault in a target --------------------------------------------------------------------
 
+
 def test_a_segfault_fails_the_check_and_keeps_the_others(cli, tmp_path):
-    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:segfault",
-                         "--exhaustive")
+    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:segfault", "--exhaustive")
     assert code == 1 and "SIGSEGV" in err
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[[check]]\nop = "Tanh"\ndtypes = ["float16", "bfloat16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
-                   '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "bad_targets:segfault"\n'
-                   'mode = "exhaustive"\n')
+    cfg.write_text(
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16", "bfloat16"]\nmode = "exhaustive"\nmax_ulp = 0.5\n'
+        '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\ntarget = "bad_targets:segfault"\n'
+        'mode = "exhaustive"\n'
+    )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--workers", "2")
     g = json.loads((tmp_path / "g.json").read_text())
     assert code == 1 and [c["status"] for c in g["checks"]] == ["pass", "pass", "fail"]
@@ -295,12 +349,22 @@ def test_a_segfault_fails_the_check_and_keeps_the_others(cli, tmp_path):
 
 
 def test_a_hang_is_stopped_by_the_target_timeout(cli):
-    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "bad_targets:hangs",
-                         "--exhaustive", "--target-timeout", "1")
+    code, out, err = cli(
+        "accuracy",
+        "Tanh",
+        "--dtype",
+        "float16",
+        "--target",
+        "bad_targets:hangs",
+        "--exhaustive",
+        "--target-timeout",
+        "1",
+    )
     assert code == 1 and "did not return within 1 s" in err
 
 
 # ---- 10-13. bad input: exit 2, a message, no traceback, no hang ------------------------------------
+
 
 def _toml(tmp_path, text):
     p = tmp_path / "c.toml"
@@ -347,8 +411,16 @@ def test_bad_input_exits_2(cli, tmp_path, monkeypatch, args, message):
     (tmp_path / "bad_import_error.py").write_text("1 / 0\n")
     cfg = _toml(tmp_path, '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n')
     (tmp_path / "bad.json").write_text("{not json")
-    args = [str(cfg) if a == "CFG" else str(tmp_path) if a == "OLDDIR" else str(tmp_path / "bad.json")
-            if a == "BADJSON" else a for a in args]
+    args = [
+        str(cfg)
+        if a == "CFG"
+        else str(tmp_path)
+        if a == "OLDDIR"
+        else str(tmp_path / "bad.json")
+        if a == "BADJSON"
+        else a
+        for a in args
+    ]
     code, out, err = cli(*args)
     assert code == 2 and message in err and "Traceback" not in out + err
 
@@ -373,7 +445,7 @@ TOML_ERRORS = [
 
 @pytest.mark.parametrize("line,message", TOML_ERRORS, ids=[t for t, _ in TOML_ERRORS])
 def test_bad_configuration_values_exit_2(cli, tmp_path, line, message):
-    base = '[[check]]\n' + ('' if line.startswith("dtypes") else 'dtypes = ["float16"]\n')
+    base = "[[check]]\n" + ("" if line.startswith("dtypes") else 'dtypes = ["float16"]\n')
     text = base + line + "\n" if line.startswith("op") else base + 'op = "Tanh"\n' + line + "\n"
     code, out, err = cli("gate", "--config", _toml(tmp_path, text))
     assert code == 2 and message in err and "Traceback" not in err
@@ -396,6 +468,7 @@ def test_huge_exponents_do_not_hang(cli):
 
 # ---- 14. output streams and files ----------------------------------------------------------------
 
+
 def test_json_to_stdout_is_only_json(cli):
     code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--exhaustive", "--json", "-")
     assert code == 0 and json.loads(out)["inputs_checked"] == 65536 and "max ULP error" in err
@@ -412,14 +485,16 @@ def test_json_through_a_symlink_keeps_the_link(cli, tmp_path):
 
 def test_report_images_are_written_atomically(tmp_path, monkeypatch):
     from opcert import files as io
+
     written = []
     real = io.write_bytes_atomic
     monkeypatch.setattr(io, "write_bytes_atomic", lambda p, d: (written.append(p), real(p, d)))
     from opcert.report import render
+
     monkeypatch.setattr(render, "write_bytes_atomic", io.write_bytes_atomic)
     import opcert
-    g = opcert.gate(_toml(tmp_path, '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n'),
-                    workers=1)
+
+    g = opcert.gate(_toml(tmp_path, '[[check]]\nop = "Tanh"\ndtypes = ["float16"]\nmode = "exhaustive"\n'), workers=1)
     render.write_reports(g.to_dict(), str(tmp_path / "rep"), {0: ("chunks", [0.5, 0.25])})
     assert any(p.endswith(".svg") for p in written)
     assert not list((tmp_path / "rep").rglob(".opcert-*.tmp"))
@@ -427,8 +502,10 @@ def test_report_images_are_written_atomically(tmp_path, monkeypatch):
 
 # ---- 15. the pytest plugin's messages ------------------------------------------------------------
 
+
 def test_pytest_plugin_messages_are_short(pytester):
-    pytester.makepyfile(test_plugin_msgs="""
+    pytester.makepyfile(
+        test_plugin_msgs="""
         import pytest
 
         def test_misspelled_operator(opcert_check):
@@ -440,7 +517,8 @@ def test_pytest_plugin_messages_are_short(pytester):
         @pytest.mark.opcert("Tanh", "numpy:tanh", "float16", max_ulp=0.5)
         def test_positional_marker():
             pass
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-q")
     result.assert_outcomes(passed=1, failed=2)
     out = result.stdout.str()
@@ -450,8 +528,10 @@ def test_pytest_plugin_messages_are_short(pytester):
 
 # ---- 16. the public API is what the README says ----------------------------------------------------
 
+
 def test_public_api():
     import opcert
+
     assert {"reference", "run", "measure", "prove", "gate", "operators", "get_operator"} <= set(opcert.__all__)
     for name in opcert.__all__:
         assert hasattr(opcert, name), name
@@ -460,12 +540,13 @@ def test_public_api():
 def test_the_readme_python_examples_run():
     import pathlib
     import re
+
     text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) >= 2
     for code in blocks:
         namespace = {"pytest": pytest}
-        exec(compile(code, "README.md", "exec"), namespace)   # noqa: S102 - our own documentation
+        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
 
 
 def test_a_closed_pipe_is_not_an_internal_error():
@@ -473,7 +554,13 @@ def test_a_closed_pipe_is_not_an_internal_error():
     nothing on standard error (it used to say "internal error: BrokenPipeError", exit 3)."""
     import subprocess
     import sys
-    r = subprocess.run(f"'{sys.executable}' -m opcert ops --json | head -c 100 > /dev/null; "
-                       "echo ${PIPESTATUS[0]} 1>&2", shell=True, executable="/bin/bash", capture_output=True,
-                       text=True, timeout=120)
+
+    r = subprocess.run(
+        f"'{sys.executable}' -m opcert ops --json | head -c 100 > /dev/null; echo ${{PIPESTATUS[0]}} 1>&2",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.stderr.strip() == "141", r.stderr

@@ -10,6 +10,7 @@ An MkDocs hook (mkdocs.yml: `hooks`): at each build it adds
 
 `python tools/docs_pages.py DIR` writes the same pages to DIR (to read them without MkDocs).
 """
+
 from __future__ import annotations
 
 import io
@@ -23,25 +24,38 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def configuration() -> str:
     from opcert.gating.config import KEY_DOCS
-    out = ["# Configuration reference\n",
-           "Every key of a `[[check]]` table in `opcert.toml` (or `[[tool.opcert.check]]` in `pyproject.toml`), "
-           "generated from `opcert/gating/config.py`. An unknown key, a value of the wrong type or outside "
-           "what is allowed is a configuration error (exit 2) that names the file, the key and what is allowed.\n",
-           "| key | type | default | meaning |", "|---|---|---|---|"]
+
+    out = [
+        "# Configuration reference\n",
+        "Every key of a `[[check]]` table in `opcert.toml` (or `[[tool.opcert.check]]` in `pyproject.toml`), "
+        "generated from `opcert/gating/config.py`. An unknown key, a value of the wrong type or outside "
+        "what is allowed is a configuration error (exit 2) that names the file, the key and what is allowed.\n",
+        "| key | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
     for key, (typ, default, meaning) in KEY_DOCS.items():
         out.append(f"| `{key}` | {typ} | {default} | {meaning} |")
-    out.append("\nA file with no `[[check]]` table is refused; `opcert gate` without `--config` runs the "
-               "built-in default (the whole catalog against opcert's implementation).")
+    out.append(
+        "\nA file with no `[[check]]` table is refused; `opcert gate` without `--config` runs the "
+        "built-in default (the whole catalog against opcert's implementation)."
+    )
     return "\n".join(out) + "\n"
 
 
 def cli_reference() -> str:
     from opcert.cli import build_parser
+
     os.environ["COLUMNS"] = "100"
     parser = build_parser()
-    out = ["# Command line reference\n", "Generated from the parser `opcert` runs (`opcert COMMAND --help` "
-           "prints the same). Exit codes: 0 pass, 1 a check failed, 2 bad usage or configuration, "
-           "3 an internal error of opcert.\n", "```text", parser.format_help().rstrip(), "```"]
+    out = [
+        "# Command line reference\n",
+        "Generated from the parser `opcert` runs (`opcert COMMAND --help` "
+        "prints the same). Exit codes: 0 pass, 1 a check failed, 2 bad usage or configuration, "
+        "3 an internal error of opcert.\n",
+        "```text",
+        parser.format_help().rstrip(),
+        "```",
+    ]
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     for name, p in sub.choices.items():
         out += [f"\n## opcert {name}\n", "```text", p.format_help().rstrip(), "```"]
@@ -58,14 +72,20 @@ def _properties_and_implementation(r: dict) -> list[str]:
 def catalog() -> str:
     from opcert.cli import operator_record
     from opcert.spec import operators
-    out = ["# The catalog\n", "Generated from `opcert ops --json` (each operator's file in "
-           "`opcert/spec/ops/`): its formula in each standard, its attributes with their domains and "
-           "defaults, the types per version, its declared properties and the expression opcert's "
-           "implementation evaluates (in binary64, rounded once).\n"]
+
+    out = [
+        "# The catalog\n",
+        "Generated from `opcert ops --json` (each operator's file in "
+        "`opcert/spec/ops/`): its formula in each standard, its attributes with their domains and "
+        "defaults, the types per version, its declared properties and the expression opcert's "
+        "implementation evaluates (in binary64, rounded once).\n",
+    ]
     for op in operators():
         r = operator_record(op)
-        out.append(f"\n## {r['name']}\n\n{r['summary']} (family: {r['family']}; primary standard: "
-                   f"{r['primary_standard']}; types: {', '.join(r['dtypes'])}).\n")
+        out.append(
+            f"\n## {r['name']}\n\n{r['summary']} (family: {r['family']}; primary standard: "
+            f"{r['primary_standard']}; types: {', '.join(r['dtypes'])}).\n"
+        )
         out += ["| standard | name | formula | types since |", "|---|---|---|---|"]
         for s in r["standards"]:
             since = "; ".join(f"{x['since']}: {', '.join(x['dtypes'])}" for x in s["support"])
@@ -79,16 +99,24 @@ def catalog() -> str:
         out += _properties_and_implementation(r)
     from opcert.cli import tensor_record
     from opcert.spec import tensor_operators
-    out.append("\n## Tensor operators\n\nEach output is a function of its row ([tensor operators]"
-               "(tensor-operators.md)); each operator's file is in `opcert/spec/tensor_ops/`.\n")
+
+    out.append(
+        "\n## Tensor operators\n\nEach output is a function of its row ([tensor operators]"
+        "(tensor-operators.md)); each operator's file is in `opcert/spec/tensor_ops/`.\n"
+    )
     for op in tensor_operators():
         r = tensor_record(op)
-        out.append(f"\n### {r['name']}\n\n{r['summary']} (primary standard: {r['primary_standard']}; types: "
-                   f"{', '.join(r['dtypes'])}; a -inf entry gives {r['absent']}).\n")
+        out.append(
+            f"\n### {r['name']}\n\n{r['summary']} (primary standard: {r['primary_standard']}; types: "
+            f"{', '.join(r['dtypes'])}; a -inf entry gives {r['absent']}).\n"
+        )
         out += ["| standard | name | formula | rows | types since |", "|---|---|---|---|---|"]
         for s in r["standards"]:
-            since = "; ".join(f"{x['since']}: {', '.join(x['dtypes'])}" + (f" (ranks {x['ranks'][0]} to "
-                              f"{x['ranks'][1]})" if x["ranks"] else "") for x in s["support"])
+            since = "; ".join(
+                f"{x['since']}: {', '.join(x['dtypes'])}"
+                + (f" (ranks {x['ranks'][0]} to {x['ranks'][1]})" if x["ranks"] else "")
+                for x in s["support"]
+            )
             formula = s["formula"].replace("|", "\\|")
             out.append(f"| {s['key']} | {s['name']} | `{formula}` | {s['axes']['text']} | {since} |")
         out += _properties_and_implementation(r)
@@ -120,6 +148,7 @@ def pages() -> dict[str, str]:
 def on_files(files, config):
     """MkDocs hook: add the generated pages."""
     from mkdocs.structure.files import File
+
     for path, text in pages().items():
         files.append(File.generated(config, path, content=text))
     return files

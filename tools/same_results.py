@@ -9,6 +9,7 @@ tensor operators on fixed rows. With --measure, measure() of each runtime target
 float32 10,000 samples, every property) with its timings removed. The built-in gate's figures are
 compared with `opcert gate --json` (tools/same_results.py --gate FILE strips that file's timings).
 """
+
 import argparse
 import hashlib
 import json
@@ -16,8 +17,21 @@ import sys
 
 import numpy as np
 
-TIMING = ("elapsed", "wall", "seconds", "_s", "time", "date", "provenance", "host", "started", "finished",
-          "cores", "rlimit_spent", "units")
+TIMING = (
+    "elapsed",
+    "wall",
+    "seconds",
+    "_s",
+    "time",
+    "date",
+    "provenance",
+    "host",
+    "started",
+    "finished",
+    "cores",
+    "rlimit_spent",
+    "units",
+)
 
 
 def strip(d):
@@ -40,14 +54,18 @@ def element_wise(out):
     from opcert.spec.attrs import resolve
     from opcert.spec.reference import reference_detailed
     from opcert.verify.accuracy.inputs import exhaustive, sample
+
     for op in operators():
         for std in op.standards:
             for dt in ("float16", "bfloat16", "float32", "float64"):
                 fmt = get_format(dt)
                 attrs = resolve(op, {}, standard=std.key)
                 try:
-                    x = exhaustive(fmt) if fmt.bits == 16 else sample(op, fmt, attrs, 2**16 if fmt.bits == 32 else
-                                                                        2**12, seed=0)
+                    x = (
+                        exhaustive(fmt)
+                        if fmt.bits == 16
+                        else sample(op, fmt, attrs, 2**16 if fmt.bits == 32 else 2**12, seed=0)
+                    )
                     ref = reference_detailed(op, x, attrs, standard=std.key)
                     key = f"{op.name}/{std.key}/{dt}"
                     out[key + "/x"] = digest(x)
@@ -55,7 +73,7 @@ def element_wise(out):
                     out[key + "/exact"] = digest(np.stack([ref.exact_hi, ref.exact_lo]))
                     try:
                         out[key + "/impl"] = digest(run(op.name, x, standard=std.key))
-                    except Exception as e:   # an unsupported combination: its message is compared
+                    except Exception as e:  # an unsupported combination: its message is compared
                         out[key + "/impl"] = f"{type(e).__name__}: {e}"
                 except Exception as e:
                     out[f"{op.name}/{std.key}/{dt}"] = f"{type(e).__name__}: {e}"
@@ -66,6 +84,7 @@ def tensor(out):
     from opcert.impl.tensor_run import run
     from opcert.spec import tensor_operators
     from opcert.spec.row_reference import reference
+
     rng = np.random.default_rng(0)
     for op in tensor_operators():
         for dt in ("float16", "float32", "float64"):
@@ -76,7 +95,7 @@ def tensor(out):
             for std in op.standards:
                 key = f"{op.name}/{std.key}/{dt}"
                 errors = []
-                for kw in ({"axis": -1}, {"axis": 1}, {"axes": [1]}, {}):   # what each standard takes
+                for kw in ({"axis": -1}, {"axis": 1}, {"axes": [1]}, {}):  # what each standard takes
                     try:
                         out[key + "/reference"] = digest(reference(op.name, x, standard=std.key, **kw))
                         out[key + "/impl"] = digest(run(op.name, x, standard=std.key, **kw))
@@ -90,6 +109,7 @@ def tensor(out):
 def measured(out):
     from opcert import Options, measure
     from opcert.spec import operators
+
     for target in ("opcert", "onnxruntime", "torch"):
         for op in operators():
             for dt, inputs in (("float16", "exhaustive"), ("float32", "sample")):

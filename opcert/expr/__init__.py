@@ -24,6 +24,7 @@ Semantics shared by every interpreter:
   rowfirstmax is true at the first j where e(x_j) is the row's maximum. An
   element-wise interpreter (the provers, the compiled ball) refuses them by name.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,13 +36,31 @@ from opcert.expr.primitives import REGISTRY as PRIMITIVES
 from opcert.formats import FLOAT_FORMATS, round_fraction
 
 ARITY = {
-    "var": 0, "attr": 0, "const": 0,
-    "neg": 1, "abs": 1, "isnan": 1,
-    "add": 2, "sub": 2, "mul": 2, "div": 2, "min": 2, "max": 2,
-    "lt": 2, "le": 2, "gt": 2, "ge": 2, "eq": 2,
-    "and": 2, "or": 2, "not": 1,
-    "fma": 3, "select": 3,
-    "rowsum": 1, "rowmax": 1, "rowfirstmax": 1,
+    "var": 0,
+    "attr": 0,
+    "const": 0,
+    "neg": 1,
+    "abs": 1,
+    "isnan": 1,
+    "add": 2,
+    "sub": 2,
+    "mul": 2,
+    "div": 2,
+    "min": 2,
+    "max": 2,
+    "lt": 2,
+    "le": 2,
+    "gt": 2,
+    "ge": 2,
+    "eq": 2,
+    "and": 2,
+    "or": 2,
+    "not": 1,
+    "fma": 3,
+    "select": 3,
+    "rowsum": 1,
+    "rowmax": 1,
+    "rowfirstmax": 1,
     **{name: 1 for name in PRIMITIVES},
 }
 REDUCTIONS = frozenset({"rowsum", "rowmax", "rowfirstmax"})
@@ -55,9 +74,10 @@ class Named:
     The exact specification uses the real number (an Arb enclosure); NumPy uses
     its correctly rounded binary64 value; z3 uses a real variable bounded by a
     rational enclosure 2^-80 wide, with its algebraic identities where it has some."""
+
     name: str
-    ball: object          # prec -> flint.arb
-    square: Fraction | None = None   # c^2, when rational
+    ball: object  # prec -> flint.arb
+    square: Fraction | None = None  # c^2, when rational
 
     def value64(self) -> float:
         """The correctly rounded binary64 value."""
@@ -76,8 +96,7 @@ class Named:
             ctx.prec = bits + 20
             b = self.ball(bits + 20)
             lo, hi = b.lower().man_exp(), b.upper().man_exp()
-            return (Fraction(int(lo[0])) * Fraction(2) ** int(lo[1]),
-                    Fraction(int(hi[0])) * Fraction(2) ** int(hi[1]))
+            return (Fraction(int(lo[0])) * Fraction(2) ** int(lo[1]), Fraction(int(hi[0])) * Fraction(2) ** int(hi[1]))
         finally:
             ctx.prec = saved
 
@@ -100,7 +119,7 @@ NAMED = {c.name: c for c in (Named("sqrt(2/pi)", _sqrt_2_over_pi), Named("1/sqrt
 class Expr:
     op: str
     args: tuple = ()
-    name: str | None = None        # for var and attr; for a named irrational constant
+    name: str | None = None  # for var and attr; for a named irrational constant
     value: Fraction | None = None  # for a rational const
 
     def __post_init__(self):
@@ -126,19 +145,44 @@ class Expr:
             object.__setattr__(self, k, v)
 
     # Operator overloading keeps the catalog readable: alpha * tanh(beta * x).
-    def __add__(self, o): return Expr("add", (self, lift(o)))
-    def __radd__(self, o): return Expr("add", (lift(o), self))
-    def __sub__(self, o): return Expr("sub", (self, lift(o)))
-    def __rsub__(self, o): return Expr("sub", (lift(o), self))
-    def __mul__(self, o): return Expr("mul", (self, lift(o)))
-    def __rmul__(self, o): return Expr("mul", (lift(o), self))
-    def __truediv__(self, o): return Expr("div", (self, lift(o)))
-    def __rtruediv__(self, o): return Expr("div", (lift(o), self))
-    def __neg__(self): return Expr("neg", (self,))
-    def __lt__(self, o): return Expr("lt", (self, lift(o)))
-    def __le__(self, o): return Expr("le", (self, lift(o)))
-    def __gt__(self, o): return Expr("gt", (self, lift(o)))
-    def __ge__(self, o): return Expr("ge", (self, lift(o)))
+    def __add__(self, o):
+        return Expr("add", (self, lift(o)))
+
+    def __radd__(self, o):
+        return Expr("add", (lift(o), self))
+
+    def __sub__(self, o):
+        return Expr("sub", (self, lift(o)))
+
+    def __rsub__(self, o):
+        return Expr("sub", (lift(o), self))
+
+    def __mul__(self, o):
+        return Expr("mul", (self, lift(o)))
+
+    def __rmul__(self, o):
+        return Expr("mul", (lift(o), self))
+
+    def __truediv__(self, o):
+        return Expr("div", (self, lift(o)))
+
+    def __rtruediv__(self, o):
+        return Expr("div", (lift(o), self))
+
+    def __neg__(self):
+        return Expr("neg", (self,))
+
+    def __lt__(self, o):
+        return Expr("lt", (self, lift(o)))
+
+    def __le__(self, o):
+        return Expr("le", (self, lift(o)))
+
+    def __gt__(self, o):
+        return Expr("gt", (self, lift(o)))
+
+    def __ge__(self, o):
+        return Expr("ge", (self, lift(o)))
 
     def __str__(self) -> str:
         return to_infix(self)
@@ -163,8 +207,14 @@ def lift(v) -> Expr:
     return const(v)
 
 
-def var(name: str = "x") -> Expr: return Expr("var", name=name)
-def attr(name: str) -> Expr: return Expr("attr", name=name)
+def var(name: str = "x") -> Expr:
+    return Expr("var", name=name)
+
+
+def attr(name: str) -> Expr:
+    return Expr("attr", name=name)
+
+
 def const(v) -> Expr:
     """A rational constant. A float is taken at its exact binary64 value: write
     decimals the standards print (0.044715) as strings, which are exact."""
@@ -182,27 +232,69 @@ def named(name: str) -> Expr:
 def _unary(op):
     def build(a) -> Expr:
         return Expr(op, (lift(a),))
+
     build.__name__ = op
     return build
 
 
 # one constructor per primitive of the table (`from opcert.expr import exp`): a new record adds its own
 globals().update({_name: _unary(_name) for _name in PRIMITIVES})
-exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (globals()[n] for n in      # named here for readers and linters
-                                                 ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sqrt"))
-def isnan(a) -> Expr: return Expr("isnan", (lift(a),))
-def minimum(a, b) -> Expr: return Expr("min", (lift(a), lift(b)))
-def maximum(a, b) -> Expr: return Expr("max", (lift(a), lift(b)))
-def fma(a, b, c) -> Expr: return Expr("fma", (lift(a), lift(b), lift(c)))
-def select(c, a, b) -> Expr: return Expr("select", (c, lift(a), lift(b)))
-def eq(a, b) -> Expr: return Expr("eq", (lift(a), lift(b)))
-def both(a, b) -> Expr: return Expr("and", (a, b))
-def either(a, b) -> Expr: return Expr("or", (a, b))
-def negate(a) -> Expr: return Expr("not", (a,))
-def absolute(a) -> Expr: return Expr("abs", (lift(a),))
-def rowsum(a) -> Expr: return Expr("rowsum", (lift(a),))
-def rowmax(a) -> Expr: return Expr("rowmax", (lift(a),))
-def rowfirstmax(a) -> Expr: return Expr("rowfirstmax", (lift(a),))
+exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (
+    globals()[n]
+    for n in ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sqrt")  # named here for readers and linters
+)
+
+
+def isnan(a) -> Expr:
+    return Expr("isnan", (lift(a),))
+
+
+def minimum(a, b) -> Expr:
+    return Expr("min", (lift(a), lift(b)))
+
+
+def maximum(a, b) -> Expr:
+    return Expr("max", (lift(a), lift(b)))
+
+
+def fma(a, b, c) -> Expr:
+    return Expr("fma", (lift(a), lift(b), lift(c)))
+
+
+def select(c, a, b) -> Expr:
+    return Expr("select", (c, lift(a), lift(b)))
+
+
+def eq(a, b) -> Expr:
+    return Expr("eq", (lift(a), lift(b)))
+
+
+def both(a, b) -> Expr:
+    return Expr("and", (a, b))
+
+
+def either(a, b) -> Expr:
+    return Expr("or", (a, b))
+
+
+def negate(a) -> Expr:
+    return Expr("not", (a,))
+
+
+def absolute(a) -> Expr:
+    return Expr("abs", (lift(a),))
+
+
+def rowsum(a) -> Expr:
+    return Expr("rowsum", (lift(a),))
+
+
+def rowmax(a) -> Expr:
+    return Expr("rowmax", (lift(a),))
+
+
+def rowfirstmax(a) -> Expr:
+    return Expr("rowfirstmax", (lift(a),))
 
 
 def reduces(e: Expr) -> bool:
@@ -211,7 +303,7 @@ def reduces(e: Expr) -> bool:
 
 
 def parity(e: Expr) -> str | None:
-    """"odd" where the real function x -> e(x) satisfies e(-x) = -e(x) wherever it is
+    """ "odd" where the real function x -> e(x) satisfies e(-x) = -e(x) wherever it is
     defined, "even" where e(-x) = e(x), None where these rules cannot tell (they
     are structural: x is odd, a constant even, and parity passes through negation,
     sums, products, quotients and the primitives' own oddness). The float32
@@ -238,11 +330,22 @@ def parity(e: Expr) -> str | None:
         if p == "even":
             return "even"
         return "odd" if p == "odd" and PRIMITIVES[op].odd else None
-    return None     # min, max, select, comparisons: not decided structurally
+    return None  # min, max, select, comparisons: not decided structurally
 
 
-_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
-          "gt": ">", "ge": ">=", "eq": "==", "and": "and", "or": "or"}
+_INFIX = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "eq": "==",
+    "and": "and",
+    "or": "or",
+}
 
 
 def to_infix(e: Expr) -> str:
@@ -267,9 +370,25 @@ def to_infix(e: Expr) -> str:
     return f"{e.op}({', '.join(to_infix(a) for a in e.args)})"
 
 
-_FPCORE = {"add": "+", "sub": "-", "mul": "*", "div": "/", "neg": "-", "abs": "fabs", "lt": "<",
-           "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "select": "if",
-           "min": "fmin", "max": "fmax", "and": "and", "or": "or", "not": "not"}
+_FPCORE = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "neg": "-",
+    "abs": "fabs",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "eq": "==",
+    "select": "if",
+    "min": "fmin",
+    "max": "fmax",
+    "and": "and",
+    "or": "or",
+    "not": "not",
+}
 
 
 def to_fpcore(e: Expr, name: str, variables=("x",), attributes=()) -> str:
@@ -284,12 +403,13 @@ def to_fpcore(e: Expr, name: str, variables=("x",), attributes=()) -> str:
         if n.op == "const" and n.name is not None:
             return {"sqrt(2/pi)": "(sqrt (/ 2 PI))", "1/sqrt(2)": "(/ 1 (sqrt 2))"}[n.name]
         if n.op == "const":
-            return str(n.value.numerator) if n.value.denominator == 1 else \
-                f"(/ {n.value.numerator} {n.value.denominator})"
+            return (
+                str(n.value.numerator) if n.value.denominator == 1 else f"(/ {n.value.numerator} {n.value.denominator})"
+            )
         head = _FPCORE.get(n.op, n.op)
         if n.op == "isnan":
             head = "isnan"
         return f"({head} {' '.join(walk(a) for a in n.args)})"
+
     args = " ".join(list(variables) + list(attributes))
-    return (f'(FPCore ({args})\n  :name "{name}"\n  :opcert-minmax "ieee-754-2019-minimum-maximum"\n'
-            f"  {walk(e)})")
+    return f'(FPCore ({args})\n  :name "{name}"\n  :opcert-minmax "ieee-754-2019-minimum-maximum"\n  {walk(e)})'

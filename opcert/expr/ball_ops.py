@@ -17,6 +17,7 @@ values; a rule must not call a function whose cost depends on the branch not tak
 the underflow range is much slower: the rules clamp the argument instead; bench/README.md, 'Figures behind
 choices in the code').
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,9 +35,20 @@ NUMPY = types.ModuleType("opcert.expr.ball_ops.NUMPY")
 # exp is each meaning's platform exp: NumPy's here (its AVX-512 loop differs from the C library's by an
 # ULP here and there), the C library's in compiled code; a rule uses it only under a margin that covers either
 NUMPY.__dict__.update(
-    where=np.where, fabs=np.abs, both=np.logical_and, either=np.logical_or, negated=np.logical_not,
-    nmax=np.maximum, nmin=np.minimum,       # NaN wins, as np.maximum
-    exp=np.exp, expm1=np.expm1, sqrt=np.sqrt, isinf=np.isinf, isfinite=np.isfinite, ball_sign=_ball_sign_numpy)
+    where=np.where,
+    fabs=np.abs,
+    both=np.logical_and,
+    either=np.logical_or,
+    negated=np.logical_not,
+    nmax=np.maximum,
+    nmin=np.minimum,  # NaN wins, as np.maximum
+    exp=np.exp,
+    expm1=np.expm1,
+    sqrt=np.sqrt,
+    isinf=np.isinf,
+    isfinite=np.isfinite,
+    ball_sign=_ball_sign_numpy,
+)
 NAMES = frozenset(k for k in NUMPY.__dict__ if not k.startswith("__"))
 
 
@@ -46,6 +58,7 @@ def numba_ops() -> types.ModuleType:
     where they are called)."""
 
     import numba
+
     jit = numba.njit(inline="always", nogil=True, error_model="numpy")
 
     @jit
@@ -69,13 +82,13 @@ def numba_ops() -> types.ModuleType:
         return not a
 
     @jit
-    def nmax(a, b):                 # np.maximum: NaN wins
+    def nmax(a, b):  # np.maximum: NaN wins
         if a != a or b != b:
             return a + b
         return a if a >= b else b
 
     @jit
-    def nmin(a, b):                 # np.minimum
+    def nmin(a, b):  # np.minimum
         if a != a or b != b:
             return a + b
         return a if a <= b else b
@@ -109,9 +122,21 @@ def numba_ops() -> types.ModuleType:
         return 0
 
     ops = types.ModuleType("opcert.expr.ball_ops.numba_ops")
-    ops.__dict__.update(where=where, fabs=fabs, both=both, either=either, negated=negated, nmax=nmax,
-                        nmin=nmin, exp=exp, expm1=expm1, sqrt=sqrt, isinf=isinf, isfinite=isfinite,
-                        ball_sign=ball_sign)
+    ops.__dict__.update(
+        where=where,
+        fabs=fabs,
+        both=both,
+        either=either,
+        negated=negated,
+        nmax=nmax,
+        nmin=nmin,
+        exp=exp,
+        expm1=expm1,
+        sqrt=sqrt,
+        isinf=isinf,
+        isfinite=isfinite,
+        ball_sign=ball_sign,
+    )
     assert NAMES == frozenset(k for k in ops.__dict__ if not k.startswith("__")), "one vocabulary, two meanings"
     return ops
 
@@ -129,6 +154,7 @@ def instantiate(rule, ops: types.ModuleType):
 def compiled(rule):
     """The rule over scalars, compiled by numba at its first call with each signature."""
     import numba
+
     return numba.njit(nogil=True, error_model="numpy")(instantiate(rule, numba_ops()))
 
 

@@ -1,6 +1,7 @@
 """The operations of the compiled implementation (expr.compiled_eval) that are not one Python operator:
 IEEE 754-2019 minimum and maximum, with numpy_eval's results (a NaN operand gives the default quiet NaN;
 -0 < +0), one element at a time. Imported by the generated kernels, which inline them."""
+
 import math
 
 from opcert.jit import numba
@@ -10,7 +11,7 @@ from opcert.jit import numba
 def ieee_min(a, b):
     if a != a or b != b:
         return math.nan
-    if a == b:      # only +0 and -0 differ in bits: the one with the sign bit
+    if a == b:  # only +0 and -0 differ in bits: the one with the sign bit
         return a if math.copysign(1.0, a) < 0.0 else b
     return a if a < b else b
 

@@ -1,5 +1,6 @@
 """Fused multiply-add for binary64 arrays, compiled (numba): imported at its first use by
 numpy_eval.fma, so that importing opcert does not import numba."""
+
 import functools
 
 from llvmlite import ir
@@ -15,6 +16,7 @@ def llvm_fma(typingctx, a, b, c):
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 3)
         return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.fma.f64"), args)
+
     return types.float64(types.float64, types.float64, types.float64), codegen
 
 

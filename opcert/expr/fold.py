@@ -17,6 +17,7 @@ compiled loop needs and which every element reaches (expr.compiled_eval), which 
 and bound of a product, a condition on the attributes). A question of which operations occur is a search
 over Expr.nodes(), not a fold (Expr.uses).
 """
+
 from __future__ import annotations
 
 from opcert.expr import ARITY, PRIMITIVES, REDUCTIONS, Expr
@@ -25,9 +26,16 @@ LEAVES = frozenset({"var", "attr", "const"})
 ARITHMETIC = frozenset({"neg", "abs", "add", "sub", "mul", "div", "min", "max", "fma"})
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq"})
 CONNECTIVES = frozenset({"and", "or", "not"})
-KINDS = {"leaf": LEAVES, "arithmetic": ARITHMETIC, "comparison": COMPARISONS, "connective": CONNECTIVES,
-         "select": frozenset({"select"}), "isnan": frozenset({"isnan"}), "primitive": frozenset(PRIMITIVES),
-         "reduction": REDUCTIONS}
+KINDS = {
+    "leaf": LEAVES,
+    "arithmetic": ARITHMETIC,
+    "comparison": COMPARISONS,
+    "connective": CONNECTIVES,
+    "select": frozenset({"select"}),
+    "isnan": frozenset({"isnan"}),
+    "primitive": frozenset(PRIMITIVES),
+    "reduction": REDUCTIONS,
+}
 
 
 class NoRows(ValueError):
@@ -85,8 +93,10 @@ class Domain:
 
 def element_wise_only(self, e: Expr, walk):
     """`reduction` of a domain that interprets one element on its own: it refuses, naming itself."""
-    raise NoRows(f"{type(self).__name__} interprets element-wise expressions; {e.op} reduces over a row "
-                 "(a tensor operator), which it does not model")
+    raise NoRows(
+        f"{type(self).__name__} interprets element-wise expressions; {e.op} reduces over a row "
+        "(a tensor operator), which it does not model"
+    )
 
 
 def fold(e: Expr, domain: Domain):
@@ -119,11 +129,13 @@ def fold(e: Expr, domain: Domain):
     if memo is None:
         walk = step
     else:
+
         def walk(n: Expr):
             v = memo.get(n, memo)
             if v is memo:
                 v = memo[n] = step(n)
             return v
+
     try:
         return walk(e)
     finally:
@@ -147,7 +159,7 @@ def by_operators(op: str, a: list):
         return a[0] * a[1]
     if op == "neg":
         return -a[0]
-    return a[0] * a[1] + a[2]      # fma
+    return a[0] * a[1] + a[2]  # fma
 
 
 def kind_of(op: str) -> str:

@@ -7,6 +7,7 @@ costs more than NumPy's tanh itself (bench/known_values.py; bench/README.md, 'Fi
 the code'). These loops have no branch on the data (a stratified sample's regions alternate
 at random: a mispredicted branch an element), so they vectorise.
 """
+
 from __future__ import annotations
 
 import math

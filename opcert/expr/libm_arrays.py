@@ -26,6 +26,7 @@ code, not by asking the compiler to vectorise a loop, which needs
 -ffast-math (and gcc then links a start-up file that sets flush-to-zero for
 the whole process).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -66,10 +67,14 @@ void opcert_l_{f}(const long double *x, long double *y, size_t n) {{
 
 
 def _source() -> str:
-    head = ("#include <stddef.h>\n#include <math.h>\n#include <immintrin.h>\n" +
-            "".join(f"__m256d _ZGVdN4v_{f}(__m256d);\n" for f in VECTOR_NAMES))
-    return (head + "".join(_VECTOR_FN.format(f=f) for f in VECTOR_NAMES) +
-            "".join(_LONG_DOUBLE_FN.format(f=f) for f in LONG_DOUBLE_NAMES))
+    head = "#include <stddef.h>\n#include <math.h>\n#include <immintrin.h>\n" + "".join(
+        f"__m256d _ZGVdN4v_{f}(__m256d);\n" for f in VECTOR_NAMES
+    )
+    return (
+        head
+        + "".join(_VECTOR_FN.format(f=f) for f in VECTOR_NAMES)
+        + "".join(_LONG_DOUBLE_FN.format(f=f) for f in LONG_DOUBLE_NAMES)
+    )
 
 
 def _cpu_has_avx2_fma() -> bool:
@@ -104,12 +109,16 @@ def _library() -> tuple[ctypes.CDLL | None, str]:
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(src)
-            run = subprocess.run([cc, "-O2", "-fPIC", "-shared", "-fno-math-errno", tmp_c, "-o", tmp_so,
-                                  "-lmvec", "-lm"], capture_output=True, text=True, timeout=120)
+            run = subprocess.run(
+                [cc, "-O2", "-fPIC", "-shared", "-fno-math-errno", tmp_c, "-o", tmp_so, "-lmvec", "-lm"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             if run.returncode != 0:
                 why = (run.stderr.strip().splitlines() or ["no message"])[-1]
                 return None, f"not built: {cc} failed ({why})"
-            os.replace(tmp_so, path)       # atomically: sweep workers may build it at the same time
+            os.replace(tmp_so, path)  # atomically: sweep workers may build it at the same time
         except (OSError, subprocess.SubprocessError) as exc:
             return None, f"not built: {type(exc).__name__}: {exc}"
         finally:
@@ -139,8 +148,11 @@ def apply_flat(kernel, x, dtype, out=None):
     a = np.asarray(x, dtype=dtype)
     if not a.flags.c_contiguous:
         a = a.copy()
-    y = np.empty(a.shape, dtype=dtype) if out is None or out.dtype != dtype or \
-        not out.flags.c_contiguous or out.shape != a.shape else out
+    y = (
+        np.empty(a.shape, dtype=dtype)
+        if out is None or out.dtype != dtype or not out.flags.c_contiguous or out.shape != a.shape
+        else out
+    )
     kernel(a.reshape(-1), y.reshape(-1))
     if out is not None and y is not out:
         out[...] = y
@@ -157,6 +169,7 @@ def _wrap(fn, dtype):
 
     def apply(x, out=None):
         return apply_flat(call, x, dtype, out)
+
     return apply
 
 

@@ -10,6 +10,7 @@ multiply-add. Otherwise it is LLVM's fma (compiled with numba: the CPU's fused
 multiply-add, or libm's fma where the CPU has none), far faster than libm's
 through ctypes (bench/README.md, 'Figures behind choices in the code').
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -39,7 +40,7 @@ def fma(a, b, c):
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
 _libm.fma.restype = ctypes.c_double
 _libm.fma.argtypes = (ctypes.c_double,) * 3
-_fma = np.frompyfunc(_libm.fma, 3, 1)     # the C library's, per element: the tests' second opinion
+_fma = np.frompyfunc(_libm.fma, 3, 1)  # the C library's, per element: the tests' second opinion
 
 
 def _minimum(a, b):
@@ -64,13 +65,27 @@ def _fix_equal(r, a, b, take_negative):
 
 
 _BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-    "min": _minimum, "max": _maximum, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
-    "and": np.logical_and, "or": np.logical_or,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "min": _minimum,
+    "max": _maximum,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "and": np.logical_and,
+    "or": np.logical_or,
 }
-_UNARY = {"neg": np.negative, "abs": np.abs, "isnan": np.isnan, "not": np.logical_not,
-          **{name: p.numpy for name, p in PRIMITIVES.items()}}
+_UNARY = {
+    "neg": np.negative,
+    "abs": np.abs,
+    "isnan": np.isnan,
+    "not": np.logical_not,
+    **{name: p.numpy for name, p in PRIMITIVES.items()},
+}
 
 
 def pairwise_sum(a: np.ndarray) -> np.ndarray:
@@ -84,8 +99,8 @@ def pairwise_sum(a: np.ndarray) -> np.ndarray:
     while a.shape[-1] > 1:
         m = a.shape[-1]
         h = m // 2
-        s = a[..., :h] + a[..., h:2 * h]
-        a = np.concatenate([s, a[..., 2 * h:]], axis=-1) if m % 2 else s
+        s = a[..., :h] + a[..., h : 2 * h]
+        a = np.concatenate([s, a[..., 2 * h :]], axis=-1) if m % 2 else s
     return a
 
 

@@ -25,6 +25,7 @@ Records are written with keywords, one field a name.
 `check_registry()` runs at catalog load: every primitive must have every part,
 and every interpreter must know every primitive.
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,7 +37,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb
 
-try:    # NumPy's private names: where they move, NumPy's AVX-512 loops are taken as absent
+try:  # NumPy's private names: where they move, NumPy's AVX-512 loops are taken as absent
     from numpy._core._multiarray_umath import __cpu_features__
 except ImportError:
     __cpu_features__ = {}
@@ -46,7 +47,7 @@ from opcert.expr.ball_ops import NUMPY
 from opcert.expr.known_values import count_known, fill_known, rest_indices
 from opcert.expr.special import erf, erfc
 
-B = NUMPY     # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
+B = NUMPY  # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
 
 
 @dataclass(frozen=True)
@@ -55,23 +56,23 @@ class Primitive:
     doc: str
     numpy: Callable
     arb: Callable
-    exact: Callable                     # Fraction -> Fraction | None
-    domain: tuple                       # (lo, lo_open, hi): the real domain; None = unbounded
-    increasing: bool                    # strictly increasing on its domain (False: decreasing)
+    exact: Callable  # Fraction -> Fraction | None
+    domain: tuple  # (lo, lo_open, hi): the real domain; None = unbounded
+    increasing: bool  # strictly increasing on its domain (False: decreasing)
     odd: bool
-    bounds: tuple                       # (lo, hi) of its range, open; None = unbounded
-    contract: tuple                     # the platform contract, as stated in reports
-    ulps: float                         # contract: max error of the platform function, binary64 ULPs
-    tiny: Callable | None = None        # Fraction t (|t| <= 2^-10) -> (lo, hi) rational enclosure
+    bounds: tuple  # (lo, hi) of its range, open; None = unbounded
+    contract: tuple  # the platform contract, as stated in reports
+    ulps: float  # contract: max error of the platform function, binary64 ULPs
+    tiny: Callable | None = None  # Fraction t (|t| <= 2^-10) -> (lo, hi) rational enclosure
     spec_axioms: Callable | None = None  # (model, t, ft) -> [z3 constraints]: theorems, strict
     # the sign of f(t), known from t's: "positive" (f > 0 everywhere), "of_argument" (sign(f(t)) = sign(t),
     # zeros included), "positive_where_argument_positive" (f(t) > 0 for t > 0, f(+-0) = +-0: sqrt); "" none
     sign: str = ""
-    at_inf: tuple = (None, None)        # f(-inf), f(+inf) as floats; None: the infinity of that side
-    libm: str = ""                      # the C library function compiled code calls (through numba)
-    vector: bool = False                # NumPy's function has SIMD loops: the compiled ball calls it per block
-    long_double_ulps: float | None = None   # contract of the platform's long double function (ULPs of that
-                                            # format; None: NumPy has none, the binary64 reference goes exact)
+    at_inf: tuple = (None, None)  # f(-inf), f(+inf) as floats; None: the infinity of that side
+    libm: str = ""  # the C library function compiled code calls (through numba)
+    vector: bool = False  # NumPy's function has SIMD loops: the compiled ball calls it per block
+    long_double_ulps: float | None = None  # contract of the platform's long double function (ULPs of that
+    # format; None: NumPy has none, the binary64 reference goes exact)
     # numerics.one_sided's rule for f(arg): (arg expression, analyses) -> (m, r, side, ok): f's value lies on
     # `side` of the binary64 m, within r, where ok (the analyses: tiny_exact(e, tiny), sign_bound(e))
     one_sided: Callable | None = None
@@ -102,15 +103,15 @@ class Primitive:
         compiled pair check): numba compiles a call of it, as the generated kernels' calls."""
         return getattr(math, self.libm.removeprefix("math."))
 
-    def in_domain(self, t) -> bool:   # a float or an exact Fraction (no overflow)
+    def in_domain(self, t) -> bool:  # a float or an exact Fraction (no overflow)
         lo, lo_open, hi = self.domain
         if lo is not None and (t < lo or (lo_open and t == lo)):
             return False
         return hi is None or t <= hi
 
 
-TANH_SATURATION = 20.0     # |t| >= 20: 1 - |tanh t| < 2e^-40 < 2^-54, so tanh(t) rounds to +-1 in binary64
-TANH_TINY = 2.0 ** -27     # |t| < 2^-27: tanh(t) rounds to t (t - tanh t < |t|^3/3 < |t| 2^-54)
+TANH_SATURATION = 20.0  # |t| >= 20: 1 - |tanh t| < 2e^-40 < 2^-54, so tanh(t) rounds to +-1 in binary64
+TANH_TINY = 2.0**-27  # |t| < 2^-27: tanh(t) rounds to t (t - tanh t < |t|^3/3 < |t| 2^-54)
 
 
 def _tanh_np(t, out=None):
@@ -132,7 +133,7 @@ def _tanh_np(t, out=None):
     if t.dtype != np.float64:
         return np.tanh(t) if out is None else np.tanh(t, out=out)
     tiny = _tiny_region()
-    flat = np.ascontiguousarray(t).reshape(-1)      # a scalar, a view: the same passes
+    flat = np.ascontiguousarray(t).reshape(-1)  # a scalar, a view: the same passes
     r = np.empty(flat.size, t.dtype)
     n = count_known(flat, TANH_SATURATION, tiny)
     if n == flat.size:
@@ -142,7 +143,7 @@ def _tanh_np(t, out=None):
         # elements they spare, the more so without AVX-512 (a scalar loop; bench/README.md, 'Figures behind
         # choices in the code')
         rest = np.empty(flat.size - n + 1, np.int64)
-        rest = rest[:rest_indices(flat, TANH_SATURATION, tiny, rest)]
+        rest = rest[: rest_indices(flat, TANH_SATURATION, tiny, rest)]
         fill_known(flat, r, TANH_SATURATION, tiny, 1.0)
         r[rest] = np.tanh(flat[rest])
     else:
@@ -161,7 +162,7 @@ def _tiny_region() -> float:
     """TANH_TINY where NumPy's tanh is not below the largest double under 2^-27 at +-2^-27 (see _tanh_np),
     else 0 (no tiny region)."""
     below = np.nextafter(TANH_TINY, 0.0)
-    c = np.array([TANH_TINY, -TANH_TINY] * 1024)        # NumPy's loops, SIMD or not, as _tanh_np calls them
+    c = np.array([TANH_TINY, -TANH_TINY] * 1024)  # NumPy's loops, SIMD or not, as _tanh_np calls them
     v = np.tanh(c)
     return TANH_TINY if bool((v[0::2] >= below).all() and (v[1::2] <= -below).all()) else 0.0
 
@@ -179,9 +180,11 @@ def _erfc_np(x):
 
 # ---- exact values at rational points -------------------------------------------------------
 
+
 def _at_zero(value):
     def f(q: Fraction):
         return Fraction(value) if q == 0 else None
+
     return f
 
 
@@ -200,6 +203,7 @@ def _sqrt_exact(q: Fraction):
 # ---- Taylor enclosures for tiny arguments (|t| <= 2^-10) ---------------------------------------
 # Alternating series with decreasing terms are bracketed by consecutive partial
 # sums; expm1's remainder for t >= 0 is at most e^t t^4/24 <= 2 t^4/24.
+
 
 def _tanh_tiny(t: Fraction):
     if t < 0:
@@ -232,19 +236,20 @@ def _log1p_tiny(t: Fraction):
 
 # ---- one-sided rules (numerics.one_sided): which side of a binary64 value f lies on, for a tiny argument ----
 
+
 def _tanh_one_sided(arg, an):
     # below 2^-26, tanh(t) = t - t^3/3 + ..., t^3/3 <= |t| 2^-53; t - tanh(t) is in (0, t^3/3) for t > 0;
     # |t|^3/3 <= |t| t^2, never below the smallest double
-    t, ok = an.tiny_exact(arg, 2.0 ** -26)
-    gap = np.maximum(np.abs(t) * (t * t), 2.0 ** -1074)
+    t, ok = an.tiny_exact(arg, 2.0**-26)
+    gap = np.maximum(np.abs(t) * (t * t), 2.0**-1074)
     return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
 
 
 def _expm1_one_sided(arg, an):
     # Selu at gamma = 3, alpha = 2: 6 expm1(x) for tiny x < 0 is 6x plus t^2/2, and 6x is a binary32
     # midpoint for a quarter of the inputs; below 2^-26, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2)
-    t, ok = an.tiny_exact(arg, 2.0 ** -26)
-    gap = np.maximum(t * t, 2.0 ** -1074)
+    t, ok = an.tiny_exact(arg, 2.0**-26)
+    gap = np.maximum(t * t, 2.0**-1074)
     return t, np.where(t == 0, 0.0, gap), np.where(t == 0, 0.0, 1.0), ok
 
 
@@ -255,20 +260,21 @@ def _erfc_one_sided(arg, an):
     if sb is None:
         return np.float64(0.0), 0.0, 0.0, False
     su, bound = sb
-    gap = np.where(su == 0, 0.0, 1.1284 * (1 + 2.0 ** -20) * bound)
-    return np.float64(1.0), gap, -su, np.abs(bound) < 2.0 ** -30
+    gap = np.where(su == 0, 0.0, 1.1284 * (1 + 2.0**-20) * bound)
+    return np.float64(1.0), gap, -su, np.abs(bound) < 2.0**-30
 
 
 # ---- ball radius rules (the record's ball_radius; numerics.ball_rules says what they return) --------------
 # |f(a + d) - f(a)| <= max |f'| |d| over the ball, with the bound on |f'| rounded up; written with
 # B.where, never `if` (expr.ball_ops), and with no call whose cost depends on the branch not taken.
 
+
 def _exp_ball(m, ma, ra, contract, u):
     # e^(a + d) - e^a = e^a expm1(d), |expm1(d)| <= |d| (1 + |d|) for |d| <= 1; the three roundings of
     # the bound take at most (1 - u)^3, covered by 1 + 4u. Wider than 2^-20: the ends bound it (the
     # function is increasing), except a ball wholly below -745.2, where e^t < 2^-1075: every value of
     # the ball is within the contract's eta of the midpoint (Gelu's tanh form at |x| > 4000)
-    big = ra > 2.0 ** -20
+    big = ra > 2.0**-20
     under = B.both(big, ma + ra < -745.2)
     prop = B.fabs(m) * (1 + 4 * u) * (ra * (1.0 + ra) * (1 + 4 * u))
     return B.where(under, 0.0, prop), True, B.both(big, B.negated(under))
@@ -283,7 +289,7 @@ def _exp_moved(ft, t, w):
 
 def _expm1_ball(m, ma, ra, contract, u):
     # expm1(a + d) - expm1(a) = e^a expm1(d), e^a = 1 + expm1(a): as exp's
-    big = ra > 2.0 ** -20
+    big = ra > 2.0**-20
     under = B.both(big, ma + ra < -745.2)
     prop = B.fabs(1 + m) * (1 + 4 * u) * (ra * (1.0 + ra) * (1 + 4 * u))
     return B.where(under, 0.0, prop), True, B.both(big, B.negated(under))
@@ -299,7 +305,7 @@ def _tanh_ball(m, ma, ra, contract, u):
     # here) and the few roundings after it (relative 6u) are far inside the slack of 4.04 over 4.
     # A wider ball: the ends bound it
     t = B.nmax(B.fabs(ma) - ra, 0.0)
-    damped = B.both(B.negated(t < 0.69), ra > 2.0 ** -960)
+    damped = B.both(B.negated(t < 0.69), ra > 2.0**-960)
     narrow = ra < 0.25
     e2t = (1.0 - B.fabs(m) + contract) / (1.0 + B.fabs(m) - contract) * (1.0 + 4.0 * ra)
     return B.where(B.both(damped, narrow), ra * B.nmin(1.0, 4.04 * e2t), ra), True, B.both(damped, B.negated(narrow))
@@ -315,16 +321,16 @@ def _erf_ball(m, ma, ra, contract, u):
     # erfc over the ball is at most erfc(110) < e^-12100 < 2^-17456 whatever ra is, under either bound
     # without ra: a huge argument's huge radius (x / sqrt(2) at x = 1e297 in Gelu) makes no wide ball
     t = B.nmax(B.fabs(ma) - ra, 0.0)
-    wide = u < 2.0 ** -60
+    wide = u < 2.0**-60
     top = B.where(wide, 105.0, 26.0)
     tt = B.nmin(t, top)
     d = B.exp(-tt * tt)
-    far = B.where(wide, d, 2.0 ** -975)
+    far = B.where(wide, d, 2.0**-975)
     return 1.1285 * B.where(t < top, d * ra, B.where(t < 110.0, far * ra, far)), True, False
 
 
 def _log1p_ball(m, ma, ra, contract, u):
-    den = 1 + ma - ra           # log1p' = 1 / (1 + t) <= 1 / den on the ball, where den > 0
+    den = 1 + ma - ra  # log1p' = 1 / (1 + t) <= 1 / den on the ball, where den > 0
     return ra / den, den > 0, False
 
 
@@ -334,61 +340,103 @@ def _log_ball(m, ma, ra, contract, u):
 
 
 def _sqrt_ball(m, ma, ra, contract, u):
-    den = ma - ra               # sqrt' = 1 / (2 sqrt(t)) <= 1 / (2 sqrt(den)), where den > 0
+    den = ma - ra  # sqrt' = 1 / (2 sqrt(t)) <= 1 / (2 sqrt(den)), where den > 0
     return ra / (2 * B.sqrt(B.nmax(den, 0.0))), den > 0, False
 
 
 # ---- prover facts (spec level: strict theorems over the reals) ---------------------------------
 
+
 def _ax_exp(m, t, ft):
     import z3
-    return [ft > 0, ft >= 1 + t, z3.Implies(t == 0, ft == 1),
-            # e^t (1 - t) <= 1 for t < 1 (from e^-t >= 1 - t)
-            z3.Implies(t < 1, ft * (1 - t) <= 1),
-            z3.Implies(t >= 0, ft >= 1 + t + t * t / 2),
-            # e^t (1 - t + t^2/2) <= 1 for t <= 0 (from e^-t >= 1 - t + t^2/2)
-            z3.Implies(t <= 0, ft * (1 - t + t * t / 2) <= 1)]
+
+    return [
+        ft > 0,
+        ft >= 1 + t,
+        z3.Implies(t == 0, ft == 1),
+        # e^t (1 - t) <= 1 for t < 1 (from e^-t >= 1 - t)
+        z3.Implies(t < 1, ft * (1 - t) <= 1),
+        z3.Implies(t >= 0, ft >= 1 + t + t * t / 2),
+        # e^t (1 - t + t^2/2) <= 1 for t <= 0 (from e^-t >= 1 - t + t^2/2)
+        z3.Implies(t <= 0, ft * (1 - t + t * t / 2) <= 1),
+    ]
 
 
 def _ax_expm1(m, t, ft):
     import z3
-    return [ft > -1, ft >= t, z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0),
-            z3.Implies(t < 1, (ft + 1) * (1 - t) <= 1)]
+
+    return [
+        ft > -1,
+        ft >= t,
+        z3.Implies(t == 0, ft == 0),
+        z3.Implies(t > 0, ft > 0),
+        z3.Implies(t < 0, ft < 0),
+        z3.Implies(t < 1, (ft + 1) * (1 - t) <= 1),
+    ]
 
 
 def _ax_tanh(m, t, ft):
     import z3
-    return [ft > -1, ft < 1, z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0),
-            z3.Implies(t >= 0, ft <= t), z3.Implies(t <= 0, ft >= t),
-            # 1 + tanh(t) = 2/(1 + e^-2t) <= 1/(1 - t) for t <= 0 (from e^-2t >= 1 - 2t)
-            z3.Implies(t <= 0, (1 + ft) * (1 - t) <= 1),
-            z3.Implies(t >= 0, (1 - ft) * (1 + t) <= 1)]
+
+    return [
+        ft > -1,
+        ft < 1,
+        z3.Implies(t == 0, ft == 0),
+        z3.Implies(t > 0, ft > 0),
+        z3.Implies(t < 0, ft < 0),
+        z3.Implies(t >= 0, ft <= t),
+        z3.Implies(t <= 0, ft >= t),
+        # 1 + tanh(t) = 2/(1 + e^-2t) <= 1/(1 - t) for t <= 0 (from e^-2t >= 1 - 2t)
+        z3.Implies(t <= 0, (1 + ft) * (1 - t) <= 1),
+        z3.Implies(t >= 0, (1 - ft) * (1 + t) <= 1),
+    ]
 
 
 def _ax_log1p(m, t, ft):
     import z3
-    return [z3.Implies(t > -1, ft <= t), z3.Implies(t > -1, ft * (1 + t) >= t), z3.Implies(t == 0, ft == 0),
-            z3.Implies(t > 0, ft > 0), z3.Implies(z3.And(t > -1, t < 0), ft < 0)]
+
+    return [
+        z3.Implies(t > -1, ft <= t),
+        z3.Implies(t > -1, ft * (1 + t) >= t),
+        z3.Implies(t == 0, ft == 0),
+        z3.Implies(t > 0, ft > 0),
+        z3.Implies(z3.And(t > -1, t < 0), ft < 0),
+    ]
 
 
 def _ax_log(m, t, ft):
     import z3
-    return [z3.Implies(t > 0, ft <= t - 1), z3.Implies(t > 0, ft * t >= t - 1), z3.Implies(t == 1, ft == 0),
-            z3.Implies(t > 1, ft > 0), z3.Implies(z3.And(t > 0, t < 1), ft < 0)]
+
+    return [
+        z3.Implies(t > 0, ft <= t - 1),
+        z3.Implies(t > 0, ft * t >= t - 1),
+        z3.Implies(t == 1, ft == 0),
+        z3.Implies(t > 1, ft > 0),
+        z3.Implies(z3.And(t > 0, t < 1), ft < 0),
+    ]
 
 
 def _ax_erf(m, t, ft):
     import z3
-    out = [ft > -1, ft < 1, z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0),
-           # |erf(t)| <= (2/sqrt(pi)) |t| < 1.13 |t|
-           z3.Implies(t >= 0, ft * 100 <= 113 * t), z3.Implies(t <= 0, ft * 100 >= 113 * t)]
-    if m is not None:   # 1 + erf(t) = erfc(-t) <= e^(-t^2) for t <= 0 (the Chernoff bound)
+
+    out = [
+        ft > -1,
+        ft < 1,
+        z3.Implies(t == 0, ft == 0),
+        z3.Implies(t > 0, ft > 0),
+        z3.Implies(t < 0, ft < 0),
+        # |erf(t)| <= (2/sqrt(pi)) |t| < 1.13 |t|
+        z3.Implies(t >= 0, ft * 100 <= 113 * t),
+        z3.Implies(t <= 0, ft * 100 >= 113 * t),
+    ]
+    if m is not None:  # 1 + erf(t) = erfc(-t) <= e^(-t^2) for t <= 0 (the Chernoff bound)
         out.append(z3.Implies(t <= 0, 1 + ft <= m.apply("exp", -(t * t))))
     return out
 
 
 def _ax_erfc(m, t, ft):
     import z3
+
     out = [ft > 0, ft < 2, z3.Implies(t == 0, ft == 1), z3.Implies(t > 0, ft < 1), z3.Implies(t < 0, ft > 1)]
     if m is not None:
         out.append(z3.Implies(t >= 0, ft <= m.apply("exp", -(t * t))))
@@ -397,11 +445,13 @@ def _ax_erfc(m, t, ft):
 
 def _ax_sqrt(m, t, ft):
     import z3
+
     return [z3.Implies(t >= 0, ft >= 0), z3.Implies(t >= 0, ft * ft == t)]
 
 
 def _ieee_sqrt(rm, a):
     import z3
+
     return z3.fpSqrt(rm, a)
 
 
@@ -417,7 +467,7 @@ def _erfc_arb(a):
     if v > 0 or not a > 0:
         return v
     k = 2 / arb.pi().sqrt()
-    hi_t, lo_t = arb(a.upper()), arb(a.lower())      # erfc is decreasing
+    hi_t, lo_t = arb(a.upper()), arb(a.lower())  # erfc is decreasing
     low = k * (-hi_t * hi_t).exp() / (hi_t + (hi_t * hi_t + 2).sqrt())
     high = k * (-lo_t * lo_t).exp() / (lo_t + (lo_t * lo_t + 4 / arb.pi()).sqrt())
     return low.union(high)
@@ -438,13 +488,13 @@ LINKS = {k: v for k, v in LINKS.items() if v is not None}
 
 def _implies(a, b):
     import z3
+
     return z3.Implies(a, b)
 
 
-
-
-def filled_beyond(f, lo: float, hi: float, below: float, above: float, near_zero: float = 0.0,
-                  at_zero: float | None = None):
+def filled_beyond(
+    f, lo: float, hi: float, below: float, above: float, near_zero: float = 0.0, at_zero: float | None = None
+):
     """f over binary64 arrays, without the call where a whole block lies below lo (every value is `below`)
     or above hi (every value is `above`; exp's, which opcert's implementation takes, are np.exp's own bits:
     tests/test_ball_compiled.py): the functions' slow paths are there (NumPy's exp
@@ -453,6 +503,7 @@ def filled_beyond(f, lo: float, hi: float, below: float, above: float, near_zero
     inputs of Sigmoid, Swish, Softplus, Mish, Elu and of Gelu's tanh form. With near_zero: a block wholly
     inside (-near_zero, near_zero) is t itself (at_zero None: f(t) rounds to t there) or the constant
     at_zero. A NaN fails every test; a small array or another type goes to f as it is."""
+
     def blockwise(t, out=None):
         if isinstance(t, np.ndarray) and t.dtype == np.float64 and t.size >= 1024:
             tmin, tmax = t.min(), t.max()
@@ -468,73 +519,239 @@ def filled_beyond(f, lo: float, hi: float, below: float, above: float, near_zero
                     r.fill(at_zero)
                 return r
         return f(t) if out is None else f(t, out=out)
+
     blockwise.__wrapped__ = f
     return blockwise
 
 
 # exp below -745.2 rounds to +0 (e^-745.2 < 2^-1075, half the smallest subnormal), above 709.79 to +inf
 EXP_SATURATION = (-745.2, 709.79, 0.0, math.inf)
-exp_blockwise = filled_beyond(np.exp, *EXP_SATURATION)     # the exp primitive's NumPy function
+exp_blockwise = filled_beyond(np.exp, *EXP_SATURATION)  # the exp primitive's NumPy function
 
 
-REGISTRY: dict[str, Primitive] = {p.name: p for p in (
-    Primitive(name="exp", doc="e^t", numpy=exp_blockwise, arb=_arb("exp"), exact=_at_zero(1),
-              domain=(None, False, None), increasing=True, odd=False, bounds=(0, None),
-              contract=("exp(t) >= 0", "exp(0) = 1", "exp is non-decreasing", "exp(-inf) = 0, exp(+inf) = +inf",
-                        "exp(NaN) is NaN"), ulps=1.0, tiny=_exp_tiny, spec_axioms=_ax_exp, sign="positive",
-              at_inf=(0.0, None), libm="math.exp", vector=True, long_double_ulps=8.0, ball_radius=_exp_ball,
-              moved=_exp_moved),
-    Primitive(name="expm1", doc="e^t - 1", numpy=np.expm1, arb=_arb("expm1"), exact=_at_zero(0),
-              domain=(None, False, None), increasing=True, odd=False, bounds=(-1, None),
-              contract=("expm1(t) >= -1", "expm1(+-0) = +-0, and expm1(t) has the sign of t",
-                        "expm1 is non-decreasing", "expm1(-inf) = -1", "expm1(NaN) is NaN"), ulps=1.0,
-              tiny=_expm1_tiny, spec_axioms=_ax_expm1, sign="of_argument", at_inf=(-1.0, None), libm="math.expm1",
-              vector=True, long_double_ulps=8.0, one_sided=_expm1_one_sided, ball_radius=_expm1_ball),
-    Primitive(name="tanh", doc="hyperbolic tangent", numpy=_tanh_np, arb=_arb("tanh"), exact=_at_zero(0),
-              domain=(None, False, None), increasing=True, odd=True, bounds=(-1, 1),
-              contract=("-1 <= tanh(t) <= 1", "tanh(+-0) = +-0, and tanh(t) has the sign of t",
-                        "tanh is non-decreasing", "tanh is odd", "tanh(+-inf) = +-1", "tanh(NaN) is NaN"), ulps=2.0,
-              tiny=_tanh_tiny, spec_axioms=_ax_tanh, sign="of_argument", at_inf=(-1.0, 1.0), libm="math.tanh",
-              vector=True, long_double_ulps=8.0, one_sided=_tanh_one_sided, ball_radius=_tanh_ball),
-    Primitive(name="log1p", doc="ln(1 + t), t > -1", numpy=np.log1p, arb=_arb("log1p"), exact=_at_zero(0),
-              domain=(-1, True, None), increasing=True, odd=False, bounds=(None, None),
-              contract=("log1p(t) is NaN for t < -1 and -inf at -1", "log1p(+-0) = +-0, and log1p(t) has the sign "
-                        "of t", "log1p is non-decreasing", "log1p(+inf) = +inf", "log1p(NaN) is NaN"), ulps=1.0,
-              tiny=_log1p_tiny, spec_axioms=_ax_log1p, sign="of_argument", libm="math.log1p", vector=True,
-              long_double_ulps=8.0, ball_radius=_log1p_ball),
-    Primitive(name="log", doc="natural logarithm, t > 0", numpy=np.log, arb=_arb("log"), exact=_log_exact,
-              domain=(0, True, None), increasing=True, odd=False, bounds=(None, None),
-              contract=("log(t) is NaN for t < 0 and -inf at +-0", "log(1) = 0", "log is non-decreasing",
-                        "log(+inf) = +inf", "log(NaN) is NaN"), ulps=1.0, spec_axioms=_ax_log, libm="math.log",
-              vector=True, long_double_ulps=8.0, ball_radius=_log_ball),
-    Primitive(name="erf", doc="error function", numpy=_erf_np, arb=_arb("erf"), exact=_at_zero(0),
-              domain=(None, False, None), increasing=True, odd=True, bounds=(-1, 1),
-              contract=("-1 <= erf(t) <= 1", "erf(+-0) = +-0, and erf(t) has the sign of t", "erf is non-decreasing",
-                        "erf is odd", "erf(+-inf) = +-1", "erf(NaN) is NaN"), ulps=1.0, spec_axioms=_ax_erf,
-              sign="of_argument", at_inf=(-1.0, 1.0), libm="math.erf",
-              # long double: glibc's erfl, 0.86 ULP at worst on 30,000 arguments against Arb (2026-11-27)
-              long_double_ulps=2.0, ball_radius=_erf_ball,
-              saturates=(-6.0, 6.0)),        # beyond +-6: within 2.2e-17 of +-1, which is its binary64 rounding
-    Primitive(name="erfc", doc="complementary error function, 1 - erf(t)", numpy=_erfc_np, arb=_erfc_arb,
-              exact=_at_zero(1), domain=(None, False, None), increasing=False, odd=False, bounds=(0, 2),
-              contract=("0 <= erfc(t) <= 2", "erfc(+-0) = 1", "erfc is non-increasing",
-                        "erfc(-inf) = 2, erfc(+inf) = 0", "erfc(NaN) is NaN"), ulps=5.0, spec_axioms=_ax_erfc,
-              sign="positive", at_inf=(2.0, 0.0), libm="math.erfc",
-              # long double: glibc's erfcl, 1.96 ULP at worst on 30,000 arguments against Arb (2026-11-27)
-              long_double_ulps=8.0, one_sided=_erfc_one_sided, ball_radius=_erf_ball,
-              saturates=(-6.0, 27.3)),       # above 27.3: below 2^-1080; below -6: within 2.2e-17 of 2
-    Primitive(name="sqrt", doc="square root, t >= 0", numpy=np.sqrt, arb=_arb("sqrt"), exact=_sqrt_exact,
-              domain=(0, False, None), increasing=True, odd=False, bounds=(0, None),
-              contract=("sqrt is IEEE 754's correctly rounded square root",), ulps=0.5, spec_axioms=_ax_sqrt,
-              sign="positive_where_argument_positive", libm="math.sqrt", vector=True, long_double_ulps=0.5,
-              ieee=_ieee_sqrt, ball_radius=_sqrt_ball),
-)}
+REGISTRY: dict[str, Primitive] = {
+    p.name: p
+    for p in (
+        Primitive(
+            name="exp",
+            doc="e^t",
+            numpy=exp_blockwise,
+            arb=_arb("exp"),
+            exact=_at_zero(1),
+            domain=(None, False, None),
+            increasing=True,
+            odd=False,
+            bounds=(0, None),
+            contract=(
+                "exp(t) >= 0",
+                "exp(0) = 1",
+                "exp is non-decreasing",
+                "exp(-inf) = 0, exp(+inf) = +inf",
+                "exp(NaN) is NaN",
+            ),
+            ulps=1.0,
+            tiny=_exp_tiny,
+            spec_axioms=_ax_exp,
+            sign="positive",
+            at_inf=(0.0, None),
+            libm="math.exp",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_exp_ball,
+            moved=_exp_moved,
+        ),
+        Primitive(
+            name="expm1",
+            doc="e^t - 1",
+            numpy=np.expm1,
+            arb=_arb("expm1"),
+            exact=_at_zero(0),
+            domain=(None, False, None),
+            increasing=True,
+            odd=False,
+            bounds=(-1, None),
+            contract=(
+                "expm1(t) >= -1",
+                "expm1(+-0) = +-0, and expm1(t) has the sign of t",
+                "expm1 is non-decreasing",
+                "expm1(-inf) = -1",
+                "expm1(NaN) is NaN",
+            ),
+            ulps=1.0,
+            tiny=_expm1_tiny,
+            spec_axioms=_ax_expm1,
+            sign="of_argument",
+            at_inf=(-1.0, None),
+            libm="math.expm1",
+            vector=True,
+            long_double_ulps=8.0,
+            one_sided=_expm1_one_sided,
+            ball_radius=_expm1_ball,
+        ),
+        Primitive(
+            name="tanh",
+            doc="hyperbolic tangent",
+            numpy=_tanh_np,
+            arb=_arb("tanh"),
+            exact=_at_zero(0),
+            domain=(None, False, None),
+            increasing=True,
+            odd=True,
+            bounds=(-1, 1),
+            contract=(
+                "-1 <= tanh(t) <= 1",
+                "tanh(+-0) = +-0, and tanh(t) has the sign of t",
+                "tanh is non-decreasing",
+                "tanh is odd",
+                "tanh(+-inf) = +-1",
+                "tanh(NaN) is NaN",
+            ),
+            ulps=2.0,
+            tiny=_tanh_tiny,
+            spec_axioms=_ax_tanh,
+            sign="of_argument",
+            at_inf=(-1.0, 1.0),
+            libm="math.tanh",
+            vector=True,
+            long_double_ulps=8.0,
+            one_sided=_tanh_one_sided,
+            ball_radius=_tanh_ball,
+        ),
+        Primitive(
+            name="log1p",
+            doc="ln(1 + t), t > -1",
+            numpy=np.log1p,
+            arb=_arb("log1p"),
+            exact=_at_zero(0),
+            domain=(-1, True, None),
+            increasing=True,
+            odd=False,
+            bounds=(None, None),
+            contract=(
+                "log1p(t) is NaN for t < -1 and -inf at -1",
+                "log1p(+-0) = +-0, and log1p(t) has the sign of t",
+                "log1p is non-decreasing",
+                "log1p(+inf) = +inf",
+                "log1p(NaN) is NaN",
+            ),
+            ulps=1.0,
+            tiny=_log1p_tiny,
+            spec_axioms=_ax_log1p,
+            sign="of_argument",
+            libm="math.log1p",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_log1p_ball,
+        ),
+        Primitive(
+            name="log",
+            doc="natural logarithm, t > 0",
+            numpy=np.log,
+            arb=_arb("log"),
+            exact=_log_exact,
+            domain=(0, True, None),
+            increasing=True,
+            odd=False,
+            bounds=(None, None),
+            contract=(
+                "log(t) is NaN for t < 0 and -inf at +-0",
+                "log(1) = 0",
+                "log is non-decreasing",
+                "log(+inf) = +inf",
+                "log(NaN) is NaN",
+            ),
+            ulps=1.0,
+            spec_axioms=_ax_log,
+            libm="math.log",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_log_ball,
+        ),
+        Primitive(
+            name="erf",
+            doc="error function",
+            numpy=_erf_np,
+            arb=_arb("erf"),
+            exact=_at_zero(0),
+            domain=(None, False, None),
+            increasing=True,
+            odd=True,
+            bounds=(-1, 1),
+            contract=(
+                "-1 <= erf(t) <= 1",
+                "erf(+-0) = +-0, and erf(t) has the sign of t",
+                "erf is non-decreasing",
+                "erf is odd",
+                "erf(+-inf) = +-1",
+                "erf(NaN) is NaN",
+            ),
+            ulps=1.0,
+            spec_axioms=_ax_erf,
+            sign="of_argument",
+            at_inf=(-1.0, 1.0),
+            libm="math.erf",
+            # long double: glibc's erfl, 0.86 ULP at worst on 30,000 arguments against Arb (2026-11-27)
+            long_double_ulps=2.0,
+            ball_radius=_erf_ball,
+            saturates=(-6.0, 6.0),
+        ),  # beyond +-6: within 2.2e-17 of +-1, which is its binary64 rounding
+        Primitive(
+            name="erfc",
+            doc="complementary error function, 1 - erf(t)",
+            numpy=_erfc_np,
+            arb=_erfc_arb,
+            exact=_at_zero(1),
+            domain=(None, False, None),
+            increasing=False,
+            odd=False,
+            bounds=(0, 2),
+            contract=(
+                "0 <= erfc(t) <= 2",
+                "erfc(+-0) = 1",
+                "erfc is non-increasing",
+                "erfc(-inf) = 2, erfc(+inf) = 0",
+                "erfc(NaN) is NaN",
+            ),
+            ulps=5.0,
+            spec_axioms=_ax_erfc,
+            sign="positive",
+            at_inf=(2.0, 0.0),
+            libm="math.erfc",
+            # long double: glibc's erfcl, 1.96 ULP at worst on 30,000 arguments against Arb (2026-11-27)
+            long_double_ulps=8.0,
+            one_sided=_erfc_one_sided,
+            ball_radius=_erf_ball,
+            saturates=(-6.0, 27.3),
+        ),  # above 27.3: below 2^-1080; below -6: within 2.2e-17 of 2
+        Primitive(
+            name="sqrt",
+            doc="square root, t >= 0",
+            numpy=np.sqrt,
+            arb=_arb("sqrt"),
+            exact=_sqrt_exact,
+            domain=(0, False, None),
+            increasing=True,
+            odd=False,
+            bounds=(0, None),
+            contract=("sqrt is IEEE 754's correctly rounded square root",),
+            ulps=0.5,
+            spec_axioms=_ax_sqrt,
+            sign="positive_where_argument_positive",
+            libm="math.sqrt",
+            vector=True,
+            long_double_ulps=0.5,
+            ieee=_ieee_sqrt,
+            ball_radius=_sqrt_ball,
+        ),
+    )
+}
 
-TINY = Fraction(1, 2 ** 10)
+TINY = Fraction(1, 2**10)
 SIGNS = ("", "positive", "of_argument", "positive_where_argument_positive")
 # views of the records, for the provers: sign(f(t)) = sign(t) where both are defined; f(-inf), f(+inf)
-SIGN_PRESERVING = frozenset(n for n, p in REGISTRY.items()
-                            if p.sign in ("of_argument", "positive_where_argument_positive"))
+SIGN_PRESERVING = frozenset(
+    n for n, p in REGISTRY.items() if p.sign in ("of_argument", "positive_where_argument_positive")
+)
 AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 
@@ -575,9 +792,12 @@ def _numpy_avx512() -> bool:
 #   within its contract: the fill starts where it gives 1); |t| < 2^-27: |t|^3/3 < |t| 2^-54;
 # - log1p: |t| < 2^-54: t - t^2/2 rounds to t;
 # - erf, erfc: their records' saturation.
-_FILLED = {"exp": EXP_SATURATION + (2.0 ** -55, 1.0), "expm1": (-38.0, 709.79, -1.0, math.inf, 2.0 ** -54),
-           "tanh": (-TANH_SATURATION, TANH_SATURATION, -1.0, 1.0, TANH_TINY),
-           "log1p": (-math.inf, math.inf, 0.0, 0.0, 2.0 ** -54)}
+_FILLED = {
+    "exp": EXP_SATURATION + (2.0**-55, 1.0),
+    "expm1": (-38.0, 709.79, -1.0, math.inf, 2.0**-54),
+    "tanh": (-TANH_SATURATION, TANH_SATURATION, -1.0, 1.0, TANH_TINY),
+    "log1p": (-math.inf, math.inf, 0.0, 0.0, 2.0**-54),
+}
 
 
 def _filled(name: str, f):

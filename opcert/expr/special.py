@@ -8,6 +8,7 @@ every process that builds it, whatever numba's cache holds; a loop's machine
 code comes from the cache. Importing this module and the first call of each,
 in a process where numba is already loaded, cost more as ufuncs than as
 loops (bench/README.md, 'Figures behind choices in the code')."""
+
 import math
 
 import numpy as np

@@ -25,6 +25,7 @@ Every value goes through opcert.policy, the validator the CLI, the API and
 the pytest plugin use too. Every error names the file, the key and what is
 allowed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,40 +49,78 @@ MODES = ("exhaustive", "sample")
 # Every key of a [[check]] table: (type, default, meaning). The keys the reader accepts are these, and the
 # documentation's configuration reference is generated from them (tools/docs_pages.py): one list for both.
 KEY_DOCS = {
-    "op": ("string, list of strings, or \"*\"", "required",
-           "the operator(s), by ONNX or DirectML name, case-insensitive; \"*\": the element-wise catalog (the "
-           "tensor operators Softmax, LogSoftmax, Hardmax by name: sampled rows, no attrs, attr_sweep, isa or "
-           "layout_samples)"),
-    "dtypes": ("list of strings", "every float format",
-               "float16, bfloat16, float32, float64 (integer types for Shrink through the API)"),
-    "target": ("string", "\"opcert\"", f"{', '.join(BUILTIN)}, module:function (a Python callable), "
-               "c:PATH:SYMBOL (a C kernel)"),
-    "mode": ("\"sample\" or \"exhaustive\"", "\"sample\"",
-             "exhaustive: every input (16-bit formats; float32: all 2^32); float64 is always sampled"),
-    "samples": ("integer > 0", "100,000 (float32); 1,000,000 (float64; 10,000 for Gelu)",
-                "stratified samples with hard cases, in sample mode"),
+    "op": (
+        'string, list of strings, or "*"',
+        "required",
+        'the operator(s), by ONNX or DirectML name, case-insensitive; "*": the element-wise catalog (the '
+        "tensor operators Softmax, LogSoftmax, Hardmax by name: sampled rows, no attrs, attr_sweep, isa or "
+        "layout_samples)",
+    ),
+    "dtypes": (
+        "list of strings",
+        "every float format",
+        "float16, bfloat16, float32, float64 (integer types for Shrink through the API)",
+    ),
+    "target": (
+        "string",
+        '"opcert"',
+        f"{', '.join(BUILTIN)}, module:function (a Python callable), c:PATH:SYMBOL (a C kernel)",
+    ),
+    "mode": (
+        '"sample" or "exhaustive"',
+        '"sample"',
+        "exhaustive: every input (16-bit formats; float32: all 2^32); float64 is always sampled",
+    ),
+    "samples": (
+        "integer > 0",
+        "100,000 (float32); 1,000,000 (float64; 10,000 for Gelu)",
+        "stratified samples with hard cases, in sample mode",
+    ),
     "seed": ("integer >= 0", "0", "the sample's seed"),
     "max_ulp": ("number >= 0", "1.0", "the budget: the largest ULP error allowed"),
-    "signed_zero": ("\"strict\" or \"ignore\"", "\"strict\"", "whether a zero of the wrong sign fails the check"),
-    "subnormals": ("\"strict\" or \"flush-allowed\"", "\"strict\"",
-                   "flush-allowed: a subnormal result flushed to zero is counted apart, not failed"),
-    "proofs": ("list of property names, or \"all\"", "[] (none)",
-               "properties required of the target (range, monotonic, ..., layout); each must be established "
-               "(proved, or enumerated over every input) or the check fails"),
-    "accept_sampled_evidence": ("boolean", "false",
-                                "true: a property checked on samples only (\"checked\") counts as established"),
+    "signed_zero": ('"strict" or "ignore"', '"strict"', "whether a zero of the wrong sign fails the check"),
+    "subnormals": (
+        '"strict" or "flush-allowed"',
+        '"strict"',
+        "flush-allowed: a subnormal result flushed to zero is counted apart, not failed",
+    ),
+    "proofs": (
+        'list of property names, or "all"',
+        "[] (none)",
+        "properties required of the target (range, monotonic, ..., layout); each must be established "
+        "(proved, or enumerated over every input) or the check fails",
+    ),
+    "accept_sampled_evidence": (
+        "boolean",
+        "false",
+        'true: a property checked on samples only ("checked") counts as established',
+    ),
     "standard": ("string", "the operator's primary", "whose definition: onnx, directml, sonnx"),
     "name": ("string", "OP DTYPE TARGET", "a label for the check in reports"),
     "attrs": ("table", "the standard's defaults", "attribute values, by ONNX or DirectML name ([check.attrs])"),
-    "attr_sweep": ("boolean", "false", "one check per attribute set: every standard's defaults, ONNX's backend "
-                   "test values and a grid over each attribute (no attrs with it; float32 sampled)"),
-    "isolation": ("\"process\" or \"none\"", "\"process\"",
-                  "run the target in a supervised worker process (a crash is a finding) or in opcert's own"),
+    "attr_sweep": (
+        "boolean",
+        "false",
+        "one check per attribute set: every standard's defaults, ONNX's backend "
+        "test values and a grid over each attribute (no attrs with it; float32 sampled)",
+    ),
+    "isolation": (
+        '"process" or "none"',
+        '"process"',
+        "run the target in a supervised worker process (a crash is a finding) or in opcert's own",
+    ),
     "target_timeout": ("number of seconds > 0", "none", "fail a target call that does not return in time"),
-    "layout_samples": ("integer > 0", "1,024 (1,000,000 in a float32 sweep of the whole format)",
-                       "inputs per layout where the layouts are not enumerated (the layout property)"),
-    "isa": ("string", "the host's", "\"all\": one check per ISA level the host has "
-            f"({', '.join(sw.library for sw in isa_switches())}); or one level's name; \"host\": as the host picks"),
+    "layout_samples": (
+        "integer > 0",
+        "1,024 (1,000,000 in a float32 sweep of the whole format)",
+        "inputs per layout where the layouts are not enumerated (the layout property)",
+    ),
+    "isa": (
+        "string",
+        "the host's",
+        '"all": one check per ISA level the host has '
+        f'({", ".join(sw.library for sw in isa_switches())}); or one level\'s name; "host": as the host picks',
+    ),
 }
 KEYS = frozenset(KEY_DOCS)
 
@@ -104,10 +143,10 @@ class Check:
     accept_sampled_evidence: bool = False
     isolation: str = "process"
     target_timeout: float | None = None
-    proofs_left_out: tuple[str, ...] = ()   # what proofs = "all" left out, and why
-    attr_set: str = ""                       # attr_sweep: where this attribute set comes from
-    layout_samples: int | None = None        # inputs per layout where the layouts are not enumerated
-    isa: str | None = None                   # the ISA level this check runs at (opcert.isa); None: the host's
+    proofs_left_out: tuple[str, ...] = ()  # what proofs = "all" left out, and why
+    attr_set: str = ""  # attr_sweep: where this attribute set comes from
+    layout_samples: int | None = None  # inputs per layout where the layouts are not enumerated
+    isa: str | None = None  # the ISA level this check runs at (opcert.isa); None: the host's
 
     def label(self, dtype: str) -> str:
         base = self.name or f"{self.op} {dtype} {self.target}"
@@ -127,19 +166,30 @@ class Check:
 
     def identity(self, dtype: str) -> dict:
         """Everything that identifies a (check, dtype): what `opcert diff` keys on."""
-        return {"op": self.op, "dtype": dtype, "target": self.target, "attrs": dict(self.attrs),
-                "standard": self.standard, "mode": self.mode_for(dtype),
-                "samples": self.samples if self.mode_for(dtype) == "sample" else None,
-                "seed": self.seed if self.mode_for(dtype) == "sample" else None,
-                "max_ulp": self.max_ulp, "signed_zero": self.signed_zero, "subnormals": self.subnormals,
-                "proofs": list(self.proofs), "accept_sampled_evidence": self.accept_sampled_evidence,
-                "name": self.name, "attr_set": self.attr_set,
-                # how the target runs is part of what was checked: with another time limit or without its
-                # process a check can end otherwise
-                "target_timeout": self.target_timeout, "isolation": self.isolation,
-                # set only when given: results saved before these keys existed keep their identity (diff)
-                **({"layout_samples": self.layout_samples} if self.layout_samples is not None else {}),
-                **({"isa": self.isa} if self.isa is not None else {})}
+        return {
+            "op": self.op,
+            "dtype": dtype,
+            "target": self.target,
+            "attrs": dict(self.attrs),
+            "standard": self.standard,
+            "mode": self.mode_for(dtype),
+            "samples": self.samples if self.mode_for(dtype) == "sample" else None,
+            "seed": self.seed if self.mode_for(dtype) == "sample" else None,
+            "max_ulp": self.max_ulp,
+            "signed_zero": self.signed_zero,
+            "subnormals": self.subnormals,
+            "proofs": list(self.proofs),
+            "accept_sampled_evidence": self.accept_sampled_evidence,
+            "name": self.name,
+            "attr_set": self.attr_set,
+            # how the target runs is part of what was checked: with another time limit or without its
+            # process a check can end otherwise
+            "target_timeout": self.target_timeout,
+            "isolation": self.isolation,
+            # set only when given: results saved before these keys existed keep their identity (diff)
+            **({"layout_samples": self.layout_samples} if self.layout_samples is not None else {}),
+            **({"isa": self.isa} if self.isa is not None else {}),
+        }
 
 
 @dataclass
@@ -158,7 +208,7 @@ def _ops(raw, where, source) -> list:
         return operators()
     names = spec if isinstance(spec, list) else [spec]
     if not names or not all(isinstance(n, str) for n in names):
-        _err(source, f"{where}.op", "must be an operator name, a list of names, or \"*\" (the whole catalog)")
+        _err(source, f"{where}.op", 'must be an operator name, a list of names, or "*" (the whole catalog)')
     out = []
     for n in names:
         try:
@@ -168,18 +218,48 @@ def _ops(raw, where, source) -> list:
     return out
 
 
-def _tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, seed, isolation, timeout,
-                  isa_levels, layout_samples, name, attrs, sweep, standard) -> Check:
+def _tensor_check(
+    op,
+    raw,
+    where,
+    source,
+    dtypes,
+    target,
+    mode,
+    samples,
+    pol,
+    seed,
+    isolation,
+    timeout,
+    isa_levels,
+    layout_samples,
+    name,
+    attrs,
+    sweep,
+    standard,
+) -> Check:
     """A check of a tensor operator: sampled rows (verify.tensor.measure); keys that concern element-wise kernels only
     are refused by name."""
-    for key, given in (("attrs", bool(attrs)), ("attr_sweep", sweep), ("isa", bool(isa_levels)),
-                       ("layout_samples", layout_samples is not None)):
+    for key, given in (
+        ("attrs", bool(attrs)),
+        ("attr_sweep", sweep),
+        ("isa", bool(isa_levels)),
+        ("layout_samples", layout_samples is not None),
+    ):
         if given:
-            _err(source, f"{where}.{key}", f"{op.name} is a tensor operator: {key} applies to the element-wise "
-                 "operators (a tensor operator has no attributes; its rows are sampled)")
+            _err(
+                source,
+                f"{where}.{key}",
+                f"{op.name} is a tensor operator: {key} applies to the element-wise "
+                "operators (a tensor operator has no attributes; its rows are sampled)",
+            )
     if mode == "exhaustive" and not any(d in ("float16", "bfloat16") for d in dtypes):
-        _err(source, f"{where}.mode", f"{op.name} is a tensor operator: exhaustive adds every row of two 16-bit "
-             "values (float16, bfloat16); its float32 and float64 rows are sampled: mode = \"sample\"")
+        _err(
+            source,
+            f"{where}.mode",
+            f"{op.name} is a tensor operator: exhaustive adds every row of two 16-bit "
+            'values (float16, bfloat16); its float32 and float64 rows are sampled: mode = "sample"',
+        )
     requested = raw.get("proofs", [])
     declared = [p.name for p in op.properties]
     if requested == "all":
@@ -187,13 +267,30 @@ def _tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, se
     elif isinstance(requested, list) and all(isinstance(n, str) for n in requested):
         extra = [n for n in requested if n not in declared]
         if extra:
-            _err(source, f"{where}.proofs", f"{op.name} declares no property {extra[0]!r}; declared: "
-                 f"{choices(declared)}")
+            _err(
+                source, f"{where}.proofs", f"{op.name} declares no property {extra[0]!r}; declared: {choices(declared)}"
+            )
         proofs = tuple(requested)
     else:
-        _err(source, f"{where}.proofs", f"must be a list of property names, or \"all\" (got {requested!r})")
-    return Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero, pol.subnormals,
-                 proofs, standard, (), name, seed, pol.accept_sampled_evidence, isolation, timeout)
+        _err(source, f"{where}.proofs", f'must be a list of property names, or "all" (got {requested!r})')
+    return Check(
+        op.name,
+        tuple(dtypes),
+        target,
+        mode,
+        samples,
+        pol.max_ulp,
+        pol.signed_zero,
+        pol.subnormals,
+        proofs,
+        standard,
+        (),
+        name,
+        seed,
+        pol.accept_sampled_evidence,
+        isolation,
+        timeout,
+    )
 
 
 def parse_check(raw, i, source) -> list[Check]:
@@ -223,14 +320,25 @@ def parse_check(raw, i, source) -> list[Check]:
             raise UsageError(f"{where}.target: {exc}") from None
         mode = policy.choice(raw.get("mode", "sample"), f"{where}.mode", MODES)
         samples = policy.samples(raw["samples"], f"{where}.samples") if raw.get("samples") is not None else None
-        pol = policy.make_policy(raw.get("max_ulp", 1.0), raw.get("signed_zero", "strict"),
-                                 raw.get("subnormals", "strict"), raw.get("accept_sampled_evidence", False), where)
+        pol = policy.make_policy(
+            raw.get("max_ulp", 1.0),
+            raw.get("signed_zero", "strict"),
+            raw.get("subnormals", "strict"),
+            raw.get("accept_sampled_evidence", False),
+            where,
+        )
         seed = policy.seed(raw.get("seed", 0), f"{where}.seed")
         isolation = policy.choice(raw.get("isolation", "process"), f"{where}.isolation", policy.ISOLATION)
-        timeout = policy.timeout(raw["target_timeout"], f"{where}.target_timeout") \
-            if raw.get("target_timeout") is not None else None
-        layout_samples = policy.samples(raw["layout_samples"], f"{where}.layout_samples") \
-            if raw.get("layout_samples") is not None else None
+        timeout = (
+            policy.timeout(raw["target_timeout"], f"{where}.target_timeout")
+            if raw.get("target_timeout") is not None
+            else None
+        )
+        layout_samples = (
+            policy.samples(raw["layout_samples"], f"{where}.layout_samples")
+            if raw.get("layout_samples") is not None
+            else None
+        )
         isa_levels = _isa_levels(raw.get("isa"), target, where)
     except UsageError as exc:
         raise UsageError(f"{source}: {exc}") from None
@@ -249,8 +357,12 @@ def parse_check(raw, i, source) -> list[Check]:
     if sweep and attrs:
         _err(source, f"{where}.attr_sweep", "chooses the attribute values itself; give no [check.attrs] with it")
     if sweep and any(d == "float32" for d in dtypes) and mode == "exhaustive":
-        _err(source, f"{where}.attr_sweep", "runs one check per attribute set: float32 is sampled there "
-             "(mode = \"sample\"); sweep all 2^32 float32 inputs at one attribute set with [check.attrs]")
+        _err(
+            source,
+            f"{where}.attr_sweep",
+            "runs one check per attribute set: float32 is sampled there "
+            '(mode = "sample"); sweep all 2^32 float32 inputs at one attribute set with [check.attrs]',
+        )
     out = []
     for op in ops:
         if standard is not None:
@@ -261,23 +373,63 @@ def parse_check(raw, i, source) -> list[Check]:
             except UsageError as exc:
                 _err(source, f"{where}.standard", str(exc))
         if not op.elementwise:
-            out.append(_tensor_check(op, raw, where, source, dtypes, target, mode, samples, pol, seed, isolation,
-                                     timeout, isa_levels, layout_samples, name, attrs, sweep, standard))
+            out.append(
+                _tensor_check(
+                    op,
+                    raw,
+                    where,
+                    source,
+                    dtypes,
+                    target,
+                    mode,
+                    samples,
+                    pol,
+                    seed,
+                    isolation,
+                    timeout,
+                    isa_levels,
+                    layout_samples,
+                    name,
+                    attrs,
+                    sweep,
+                    standard,
+                )
+            )
             continue
         for set_attrs, label in _attribute_sets(op, attrs, sweep, standard, where, source):
             try:
                 resolved = resolve(op, set_attrs, standard)
             except UsageError as exc:
-                if sweep:      # a grid value outside the attribute's domain is no attribute set
+                if sweep:  # a grid value outside the attribute's domain is no attribute set
                     continue
                 _err(source, f"{where}.attrs", str(exc))
             proofs, left = _required(op, raw.get("proofs", []), resolved, sweep, where, source, standard)
             if target == "opcert" and raw.get("proofs") == "all" and "layout" in proofs:
                 proofs = tuple(n for n in proofs if n != "layout")
                 left = tuple(left) + (f"layout: not required of opcert's own code: {OWN_LAYOUT}",)
-            out.append(Check(op.name, tuple(dtypes), target, mode, samples, pol.max_ulp, pol.signed_zero,
-                             pol.subnormals, proofs, standard, tuple(sorted(set_attrs.items())), name, seed,
-                             pol.accept_sampled_evidence, isolation, timeout, left, label, layout_samples))
+            out.append(
+                Check(
+                    op.name,
+                    tuple(dtypes),
+                    target,
+                    mode,
+                    samples,
+                    pol.max_ulp,
+                    pol.signed_zero,
+                    pol.subnormals,
+                    proofs,
+                    standard,
+                    tuple(sorted(set_attrs.items())),
+                    name,
+                    seed,
+                    pol.accept_sampled_evidence,
+                    isolation,
+                    timeout,
+                    left,
+                    label,
+                    layout_samples,
+                )
+            )
     if isa_levels:
         out = [dataclasses.replace(c, isa=lv) for c in out for lv in isa_levels]
     return out
@@ -286,10 +438,12 @@ def parse_check(raw, i, source) -> list[Check]:
 # the built-in gate's tensor checks: their row properties are decided on samples (opcert's code over every
 # 16-bit pair takes too long for a gate: bench/README.md, 'Figures behind choices in the code'), and the gate
 # accepts that evidence, which every report shows per property
-TENSOR_EVIDENCE = ("row properties of the code are checked on sampled rows, not proved: the built-in gate accepts "
-                   "that sampled evidence (`opcert accuracy OP --dtype float16 --target opcert --exhaustive` decides "
-                   "them over every pair of 16-bit values, about 45 minutes on 2 cores; `opcert prove OP` proves "
-                   "them for the standards' formula over the reals)")
+TENSOR_EVIDENCE = (
+    "row properties of the code are checked on sampled rows, not proved: the built-in gate accepts "
+    "that sampled evidence (`opcert accuracy OP --dtype float16 --target opcert --exhaustive` decides "
+    "them over every pair of 16-bit values, about 45 minutes on 2 cores; `opcert prove OP` proves "
+    "them for the standards' formula over the reals)"
+)
 
 
 def _isa_levels(value, target, where) -> list:
@@ -297,7 +451,7 @@ def _isa_levels(value, target, where) -> list:
     if value is None:
         return []
     if not isinstance(value, str):
-        raise UsageError(f"{where}.isa: must be a string: \"all\", \"host\" or a level's name (got {value!r})")
+        raise UsageError(f'{where}.isa: must be a string: "all", "host" or a level\'s name (got {value!r})')
     try:
         chosen = check_isa(value, target)
     except UsageError as exc:
@@ -326,8 +480,10 @@ def _required(op, requested, resolved, sweep, where, source, standard):
         if not sweep or requested == "all" or "not claimed" not in str(exc):
             raise UsageError(f"{source}: {exc}") from None
     every, _ = policy.required_properties(op, "all", resolved, f"{where}.proofs", standard)
-    return (tuple(n for n in requested if n in every),
-            tuple(f"{n} is not claimed at this attribute set" for n in requested if n not in every))
+    return (
+        tuple(n for n in requested if n in every),
+        tuple(f"{n} is not claimed at this attribute set" for n in requested if n not in every),
+    )
 
 
 def parse(data: dict, source: str) -> GateConfig:
@@ -399,14 +555,16 @@ def _read(path: str) -> dict:
 # Budgets of the built-in gate, from the error analysis of opcert's implementation
 # (README, 'What the implementation achieves'): one rounding after binary64 for
 # outputs of at most 24 bits; libm's tanh and two more roundings in binary64.
-DEFAULT_BUDGET = {"float16": 0.5 + 2 ** -20, "bfloat16": 0.5 + 2 ** -20, "float32": 0.5 + 2 ** -20}
+DEFAULT_BUDGET = {"float16": 0.5 + 2**-20, "bfloat16": 0.5 + 2**-20, "float32": 0.5 + 2**-20}
 
 
 # why proofs = "all" does not require the layout property of opcert's own implementation (it is still
 # measured: `opcert accuracy OP --target opcert`, or proofs = ["layout"], give its verdict)
-OWN_LAYOUT = ("opcert's code converts its input to one contiguous binary64 array and maps it with NumPy's ufuncs; "
-              "Python makes its calls one at a time, so its short calls cannot be enumerated and the verdict could "
-              "only be `checked`: `opcert accuracy OP --target opcert` reports it; every other target is held to it")
+OWN_LAYOUT = (
+    "opcert's code converts its input to one contiguous binary64 array and maps it with NumPy's ufuncs; "
+    "Python makes its calls one at a time, so its short calls cannot be enumerated and the verdict could "
+    "only be `checked`: `opcert accuracy OP --target opcert` reports it; every other target is held to it"
+)
 
 
 def default_config() -> GateConfig:
@@ -422,21 +580,53 @@ def default_config() -> GateConfig:
             if "layout" in proofs:
                 found["layout"] = OWN_LAYOUT
             flush = [op.own_exceptions[("subnormals", d)] for d in dtypes if ("subnormals", d) in op.own_exceptions]
-            left_flush = tuple(f"subnormal outputs flushed to zero in {', '.join(dtypes)} are counted, not failed: "
-                               f"{why}" for why in flush)
-            return Check(op.name, dtypes, "opcert", mode, max_ulp=budget,
-                         subnormals="flush-allowed" if flush else "strict",
-                         proofs=tuple(n for n in proofs if n not in found),
-                         proofs_left_out=tuple(left) + left_flush + tuple(f"{n} in {', '.join(dtypes)}: not required of opcert's own "
-                                                             f"code here: {why}" for n, why in found.items()))
+            left_flush = tuple(
+                f"subnormal outputs flushed to zero in {', '.join(dtypes)} are counted, not failed: {why}"
+                for why in flush
+            )
+            return Check(
+                op.name,
+                dtypes,
+                "opcert",
+                mode,
+                max_ulp=budget,
+                subnormals="flush-allowed" if flush else "strict",
+                proofs=tuple(n for n in proofs if n not in found),
+                proofs_left_out=tuple(left)
+                + left_flush
+                + tuple(
+                    f"{n} in {', '.join(dtypes)}: not required of opcert's own code here: {why}"
+                    for n, why in found.items()
+                ),
+            )
+
         checks.append(check(("float16", "bfloat16"), "exhaustive", DEFAULT_BUDGET["float16"]))
         checks.append(check(("float32",), "sample", DEFAULT_BUDGET["float32"]))
         checks.append(check(("float64",), "sample", op.budget64))
     for op in tensor_operators():
         proofs = tuple(p.name for p in op.properties)
-        checks.append(Check(op.name, ("float16", "bfloat16", "float32"), "opcert", "sample",
-                            max_ulp=DEFAULT_BUDGET["float32"], proofs=proofs, accept_sampled_evidence=True,
-                            proofs_left_out=(TENSOR_EVIDENCE,)))
-        checks.append(Check(op.name, ("float64",), "opcert", "sample", max_ulp=op.budget64(LONGEST_ROW),
-                            proofs=proofs, accept_sampled_evidence=True, proofs_left_out=(TENSOR_EVIDENCE,)))
+        checks.append(
+            Check(
+                op.name,
+                ("float16", "bfloat16", "float32"),
+                "opcert",
+                "sample",
+                max_ulp=DEFAULT_BUDGET["float32"],
+                proofs=proofs,
+                accept_sampled_evidence=True,
+                proofs_left_out=(TENSOR_EVIDENCE,),
+            )
+        )
+        checks.append(
+            Check(
+                op.name,
+                ("float64",),
+                "opcert",
+                "sample",
+                max_ulp=op.budget64(LONGEST_ROW),
+                proofs=proofs,
+                accept_sampled_evidence=True,
+                proofs_left_out=(TENSOR_EVIDENCE,),
+            )
+        )
     return GateConfig(checks, "built-in default")

@@ -3,6 +3,7 @@ run.judge_properties) applied to the policy, accuracy and proof verdicts a resul
 `opcert diff` and `opcert gate --baseline` read results through load_gate here, so a file whose check says
 "pass" where its figures fail it is refused (report.validate says what else is checked), never rendered.
 """
+
 from __future__ import annotations
 
 import copy
@@ -50,11 +51,17 @@ def defaults(cls) -> dict:
 def _check(c: dict) -> Record:
     """The check (gating.config.Check) as its result recorded it: the policy judged by."""
     pol = c["policy"]
-    data = {**{k: v for k, v in (c.get("identity") or {}).items() if isinstance(k, str)},
-            "op": c["op"], "target": c["target"], "max_ulp": pol["max_ulp"], "signed_zero": pol["signed_zero"],
-            "subnormals": pol["subnormals"], "proofs": tuple(pol.get("proofs") or ()),
-            "accept_sampled_evidence": bool(pol.get("accept_sampled_evidence", False)),
-            "proofs_left_out": tuple(pol.get("proofs_left_out") or ())}
+    data = {
+        **{k: v for k, v in (c.get("identity") or {}).items() if isinstance(k, str)},
+        "op": c["op"],
+        "target": c["target"],
+        "max_ulp": pol["max_ulp"],
+        "signed_zero": pol["signed_zero"],
+        "subnormals": pol["subnormals"],
+        "proofs": tuple(pol.get("proofs") or ()),
+        "accept_sampled_evidence": bool(pol.get("accept_sampled_evidence", False)),
+        "proofs_left_out": tuple(pol.get("proofs_left_out") or ()),
+    }
     return Record(data, {"isolation": "process"})
 
 
@@ -62,21 +69,20 @@ def rejudge(c: dict) -> tuple[str, list]:
     """(status, reasons) that the gate's judgment gives a check's figures, as its result holds them."""
     if not isinstance(c.get("accuracy"), dict):
         return "fail", ["no accuracy figures (accuracy is null): nothing was measured, so nothing passed"]
-    c = copy.deepcopy(c)          # judge_properties marks accepted verdicts
+    c = copy.deepcopy(c)  # judge_properties marks accepted verdicts
     acc = c["accuracy"]
     check = _check(c)
     proofs = c.get("proofs") if isinstance(c.get("proofs"), list) else None
     if acc.get("kind") == "rows":
         data = dict(acc)
-        if data.get("max_ulp") is None:        # RowResult.gate_accuracy writes null where no element was worst
+        if data.get("max_ulp") is None:  # RowResult.gate_accuracy writes null where no element was worst
             data["max_ulp"] = 0.0
-        if proofs is not None:                  # the required verdicts, as the check recorded them
+        if proofs is not None:  # the required verdicts, as the check recorded them
             data["properties"] = proofs
         res = run.judge_rows(check, c["dtype"], Record(data, defaults(RowResult)), 0.0)
     else:
         data = {**acc, "command": acc.get("command") or c.get("command") or ""}
-        res = run.judge(check, c["dtype"], Record(data, defaults(AccuracyResult)), proofs, c.get("proof_note"),
-                        0.0)
+        res = run.judge(check, c["dtype"], Record(data, defaults(AccuracyResult)), proofs, c.get("proof_note"), 0.0)
     return res.status, list(res.reasons)
 
 

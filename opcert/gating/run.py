@@ -14,6 +14,7 @@ accuracy measurement (verify.properties). A property passes only when it is
 `proved`; `checked` (samples) passes only where the check accepts sampled
 evidence; anything else fails with its reason.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,14 +44,14 @@ SCHEMA = "opcert.gate/1"
 class CheckResult:
     check: Check
     dtype: str
-    status: str                      # pass | fail | skipped
+    status: str  # pass | fail | skipped
     reasons: list = field(default_factory=list)
     accuracy: dict | None = None
-    proofs: list | None = None       # the required properties' verdicts
+    proofs: list | None = None  # the required properties' verdicts
     proof_note: str | None = None
     command: str = ""
     elapsed_s: float = 0.0
-    plot: tuple | None = field(default=None, repr=False)   # (inputs, errors) or ("chunks", [...])
+    plot: tuple | None = field(default=None, repr=False)  # (inputs, errors) or ("chunks", [...])
     internal_error: bool = False
 
     @property
@@ -59,15 +60,32 @@ class CheckResult:
 
     def to_dict(self) -> dict:
         c = self.check
-        return {"key": self.key, "identity": c.identity(self.dtype), "name": c.label(self.dtype), "op": c.op,
-                "dtype": self.dtype, "target": c.target, "mode": c.mode_for(self.dtype), "attrs": dict(c.attrs),
-                "standard": c.standard,
-                "policy": {"max_ulp": c.max_ulp, "signed_zero": c.signed_zero, "subnormals": c.subnormals,
-                           "proofs": list(c.proofs), "accept_sampled_evidence": c.accept_sampled_evidence,
-                           "proofs_left_out": list(c.proofs_left_out)},
-                "status": self.status, "reasons": self.reasons, "command": self.command,
-                "elapsed_s": self.elapsed_s, "accuracy": self.accuracy, "proofs": self.proofs,
-                "proof_note": self.proof_note}
+        return {
+            "key": self.key,
+            "identity": c.identity(self.dtype),
+            "name": c.label(self.dtype),
+            "op": c.op,
+            "dtype": self.dtype,
+            "target": c.target,
+            "mode": c.mode_for(self.dtype),
+            "attrs": dict(c.attrs),
+            "standard": c.standard,
+            "policy": {
+                "max_ulp": c.max_ulp,
+                "signed_zero": c.signed_zero,
+                "subnormals": c.subnormals,
+                "proofs": list(c.proofs),
+                "accept_sampled_evidence": c.accept_sampled_evidence,
+                "proofs_left_out": list(c.proofs_left_out),
+            },
+            "status": self.status,
+            "reasons": self.reasons,
+            "command": self.command,
+            "elapsed_s": self.elapsed_s,
+            "accuracy": self.accuracy,
+            "proofs": self.proofs,
+            "proof_note": self.proof_note,
+        }
 
 
 @dataclass
@@ -98,32 +116,60 @@ class GateResult:
         return None
 
     def to_dict(self) -> dict:
-        return {"schema": SCHEMA, "opcert": __version__, "config": self.source, "ok": self.ok,
-                "counts": self.counts, "verdict_note": self.verdict_note, "elapsed_s": self.elapsed_s,
-                "command": self.command, "provenance": self.provenance,
-                "checks": [r.to_dict() for r in self.results]}
+        return {
+            "schema": SCHEMA,
+            "opcert": __version__,
+            "config": self.source,
+            "ok": self.ok,
+            "counts": self.counts,
+            "verdict_note": self.verdict_note,
+            "elapsed_s": self.elapsed_s,
+            "command": self.command,
+            "provenance": self.provenance,
+            "checks": [r.to_dict() for r in self.results],
+        }
 
 
 def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=None):
     if check.isa:
-        return measure_at_level(check.isa, check.op, check.target, dtype, check.mode_for(dtype),
-                                samples=check.samples, seed=check.seed, standard=check.standard,
-                                attrs=check.attrs, target_timeout=check.target_timeout,
-                                isolation=check.isolation, layout_samples=check.layout_samples)
+        return measure_at_level(
+            check.isa,
+            check.op,
+            check.target,
+            dtype,
+            check.mode_for(dtype),
+            samples=check.samples,
+            seed=check.seed,
+            standard=check.standard,
+            attrs=check.attrs,
+            target_timeout=check.target_timeout,
+            isolation=check.isolation,
+            layout_samples=check.layout_samples,
+        )
     if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
         workers = checkpoint = progress = None
     # every declared property and every code path, whatever `proofs` requires: the same measurement as
     # `opcert accuracy` and the API make; `proofs` only says which unestablished properties fail the check
-    options = Options(samples=check.samples, seed=check.seed, standard=check.standard,
-                      flush_allowed=check.subnormals == "flush-allowed", keep_errors=True, workers=workers,
-                      isolation=check.isolation, target_timeout=check.target_timeout,
-                      properties="all", layout_samples=check.layout_samples, checkpoint=checkpoint,
-                      progress=progress)
+    options = Options(
+        samples=check.samples,
+        seed=check.seed,
+        standard=check.standard,
+        flush_allowed=check.subnormals == "flush-allowed",
+        keep_errors=True,
+        workers=workers,
+        isolation=check.isolation,
+        target_timeout=check.target_timeout,
+        properties="all",
+        layout_samples=check.layout_samples,
+        checkpoint=checkpoint,
+        progress=progress,
+    )
     return measure(check.op, check.target, dtype, check.mode_for(dtype), options, attrs=dict(check.attrs))
 
 
 def _z3_proofs(check: Check, dtype: str):
     from opcert.verify.proofs import prove  # lazy: z3 loads only for checks that require proofs
+
     rep = prove(check.op, dtype, dict(check.attrs), check.proofs, standard=check.standard)
     return [p.to_dict() for p in rep.properties]
 
@@ -131,15 +177,20 @@ def _z3_proofs(check: Check, dtype: str):
 def describe_counterexample(ce: dict | None) -> str:
     if not ce:
         return ""
-    if "row" in ce and isinstance(ce["row"], list):      # a tensor operator's row (verify.tensor.properties)
+    if "row" in ce and isinstance(ce["row"], list):  # a tensor operator's row (verify.tensor.properties)
         text = f"row {ce['row']} ({ce.get('case')})"
-        if "layout" in ce:        # the layout property (verify.tensor.layouts, verify.tensor.pairs)
-            text += (f" -> {ce.get('got')}" + (f" as {ce['measured_in']}" if ce.get("measured_in") else "")
-                     + f"; {ce['layout']}: " + (f"the target failed: {ce['error']}" if ce.get("error")
-                                                 else f"-> {ce.get('got_in_layout')}"))
+        if "layout" in ce:  # the layout property (verify.tensor.layouts, verify.tensor.pairs)
+            text += (
+                f" -> {ce.get('got')}"
+                + (f" as {ce['measured_in']}" if ce.get("measured_in") else "")
+                + f"; {ce['layout']}: "
+                + (f"the target failed: {ce['error']}" if ce.get("error") else f"-> {ce.get('got_in_layout')}")
+            )
         elif "related_row" in ce:
-            text += (f" -> {ce.get('got')}; {ce.get('how')}: {ce['related_row']} -> {ce.get('got_related')} "
-                     f"({ce.get('distance_ulps')} ULPs apart, {ce.get('allowed_ulps')} allowed)")
+            text += (
+                f" -> {ce.get('got')}; {ce.get('how')}: {ce['related_row']} -> {ce.get('got_related')} "
+                f"({ce.get('distance_ulps')} ULPs apart, {ce.get('allowed_ulps')} allowed)"
+            )
         else:
             text += f" -> {ce.get('got')}, correctly rounded {ce.get('want')}"
         if ce.get("replayed") is False:
@@ -161,7 +212,7 @@ def describe_counterexample(ce: dict | None) -> str:
     if not parts and ce.get("outputs"):
         parts.append(str(ce["outputs"]))
     text = "; ".join(parts)
-    if ce.get("layout"):       # the layout property: where the output was, and what the measurement's call gave
+    if ce.get("layout"):  # the layout property: where the output was, and what the measurement's call gave
         text += f", in {ce['layout']}" + (f" (layout family: {ce['family']})" if ce.get("family") else "")
         base = ce.get("base") or {}
         if base.get("output"):
@@ -178,8 +229,9 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
     for name in check.proofs:
         v = by_name.get(name)
         if v is None:
-            reasons.append(f"property {name}: no verdict (no method decided it for target {check.target}); "
-                           "required: proved")
+            reasons.append(
+                f"property {name}: no verdict (no method decided it for target {check.target}); required: proved"
+            )
             continue
         chosen.append(v)
         st = v["status"]
@@ -189,9 +241,11 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
             v["accepted"] = "sampled evidence, accepted by accept_sampled_evidence = true"
             continue
         if st == "checked":
-            reasons.append(f"property {name}: checked on {v.get('inputs_checked') or 0:,} sampled inputs, not "
-                           "proved (a sample is not a proof: use mode = \"exhaustive\" where the format allows, "
-                           "or accept_sampled_evidence = true)")
+            reasons.append(
+                f"property {name}: checked on {v.get('inputs_checked') or 0:,} sampled inputs, not "
+                'proved (a sample is not a proof: use mode = "exhaustive" where the format allows, '
+                "or accept_sampled_evidence = true)"
+            )
         elif st == "refuted":
             ce = v.get("counterexample") or {}
             n = v.get("violations")
@@ -202,7 +256,7 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
             worst = describe_counterexample(v.get("worst"))
             if worst and worst != first:
                 text += f"; worst: {worst}"
-            if not first and v.get("note"):      # refuted by what the target did (it raised in a layout)
+            if not first and v.get("note"):  # refuted by what the target did (it raised in a layout)
                 text += f"; {v['note']}"
             reasons.append(text)
         else:
@@ -243,31 +297,43 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
         return res
     r = res.reasons
     if acc.max_ulp is not None and acc.max_ulp > check.max_ulp:
-        r.append(f"max ULP error {acc.max_ulp!r} > budget {check.max_ulp!r} at x = {acc.worst_input!r} "
-                 f"({acc.worst_input_bits}): output {acc.worst_output!r}, correctly rounded {acc.worst_reference!r}")
+        r.append(
+            f"max ULP error {acc.max_ulp!r} > budget {check.max_ulp!r} at x = {acc.worst_input!r} "
+            f"({acc.worst_input_bits}): output {acc.worst_output!r}, correctly rounded {acc.worst_reference!r}"
+        )
     elif acc.max_ulp is None and acc.inputs_checked and acc.histogram and sum(acc.histogram.values()):
         r.append("the worst case could not be re-verified: no ULP figure")
-    for n, what, ex in ((acc.nan_mismatches, "NaN mismatches", "nan_mismatch"),
-                        (acc.inf_mismatches, "infinity mismatches", "inf_mismatch")):
+    for n, what, ex in (
+        (acc.nan_mismatches, "NaN mismatches", "nan_mismatch"),
+        (acc.inf_mismatches, "infinity mismatches", "inf_mismatch"),
+    ):
         if n:
             e = acc.examples.get(ex, {})
-            r.append(f"{n} {what}, first at x = {e.get('input', {}).get('value')} ({e.get('input', {}).get('bits')}): "
-                     f"output {e.get('output', {}).get('value')}, reference {e.get('reference', {}).get('value')}")
+            r.append(
+                f"{n} {what}, first at x = {e.get('input', {}).get('value')} ({e.get('input', {}).get('bits')}): "
+                f"output {e.get('output', {}).get('value')}, reference {e.get('reference', {}).get('value')}"
+            )
     if acc.signed_zero_mismatches and check.signed_zero == "strict":
         e = acc.examples["signed_zero_mismatch"]
-        r.append(f"{acc.signed_zero_mismatches} signed-zero mismatches (policy strict), first at x = "
-                 f"{e['input']['value']} ({e['input']['bits']})")
+        r.append(
+            f"{acc.signed_zero_mismatches} signed-zero mismatches (policy strict), first at x = "
+            f"{e['input']['value']} ({e['input']['bits']})"
+        )
     if acc.subnormal_flushes and check.subnormals == "strict":
         e = acc.examples["subnormal_flush"]
-        r.append(f"{acc.subnormal_flushes} subnormal outputs flushed to zero (policy strict), first at x = "
-                 f"{e['input']['value']} ({e['input']['bits']})")
+        r.append(
+            f"{acc.subnormal_flushes} subnormal outputs flushed to zero (policy strict), first at x = "
+            f"{e['input']['value']} ({e['input']['bits']})"
+        )
     rp = acc.replay or {}
     if rp.get("differ"):
         f = rp.get("first") or {}
-        r.append(f"the target returned other bits for the same input on a second call ({rp['differ']:,} of "
-                 f"{rp['inputs']:,} inputs; {rp.get('how')}), first at x = {f.get('input', {}).get('value')} "
-                 f"({f.get('input', {}).get('bits')}): {f.get('output', {}).get('bits')} measured, "
-                 f"{f.get('replayed', {}).get('bits')} on the second call: its output depends on its call history")
+        r.append(
+            f"the target returned other bits for the same input on a second call ({rp['differ']:,} of "
+            f"{rp['inputs']:,} inputs; {rp.get('how')}), first at x = {f.get('input', {}).get('value')} "
+            f"({f.get('input', {}).get('bits')}): {f.get('output', {}).get('bits')} measured, "
+            f"{f.get('replayed', {}).get('bits')} on the second call: its output depends on its call history"
+        )
     if check.proofs:
         verdicts = proofs if proofs is not None else acc.properties
         why, chosen = judge_properties(check, verdicts, proofs is not None)
@@ -294,29 +360,48 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
     w = res.worst or {}
     if res.call_failures:
         f = res.call_failures[0]
-        r.append(f"the target failed on {len(res.call_failures)} case(s), first {f['case']} (shape {f['shape']}, "
-                 f"axes {f['axes']}): {f['error']}")
+        r.append(
+            f"the target failed on {len(res.call_failures)} case(s), first {f['case']} (shape {f['shape']}, "
+            f"axes {f['axes']}): {f['error']}"
+        )
     if res.max_ulp > check.max_ulp:
-        r.append(f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at element {w.get('position')} of a row "
-                 f"of {w.get('length')} ({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
-                 f"rounded {w.get('want')!r}" + (f"; the row: {w['row']}" if w.get("row") else "")
-                 + ("" if w.get("replayed", True) else " (not reproduced when run again)"))
+        r.append(
+            f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at element {w.get('position')} of a row "
+            f"of {w.get('length')} ({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
+            f"rounded {w.get('want')!r}"
+            + (f"; the row: {w['row']}" if w.get("row") else "")
+            + ("" if w.get("replayed", True) else " (not reproduced when run again)")
+        )
     if res.special_mismatches:
         e = res.special_examples[0]
-        r.append(f"{res.special_mismatches} outputs differ from the declared rule for NaN and infinite entries, "
-                 f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
-                 f"gave {e['got']!r}, declared {e['want']!r}"
-                 + ("" if e.get("replayed", True) else " (not reproduced when run again)"))
+        r.append(
+            f"{res.special_mismatches} outputs differ from the declared rule for NaN and infinite entries, "
+            f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
+            f"gave {e['got']!r}, declared {e['want']!r}"
+            + ("" if e.get("replayed", True) else " (not reproduced when run again)")
+        )
     if res.signed_zero_mismatches and check.signed_zero == "strict":
         e = res.signed_zero_example or {}
-        r.append(f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict)"
-                 + (f", first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
-                    f"{e['want']!r} is due" if e else ", in the pairs"))
+        r.append(
+            f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict)"
+            + (
+                f", first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
+                f"{e['want']!r} is due"
+                if e
+                else ", in the pairs"
+            )
+        )
     if res.subnormal_flushes and check.subnormals == "strict":
         e = res.flush_example
-        r.append(f"{res.subnormal_flushes} subnormal outputs flushed to zero (policy strict)"
-                 + (f", first at element {e['position']} of a row of {e['length']} ({e['case']}): 0 where "
-                    f"{e['want']!r} is due" if e else ", in the pairs"))
+        r.append(
+            f"{res.subnormal_flushes} subnormal outputs flushed to zero (policy strict)"
+            + (
+                f", first at element {e['position']} of a row of {e['length']} ({e['case']}): 0 where "
+                f"{e['want']!r} is due"
+                if e
+                else ", in the pairs"
+            )
+        )
     if check.proofs:
         why, chosen = judge_properties(check, res.properties, False)
         r += why
@@ -331,9 +416,17 @@ def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=N
     `opcert accuracy --require` all run."""
     t0 = time.perf_counter()
     if is_tensor_operator(check.op):
-        res = measure_rows(check.op, check.target, dtype, standard=check.standard, samples=check.samples,
-                           seed=check.seed, max_ulp=max(0.5, check.max_ulp), isolation=check.isolation,
-                           exhaustive=check.mode_for(dtype) == "exhaustive")
+        res = measure_rows(
+            check.op,
+            check.target,
+            dtype,
+            standard=check.standard,
+            samples=check.samples,
+            seed=check.seed,
+            max_ulp=max(0.5, check.max_ulp),
+            isolation=check.isolation,
+            exhaustive=check.mode_for(dtype) == "exhaustive",
+        )
         return judge_rows(check, dtype, res, time.perf_counter() - t0)
     acc = _accuracy(check, dtype, workers=workers, checkpoint=checkpoint, progress=progress)
     proofs = None
@@ -357,17 +450,27 @@ def _task(check, dtype) -> CheckResult:
 
 def _lost(check: Check, dtype: str, exc) -> CheckResult:
     if is_tensor_operator(check.op):
-        cmd = (f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"
-               + (f" --standard {check.standard}" if check.standard else "")
-               + (f" --samples {check.samples}" if check.samples else "") + f" --seed {check.seed}")
+        cmd = (
+            f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"
+            + (f" --standard {check.standard}" if check.standard else "")
+            + (f" --samples {check.samples}" if check.samples else "")
+            + f" --seed {check.seed}"
+        )
         return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
     op = get_operator(check.op)
-    cmd = check_command(check, reproduce_command(op.name, dtype, check.target,
-                                                 resolve(op, dict(check.attrs), check.standard),
-                                                 check.mode_for(dtype),
-                                                 Options(samples=check.samples, seed=check.seed,
-                                                         standard=check.standard,
-                                                         layout_samples=check.layout_samples)))
+    cmd = check_command(
+        check,
+        reproduce_command(
+            op.name,
+            dtype,
+            check.target,
+            resolve(op, dict(check.attrs), check.standard),
+            check.mode_for(dtype),
+            Options(
+                samples=check.samples, seed=check.seed, standard=check.standard, layout_samples=check.layout_samples
+            ),
+        ),
+    )
     return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
 
 
@@ -394,8 +497,11 @@ def _probe_targets(config: GateConfig) -> dict:
         except UsageError as exc:
             raise UsageError(f"{config.source}: check for {c.op} ({c.label(c.dtypes[0])}): {exc}") from None
         except (TargetFailure, WorkerLost) as exc:
-            broken[c.target] = str(exc) if isinstance(exc, TargetFailure) else \
-                f"target {c.target} {exc}" + ("" if exc.doing else " (while being loaded)")
+            broken[c.target] = (
+                str(exc)
+                if isinstance(exc, TargetFailure)
+                else f"target {c.target} {exc}" + ("" if exc.doing else " (while being loaded)")
+            )
     return broken
 
 
@@ -422,17 +528,21 @@ def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv
                     raise value
                 elif isinstance(value, (TargetFailure, WorkerLost)):
                     done[i] = _lost(*tasks[i], value)
-                else:   # a bug in opcert: this check fails, the others go on, the exit status says so
+                else:  # a bug in opcert: this check fails, the others go on, the exit status says so
                     done[i] = _internal(*tasks[i], value)
                 if progress:
                     progress()
     for i in big:
         if i in done:
             continue
-        done[i] = run_check(*tasks[i], workers=workers)   # the sweep itself uses every core
+        done[i] = run_check(*tasks[i], workers=workers)  # the sweep itself uses every core
         if progress:
             progress()
     results = [done[i] for i in range(len(tasks))]
-    return GateResult(results, config.source, time.perf_counter() - t0,
-                      {**provenance(), "reference_functions": libm_arrays.status()},
-                      command_line(argv) if argv is not None else command_line())
+    return GateResult(
+        results,
+        config.source,
+        time.perf_counter() - t0,
+        {**provenance(), "reference_functions": libm_arrays.status()},
+        command_line(argv) if argv is not None else command_line(),
+    )

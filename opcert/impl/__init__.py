@@ -1,4 +1,5 @@
 """opcert's implementation of each operator: the declared expression, executed with NumPy."""
+
 from opcert.impl.descriptor import TensorDesc, validate
 from opcert.impl.run import run
 

@@ -5,6 +5,7 @@ have the same data type, dimension count and sizes, a data type and dimension
 count that the feature level supports, and the output may alias the input
 (in-place execution) where the operator allows it. ONNX fixes no rank bound.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,21 +26,36 @@ class TensorDesc:
         return len(self.sizes)
 
 
-def violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml",
-               level: str | None = None, in_place: bool = False) -> list[str]:
+def violations(
+    op,
+    inp: TensorDesc,
+    out: TensorDesc,
+    *,
+    standard: str = "directml",
+    level: str | None = None,
+    in_place: bool = False,
+) -> list[str]:
     """Every constraint the descriptor breaks (empty when it is valid)."""
     op = get_operator(op)
     std = op.standard(standard)
     sup = std.support_at(level)
     if sup is None:
-        return [f"{op.name} is not available before {standard} level {std.support[0].since} "
-                f"(asked for {level})"]
+        return [f"{op.name} is not available before {standard} level {std.support[0].since} (asked for {level})"]
     found = _tables(op.name, sup, inp, out, standard, level, in_place and not std.in_place)
     return found
 
 
-def tensor_violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml-1",
-                      level: str | None = None, in_place: bool = False, axis=None, axes=None) -> list[str]:
+def tensor_violations(
+    op,
+    inp: TensorDesc,
+    out: TensorDesc,
+    *,
+    standard: str = "directml-1",
+    level: str | None = None,
+    in_place: bool = False,
+    axis=None,
+    axes=None,
+) -> list[str]:
     """Every constraint a tensor operator's descriptor breaks: the element-wise ones (types, dimension
     counts per level, equal sizes, in place), the axis rule (axis in range; Axes non-empty, distinct, in
     range) and DirectML's plain descriptors' effective rank (at most 2: dimensions after leading sizes of 1)."""
@@ -58,8 +74,10 @@ def tensor_violations(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "
         while len(sizes) > 1 and sizes[0] == 1:
             sizes.pop(0)
         if len(sizes) > 2:
-            found.append(f"input effective rank {len(sizes)} (sizes {inp.sizes} without leading 1s) is more than 2, "
-                         f"which {std.op_name} allows")
+            found.append(
+                f"input effective rank {len(sizes)} (sizes {inp.sizes} without leading 1s) is more than 2, "
+                f"which {std.op_name} allows"
+            )
     return found
 
 
@@ -67,13 +85,17 @@ def _tables(name, sup, inp, out, standard, level, in_place_refused) -> list[str]
     found = []
     for role, t in (("input", inp), ("output", out)):
         if t.dtype not in sup.dtypes:
-            found.append(f"{role} data type {t.dtype} is not supported at {standard} level "
-                         f"{level or sup.since}; allowed: {choices(sup.dtypes)}")
+            found.append(
+                f"{role} data type {t.dtype} is not supported at {standard} level "
+                f"{level or sup.since}; allowed: {choices(sup.dtypes)}"
+            )
         if sup.ranks is not None and not (sup.ranks[0] <= t.rank <= sup.ranks[1]):
             lo, hi = sup.ranks
             allowed = str(lo) if lo == hi else f"{lo} to {hi}"
-            found.append(f"{role} dimension count {t.rank} is not supported at {standard} level "
-                         f"{level or sup.since}; allowed: {allowed}")
+            found.append(
+                f"{role} dimension count {t.rank} is not supported at {standard} level "
+                f"{level or sup.since}; allowed: {allowed}"
+            )
         if any(s < 0 for s in t.sizes):
             found.append(f"{role} sizes {t.sizes} have a negative size")
     if inp.dtype != out.dtype:
@@ -87,8 +109,16 @@ def _tables(name, sup, inp, out, standard, level, in_place_refused) -> list[str]
     return found
 
 
-def validate(op, inp: TensorDesc, out: TensorDesc, *, standard: str = "directml",
-             level: str | None = None, in_place: bool = False, **axes) -> None:
+def validate(
+    op,
+    inp: TensorDesc,
+    out: TensorDesc,
+    *,
+    standard: str = "directml",
+    level: str | None = None,
+    in_place: bool = False,
+    **axes,
+) -> None:
     """Raise UsageError naming every broken constraint, if any (a tensor operator: axis= or axes=)."""
     if is_tensor_operator(op):
         name = get_tensor_operator(op)[0].name

@@ -1,4 +1,5 @@
 """Execute an operator's implementation expression on a tensor."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,7 +42,7 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
     check_dtype(op, fmt)
     if out is not None:
         if not isinstance(out, np.ndarray) or out.dtype != x.dtype or out.shape != x.shape:
-            got = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__)
+            got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
             raise UsageError(f"out must have the input's dtype and shape ({x.dtype} {x.shape}); got {got}")
     std = standard_for(op, attrs, standard)
     if isinstance(fmt, IntFormat):

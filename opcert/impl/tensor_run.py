@@ -7,6 +7,7 @@ the value sits that close to a rounding boundary of the format (LogSoftmax of th
 to even, -34.0, not -34.25). Those elements (each one whose binary64 value, moved by 16 binary64 ULPs either
 way, would round to another value) are taken from the reference, for the whole row they sit in; every
 other element is the expression's value rounded once."""
+
 from __future__ import annotations
 
 import numpy as np

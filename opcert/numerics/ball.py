@@ -34,6 +34,7 @@ undecided, for the exact path (numerics.exact). The expression is the operator's
 `reference_form`: the definition rewritten to be well conditioned in floating
 point, and proved equal to it over the reals (tests/test_catalog.py).
 """
+
 from __future__ import annotations
 
 import math
@@ -50,16 +51,16 @@ from opcert.formats import round_float64
 from opcert.numerics.ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
 from opcert.numerics.errorfree import product_is_exact, sum_is_exact
 
-U = 2.0 ** -53             # unit roundoff of binary64
-ETA = 2.0 ** -1074         # the smallest subnormal: bounds underflow
+U = 2.0**-53  # unit roundoff of binary64
+ETA = 2.0**-1074  # the smallest subnormal: bounds underflow
 
 
 @dataclass(frozen=True)
 class Precision:
     dtype: type
-    u: float                 # unit roundoff
-    eta: float               # the smallest subnormal: bounds underflow
-    ulps: dict | None        # primitive contracts in ULPs of this format (None: the binary64 ones)
+    u: float  # unit roundoff
+    eta: float  # the smallest subnormal: bounds underflow
+    ulps: dict | None  # primitive contracts in ULPs of this format (None: the binary64 ones)
 
 
 BINARY64 = Precision(np.float64, U, ETA, None)
@@ -72,8 +73,12 @@ def _wide() -> Precision | None:
     # glibc's libm-test-ulps list at most 4 ULPs (round to nearest) for these long double
     # functions on x86-64; the contract doubles that. tests/test_reference_wide.py checks
     # each against Arb, and every decision of this path against the exact path.
-    return Precision(np.longdouble, float(fi.eps) / 2, fi.smallest_subnormal,
-                     {n: p.long_double_ulps for n, p in PRIMITIVES.items() if p.long_double_ulps is not None})
+    return Precision(
+        np.longdouble,
+        float(fi.eps) / 2,
+        fi.smallest_subnormal,
+        {n: p.long_double_ulps for n, p in PRIMITIVES.items() if p.long_double_ulps is not None},
+    )
 
 
 WIDE = _wide()
@@ -86,8 +91,11 @@ def without_fast_path(e: Expr, precision: Precision | None) -> set[str]:
         return {"long double"}
     if precision.ulps is None:
         return set()
-    return {n.op for n in e.nodes() if n.op in PRIMITIVES and (precision.ulps.get(n.op) is None
-                                                               or long_double_array(n.op) is None)}
+    return {
+        n.op
+        for n in e.nodes()
+        if n.op in PRIMITIVES and (precision.ulps.get(n.op) is None or long_double_array(n.op) is None)
+    }
 
 
 def _up(q: Fraction) -> float:
@@ -187,7 +195,7 @@ class Balls(Domain):
         for a in args:
             ok = ok & a[2]
         if op in ("neg", "abs"):
-            (ma, ra, _, sa), = args
+            ((ma, ra, _, sa),) = args
             m, r, s = R["neg" if op == "neg" else "absolute"](ma, ra, sa)
         elif op in ("add", "sub"):
             (ma, ra, _, sa), (mb, rb, _, sb) = args
@@ -257,15 +265,19 @@ class Balls(Domain):
         if e.op == "rowmax":
             mm = row_maximum(m)
             rr = np.max(r, axis=-1, keepdims=True) if shape[-1] else np.zeros_like(mm)
-            sg = np.where(np.any(s > 0, axis=-1, keepdims=True), 1, np.where(np.all(s < 0, axis=-1, keepdims=True),
-                                                                                -1, 0))
+            sg = np.where(
+                np.any(s > 0, axis=-1, keepdims=True), 1, np.where(np.all(s < 0, axis=-1, keepdims=True), -1, 0)
+            )
             return self._node(mm, rr, row_ok & np.isfinite(mm), sg)
         d = depth(shape[-1])
         gamma = P.dtype(d * P.u / (1 - d * P.u))
         # each computed sum of non-negative terms is within gamma of the real one: divide by (1 - gamma)
         total = (pairwise_sum(r) + gamma * pairwise_sum(np.abs(m))) / (1 - gamma) * (1 + 4 * P.u)
-        sg = np.where(np.all(s > 0, axis=-1, keepdims=True), 1, np.where(np.all(s < 0, axis=-1, keepdims=True),
-                                                                           -1, 0)) if shape[-1] else 0
+        sg = (
+            np.where(np.all(s > 0, axis=-1, keepdims=True), 1, np.where(np.all(s < 0, axis=-1, keepdims=True), -1, 0))
+            if shape[-1]
+            else 0
+        )
         return self._node(pairwise_sum(m), total, row_ok, sg)
 
     def primitive(self, p, a, node=None):
@@ -275,23 +287,35 @@ class Balls(Domain):
             f, ulps, _ = binary64_array(p.name)
         else:
             fu = long_double_array(p.name) if P.ulps.get(p.name) is not None else None
-            if fu is None:     # no function of this precision: undecided here, for the exact path
+            if fu is None:  # no function of this precision: undecided here, for the exact path
                 zero = np.zeros(np.shape(ma), dtype=P.dtype)
                 return zero, zero, ok & False, np.zeros(np.shape(ma), dtype=np.int8)
             f, ulps = fu
         m = f(ma)
         contract = R["contract"](m, ulps, P.u, P.eta)
         prop, prop_ok, wide = R[f"radius_{p.name}"](m, ma, ra, contract, P.u)
-        if np.any(wide):     # the ends of the wide balls (few: only those are computed)
+        if np.any(wide):  # the ends of the wide balls (few: only those are computed)
             shape = np.broadcast(m, ma, ra, prop).shape
             w = np.broadcast_to(wide, shape)
             mw, aw, rw = (np.broadcast_to(v, shape)[w] for v in (m, ma, ra))
             prop = np.array(np.broadcast_to(prop, shape))
-            prop[w] = R["ends"](mw, f(np.nextafter(aw - rw, -np.inf)), f(np.nextafter(aw + rw, np.inf)),
-                                ulps, P.u, P.eta)
+            prop[w] = R["ends"](
+                mw, f(np.nextafter(aw - rw, -np.inf)), f(np.nextafter(aw + rw, np.inf)), ulps, P.u, P.eta
+            )
         lo, lo_open, _ = p.domain
-        r, ok = R["primitive"](m, ma, ra, ok, prop, prop_ok, contract, p.exact(Fraction(0)) is not None,
-                               p.exact(Fraction(1)) is not None, -np.inf if lo is None else float(lo), lo_open)
+        r, ok = R["primitive"](
+            m,
+            ma,
+            ra,
+            ok,
+            prop,
+            prop_ok,
+            contract,
+            p.exact(Fraction(0)) is not None,
+            p.exact(Fraction(1)) is not None,
+            -np.inf if lo is None else float(lo),
+            lo_open,
+        )
         return self._node(m, r, ok, R[SIGN_RULES[p.sign].__name__](m, r, sa))
 
 
@@ -307,7 +331,7 @@ def decide(m, r, ok, fmt, sign=None):
         hi = np.where(rr > 0, np.nextafter(m + rr, np.inf), m)
         if m.dtype == np.float64:
             rlo, rhi = round_float64(lo, fmt), round_float64(hi, fmt)
-        elif fmt.p == 53:    # a wider midpoint: the CPU's conversion rounds to nearest, ties to even
+        elif fmt.p == 53:  # a wider midpoint: the CPU's conversion rounds to nearest, ties to even
             rlo, rhi = lo.astype(np.float64), hi.astype(np.float64)
         else:
             raise ValueError(f"a {m.dtype} ball decides binary64 results only, not {fmt.name}")
@@ -317,7 +341,7 @@ def decide(m, r, ok, fmt, sign=None):
         same = (rlo == rhi) & (np.signbit(rlo) == np.signbit(rhi)) & ((lo > 0) | (hi < 0))
         val = np.where(zero, m.astype(np.float64), rlo)
         if sign is not None:
-            half = np.ldexp(m.dtype.type(1), fmt.emin - fmt.p)   # half the smallest subnormal of fmt
+            half = np.ldexp(m.dtype.type(1), fmt.emin - fmt.p)  # half the smallest subnormal of fmt
             under = ~zero & ~same & (lo >= -half) & (hi <= half) & (sign != 0)
             val = np.where(under, np.where(sign > 0, 0.0, -0.0), val)
             same = same | under

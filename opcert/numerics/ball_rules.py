@@ -15,6 +15,7 @@ branch, memoisation, which platform function gives a midpoint) and supply what t
 arguments: whether a sum or a product is exact (errorfree's tests), the function's values at the ends
 of a wide ball.
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,8 +23,8 @@ import functools
 from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import NUMPY, compiled, over_arrays
 
-B = NUMPY               # the vocabulary's meaning as written; ball_ops.instantiate rebinds it
-MARGIN = 1.0 + 2.0 ** -50  # radius computed with rounding: enlarge it
+B = NUMPY  # the vocabulary's meaning as written; ball_ops.instantiate rebinds it
+MARGIN = 1.0 + 2.0**-50  # radius computed with rounding: enlarge it
 
 
 def settle(m, r):
@@ -46,10 +47,15 @@ def add(ma, ra, sa, mb, rb, sb, exact, u):
     the subnormal range: no eta. A difference is the sum with b negated."""
     m = ma + mb
     r = B.where(exact, (ra + rb) * MARGIN, (ra + rb + B.fabs(m) * u) * MARGIN)
-    s = B.where(B.both(sa == sb, sa != 0), sa,
-                B.where(B.both(B.both(sa != 0, sb == 0), B.both(mb == 0, rb == 0)), sa,
-                        B.where(B.both(B.both(sb != 0, sa == 0), B.both(ma == 0, ra == 0)), sb,
-                                B.ball_sign(m, r))))
+    s = B.where(
+        B.both(sa == sb, sa != 0),
+        sa,
+        B.where(
+            B.both(B.both(sa != 0, sb == 0), B.both(mb == 0, rb == 0)),
+            sa,
+            B.where(B.both(B.both(sb != 0, sa == 0), B.both(ma == 0, ra == 0)), sb, B.ball_sign(m, r)),
+        ),
+    )
     return m, r, s
 
 
@@ -102,6 +108,7 @@ def minimum(ma, ra, sa, mb, rb, sb):
 
 # ---- primitives: the record's ball_radius gives the propagated radius; this adds the rest -------------
 
+
 def contract(m, ulps, u, eta):
     """The platform function's error at its value m: k ULPs, ULP(m) <= 2 u |m| (+ subnormal)."""
     return ulps * (B.fabs(m) * 2 * u + eta)
@@ -111,8 +118,9 @@ def ends(m, f_lo, f_hi, ulps, u, eta):
     """The propagated radius of a monotone function over a wide ball [a - r, a + r], from its values
     at the ends taken one step outward (f_lo = f(a - r), f_hi = f(a + r), either order): every value
     of the ball lies between them, each within its contract."""
-    return B.nmax(B.fabs(f_hi - m) + ulps * (B.fabs(f_hi) * 2 * u + eta),
-                  B.fabs(m - f_lo) + ulps * (B.fabs(f_lo) * 2 * u + eta)) * (1 + 4 * u)
+    return B.nmax(
+        B.fabs(f_hi - m) + ulps * (B.fabs(f_hi) * 2 * u + eta), B.fabs(m - f_lo) + ulps * (B.fabs(f_lo) * 2 * u + eta)
+    ) * (1 + 4 * u)
 
 
 def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_one, lo, lo_open):
@@ -123,7 +131,7 @@ def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_
     prop = B.where(ra == 0, 0.0, prop)
     exact = B.both(ra == 0, B.either(B.both(ma == 0, exact_at_zero), B.both(ma == 1, exact_at_one)))
     r = B.where(exact, 0.0, (prop + contract_m) * MARGIN * MARGIN)
-    return B.where(B.isinf(m), 0.0, r), ok       # as settle
+    return B.where(B.isinf(m), 0.0, r), ok  # as settle
 
 
 # the sign of f(a) from the record's sign rule (expr.primitives.SIGNS)
@@ -143,31 +151,33 @@ def sign_of_ball(m, r, sa):
     return B.ball_sign(m, r)
 
 
-SIGN_RULES = {"positive": sign_positive, "of_argument": sign_of_argument,
-              "positive_where_argument_positive": sign_positive_where_argument_positive, "": sign_of_ball}
+SIGN_RULES = {
+    "positive": sign_positive,
+    "of_argument": sign_of_argument,
+    "positive_where_argument_positive": sign_positive_where_argument_positive,
+    "": sign_of_ball,
+}
 
 
 # ---- comparisons and connectives: (value, decided) ------------------------------------------------
+
 
 def less(ma, ra, mb, rb):
     """(yes, no) of a < b over the balls; exact balls compare their midpoints."""
     exact = B.both(ra == 0, rb == 0)
     t = ma < mb
-    return (B.either(ma + ra < mb - rb, B.both(exact, t)),
-            B.either(ma - ra >= mb + rb, B.both(exact, B.negated(t))))
+    return (B.either(ma + ra < mb - rb, B.both(exact, t)), B.either(ma - ra >= mb + rb, B.both(exact, B.negated(t))))
 
 
 def less_equal(ma, ra, mb, rb):
     exact = B.both(ra == 0, rb == 0)
     t = ma <= mb
-    return (B.either(ma + ra <= mb - rb, B.both(exact, t)),
-            B.either(ma - ra > mb + rb, B.both(exact, B.negated(t))))
+    return (B.either(ma + ra <= mb - rb, B.both(exact, t)), B.either(ma - ra > mb + rb, B.both(exact, B.negated(t))))
 
 
 def equal(ma, ra, mb, rb):
     exact = B.both(ra == 0, rb == 0)
-    return (B.both(exact, ma == mb),
-            B.either(B.either(ma + ra < mb - rb, mb + rb < ma - ra), B.both(exact, ma != mb)))
+    return (B.both(exact, ma == mb), B.either(B.either(ma + ra < mb - rb, mb + rb < ma - ra), B.both(exact, ma != mb)))
 
 
 def decision(yes, no, ok_a, ok_b):
@@ -176,8 +186,7 @@ def decision(yes, no, ok_a, ok_b):
 
 def conj(va, da, vb, db):
     """a and b is decided where both are, or where either is decided false."""
-    return (B.both(va, vb),
-            B.either(B.either(B.both(da, db), B.both(da, B.negated(va))), B.both(db, B.negated(vb))))
+    return (B.both(va, vb), B.either(B.either(B.both(da, db), B.both(da, B.negated(va))), B.both(db, B.negated(vb))))
 
 
 def disj(va, da, vb, db):
@@ -189,12 +198,37 @@ def negation(v, d):
 
 
 # comparison -> (rule, operands swapped): a > b is b < a
-COMPARISONS = {"lt": (less, False), "gt": (less, True), "le": (less_equal, False), "ge": (less_equal, True),
-               "eq": (equal, False)}
+COMPARISONS = {
+    "lt": (less, False),
+    "gt": (less, True),
+    "le": (less_equal, False),
+    "ge": (less_equal, True),
+    "eq": (equal, False),
+}
 CONNECTIVES = {"and": conj, "or": disj, "not": negation}
 
-RULES = (settle, neg, absolute, add, mul, div, fma, maximum, minimum, contract, ends, primitive,
-         *SIGN_RULES.values(), less, less_equal, equal, decision, conj, disj, negation)
+RULES = (
+    settle,
+    neg,
+    absolute,
+    add,
+    mul,
+    div,
+    fma,
+    maximum,
+    minimum,
+    contract,
+    ends,
+    primitive,
+    *SIGN_RULES.values(),
+    less,
+    less_equal,
+    equal,
+    decision,
+    conj,
+    disj,
+    negation,
+)
 
 
 @functools.cache

@@ -6,6 +6,7 @@ rounding radius. In NumPy each test is a dozen temporaries over the block;
 compiled it is one pass (bench/README.md, 'Figures behind choices in the code').
 tests/test_errorfree.py checks both against rational arithmetic.
 """
+
 from __future__ import annotations
 
 import threading
@@ -15,7 +16,7 @@ import numpy as np
 from opcert.expr.fma_kernel import llvm_fma
 from opcert.jit import numba
 
-SPLIT = 134217729.0          # 2^27 + 1: Veltkamp's splitter for binary64
+SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for binary64
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -24,10 +25,10 @@ def product_exact(a, b):
     splitting could overflow or the product reaches the subnormal range)."""
     p = a * b
     if a == 0.0 or b == 0.0:
-        return a - a == 0.0 and b - b == 0.0      # 0 * inf is NaN
+        return a - a == 0.0 and b - b == 0.0  # 0 * inf is NaN
     # a zero p here is an underflow, not an exact zero (the NumPy version this
     # replaced took it for one)
-    if not (abs(a) < 2.0 ** 990 and abs(b) < 2.0 ** 990 and abs(p) > 2.0 ** -960):
+    if not (abs(a) < 2.0**990 and abs(b) < 2.0**990 and abs(p) > 2.0**-960):
         return False
     c = SPLIT * a
     ah = c - (c - a)
@@ -50,7 +51,7 @@ def product_exact_fma(a, b):
     p = a * b
     if a == 0.0 or b == 0.0:
         return a - a == 0.0 and b - b == 0.0
-    if not (abs(a) < 2.0 ** 990 and abs(b) < 2.0 ** 990 and abs(p) > 2.0 ** -960):
+    if not (abs(a) < 2.0**990 and abs(b) < 2.0**990 and abs(p) > 2.0**-960):
         return False
     return llvm_fma(a, b, -p) == 0.0
 
@@ -65,7 +66,7 @@ def product_exact_pow2(a, b):
     if a == 0.0 or b == 0.0:
         return a - a == 0.0 and b - b == 0.0
     p = abs(a * b)
-    return abs(a) < 2.0 ** 990 and abs(b) < 2.0 ** 990 and 2.0 ** -960 < p < 2.0 ** 1000
+    return abs(a) < 2.0**990 and abs(b) < 2.0**990 and 2.0**-960 < p < 2.0**1000
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

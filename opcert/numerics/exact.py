@@ -13,6 +13,7 @@ Three tiers, each rigorous:
    irrational is never a rounding midpoint, so the loop ends; a cap turns a
    bug into an error.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -40,11 +41,23 @@ class Undefined(Exception):
 
 
 _RATIONAL = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "neg": lambda a: -a, "abs": abs, "fma": lambda a, b, c: a * b + c,
-    "min": min, "max": max, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b,
-    "and": lambda a, b: a and b, "or": lambda a, b: a or b, "not": lambda a: not a,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "neg": lambda a: -a,
+    "abs": abs,
+    "fma": lambda a, b, c: a * b + c,
+    "min": min,
+    "max": max,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "and": lambda a, b: a and b,
+    "or": lambda a, b: a or b,
+    "not": lambda a: not a,
 }
 
 
@@ -102,9 +115,14 @@ class RationalDomain(Domain):
         row = self.row
         if row is None:
             raise _no_row(e)
-        return reduce_exact(e, row, "rational", lambda j: fold(e.args[0], RationalDomain(row.values[j], self.attrs,
-                                                                                             row.at(j))),
-                            max, lambda vals: _first_max(vals, lambda a, b: a > b))
+        return reduce_exact(
+            e,
+            row,
+            "rational",
+            lambda j: fold(e.args[0], RationalDomain(row.values[j], self.attrs, row.at(j))),
+            max,
+            lambda vals: _first_max(vals, lambda a, b: a > b),
+        )
 
     def var(self, e):
         return self.x
@@ -162,7 +180,7 @@ class TinyDomain(Domain):
         return (e.value, e.value)
 
     def reduction(self, e, walk):
-        raise NotTiny(e.op)    # a row's terms are not all tiny: the ball tier reduces rows
+        raise NotTiny(e.op)  # a row's terms are not all tiny: the ball tier reduces rows
 
     def compare(self, op, a, b):
         (alo, ahi), (blo, bhi) = a, b
@@ -278,9 +296,15 @@ class ArbDomain(Domain):
             for v in vals[1:]:
                 best = self.arithmetic("max", [best, v])
             return best
-        return reduce_exact(e, row, ("arb", cls, self.prec),
-                            lambda j: fold(e.args[0], cls(row.values[j], self.attrs, self.prec, row.at(j))),
-                            maximum, lambda vals: _first_max(vals, lambda a, b: compare_balls("gt", a, b)))
+
+        return reduce_exact(
+            e,
+            row,
+            ("arb", cls, self.prec),
+            lambda j: fold(e.args[0], cls(row.values[j], self.attrs, self.prec, row.at(j))),
+            maximum,
+            lambda vals: _first_max(vals, lambda a, b: compare_balls("gt", a, b)),
+        )
 
     def var(self, e):
         return arb_of(self.x) if isinstance(self.x, Fraction) else self.x
@@ -296,7 +320,7 @@ class ArbDomain(Domain):
             c = walk(e.args[0])
         except Undecided:
             if isinstance(self.x, Fraction):
-                raise          # a point: more precision decides it
+                raise  # a point: more precision decides it
             # an interval on both sides of the condition's boundary: either branch
             return walk(e.args[1]).union(walk(e.args[2]))
         return walk(e.args[1]) if c else walk(e.args[2])
@@ -330,7 +354,7 @@ def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int, row: 
     return fold(e, ArbDomain(x, attrs, prec, row))
 
 
-WIDEST = 1 << 14   # bits: a ball's ends as rationals at most this far below its midpoint
+WIDEST = 1 << 14  # bits: a ball's ends as rationals at most this far below its midpoint
 
 
 def arb_to_fractions(b) -> tuple[Fraction, Fraction]:
@@ -354,6 +378,7 @@ def arb_to_fractions(b) -> tuple[Fraction, Fraction]:
 class Exact:
     """The exact value at one point: either a rational, or an enclosing interval
     narrow enough to decide the rounding to the format it was computed for."""
+
     __slots__ = ("lo", "hi")
 
     def __init__(self, lo: Fraction, hi: Fraction):
@@ -372,7 +397,7 @@ def _narrow(lo, hi, min_prec) -> bool:
     return min_prec == 0 or (hi - lo) <= abs(lo) * Fraction(2) ** (-min_prec)
 
 
-FAR = 64   # bits below the smallest subnormal's half where a value is taken as "rounds to zero"
+FAR = 64  # bits below the smallest subnormal's half where a value is taken as "rounds to zero"
 
 
 def _far_below(v, fmt) -> Exact | None:
@@ -390,11 +415,18 @@ def _far_below(v, fmt) -> Exact | None:
         return Exact(q / 2, q)
     if v < 0:
         return Exact(-q, -q / 2)
-    raise Undecided("a tiny ball of undecided sign")   # more precision, not a rational of 10^300 bits
+    raise Undecided("a tiny ball of undecided sign")  # more precision, not a rational of 10^300 bits
 
 
-def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
-             min_prec: int = 0, max_prec: int = MAX_PREC, row: Row | None = None) -> Exact:
+def evaluate(
+    e: Expr,
+    x: Fraction,
+    attrs: dict[str, Fraction],
+    fmt: FloatFormat,
+    min_prec: int = 0,
+    max_prec: int = MAX_PREC,
+    row: Row | None = None,
+) -> Exact:
     """Exact value of `e` at x, decided for rounding to `fmt` (and, with
     `min_prec`, enclosed to at least that many bits). Raises Undefined where
     the definition applies a primitive outside its domain. `row`: the row x
@@ -406,8 +438,13 @@ def evaluate(e: Expr, x: Fraction, attrs: dict[str, Fraction], fmt: FloatFormat,
         pass
     try:
         lo, hi = eval_tiny(e, x, attrs)
-        if lo != 0 and hi != 0 and (lo > 0) == (hi > 0) and _narrow(lo, hi, min_prec) and \
-                round_fraction(lo, fmt, negative_zero=lo < 0) == round_fraction(hi, fmt, negative_zero=hi < 0):
+        if (
+            lo != 0
+            and hi != 0
+            and (lo > 0) == (hi > 0)
+            and _narrow(lo, hi, min_prec)
+            and round_fraction(lo, fmt, negative_zero=lo < 0) == round_fraction(hi, fmt, negative_zero=hi < 0)
+        ):
             return Exact(lo, hi)
     except (NotTiny, ZeroDivisionError):
         pass

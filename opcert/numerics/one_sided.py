@@ -23,6 +23,7 @@ attributes alone or on the sign of such a product. Everything else is
 and every binary64 value in (m, m + side r] rounds to one value, that value is
 the correctly rounded result.
 """
+
 from __future__ import annotations
 
 import operator
@@ -36,9 +37,10 @@ from opcert.formats import round_float64
 from opcert.numerics.errorfree import product_is_exact
 
 # the primitives' own rules are in their records (expr.primitives: `one_sided`)
-SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | \
-    frozenset(n for n, p in PRIMITIVES.items() if p.one_sided is not None)
-SIGMOID_TINY = 2.0 ** -30   # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
+SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | frozenset(
+    n for n, p in PRIMITIVES.items() if p.one_sided is not None
+)
+SIGMOID_TINY = 2.0**-30  # below it, sigmoid(u) - 1/2 has the sign of u and is below |u|/4
 _COMPARE = {"eq": operator.eq, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
 
 
@@ -186,24 +188,24 @@ class _SignBound(Domain):
 
     @staticmethod
     def _constant(v: float):
-        return np.float64(np.sign(v)), abs(v) * (1 + 2.0 ** -50)    # a named constant: within an ULP
+        return np.float64(np.sign(v)), abs(v) * (1 + 2.0**-50)  # a named constant: within an ULP
 
     def arithmetic(self, op, args, node=None):
         if op == "neg":
-            sb, = args
+            (sb,) = args
             return None if sb is None else (-sb[0], sb[1])
         if op not in ("mul", "add") or args[0] is None or args[1] is None:
             return None
         a, b = args
         if op == "mul":
             s = a[0] * b[0]
-            return s, np.where(s == 0, 0.0, np.maximum(a[1] * b[1] * (1 + 2.0 ** -50), 2.0 ** -1074))
+            return s, np.where(s == 0, 0.0, np.maximum(a[1] * b[1] * (1 + 2.0**-50), 2.0**-1074))
         # a sum of terms of one sign (Gelu's tanh form: x + 0.044715 x^3) has their sign, and at most the sum
         # of their bounds; where the signs differ nothing is known (None)
         if not np.all(a[0] * b[0] >= 0):
             return None
         s = np.where(a[0] == 0, b[0], a[0])
-        return s, np.where(s == 0, 0.0, (a[1] + b[1]) * (1 + 2.0 ** -50))
+        return s, np.where(s == 0, 0.0, (a[1] + b[1]) * (1 + 2.0**-50))
 
     def compare(self, op, a, b):
         return None
@@ -235,8 +237,12 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):
     with np.errstate(all="ignore"):
         m, r, s, ok = fold(e, OneSided(x, attrs))
         shape = x.shape
-        return (np.broadcast_to(m, shape), np.broadcast_to(r, shape), np.broadcast_to(s, shape),
-                np.broadcast_to(ok, shape) & np.isfinite(np.broadcast_to(m, shape)))
+        return (
+            np.broadcast_to(m, shape),
+            np.broadcast_to(r, shape),
+            np.broadcast_to(s, shape),
+            np.broadcast_to(ok, shape) & np.isfinite(np.broadcast_to(m, shape)),
+        )
 
 
 def _tiny_exact(e: Expr, x, attrs, tiny: float):
@@ -259,7 +265,7 @@ class _Analyses:
         return _sign_bound(e, self.x, self.attrs)
 
 
-NONE = (np.float64(0.0), 0.0, 0.0, False)      # nothing known: the exact path decides
+NONE = (np.float64(0.0), 0.0, 0.0, False)  # nothing known: the exact path decides
 
 
 class OneSided(Domain):
@@ -285,7 +291,7 @@ class OneSided(Domain):
     def arithmetic(self, op, args, node=None):
         x, attrs = self.x, self.attrs
         if op == "neg":
-            (m, r, s, ok), = args
+            ((m, r, s, ok),) = args
             return -m, r, -s, ok
         if op == "mul":
             (ma, ra, sa, oka), (mb, rb, sb, okb) = args
@@ -293,7 +299,7 @@ class OneSided(Domain):
             exact_b = (sb == 0) & (rb == 0)
             p, exact = _product_exact(np.asarray(ma, dtype=np.float64), np.asarray(mb, dtype=np.float64))
             # one exact factor c times a one-sided value: c m, on side sign(c) s, within |c| r
-            r = np.where(exact_a, np.abs(ma) * rb, np.abs(mb) * ra) * (1 + 2.0 ** -50)
+            r = np.where(exact_a, np.abs(ma) * rb, np.abs(mb) * ra) * (1 + 2.0**-50)
             s = np.where(exact_a, np.sign(ma) * sb, np.sign(mb) * sa)
             zero = (exact_a & (ma == 0)) | (exact_b & (mb == 0))
             ok = oka & okb & (exact_a | exact_b) & (exact | zero)
@@ -306,7 +312,7 @@ class OneSided(Domain):
                     continue
                 exact = oka & (sa == 0) & (ra == 0)
                 sgn, bound = sb
-                ok = exact & (np.abs(bound) <= np.abs(ma) * 2.0 ** -60) & (ma != 0)
+                ok = exact & (np.abs(bound) <= np.abs(ma) * 2.0**-60) & (ma != 0)
                 if np.any(ok):
                     return ma, np.where(sgn == 0, 0.0, bound), sgn, ok
             return NONE
@@ -325,12 +331,16 @@ class OneSided(Domain):
                 return NONE
             su, bound = sb
             # sigmoid(u) = 1/2 + u/4 - u^3/48 + ...: on the side of u, by less than |u|/4
-            return np.float64(0.5), np.where(su == 0, 0.0, 0.25 * (1 + 2.0 ** -20) * bound), su, \
-                np.abs(bound) < SIGMOID_TINY
+            return (
+                np.float64(0.5),
+                np.where(su == 0, 0.0, 0.25 * (1 + 2.0**-20) * bound),
+                su,
+                np.abs(bound) < SIGMOID_TINY,
+            )
         return NONE
 
     def compare(self, op, a, b):
-        return NONE         # conditions are read from their form (select), never evaluated
+        return NONE  # conditions are read from their form (select), never evaluated
 
     def connective(self, op, args):
         return NONE
@@ -368,9 +378,12 @@ def decide(m, r, side, ok, fmt):
         below, above = round_float64(np.nextafter(m, -np.inf), fmt), round_float64(np.nextafter(m, np.inf), fmt)
         midpoint = (below != above) | (np.signbit(below) != np.signbit(above))
         val = round_float64(q1, fmt)
-        same = ((round_float64(q3, fmt) == val) & (round_float64(far, fmt) == val)
-                & (np.signbit(round_float64(far, fmt)) == np.signbit(val)))
+        same = (
+            (round_float64(q3, fmt) == val)
+            & (round_float64(far, fmt) == val)
+            & (np.signbit(round_float64(far, fmt)) == np.signbit(val))
+        )
         # binary64 steps near m are far finer than fmt's midpoints: none lies in (m, q1)
-        good = ok & (side != 0) & midpoint & same & (np.abs(m) >= 2.0 ** -1000) & (r <= np.abs(m) * 2.0 ** -40)
-        good &= (m - m == 0)
+        good = ok & (side != 0) & midpoint & same & (np.abs(m) >= 2.0**-1000) & (r <= np.abs(m) * 2.0**-40)
+        good &= m - m == 0
     return good, val, q2

@@ -6,6 +6,7 @@ failing check is an `::error` workflow command (an annotation on the run), namin
 and its reproduce command. GitLab reads the JUnit file (`--junit`) as a report artifact (docs: README,
 "CI").
 """
+
 from __future__ import annotations
 
 from opcert.report.render import failing_lines, summary_markdown

@@ -8,6 +8,7 @@ up or became unknown (NaN, missing); more special-value mismatches; fewer
 correctly rounded results (same inputs); a required property that was proved
 and is not any more.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,7 +38,7 @@ def load_gate(path: str, rejudge=None) -> dict:
         raise UsageError(f"{path}: not UTF-8 text; give a gate result (opcert gate --json FILE)") from None
     data = validate.parse(text, path)
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("opcert.gate/"):
-        raise UsageError(f"{path}: not an opcert gate result (expected \"schema\": \"opcert.gate/1\")")
+        raise UsageError(f'{path}: not an opcert gate result (expected "schema": "opcert.gate/1")')
     validate.check_schema(data, path)
     _validate(data, path)
     validate.check_figures(data, path)
@@ -53,6 +54,7 @@ def _validate(data: dict, path: str) -> None:
     """Every key the reports and `opcert diff` read, with its type: a hand-edited or truncated file is a
     clear error naming the key (exit 2), never a traceback. The verdict (`ok`, `counts`) is recomputed
     from the checks' statuses: a file that says "ok": true over a failed check renders FAIL."""
+
     def bad(where, what):
         raise UsageError(f"{path}: {where}: {what} (is this file an opcert gate result?)")
 
@@ -67,6 +69,7 @@ def _validate(data: dict, path: str) -> None:
         if not isinstance(v, types):
             bad(f"{where}.{key}", f"must be {what} (got {type(v).__name__})")
         return v
+
     checks = need(data, "checks", list, "gate", "a list")
     for i, c in enumerate(checks):
         w = f"checks[{i}]"
@@ -92,14 +95,21 @@ def _validate(data: dict, path: str) -> None:
         if acc is not None:
             a = f"{w}.accuracy"
             need(acc, "max_ulp", _NUM + (type(None),), a, "a number or null", optional=True)
-            for k in ("inputs_checked", "correctly_rounded", "nan_mismatches", "inf_mismatches",
-                      "signed_zero_mismatches", "subnormal_flushes"):
+            for k in (
+                "inputs_checked",
+                "correctly_rounded",
+                "nan_mismatches",
+                "inf_mismatches",
+                "signed_zero_mismatches",
+                "subnormal_flushes",
+            ):
                 v = need(acc, k, int, a, "a non-negative integer", optional=True)
                 if v is not None and v < 0:
                     bad(f"{a}.{k}", "must be a non-negative integer")
             hist = need(acc, "histogram", dict, a, "an object of label: count", optional=True)
-            if hist is not None and not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                            for v in hist.values()):
+            if hist is not None and not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in hist.values()
+            ):
                 bad(f"{a}.histogram", "must map each label to a non-negative integer count")
             notes = need(acc, "notes", list, a, "a list of strings", optional=True) or []
             if not all(isinstance(n, str) for n in notes):
@@ -107,7 +117,7 @@ def _validate(data: dict, path: str) -> None:
             attrs = need(acc, "attrs", dict, a, "an object", optional=True) or {}
             for k, v in attrs.items():
                 if not isinstance(v, dict) or not isinstance(v.get("exact"), str):
-                    bad(f"{a}.attrs.{k}", "must be an object with a string \"exact\"")
+                    bad(f"{a}.attrs.{k}", 'must be an object with a string "exact"')
             if acc.get("max_ulp") is not None:
                 for k in ("worst_input", "worst_output", "worst_reference"):
                     need(acc, k, _NUM + (str,), a, "a number")
@@ -115,8 +125,14 @@ def _validate(data: dict, path: str) -> None:
                     need(acc, k, str, a, "a string")
                 # null where no exact value applies (a NaN output in another layout, an infinite exact value)
                 need(acc, "worst_exact", (str, type(None)), a, "a string or null", optional=True)
-                for k in ("correctly_rounded", "inputs_checked", "nan_mismatches", "inf_mismatches",
-                          "signed_zero_mismatches", "subnormal_flushes"):
+                for k in (
+                    "correctly_rounded",
+                    "inputs_checked",
+                    "nan_mismatches",
+                    "inf_mismatches",
+                    "signed_zero_mismatches",
+                    "subnormal_flushes",
+                ):
                     need(acc, k, int, a, "a non-negative integer")
         proofs = c.get("proofs")
         if proofs is not None:
@@ -138,8 +154,11 @@ def _validate(data: dict, path: str) -> None:
     counts = {st: sum(c["status"] == st for c in checks) for st in STATUSES}
     data["counts"] = counts
     data["ok"] = counts["fail"] == 0 and counts["pass"] > 0
-    data["verdict_note"] = None if counts["pass"] or counts["fail"] else \
-        "no check passed: every one was skipped, so the gate verified nothing"
+    data["verdict_note"] = (
+        None
+        if counts["pass"] or counts["fail"]
+        else "no check passed: every one was skipped, so the gate verified nothing"
+    )
 
 
 def _ulp(acc: dict):
@@ -154,11 +173,13 @@ def regressions(old: dict, new: dict) -> list[str]:
         n = new_by.get(o["key"])
         name = clip(o["name"], 200)
         if n is None:
-            out.append(f"{name}: missing from the new result (no check with the same operator, dtype, target, "
-                       "attributes, mode and policies)")
+            out.append(
+                f"{name}: missing from the new result (no check with the same operator, dtype, target, "
+                "attributes, mode and policies)"
+            )
             continue
         os_, ns = o["status"], n["status"]
-        why = clip("; ".join(clip(r) for r in n["reasons"]), 2 * LIMIT)     # a target's text, clipped
+        why = clip("; ".join(clip(r) for r in n["reasons"]), 2 * LIMIT)  # a target's text, clipped
         if os_ != "fail" and ns == "fail":
             out.append(f"{name}: {'passed' if os_ == 'pass' else 'was skipped'}, now fails: {why}")
         if os_ == "pass" and ns == "skipped":
@@ -170,16 +191,23 @@ def regressions(old: dict, new: dict) -> list[str]:
         if ou is not None and nu is None and ns != "skipped":
             out.append(f"{name}: max ULP error was {ou!r}, now unknown ({na.get('max_ulp')!r})")
         elif ou is not None and nu is not None and nu > ou:
-            out.append(f"{name}: max ULP error up from {ou!r} to {nu!r} "
-                       f"(worst input now {na.get('worst_input')!r}, {na.get('worst_input_bits')})")
+            out.append(
+                f"{name}: max ULP error up from {ou!r} to {nu!r} "
+                f"(worst input now {na.get('worst_input')!r}, {na.get('worst_input_bits')})"
+            )
         for k in ("nan_mismatches", "inf_mismatches", "signed_zero_mismatches", "subnormal_flushes"):
             if na.get(k, 0) > oa.get(k, 0):
                 out.append(f"{name}: {k.replace('_', ' ')} up from {oa.get(k, 0)} to {na[k]}")
-        if oa.get("correctly_rounded") is not None and na.get("correctly_rounded") is not None \
-                and oa.get("inputs_checked") == na.get("inputs_checked") \
-                and na["correctly_rounded"] < oa["correctly_rounded"]:
-            out.append(f"{name}: correctly rounded results down from {oa['correctly_rounded']:,} to "
-                       f"{na['correctly_rounded']:,}")
+        if (
+            oa.get("correctly_rounded") is not None
+            and na.get("correctly_rounded") is not None
+            and oa.get("inputs_checked") == na.get("inputs_checked")
+            and na["correctly_rounded"] < oa["correctly_rounded"]
+        ):
+            out.append(
+                f"{name}: correctly rounded results down from {oa['correctly_rounded']:,} to "
+                f"{na['correctly_rounded']:,}"
+            )
         np_ = {p["name"]: p for p in n.get("proofs") or []}
         for p in o.get("proofs") or []:
             q = np_.get(p["name"])

@@ -1,5 +1,6 @@
 """The attribute sweep's plot (matplotlib, Agg; `opcert accuracy --attr-sweep --plot PNG`). The gate's reports
 draw their plots as inline SVG (report.svg)."""
+
 from __future__ import annotations
 
 import functools
@@ -8,13 +9,15 @@ import warnings
 
 import numpy as np
 
-DPI = 72   # a report holds two plots per check, hundreds of checks for a catalog: keep each small
+DPI = 72  # a report holds two plots per check, hundreds of checks for a catalog: keep each small
 
 
 def _fig():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -27,6 +30,7 @@ def _quiet(f):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
             return f(*a, **k)
+
     return run
 
 
@@ -45,7 +49,7 @@ def attr_sweep_plot(result) -> bytes:
         for x, r in zip(xs, rows):
             mu = r.get("max_ulp")
             if r["status"] != "ok" or mu is None:
-                ax.plot(x, floor, "x", color="0.6")            # skipped or crashed: a grey cross
+                ax.plot(x, floor, "x", color="0.6")  # skipped or crashed: a grey cross
             elif r.get("verdict") == "fail":
                 ax.plot(x, max(mu, floor), "o", color="tab:red")
             else:
@@ -53,8 +57,9 @@ def attr_sweep_plot(result) -> bytes:
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, None)
         ax.set_xticks(xs, labels, rotation=60, fontsize=7)
-        ax.set_xlabel(f"{name} (others at their defaults); x: skipped, red: failed; 0 ULP drawn at {floor:g}",
-                      fontsize=8)
+        ax.set_xlabel(
+            f"{name} (others at their defaults); x: skipped, red: failed; 0 ULP drawn at {floor:g}", fontsize=8
+        )
         ax.set_ylabel("max ULP error")
         ax.set_title(f"{result.op} {result.dtype} on {result.target}", fontsize=9)
     return _png(fig, plt, dpi=110)

@@ -5,6 +5,7 @@ a section per check with its plot of ULP error over the inputs, the histogram,
 the worst case, the special-value mismatches, the proofs with their
 counterexamples, and the command that reproduces it; provenance at the end.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -76,19 +77,37 @@ def _facts(c) -> list[tuple[str | None, str]]:
     """What both report formats say of a check, as (bold label or None, text)."""
     a = c.get("accuracy") or {}
     attrs = clip(", ".join(f"{k}={v['exact']}" for k, v in (a.get("attrs") or {}).items()) or "-")
-    out = [(None, f"attributes: {attrs}"),
-           (None, f"mode: {c['mode']}, {a.get('inputs_checked', 0):,} inputs; policy: max ULP "
-                  f"{c['policy']['max_ulp']!r}, signed zero {c['policy']['signed_zero']}, "
-                  f"subnormals {c['policy']['subnormals']}")]
+    out = [
+        (None, f"attributes: {attrs}"),
+        (
+            None,
+            f"mode: {c['mode']}, {a.get('inputs_checked', 0):,} inputs; policy: max ULP "
+            f"{c['policy']['max_ulp']!r}, signed zero {c['policy']['signed_zero']}, "
+            f"subnormals {c['policy']['subnormals']}",
+        ),
+    ]
     out += [("reason" if c["status"] == "fail" else "skipped", clip(r)) for r in c["reasons"]]
     if a.get("max_ulp") is not None:
-        out.append(("max ULP error", clip(f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
-                                          f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly "
-                                          f"rounded {a['worst_reference']!r} ({a['worst_reference_bits']}), exact "
-                                          f"{a.get('worst_exact') or '-'}", LONG_LIMIT)))
-        out.append((None, f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
-                          f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
-                          f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}"))
+        out.append(
+            (
+                "max ULP error",
+                clip(
+                    f"{a['max_ulp']!r} at x = {a['worst_input']!r} ({a['worst_input_bits']}): "
+                    f"output {a['worst_output']!r} ({a['worst_output_bits']}), correctly "
+                    f"rounded {a['worst_reference']!r} ({a['worst_reference_bits']}), exact "
+                    f"{a.get('worst_exact') or '-'}",
+                    LONG_LIMIT,
+                ),
+            )
+        )
+        out.append(
+            (
+                None,
+                f"correctly rounded: {a['correctly_rounded']:,} / {a['inputs_checked']:,}; NaN mismatches "
+                f"{a['nan_mismatches']}, infinity {a['inf_mismatches']}, signed zero "
+                f"{a['signed_zero_mismatches']}, flushed subnormals {a['subnormal_flushes']}",
+            )
+        )
     # what the target did besides computing (the FP mode it set, a write into its input), and the like
     out += [("note", clip(n)) for n in a.get("notes") or []]
     return out
@@ -104,13 +123,16 @@ def _images(c, i, plots) -> dict:
     a = c.get("accuracy") or {}
     out = {}
     if plots.get(i) is not None and a:
-        out["errors"] = error_svg(plots[i], f"{c['op']} {c['dtype']} {c['target']}: ULP error",
-                                  c["policy"]["max_ulp"])
+        out["errors"] = error_svg(plots[i], f"{c['op']} {c['dtype']} {c['target']}: ULP error", c["policy"]["max_ulp"])
     if a.get("histogram"):
         out["histogram"] = histogram_svg(a["histogram"], "ULP error histogram")
-    if a.get("cases"):          # a tensor check: worst error per case against the row length
-        out["rows"] = rows_svg(a["cases"], f"{c['op']} {c['dtype']} {c['target']}: worst ULP error per case",
-                               c["policy"]["max_ulp"], a.get("worst"))
+    if a.get("cases"):  # a tensor check: worst error per case against the row length
+        out["rows"] = rows_svg(
+            a["cases"],
+            f"{c['op']} {c['dtype']} {c['target']}: worst ULP error per case",
+            c["policy"]["max_ulp"],
+            a.get("worst"),
+        )
     return out
 
 
@@ -130,12 +152,18 @@ def provenance_rows(gate: dict) -> list:
     """What produced the report: opcert (version, commit), the command, the machine, the date,
     and every target's version as its checks recorded it."""
     prov = dict(gate.get("provenance") or {})
-    rows = [("opcert", f"{prov.get('opcert')} (commit {prov.get('opcert_commit') or 'unknown: not a git checkout'})"),
-            ("command", gate.get("command")), ("date", prov.get("date")), ("cpu", prov.get("cpu")),
-            ("SIMD (NumPy's dispatch)", prov.get("simd", "not recorded")),
-            ("the reference's array functions", prov.get("reference_functions", "not recorded")),
-            ("platform", prov.get("platform")), ("python", prov.get("python")), ("numpy", prov.get("numpy")),
-            ("mpmath", prov.get("mpmath"))]
+    rows = [
+        ("opcert", f"{prov.get('opcert')} (commit {prov.get('opcert_commit') or 'unknown: not a git checkout'})"),
+        ("command", gate.get("command")),
+        ("date", prov.get("date")),
+        ("cpu", prov.get("cpu")),
+        ("SIMD (NumPy's dispatch)", prov.get("simd", "not recorded")),
+        ("the reference's array functions", prov.get("reference_functions", "not recorded")),
+        ("platform", prov.get("platform")),
+        ("python", prov.get("python")),
+        ("numpy", prov.get("numpy")),
+        ("mpmath", prov.get("mpmath")),
+    ]
     targets = {}
     for c in gate.get("checks", []):
         info = (c.get("accuracy") or {}).get("target_info") or {}
@@ -146,9 +174,11 @@ def provenance_rows(gate: dict) -> list:
 
 
 def _result_line(gate: dict) -> str:
-    return (f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
-            f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
-            f"{md(gate['config'])}; {gate['elapsed_s']:.1f} s.")
+    return (
+        f"Result: **{'PASS' if gate['ok'] else 'FAIL'}**: {gate['counts']['pass']} passed, "
+        f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped; configuration: "
+        f"{md(gate['config'])}; {gate['elapsed_s']:.1f} s."
+    )
 
 
 def _matrix_lines(gate: dict) -> list[str]:
@@ -174,8 +204,7 @@ def _head(gate: dict, title: str, *intro: str) -> list[str]:
     L = [f"# {title}", "", _result_line(gate), "", f"Reproduce: {md_code(gate['command'])}", ""]
     for paragraph in intro:
         L += [paragraph, ""]
-    L += ["## Provenance", ""] + [f"- {md(k, 200)}: {md(v)}" for k, v in provenance_rows(gate)] + \
-        ["", "## Summary", ""]
+    L += ["## Provenance", ""] + [f"- {md(k, 200)}: {md(v)}" for k, v in provenance_rows(gate)] + ["", "## Summary", ""]
     return L + _matrix_lines(gate)
 
 
@@ -183,17 +212,22 @@ def summary_page(gate: dict) -> str:
     """A gate result in a page small enough to commit (reports/README.md): the result, the reproduce
     command, the provenance, the summary table and the failing checks; the full report (plots, every
     check's facts and proofs) is `report.html`, which this page does not replace."""
-    L = _head(gate, "opcert gate: summary",
-              "A summary: the full report (plots, every check's facts, proofs and counterexamples) is the "
-              "`report.html` the gate wrote beside its result; `opcert report RESULT.json --out DIR` writes it "
-              "again from the JSON result.")
+    L = _head(
+        gate,
+        "opcert gate: summary",
+        "A summary: the full report (plots, every check's facts, proofs and counterexamples) is the "
+        "`report.html` the gate wrote beside its result; `opcert report RESULT.json --out DIR` writes it "
+        "again from the JSON result.",
+    )
     return "\n".join(L + failing_lines(gate)) + "\n"
 
 
 def summary_markdown(gate: dict) -> str:
     """The result, the reproduce command and the summary table (a CI job summary: report.ci)."""
-    return "\n".join(["## opcert gate", "", _result_line(gate), "", f"Reproduce: {md_code(gate['command'])}", ""]
-                     + _matrix_lines(gate))
+    return "\n".join(
+        ["## opcert gate", "", _result_line(gate), "", f"Reproduce: {md_code(gate['command'])}", ""]
+        + _matrix_lines(gate)
+    )
 
 
 def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict | None = None) -> str:
@@ -211,8 +245,10 @@ def markdown(gate: dict, images_dir: str | None = None, plots=None, drawn: dict 
                 write_bytes_atomic(str(Path(images_dir, name)), svg.encode())
                 L.append(f"\n![{kind}]({os.path.basename(images_dir)}/{name})")
         for p in c.get("proofs") or []:
-            line = (f"- proof {md_code(p['name'], 200)}: **{md(p['status'], 200)}** ({md(_method(p), None)}, "
-                    f"{p.get('elapsed_s', 0.0):.2f} s)")
+            line = (
+                f"- proof {md_code(p['name'], 200)}: **{md(p['status'], 200)}** ({md(_method(p), None)}, "
+                f"{p.get('elapsed_s', 0.0):.2f} s)"
+            )
             if p.get("counterexample"):
                 line += f"; counterexample: {md_code(p['counterexample'])}"
             L.append(line)
@@ -233,8 +269,10 @@ def _method(p: dict) -> str:
         elif "rows" in f:
             parts.append(f"{f['family']}: {f['rows']:,} rows, {f.get('differ', 0):,} differ")
         elif "evaluated" in f:
-            parts.append(f"{f['family']}: {f['evaluated']:,} outputs, {f.get('differ', 0):,} differ"
-                         + ("" if f.get("complete", True) else " (a sample)"))
+            parts.append(
+                f"{f['family']}: {f['evaluated']:,} outputs, {f.get('differ', 0):,} differ"
+                + ("" if f.get("complete", True) else " (a sample)")
+            )
     return clip(text + ("; " + "; ".join(parts) if parts else ""), LONG_LIMIT)
 
 
@@ -242,41 +280,56 @@ def html_page(gate: dict, plots=None, drawn: dict | None = None) -> str:
     drawn = images(gate, plots) if drawn is None else drawn
     e = html.escape
     cols, rows = _matrix(gate["checks"])
-    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
-           "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f3f3f3}"
-           ".PASS{color:#176f2c}.FAIL{color:#b00020;font-weight:bold}.skipped{color:#777}"
-           "code{background:#f6f6f6;padding:1px 4px}section{border-top:1px solid #ddd;margin-top:1.5em}"
-           ".wide{overflow-x:auto;max-width:100%}svg.plot{max-width:100%;height:auto;display:block}")
-    H = [f"<!doctype html><html><head><meta charset='utf-8'><title>opcert gate report</title>"
-         f"<style>{css}</style></head><body>",
-         f"<h1>opcert gate report</h1><p id='verdict' class='{'PASS' if gate['ok'] else 'FAIL'}'>"
-         f"Result: {'PASS' if gate['ok'] else 'FAIL'}: {gate['counts']['pass']} passed, "
-         f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped "
-         f"({e(clip(gate['config']))}; {gate['elapsed_s']:.1f} s)</p>",
-         f"<p>Reproduce: <code>{e(clip(gate['command']))}</code></p>",
-         "<h2>Provenance</h2><ul id='provenance'>" + "".join(f"<li>{e(clip(k, 200))}: {e(clip(v))}</li>"
-                                                              for k, v in provenance_rows(gate)) + "</ul>",
-         "<h2>Summary</h2><div class='wide'><table id='summary'><tr><th>operator</th>" +
-         "".join(f"<th>{e(clip(d, 200))}<br>{e(clip(t, 200))}</th>" for t, d in cols) + "</tr>"]
+    css = (
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f3f3f3}"
+        ".PASS{color:#176f2c}.FAIL{color:#b00020;font-weight:bold}.skipped{color:#777}"
+        "code{background:#f6f6f6;padding:1px 4px}section{border-top:1px solid #ddd;margin-top:1.5em}"
+        ".wide{overflow-x:auto;max-width:100%}svg.plot{max-width:100%;height:auto;display:block}"
+    )
+    H = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>opcert gate report</title>"
+        f"<style>{css}</style></head><body>",
+        f"<h1>opcert gate report</h1><p id='verdict' class='{'PASS' if gate['ok'] else 'FAIL'}'>"
+        f"Result: {'PASS' if gate['ok'] else 'FAIL'}: {gate['counts']['pass']} passed, "
+        f"{gate['counts']['fail']} failed, {gate['counts']['skipped']} skipped "
+        f"({e(clip(gate['config']))}; {gate['elapsed_s']:.1f} s)</p>",
+        f"<p>Reproduce: <code>{e(clip(gate['command']))}</code></p>",
+        "<h2>Provenance</h2><ul id='provenance'>"
+        + "".join(f"<li>{e(clip(k, 200))}: {e(clip(v))}</li>" for k, v in provenance_rows(gate))
+        + "</ul>",
+        "<h2>Summary</h2><div class='wide'><table id='summary'><tr><th>operator</th>"
+        + "".join(f"<th>{e(clip(d, 200))}<br>{e(clip(t, 200))}</th>" for t, d in cols)
+        + "</tr>",
+    ]
     for op, row in rows:
-        H.append(f"<tr><th>{e(clip(op, 200))}</th>" + "".join(
-            f"<td class='{v.split(' ')[0] if v else ''}'>{v}</td>" for v in row) + "</tr>")
+        H.append(
+            f"<tr><th>{e(clip(op, 200))}</th>"
+            + "".join(f"<td class='{v.split(' ')[0] if v else ''}'>{v}</td>" for v in row)
+            + "</tr>"
+        )
     H.append("</table></div>")
     for i, c in enumerate(gate["checks"]):
         a = c.get("accuracy") or {}
-        H.append(f"<section class='check' id='{_slug(c, i)}'><h2 class='{MARK[c['status']]}'>"
-                 f"{e(clip(c['name'], 200))}: {MARK[c['status']]}</h2><ul>")
+        H.append(
+            f"<section class='check' id='{_slug(c, i)}'><h2 class='{MARK[c['status']]}'>"
+            f"{e(clip(c['name'], 200))}: {MARK[c['status']]}</h2><ul>"
+        )
         H += [f"<li><b>{e(label)}</b>: {e(text)}</li>" if label else f"<li>{e(text)}</li>" for label, text in _facts(c)]
         H.append("</ul>")
         if a:
             H += list(drawn.get(i, {}).values())
         if c.get("proofs"):
-            H.append("<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
-                     "<th>counterexample</th></tr>")
+            H.append(
+                "<table class='proofs'><tr><th>property</th><th>verdict</th><th>method</th><th>time</th>"
+                "<th>counterexample</th></tr>"
+            )
             for p in c["proofs"]:
-                H.append(f"<tr><td>{e(clip(p['name'], 200))}</td><td>{e(clip(p['status'], 200))}</td>"
-                         f"<td>{e(_method(p))}</td><td>{p.get('elapsed_s', 0.0):.2f} s</td>"
-                         f"<td>{e(clip(p.get('counterexample') or ''))}</td></tr>")
+                H.append(
+                    f"<tr><td>{e(clip(p['name'], 200))}</td><td>{e(clip(p['status'], 200))}</td>"
+                    f"<td>{e(_method(p))}</td><td>{p.get('elapsed_s', 0.0):.2f} s</td>"
+                    f"<td>{e(clip(p.get('counterexample') or ''))}</td></tr>"
+                )
             H.append("</table>")
         if c.get("proof_note"):
             H.append(f"<p>{e(clip(c['proof_note']))}</p>")

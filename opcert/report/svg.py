@@ -7,6 +7,7 @@ milliseconds: the error plot keeps, of the up to 2^16 points of a check, the lar
 error of each pixel column (what the eye can see of a scatter at that width: the envelope is exact,
 the points inside it are not drawn twice), drawn as one path.
 """
+
 from __future__ import annotations
 
 import html
@@ -15,7 +16,7 @@ import numpy as np
 
 WIDTH, HEIGHT = 620, 250
 LEFT, RIGHT, TOP, BOTTOM = 58, 12, 24, 46
-LIN = 2.0 ** -14          # the symmetric log scale is linear within +-LIN
+LIN = 2.0**-14  # the symmetric log scale is linear within +-LIN
 
 
 def _fmt(v: float) -> str:
@@ -27,10 +28,12 @@ def _symlog(x):
 
 
 def _frame(title: str, kind: str) -> list[str]:
-    return [f"<svg xmlns='http://www.w3.org/2000/svg' class='plot {kind}' viewBox='0 0 {WIDTH} {HEIGHT}' "
-            f"width='{WIDTH}' height='{HEIGHT}' role='img' aria-label='{html.escape(title, quote=True)}' "
-            "font-family='sans-serif' font-size='10'>",
-            f"<text x='{WIDTH / 2}' y='14' text-anchor='middle' font-size='12'>{html.escape(title)}</text>"]
+    return [
+        f"<svg xmlns='http://www.w3.org/2000/svg' class='plot {kind}' viewBox='0 0 {WIDTH} {HEIGHT}' "
+        f"width='{WIDTH}' height='{HEIGHT}' role='img' aria-label='{html.escape(title, quote=True)}' "
+        "font-family='sans-serif' font-size='10'>",
+        f"<text x='{WIDTH / 2}' y='14' text-anchor='middle' font-size='12'>{html.escape(title)}</text>",
+    ]
 
 
 def _axes(xticks, yticks, xlabel: str, ylabel: str) -> list[str]:
@@ -38,14 +41,19 @@ def _axes(xticks, yticks, xlabel: str, ylabel: str) -> list[str]:
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     out = [f"<rect x='{x0}' y='{y1}' width='{x1 - x0}' height='{y0 - y1}' fill='none' stroke='#999'/>"]
     for px, label in xticks:
-        out.append(f"<line x1='{_fmt(px)}' x2='{_fmt(px)}' y1='{y1}' y2='{y0}' stroke='#ddd'/>"
-                   f"<text x='{_fmt(px)}' y='{y0 + 12}' text-anchor='middle'>{html.escape(label)}</text>")
+        out.append(
+            f"<line x1='{_fmt(px)}' x2='{_fmt(px)}' y1='{y1}' y2='{y0}' stroke='#ddd'/>"
+            f"<text x='{_fmt(px)}' y='{y0 + 12}' text-anchor='middle'>{html.escape(label)}</text>"
+        )
     for py, label in yticks:
-        out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#ddd'/>"
-                   f"<text x='{x0 - 4}' y='{_fmt(py + 3)}' text-anchor='end'>{html.escape(label)}</text>")
+        out.append(
+            f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#ddd'/>"
+            f"<text x='{x0 - 4}' y='{_fmt(py + 3)}' text-anchor='end'>{html.escape(label)}</text>"
+        )
     out.append(f"<text x='{(x0 + x1) / 2}' y='{HEIGHT - 8}' text-anchor='middle'>{html.escape(xlabel)}</text>")
-    out.append(f"<text transform='translate(12 {(y0 + y1) / 2}) rotate(-90)' text-anchor='middle'>"
-               f"{html.escape(ylabel)}</text>")
+    out.append(
+        f"<text transform='translate(12 {(y0 + y1) / 2}) rotate(-90)' text-anchor='middle'>{html.escape(ylabel)}</text>"
+    )
     return out
 
 
@@ -64,10 +72,10 @@ def _symlog_ticks(top: float, lin: float, per_side: int = 5) -> list:
     """0 and a few decades on each side: none closer to 0 than 100 x the linear
     threshold (their labels would overlap the 0 label), at most `per_side` a side."""
     lo = int(np.ceil(np.log10(lin * 100)))
-    hi = int(np.floor(np.log10(max(top, 10.0 ** lo))))
+    hi = int(np.floor(np.log10(max(top, 10.0**lo))))
     step = max(1, -(-(hi - lo + 1) // per_side))
     decades = list(range(hi, lo - 1, -step))[::-1]
-    pos = [10.0 ** d for d in decades]
+    pos = [10.0**d for d in decades]
     return [-p for p in reversed(pos)] + [0.0] + pos
 
 
@@ -102,8 +110,8 @@ def error_svg(data, title: str, budget: float | None) -> str:
             xs, err = xs[ok], err[ok]
             lo, hi = 0.0, float(max(len(data[1]), 1))
             xticks_v = [0.0, hi / 4, hi / 2, 3 * hi / 4]
-            to_px = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)   # noqa: E731
-            xticks = [(to_px(v), f"{int(v) * 2 ** 24:#x}") for v in xticks_v]
+            to_px = lambda v: x0 + (v - lo) / (hi - lo) * (x1 - x0)  # noqa: E731
+            xticks = [(to_px(v), f"{int(v) * 2**24:#x}") for v in xticks_v]
             xlabel = "input bit pattern (binary32; chunks of 2^24; sign bit at 0x80000000)"
             ylabel = "max ULP error in chunk"
         else:
@@ -113,20 +121,23 @@ def error_svg(data, title: str, budget: float | None) -> str:
             s = _symlog(x)
             top = float(np.max(np.abs(x))) if x.size else 1.0
             lim = float(_symlog(np.float64(max(top, 1.0))))
-            to_px = lambda v: x0 + (v + lim) / (2 * lim) * (x1 - x0)   # noqa: E731
+            to_px = lambda v: x0 + (v + lim) / (2 * lim) * (x1 - x0)  # noqa: E731
             xs = s
-            xticks = [(to_px(float(_symlog(np.float64(t)))), _tick_label(t)) for t in _symlog_ticks(top, LIN)
-                      if abs(float(_symlog(np.float64(t)))) <= lim]
+            xticks = [
+                (to_px(float(_symlog(np.float64(t)))), _tick_label(t))
+                for t in _symlog_ticks(top, LIN)
+                if abs(float(_symlog(np.float64(t)))) <= lim
+            ]
             xlabel = "input x (symmetric log scale; linear within +-2^-14)"
             ylabel = "ULP error"
         err = np.where(np.isinf(err), np.finfo(float).max, err)
         ytop = max(float(err.max()) if err.size else 0.0, budget or 0.0, 1e-300) * 1.08
-        to_py = lambda v: y0 - v / ytop * (y0 - y1)   # noqa: E731
+        to_py = lambda v: y0 - v / ytop * (y0 - y1)  # noqa: E731
         yticks = [(to_py(v), _label(v)) for v in _nice_ticks(ytop / 1.08)]
         out += _axes(xticks, yticks, xlabel, ylabel)
         if xs.size:
             px, py = to_px(xs), to_py(err)
-            if isinstance(data[0], str):      # a step line over the chunks
+            if isinstance(data[0], str):  # a step line over the chunks
                 pts = []
                 for a, b, v in zip(px, to_px(xs + 1), py):
                     pts.append(f"{_fmt(a)},{_fmt(v)} {_fmt(b)},{_fmt(v)}")
@@ -134,14 +145,17 @@ def error_svg(data, title: str, budget: float | None) -> str:
             else:
                 keep = envelope(np.floor(px).astype(np.int64), py)
                 d = "".join(f"M{_fmt(a)} {_fmt(b)}h0" for a, b in zip(px[keep], py[keep]))
-                out.append(f"<path d='{d}' stroke='#3366aa' stroke-width='2.2' stroke-linecap='round' "
-                           "stroke-opacity='0.7'/>")
+                out.append(
+                    f"<path d='{d}' stroke='#3366aa' stroke-width='2.2' stroke-linecap='round' stroke-opacity='0.7'/>"
+                )
         if budget is not None and np.isfinite(budget):
             by = to_py(budget)
-            out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(by)}' y2='{_fmt(by)}' stroke='#cc2222' "
-                       "stroke-dasharray='5 3'/>"
-                       f"<text x='{x1 - 4}' y='{_fmt(by - 4)}' text-anchor='end' fill='#cc2222'>"
-                       f"budget {html.escape(_label(budget))}</text>")
+            out.append(
+                f"<line x1='{x0}' x2='{x1}' y1='{_fmt(by)}' y2='{_fmt(by)}' stroke='#cc2222' "
+                "stroke-dasharray='5 3'/>"
+                f"<text x='{x1 - 4}' y='{_fmt(by - 4)}' text-anchor='end' fill='#cc2222'>"
+                f"budget {html.escape(_label(budget))}</text>"
+            )
     out.append("</svg>")
     return "".join(out)
 
@@ -151,10 +165,10 @@ def histogram_svg(hist: dict, title: str) -> str:
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     labels, counts = list(hist), [max(int(v), 0) for v in hist.values()]
     out = _frame(title, "histogram")
-    top = np.log10(1 + max(counts + [1])) * 1.05        # headroom above the tallest bar
-    to_py = lambda c: y0 - np.log10(1 + c) / top * (y0 - y1)   # noqa: E731
-    decades = [10 ** k for k in range(0, int(np.floor(top)) + 1)]
-    yticks = [(float(to_py(d)), f"{d:,}" if d < 10 ** 4 else f"1e{len(str(d)) - 1}") for d in decades]
+    top = np.log10(1 + max(counts + [1])) * 1.05  # headroom above the tallest bar
+    to_py = lambda c: y0 - np.log10(1 + c) / top * (y0 - y1)  # noqa: E731
+    decades = [10**k for k in range(0, int(np.floor(top)) + 1)]
+    yticks = [(float(to_py(d)), f"{d:,}" if d < 10**4 else f"1e{len(str(d)) - 1}") for d in decades]
     n = max(len(labels), 1)
     w = (x1 - x0) / n
     xticks = [(x0 + (i + 0.5) * w, lab) for i, lab in enumerate(labels)]
@@ -162,8 +176,10 @@ def histogram_svg(hist: dict, title: str) -> str:
     for i, c in enumerate(counts):
         if c:
             top_px = float(to_py(c))
-            out.append(f"<rect x='{_fmt(x0 + i * w + w * 0.1)}' y='{_fmt(top_px)}' width='{_fmt(w * 0.8)}' "
-                       f"height='{_fmt(y0 - top_px)}' fill='#4477aa'><title>{html.escape(labels[i])}: {c:,}</title></rect>")
+            out.append(
+                f"<rect x='{_fmt(x0 + i * w + w * 0.1)}' y='{_fmt(top_px)}' width='{_fmt(w * 0.8)}' "
+                f"height='{_fmt(y0 - top_px)}' fill='#4477aa'><title>{html.escape(labels[i])}: {c:,}</title></rect>"
+            )
     out.append("</svg>")
     return "".join(out)
 
@@ -178,40 +194,51 @@ def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None =
     pts = []
     for c in cases:
         if c.get("max_ulp") is None or not np.isfinite(float(c["max_ulp"])) or not c.get("shape"):
-            continue      # no figure to place (a crashed case; an error without a finite ULP figure)
+            continue  # no figure to place (a crashed case; an error without a finite ULP figure)
         n = int(np.prod([c["shape"][a] for a in c.get("axes", [len(c["shape"]) - 1])]))
         pts.append((max(n, 1), float(c["max_ulp"]), c.get("label", ""), c.get("specials_wrong", 0)))
     labels = {c.get("label") for c in cases}
     other = None
-    if worst and worst.get("case") not in labels and worst.get("length") and worst.get("ulp") is not None \
-            and np.isfinite(float(worst["ulp"])):
+    if (
+        worst
+        and worst.get("case") not in labels
+        and worst.get("length")
+        and worst.get("ulp") is not None
+        and np.isfinite(float(worst["ulp"]))
+    ):
         other = (int(worst["length"]), float(worst["ulp"]), str(worst["case"]))
     out = _frame(title, "rows")
     ranged = pts + ([other] if other else [])
     longest = max([p[0] for p in ranged] + [10])
     top = max([p[1] for p in ranged] + [budget or 0.0, 1.0])
     xtop, ytop = np.log10(longest) * 1.02 or 1.0, np.log10(1 + top) * 1.1
-    to_px = lambda n: x0 + np.log10(n) / xtop * (x1 - x0)              # noqa: E731
-    to_py = lambda u: y0 - np.log10(1 + u) / ytop * (y0 - y1)          # noqa: E731
-    xticks = [(float(to_px(10 ** k)), f"{10 ** k:,}") for k in range(0, int(np.floor(xtop)) + 1)]
-    yvals = [0.0, 0.5, 1.0] + [10.0 ** k for k in range(1, int(np.floor(ytop)) + 1)]
+    to_px = lambda n: x0 + np.log10(n) / xtop * (x1 - x0)  # noqa: E731
+    to_py = lambda u: y0 - np.log10(1 + u) / ytop * (y0 - y1)  # noqa: E731
+    xticks = [(float(to_px(10**k)), f"{10**k:,}") for k in range(0, int(np.floor(xtop)) + 1)]
+    yvals = [0.0, 0.5, 1.0] + [10.0**k for k in range(1, int(np.floor(ytop)) + 1)]
     yticks = [(float(to_py(v)), _label(v)) for v in yvals if np.log10(1 + v) <= ytop]
     out += _axes(xticks, yticks, "row length (log scale)", "worst ULP error (log(1 + ULP))")
     if budget is not None and np.isfinite(budget):
         py = float(to_py(budget))
-        out.append(f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#cc3311' "
-                   f"stroke-dasharray='4 3'/><text x='{x1 - 2}' y='{_fmt(py - 3)}' text-anchor='end' "
-                   f"fill='#cc3311'>budget {_label(budget)}</text>")
+        out.append(
+            f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#cc3311' "
+            f"stroke-dasharray='4 3'/><text x='{x1 - 2}' y='{_fmt(py - 3)}' text-anchor='end' "
+            f"fill='#cc3311'>budget {_label(budget)}</text>"
+        )
     if other is not None:
         n, u, label = other
         tip = html.escape(f"{label}: {u:.6g} ULP, the check's worst")
         cx, cy = float(to_px(max(n, 1))), float(to_py(u))
-        out.append(f"<rect class='check-worst' x='{_fmt(cx - 4)}' y='{_fmt(cy - 4)}' width='8' height='8' "
-                   f"fill='#aa3377'><title>{tip}</title></rect>")
+        out.append(
+            f"<rect class='check-worst' x='{_fmt(cx - 4)}' y='{_fmt(cy - 4)}' width='8' height='8' "
+            f"fill='#aa3377'><title>{tip}</title></rect>"
+        )
     for n, u, label, wrong in pts:
         color = "#cc3311" if wrong else ("#4477aa" if label.startswith("random rows") else "#ee7733")
         tip = html.escape(f"{label}: {u:.6g} ULP" + (f", {wrong} special values wrong" if wrong else ""))
-        out.append(f"<circle class='case' cx='{_fmt(float(to_px(n)))}' cy='{_fmt(float(to_py(u)))}' r='3' "
-                   f"fill='{color}'><title>{tip}</title></circle>")
+        out.append(
+            f"<circle class='case' cx='{_fmt(float(to_px(n)))}' cy='{_fmt(float(to_py(u)))}' r='3' "
+            f"fill='{color}'><title>{tip}</title></circle>"
+        )
     out.append("</svg>")
     return "".join(out)

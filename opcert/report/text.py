@@ -18,12 +18,13 @@ command, a 10 MB message. Every writer passes such text through one of these fun
 - `xml`: text for XML 1.0 (JUnit): the characters XML cannot hold are shown as escapes.
 HTML uses html.escape on `clip`ped text.
 """
+
 from __future__ import annotations
 
 import re
 
-LIMIT = 2000            # characters of one text from a target kept in a report (a reason, a note, an error)
-LONG_LIMIT = 8000       # opcert's own long texts that embed a target's name (a layout verdict's method)
+LIMIT = 2000  # characters of one text from a target kept in a report (a reason, a note, an error)
+LONG_LIMIT = 8000  # opcert's own long texts that embed a target's name (a layout verdict's method)
 
 # every line break Python's str.splitlines knows (GitHub's runner splits on fewer)
 _NEWLINE = re.compile(r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
@@ -45,9 +46,11 @@ def clip(text, limit: int | None = LIMIT) -> str:
 
 def _plain(text, limit: int) -> str:
     """Clipped, every line break a \\n, every other control character a visible \\xNN or \\uNNNN escape."""
+
     def esc(m):
         ch = m.group()
         return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
     return _CONTROL.sub(esc, _NEWLINE.sub("\n", clip(text, limit)))
 
 

@@ -18,6 +18,7 @@ A gate result is read as evidence, so nothing in it is taken on trust:
 
 Every refusal is a UsageError (exit 2) naming the file, the JSON path and what is allowed.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,10 @@ def _where(path: str, at: str) -> str:
 
 def parse(text: str, path: str):
     """json.loads within MAX_DEPTH levels of nesting; UsageError otherwise (never RecursionError)."""
-    too_deep = (f"JSON nested deeper than {MAX_DEPTH} levels; an opcert gate result nests at most {MAX_DEPTH} "
-                "(arrays and objects within each other)")
+    too_deep = (
+        f"JSON nested deeper than {MAX_DEPTH} levels; an opcert gate result nests at most {MAX_DEPTH} "
+        "(arrays and objects within each other)"
+    )
     try:
         data = json.loads(text)
     except RecursionError:
@@ -76,14 +79,21 @@ def check_schema(data: dict, path: str) -> None:
     allowed = SCHEMAS
     schema = data.get("schema")
     if schema not in allowed:
-        raise UsageError(_where(path, f"schema: {one_line(repr(schema), 200)} is not a gate result this opcert "
-                                      f"reads; allowed: {', '.join(allowed)}"))
+        raise UsageError(
+            _where(
+                path,
+                f"schema: {one_line(repr(schema), 200)} is not a gate result this opcert "
+                f"reads; allowed: {', '.join(allowed)}",
+            )
+        )
 
 
 # ---- figures ------------------------------------------------------------------------------------------
 
-def _figure(obj: dict, key: str, at: str, path: str, integer: bool = False, nullable: bool = False,
-            infinite: bool = False) -> None:
+
+def _figure(
+    obj: dict, key: str, at: str, path: str, integer: bool = False, nullable: bool = False, infinite: bool = False
+) -> None:
     """obj[key], where present, is a finite number >= 0 (an integer where `integer`; null where `nullable`;
     +inf too where `infinite`: a ULP error is infinite where a NaN meets a number in another layout)."""
     if not isinstance(obj, dict) or key not in obj:
@@ -91,16 +101,33 @@ def _figure(obj: dict, key: str, at: str, path: str, integer: bool = False, null
     v = obj[key]
     if v is None and nullable:
         return
-    what = ("a non-negative integer" if integer else "a finite number >= 0") + (" or null" if nullable else "") + \
-        (" or Infinity" if infinite else "")
-    ok = isinstance(v, int) and not isinstance(v, bool) if integer else \
-        isinstance(v, (int, float)) and not isinstance(v, bool) and (math.isfinite(v) or (infinite and v == math.inf))
+    what = (
+        ("a non-negative integer" if integer else "a finite number >= 0")
+        + (" or null" if nullable else "")
+        + (" or Infinity" if infinite else "")
+    )
+    ok = (
+        isinstance(v, int) and not isinstance(v, bool)
+        if integer
+        else isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and (math.isfinite(v) or (infinite and v == math.inf))
+    )
     if not ok or v < 0:
         raise UsageError(_where(path, f"{at}.{key}: {one_line(repr(v), 100)} is not allowed; must be {what}"))
 
 
-_COUNTS = ("inputs_checked", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches",
-           "subnormal_flushes", "special_mismatches", "elements", "rows")
+_COUNTS = (
+    "inputs_checked",
+    "correctly_rounded",
+    "nan_mismatches",
+    "inf_mismatches",
+    "signed_zero_mismatches",
+    "subnormal_flushes",
+    "special_mismatches",
+    "elements",
+    "rows",
+)
 
 
 def _verdict_figures(p, at: str, path: str) -> None:
@@ -138,6 +165,7 @@ def check_figures(data: dict, path: str) -> None:
 
 # ---- statuses -----------------------------------------------------------------------------------------
 
+
 def _verdict_ok(p: dict) -> bool:
     """PropertyResult.ok, read from a verdict's dict."""
     return PropertyResult.ok.fget(SimpleNamespace(expected=p.get("expected", "holds"), status=p.get("status")))
@@ -152,23 +180,38 @@ def check_statuses(data: dict, path: str, rejudge) -> None:
         name = one_line(c.get("name"), 200)
         for j, p in enumerate(c.get("proofs") or []):
             if p.get("ok") != _verdict_ok(p):
-                raise UsageError(_where(path, f"{w}.proofs[{j}].ok ({name}): {p.get('ok')!r} contradicts its "
-                                              f"status {one_line(repr(p.get('status')), 100)}: a verdict is ok "
-                                              "only where its status establishes the property; the file is "
-                                              "inconsistent (edited by hand?) and is refused"))
+                raise UsageError(
+                    _where(
+                        path,
+                        f"{w}.proofs[{j}].ok ({name}): {p.get('ok')!r} contradicts its "
+                        f"status {one_line(repr(p.get('status')), 100)}: a verdict is ok "
+                        "only where its status establishes the property; the file is "
+                        "inconsistent (edited by hand?) and is refused",
+                    )
+                )
         if c["status"] == "fail":
             continue
         try:
             status, reasons = rejudge(c)
         except Exception as exc:  # noqa: BLE001 - figures the judgment cannot read: the file is refused
-            raise UsageError(_where(path, f"{w} ({name}): its figures cannot be judged ({type(exc).__name__}: "
-                                          f"{one_line(exc, 300)}); the file is inconsistent (edited by hand?) "
-                                          "and is refused")) from None
+            raise UsageError(
+                _where(
+                    path,
+                    f"{w} ({name}): its figures cannot be judged ({type(exc).__name__}: "
+                    f"{one_line(exc, 300)}); the file is inconsistent (edited by hand?) "
+                    "and is refused",
+                )
+            ) from None
         # a pass must be what the figures give; a skip must not hide a failure (a skip over figures that pass
         # claims less than they show, and verifies nothing: the gate's verdict does not count it)
         if status != c["status"] and (c["status"] == "pass" or status == "fail"):
             why = "; ".join(reasons) or "nothing fails it"
-            raise UsageError(_where(path, f"{w}.status ({name}): {c['status']!r} is not what its figures give "
-                                          f"({status!r}: {one_line(why, 1000)}); a check's status must follow "
-                                          "from its policy, accuracy and proofs: the file is inconsistent "
-                                          "(edited by hand?) and is refused"))
+            raise UsageError(
+                _where(
+                    path,
+                    f"{w}.status ({name}): {c['status']!r} is not what its figures give "
+                    f"({status!r}: {one_line(why, 1000)}); a check's status must follow "
+                    "from its policy, accuracy and proofs: the file is inconsistent "
+                    "(edited by hand?) and is refused",
+                )
+            )

@@ -6,6 +6,7 @@ The catalog is checked when it loads: every expression uses only operations
 every interpreter knows, every attribute an expression or a mapping names is
 declared, and every standard's defaults name its own attributes.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -95,8 +96,9 @@ def _load_tensor() -> dict:
         op = importlib.import_module(f"{tensor_ops.__name__}.{info.name}").OPERATOR
         if op.name in found or op.name in CATALOG:
             raise RuntimeError(f"operator {op.name} is declared twice (tensor_ops/{info.name}.py)")
-        for where, e in [("implementation", op.implementation), ("reference form", op.reference_form)] + \
-                [(f"{s.key} formula", s.formula) for s in op.standards]:
+        for where, e in [("implementation", op.implementation), ("reference form", op.reference_form)] + [
+            (f"{s.key} formula", s.formula) for s in op.standards
+        ]:
             bad = [n.op for n in e.nodes() if n.op not in ARITY or n.op == "attr"]
             if bad:
                 raise RuntimeError(f"{op.name} {where}: {bad[0]} is not an operation of a tensor operator")
@@ -131,13 +133,17 @@ def get_operator(name) -> Operator:
     if hit is None:
         tensor = _TENSOR_LOOKUP.get(str(name).lower())
         if tensor is not None:
-            raise UsageError(f"{tensor[0].name} reduces over axes (a tensor operator): opcert.tensor runs it, gives "
-                             "its reference and validates its descriptors (opcert ops, opcert ref --axis); accuracy "
-                             "checks, proofs and gates cover the element-wise operators: "
-                             f"{choices(CATALOG)}")
-        raise UsageError(f"unknown operator {name!r}; allowed: {choices(CATALOG)}, and the tensor operators "
-                         f"{choices(TENSOR_CATALOG)} (any case; DirectML names such as DML_ACTIVATION_SCALED_TANH "
-                         "too)")
+            raise UsageError(
+                f"{tensor[0].name} reduces over axes (a tensor operator): opcert.tensor runs it, gives "
+                "its reference and validates its descriptors (opcert ops, opcert ref --axis); accuracy "
+                "checks, proofs and gates cover the element-wise operators: "
+                f"{choices(CATALOG)}"
+            )
+        raise UsageError(
+            f"unknown operator {name!r}; allowed: {choices(CATALOG)}, and the tensor operators "
+            f"{choices(TENSOR_CATALOG)} (any case; DirectML names such as DML_ACTIVATION_SCALED_TANH "
+            "too)"
+        )
     return hit[0]
 
 
@@ -148,8 +154,10 @@ def get_tensor_operator(name):
         return name, None
     hit = _TENSOR_LOOKUP.get(str(name).lower())
     if hit is None:
-        raise UsageError(f"unknown tensor operator {name!r}; allowed: {choices(TENSOR_CATALOG)} (any case; DirectML "
-                         "names such as DML_ACTIVATION_SOFTMAX1 too)")
+        raise UsageError(
+            f"unknown tensor operator {name!r}; allowed: {choices(TENSOR_CATALOG)} (any case; DirectML "
+            "names such as DML_ACTIVATION_SOFTMAX1 too)"
+        )
     op, std = hit
     return op, (std if std != op.primary and op.name.lower() != str(name).lower() else None)
 
@@ -177,6 +185,21 @@ def operators() -> list[Operator]:
     return list(CATALOG.values())
 
 
-__all__ = ["Attribute", "CATALOG", "AttributeDomain", "Limit", "Operator", "Property", "RuntimeMap", "Standard", "Support",
-           "TENSOR_CATALOG", "get_operator", "get_tensor_operator", "is_tensor_operator", "operators", "standard_named",
-           "tensor_operators"]
+__all__ = [
+    "Attribute",
+    "CATALOG",
+    "AttributeDomain",
+    "Limit",
+    "Operator",
+    "Property",
+    "RuntimeMap",
+    "Standard",
+    "Support",
+    "TENSOR_CATALOG",
+    "get_operator",
+    "get_tensor_operator",
+    "is_tensor_operator",
+    "operators",
+    "standard_named",
+    "tensor_operators",
+]

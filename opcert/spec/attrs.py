@@ -1,4 +1,5 @@
 """Attribute values: binary32, by ONNX or DirectML name, checked against their domains."""
+
 from __future__ import annotations
 
 import decimal
@@ -21,8 +22,7 @@ def to_binary32(name: str, value) -> Fraction:
     round to zero (the smallest positive binary32 value is 2^-149, about 1.4e-45)."""
     what = f"attribute {name}"
     if isinstance(value, bool) or not isinstance(value, (str, int, float, Fraction)):
-        raise UsageError(f"{what}={value!r} is not a number; attributes are finite binary32 values, "
-                         f"written as {FORMS}")
+        raise UsageError(f"{what}={value!r} is not a number; attributes are finite binary32 values, written as {FORMS}")
     try:
         if isinstance(value, str):
             text = value.strip()
@@ -39,14 +39,18 @@ def to_binary32(name: str, value) -> Fraction:
     except Huge:
         raise UsageError(f"{what}={value!r} overflows binary32 (largest finite: 3.4028235e38)") from None
     except Tiny:
-        raise UsageError(f"{what}={value!r} rounds to zero in binary32 (smallest positive value: "
-                         "2^-149, about 1.4e-45); write 0 if zero is meant") from None
+        raise UsageError(
+            f"{what}={value!r} rounds to zero in binary32 (smallest positive value: "
+            "2^-149, about 1.4e-45); write 0 if zero is meant"
+        ) from None
     r = round_fraction(q, BINARY32, negative_zero=str(value).strip().startswith("-"))
     if math.isinf(r):
         raise UsageError(f"{what}={value!r} overflows binary32 (largest finite: 3.4028235e38)")
     if r == 0 and q != 0:
-        raise UsageError(f"{what}={value!r} rounds to zero in binary32 (smallest positive value: "
-                         "2^-149, about 1.4e-45); write 0 if zero is meant")
+        raise UsageError(
+            f"{what}={value!r} rounds to zero in binary32 (smallest positive value: "
+            "2^-149, about 1.4e-45); write 0 if zero is meant"
+        )
     return Fraction(r) if r != 0 else Fraction(0)
 
 
@@ -68,7 +72,9 @@ def attribute_keys(op: Operator) -> set[str]:
 def _value(op: Operator, a, value) -> Fraction:
     if a.kind == "choice":
         if not isinstance(value, str) or value not in a.choices:
-            raise UsageError(f"attribute {a.name}={value!r} of {op.name}: allowed {choices(repr(c) for c in a.choices)}")
+            raise UsageError(
+                f"attribute {a.name}={value!r} of {op.name}: allowed {choices(repr(c) for c in a.choices)}"
+            )
         return Fraction(a.choices.index(value))
     return to_binary32(a.name, value)
 
@@ -91,8 +97,10 @@ def resolve(op: Operator, attrs: dict | None = None, standard: str | None = None
             raise UsageError(f"attribute {name} given twice (as {key!r} too)")
         if not std.has(name):
             where = [s.key for s in op.standards if s.has(name)]
-            raise UsageError(f"{op.name} as defined by {std.key} has no attribute {name!r}"
-                             + (f"; it belongs to {choices(where)} (--standard {where[0]})" if where else ""))
+            raise UsageError(
+                f"{op.name} as defined by {std.key} has no attribute {name!r}"
+                + (f"; it belongs to {choices(where)} (--standard {where[0]})" if where else "")
+            )
         given[name] = _value(op, op.attribute(name), value)
     out = {}
     for a in op.attributes:
@@ -107,8 +115,9 @@ def resolve(op: Operator, attrs: dict | None = None, standard: str | None = None
         else:
             raise UsageError(f"{op.name} ({std.key}) needs attribute {a.name}: the standard gives no default")
         if a.kind == "float" and not a.domain.contains(v):
-            raise UsageError(f"attribute {a.name}={float(v)!r} of {op.name} is outside its domain: "
-                             f"allowed is {a.domain.description}")
+            raise UsageError(
+                f"attribute {a.name}={float(v)!r} of {op.name} is outside its domain: allowed is {a.domain.description}"
+            )
         out[a.name] = v
     return out
 

@@ -1,4 +1,5 @@
 """Pieces several operator declarations (spec/ops/*.py) share: their vocabulary of types, levels, documents and common properties."""
+
 from opcert.expr import attr, const, eq, exp, log1p, select, var
 from opcert.spec.model import Limit, Property, Support
 
@@ -60,6 +61,28 @@ def softplus_monotone(t):
     return select(t > 37, t, log1p(exp(t)))
 
 
-__all__ = ["ANY_RANK", "DML_DOC", "DML_FLOATS", "DML_INTS_5_1", "DML_LEVELS_1_0", "FLOATS_ONNX", "FLOATS_ONNX_OLD",
-           "LIMITS", "NAN_PROPAGATION", "ONNX_DOC", "SEEDS", "Limit", "Property", "Support", "attr", "const",
-           "dml_levels_1_0", "finite_where_zero", "limits", "sigmoid_monotone", "sigmoid_stable", "softplus_monotone", "x"]
+__all__ = [
+    "ANY_RANK",
+    "DML_DOC",
+    "DML_FLOATS",
+    "DML_INTS_5_1",
+    "DML_LEVELS_1_0",
+    "FLOATS_ONNX",
+    "FLOATS_ONNX_OLD",
+    "LIMITS",
+    "NAN_PROPAGATION",
+    "ONNX_DOC",
+    "SEEDS",
+    "Limit",
+    "Property",
+    "Support",
+    "attr",
+    "const",
+    "dml_levels_1_0",
+    "finite_where_zero",
+    "limits",
+    "sigmoid_monotone",
+    "sigmoid_stable",
+    "softplus_monotone",
+    "x",
+]

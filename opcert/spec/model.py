@@ -1,4 +1,5 @@
 """The data that declares an operator. Every layer reads these records."""
+
 from __future__ import annotations
 
 import functools
@@ -14,8 +15,9 @@ from opcert.numerics.exact import eval_rational
 @dataclass(frozen=True)
 class AttributeDomain:
     """The allowed values of an attribute (always a finite binary32 value)."""
-    lower: float | None = None       # None: unbounded below
-    lower_open: bool = False         # True: lower itself is excluded
+
+    lower: float | None = None  # None: unbounded below
+    lower_open: bool = False  # True: lower itself is excluded
     description: str = "any finite binary32 value"
 
     def contains(self, v: Fraction) -> bool:
@@ -31,38 +33,41 @@ class Attribute:
     expressions it is the index of the choice. `input`: a tensor input in the
     standards (PRelu's slope), checked one scalar value at a time. `example`:
     the value opcert uses where no standard gives a default (said so in results)."""
-    name: str                                  # opcert's spelling (ONNX's where ONNX has the attribute)
+
+    name: str  # opcert's spelling (ONNX's where ONNX has the attribute)
     doc: str
     domain: AttributeDomain = AttributeDomain()
-    aliases: tuple[str, ...] = ()              # DirectML and other spellings
+    aliases: tuple[str, ...] = ()  # DirectML and other spellings
     kind: str = "float"
     choices: tuple[str, ...] = ()
     input: bool = False
     example: object = None
 
+
 @dataclass(frozen=True)
 class Support:
     """Data types and dimension counts from one version or feature level on."""
-    since: str                                 # ONNX opset or DirectML feature level
+
+    since: str  # ONNX opset or DirectML feature level
     dtypes: tuple[str, ...]
-    ranks: tuple[int, int] | None = None       # inclusive; None: any rank
+    ranks: tuple[int, int] | None = None  # inclusive; None: any rank
 
 
 @dataclass(frozen=True)
 class Standard:
-    key: str                                   # "onnx", "directml", "sonnx", ...
-    op_name: str                               # the standard's own name of the operator
-    document: str                              # where the text comes from
-    formula_text: str                          # the formula as the standard writes it
-    formula: Expr                              # the same formula, as an expression
-    defaults: dict[str, object]                # attribute defaults, by opcert's name (absent: none given)
-    attribute_names: dict[str, str]            # opcert's name -> this standard's name: the attributes it has
-    support: tuple[Support, ...]               # ascending by `since`
+    key: str  # "onnx", "directml", "sonnx", ...
+    op_name: str  # the standard's own name of the operator
+    document: str  # where the text comes from
+    formula_text: str  # the formula as the standard writes it
+    formula: Expr  # the same formula, as an expression
+    defaults: dict[str, object]  # attribute defaults, by opcert's name (absent: none given)
+    attribute_names: dict[str, str]  # opcert's name -> this standard's name: the attributes it has
+    support: tuple[Support, ...]  # ascending by `since`
     in_place: bool = True
     notes: str = ""
-    implementation: Expr | None = None         # opcert's implementation of this standard's form, when the
+    implementation: Expr | None = None  # opcert's implementation of this standard's form, when the
     #                                            operator's own (`Operator.implementation`) does not apply
-    reference_form: Expr | None = None         # well-conditioned, proved equal to `formula` (numerics.ball)
+    reference_form: Expr | None = None  # well-conditioned, proved equal to `formula` (numerics.ball)
 
     def support_at(self, level: str | None) -> Support | None:
         """The support table in force at `level` (the newest one when None)."""
@@ -91,8 +96,9 @@ def standard_of(op, key: str | None):
     for s in op.standards:
         if s.key == key:
             return s
-    raise UsageError(f"{op.name} is not defined by standard {key!r}; "
-                     f"it is defined by: {choices(s.key for s in op.standards)}")
+    raise UsageError(
+        f"{op.name} is not defined by standard {key!r}; it is defined by: {choices(s.key for s in op.standards)}"
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -115,18 +121,21 @@ KINDS = {
     "nan_propagation": "a NaN input gives a NaN output",
     "continuity": "the real function is continuous at the declared points (a property of the exact definition)",
     "layout": "a kernel's output for x does not depend on where x sits: the call's length, the element's "
-              "position, the buffer's alignment, strides, shape, threads, in-place execution",
+    "position, the buffer's alignment, strides, shape, threads, in-place execution",
 }
 SPEC_ONLY = frozenset({"continuity"})
-KERNEL_ONLY = frozenset({"layout"})   # properties of a kernel's code paths: no real function has them or not
+KERNEL_ONLY = frozenset({"layout"})  # properties of a kernel's code paths: no real function has them or not
 
 
 def layout_invariance() -> Property:
     """The property every element-wise operator declares (Operator adds it): each element is mapped on its
     own, so nothing about the array it sits in may change its output (verify.paths.layout checks it)."""
-    return Property("layout", "layout",
-                    "element-wise: f(x) is the same bits wherever x sits (length of the call, position, "
-                    "alignment, strides, shape, threads, in place)")
+    return Property(
+        "layout",
+        "layout",
+        "element-wise: f(x) is the same bits wherever x sits (length of the call, position, "
+        "alignment, strides, shape, threads, in place)",
+    )
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,7 @@ class Property:
     is not monotone): provers then look for the counterexample. `zero_sign`
     (odd): f(-x) = -f(x) bit for bit, zeros' signs included; else as values.
     """
+
     name: str
     kind: str
     statement: str
@@ -154,7 +164,7 @@ class Property:
     center: Expr | None = None
     zero_sign: bool = True
     holds: bool = True
-    standards: tuple[str, ...] | None = None   # the standards whose definition it is declared for (None: all)
+    standards: tuple[str, ...] | None = None  # the standards whose definition it is declared for (None: all)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -196,6 +206,7 @@ class Limit:
     "-inf"; `zero_sign` is the sign of a zero limit (-1 where f approaches 0
     from below: Gelu, SiLU and Mish at -inf are -0). Limits are tried in
     order; the first whose `condition` holds applies."""
+
     side: int
     value: object
     zero_sign: int = 1
@@ -211,11 +222,12 @@ class RuntimeMap:
     its choice string), or a constant (a non-string value). condition: the
     attribute values where the library's definition is the operator's
     (elsewhere the target skips, with `why_not`)."""
+
     function: str
     kwargs: dict = field(default_factory=dict)
     condition: Expr | None = None
     why_not: str = ""
-    positional: tuple = ()          # attribute names passed positionally after x
+    positional: tuple = ()  # attribute names passed positionally after x
 
 
 @dataclass(frozen=True)
@@ -223,34 +235,35 @@ class IntegerSemantics:
     """Integer tensors: the exact value of the definition at the integer input,
     rounded to the nearest integer (ties to even) and saturated to the type's
     range. `note` says what the standards leave open."""
+
     note: str
 
 
 @dataclass(frozen=True)
 class Operator:
-    name: str                                   # ONNX spelling
+    name: str  # ONNX spelling
     summary: str
     attributes: tuple[Attribute, ...]
     standards: tuple[Standard, ...]
-    primary: str                                # key of the standard the reference follows by default
-    implementation: Expr                        # what opcert runs and proves
-    limits: tuple[Limit, ...]                   # f at +-inf
+    primary: str  # key of the standard the reference follows by default
+    implementation: Expr  # what opcert runs and proves
+    limits: tuple[Limit, ...]  # f at +-inf
     properties: tuple[Property, ...] = ()
     integer: IntegerSemantics | None = None
     standards_differ_where: Expr | None = None  # attribute region where two standards' definitions differ
     notes: str = ""
     family: str = ""
-    budget64: float = 1.0                       # opcert's implementation in binary64: max ULP error (tested)
-    onnx_opsets: dict = field(default_factory=dict)   # dtype -> the ONNX opset the runtime targets build
-    runtimes: dict = field(default_factory=dict)      # "torch", "jax" -> RuntimeMap
-    hard_points: Callable | None = None         # attrs -> [Fraction]: points sampling must include
-    constants: dict = field(default_factory=dict)     # decimal constants of the formulas, as the standard writes them
+    budget64: float = 1.0  # opcert's implementation in binary64: max ULP error (tested)
+    onnx_opsets: dict = field(default_factory=dict)  # dtype -> the ONNX opset the runtime targets build
+    runtimes: dict = field(default_factory=dict)  # "torch", "jax" -> RuntimeMap
+    hard_points: Callable | None = None  # attrs -> [Fraction]: points sampling must include
+    constants: dict = field(default_factory=dict)  # decimal constants of the formulas, as the standard writes them
     # (property, dtype) -> why the built-in gate does not require this property of opcert's own
     # implementation in that dtype: a finding about the code, or a proof no prover here decides in
     # the gate's time. ("subnormals", dtype): flushed subnormal outputs are counted, not failed.
     # Stated in the gate's results; a user's kernel is still held to it.
     own_exceptions: dict = field(default_factory=dict)
-    elementwise: bool = True                    # declares layout invariance (model.layout_invariance)
+    elementwise: bool = True  # declares layout invariance (model.layout_invariance)
 
     def __post_init__(self):
         if self.elementwise and not any(p.kind == "layout" for p in self.properties):
@@ -282,8 +295,20 @@ class Operator:
                 for d in sup.dtypes:
                     if d not in seen:
                         seen.append(d)
-        order = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-                 "int64", "uint8", "uint16", "uint32", "uint64"]
+        order = [
+            "float16",
+            "bfloat16",
+            "float32",
+            "float64",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+        ]
         return tuple(sorted(seen, key=order.index))
 
     @property
@@ -296,7 +321,7 @@ class Operator:
                 continue
             try:
                 holds = lim.condition is None or eval_rational(lim.condition, Fraction(0), attrs)
-            except KeyError:   # a condition on an attribute this standard does not have
+            except KeyError:  # a condition on an attribute this standard does not have
                 holds = False
             if holds:
                 return lim

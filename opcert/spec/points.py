@@ -10,6 +10,7 @@ Each is found by probing the format at every binade, both signs, and bisecting
 every change of a predicate down to adjacent values of the format; sampling
 then takes each point with its neighbours (verify.accuracy.inputs).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -35,7 +36,7 @@ def _ordinal_values(fmt: FloatFormat, ords: np.ndarray) -> np.ndarray:
 def _probes(fmt: FloatFormat) -> np.ndarray:
     """Ordinals of 0, +-every power of two of the format, its largest finite values."""
     mant = fmt.p - 1
-    top = ((1 << (fmt.bits - 1 - mant)) - 1) << mant        # ordinal of +inf
+    top = ((1 << (fmt.bits - 1 - mant)) - 1) << mant  # ordinal of +inf
     pos = sorted({1} | {e << mant for e in range(1, (1 << (fmt.bits - 1 - mant)) - 1)} | {top - 1})
     return np.array([-o for o in reversed(pos)] + [0] + pos, dtype=np.int64)
 
@@ -72,7 +73,9 @@ def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: s
             with np.errstate(all="ignore"):
                 v = np.broadcast_to(eval_numpy(expr, _ordinal_values(fmt, o), a64), np.shape(o))
             return np.asarray(v)
+
         return pred
+
     for e in (impl, std.formula):
         for n in e.nodes():
             if n.op in COMPARISONS and any(m.op == "var" for m in n.nodes()):
@@ -82,10 +85,12 @@ def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: s
         with np.errstate(all="ignore"):
             y = np.broadcast_to(eval_numpy(impl, _ordinal_values(fmt, o), a64), np.shape(o))
             return to_format(np.asarray(y, dtype=np.float64), fmt).astype(np.float64)
+
     probes = _probes(fmt)
-    ends = out_of(np.array([probes[0], probes[-1]]))     # the outputs at -max and +max: the saturation values
+    ends = out_of(np.array([probes[0], probes[-1]]))  # the outputs at -max and +max: the saturation values
 
     for kind in ("saturated", "infinite", "zero"):
+
         def pred(o, kind=kind):
             y = out_of(o)
             if kind == "infinite":
@@ -93,6 +98,7 @@ def special_points(op, attrs: dict[str, Fraction], fmt: FloatFormat, standard: s
             if kind == "zero":
                 return y == 0
             return (y == ends[0]) | (y == ends[1])
+
         ords += _changes(pred, fmt)
     points = [Fraction(float(v)) for v in _ordinal_values(fmt, np.array(sorted(set(ords)))) if np.isfinite(v)]
     if op.hard_points is not None:

@@ -15,6 +15,7 @@ A zero result takes the sign that IEEE arithmetic gives the standard's formula.
 Integer inputs: the exact value, rounded to the nearest integer (ties to even)
 and saturated (the operator's `integer` semantics).
 """
+
 from __future__ import annotations
 
 import os
@@ -47,6 +48,7 @@ class Reference:
     a histogram bin edge can be crossed by that much, the worst cases are
     re-verified exactly). NaN where the result is NaN, +-inf where the exact value is
     infinite (an infinite limit)."""
+
     rounded: np.ndarray
     exact_hi: np.ndarray
     exact_lo: np.ndarray
@@ -60,7 +62,7 @@ class Reference:
     # binade below, whose ULP is half as large. ULP figures there take the
     # smaller ULP (an upper bound on the error); the worst cases are re-verified.
     ambiguous_binade: np.ndarray | None = None
-    exact_at: np.ndarray | None = None   # the flat indices where exact_q holds a value
+    exact_at: np.ndarray | None = None  # the flat indices where exact_q holds a value
 
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -95,7 +97,7 @@ def limit_value(op: Operator, side: int, attrs, fmt) -> tuple[float, float]:
         return v, v
     try:
         q = eval_rational(lim.value, Fraction(0), attrs)
-    except Exception:   # noqa: BLE001 - an irrational limit (alpha ln 2): evaluate it exactly
+    except Exception:  # noqa: BLE001 - an irrational limit (alpha ln 2): evaluate it exactly
         ex = evaluate(lim.value, Fraction(0), attrs, fmt)
         q = ex.mid if not ex.is_rational else ex.lo
         r = round_fraction(ex.lo, fmt, negative_zero=ex.lo < 0)
@@ -106,8 +108,9 @@ def limit_value(op: Operator, side: int, attrs, fmt) -> tuple[float, float]:
     return round_fraction(q, fmt, negative_zero=q < 0), float(q)
 
 
-def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None = None,
-                       exact_bits: int = 0) -> Reference:
+def reference_detailed(
+    op, x, attrs: dict[str, Fraction], standard: str | None = None, exact_bits: int = 0
+) -> Reference:
     """Reference results for the array x (any shape) with resolved attributes.
 
     `exact_bits` > 0 forces the exact path everywhere and encloses each exact
@@ -148,8 +151,8 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
         parts = [(idx, val, h, l)]
         if half:
             twin, sign = idx + half, (-1.0 if mirror == "odd" else 1.0)
-            tval, th, tl = sign * val, sign * h, sign * l + 0.0     # lo: +0, never -0, as computed
-            if zero.any():      # an exact zero's sign is the formula's, at its own sign
+            tval, th, tl = sign * val, sign * h, sign * l + 0.0  # lo: +0, never -0, as computed
+            if zero.any():  # an exact zero's sign is the formula's, at its own sign
                 tval[zero] = th[zero] = zero_signs(std.formula, x64[twin[zero]], a64)
             parts.append((twin, tval, th, tl))
         for at, v, hh, ll in parts:
@@ -171,18 +174,24 @@ def reference_detailed(op, x, attrs: dict[str, Fraction], standard: str | None =
         mid = v.mid
         exact_q[i] = mid
         out[i] = round_fraction(mid if v.is_rational else v.lo, fmt, negative_zero=mid < 0)
-        if abs(mid) >= F64_OVERFLOW:           # beyond binary64 (Selu's gamma * x at 1.7e308): +-inf, 0
+        if abs(mid) >= F64_OVERFLOW:  # beyond binary64 (Selu's gamma * x at 1.7e308): +-inf, 0
             hi[i], lo[i] = (np.inf if mid > 0 else -np.inf), 0.0
             continue
         h = float(mid)
         hi[i], lo[i] = h, float(mid - Fraction(h))
     shape = x.shape
-    return Reference(out.reshape(shape).astype(fmt.dtype), hi.reshape(shape), lo.reshape(shape),
-                     slow_path=len(slow), exact_q=exact_q, ambiguous_binade=amb.reshape(shape),
-                     exact_at=np.array([i for i in slow if exact_q[i] is not None], dtype=np.int64))
+    return Reference(
+        out.reshape(shape).astype(fmt.dtype),
+        hi.reshape(shape),
+        lo.reshape(shape),
+        slow_path=len(slow),
+        exact_q=exact_q,
+        ambiguous_binade=amb.reshape(shape),
+        exact_at=np.array([i for i in slow if exact_q[i] is not None], dtype=np.int64),
+    )
 
 
-THREAD_MIN = 1 << 17     # inputs per thread below which one thread does the fast path
+THREAD_MIN = 1 << 17  # inputs per thread below which one thread does the fast path
 
 
 def _fast_threads(form, formula, xs, a64, precision, fmt):
@@ -214,10 +223,10 @@ def _fast(form, formula, xs, a64, precision, fmt):
     m, r, ok, sg = ball.evaluate(form, xs, a64, precision)
     val, decided = ball.decide(m, r, ok, fmt, sg)
     zero = decided & (m == 0) & (r == 0)
-    if zero.any():   # an exact zero: the sign IEEE arithmetic gives the standard's formula
+    if zero.any():  # an exact zero: the sign IEEE arithmetic gives the standard's formula
         val = val.copy()
         val[zero] = zero_signs(formula, xs[zero], a64)
-    with np.errstate(over="ignore"):   # a decided overflow: the midpoint is beyond binary64
+    with np.errstate(over="ignore"):  # a decided overflow: the midpoint is beyond binary64
         mh = np.asarray(m).astype(np.float64)
     if fmt.p <= 24 and not decided.all() and one_sided.supported(form):
         und = np.nonzero(~decided)[0]
@@ -233,7 +242,7 @@ def _fast(form, formula, xs, a64, precision, fmt):
             zero = zero & decided
     h = np.where(zero, val, mh)
     l = np.zeros(xs.size)
-    if np.asarray(m).dtype != np.float64:   # a wider midpoint: keep the part binary64 cannot hold
+    if np.asarray(m).dtype != np.float64:  # a wider midpoint: keep the part binary64 cannot hold
         with np.errstate(all="ignore"):
             # + 0.0: a low part below binary64's subnormals (erf at x = -5e-324, the long double value
             # -5.6e-324) converts to -0; a zero low part is +0 everywhere (the mirrored half relies on it)
@@ -243,7 +252,7 @@ def _fast(form, formula, xs, a64, precision, fmt):
     return val, decided, h, l, amb, np.broadcast_to(zero, xs.shape)
 
 
-F64_OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970    # the binary64 rounding threshold to infinity
+F64_OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970  # the binary64 rounding threshold to infinity
 
 
 def exact_value(op: Operator, std, x: Fraction, attrs, fmt, min_prec: int = 0):

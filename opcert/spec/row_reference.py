@@ -6,6 +6,7 @@ an element whose ball rounds to one value has that value. Every other element is
 (numerics.exact, Arb at increasing precision) with its row, each reduction once per row and precision.
 Rows with NaN or infinite entries follow spec.tensor.limit_row, the same rule for every tensor operator.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,9 +26,9 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 @dataclass
 class RowReference:
-    rounded: np.ndarray     # x's shape and dtype
-    slow_path: int          # elements the exact path decided
-    exact_hi: np.ndarray | None = None   # the exact values as hi + lo (binary64 pair), x's shape: ULP errors
+    rounded: np.ndarray  # x's shape and dtype
+    slow_path: int  # elements the exact path decided
+    exact_hi: np.ndarray | None = None  # the exact values as hi + lo (binary64 pair), x's shape: ULP errors
     exact_lo: np.ndarray | None = None
 
 
@@ -65,7 +66,7 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True,
             others = np.delete(b[i], top) - b[i, top]
             # LogSoftmax of a row whose other elements all lie 800 or more below its maximum: ln(sum) - 0 is
             # below n 2^-1154, beyond any enclosure and any distance from x_j - max to a rounding boundary
-            shifted_only = op.below_shift and (others.size == 0 or others.max() <= -800) and b.shape[1] < 2 ** 64
+            shifted_only = op.below_shift and (others.size == 0 or others.max() <= -800) and b.shape[1] < 2**64
             for j in np.nonzero(pending[i])[0]:
                 if shifted_only and b.shape[1] > 1:
                     out[i, j] = hi[i, j] = round_just_below(row.values[j] - row.values[top], fmt)
@@ -90,9 +91,10 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True,
                 lo[i, j] = float(mid - Fraction(hi[i, j])) if hi[i, j] != 0 or mid == 0 else 0.0
                 slow[0] += 1
         return out, hi, lo
+
     rounded, hi, lo = over_rows(op, rows, block, channels=3)
     finite_hi = np.isfinite(hi)
-    hi = np.where(finite_hi, hi, rounded)         # filled specials: the value itself (NaN, -inf, 0)
+    hi = np.where(finite_hi, hi, rounded)  # filled specials: the value itself (NaN, -inf, 0)
     lo = np.where(finite_hi, lo, 0.0)
     return (rounded, hi, lo, slow[0]) if exact else (rounded, slow[0])
 

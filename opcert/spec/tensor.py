@@ -12,6 +12,7 @@ Rows with infinite entries are defined by one rule for every tensor operator (`l
 and a row of -inf only is a row of equal entries. A row holding a NaN gives NaN everywhere. IEEE
 arithmetic on the formula gives NaN in several of these cases (inf - inf): that is a kernel's finding.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,6 +33,7 @@ class AxisRule:
     later axis), "single" (ONNX 13: the one axis), "last" (DirectML's plain descriptors: the last
     dimension), "list" (DirectML's `1` forms: the Axes array). `default`: the axis attribute's default;
     `negative`: whether negative axes count from the back."""
+
     kind: str
     default: int | None = None
     negative: bool = True
@@ -44,14 +46,14 @@ class AxisRule:
 
 @dataclass(frozen=True)
 class TensorStandard:
-    key: str                          # "onnx-1", "onnx", "directml", "directml-1"
+    key: str  # "onnx-1", "onnx", "directml", "directml-1"
     op_name: str
     document: str
     formula_text: str
     formula: Expr
     axes: AxisRule
-    support: tuple[Support, ...]      # ascending by `since`
-    versions: tuple[str, ...] = ()    # the versions this rule covers (ONNX opsets 1 and 11)
+    support: tuple[Support, ...]  # ascending by `since`
+    versions: tuple[str, ...] = ()  # the versions this rule covers (ONNX opsets 1 and 11)
     in_place: bool = True
     notes: str = ""
 
@@ -76,6 +78,7 @@ ROW_KINDS = {
 class RowProperty:
     """A property of the operator over a row, declared (what it claims, stated). lower/upper: a range's
     bounds; sum_of: "y" or "exp(y)" for a row sum."""
+
     name: str
     kind: str
     statement: str
@@ -95,9 +98,9 @@ class TensorOperator:
     family: str
     standards: tuple[TensorStandard, ...]
     primary: str
-    implementation: Expr              # what opcert runs (max subtracted)
-    reference_form: Expr              # well-conditioned, equal to the formula over the reals
-    absent: object                    # the value at a -inf entry of a row with a larger entry: 0 or "-inf"
+    implementation: Expr  # what opcert runs (max subtracted)
+    reference_form: Expr  # well-conditioned, equal to the formula over the reals
+    absent: object  # the value at a -inf entry of a row with a larger entry: 0 or "-inf"
     properties: tuple[RowProperty, ...] = ()
     notes: str = ""
     # True where every output is x_i - max(x) minus a non-negative amount (LogSoftmax): where that amount is
@@ -126,17 +129,19 @@ def round_just_below(q, fmt) -> float:
     if q == 0:
         return -0.0
     lo, hi = round_fraction(q, fmt, mode="down"), round_fraction(q, fmt, mode="up")
-    beyond = Fraction(2) ** (fmt.emax + 1)      # where an infinity stands in the midpoint rule (IEEE 754)
+    beyond = Fraction(2) ** (fmt.emax + 1)  # where an infinity stands in the midpoint rule (IEEE 754)
 
     def at(v):
         return Fraction(v) if math.isfinite(v) else math.copysign(1, v) * beyond
+
     if lo != hi and q - at(lo) == at(hi) - q:
         return lo
     return round_fraction(q, fmt, negative_zero=q < 0)
 
 
-def reduced_axes(op: TensorOperator, std: TensorStandard, rank: int, axis: int | None = None,
-                 axes=None) -> tuple[int, ...]:
+def reduced_axes(
+    op: TensorOperator, std: TensorStandard, rank: int, axis: int | None = None, axes=None
+) -> tuple[int, ...]:
     """The axes (ascending, non-negative) a standard reduces over for a tensor of `rank` dimensions.
     UsageError naming what was wrong and what is allowed."""
     rule = std.axes
@@ -152,8 +157,10 @@ def reduced_axes(op: TensorOperator, std: TensorStandard, rank: int, axis: int |
         a %= rank
         return tuple(range(a, rank)) if rule.kind == "coerce-2d" else (a,)
     if axis is not None:
-        raise UsageError(f"{where} takes no axis attribute"
-                         + ("; it reduces over the last dimension" if rule.kind == "last" else "; give axes="))
+        raise UsageError(
+            f"{where} takes no axis attribute"
+            + ("; it reduces over the last dimension" if rule.kind == "last" else "; give axes=")
+        )
     if rank == 0:
         raise UsageError(f"{where}: a 0-d tensor has no axis to reduce over; allowed ranks: 1 to 8")
     if rule.kind == "last":
@@ -180,11 +187,12 @@ def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]
     perm = rest + tuple(axes)
     moved = np.transpose(x, perm)
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    rows = moved.reshape(-1, n) if n else moved.reshape(int(np.prod(moved.shape[:len(rest)], dtype=np.int64)), 0)
+    rows = moved.reshape(-1, n) if n else moved.reshape(int(np.prod(moved.shape[: len(rest)], dtype=np.int64)), 0)
     inverse = np.argsort(perm)
 
     def back(y: np.ndarray) -> np.ndarray:
         return np.transpose(np.asarray(y).reshape(moved.shape), inverse)
+
     return rows, back
 
 
@@ -217,11 +225,12 @@ def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int 
     def put(where, got):
         for o, g in zip(outs, (got,) if channels == 1 else got):
             o[where] = g
+
     finite = np.isfinite(rows).all(axis=1)
     if finite.any():
         put(finite, finite_block(rows[finite]))
     absent = -np.inf if op.absent == "-inf" else float(op.absent)
-    nan_rows = np.isnan(rows).any(axis=1)           # every output NaN: left as filled, without a row's loop
+    nan_rows = np.isnan(rows).any(axis=1)  # every output NaN: left as filled, without a row's loop
     for i in np.nonzero(~finite & ~nan_rows)[0]:
         how, keep = limit_row(rows[i])
         if how == "nan":

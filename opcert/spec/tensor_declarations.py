@@ -1,4 +1,5 @@
 """What the tensor operators' declarations share: axis rules per standard version, support tables, documents."""
+
 from opcert.expr import exp, fma, rowmax, var
 from opcert.spec.declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.model import Support
@@ -18,17 +19,30 @@ def shifted():
     et = exp(t)
     return t, e, fma(et, e, et)
 
-ONNX_1 = AxisRule("coerce-2d", default=1, negative=False,
-                  text="coerced to 2-D at axis (default 1): the row is every axis from axis on, flattened; the "
-                       "opset 1 document gives no range for axis: opcert takes 0 to rank - 1")
-ONNX_11 = AxisRule("coerce-2d", default=1, negative=True,
-                   text="coerced to 2-D at axis (default 1): the row is every axis from axis on, flattened; axis "
-                        "in -rank to rank - 1")
+
+ONNX_1 = AxisRule(
+    "coerce-2d",
+    default=1,
+    negative=False,
+    text="coerced to 2-D at axis (default 1): the row is every axis from axis on, flattened; the "
+    "opset 1 document gives no range for axis: opcert takes 0 to rank - 1",
+)
+ONNX_11 = AxisRule(
+    "coerce-2d",
+    default=1,
+    negative=True,
+    text="coerced to 2-D at axis (default 1): the row is every axis from axis on, flattened; axis in -rank to rank - 1",
+)
 ONNX_13 = AxisRule("single", default=-1, negative=True, text="the one axis `axis` (default -1), in -rank to rank - 1")
-DML_LAST = AxisRule("last", text="the last dimension; the tensor's effective rank (its dimension count without "
-                                 "leading sizes of 1) is at most 2")
-DML_AXES = AxisRule("list", text="the Axes array (AxisCount of them, distinct, in 0 to DimensionCount - 1), "
-                                 "flattened in increasing order")
+DML_LAST = AxisRule(
+    "last",
+    text="the last dimension; the tensor's effective rank (its dimension count without "
+    "leading sizes of 1) is at most 2",
+)
+DML_AXES = AxisRule(
+    "list",
+    text="the Axes array (AxisCount of them, distinct, in 0 to DimensionCount - 1), flattened in increasing order",
+)
 DML_5_1 = (Support("5.1", DML_FLOATS, (1, 8)),)
 
 
@@ -37,31 +51,73 @@ def standards(onnx_name: str, dml_name: str, formula_text: str, formula, dml_tex
     doc = ONNX_DOC.format(onnx_name)
     dml = dml_name.lower()
     return (
-        TensorStandard("onnx-1", onnx_name, doc, formula_text, formula, ONNX_1, (Support("1", FLOATS_ONNX_OLD),),
-                       versions=("1",)),
-        TensorStandard("onnx-11", onnx_name, doc, formula_text, formula, ONNX_11, (Support("11", FLOATS_ONNX_OLD),),
-                       versions=("11",)),
-        TensorStandard("onnx", onnx_name, doc, formula_text, formula, ONNX_13, (Support("13", FLOATS_ONNX),),
-                       versions=("13",)),
-        TensorStandard("directml", f"DML_ACTIVATION_{dml_name}", DML_DOC.format(dml), dml_text, formula, DML_LAST,
-                       DML_LEVELS_1_0),
-        TensorStandard("directml-1", f"DML_ACTIVATION_{dml_name}1",
-                       "https://learn.microsoft.com/windows/ai/directml/api/"
-                       f"ns-directml-dml_activation_{dml}1_operator_desc", dml_text, formula, DML_AXES, DML_5_1),
+        TensorStandard(
+            "onnx-1", onnx_name, doc, formula_text, formula, ONNX_1, (Support("1", FLOATS_ONNX_OLD),), versions=("1",)
+        ),
+        TensorStandard(
+            "onnx-11",
+            onnx_name,
+            doc,
+            formula_text,
+            formula,
+            ONNX_11,
+            (Support("11", FLOATS_ONNX_OLD),),
+            versions=("11",),
+        ),
+        TensorStandard(
+            "onnx", onnx_name, doc, formula_text, formula, ONNX_13, (Support("13", FLOATS_ONNX),), versions=("13",)
+        ),
+        TensorStandard(
+            "directml", f"DML_ACTIVATION_{dml_name}", DML_DOC.format(dml), dml_text, formula, DML_LAST, DML_LEVELS_1_0
+        ),
+        TensorStandard(
+            "directml-1",
+            f"DML_ACTIVATION_{dml_name}1",
+            f"https://learn.microsoft.com/windows/ai/directml/api/ns-directml-dml_activation_{dml}1_operator_desc",
+            dml_text,
+            formula,
+            DML_AXES,
+            DML_5_1,
+        ),
     )
 
 
 NAN_ROW = RowProperty("nan", "nan_row", "a row holding a NaN gives NaN at every element of the row")
-INFINITE = RowProperty("infinite", "infinite_entries",
-                       "an entry of +-inf is +-M for one M, in the limit M -> inf: -inf entries drop out, +inf "
-                       "entries share the row, a row of -inf only is a row of equal entries")
-PERMUTATION = RowProperty("permutation", "permutation",
-                          "permuting a row permutes its outputs the same way (Hardmax: on rows without ties)")
-SHIFT = RowProperty("shift", "shift_invariance", "adding one constant to every element of a row leaves the "
-                                                 "outputs unchanged (exactly in the reals; a kernel within its "
-                                                 "stated bound)")
-LAYOUT = RowProperty("layout", "row_layout",
-                     "a row's outputs depend on that row alone: not on the number of rows in the call, the row's "
-                     "place among them, the reduction axis's place in the shape, or the thread count")
-__all__ = ["DML_AXES", "DML_LAST", "INFINITE", "LAYOUT", "NAN_ROW", "ONNX_1", "ONNX_11", "ONNX_13", "PERMUTATION",
-           "SHIFT", "RowProperty", "shifted", "standards", "x"]
+INFINITE = RowProperty(
+    "infinite",
+    "infinite_entries",
+    "an entry of +-inf is +-M for one M, in the limit M -> inf: -inf entries drop out, +inf "
+    "entries share the row, a row of -inf only is a row of equal entries",
+)
+PERMUTATION = RowProperty(
+    "permutation", "permutation", "permuting a row permutes its outputs the same way (Hardmax: on rows without ties)"
+)
+SHIFT = RowProperty(
+    "shift",
+    "shift_invariance",
+    "adding one constant to every element of a row leaves the "
+    "outputs unchanged (exactly in the reals; a kernel within its "
+    "stated bound)",
+)
+LAYOUT = RowProperty(
+    "layout",
+    "row_layout",
+    "a row's outputs depend on that row alone: not on the number of rows in the call, the row's "
+    "place among them, the reduction axis's place in the shape, or the thread count",
+)
+__all__ = [
+    "DML_AXES",
+    "DML_LAST",
+    "INFINITE",
+    "LAYOUT",
+    "NAN_ROW",
+    "ONNX_1",
+    "ONNX_11",
+    "ONNX_13",
+    "PERMUTATION",
+    "SHIFT",
+    "RowProperty",
+    "shifted",
+    "standards",
+    "x",
+]

@@ -14,6 +14,7 @@ target that exits, crashes or hangs fails its check, with the inputs it was
 given, and never takes opcert down. `isolation="none"` (CLI `--in-process`)
 runs it in the main process instead, faster and without that protection.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -39,8 +40,9 @@ ISOLATION = ("process", "none")
 def check_name(name) -> str:
     """Validate a target's spelling without importing anything (UsageError when malformed)."""
     if not isinstance(name, str) or not name.strip():
-        raise UsageError(f"target must be a non-empty string; allowed: {choices(BUILTIN)}, module:function, "
-                         "or c:PATH:SYMBOL")
+        raise UsageError(
+            f"target must be a non-empty string; allowed: {choices(BUILTIN)}, module:function, or c:PATH:SYMBOL"
+        )
     name = name.strip()
     if name in BUILTIN:
         return name
@@ -50,8 +52,10 @@ def check_name(name) -> str:
     if ":" in name:
         python.split(name)
         return name
-    raise UsageError(f"unknown target {name!r}; allowed: {choices(BUILTIN)}, module:function "
-                     "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)")
+    raise UsageError(
+        f"unknown target {name!r}; allowed: {choices(BUILTIN)}, module:function "
+        "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)"
+    )
 
 
 def trusted(name: str) -> bool:
@@ -59,7 +63,7 @@ def trusted(name: str) -> bool:
     return name == "opcert"
 
 
-DEFAULT_LOAD_LIMIT_S = 300.0   # loading a target (an import, a library's constructors) where no limit is set
+DEFAULT_LOAD_LIMIT_S = 300.0  # loading a target (an import, a library's constructors) where no limit is set
 
 
 def load_target(name, timeout: float | None = None, standard: str | None = None) -> Target:
@@ -75,15 +79,18 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         return own.load(timeout, standard)
     iso = Isolation()
     limit = timeout if timeout is not None else DEFAULT_LOAD_LIMIT_S
-    hint = "" if timeout is not None else \
-        f"opcert's default time limit for loading a target: {DEFAULT_LOAD_LIMIT_S:g} s; target_timeout " \
+    hint = (
+        ""
+        if timeout is not None
+        else f"opcert's default time limit for loading a target: {DEFAULT_LOAD_LIMIT_S:g} s; target_timeout "
         "(--target-timeout) sets another"
+    )
     try:
         with activity(f"loading target {name}", limit, hint), iso.call(name, "load"):
             tgt = _load(name, timeout)
     except (UsageError, TargetFailure):
         raise
-    except BaseException as exc:    # noqa: BLE001 - KeyboardInterrupt, os._exit, ... from the target's code
+    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, os._exit, ... from the target's code
         if isinstance(exc, KeyboardInterrupt) and iso.user_interrupted:
             raise
         raise TargetFailure(f"target {name} raised {type(exc).__name__} while being loaded: {exc}") from None
@@ -160,9 +167,8 @@ def describe_target(name, isolation: str = "process", call=None, timeout=None, p
         return info
     if call is None and name in _INFO:
         return _INFO[name]
-    info = _probe(name, call, timeout, preload) if in_worker() else run_isolated(_probe, name, call, timeout,
-                                                                                  preload)
-    if call is None and name in RUNTIME_NAMES:   # a user's module may be edited between two calls; a runtime is not
+    info = _probe(name, call, timeout, preload) if in_worker() else run_isolated(_probe, name, call, timeout, preload)
+    if call is None and name in RUNTIME_NAMES:  # a user's module may be edited between two calls; a runtime is not
         _INFO[name] = info
     return info
 
@@ -172,5 +178,17 @@ def get_target(name) -> Target:
     return load_target(name)
 
 
-__all__ = ["BUILTIN", "ISOLATION", "RUNTIME_NAMES", "Target", "TargetInfo", "UnsupportedByTarget", "check_name",
-           "describe_inputs", "describe_target", "get_target", "load_target", "trusted"]
+__all__ = [
+    "BUILTIN",
+    "ISOLATION",
+    "RUNTIME_NAMES",
+    "Target",
+    "TargetInfo",
+    "UnsupportedByTarget",
+    "check_name",
+    "describe_inputs",
+    "describe_target",
+    "get_target",
+    "load_target",
+    "trusted",
+]

@@ -8,6 +8,7 @@ process (so a crash or a hang is reported with the block of inputs), and turns
 anything a target does wrong into a `TargetFailure`: an exception of any kind,
 SystemExit included, a non-array result, the wrong dtype or shape.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,18 +36,25 @@ class UnsupportedByTarget(UsageError):
 @dataclass
 class TargetInfo:
     """What identifies a target's code: reported in provenance, and keyed into sweep checkpoints."""
+
     name: str
-    kind: str                   # opcert | runtime | python | c
+    kind: str  # opcert | runtime | python | c
     version: str
-    fingerprint: str            # changes whenever the target's code may have changed
+    fingerprint: str  # changes whenever the target's code may have changed
     details: dict = field(default_factory=dict)
-    isolated: bool = True       # runs in a supervised worker process
-    dependencies: str = ""      # what it loaded by its first call (targets.dependencies); "" when not probed
+    isolated: bool = True  # runs in a supervised worker process
+    dependencies: str = ""  # what it loaded by its first call (targets.dependencies); "" when not probed
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "version": self.version,
-                "fingerprint": self.fingerprint, "dependencies": self.dependencies, "details": self.details,
-                "isolated": self.isolated}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "version": self.version,
+            "fingerprint": self.fingerprint,
+            "dependencies": self.dependencies,
+            "details": self.details,
+            "isolated": self.isolated,
+        }
 
 
 def describe_inputs(x: np.ndarray) -> str:
@@ -73,8 +81,8 @@ class Target:
         self._call = call
         self._unsupported = unsupported or (lambda op, dtype, attrs: None)
         self.timeout = timeout
-        self.modified_input = False   # sticky: some call wrote into its input
-        self._isolation = None        # the FP environment and the process state a call may change
+        self.modified_input = False  # sticky: some call wrote into its input
+        self._isolation = None  # the FP environment and the process state a call may change
         self.layouts = LayoutSupport(cannot={"every layout": "this target declares no layout it can be given"})
 
     @property
@@ -111,9 +119,8 @@ class Target:
             return self._unsupported(op, dtype, attrs)
         except UnsupportedByTarget as exc:
             return str(exc)
-        except Exception as exc:   # noqa: BLE001 - a library failing to say: its reason, not a crash
-            return f"{self.name} could not tell whether it supports {op.name} in {dtype}: " \
-                   f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a library failing to say: its reason, not a crash
+            return f"{self.name} could not tell whether it supports {op.name} in {dtype}: {type(exc).__name__}: {exc}"
 
     def run_each(self, op, xs, attrs: dict[str, Fraction], labels, call=None):
         """run() over many buffers made for one call each (owned), in order: each output, or the
@@ -121,13 +128,24 @@ class Target:
         between calls, and NumPy releases the GIL in its loops) runs one call per core at a time; any
         other target one call after another, as its isolation (the FP environment and the process state
         saved around each call) assumes."""
+
         def one(x, label):
             try:
-                return self._run(op, x, attrs, label, guard_globals=True, keep_layout=False, call=call, owned=True,
-                                  guard_warnings=False)
+                return self._run(
+                    op,
+                    x,
+                    attrs,
+                    label,
+                    guard_globals=True,
+                    keep_layout=False,
+                    call=call,
+                    owned=True,
+                    guard_warnings=False,
+                )
             except TargetFailure as exc:
                 return exc
-        with warnings.catch_warnings():       # once, here: catch_warnings is not thread-safe
+
+        with warnings.catch_warnings():  # once, here: catch_warnings is not thread-safe
             warnings.simplefilter("ignore")
             if not self.isolation.trusted:
                 for x, label in zip(xs, labels):
@@ -135,7 +153,7 @@ class Target:
                 return
             k = cores()
             with ThreadPoolExecutor(k) as pool:
-                pending = deque()       # at most k calls in flight (Executor.map would take every x at once)
+                pending = deque()  # at most k calls in flight (Executor.map would take every x at once)
                 for x, label in zip(xs, labels):
                     pending.append(pool.submit(one, x, label))
                     if len(pending) >= k:
@@ -143,8 +161,17 @@ class Target:
                 while pending:
                     yield pending.popleft().result()
 
-    def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None,
-            guard_globals: bool = True, keep_layout: bool = False, call=None, owned: bool = False) -> np.ndarray:
+    def run(
+        self,
+        op,
+        x: np.ndarray,
+        attrs: dict[str, Fraction],
+        label: str | None = None,
+        guard_globals: bool = True,
+        keep_layout: bool = False,
+        call=None,
+        owned: bool = False,
+    ) -> np.ndarray:
         """The target's output for x: a fresh array, owned by the caller (a kernel that reuses its output
         buffer cannot change what an earlier call returned). guard_globals=False leaves the check of the
         modules the target may have patched to the caller (`check_globals`), for callers that make many
@@ -170,9 +197,12 @@ class Target:
         limit, hint = (self.timeout, "") if self.timeout is not None else default_timeout(x.size)
         try:
             # Floating-point warnings (invalid in tanh(NaN), ...) are expected here.
-            with activity(f"running on {where}", limit, hint), np.errstate(all="ignore"), \
-                    (warnings.catch_warnings() if guard_warnings else contextlib.nullcontext()), \
-                    self.isolation.call(self.name):
+            with (
+                activity(f"running on {where}", limit, hint),
+                np.errstate(all="ignore"),
+                warnings.catch_warnings() if guard_warnings else contextlib.nullcontext(),
+                self.isolation.call(self.name),
+            ):
                 if guard_warnings:
                     warnings.simplefilter("ignore")
                 y = (call or self._call)(op, given, attrs)
@@ -182,8 +212,11 @@ class Target:
                 # is the other reference) is not the target's to write again: no view, no attribute, no
                 # cache of the target's holds it. A sweep makes 2^17 calls, and each paid for the copy
                 # (bench/README.md, 'Figures behind choices in the code').
-                if isinstance(y, np.ndarray) and not (call is not None and owned) and \
-                        not (y.base is None and y.flags.owndata and sys.getrefcount(y) == 2):
+                if (
+                    isinstance(y, np.ndarray)
+                    and not (call is not None and owned)
+                    and not (y.base is None and y.flags.owndata and sys.getrefcount(y) == 2)
+                ):
                     y = np.array(y, copy=True)
         except TargetFailure:
             raise
@@ -200,14 +233,11 @@ class Target:
         if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)
         if not isinstance(y, np.ndarray):
-            raise TargetFailure(f"target {self.name} returned {type(y).__name__}, not a numpy array "
-                                f"(on {where})")
+            raise TargetFailure(f"target {self.name} returned {type(y).__name__}, not a numpy array (on {where})")
         if y.dtype != x.dtype:
-            raise TargetFailure(f"target {self.name} returned dtype {y.dtype}; expected {x.dtype} "
-                                f"(on {where})")
+            raise TargetFailure(f"target {self.name} returned dtype {y.dtype}; expected {x.dtype} (on {where})")
         if y.shape != x.shape:
-            raise TargetFailure(f"target {self.name} returned shape {y.shape}; expected {x.shape} "
-                                f"(on {where})")
+            raise TargetFailure(f"target {self.name} returned shape {y.shape}; expected {x.shape} (on {where})")
         return y
 
     def check_globals(self, where: str = "") -> None:
@@ -215,10 +245,12 @@ class Target:
         the originals are put back first, so opcert's own computations are right again."""
         patched = self.isolation.restore_globals()
         if patched:
-            raise TargetFailure(f"target {self.name} replaced {', '.join(patched[:5])}"
-                                f"{' and more' if len(patched) > 5 else ''} in this process"
-                                f"{' (on ' + where + ')' if where else ''}: opcert put the originals back; "
-                                "a kernel must not change functions other code calls")
+            raise TargetFailure(
+                f"target {self.name} replaced {', '.join(patched[:5])}"
+                f"{' and more' if len(patched) > 5 else ''} in this process"
+                f"{' (on ' + where + ')' if where else ''}: opcert put the originals back; "
+                "a kernel must not change functions other code calls"
+            )
 
 
 DEFAULT_LIMIT_S, DEFAULT_LIMIT_PER_INPUT_S = 60.0, 2e-3
@@ -240,9 +272,11 @@ def _default_timeout(n: int, setting: str | None) -> tuple[float, str]:
     if not base > 0:
         base = DEFAULT_LIMIT_S
     limit = base + DEFAULT_LIMIT_PER_INPUT_S * n
-    return limit, (f"opcert's default time limit for a call of {n:,} inputs: {base:g} s + "
-                   f"{DEFAULT_LIMIT_PER_INPUT_S * 1e3:g} ms per input = {limit:g} s; target_timeout "
-                   "(--target-timeout) sets another")
+    return limit, (
+        f"opcert's default time limit for a call of {n:,} inputs: {base:g} s + "
+        f"{DEFAULT_LIMIT_PER_INPUT_S * 1e3:g} ms per input = {limit:g} s; target_timeout "
+        "(--target-timeout) sets another"
+    )
 
 
 _DTYPE_NAMES: dict = {}
@@ -279,4 +313,5 @@ def _words_equal(a, b):
 @functools.cache
 def _same_words():
     from opcert.jit import numba  # lazy: numba at the first large block (importing opcert loads no numba)
+
     return numba.njit(cache=True, nogil=True)(_words_equal)

@@ -27,6 +27,7 @@ supervised worker process: a kernel that dereferences NULL or aborts fails its
 check with the block of inputs it was given, and opcert goes on. The
 fingerprint that keys sweep checkpoints is the SHA-256 of the library's bytes.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -45,11 +46,13 @@ C_TYPES = {"float32": "float", "float64": "double", "float16": "uint16_t", "bflo
 
 
 def split(spec: str) -> tuple[str, str]:
-    body = spec[len(PREFIX):]
+    body = spec[len(PREFIX) :]
     path, sep, symbol = body.rpartition(":")
     if not sep or not path or not symbol.isidentifier():
-        raise UsageError(f"target {spec!r} is not of the form c:PATH:SYMBOL (a shared library, a colon, a C "
-                         "function name), e.g. c:./libkernels.so:my_tanh")
+        raise UsageError(
+            f"target {spec!r} is not of the form c:PATH:SYMBOL (a shared library, a colon, a C "
+            "function name), e.g. c:./libkernels.so:my_tanh"
+        )
     return path, symbol
 
 
@@ -87,8 +90,10 @@ def load(spec: str, timeout: float | None = None) -> Target:
 
     def unsupported(op, dtype, attrs):
         if dtype not in C_TYPES:
-            return (f"the C ABI passes {', '.join(C_TYPES)} ({', '.join(sorted(set(C_TYPES.values())))}); "
-                    f"{dtype} has no C type here")
+            return (
+                f"the C ABI passes {', '.join(C_TYPES)} ({', '.join(sorted(set(C_TYPES.values())))}); "
+                f"{dtype} has no C type here"
+            )
         return None
 
     def call(op, x, attrs):
@@ -103,22 +108,37 @@ def load(spec: str, timeout: float | None = None) -> Target:
     info = TargetInfo(spec, "c", f"sha256:{digest[:16]}", digest[:32], {"library": real, "symbol": symbol})
     tgt = Target(info, call, unsupported=unsupported, timeout=timeout)
     many = c_calls(func)
-    tgt.layouts = LayoutSupport(views=False, offsets=True, calls=many, calls_in_place=True, concurrent=True,
-                                cannot={"strides": "the C ABI passes contiguous arrays (a strided view is copied "
-                                                   "into one before the call)",
-                                        "threads": "a C kernel's threads are its own: the ABI has no thread count"})
+    tgt.layouts = LayoutSupport(
+        views=False,
+        offsets=True,
+        calls=many,
+        calls_in_place=True,
+        concurrent=True,
+        cannot={
+            "strides": "the C ABI passes contiguous arrays (a strided view is copied into one before the call)",
+            "threads": "a C kernel's threads are its own: the ABI has no thread count",
+        },
+    )
     return tgt
 
 
 class CTensorTarget(TensorTarget):
     """A kernel of the tensor operators in a shared library, with the tensor signature (above)."""
+
     no_threads = "a C kernel's threads are its own: the ABI has no thread count"
 
     def __init__(self, spec: str):
         real, lib, self.fn = open_symbol(spec)
         self.fn.restype = None
-        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t,
-                            ctypes.POINTER(ctypes.c_uint32), ctypes.c_size_t, ctypes.c_void_p]
+        self.fn.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_int64),
+            ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_uint32),
+            ctypes.c_size_t,
+            ctypes.c_void_p,
+        ]
         self.name = spec
         self.version = f"sha256:{digest_of(real)[:16]}"
         self._keep = lib

@@ -27,6 +27,7 @@ on its second run (tests/test_faults.py, on an empty kernel cache).
 What none of these sees (a file read by C code, a network service) is caught
 by the replay of every resumed chunk (verify.accuracy.sweep.replay_chunk).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,8 @@ import sys
 from opcert.files import kernel_cache_dir
 from opcert.targets.python import opcert_dir, site_dirs
 
-SMALL = 4 << 20       # shared objects up to this size are hashed by content
-LARGE = 64 << 20      # data files likewise
+SMALL = 4 << 20  # shared objects up to this size are hashed by content
+LARGE = 64 << 20  # data files likewise
 _opened: list | None = None
 _hooked = False
 _SKIP_PREFIXES = ("/proc/", "/sys/", "/dev/")
@@ -71,7 +72,7 @@ def begin() -> tuple:
     """The process's state before the target is loaded; from here Python's file opens are recorded."""
     global _opened, _hooked
     if not _hooked:
-        sys.addaudithook(_hook)     # for the life of the process: it records only between begin and end
+        sys.addaudithook(_hook)  # for the life of the process: it records only between begin and end
         _hooked = True
     _opened = []
     return _mapped(), set(sys.modules)
@@ -106,8 +107,14 @@ def end(before: tuple) -> tuple[str, dict]:
     global _opened
     mapped0, modules0 = before
     opened, _opened = _opened or [], None
-    skip = tuple(site_dirs()) + (opcert_dir(),) + _SKIP_PREFIXES + _SYSTEM + tuple(
-        os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}) + _caches()
+    skip = (
+        tuple(site_dirs())
+        + (opcert_dir(),)
+        + _SKIP_PREFIXES
+        + _SYSTEM
+        + tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+        + _caches()
+    )
     h = hashlib.sha256()
     cover = {"shared_objects": [], "modules": [], "files": []}
     for path in sorted(_mapped() - mapped0):

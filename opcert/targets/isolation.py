@@ -16,6 +16,7 @@ every load and call (`Isolation.call`):
 - the functions of numpy and math (`restore_globals`): a target that replaces
   one is reported, and the original put back before opcert computes again.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -59,7 +60,7 @@ def _unchanged(d, get, values) -> bool:
     'Figures behind choices in the code')."""
     try:
         return all(map(operator.is_, get(d), values))
-    except KeyError:     # a name removed
+    except KeyError:  # a name removed
         return False
 
 
@@ -96,8 +97,9 @@ class Isolation:
         finally:
             if os.getpid() != pid:
                 # a child the target forked, returning from its call: it must not go on as opcert
-                os.write(2, f"opcert: a process forked by target {target} returned from its call and was "
-                            "ended\n".encode())
+                os.write(
+                    2, f"opcert: a process forked by target {target} returned from its call and was ended\n".encode()
+                )
                 saved_exit(0)
             self.fp.leave(what)
             if main:
@@ -108,8 +110,10 @@ class Isolation:
                     os.chdir(cwd)
             left = _stop_children(before)
             if left:
-                raise TargetFailure(f"target {target} left {len(left)} child process(es) running after its "
-                                    f"{what} (pid {', '.join(map(str, left))}); opcert stopped them")
+                raise TargetFailure(
+                    f"target {target} left {len(left)} child process(es) running after its "
+                    f"{what} (pid {', '.join(map(str, left))}); opcert stopped them"
+                )
 
     def _interrupt(self, previous):
         def handler(signum, frame):
@@ -117,6 +121,7 @@ class Isolation:
             if callable(previous):
                 previous(signum, frame)
             raise KeyboardInterrupt
+
         return handler
 
     def restore_globals(self) -> list[str]:
@@ -149,8 +154,11 @@ def _cwd() -> str | None:
 def _children(own_thread: bool = False) -> set[int]:
     kids = set()
     try:
-        files = ["/proc/thread-self/children"] if own_thread else \
-            [f"/proc/self/task/{tid}/children" for tid in os.listdir("/proc/self/task")]
+        files = (
+            ["/proc/thread-self/children"]
+            if own_thread
+            else [f"/proc/self/task/{tid}/children" for tid in os.listdir("/proc/self/task")]
+        )
         for name in files:
             with open(name) as f:
                 kids.update(int(p) for p in f.read().split())

@@ -15,6 +15,7 @@ graph of independent nodes for ONNX Runtime): every input at every position of
 every short call costs 65,536 x 129 calls for a 16-bit format, which Python
 cannot make one by one.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,23 +29,31 @@ import numpy as np
 
 @dataclass
 class LayoutSupport:
-    views: bool = False            # strided, transposed and N-d arrays reach the kernel as they are
-    rows: bool = False             # each row of a strided 2-D view runs the kernel's inner loop at the row's length
-    rows_are_calls: bool = False   # ... the same code a call of that length runs (no branch on the call's size)
-    offsets: bool = False          # the kernel reads the caller's buffer where it lies (alignment reaches it)
+    views: bool = False  # strided, transposed and N-d arrays reach the kernel as they are
+    rows: bool = False  # each row of a strided 2-D view runs the kernel's inner loop at the row's length
+    rows_are_calls: bool = False  # ... the same code a call of that length runs (no branch on the call's size)
+    offsets: bool = False  # the kernel reads the caller's buffer where it lies (alignment reaches it)
     calls: Callable | None = None  # calls(op, X (m, n) rows, attrs, offset_bytes, in_place) -> Y: m calls of n
-    threads: Callable | None = None   # threads(n): a context in which the target runs on n threads
+    threads: Callable | None = None  # threads(n): a context in which the target runs on n threads
     in_place: Callable | None = None  # in_place(op, x, attrs) -> y: the kernel writing over its input
-    in_place_for: Callable | None = None   # (op, attrs) -> whether the in-place form exists for this operator
-    calls_in_place: bool = False   # calls(..., in_place=True) gives the kernel x == y
-    concurrent: bool = False       # the call may be made from other threads, and from several at once
-    compiles_per_shape: bool = False   # a call of a new shape runs code compiled for it (XLA): one-element calls
-    cannot: dict = field(default_factory=dict)   # layout family -> why it cannot be given to this target
+    in_place_for: Callable | None = None  # (op, attrs) -> whether the in-place form exists for this operator
+    calls_in_place: bool = False  # calls(..., in_place=True) gives the kernel x == y
+    concurrent: bool = False  # the call may be made from other threads, and from several at once
+    compiles_per_shape: bool = False  # a call of a new shape runs code compiled for it (XLA): one-element calls
+    cannot: dict = field(default_factory=dict)  # layout family -> why it cannot be given to this target
 
 
-PYTHON = dict(views=True, rows=True, rows_are_calls=False, offsets=True, concurrent=True,
-              cannot={"threads": "a callable's threads are its own: opcert has no switch for them",
-                      "in place": "a callable has no in-place form opcert can call"})
+PYTHON = dict(
+    views=True,
+    rows=True,
+    rows_are_calls=False,
+    offsets=True,
+    concurrent=True,
+    cannot={
+        "threads": "a callable's threads are its own: opcert has no switch for them",
+        "in place": "a callable has no in-place form opcert can call",
+    },
+)
 
 
 def copy_with_layout(x: np.ndarray) -> np.ndarray:
@@ -79,9 +88,11 @@ def row_buffer(m: int, n: int, dtype, row_stride: int, offset: int = 0) -> np.nd
 
 # ---- C kernels: many calls from compiled code ------------------------------------------
 
+
 def c_calls(func) -> Callable:
     """calls() for a C kernel `void f(const T *x, T *y, size_t n, const float *attrs)`: the calls are made by a
     compiled loop (numba), not by Python (what a call costs: bench/README.md, 'Figures behind choices in the code')."""
+
     def calls(op, X, attrs, offset: int = 0, in_place: bool = False):
         m, n = X.shape
         itemsize = X.dtype.itemsize
@@ -93,6 +104,7 @@ def c_calls(func) -> Callable:
         a32 = np.array(values, dtype=np.float32) if values else np.zeros(1, np.float32)
         _loop()(func, xin.ctypes.data, y.ctypes.data, m, n, stride * itemsize, a32.ctypes.data if values else 0)
         return np.array(y, copy=True)
+
     return calls
 
 
@@ -112,6 +124,7 @@ def _many(f, xp, yp, m, n, stride_b, a):
 @functools.cache
 def _loop():
     import numba  # at the first layout check of a C kernel: importing opcert does not import numba
+
     return numba.njit(nogil=True)(_many)
 
 
@@ -123,7 +136,8 @@ def cores() -> int:
 class ThreadCount:
     """A tensor side whose runtime objects (sessions, compiled models) are made per thread count: `n_threads`
     is part of their key; threads(n) sets it for the calls inside."""
-    n_threads = None        # None: the target's default
+
+    n_threads = None  # None: the target's default
 
     @contextlib.contextmanager
     def threads(self, n: int):

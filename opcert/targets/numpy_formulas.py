@@ -4,6 +4,7 @@ These are what people write first; opcert audits them as `module:function`
 targets, e.g. `--target opcert.targets.numpy_formulas:celu`. They are not
 opcert's implementation (that is the catalog's expression, in binary64).
 """
+
 import numpy as np
 
 

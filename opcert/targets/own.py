@@ -1,5 +1,6 @@
 """`opcert`: opcert's own implementation as a target, element-wise (impl.run) and on the tensor operators
 (impl.tensor_run). The one trusted target: it runs in the process that owns the verdict."""
+
 from __future__ import annotations
 
 import hashlib
@@ -24,14 +25,22 @@ def load(timeout: float | None = None, standard: str | None = None) -> Target:
     tgt = Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
     tgt.isolation = Isolation(trusted=True)
     # run_resolved converts its input to a contiguous binary64 array first: rows of a view are not calls
-    tgt.layouts = LayoutSupport(views=True, rows=True, offsets=True, concurrent=True,
-                                cannot={"threads": "opcert's implementation runs on the calling thread",
-                                        "in place": "opcert's implementation has no in-place form"})
+    tgt.layouts = LayoutSupport(
+        views=True,
+        rows=True,
+        offsets=True,
+        concurrent=True,
+        cannot={
+            "threads": "opcert's implementation runs on the calling thread",
+            "in place": "opcert's implementation has no in-place form",
+        },
+    )
     return tgt
 
 
 class OpcertTensor(TensorTarget):
     """opcert's implementation of the tensor operators."""
+
     name = "opcert"
     version = __version__
     no_threads = "opcert's implementation is NumPy on one thread: it has no thread count"

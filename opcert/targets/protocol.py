@@ -10,6 +10,7 @@
   its standard reduces over. Every tensor side implements it directly; subclassing it gives the defaults
   (no refusal, no thread switch).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -25,10 +26,11 @@ from opcert.targets.layouts import LayoutSupport
 class ElementWiseTarget(Protocol):
     """A loaded element-wise target: (operator, input array, attributes) -> an output array of the input's
     dtype and shape."""
-    info: Any                   # targets.base.TargetInfo: name, kind, version, fingerprint, details
-    timeout: float | None       # seconds per call (None: opcert's default for the call's size)
-    layouts: LayoutSupport      # which layouts reach its kernel, and how (verify.paths.layout)
-    modified_input: bool        # sticky: some call wrote into its input
+
+    info: Any  # targets.base.TargetInfo: name, kind, version, fingerprint, details
+    timeout: float | None  # seconds per call (None: opcert's default for the call's size)
+    layouts: LayoutSupport  # which layouts reach its kernel, and how (verify.paths.layout)
+    modified_input: bool  # sticky: some call wrote into its input
 
     @property
     def name(self) -> str: ...
@@ -51,8 +53,17 @@ class ElementWiseTarget(Protocol):
         """Why the target cannot run this operator, dtype and attribute set (a skip); None where it can."""
         ...
 
-    def run(self, op, x: np.ndarray, attrs: dict[str, Fraction], label: str | None = None,
-            guard_globals: bool = True, keep_layout: bool = False, call=None, owned: bool = False) -> np.ndarray:
+    def run(
+        self,
+        op,
+        x: np.ndarray,
+        attrs: dict[str, Fraction],
+        label: str | None = None,
+        guard_globals: bool = True,
+        keep_layout: bool = False,
+        call=None,
+        owned: bool = False,
+    ) -> np.ndarray:
         """The output for x, under the call contract (TargetFailure for anything the target does wrong)."""
         ...
 
@@ -69,9 +80,10 @@ class ElementWiseRuntime(Protocol):
     """A runtime's element-wise side (a row's `elementwise` class, made with no argument or with its device).
     Its unsupported() and __call__ are the Target's; a failure to import the library in the constructor
     (ImportError) is reported with the row's extra."""
+
     name: str
-    version: str                # the library's version, as results record it
-    details: dict               # JSON values: what identifies the build (the target's fingerprint hashes them)
+    version: str  # the library's version, as results record it
+    details: dict  # JSON values: what identifies the build (the target's fingerprint hashes them)
 
     def unsupported(self, op, dtype: str, attrs: dict[str, Fraction]) -> str | None:
         """Why this operator, dtype and attribute set cannot be run (the library's own reason); None: it can."""
@@ -90,9 +102,10 @@ class ElementWiseRuntime(Protocol):
 class TensorTarget(Protocol):
     """A target of the tensor operators: call(op, std, x, reduced) -> y, where `reduced` lists the axes (of x's
     own shape) the check's standard reduces over."""
+
     name: str
     version: str
-    no_threads: str = "a callable's threads are its own: opcert has no switch for them"   # why threads(n) is None
+    no_threads: str = "a callable's threads are its own: opcert has no switch for them"  # why threads(n) is None
 
     def unsupported(self, op, std, dtype: str, reduced: tuple[int, ...], rank: int) -> str | None:
         """Why this case cannot be given to the target (a skip, with the reason); None where it can."""

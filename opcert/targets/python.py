@@ -7,6 +7,7 @@ fingerprint that keys sweep checkpoints covers the code the
 function can reach (see `fingerprint`): editing the kernel, or any module of
 the user's it imports, changes it; upgrading a library it uses does too.
 """
+
 from __future__ import annotations
 
 import csv
@@ -37,8 +38,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 def split(spec: str) -> tuple[str, str]:
     module_name, sep, func_name = spec.partition(":")
     if not sep or not _NAME.match(module_name) or not _NAME.match(func_name):
-        raise UsageError(f"target {spec!r} is not of the form module:function (a dotted module path, a colon, "
-                         "a function name), e.g. numpy:tanh")
+        raise UsageError(
+            f"target {spec!r} is not of the form module:function (a dotted module path, a colon, "
+            "a function name), e.g. numpy:tanh"
+        )
     return module_name, func_name
 
 
@@ -46,20 +49,24 @@ def load(spec: str, timeout: float | None = None) -> Target:
     module_name, func_name = split(spec)
     top = module_name.split(".")[0]
     if top not in sys.modules and importlib.util.find_spec(top) is None:
-        raise UsageError(f"target {spec!r}: cannot import module {module_name!r} (no module named {top!r} on "
-                         "the path; PYTHONPATH adds directories)")
+        raise UsageError(
+            f"target {spec!r}: cannot import module {module_name!r} (no module named {top!r} on "
+            "the path; PYTHONPATH adds directories)"
+        )
     try:
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         raise
-    except SystemExit as exc:   # a module that ends the process at import: the target's failure
-        raise TargetFailure(f"target {spec!r}: importing module {module_name!r} raised SystemExit({exc.code!r})") \
-            from None
+    except SystemExit as exc:  # a module that ends the process at import: the target's failure
+        raise TargetFailure(
+            f"target {spec!r}: importing module {module_name!r} raised SystemExit({exc.code!r})"
+        ) from None
     except TargetExit as exc:
         raise TargetFailure(f"target {spec!r}: importing module {module_name!r}: {exc}") from None
     except BaseException as exc:  # noqa: BLE001 - cannot be loaded: the target as given is unusable
-        raise UsageError(f"target {spec!r}: importing module {module_name!r} failed with "
-                         f"{type(exc).__name__}: {exc}") from None
+        raise UsageError(
+            f"target {spec!r}: importing module {module_name!r} failed with {type(exc).__name__}: {exc}"
+        ) from None
     func = module
     for part in func_name.split("."):
         func = getattr(func, part, None)
@@ -72,10 +79,12 @@ def load(spec: str, timeout: float | None = None) -> Target:
     def call(op, x, attrs):
         # by ONNX's spelling: a number as a Python float, a choice by its name (Gelu's approximate="tanh")
         return func(x, **{k: user_value(op, k, v) for k, v in attrs.items()})
+
     # NumPy's dispatch (NPY_DISABLE_CPU_FEATURES) is keyed too: a NumPy callable's bits can depend on it
     fp = hashlib.sha256(f"{fingerprint(module)} {simd()}".encode()).hexdigest()[:32]
-    info = TargetInfo(spec, "python", version, fp, {"module_file": getattr(module, "__file__", None),
-                                                    "numpy_isa": simd()})
+    info = TargetInfo(
+        spec, "python", version, fp, {"module_file": getattr(module, "__file__", None), "numpy_isa": simd()}
+    )
     tgt = Target(info, call, timeout=timeout)
     tgt.layouts = LayoutSupport(**PYTHON)
     return tgt
@@ -116,7 +125,7 @@ def _distributions() -> dict[str, list[str]]:
         tops = (dist.read_text("top_level.txt") or "").split()
         if not tops:
             record = dist.read_text("RECORD")
-            if record is None:        # no RECORD (an egg-info install): the library's own reading of its files
+            if record is None:  # no RECORD (an egg-info install): the library's own reading of its files
                 paths = [str(f) for f in (dist.files or [])]
             else:
                 paths = [row[0] for row in csv.reader(record.splitlines()) if row]

@@ -9,6 +9,7 @@ the tensor signature (targets.c_abi). What a target cannot be given (Hardmax in 
 ONNX cannot express) is `unsupported`, with the reason. Each runtime's tensor side is in its file under
 targets/runtimes/, named by its row of opcert.runtime_table.
 """
+
 from __future__ import annotations
 
 from opcert.errors import UsageError, choices
@@ -31,5 +32,7 @@ def load(name: str) -> TensorTarget:
         return CTensorTarget(name)
     if ":" in name:
         return PythonTensorTarget(name)
-    raise UsageError(f"unknown target {name!r} for a tensor operator; allowed: {choices(NAMES)}, module:function "
-                     "(f(x, axis=...) -> ndarray), c:PATH:SYMBOL (targets.c_abi)")
+    raise UsageError(
+        f"unknown target {name!r} for a tensor operator; allowed: {choices(NAMES)}, module:function "
+        "(f(x, axis=...) -> ndarray), c:PATH:SYMBOL (targets.c_abi)"
+    )

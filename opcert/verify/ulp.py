@@ -8,6 +8,7 @@ An infinite y where v is finite enters the formula as +-2**(emax + 1).
 Besides it: the integer distance, in representable values, from the correctly
 rounded result r (what numpy.testing.assert_array_max_ulp counts).
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,9 +43,9 @@ def ulp_scalar(v, emin, p):
     sweep's kernel)."""
     # on the bits: frexp and ldexp are C library calls in compiled code, slower than NumPy's loops
     a = abs(v)
-    if a != a or a == 0.0:             # NaN or zero (quiet comparisons: no invalid flag for NaN)
+    if a != a or a == 0.0:  # NaN or zero (quiet comparisons: no invalid flag for NaN)
         k = emin - p + 1
-    elif a == math.inf:                # as frexp(inf) = (inf, 0)
+    elif a == math.inf:  # as frexp(inf) = (inf, 0)
         k = max(-1, emin) - p + 1
     else:
         field = np.int64((np.float64(a).view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF))
@@ -71,7 +72,7 @@ def ulp_error(y: np.ndarray, v_hi: np.ndarray, v_lo: np.ndarray, fmt: FloatForma
     big = np.ldexp(1.0, fmt.emax + 1 - 2) if fmt.name == "float64" else np.ldexp(1.0, fmt.emax + 1)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         if fmt.name == "float64":
-            large = (np.abs(y) >= 2.0 ** 1020) | (np.abs(v_hi) >= 2.0 ** 1020)
+            large = (np.abs(y) >= 2.0**1020) | (np.abs(v_hi) >= 2.0**1020)
             scale = np.where(large, 4.0, 1.0)
             yy = np.where(np.isinf(y), np.copysign(big, y), y / scale)
         else:
@@ -149,8 +150,8 @@ def ordinal_distance(a, b, fmt) -> np.ndarray:
     nan = (oa == NAN_ORDINAL) | (ob == NAN_ORDINAL)
     same_sign = (oa >= 0) == (ob >= 0)
     with np.errstate(over="ignore"):
-        exact = np.abs(np.where(same_sign & ~nan, oa - ob, 0)).astype(np.float64)      # no overflow: one sign
-    apart = np.abs(oa.astype(np.float64)) + np.abs(ob.astype(np.float64))             # across zero
+        exact = np.abs(np.where(same_sign & ~nan, oa - ob, 0)).astype(np.float64)  # no overflow: one sign
+    apart = np.abs(oa.astype(np.float64)) + np.abs(ob.astype(np.float64))  # across zero
     return np.where(nan & (oa == ob), 0.0, np.where(nan, np.inf, np.where(same_sign, exact, apart)))
 
 

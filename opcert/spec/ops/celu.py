@@ -1,4 +1,5 @@
 """Celu: ONNX Celu-12/28, DirectML DML_ACTIVATION_CELU (seed 004)."""
+
 from fractions import Fraction
 
 from opcert.expr import absolute, exp, expm1, maximum, minimum, select
@@ -31,27 +32,43 @@ OPERATOR = Operator(
     name="Celu",
     family="exponential",
     summary="max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), element-wise",
-    attributes=(Attribute("alpha", "scale of the negative part",
-                          domain=AttributeDomain(lower=0.0, lower_open=True, description="a finite binary32 value > 0"),
-                          aliases=("Alpha",)),),
+    attributes=(
+        Attribute(
+            "alpha",
+            "scale of the negative part",
+            domain=AttributeDomain(lower=0.0, lower_open=True, description="a finite binary32 value > 0"),
+            aliases=("Alpha",),
+        ),
+    ),
     standards=(
-        Standard(key="onnx", op_name="Celu", document=ONNX_DOC.format("Celu"),
-                 formula_text="y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1))", formula=FORMULA,
-                 defaults={"alpha": 1.0}, attribute_names={"alpha": "alpha"},
-                 support=(Support("12", ("float32",), ANY_RANK), Support("28", FLOATS_ONNX, ANY_RANK)),
-                 reference_form=REFERENCE),
-        Standard(key="directml", op_name="DML_ACTIVATION_CELU", document=SEEDS + "004_2ee12ca1c74b08db.txt",
-                 formula_text="f(x) = max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))", formula=FORMULA,
-                 defaults={"alpha": 1.0}, attribute_names={"alpha": "Alpha"},
-                 support=(Support("3.0", DML_FLOATS, (1, 8)),),
-                 reference_form=REFERENCE),
+        Standard(
+            key="onnx",
+            op_name="Celu",
+            document=ONNX_DOC.format("Celu"),
+            formula_text="y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1))",
+            formula=FORMULA,
+            defaults={"alpha": 1.0},
+            attribute_names={"alpha": "alpha"},
+            support=(Support("12", ("float32",), ANY_RANK), Support("28", FLOATS_ONNX, ANY_RANK)),
+            reference_form=REFERENCE,
+        ),
+        Standard(
+            key="directml",
+            op_name="DML_ACTIVATION_CELU",
+            document=SEEDS + "004_2ee12ca1c74b08db.txt",
+            formula_text="f(x) = max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))",
+            formula=FORMULA,
+            defaults={"alpha": 1.0},
+            attribute_names={"alpha": "Alpha"},
+            support=(Support("3.0", DML_FLOATS, (1, 8)),),
+            reference_form=REFERENCE,
+        ),
     ),
     primary="onnx",
     # expm1 instead of exp(.) - 1: no cancellation near 0-. Where x / alpha is
     # a binary64 subnormal it has lost bits, and Celu(x) = x (1 + x/(2 alpha) + ...)
     # rounds to x itself.
-    implementation=maximum(0, x) + minimum(0, select(absolute(x / alpha) < const(TINY64), x,
-                                                     alpha * expm1(x / alpha))),
+    implementation=maximum(0, x) + minimum(0, select(absolute(x / alpha) < const(TINY64), x, alpha * expm1(x / alpha))),
     limits=limits("inf", -alpha),
     properties=(
         Property("range", "range", "Celu(x) >= -alpha", lower=-alpha),
@@ -62,8 +79,10 @@ OPERATOR = Operator(
         LIMITS,
     ),
     notes="alpha must be > 0 (the CELU paper's domain; alpha = 0 divides by zero). "
-          "ONNX Celu-12 allows float32 only; Celu-28 adds float16, bfloat16 and float64.",
+    "ONNX Celu-12 allows float32 only; Celu-28 adds float16, bfloat16 and float64.",
     budget64=2.0,
-    runtimes={"torch": RuntimeMap("torch.nn.functional.celu", {"alpha": "alpha"}),
-              "jax": RuntimeMap("jax.nn.celu", {"alpha": "alpha"})},
+    runtimes={
+        "torch": RuntimeMap("torch.nn.functional.celu", {"alpha": "alpha"}),
+        "jax": RuntimeMap("jax.nn.celu", {"alpha": "alpha"}),
+    },
 )

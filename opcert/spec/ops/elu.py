@@ -1,4 +1,5 @@
 """Elu: ONNX Elu-6/22, DirectML DML_ACTIVATION_ELU."""
+
 from opcert.expr import eq, exp, expm1, select
 from opcert.spec.declarations import (
     ANY_RANK,
@@ -26,17 +27,28 @@ OPERATOR = Operator(
     summary="x for x >= 0, alpha * (exp(x) - 1) below, element-wise",
     attributes=(Attribute("alpha", "scale of the negative part", aliases=("Alpha",)),),
     standards=(
-        Standard(key="onnx", op_name="Elu", document=ONNX_DOC.format("Elu"),
-                 formula_text="f(x) = alpha * (exp(x) - 1.) for x < 0, f(x) = x for x >= 0",
-                 formula=select(x < 0, alpha * (exp(x) - 1), x), defaults={"alpha": 1.0},
-                 attribute_names={"alpha": "alpha"},
-                 support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("22", FLOATS_ONNX, ANY_RANK)),
-                 reference_form=select(x < 0, alpha * expm1(x), x)),
-        Standard(key="directml", op_name="DML_ACTIVATION_ELU", document=DML_DOC.format("elu"),
-                 formula_text="f(x) = x, if x >= 0; Alpha * (exp(x) - 1), otherwise",
-                 formula=select(x >= 0, x, alpha * (exp(x) - 1)), defaults={"alpha": 1.0},
-                 attribute_names={"alpha": "Alpha"}, support=dml_levels_1_0(),
-                 reference_form=select(x >= 0, x, alpha * expm1(x))),
+        Standard(
+            key="onnx",
+            op_name="Elu",
+            document=ONNX_DOC.format("Elu"),
+            formula_text="f(x) = alpha * (exp(x) - 1.) for x < 0, f(x) = x for x >= 0",
+            formula=select(x < 0, alpha * (exp(x) - 1), x),
+            defaults={"alpha": 1.0},
+            attribute_names={"alpha": "alpha"},
+            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("22", FLOATS_ONNX, ANY_RANK)),
+            reference_form=select(x < 0, alpha * expm1(x), x),
+        ),
+        Standard(
+            key="directml",
+            op_name="DML_ACTIVATION_ELU",
+            document=DML_DOC.format("elu"),
+            formula_text="f(x) = x, if x >= 0; Alpha * (exp(x) - 1), otherwise",
+            formula=select(x >= 0, x, alpha * (exp(x) - 1)),
+            defaults={"alpha": 1.0},
+            attribute_names={"alpha": "Alpha"},
+            support=dml_levels_1_0(),
+            reference_form=select(x >= 0, x, alpha * expm1(x)),
+        ),
     ),
     primary="onnx",
     # expm1: no cancellation near 0-; alpha * expm1(x) is two roundings in binary64
@@ -53,6 +65,8 @@ OPERATOR = Operator(
         LIMITS,
     ),
     budget64=2.0,
-    runtimes={"torch": RuntimeMap("torch.nn.functional.elu", {"alpha": "alpha"}),
-              "jax": RuntimeMap("jax.nn.elu", {"alpha": "alpha"})},
+    runtimes={
+        "torch": RuntimeMap("torch.nn.functional.elu", {"alpha": "alpha"}),
+        "jax": RuntimeMap("jax.nn.elu", {"alpha": "alpha"}),
+    },
 )

@@ -1,4 +1,5 @@
 """Erf: ONNX Erf-9/13 (integer types in Erf-9 only). DirectML has it as an element-wise operator, not an activation."""
+
 from opcert.expr import erf
 from opcert.spec.declarations import (
     ANY_RANK,
@@ -23,9 +24,16 @@ OPERATOR = Operator(
     summary="the error function, element-wise",
     attributes=(),
     standards=(
-        Standard(key="onnx", op_name="Erf", document=ONNX_DOC.format("Erf"), formula_text="y = erf(x)",
-                 formula=erf(x), defaults={}, attribute_names={},
-                 support=(Support("9", FLOATS_ONNX_OLD + INTS, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK))),
+        Standard(
+            key="onnx",
+            op_name="Erf",
+            document=ONNX_DOC.format("Erf"),
+            formula_text="y = erf(x)",
+            formula=erf(x),
+            defaults={},
+            attribute_names={},
+            support=(Support("9", FLOATS_ONNX_OLD + INTS, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+        ),
     ),
     primary="onnx",
     implementation=erf(x),
@@ -38,8 +46,10 @@ OPERATOR = Operator(
         NAN_PROPAGATION,
         LIMITS,
     ),
-    integer=IntegerSemantics("Integer tensors (ONNX Erf-9 only; Erf-13 dropped them): erf of the integer, rounded "
-                             "to the nearest integer: 0 at 0, +-1 elsewhere. ONNX does not say: opcert's choice."),
+    integer=IntegerSemantics(
+        "Integer tensors (ONNX Erf-9 only; Erf-13 dropped them): erf of the integer, rounded "
+        "to the nearest integer: 0 at 0, +-1 elsewhere. ONNX does not say: opcert's choice."
+    ),
     budget64=1.0,
     runtimes={"torch": RuntimeMap("torch.erf"), "jax": RuntimeMap("jax.scipy.special.erf")},
 )

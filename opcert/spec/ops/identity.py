@@ -1,4 +1,5 @@
 """Identity: DirectML DML_ACTIVATION_IDENTITY (ONNX's Identity is not an activation; not kept)."""
+
 from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Property, const, dml_levels_1_0, limits, x
 from opcert.spec.model import Operator, Standard
 
@@ -8,8 +9,16 @@ OPERATOR = Operator(
     summary="f(x) = x, element-wise",
     attributes=(),
     standards=(
-        Standard(key="directml", op_name="DML_ACTIVATION_IDENTITY", document=DML_DOC.format("identity"),
-                 formula_text="f(x) = x", formula=x, defaults={}, attribute_names={}, support=dml_levels_1_0()),
+        Standard(
+            key="directml",
+            op_name="DML_ACTIVATION_IDENTITY",
+            document=DML_DOC.format("identity"),
+            formula_text="f(x) = x",
+            formula=x,
+            defaults={},
+            attribute_names={},
+            support=dml_levels_1_0(),
+        ),
     ),
     primary="directml",
     implementation=x,

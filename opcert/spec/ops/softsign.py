@@ -1,4 +1,5 @@
 """Softsign: ONNX Softsign-1/22, DirectML DML_ACTIVATION_SOFTSIGN."""
+
 from fractions import Fraction
 
 from opcert.expr import absolute, select
@@ -27,20 +28,36 @@ OPERATOR = Operator(
     summary="x / (1 + |x|), element-wise",
     attributes=(),
     standards=(
-        Standard(key="onnx", op_name="Softsign", document=ONNX_DOC.format("Softsign"), formula_text="y = x / (1 + |x|)",
-                 formula=FORMULA, defaults={}, attribute_names={},
-                 support=(Support("1", FLOATS_ONNX_OLD, ANY_RANK), Support("22", FLOATS_ONNX, ANY_RANK))),
-        Standard(key="directml", op_name="DML_ACTIVATION_SOFTSIGN", document=DML_DOC.format("softsign"),
-                 formula_text="f(x) = x / (1 + abs(x))", formula=FORMULA, defaults={}, attribute_names={},
-                 support=dml_levels_1_0()),
+        Standard(
+            key="onnx",
+            op_name="Softsign",
+            document=ONNX_DOC.format("Softsign"),
+            formula_text="y = x / (1 + |x|)",
+            formula=FORMULA,
+            defaults={},
+            attribute_names={},
+            support=(Support("1", FLOATS_ONNX_OLD, ANY_RANK), Support("22", FLOATS_ONNX, ANY_RANK)),
+        ),
+        Standard(
+            key="directml",
+            op_name="DML_ACTIVATION_SOFTSIGN",
+            document=DML_DOC.format("softsign"),
+            formula_text="f(x) = x / (1 + abs(x))",
+            formula=FORMULA,
+            defaults={},
+            attribute_names={},
+            support=dml_levels_1_0(),
+        ),
     ),
     primary="onnx",
     # 1 / (1 + 1/|x|): every step monotone, so the result is monotone with rounding (x / (1 + |x|)
     # is not: it decreases between adjacent binary64 inputs in [1, 2)). Below 2^-60, x / (1 + |x|)
     # rounds to x (and 1/x would overflow); beyond 2^100 the result is +-1 to within 2^-100.
-    implementation=select(absolute(x) > const(2 ** 100), select(x > 0, 1, -1),
-                          select(absolute(x) < const(Fraction(1, 2 ** 60)), x,
-                                 select(x < 0, -(1 / (1 + 1 / -x)), 1 / (1 + 1 / x)))),
+    implementation=select(
+        absolute(x) > const(2**100),
+        select(x > 0, 1, -1),
+        select(absolute(x) < const(Fraction(1, 2**60)), x, select(x < 0, -(1 / (1 + 1 / -x)), 1 / (1 + 1 / x))),
+    ),
     limits=limits(const(1), const(-1)),
     properties=(
         Property("range", "range", "-1 <= Softsign(x) <= 1", lower=const(-1), upper=const(1)),

@@ -1,4 +1,5 @@
 """Tanh: ONNX Tanh-6/13, and the SONNX informal specification (seed 003)."""
+
 from opcert.expr import tanh
 from opcert.spec.declarations import (
     ANY_RANK,
@@ -22,14 +23,28 @@ OPERATOR = Operator(
     summary="hyperbolic tangent, element-wise",
     attributes=(),
     standards=(
-        Standard(key="onnx", op_name="Tanh", document=ONNX_DOC.format("Tanh"), formula_text="y = tanh(x)",
-                 formula=tanh(x), defaults={}, attribute_names={},
-                 support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK))),
-        Standard(key="sonnx", op_name="Tanh", document=SEEDS + "003_0e2c6b4168ad4b96.txt",
-                 formula_text="Y[i] = tanh(X[i]) = (e^X - e^-X) / (e^X + e^-X)", formula=tanh(x), defaults={},
-                 attribute_names={}, support=(Support("13", FLOATS_ONNX_OLD, ANY_RANK),),
-                 notes="SONNX informal specification based on ONNX Tanh-13: tanh(+inf) = 1, tanh(-inf) = -1, "
-                       "NaN propagates."),
+        Standard(
+            key="onnx",
+            op_name="Tanh",
+            document=ONNX_DOC.format("Tanh"),
+            formula_text="y = tanh(x)",
+            formula=tanh(x),
+            defaults={},
+            attribute_names={},
+            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+        ),
+        Standard(
+            key="sonnx",
+            op_name="Tanh",
+            document=SEEDS + "003_0e2c6b4168ad4b96.txt",
+            formula_text="Y[i] = tanh(X[i]) = (e^X - e^-X) / (e^X + e^-X)",
+            formula=tanh(x),
+            defaults={},
+            attribute_names={},
+            support=(Support("13", FLOATS_ONNX_OLD, ANY_RANK),),
+            notes="SONNX informal specification based on ONNX Tanh-13: tanh(+inf) = 1, tanh(-inf) = -1, "
+            "NaN propagates.",
+        ),
     ),
     primary="onnx",
     implementation=tanh(x),

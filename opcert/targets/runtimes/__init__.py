@@ -7,6 +7,7 @@ when it is loaded, so importing opcert imports no runtime. Each side builds what
 operator, dtype and attributes. A combination the library does not support is reported as unsupported with
 the library's own reason; anything that fails at run time is a crash.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,8 +48,10 @@ def load(name: str, timeout: float | None = None) -> Target:
     try:
         rt = side(device) if device else side()
     except ImportError as exc:
-        raise UsageError(f"target {name} needs {r.extra}, which is not installed ({exc}): pip install "
-                         f"'opcert[{r.extra}]' (or 'opcert[runtimes]' for every runtime)") from None
+        raise UsageError(
+            f"target {name} needs {r.extra}, which is not installed ({exc}): pip install "
+            f"'opcert[{r.extra}]' (or 'opcert[runtimes]' for every runtime)"
+        ) from None
     fp = hashlib.sha256(json.dumps([name, rt.details], sort_keys=True).encode()).hexdigest()[:32]
     # plain str and JSON values: torch.__version__ is a TorchVersion, and a result holding one imports torch
     # where it is unpickled (the parent of an isolated worker, which must not load a multithreaded runtime)
@@ -59,8 +62,10 @@ def load(name: str, timeout: float | None = None) -> Target:
     # input is a copy the device makes)
     layouts.concurrent = r.concurrent and "every layout" not in layouts.cannot
     if not r.concurrent:
-        layouts.cannot.setdefault("caller threads", f"{r.name}'s row in opcert.runtime_table says its calls are "
-                                                    "not to be made from several threads at once")
+        layouts.cannot.setdefault(
+            "caller threads",
+            f"{r.name}'s row in opcert.runtime_table says its calls are not to be made from several threads at once",
+        )
     tgt.layouts = layouts
     return tgt
 
@@ -74,5 +79,6 @@ def load_tensor(name: str) -> TensorTarget:
     try:
         return side()
     except ImportError as exc:
-        raise UsageError(f"target {name} needs {r.extra}, which is not installed ({exc}): pip install "
-                         f"'opcert[{r.extra}]'") from None
+        raise UsageError(
+            f"target {name} needs {r.extra}, which is not installed ({exc}): pip install 'opcert[{r.extra}]'"
+        ) from None

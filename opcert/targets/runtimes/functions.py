@@ -1,5 +1,6 @@
 """The library functions the catalog declares for an operator (Operator.runtimes: "torch", "jax" ->
 RuntimeMap), shared by the runtimes that call a function rather than run a model (torch, JAX)."""
+
 from __future__ import annotations
 
 import importlib
@@ -47,11 +48,11 @@ def arguments(op, m, attrs, tensor):
     kwargs = {}
     for kw, spec in m.kwargs.items():
         if isinstance(spec, str):
-            if spec in attrs:     # absent: the check's standard lacks it (ONNX Softplus has no steepness), and
-                kwargs[kw] = user_value(op, spec, attrs[spec])   # the library's default is that standard's value
+            if spec in attrs:  # absent: the check's standard lacks it (ONNX Softplus has no steepness), and
+                kwargs[kw] = user_value(op, spec, attrs[spec])  # the library's default is that standard's value
         elif isinstance(spec, tuple) and spec[0] == "tensor":
             kwargs[kw] = tensor(float(attrs[spec[1]]))
-        elif isinstance(spec, tuple) and spec[0] == "choice":   # the library's value for each choice of `kw`
+        elif isinstance(spec, tuple) and spec[0] == "choice":  # the library's value for each choice of `kw`
             kwargs[kw] = spec[1][user_value(op, kw, attrs[kw])]
         else:
             kwargs[kw] = spec

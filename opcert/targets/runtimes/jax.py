@@ -1,6 +1,7 @@
 """JAX: the `jax.nn` / `jax.scipy.special` function the operator's file declares, jit-compiled on the CPU
 (or, jax:gpu, a GPU) with 64-bit enabled so that float64 stays float64; the tensor operators through
 jax.nn's softmax and log_softmax."""
+
 from __future__ import annotations
 
 import os
@@ -18,6 +19,7 @@ TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 class JaxElementWise:
     """JAX (CPU, 64-bit enabled so that float64 stays float64) functions the
     catalog declares (Operator.runtimes["jax"]), jit-compiled per operator and attributes."""
+
     name = "jax"
     floats = ("float16", "bfloat16", "float32", "float64")
 
@@ -29,18 +31,24 @@ class JaxElementWise:
             # the GPU's memory at its first array, so the second worker's would fail. The user's setting wins.
             os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         import jax
+
         jax.config.update("jax_enable_x64", True)
         self.jax = jax
         self.version = jax.__version__
         self.device, self.dev, self.dev_error = device, None, None
         try:
             self.dev = jax.devices(device)[0]
-        except RuntimeError as exc:   # no such backend on this machine (or JAX was started CPU-only)
+        except RuntimeError as exc:  # no such backend on this machine (or JAX was started CPU-only)
             self.dev_error = str(exc).splitlines()[0]
         import jaxlib
-        self.details = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "device": device,
-                        "backend": str(self.dev.platform) if self.dev is not None else None,
-                        "isa": "XLA compiles for the host CPU's features; JAX has no switch opcert sets"}
+
+        self.details = {
+            "jax": jax.__version__,
+            "jaxlib": jaxlib.__version__,
+            "device": device,
+            "backend": str(self.dev.platform) if self.dev is not None else None,
+            "isa": "XLA compiles for the host CPU's features; JAX has no switch opcert sets",
+        }
         self.compiled = {}
 
     def unsupported(self, op, dtype, attrs):
@@ -58,21 +66,27 @@ class JaxElementWise:
         if key not in self.compiled:
             m, _ = runtime_function(op, "jax", attrs)
             import jax.numpy as jnp
+
             f = resolve_function(m.function)
 
             def call(t):
                 args, kwargs = arguments(op, m, attrs, lambda v: jnp.asarray([v], t.dtype))
                 return f(t, *args, **kwargs)
+
             self.compiled[key] = self.jax.jit(call)
         return np.asarray(self.compiled[key](self.jax.device_put(x, self.dev)))
 
     def layouts(self):
         why = "jax.device_put copies the array into a buffer of XLA's own (contiguous, aligned by XLA)"
-        return LayoutSupport(compiles_per_shape=True,
-                             cannot={"strides": why, "offsets": why,
-                                     "threads": "XLA's CPU thread pool is set when JAX starts (XLA_FLAGS), "
-                                                "not per call",
-                                     "in place": "JAX arrays are immutable"})
+        return LayoutSupport(
+            compiles_per_shape=True,
+            cannot={
+                "strides": why,
+                "offsets": why,
+                "threads": "XLA's CPU thread pool is set when JAX starts (XLA_FLAGS), not per call",
+                "in place": "JAX arrays are immutable",
+            },
+        )
 
 
 class JaxTensor(TensorTarget):
@@ -81,6 +95,7 @@ class JaxTensor(TensorTarget):
 
     def __init__(self):
         import jax
+
         jax.config.update("jax_enable_x64", True)
         self.jax = jax
         self.version = jax.__version__

@@ -5,6 +5,7 @@ Tensor: `OnnxTensorModels` builds Softmax, LogSoftmax and Hardmax at the standar
 13; DirectML's forms as the opset whose rule makes the same rows: one axis is opset 13, trailing axes opset 11,
 proved equal in verify.proofs.axes). Nothing here imports onnx before a model is built.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -16,8 +17,20 @@ from opcert.spec.attrs import user_value
 from opcert.targets.protocol import TensorTarget
 
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
-ONNX_ELEM = {"float16": 10, "bfloat16": 16, "float32": 1, "float64": 11, "int8": 3, "int16": 5, "int32": 6,
-             "int64": 7, "uint8": 2, "uint16": 4, "uint32": 12, "uint64": 13}
+ONNX_ELEM = {
+    "float16": 10,
+    "bfloat16": 16,
+    "float32": 1,
+    "float64": 11,
+    "int8": 3,
+    "int16": 5,
+    "int32": 6,
+    "int64": 7,
+    "uint8": 2,
+    "uint16": 4,
+    "uint32": 12,
+    "uint64": 13,
+}
 
 
 def onnx_standard(op):
@@ -52,7 +65,7 @@ def onnx_mismatch(op, attrs: dict) -> str | None:
     """Why these attributes cannot be given to ONNX's operator (None: they can)."""
     std = onnx_standard(op)
     if std is None:
-        if op.onnx_opsets:    # an experimental ONNX operator the runtimes still register, attributes as opcert's
+        if op.onnx_opsets:  # an experimental ONNX operator the runtimes still register, attributes as opcert's
             return None
         return f"ONNX has no {op.name} operator (it is defined by {', '.join(s.key for s in op.standards)})"
     extra = [k for k in attrs if not std.has(k)]
@@ -68,6 +81,7 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
     opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
     from onnx import helper, numpy_helper
+
     std = onnx_standard(op)
     op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
     elem = ONNX_ELEM[dtype]
@@ -90,12 +104,17 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     else:
         xs, ys = [f"X{i}" for i in range(copies)], [f"Y{i}" for i in range(copies)]
         nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
-    graph = helper.make_graph(nodes, f"opcert_{op.name}",
-                              [helper.make_tensor_value_info(x, elem, shape) for x in xs],
-                              [helper.make_tensor_value_info(y, elem, shape) for y in ys], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset or onnx_opset(op, dtype))],
-                              producer_name="opcert")
-    model.ir_version = 9   # what ONNX Runtime 1.16 and later accept
+    graph = helper.make_graph(
+        nodes,
+        f"opcert_{op.name}",
+        [helper.make_tensor_value_info(x, elem, shape) for x in xs],
+        [helper.make_tensor_value_info(y, elem, shape) for y in ys],
+        initializer=inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset or onnx_opset(op, dtype))], producer_name="opcert"
+    )
+    model.ir_version = 9  # what ONNX Runtime 1.16 and later accept
     return model
 
 
@@ -155,11 +174,14 @@ class OnnxVersions:
             return None
         first = next((s.since for s in std.support if dtype in s.dtypes), None)
         lists = f"{dtype} is in {std.op_name}-{first} and later" if first else f"no version lists {dtype}"
-        return (f"{self.label} knows ONNX {std.op_name} up to {std.op_name}-{max(self.known[std.op_name])}; "
-                f"{lists} (the standard's newest is {std.op_name}-{std.support[-1].since})")
+        return (
+            f"{self.label} knows ONNX {std.op_name} up to {std.op_name}-{max(self.known[std.op_name])}; "
+            f"{lists} (the standard's newest is {std.op_name}-{std.support[-1].since})"
+        )
 
 
 # ---- the tensor operators ----------------------------------------------------------------------------------
+
 
 def _trailing(reduced, rank) -> bool:
     return tuple(reduced) == tuple(range(reduced[0], rank))
@@ -168,6 +190,7 @@ def _trailing(reduced, rank) -> bool:
 class OnnxTensorModels(TensorTarget):
     """A tensor side that runs one-node models of the standard's ONNX opset (or, for DirectML's forms, the
     opset whose rule makes the same rows). Subclasses set `refused = {}` and define call()."""
+
     refused: dict
 
     def _opset_axis(self, std, reduced, rank):
@@ -182,8 +205,10 @@ class OnnxTensorModels(TensorTarget):
     def unsupported(self, op, std, dtype, reduced, rank):
         opset, _ = self._opset_axis(std, reduced, rank)
         if opset is None:
-            return (f"ONNX's {op.name} reduces over one axis (opset 13) or the trailing axes (opsets 1, 11): "
-                    f"axes {list(reduced)} of a rank-{rank} tensor have no ONNX form")
+            return (
+                f"ONNX's {op.name} reduces over one axis (opset 13) or the trailing axes (opsets 1, 11): "
+                f"axes {list(reduced)} of a rank-{rank} tensor have no ONNX form"
+            )
         return None
 
     def refusal(self, op, std, dtype, reduced, rank) -> str | None:
@@ -194,17 +219,22 @@ class OnnxTensorModels(TensorTarget):
             try:
                 self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
                 self.refused[probe] = None
-            except Exception as exc:   # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
+            except Exception as exc:  # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
                 self.refused[probe] = f"{self.name} {self.version}: {str(exc).splitlines()[0][:300]}"
         return self.refused[probe]
 
     def model(self, op, std, x, reduced):
         from onnx import helper
+
         opset, axis = self._opset_axis(std, reduced, x.ndim)
         elem = ONNX_ELEM[x.dtype.name]
         node = helper.make_node(op.name, ["X"], ["Y"], axis=int(axis))
-        g = helper.make_graph([node], f"opcert_{op.name}", [helper.make_tensor_value_info("X", elem, x.shape)],
-                              [helper.make_tensor_value_info("Y", elem, x.shape)])
+        g = helper.make_graph(
+            [node],
+            f"opcert_{op.name}",
+            [helper.make_tensor_value_info("X", elem, x.shape)],
+            [helper.make_tensor_value_info("Y", elem, x.shape)],
+        )
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
         m.ir_version = 9
         return m

@@ -1,5 +1,6 @@
 """onnx.reference (`onnx.reference.ReferenceEvaluator`): the ONNX standard's Python reference, on the same
 one-node models as ONNX Runtime (at the newest version the installed `onnx` knows), evaluated with NumPy."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,17 +23,29 @@ class OnnxReferenceElementWise(OnnxVersions):
 
     def __init__(self):
         import onnx
+
         self.version = onnx.__version__
-        super().__init__(f"onnx.reference {onnx.__version__}",
-                         schema_versions(onnx.defs.get_all_schemas_with_history()))
-        self.details = {"onnx": onnx.__version__, "numpy": np.__version__, "isa": f"NumPy: {simd()}",
-                        "newest_onnx_schema": newest_schema(self.known)}
+        super().__init__(
+            f"onnx.reference {onnx.__version__}", schema_versions(onnx.defs.get_all_schemas_with_history())
+        )
+        self.details = {
+            "onnx": onnx.__version__,
+            "numpy": np.__version__,
+            "isa": f"NumPy: {simd()}",
+            "newest_onnx_schema": newest_schema(self.known),
+        }
         self.evaluators = {}
 
     def _evaluator(self, op, dtype, attrs):
         from onnx.reference import ReferenceEvaluator
-        return built(self.evaluators, op, dtype, attrs,
-                     lambda: ReferenceEvaluator(onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))))
+
+        return built(
+            self.evaluators,
+            op,
+            dtype,
+            attrs,
+            lambda: ReferenceEvaluator(onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))),
+        )
 
     def unsupported(self, op, dtype, attrs):
         why = onnx_mismatch(op, attrs)
@@ -48,9 +61,16 @@ class OnnxReferenceElementWise(OnnxVersions):
         return self._evaluator(op, x.dtype.name, attrs).run(None, {"X": x})[0]
 
     def layouts(self):
-        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
-                             cannot={"threads": "onnx.reference runs NumPy on one thread",
-                                     "in place": "onnx.reference has no in-place form"})
+        return LayoutSupport(
+            views=True,
+            rows=True,
+            rows_are_calls=True,
+            offsets=True,
+            cannot={
+                "threads": "onnx.reference runs NumPy on one thread",
+                "in place": "onnx.reference has no in-place form",
+            },
+        )
 
 
 class OnnxReferenceTensor(OnnxTensorModels):
@@ -60,6 +80,7 @@ class OnnxReferenceTensor(OnnxTensorModels):
     def __init__(self):
         import onnx
         from onnx.reference import ReferenceEvaluator
+
         self.version = onnx.__version__
         self.evaluator = ReferenceEvaluator
 

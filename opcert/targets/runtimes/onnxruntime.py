@@ -5,6 +5,7 @@ Runtime knows that lists the dtype (onnx_models.onnx_opset); many calls of one l
 layout check (`ort_calls`). Tensor: the standard's one-node model (onnx_models.OnnxTensorModels), on one
 thread or on n (the layout check).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -67,16 +68,18 @@ def ort_calls(runtime, copies: int = 256) -> Callable:
                 io.bind_ortvalue_input(f"X{i}", make(xb[i], elem))
                 io.bind_ortvalue_output(f"Y{i}", make(yb[i], elem))
             for r in range(j * k, m, lanes * k):
-                part = X[r:r + k]
-                xin[:part.shape[0]] = part
+                part = X[r : r + k]
+                xin[: part.shape[0]] = part
                 sess.run_with_iobinding(io)
-                out[r:r + k] = yout[:part.shape[0]]
+                out[r : r + k] = yout[: part.shape[0]]
+
         if lanes == 1:
             lane(0)
         else:
             with ThreadPoolExecutor(lanes) as pool:
-                list(pool.map(lane, range(lanes)))     # re-raises a lane's exception here
+                list(pool.map(lane, range(lanes)))  # re-raises a lane's exception here
         return out
+
     return calls
 
 
@@ -85,20 +88,25 @@ class OnnxRuntimeElementWise(OnnxVersions):
 
     def __init__(self):
         import onnxruntime as ort
+
         self.ort = ort
         self.version = ort.__version__
         build = ort.get_build_info() if hasattr(ort, "get_build_info") else ""
-        try:   # ORT's public API does not say which opsets it knows; its binding does (absent: the newest is built)
+        try:  # ORT's public API does not say which opsets it knows; its binding does (absent: the newest is built)
             known = schema_versions(ort.capi._pybind_state.get_all_operator_schema())
         except Exception:  # noqa: BLE001 - a minimal build without schemas
             known = {}
         super().__init__(f"onnxruntime {ort.__version__}", known)
-        self.details = {"onnxruntime": ort.__version__, "build": build, "execution_provider": "CPUExecutionProvider",
-                        "newest_onnx_schema": newest_schema(self.known),
-                        "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
-                               "not report its choice"}
+        self.details = {
+            "onnxruntime": ort.__version__,
+            "build": build,
+            "execution_provider": "CPUExecutionProvider",
+            "newest_onnx_schema": newest_schema(self.known),
+            "isa": "MLAS picks its kernels by cpuid; ONNX Runtime has no switch for them and does "
+            "not report its choice",
+        }
         self.sessions = {}
-        self.threads = 1      # opcert parallelises over processes; the layout check also runs with every core
+        self.threads = 1  # opcert parallelises over processes; the layout check also runs with every core
 
     def _session(self, op, dtype, attrs):
         n = self.threads
@@ -110,15 +118,23 @@ class OnnxRuntimeElementWise(OnnxVersions):
             opts.log_severity_level = 3
             model = onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))
             return self.ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
         return built(self.sessions, op, dtype, dict(attrs, __threads=n) if n != 1 else attrs, build)
 
     def layouts(self):
-        return LayoutSupport(views=False, rows=False, offsets=True, calls=ort_calls(self),
-                             threads=self._with_threads,
-                             cannot={"strides": "ONNX Runtime's Python API copies a non-contiguous array into a "
-                                                "contiguous tensor: its kernels never see strides",
-                                     "in place": "ONNX Runtime decides in-place reuse inside a graph; a one-node "
-                                                 "session's output is its own buffer"})
+        return LayoutSupport(
+            views=False,
+            rows=False,
+            offsets=True,
+            calls=ort_calls(self),
+            threads=self._with_threads,
+            cannot={
+                "strides": "ONNX Runtime's Python API copies a non-contiguous array into a "
+                "contiguous tensor: its kernels never see strides",
+                "in place": "ONNX Runtime decides in-place reuse inside a graph; a one-node "
+                "session's output is its own buffer",
+            },
+        )
 
     @contextlib.contextmanager
     def _with_threads(self, n: int):
@@ -159,6 +175,7 @@ class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
 
     def __init__(self):
         import onnxruntime as ort
+
         self.ort = ort
         self.version = ort.__version__
         self.sessions = {}
@@ -177,12 +194,14 @@ class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
             opts.log_severity_level = 3
             if self.n_threads:
                 opts.intra_op_num_threads = self.n_threads
-            self.sessions[key] = self.ort.InferenceSession(self.model(op, std, x, reduced).SerializeToString(), opts,
-                                                           providers=["CPUExecutionProvider"])
+            self.sessions[key] = self.ort.InferenceSession(
+                self.model(op, std, x, reduced).SerializeToString(), opts, providers=["CPUExecutionProvider"]
+            )
         sess = self.sessions[key]
         if is_bfloat16(x):
-            v = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(x).view(np.uint16),
-                                                                     ONNX_ELEM["bfloat16"])
+            v = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                np.ascontiguousarray(x).view(np.uint16), ONNX_ELEM["bfloat16"]
+            )
             y = np.asarray(sess.run_with_ort_values(["Y"], {"X": v})[0].numpy())
             return y.view(x.dtype) if y.dtype == np.uint16 else y
         return sess.run(None, {"X": x})[0]

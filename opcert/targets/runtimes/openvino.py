@@ -1,6 +1,7 @@
 """OpenVINO's CPU plugin, running the one-node ONNX models (onnx_models) through its ONNX frontend; inference
 precision pinned to f32 (the plugin would otherwise pick bf16 on CPUs that have it), one thread (the tensor
 side runs on n for the layout check); no bfloat16 (opcert feeds it NumPy arrays)."""
+
 from __future__ import annotations
 
 import os
@@ -15,24 +16,33 @@ class OpenVinoElementWise:
     """OpenVINO's CPU plugin, running the one-node ONNX model through its ONNX
     frontend; inference precision pinned to f32 (the plugin would otherwise
     pick bf16 on CPUs that have it), one thread."""
+
     name = "openvino"
 
     def __init__(self):
         import openvino as ov
+
         self.ov = ov
         self.core = ov.Core()
         self.version = ov.__version__
-        self.details = {"openvino": ov.__version__, "device": "CPU", "inference_precision_hint": "f32",
-                        "cpu": self.core.get_property("CPU", "FULL_DEVICE_NAME"),
-                        "isa": f"oneDNN, ONEDNN_MAX_CPU_ISA={os.environ['ONEDNN_MAX_CPU_ISA']}"
-                               if os.environ.get("ONEDNN_MAX_CPU_ISA") else "oneDNN, as the CPU allows (no cap set)"}
+        self.details = {
+            "openvino": ov.__version__,
+            "device": "CPU",
+            "inference_precision_hint": "f32",
+            "cpu": self.core.get_property("CPU", "FULL_DEVICE_NAME"),
+            "isa": f"oneDNN, ONEDNN_MAX_CPU_ISA={os.environ['ONEDNN_MAX_CPU_ISA']}"
+            if os.environ.get("ONEDNN_MAX_CPU_ISA")
+            else "oneDNN, as the CPU allows (no cap set)",
+        }
         self.models = {}
 
     def _compiled(self, op, dtype, attrs):
         def build():
             model = self.core.read_model(onnx_model(op, dtype, attrs, shape=["N"]).SerializeToString())
-            return self.core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": 1,
-                                                          "INFERENCE_PRECISION_HINT": "f32"})
+            return self.core.compile_model(
+                model, "CPU", {"INFERENCE_NUM_THREADS": 1, "INFERENCE_PRECISION_HINT": "f32"}
+            )
+
         return built(self.models, op, dtype, attrs, build)
 
     def unsupported(self, op, dtype, attrs):
@@ -51,22 +61,28 @@ class OpenVinoElementWise:
         return y.reshape(x.shape) if y.size == x.size else y
 
     def layouts(self):
-        return LayoutSupport(cannot={"strides": "opcert gives OpenVINO a flat contiguous array (its compiled "
-                                                "model has one dynamic dimension)",
-                                     "offsets": "OpenVINO copies its input into a tensor of its own",
-                                     "threads": "the compiled model's INFERENCE_NUM_THREADS is fixed at 1 here",
-                                     "caller threads": "the compiled model's call shares one infer request, "
-                                                       "which is not for use from several threads at once",
-                                     "in place": "OpenVINO's outputs are its own tensors"})
+        return LayoutSupport(
+            cannot={
+                "strides": "opcert gives OpenVINO a flat contiguous array (its compiled "
+                "model has one dynamic dimension)",
+                "offsets": "OpenVINO copies its input into a tensor of its own",
+                "threads": "the compiled model's INFERENCE_NUM_THREADS is fixed at 1 here",
+                "caller threads": "the compiled model's call shares one infer request, "
+                "which is not for use from several threads at once",
+                "in place": "OpenVINO's outputs are its own tensors",
+            }
+        )
 
 
 class OpenVinoTensor(ThreadCount, OnnxTensorModels):
     """OpenVINO's CPU plugin on the standard's one-node ONNX model (its ONNX frontend), inference precision
     pinned to f32 and one thread, as the element-wise side; threads(n) runs it on n (the layout check)."""
+
     name = "openvino"
 
     def __init__(self):
         import openvino as ov
+
         self.core = ov.Core()
         self.version = ov.__version__
         self.compiled = {}
@@ -85,6 +101,7 @@ class OpenVinoTensor(ThreadCount, OnnxTensorModels):
         if key not in self.compiled:
             model = self.core.read_model(self.model(op, std, x, reduced).SerializeToString())
             threads = self.n_threads or 1
-            self.compiled[key] = self.core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": threads,
-                                                                        "INFERENCE_PRECISION_HINT": "f32"})
+            self.compiled[key] = self.core.compile_model(
+                model, "CPU", {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32"}
+            )
         return np.asarray(self.compiled[key]([np.ascontiguousarray(x)])[0])

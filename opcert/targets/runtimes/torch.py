@@ -1,5 +1,6 @@
 """PyTorch: the function the operator's file declares (`runtimes={"torch": RuntimeMap(...)}`), on the CPU or
 (torch:cuda) a CUDA device; the tensor operators through torch.nn.functional's softmax and log_softmax."""
+
 from __future__ import annotations
 
 import contextlib
@@ -40,18 +41,24 @@ def torch_isa(torch) -> str:
 class TorchElementWise:
     """PyTorch functions whose definition is the operator's, as the catalog
     declares them (Operator.runtimes["torch"]), and nothing else."""
+
     name = "torch"
     floats = ("float16", "bfloat16", "float32", "float64")
 
     def __init__(self, device: str = "cpu"):
         import torch
+
         torch.set_num_threads(1)
         self.torch = torch
         self.device = device
         self.version = torch.__version__
-        self.details = {"torch": torch.__version__, "git": torch.version.git_version, "device": device,
-                        "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16],
-                        "isa": torch_isa(torch)}
+        self.details = {
+            "torch": torch.__version__,
+            "git": torch.version.git_version,
+            "device": device,
+            "config_sha256": hashlib.sha256(torch.__config__.show().encode()).hexdigest()[:16],
+            "isa": torch_isa(torch),
+        }
         self.in_place_call = False
         if device == "cuda" and torch.cuda.is_available():
             self.details["cuda_device"] = torch.cuda.get_device_name(0)
@@ -72,14 +79,13 @@ class TorchElementWise:
         bf16 = x.dtype.name == "bfloat16"
         # x is the call's own copy (Target.run), with the layout the caller gave: torch sees its strides
         # and its alignment (from_numpy shares the buffer)
-        t = (torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if bf16
-             else torch.from_numpy(x)).to(self.device)
+        t = (torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if bf16 else torch.from_numpy(x)).to(self.device)
         args, kwargs = arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype, device=self.device))
         if self.in_place_call:
             kwargs["inplace"] = True
         y = resolve_function(m.function)(t, *args, **kwargs)
         if not isinstance(y, torch.Tensor):
-            return np.asarray(y)   # judged as the wrong thing it is
+            return np.asarray(y)  # judged as the wrong thing it is
         y = y.cpu()
         if bf16 and y.dtype == torch.bfloat16:
             return y.view(torch.int16).numpy().view(x.dtype)
@@ -87,11 +93,21 @@ class TorchElementWise:
 
     def layouts(self):
         if self.device != "cpu":
-            return LayoutSupport(cannot={"every layout": "the tensor is copied to the GPU (.to(device)), which "
-                                                         "makes its own contiguous buffer"})
-        return LayoutSupport(views=True, rows=True, rows_are_calls=True, offsets=True,
-                             threads=lambda n: torch_threads(self.torch, n), in_place=self._in_place,
-                             in_place_for=self._has_in_place)
+            return LayoutSupport(
+                cannot={
+                    "every layout": "the tensor is copied to the GPU (.to(device)), which "
+                    "makes its own contiguous buffer"
+                }
+            )
+        return LayoutSupport(
+            views=True,
+            rows=True,
+            rows_are_calls=True,
+            offsets=True,
+            threads=lambda n: torch_threads(self.torch, n),
+            in_place=self._in_place,
+            in_place_for=self._has_in_place,
+        )
 
     def _has_in_place(self, op, attrs) -> bool:
         """Whether the function has an in-place form (`inplace=True`: F.elu, F.relu, ...)."""
@@ -114,6 +130,7 @@ class TorchTensor(TensorTarget):
 
     def __init__(self):
         import torch
+
         torch.set_num_threads(1)
         self.torch = torch
         self.version = torch.__version__
@@ -128,8 +145,11 @@ class TorchTensor(TensorTarget):
 
     def call(self, op, std, x, reduced):
         torch = self.torch
-        t = torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16) \
-            if x.dtype.name == "bfloat16" else torch.from_numpy(np.ascontiguousarray(x))
+        t = (
+            torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16)
+            if x.dtype.name == "bfloat16"
+            else torch.from_numpy(np.ascontiguousarray(x))
+        )
         fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
         r = x.ndim
         if len(reduced) == 1:
@@ -139,7 +159,7 @@ class TorchTensor(TensorTarget):
             perm = rest + list(reduced)
             moved = t.permute(perm)
             shape = moved.shape
-            y2 = fn(moved.reshape(*shape[:len(rest)], -1), dim=-1).reshape(shape)
+            y2 = fn(moved.reshape(*shape[: len(rest)], -1), dim=-1).reshape(shape)
             y = y2.permute([int(i) for i in np.argsort(perm)])
         y = y.contiguous()
         if x.dtype.name == "bfloat16":

@@ -9,6 +9,7 @@ subnormal, tiny, ordinary and huge binary32 values, and the largest finite
 one; a value outside the attribute's domain, or a set the target does not
 support, is skipped with its reason, per set.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,14 +25,14 @@ from opcert.verify.accuracy.measure import measure
 from opcert.workers import WorkerLost, in_worker, run_isolated
 
 F32_MAX = 3.4028234663852886e38
-F32_TINY = 1.401298464324817e-45            # the smallest binary32 subnormal
+F32_TINY = 1.401298464324817e-45  # the smallest binary32 subnormal
 GRID = (-F32_MAX, -1e4, -2.5, -1.0, -0.5, -F32_TINY, 0.0, F32_TINY, 1e-20, 0.01, 0.5, 1.0, 2.5, 1e4, F32_MAX)
 
 
 @dataclass
 class AttrSet:
-    label: str              # where the set comes from: "default (onnx)", "onnx test", "grid alpha"
-    attrs: dict             # as given to measure(): floats, or a choice's name
+    label: str  # where the set comes from: "default (onnx)", "onnx test", "grid alpha"
+    attrs: dict  # as given to measure(): floats, or a choice's name
     grid: str | None = None  # the attribute this grid point varies
 
 
@@ -41,12 +42,19 @@ class AttrSweepResult:
     dtype: str
     target: str
     mode: str
-    rows: list = field(default_factory=list)     # one dict per attribute set
+    rows: list = field(default_factory=list)  # one dict per attribute set
     worst: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"schema": "opcert.attr_sweep/1", "op": self.op, "dtype": self.dtype, "target": self.target,
-                "mode": self.mode, "worst": self.worst, "rows": self.rows}
+        return {
+            "schema": "opcert.attr_sweep/1",
+            "op": self.op,
+            "dtype": self.dtype,
+            "target": self.target,
+            "mode": self.mode,
+            "worst": self.worst,
+            "rows": self.rows,
+        }
 
 
 def attribute_sets(op, standard: str | None = None) -> list[AttrSet]:
@@ -56,8 +64,9 @@ def attribute_sets(op, standard: str | None = None) -> list[AttrSet]:
     sets: list[AttrSet] = []
     for s in op.standards:
         if standard is None or s.key == std.key:
-            sets.append(AttrSet(f"default ({s.key})", {a: user_value(op, a, v)
-                                                       for a, v in resolve(op, {}, s.key).items()}))
+            sets.append(
+                AttrSet(f"default ({s.key})", {a: user_value(op, a, v) for a, v in resolve(op, {}, s.key).items()})
+            )
     if std.key == "onnx" or standard is None:
         for a in ONNX_TEST_ATTRS.get(op.name, []):
             sets.append(AttrSet("onnx test", dict(a)))
@@ -77,8 +86,16 @@ def attribute_sets(op, standard: str | None = None) -> list[AttrSet]:
     return out
 
 
-def sweep_attributes(op, target="opcert", dtype="float32", inputs="sample", options: Options | None = None, *,
-                     max_ulp=None, progress=None) -> AttrSweepResult:
+def sweep_attributes(
+    op,
+    target="opcert",
+    dtype="float32",
+    inputs="sample",
+    options: Options | None = None,
+    *,
+    max_ulp=None,
+    progress=None,
+) -> AttrSweepResult:
     """measure() at every attribute set of attribute_sets(), with options (samples, seed, standard,
     isolation, target_timeout, ...); rows with each set's figures, skips with their reasons, and the worst
     set; progress() is called as each set finishes. An untrusted target runs every set in one supervised
@@ -113,10 +130,19 @@ def _sweep(op, target, dtype, inputs, options: Options, max_ulp, progress):
         row["attrs_exact"] = describe(resolved, op)
         r = measure(op.name, target, dtype, inputs, options, attrs=s.attrs)
         refuted = [p["name"] for p in r.properties if p["status"] == "refuted" and p.get("expected") == "holds"]
-        row.update(status=r.status, reason=r.error, inputs=r.inputs_checked, max_ulp=r.max_ulp,
-                   correctly_rounded=r.correctly_rounded, worst_input=r.worst_input,
-                   worst_input_bits=r.worst_input_bits, nan_mismatches=r.nan_mismatches,
-                   inf_mismatches=r.inf_mismatches, refuted=refuted, command=r.command)
+        row.update(
+            status=r.status,
+            reason=r.error,
+            inputs=r.inputs_checked,
+            max_ulp=r.max_ulp,
+            correctly_rounded=r.correctly_rounded,
+            worst_input=r.worst_input,
+            worst_input_bits=r.worst_input_bits,
+            nan_mismatches=r.nan_mismatches,
+            inf_mismatches=r.inf_mismatches,
+            refuted=refuted,
+            command=r.command,
+        )
         if r.status == "unsupported":
             row["status"] = "skipped"
         elif r.status != "ok":
@@ -140,6 +166,10 @@ def _worst(rows: list) -> dict | None:
     def key(r):
         crashed = r["status"] != "ok"
         mu = r.get("max_ulp")
-        return (crashed, bool(r.get("refuted")) or bool(r.get("nan_mismatches")) or bool(r.get("inf_mismatches")),
-                -1.0 if mu is None or (isinstance(mu, float) and math.isnan(mu)) else mu)
+        return (
+            crashed,
+            bool(r.get("refuted")) or bool(r.get("nan_mismatches")) or bool(r.get("inf_mismatches")),
+            -1.0 if mu is None or (isinstance(mu, float) and math.isnan(mu)) else mu,
+        )
+
     return max(ran, key=key)

@@ -10,6 +10,7 @@ the long double reference it checks (bench/README.md,
 tests/test_accuracy.py compares it with the rational definition
 (ulp.ulp_error_exact) on every float16 input.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,8 +67,12 @@ def classify(cmp, over, prec, flush_allowed, out):
         # an infinite output where the exact value is a finite value of the format's range: no rounding
         # gives it (DESIGN: an infinity must match; beyond the largest finite value the error formula
         # takes it as 2^(emax+1))
-        if math.isinf(yi) and not math.isinf(hi) and hi == hi and \
-                (abs(hi) < maxf or (abs(hi) == maxf and lo * hi <= 0)):
+        if (
+            math.isinf(yi)
+            and not math.isinf(hi)
+            and hi == hi
+            and (abs(hi) < maxf or (abs(hi) == maxf and lo * hi <= 0))
+        ):
             inf_mm = True
         same = yb[i] == rb[i]
         if nan_mm:
@@ -85,7 +90,7 @@ def classify(cmp, over, prec, flush_allowed, out):
             e = np.nan
         else:
             scale = 1.0
-            if bits == 64 and (abs(yi) >= 2.0 ** 1020 or abs(hi) >= 2.0 ** 1020):
+            if bits == 64 and (abs(yi) >= 2.0**1020 or abs(hi) >= 2.0**1020):
                 scale = 4.0
             yy = math.copysign(big, yi) if math.isinf(yi) else yi / scale
             e = abs((yy - hi / scale) - lo / scale) / (_ulp(hi, lo, amb[i], emin, p) / scale)

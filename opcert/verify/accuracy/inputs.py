@@ -1,4 +1,5 @@
 """Input sets for accuracy sweeps: exhaustive, or stratified samples plus hard cases."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -15,7 +16,7 @@ def exhaustive(fmt: FloatFormat) -> np.ndarray:
     """Every bit pattern of a format of at most 16 bits, in bit order."""
     if fmt.bits > 16:
         raise ValueError("exhaustive() enumerates 8- and 16-bit formats; binary32 uses the chunked sweep")
-    return from_bits(np.arange(2 ** fmt.bits, dtype=np.uint64).astype(fmt.uint), fmt)
+    return from_bits(np.arange(2**fmt.bits, dtype=np.uint64).astype(fmt.uint), fmt)
 
 
 def from_ordinal(o, fmt: FloatFormat) -> np.ndarray:
@@ -29,7 +30,7 @@ def from_ordinal(o, fmt: FloatFormat) -> np.ndarray:
 
 def max_ordinal(fmt: FloatFormat) -> int:
     # the ordinal of +inf: every exponent field but the all-ones one, times the mantissas
-    return ((2 ** (fmt.bits - 1 - (fmt.p - 1)) - 1) << (fmt.p - 1))
+    return (2 ** (fmt.bits - 1 - (fmt.p - 1)) - 1) << (fmt.p - 1)
 
 
 def neighbours(points: list[Fraction], fmt: FloatFormat, k: int = NEIGHBOURS) -> np.ndarray:
@@ -62,8 +63,14 @@ def special_values(fmt: FloatFormat) -> np.ndarray:
     sign = 1 << (fmt.bits - 1)
     nans = [exp_all | (1 << (mant - 1)), exp_all | 1, sign | exp_all | (1 << (mant - 1)), sign | exp_all | 1]
     one = np.array([1.0, -1.0], dtype=np.float64).astype(fmt.dtype)
-    return np.concatenate([vals, from_bits(np.array(nans, dtype=np.uint64).astype(fmt.uint), fmt),
-                           np.array([-0.0], dtype=np.float64).astype(fmt.dtype), one])
+    return np.concatenate(
+        [
+            vals,
+            from_bits(np.array(nans, dtype=np.uint64).astype(fmt.uint), fmt),
+            np.array([-0.0], dtype=np.float64).astype(fmt.dtype),
+            one,
+        ]
+    )
 
 
 def stratified(fmt: FloatFormat, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -75,7 +82,7 @@ def stratified(fmt: FloatFormat, n: int, rng: np.random.Generator) -> np.ndarray
 
 
 def _binades(fmt: FloatFormat) -> int:
-    return (1 << (fmt.bits - fmt.p)) - 1      # exponent fields 0 .. max-1 (the subnormals are field 0)
+    return (1 << (fmt.bits - fmt.p)) - 1  # exponent fields 0 .. max-1 (the subnormals are field 0)
 
 
 def stratified_magnitudes(fmt: FloatFormat, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -96,7 +103,7 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
     of the operator's special points (branch points, thresholds, saturation)."""
     rng = np.random.default_rng(seed)
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
-    top = np.uint64(max_ordinal(fmt))            # +inf: the neighbour of the largest finite value
+    top = np.uint64(max_ordinal(fmt))  # +inf: the neighbour of the largest finite value
     base = stratified_magnitudes(fmt, max(1, n // 4), rng)
     # ascending (each binade's magnitudes sorted in place): the parts are then a few sorted runs, which
     # sorted_unique merges in linear time
@@ -106,7 +113,7 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
         b = np.ascontiguousarray(np.asarray(extra, dtype=fmt.dtype)).view(fmt.uint).astype(np.uint64)
         parts.append(b & ~sign)
     mags = sorted_unique(np.concatenate(parts))
-    bits = np.concatenate([mags, mags | sign])     # both halves ascending, the positive one first
+    bits = np.concatenate([mags, mags | sign])  # both halves ascending, the positive one first
     return from_bits(bits.astype(fmt.uint), fmt)
 
 
@@ -126,4 +133,5 @@ def index_of(bits: np.ndarray):
 
     def at(b):
         return order[np.searchsorted(ordered, b)]
+
     return at

@@ -8,6 +8,7 @@ supervised worker process (opcert.workers): the whole measurement for the
 A target that crashes, exits or hangs gives a result with status "crashed"
 and the inputs it was given; it never ends opcert.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,11 +57,12 @@ def default_samples(op, dtype: str, standard: str | None = None) -> tuple[int, s
             return FLOAT64_EXACT_SAMPLES, (
                 f"{FLOAT64_EXACT_SAMPLES:,} float64 samples by default, not {DEFAULT_SAMPLES['float64']:,}: "
                 f"{op.name}'s binary64 reference uses {', '.join(sorted(missing))}, which has no long double "
-                "function here, so every input takes the exact path (0.2-0.4 ms each); --samples sets more")
+                "function here, so every input takes the exact path (0.2-0.4 ms each); --samples sets more"
+            )
     return DEFAULT_SAMPLES.get(dtype, 65536), None
 
 
-REVERIFY_BITS = 96     # the worst cases' exact values are enclosed to this many bits
+REVERIFY_BITS = 96  # the worst cases' exact values are enclosed to this many bits
 
 
 @dataclass
@@ -83,7 +85,7 @@ class AccuracyResult:
     worst_reference_bits: str | None = None
     worst_exact: str | None = None
     worst_reverified: bool = False
-    worst_layout: str | None = None    # where the worst error came from, when not the measurement's own call
+    worst_layout: str | None = None  # where the worst error came from, when not the measurement's own call
     histogram: dict = field(default_factory=dict)
     correctly_rounded: int = 0
     nan_mismatches: int = 0
@@ -91,22 +93,22 @@ class AccuracyResult:
     signed_zero_mismatches: int = 0
     subnormal_flushes: int = 0
     examples: dict = field(default_factory=dict)
-    properties: list = field(default_factory=list)   # PropertyResult dicts, checked on the same outputs
+    properties: list = field(default_factory=list)  # PropertyResult dicts, checked on the same outputs
     target_modified_input: bool = False
-    replay: dict | None = None         # the target run again on the inputs the verdict names: did it agree?
-    fp_environment: list = field(default_factory=list)   # what the target did to the FP environment
-    status: str = "ok"               # ok | crashed | unsupported (skipped: `error` says why)
+    replay: dict | None = None  # the target run again on the inputs the verdict names: did it agree?
+    fp_environment: list = field(default_factory=list)  # what the target did to the FP environment
+    status: str = "ok"  # ok | crashed | unsupported (skipped: `error` says why)
     error: str | None = None
     elapsed_s: float = 0.0
     seed: int | None = None
     samples: int | None = None
-    sweep: dict | None = None          # chunks, resumed chunks, checkpoint, wall time, inputs/s
+    sweep: dict | None = None  # chunks, resumed chunks, checkpoint, wall time, inputs/s
     command: str = ""
     isolation: str = "process"
     notes: list = field(default_factory=list)
     target_info: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
-    errors: tuple | None = field(default=None, repr=False)   # (inputs, ULP errors) when kept; not serialised
+    errors: tuple | None = field(default=None, repr=False)  # (inputs, ULP errors) when kept; not serialised
 
     @property
     def failed_special_values(self) -> bool:
@@ -118,13 +120,12 @@ class AccuracyResult:
         return d
 
 
-def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str,
-                      options: Options) -> str:
+def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str, options: Options) -> str:
     """The `opcert accuracy` command of a measurement (options: its samples as run, seed, standard, layout_samples)."""
     parts = ["opcert", "accuracy", op, "--dtype", dtype, "--target", target]
     operator = get_operator(op)
     for k, v in attrs.items():
-        u = user_value(operator, k, v)    # a choice by its name: the CLI takes no index
+        u = user_value(operator, k, v)  # a choice by its name: the CLI takes no index
         parts += ["--attr", f"{k}={u if isinstance(u, str) else repr(u)}"]
     if mode == "exhaustive":
         parts.append("--exhaustive")
@@ -132,7 +133,7 @@ def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fractio
         parts += ["--samples", str(options.samples), "--seed", str(options.seed)]
     if options.standard:
         parts += ["--standard", options.standard]
-    if options.layout_samples is not None:       # the layout verdict's inputs, where they were not the default
+    if options.layout_samples is not None:  # the layout verdict's inputs, where they were not the default
         parts += ["--layout-samples", str(options.layout_samples)]
     return shlex.join(parts)
 
@@ -140,13 +141,14 @@ def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fractio
 @dataclass(frozen=True)
 class Request:
     """A validated measurement request (picklable: it crosses to worker processes)."""
+
     op: str
-    target: object                # a name, or a Target object (API only: not isolated)
+    target: object  # a name, or a Target object (API only: not isolated)
     dtype: str
-    inputs: object                # "exhaustive", "sample", or an array
-    attrs: tuple                  # ((name, Fraction), ...)
-    options: Options              # validated (_request); properties: "all", a tuple of names, or ()
-    layout_default: int | None = None   # inputs per layout where options.layout_samples is None (a sweep's)
+    inputs: object  # "exhaustive", "sample", or an array
+    attrs: tuple  # ((name, Fraction), ...)
+    options: Options  # validated (_request); properties: "all", a tuple of names, or ()
+    layout_default: int | None = None  # inputs per layout where options.layout_samples is None (a sweep's)
 
     @property
     def resolved(self) -> dict[str, Fraction]:
@@ -162,8 +164,16 @@ class Request:
         return self.options.layout_samples or self.layout_default or DEFAULT_LAYOUT_SAMPLES
 
 
-def measure(op, target="opcert", dtype="float32", inputs="sample", options: Options | None = None, *,
-            attrs: dict | None = None, **keywords) -> AccuracyResult:
+def measure(
+    op,
+    target="opcert",
+    dtype="float32",
+    inputs="sample",
+    options: Options | None = None,
+    *,
+    attrs: dict | None = None,
+    **keywords,
+) -> AccuracyResult:
     """Measure `target` against the reference for `op` in `dtype`, and check
     the operator's declared properties on the same outputs.
 
@@ -218,16 +228,21 @@ def _request(op, target, dtype, inputs, options: Options, attrs) -> Request:
     if not isinstance(target, Target):
         target = check_name(target)
     policy.choice(o.isolation, "isolation", policy.ISOLATION)
-    o = o.replace(target_timeout=None if o.target_timeout is None else policy.timeout(o.target_timeout,
-                                                                                      "target_timeout"),
-                  seed=policy.seed(o.seed), samples=None if o.samples is None else policy.samples(o.samples),
-                  flush_allowed=bool(o.flush_allowed), keep_errors=bool(o.keep_errors), progress=None)
+    o = o.replace(
+        target_timeout=None if o.target_timeout is None else policy.timeout(o.target_timeout, "target_timeout"),
+        seed=policy.seed(o.seed),
+        samples=None if o.samples is None else policy.samples(o.samples),
+        flush_allowed=bool(o.flush_allowed),
+        keep_errors=bool(o.keep_errors),
+        progress=None,
+    )
     if isinstance(inputs, str):
         if inputs not in ("exhaustive", "sample"):
             raise UsageError(f"inputs must be 'exhaustive', 'sample' or an array; got {inputs!r}")
         if inputs == "exhaustive" and (fmt.kind != "float" or fmt.bits > 32):
-            raise UsageError(f"--exhaustive covers float16, bfloat16 and float32; {fmt.name} is sampled "
-                             "(use --samples N)")
+            raise UsageError(
+                f"--exhaustive covers float16, bfloat16 and float32; {fmt.name} is sampled (use --samples N)"
+            )
         if inputs == "exhaustive" and o.samples is not None:
             raise UsageError("samples apply to sampled checks, not exhaustive ones")
         if inputs == "sample" and fmt.kind != "float":
@@ -242,9 +257,10 @@ def _request(op, target, dtype, inputs, options: Options, attrs) -> Request:
         for n in o.properties:
             if n not in declared:
                 raise UsageError(f"{op.name} declares no property {n!r}; declared: {', '.join(declared)}")
-    o = o.replace(properties="all" if o.properties == "all" else tuple(o.properties or ()),
-                  layout_samples=None if o.layout_samples is None else policy.samples(o.layout_samples,
-                                                                                      "layout_samples"))
+    o = o.replace(
+        properties="all" if o.properties == "all" else tuple(o.properties or ()),
+        layout_samples=None if o.layout_samples is None else policy.samples(o.layout_samples, "layout_samples"),
+    )
     if o.workers is not None:
         policy.workers(o.workers, "workers")
     return Request(op.name, target, fmt.name, inputs, tuple(resolved.items()), o)
@@ -255,13 +271,22 @@ def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
     name = req.target_name
     version = info.version if info else ""
     samples = (o.samples or default_samples(op, req.dtype, o.standard)[0]) if mode == "sample" else None
-    return AccuracyResult(op=op.name, dtype=req.dtype, target=name, standard=o.standard or op.primary,
-                          attrs=describe(req.resolved, op), inputs_checked=n, exhaustive=mode == "exhaustive",
-                          mode=mode, seed=o.seed if mode == "sample" else None, samples=samples,
-                          command=reproduce_command(op.name, req.dtype, name, req.resolved, mode,
-                                                    o.replace(samples=samples)),
-                          isolation="none" if isinstance(req.target, Target) or trusted(name) else o.isolation,
-                          target_info=info.to_dict() if info else {}, provenance=_provenance(name, version))
+    return AccuracyResult(
+        op=op.name,
+        dtype=req.dtype,
+        target=name,
+        standard=o.standard or op.primary,
+        attrs=describe(req.resolved, op),
+        inputs_checked=n,
+        exhaustive=mode == "exhaustive",
+        mode=mode,
+        seed=o.seed if mode == "sample" else None,
+        samples=samples,
+        command=reproduce_command(op.name, req.dtype, name, req.resolved, mode, o.replace(samples=samples)),
+        isolation="none" if isinstance(req.target, Target) or trusted(name) else o.isolation,
+        target_info=info.to_dict() if info else {},
+        provenance=_provenance(name, version),
+    )
 
 
 def _provenance(name: str, version: str) -> dict:
@@ -317,6 +342,7 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
         if "y" not in replay:
             replay["y"] = tgt.run(op, x, req.resolved, label=_label(x, mode) + " (replay)")
         return replay["y"]
+
     try:
         if isinstance(fmt, IntFormat):
             _compare_int(res, x, y, ref.rounded, fmt)
@@ -325,15 +351,26 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
             if mode in ("exhaustive", "sample") and o.properties != ():
                 res.properties = _check_properties(req, tgt, x, y, ref, mode, rerun)
             if mode in ("exhaustive", "sample") and _wants_layout(req):
-                lay, worst = layout_verdict(req, tgt, x, y, ref.rounded, f"the measurement's own call of "
-                                            f"{x.size:,} elements", whole=mode == "exhaustive")
+                lay, worst = layout_verdict(
+                    req,
+                    tgt,
+                    x,
+                    y,
+                    ref.rounded,
+                    f"the measurement's own call of {x.size:,} elements",
+                    whole=mode == "exhaustive",
+                )
                 res.properties.append(lay)
                 path_accuracy(res, worst)
         # every verdict above comes from y; a second call is a check of its own
-        res.replay = replay_report(np.ascontiguousarray(x).reshape(-1), np.ascontiguousarray(y).reshape(-1),
-                                   np.ascontiguousarray(rerun()).reshape(-1), fmt, "the whole input array, "
-                                   "called again as the first time")
-    except TargetFailure as exc:   # a replay failed: the target is not deterministic enough to run twice
+        res.replay = replay_report(
+            np.ascontiguousarray(x).reshape(-1),
+            np.ascontiguousarray(y).reshape(-1),
+            np.ascontiguousarray(rerun()).reshape(-1),
+            fmt,
+            "the whole input array, called again as the first time",
+        )
+    except TargetFailure as exc:  # a replay failed: the target is not deterministic enough to run twice
         res.status, res.error = "crashed", str(exc)
     _fp_findings(res, tgt.findings)
     res.target_modified_input = tgt.modified_input
@@ -343,8 +380,10 @@ def _measure_here(req: Request, t0: float) -> AccuracyResult:
     return res
 
 
-MODIFIED_INPUT = ("the target wrote into its input array (in-place execution); every call got its own copy, so it "
-                  "was measured on what it was given")
+MODIFIED_INPUT = (
+    "the target wrote into its input array (in-place execution); every call got its own copy, so it "
+    "was measured on what it was given"
+)
 
 
 def _inputs_here(req: Request, op, fmt) -> tuple:
@@ -368,9 +407,9 @@ def _wants_layout(req: Request) -> bool:
 
 # what a measurement's worker has imported before it loads a target (targets.describe_target)
 WORKER_MODULES = ("opcert.verify.accuracy.measure", "opcert.verify.accuracy.sweep")
-DEFAULT_LAYOUT_SAMPLES = 1024   # inputs per layout where the layouts are not enumerated (bench/README.md)
-SWEEP_LAYOUT_SAMPLES = 10 ** 6  # ... in a float32 sweep of the whole format (a range of magnitudes: the default)
-ONE_ELEMENT_CALLS = 100_000     # ... at least, on a target that compiles per shape (each in a call of its own)
+DEFAULT_LAYOUT_SAMPLES = 1024  # inputs per layout where the layouts are not enumerated (bench/README.md)
+SWEEP_LAYOUT_SAMPLES = 10**6  # ... in a float32 sweep of the whole format (a range of magnitudes: the default)
+ONE_ELEMENT_CALLS = 100_000  # ... at least, on a target that compiles per shape (each in a call of its own)
 
 
 def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bool):
@@ -387,7 +426,7 @@ def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bo
     prop = next(p for p in op.properties if p.kind == "layout")
     bits = np.ascontiguousarray(x).reshape(-1).view(fmt.uint)
     _, first = np.unique(bits, return_index=True)
-    keep = first[np.argsort(bits[first], kind="stable")]     # ascending bit patterns
+    keep = first[np.argsort(bits[first], kind="stable")]  # ascending bit patterns
     allk = keep
     limit = None if whole and enumerable(tgt.layouts) else req.layout_samples
     if limit is not None and tgt.layouts.compiles_per_shape and not (whole and fmt.bits <= 16):
@@ -398,8 +437,11 @@ def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bo
     if limit is not None and keep.size > limit:
         first = np.zeros(0, np.int64)
         if rounded is not None:
-            off = np.flatnonzero(bits_differ(np.ascontiguousarray(y).reshape(-1)[keep],
-                                             np.ascontiguousarray(rounded).reshape(-1)[keep], fmt))
+            off = np.flatnonzero(
+                bits_differ(
+                    np.ascontiguousarray(y).reshape(-1)[keep], np.ascontiguousarray(rounded).reshape(-1)[keep], fmt
+                )
+            )
             if off.size > limit // 2:
                 off = off[np.linspace(0, off.size - 1, limit // 2).astype(np.int64)]
             first = off
@@ -412,10 +454,20 @@ def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bo
     xs = np.ascontiguousarray(x).reshape(-1)[keep]
     ys = np.ascontiguousarray(y).reshape(-1)[keep]
     # every input of the measurement, ascending by bits, for the families whose cost is one call per input
-    wide = None if allk.size <= keep.size else \
-        (np.ascontiguousarray(x).reshape(-1)[allk], np.ascontiguousarray(y).reshape(-1)[allk])
-    check = LayoutCheck(op, tgt, fmt, attrs, Measured(xs, ys, base_layout, wide), whole and keep.size == bits.size,
-                        points=_branch_points(op, attrs, fmt, standard))
+    wide = (
+        None
+        if allk.size <= keep.size
+        else (np.ascontiguousarray(x).reshape(-1)[allk], np.ascontiguousarray(y).reshape(-1)[allk])
+    )
+    check = LayoutCheck(
+        op,
+        tgt,
+        fmt,
+        attrs,
+        Measured(xs, ys, base_layout, wide),
+        whole and keep.size == bits.size,
+        points=_branch_points(op, attrs, fmt, standard),
+    )
     check.run()
 
     def ref_of(in_bits):
@@ -425,8 +477,10 @@ def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bo
         def err(x1, got_bits):
             with np.errstate(invalid="ignore"):
                 yv = float(np.array([got_bits], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0])
-            return exact_error(op, x1, yv, attrs, standard, fmt)      # (ULP error, exact value's text) or None
+            return exact_error(op, x1, yv, attrs, standard, fmt)  # (ULP error, exact value's text) or None
+
         return rounded, err
+
     where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
     return check.verdict(prop, ref_of, tgt.name, where)
 
@@ -456,8 +510,9 @@ def path_accuracy(res, worst) -> None:
     res.worst_reference, res.worst_reference_bits = worst["reference"]["value"], worst["reference"]["bits"]
     res.worst_exact = worst.get("exact")
     res.worst_layout = worst["layout"]
-    res.notes.append(f"the worst error is in another layout than the measurement's call: {worst['layout']} "
-                     f"({worst['ulp']:.6g} ULP)")
+    res.notes.append(
+        f"the worst error is in another layout than the measurement's call: {worst['layout']} ({worst['ulp']:.6g} ULP)"
+    )
 
 
 def replay_report(x, y, y2, fmt, how: str) -> dict:
@@ -474,9 +529,11 @@ def replay_report(x, y, y2, fmt, how: str) -> dict:
 def _fp_findings(res, events) -> None:
     res.fp_environment = list(events)
     if events:
-        res.notes.append("; ".join(events) + ". It was measured under the mode it set for itself; opcert's "
-                         "reference and comparison ran under opcert's own (the environment is saved and restored "
-                         "around every load and call of the target)")
+        res.notes.append(
+            "; ".join(events) + ". It was measured under the mode it set for itself; opcert's "
+            "reference and comparison ran under opcert's own (the environment is saved and restored "
+            "around every load and call of the target)"
+        )
 
 
 def _label(x, mode) -> str:
@@ -494,8 +551,10 @@ def _check_properties(req: Request, tgt, x, y, ref, mode, rerun) -> list:
     bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
     at = inputs_mod.index_of(bits)
+
     def pos_of(b):
         return min(int(at(np.uint64(b))), bits.size - 1)
+
     mags = inputs_mod.sorted_unique(bits & ~sign)
     ip, ineg = at(mags), at(mags | sign)
     inf = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
@@ -507,13 +566,29 @@ def _check_properties(req: Request, tgt, x, y, ref, mode, rerun) -> list:
 
     def describe_bits(blist):
         yy = rerun()
-        return [{"input": value_of(x[i], fmt), "output": value_of(y[i], fmt),
-                 "reference": value_of(ref.rounded[i], fmt), "replayed": value_of(yy[i], fmt)}
-                for i in (pos_of(b) for b in blist)]
+        return [
+            {
+                "input": value_of(x[i], fmt),
+                "output": value_of(y[i], fmt),
+                "reference": value_of(ref.rounded[i], fmt),
+                "replayed": value_of(yy[i], fmt),
+            }
+            for i in (pos_of(b) for b in blist)
+        ]
+
     where = f"({tgt.info.kind} {tgt.version}, {cpu_model()})"
-    return [r.to_dict() for r in verdicts(checker, compiled, complete=mode == "exhaustive", target=tgt.name,
-                                          method_where=where, describe=describe_bits,
-                                          elapsed=time.perf_counter() - t0)]
+    return [
+        r.to_dict()
+        for r in verdicts(
+            checker,
+            compiled,
+            complete=mode == "exhaustive",
+            target=tgt.name,
+            method_where=where,
+            describe=describe_bits,
+            elapsed=time.perf_counter() - t0,
+        )
+    ]
 
 
 def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
@@ -524,11 +599,13 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start < stop <= HALF):
         raise UsageError(f"magnitude range {o.magnitude_range} must lie within [0, 2^31)")
     if isinstance(req.target, Target):
-        raise UsageError("an exhaustive float32 sweep runs its target in worker processes: give the target by "
-                         "name (module:function), not as an object")
+        raise UsageError(
+            "an exhaustive float32 sweep runs its target in worker processes: give the target by "
+            "name (module:function), not as an object"
+        )
     in_process = trusted(req.target) or o.isolation == "none"
     if o.checkpoint is not None:
-        refuse_non_directory(o.checkpoint)      # before the target is loaded
+        refuse_non_directory(o.checkpoint)  # before the target is loaded
     full = (start, stop) == (0, HALF)
     # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
     req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if full else DEFAULT_LAYOUT_SAMPLES)
@@ -544,10 +621,12 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
     except WorkerLost as lost:
-        return _crashed(req, f"target {req.target_name} {lost} (while being loaded, at its first call or in the "
-                             "layout check)", t0)
-    compiled = compile_all(op, F32, req.resolved, o.standard or op.primary, _property_names(req)) \
-        if o.properties != () else []
+        return _crashed(
+            req, f"target {req.target_name} {lost} (while being loaded, at its first call or in the layout check)", t0
+        )
+    compiled = (
+        compile_all(op, F32, req.resolved, o.standard or op.primary, _property_names(req)) if o.properties != () else []
+    )
     cfg = _sweep_config(req, info, tuple(c.name for c in compiled), start, stop)
     res = _base_result(req, "exhaustive", 2 * (stop - start), info)
     res.exhaustive = full
@@ -562,14 +641,17 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     if why:
         return _stopped(res, "unsupported", why, t0)
     try:
-        stats, checker, sinfo = sweep(cfg, workers=o.workers, scheduler=o.scheduler, checkpoint=o.checkpoint,
-                                      progress=progress)
+        stats, checker, sinfo = sweep(
+            cfg, workers=o.workers, scheduler=o.scheduler, checkpoint=o.checkpoint, progress=progress
+        )
     except TargetFailure as exc:
         return _stopped(res, "crashed", str(exc), t0)
     res.inputs_checked, res.sweep = stats.n if cfg.accuracy else cfg.inputs, sinfo
     if sinfo["rejected_chunks"]:
-        res.notes.append(f"{len(sinfo['rejected_chunks'])} checkpoint chunk file(s) failed verification and were "
-                         "computed again: " + "; ".join(sinfo["rejected_chunks"][:5]))
+        res.notes.append(
+            f"{len(sinfo['rejected_chunks'])} checkpoint chunk file(s) failed verification and were "
+            "computed again: " + "; ".join(sinfo["rejected_chunks"][:5])
+        )
     if sinfo["modified_input"]:
         res.target_modified_input = True
         res.notes.append(MODIFIED_INPUT)
@@ -580,19 +662,30 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     except (TargetFailure, WorkerLost) as exc:
         res.status, res.error = "crashed", f"target {req.target_name} failed when run again on its worst inputs: {exc}"
     res.elapsed_s = time.perf_counter() - t0
-    res.sweep["inputs_per_s"] = (res.inputs_checked / max(sinfo["wall_s"], 1e-9)
-                                 if sinfo["resumed_chunks"] == 0 else None)
+    res.sweep["inputs_per_s"] = (
+        res.inputs_checked / max(sinfo["wall_s"], 1e-9) if sinfo["resumed_chunks"] == 0 else None
+    )
     return res
 
 
 def _sweep_config(req: Request, info, properties: tuple, start: int, stop: int):
     o = req.options
-    return SweepConfig(req.op, req.target_name, tuple((k, f"{v.numerator}/{v.denominator}")
-                                                      for k, v in req.resolved.items()),
-                       o.standard, start, stop, min(1 << 24, stop - start), flush_allowed=o.flush_allowed,
-                       target_fingerprint=info.fingerprint, target_dependencies=info.dependencies,
-                       properties=properties, timeout=o.target_timeout,
-                       accuracy=bool(o.accuracy) or not properties, opcert_code=code_fingerprint())
+    return SweepConfig(
+        req.op,
+        req.target_name,
+        tuple((k, f"{v.numerator}/{v.denominator}") for k, v in req.resolved.items()),
+        o.standard,
+        start,
+        stop,
+        min(1 << 24, stop - start),
+        flush_allowed=o.flush_allowed,
+        target_fingerprint=info.fingerprint,
+        target_dependencies=info.dependencies,
+        properties=properties,
+        timeout=o.target_timeout,
+        accuracy=bool(o.accuracy) or not properties,
+        opcert_code=code_fingerprint(),
+    )
 
 
 class _SweepOutputs:
@@ -607,16 +700,18 @@ class _SweepOutputs:
     def replayed(self, bits_list):
         need = [b for b in bits_list if b not in self.replays]
         if need:
-            self.replays.update(rerun_blocks(self.cfg, need) if self.in_process else
-                                run_isolated(rerun_blocks, self.cfg, need))
+            self.replays.update(
+                rerun_blocks(self.cfg, need) if self.in_process else run_isolated(rerun_blocks, self.cfg, need)
+            )
         return [self.replays[b] for b in bits_list]
 
     def outputs(self, bits_list):
         self.named.update(bits_list)
         missing = [b for b in bits_list if b not in self.measured]
-        if missing:     # not expected: every input a chunk's results name has its output recorded
-            raise RuntimeError("the sweep recorded no output for input(s) "
-                               + ", ".join(f"0x{b:08x}" for b in missing[:4]))
+        if missing:  # not expected: every input a chunk's results name has its output recorded
+            raise RuntimeError(
+                "the sweep recorded no output for input(s) " + ", ".join(f"0x{b:08x}" for b in missing[:4])
+            )
         return [self.measured[b] for b in bits_list]
 
     def at(self, bits_list):
@@ -629,8 +724,15 @@ class _SweepOutputs:
         """A counterexample's inputs, each with its output, reference and output when run again."""
         x, y, r = self.at(bits_list)
         y2 = _binary32(self.replayed(bits_list))
-        return [{"input": value_of(x[i], F32), "output": value_of(y[i], F32), "reference": value_of(r[i], F32),
-                 "replayed": value_of(y2[i], F32)} for i in range(len(bits_list))]
+        return [
+            {
+                "input": value_of(x[i], F32),
+                "output": value_of(y[i], F32),
+                "reference": value_of(r[i], F32),
+                "replayed": value_of(y2[i], F32),
+            }
+            for i in range(len(bits_list))
+        ]
 
 
 def _sweep_verdicts(res: AccuracyResult, outs: _SweepOutputs, stats: Stats, found: tuple, lay) -> None:
@@ -642,12 +744,21 @@ def _sweep_verdicts(res: AccuracyResult, outs: _SweepOutputs, stats: Stats, foun
         finish(res, op, F32, req.resolved, req.options.standard, stats, outs.at)
     else:
         res.mode = "properties only" if full else f"properties only, {res.mode}"
-        res.notes.append("the properties alone were checked (no ULP statistics): "
-                         f"{res.command} measures the accuracy")
+        res.notes.append(f"the properties alone were checked (no ULP statistics): {res.command} measures the accuracy")
     if compiled:
         where = f"({info.kind} {info.version}, {cpu_model()})"
-        res.properties = [p.to_dict() for p in verdicts(checker, compiled, complete=full, target=req.target_name,
-                                                         method_where=where, describe=outs.describe, elapsed=wall_s)]
+        res.properties = [
+            p.to_dict()
+            for p in verdicts(
+                checker,
+                compiled,
+                complete=full,
+                target=req.target_name,
+                method_where=where,
+                describe=outs.describe,
+                elapsed=wall_s,
+            )
+        ]
         if not full:
             for p in res.properties:
                 if p["status"] == "checked":
@@ -661,8 +772,13 @@ def _sweep_verdicts(res: AccuracyResult, outs: _SweepOutputs, stats: Stats, foun
                 path_accuracy(res, lay[1])
     if outs.named:
         blist = sorted(outs.named)
-        res.replay = replay_report(_binary32(blist), _binary32(outs.outputs(blist)), _binary32(outs.replayed(blist)),
-                                   F32, "the inputs the result names, each called again in its own aligned block")
+        res.replay = replay_report(
+            _binary32(blist),
+            _binary32(outs.outputs(blist)),
+            _binary32(outs.replayed(blist)),
+            F32,
+            "the inputs the result names, each called again in its own aligned block",
+        )
 
 
 def _layout_sampled(req: Request, tgt: Target):
@@ -731,6 +847,7 @@ def _compare_float(res, req: Request, x, y, ref) -> None:
     def at(bits_list):
         idx = index(np.array(bits_list, dtype=fmt.uint)) if len(bits_list) else np.array([], dtype=np.int64)
         return x[idx], y[idx], ref.rounded[idx]
+
     finish(res, op, fmt, req.resolved, o.standard, stats, at)
     if keep:
         with np.errstate(invalid="ignore"):
@@ -749,8 +866,11 @@ def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
     res.histogram = dict(zip(HIST_LABELS, stats.histogram))
     for kind, b in sorted(stats.first.items()):
         xs, ys, rs = at([b])
-        res.examples[kind] = {"input": value_of(xs[0], fmt), "output": value_of(ys[0], fmt),
-                              "reference": value_of(rs[0], fmt)}
+        res.examples[kind] = {
+            "input": value_of(xs[0], fmt),
+            "output": value_of(ys[0], fmt),
+            "reference": value_of(rs[0], fmt),
+        }
     cands = sorted({b for _, b in stats.top + stats.top_wrong})
     if not cands:
         return
@@ -760,7 +880,7 @@ def finish(res, op, fmt, attrs, standard, stats: Stats, at) -> None:
         y64 = ys.astype(np.float64)
     best = None
     for i, b in enumerate(cands):
-        got = exact_error(op, xs[i:i + 1], float(y64[i]), attrs, standard, fmt)
+        got = exact_error(op, xs[i : i + 1], float(y64[i]), attrs, standard, fmt)
         if got is None:
             continue
         error, exact_text = got
@@ -788,11 +908,11 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
         return None
     if math.isinf(xf):
         lim = op.limit(1 if xf > 0 else -1, attrs)
-        if isinstance(lim.value, str):     # an infinite limit: infinity mismatches are counted apart
+        if isinstance(lim.value, str):  # an infinite limit: infinity mismatches are counted apart
             return None
         try:
             v = eval_rational(lim.value, Fraction(0), attrs)
-        except Exception:   # noqa: BLE001 - an irrational limit (alpha ln 2)
+        except Exception:  # noqa: BLE001 - an irrational limit (alpha ln 2)
             v = evaluate(lim.value, Fraction(0), attrs, fmt, min_prec=REVERIFY_BITS).mid
     else:
         ref = reference_detailed(op, xi, attrs, standard, exact_bits=REVERIFY_BITS)
@@ -800,5 +920,5 @@ def exact_error(op, xi, yi: float, attrs, standard, fmt) -> tuple[float, str] | 
         if v is None:
             return None
     if math.isinf(yi) and round_fraction(v, fmt, negative_zero=v < 0) == yi:
-        return 0.0, f"{float(v):.17g}"       # the correctly rounded result is this infinity
+        return 0.0, f"{float(v):.17g}"  # the correctly rounded result is this infinity
     return round_up(ulp_error_exact(yi, v, fmt)), f"{float(v):.17g}"

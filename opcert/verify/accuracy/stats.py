@@ -1,5 +1,6 @@
 """Accuracy statistics as a mergeable record: a sweep adds up chunks, in any
 order and from any worker, and gets the same result as one pass."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -10,12 +11,15 @@ from opcert.formats import FloatFormat
 from opcert.verify.accuracy import classify as C
 from opcert.verify.ulp import HISTOGRAM_EDGES, round_up, ulp_error_exact
 
-TOP = 8          # candidates kept for exact re-verification, per list
+TOP = 8  # candidates kept for exact re-verification, per list
 KINDS = ("nan_mismatch", "inf_mismatch", "signed_zero_mismatch", "subnormal_flush")
 # Stats' counts, in the order of sweep_kernel.Tally's counts: the inputs, the correctly rounded, then KINDS'
 COUNTS = ("n", "correctly_rounded", "nan_mismatches", "inf_mismatches", "signed_zero_mismatches", "subnormal_flushes")
-HIST_LABELS = ["0"] + [f"({lo:g}, {hi:g}]" for lo, hi in zip(HISTOGRAM_EDGES, HISTOGRAM_EDGES[1:])] + \
-    [f"> {HISTOGRAM_EDGES[-1]:g}"]
+HIST_LABELS = (
+    ["0"]
+    + [f"({lo:g}, {hi:g}]" for lo, hi in zip(HISTOGRAM_EDGES, HISTOGRAM_EDGES[1:])]
+    + [f"> {HISTOGRAM_EDGES[-1]:g}"]
+)
 
 
 @dataclass
@@ -28,9 +32,9 @@ class Stats:
     subnormal_flushes: int = 0
     histogram: list = field(default_factory=lambda: [0] * len(HIST_LABELS))
     max_distance: int = -1
-    top: list = field(default_factory=list)        # [(estimated error, input bits)], largest first
+    top: list = field(default_factory=list)  # [(estimated error, input bits)], largest first
     top_wrong: list = field(default_factory=list)  # the same among incorrectly rounded results
-    first: dict = field(default_factory=dict)      # kind -> input bits of its first occurrence
+    first: dict = field(default_factory=dict)  # kind -> input bits of its first occurrence
 
     def merge(self, o: Stats) -> Stats:
         for k in COUNTS:
@@ -74,7 +78,7 @@ def stats_of(bits: np.ndarray, err: np.ndarray, same_bits: np.ndarray, masks: di
     ok = ~np.isnan(err)
     for name, mask in (("top", ok), ("top_wrong", ok & ~same_bits)):
         idx = np.nonzero(mask)[0]
-        if idx.size > 4 * TOP:   # only the TOP largest errors (and ties with them) need sorting
+        if idx.size > 4 * TOP:  # only the TOP largest errors (and ties with them) need sorting
             cut = _top_cut(err[idx], TOP)
             idx = idx[err[idx] >= cut]
         if idx.size:
@@ -119,7 +123,7 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
         y64 = np.ascontiguousarray(y.astype(np.float64)).reshape(-1)
         r64 = np.ascontiguousarray(ref.rounded.astype(np.float64)).reshape(-1)
     over_idx, over_err = [], []
-    if fmt.name == "float64" and ref.exact_q is not None:   # rational exact values: the error in rationals
+    if fmt.name == "float64" and ref.exact_q is not None:  # rational exact values: the error in rationals
         at = ref.exact_at if ref.exact_at is not None else range(len(ref.exact_q))
         for i in at:
             q = ref.exact_q[i]
@@ -134,19 +138,34 @@ def float_stats(x, y, ref, fmt: FloatFormat, flush_allowed: bool = False, keep=N
     # measures; tanh(2^-24) -> 0 in float16 (0.99997 ULP) is a flush. A correctly rounded infinity
     # (the exact value beyond the largest finite value plus half its ULP) is exact, whatever the
     # formula's 2**(emax+1) gives.
-    C.classify(C.Compared(y64, r64, np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
-                          np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
-                          np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
-                          np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
-                          np.zeros(n, bool) if ref.ambiguous_binade is None else
-                          np.ascontiguousarray(ref.ambiguous_binade).reshape(-1)),
-               C.Overrides(np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64)),
-               C.Precision(fmt.emin, fmt.p, fmt.emax, fmt.bits), bool(flush_allowed), C.Classified(err, dist, flags))
+    C.classify(
+        C.Compared(
+            y64,
+            r64,
+            np.ascontiguousarray(y).view(fmt.uint).astype(np.uint64).reshape(-1),
+            np.ascontiguousarray(ref.rounded).view(fmt.uint).astype(np.uint64).reshape(-1),
+            np.ascontiguousarray(ref.exact_hi, dtype=np.float64).reshape(-1),
+            np.ascontiguousarray(ref.exact_lo, dtype=np.float64).reshape(-1),
+            np.zeros(n, bool)
+            if ref.ambiguous_binade is None
+            else np.ascontiguousarray(ref.ambiguous_binade).reshape(-1),
+        ),
+        C.Overrides(np.array(over_idx, dtype=np.int64), np.array(over_err, dtype=np.float64)),
+        C.Precision(fmt.emin, fmt.p, fmt.emax, fmt.bits),
+        bool(flush_allowed),
+        C.Classified(err, dist, flags),
+    )
     if keep is not None:
         keep.append(err)
-    masks = {k: (flags & bit) != 0 for k, bit in (("nan_mismatch", C.NAN_MM), ("inf_mismatch", C.INF_MM),
-                                                   ("signed_zero_mismatch", C.SIGNED_ZERO_MM),
-                                                   ("subnormal_flush", C.FLUSH))}
+    masks = {
+        k: (flags & bit) != 0
+        for k, bit in (
+            ("nan_mismatch", C.NAN_MM),
+            ("inf_mismatch", C.INF_MM),
+            ("signed_zero_mismatch", C.SIGNED_ZERO_MM),
+            ("subnormal_flush", C.FLUSH),
+        )
+    }
     # bit patterns as unsigned integers: a 64-bit pattern with the sign bit set is no int64
     bits = np.ascontiguousarray(x).view(fmt.uint).astype(np.uint64)
     return stats_of(bits, err, (flags & C.CORRECT) != 0, masks, dist)

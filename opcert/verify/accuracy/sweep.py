@@ -45,6 +45,7 @@ Chunks run in supervised worker processes (opcert.workers): a target that
 exits, crashes or overruns its time limit fails the sweep with the block it
 was given, and the finished chunks stay on disk.
 """
+
 from __future__ import annotations
 
 import base64
@@ -77,30 +78,30 @@ from opcert.verify.properties.checks import PropertyChecker, compile_all
 from opcert.workers import Pool, WorkerLost
 
 F32 = FLOAT_FORMATS["float32"]
-CHUNK = 1 << 24          # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
-BLOCK = 1 << 16          # inputs per target call: 512 KiB of binary64 per array, stays in L2
-HALF = 1 << 31           # every magnitude: 0 .. 0x7fffffff
+CHUNK = 1 << 24  # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
+BLOCK = 1 << 16  # inputs per target call: 512 KiB of binary64 per array, stays in L2
+HALF = 1 << 31  # every magnitude: 0 .. 0x7fffffff
 SIGN = np.uint32(0x80000000)
-CHUNK_SCHEMA = "opcert.chunk/4"     # /4: the fingerprints of every block's outputs (/3: one block's digest)
+CHUNK_SCHEMA = "opcert.chunk/4"  # /4: the fingerprints of every block's outputs (/3: one block's digest)
 
 
 @dataclass(frozen=True)
 class SweepConfig:
     op: str
     target: str
-    attrs: tuple            # ((name, "numerator/denominator"), ...)
+    attrs: tuple  # ((name, "numerator/denominator"), ...)
     standard: str | None
-    start: int = 0          # magnitude range [start, stop): both signs are swept
+    start: int = 0  # magnitude range [start, stop): both signs are swept
     stop: int = HALF
     chunk: int = CHUNK
     flush_allowed: bool = False
     target_fingerprint: str = ""
-    target_dependencies: str = ""   # what the target loaded by its first call (targets.dependencies)
+    target_dependencies: str = ""  # what the target loaded by its first call (targets.dependencies)
     properties: tuple = ()  # names of the properties checked in the same pass
     block: int = BLOCK
-    accuracy: bool = True   # False: the properties only (no reference, no ULP statistics)
-    timeout: float | None = None   # per target call; not part of the key
-    opcert_code: str = ""   # code_fingerprint() where the sweep started (default: this process's)
+    accuracy: bool = True  # False: the properties only (no reference, no ULP statistics)
+    timeout: float | None = None  # per target call; not part of the key
+    opcert_code: str = ""  # code_fingerprint() where the sweep started (default: this process's)
 
     @property
     def chunks(self) -> int:
@@ -175,8 +176,10 @@ def _setup(cfg: SweepConfig) -> _Setup:
     attrs = cfg.resolved()
     tgt = load_target(cfg.target, cfg.timeout, cfg.standard)
     if tgt.info.fingerprint != cfg.target_fingerprint:
-        raise TargetFailure(f"target {cfg.target} changed while the sweep ran (its code fingerprint is "
-                            f"{tgt.info.fingerprint}, the sweep started with {cfg.target_fingerprint}): run it again")
+        raise TargetFailure(
+            f"target {cfg.target} changed while the sweep ran (its code fingerprint is "
+            f"{tgt.info.fingerprint}, the sweep started with {cfg.target_fingerprint}): run it again"
+        )
     lims = limits_bits(op, attrs, cfg.standard)
     compiled = compile_all(op, F32, attrs, cfg.standard or op.primary, set(cfg.properties))
     at_inf = sweep_kernel.AtInf(np.uint32(lims[1]), np.uint32(lims[0]), lims[3], lims[2])
@@ -194,10 +197,12 @@ def run_chunk(cfg: SweepConfig, index: int) -> dict:
     if cfg.opcert_code and cfg.opcert_code != code_fingerprint():
         # a worker started after opcert's files changed (a checkout, an edit, an upgrade during a long
         # sweep), or a Dask worker with another opcert, would run other code than the sweep's key says
-        raise UsageError(f"opcert's own source files changed while the sweep ran, or this worker has another "
-                         f"opcert (code fingerprint {cfg.opcert_code[:12]} where the sweep started, "
-                         f"{code_fingerprint()[:12]} in the worker for chunk {index}): run the command again "
-                         "with one opcert everywhere; chunks finished by other code are not reused")
+        raise UsageError(
+            f"opcert's own source files changed while the sweep ran, or this worker has another "
+            f"opcert (code fingerprint {cfg.opcert_code[:12]} where the sweep started, "
+            f"{code_fingerprint()[:12]} in the worker for chunk {index}): run the command again "
+            "with one opcert everywhere; chunks finished by other code are not reused"
+        )
     chunk = _Chunk(cfg, index)
     for b0 in range(chunk.lo, chunk.hi, cfg.block):
         chunk.run_block(b0, min(b0 + cfg.block, chunk.hi))
@@ -218,14 +223,15 @@ class _Chunk:
         self.form = s.op.reference_form(cfg.standard)
         # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no
         # reference
-        self.fast_ball = ball_compiled.compiled(self.form, s.a64, tune=ball_compiled.kernel_tuning()) \
-            if cfg.accuracy else None
+        self.fast_ball = (
+            ball_compiled.compiled(self.form, s.a64, tune=ball_compiled.kernel_tuning()) if cfg.accuracy else None
+        )
         self.formula = s.op.standard(cfg.standard).formula
         # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
         # negated (or the same): rounding to nearest even is symmetric. The +m side's ball serves both.
         self.mirror = expr.parity(self.form)
-        self.kept = None        # +m's ball (v, rad, sg, how many exact zeros), for -m
-        self.near = True        # every wrong output so far within 2 ULPs (sweep_kernel.easy_pass)
+        self.kept = None  # +m's ball (v, rad, sg, how many exact zeros), for -m
+        self.near = True  # every wrong output so far within 2 ULPs (sweep_kernel.easy_pass)
         # per sign: the last block sent more than 1 in 128 of its inputs to block (the first one of a chunk
         # does, with empty worst-case lists), or its sample raised a threshold: this one's thresholds are
         # raised by a sample first (sampled_floor)
@@ -233,7 +239,7 @@ class _Chunk:
         self.slow, self.checker = Stats(), PropertyChecker(s.compiled, F32)
         self.und, self.und2 = np.empty(cfg.block, np.int64), np.empty(cfg.block, np.int64)
         self.hard = np.empty(cfg.block, np.bool_)
-        self.keep = np.empty(cfg.block, np.uint32)    # +m's decided references, for -m (sweep_kernel.easy)
+        self.keep = np.empty(cfg.block, np.uint32)  # +m's decided references, for -m (sweep_kernel.easy)
         self.base = np.arange(cfg.block, dtype=np.uint32)
         # the outputs of every input the chunk's results name (worst cases, first mismatches, property
         # counterexamples): verdicts are made from what was measured, never from a second run
@@ -245,20 +251,21 @@ class _Chunk:
     def run_block(self, b0: int, b1: int) -> None:
         """Both signs of the block of magnitudes [b0, b1), then its properties."""
         cfg, t = self.cfg, self.tally
-        mags = self.base[:b1 - b0] + np.uint32(b0)
+        mags = self.base[: b1 - b0] + np.uint32(b0)
         ys = []
         for negative in (False, True):
             bits = mags | SIGN if negative else mags
             y = _call_block(cfg, self.setup.tgt, self.setup.op, self.setup.attrs, b0, b1, negative)
             ys.append(y)
-            self.prints[2 * ((b0 - self.lo) // cfg.block) + negative] = \
-                sweep_kernel.output_fingerprint(y.view(np.uint32), self.weights)
+            self.prints[2 * ((b0 - self.lo) // cfg.block) + negative] = sweep_kernel.output_fingerprint(
+                y.view(np.uint32), self.weights
+            )
             if cfg.accuracy:
                 self._classify(bits, y, negative)
         before = self.checker.chain_ends()
         self.checker.add_block(mags, ys[0], ys[1], limits=self.setup.limits[:2], negb=bits)
         now = (t.top_bits.tobytes(), t.topw_bits.tobytes(), t.first.tobytes(), self.slow.n, self.checker.violations())
-        if now != self.sig:      # something new is named: its output is kept while it is at hand
+        if now != self.sig:  # something new is named: its output is kept while it is at hand
             self.sig = now
             _keep_outputs(self.outs, _named(t, self.slow, self.checker), b0, b1, ys, before)
 
@@ -274,15 +281,19 @@ class _Chunk:
         blk = sweep_kernel.Block(bits, y, y.view(np.uint32), *self.kept[:3]) if mirrored else self._own(bits, y)
         tops = sweep_kernel.Floor(t.top_err[TOP - 1], t.top_bits[TOP - 1], t.topw_err[TOP - 1], t.topw_bits[TOP - 1])
         if self.crowded[negative]:
-            tops = sweep_kernel.sampled_floor(blk, self.at_inf, t, flush, SAMPLE_STRIDE,
-                                              (-1.0 if odd else 1.0) if mirrored else None)
+            tops = sweep_kernel.sampled_floor(
+                blk, self.at_inf, t, flush, SAMPLE_STRIDE, (-1.0 if odd else 1.0) if mirrored else None
+            )
         raised = tops.top_min != t.top_err[TOP - 1] or tops.topw_min != t.topw_err[TOP - 1]
-        scratch = (None, sweep_kernel.Mirror(self.keep[:n], -1.0 if odd else 1.0,
-                                             np.uint32(0x80000000 if odd else 0))) if mirrored else (self.keep[:n],)
+        scratch = (
+            (None, sweep_kernel.Mirror(self.keep[:n], -1.0 if odd else 1.0, np.uint32(0x80000000 if odd else 0)))
+            if mirrored
+            else (self.keep[:n],)
+        )
         got, self.near = sweep_kernel.easy_pass(self.near, blk, tops, self.hard, *scratch)
         sweep_kernel.take_easy(got, t)
         self.crowded[negative] = raised or n - got[0] - got[2] > n >> 7
-        if got[0] + got[2] == n:        # the inputs the fast pass left: none in most blocks of most operators
+        if got[0] + got[2] == n:  # the inputs the fast pass left: none in most blocks of most operators
             return
         blk = self._mirrored(blk, odd) if mirrored else blk
         n_und = sweep_kernel.block(blk, self.at_inf, t, self.und, flush, np.flatnonzero(self.hard[:n]))
@@ -298,7 +309,7 @@ class _Chunk:
         else:
             v, rad, ok, sg = ball.evaluate(self.form, x64, a64)
             v = np.array(np.broadcast_to(v, x64.shape), dtype=np.float64)
-            rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)   # prepare writes to it
+            rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)  # prepare writes to it
             ok = np.broadcast_to(ok, x64.shape)
         zeros = sweep_kernel.prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_))
         rad, sg = np.ascontiguousarray(rad), np.ascontiguousarray(sg)
@@ -331,10 +342,20 @@ class _Chunk:
             good, _, rep = one_sided.decide(om, orr, os_, ook, F32)
             if good.any():
                 j = idx[good]
-                sweep_kernel.block(sweep_kernel.Block(blk.xbits[j], y[j], y.view(np.uint32)[j],
-                                                      np.ascontiguousarray(rep[good]), np.zeros(j.size),
-                                                      np.ascontiguousarray(blk.sgn[j])),
-                                   self.at_inf, self.tally, self.und2, flush)
+                sweep_kernel.block(
+                    sweep_kernel.Block(
+                        blk.xbits[j],
+                        y[j],
+                        y.view(np.uint32)[j],
+                        np.ascontiguousarray(rep[good]),
+                        np.zeros(j.size),
+                        np.ascontiguousarray(blk.sgn[j]),
+                    ),
+                    self.at_inf,
+                    self.tally,
+                    self.und2,
+                    flush,
+                )
                 idx = idx[~good]
         if idx.size:
             ref = reference.reference_detailed(s.op, x[idx], s.attrs, self.cfg.standard)
@@ -347,16 +368,28 @@ class _Chunk:
         ends = checker.chain_ends()
         self.outs.update(ends)
         named = _named(t, self.slow, checker) | set(ends)
-        fast = Stats(*(int(c) for c in t.counts), histogram=[int(h) for h in t.hist], max_distance=int(t.maxdist[0]),
-                     top=[(float(e), int(b)) for e, b in zip(t.top_err, t.top_bits) if b >= 0],
-                     top_wrong=[(float(e), int(b)) for e, b in zip(t.topw_err, t.topw_bits) if b >= 0],
-                     first={k: int(f) for k, f in zip(KINDS, t.first) if f < (1 << 32)})
-        out = {"schema": CHUNK_SCHEMA, "key": self.cfg.key(), "index": self.index, "range": [self.lo, self.hi],
-               "stats": fast.merge(self.slow).to_json(), "properties": checker.to_json(),
-               "elapsed_s": time.perf_counter() - self.t0, "undecided": self.slow.n,
-               "modified_input": self.setup.tgt.modified_input, "fp_environment": self.setup.tgt.findings,
-               "outputs": sorted([b, self.outs[b]] for b in named if b in self.outs),
-               "replay": {"scheme": sweep_kernel.FINGERPRINT_SCHEME, "fingerprints": _encode_prints(self.prints)}}
+        fast = Stats(
+            *(int(c) for c in t.counts),
+            histogram=[int(h) for h in t.hist],
+            max_distance=int(t.maxdist[0]),
+            top=[(float(e), int(b)) for e, b in zip(t.top_err, t.top_bits) if b >= 0],
+            top_wrong=[(float(e), int(b)) for e, b in zip(t.topw_err, t.topw_bits) if b >= 0],
+            first={k: int(f) for k, f in zip(KINDS, t.first) if f < (1 << 32)},
+        )
+        out = {
+            "schema": CHUNK_SCHEMA,
+            "key": self.cfg.key(),
+            "index": self.index,
+            "range": [self.lo, self.hi],
+            "stats": fast.merge(self.slow).to_json(),
+            "properties": checker.to_json(),
+            "elapsed_s": time.perf_counter() - self.t0,
+            "undecided": self.slow.n,
+            "modified_input": self.setup.tgt.modified_input,
+            "fp_environment": self.setup.tgt.findings,
+            "outputs": sorted([b, self.outs[b]] for b in named if b in self.outs),
+            "replay": {"scheme": sweep_kernel.FINGERPRINT_SCHEME, "fingerprints": _encode_prints(self.prints)},
+        }
         out["sha256"] = chunk_digest(out)
         return out
 
@@ -368,8 +401,9 @@ def _call_block(cfg: SweepConfig, tgt, op, attrs, b0: int, b1: int, negative: bo
     start = np.uint32(b0 | 0x80000000) if negative else np.uint32(b0)
     given = np.empty(b1 - b0, np.uint32)
     sweep_kernel.progression(given, start)
-    y = tgt.run(op, given.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative),
-                guard_globals=False, owned=True)
+    y = tgt.run(
+        op, given.view(np.float32), attrs, label=block_label(cfg, b0, b1, negative), guard_globals=False, owned=True
+    )
     if not sweep_kernel.is_progression(given, start):
         tgt.modified_input = True
     return y
@@ -412,7 +446,7 @@ def _wide(x: np.ndarray, x64: np.ndarray | None = None, sel=None) -> np.ndarray:
     """x (or x[sel]) in binary64: from x64 where the caller has it."""
     if x64 is not None:
         return x64 if sel is None else x64[sel]
-    with np.errstate(invalid="ignore"):    # signalling NaN inputs widen quietly
+    with np.errstate(invalid="ignore"):  # signalling NaN inputs widen quietly
         return (x if sel is None else x[sel]).astype(np.float64)
 
 
@@ -425,8 +459,10 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
     """Why a chunk file cannot be used (None when it can)."""
     try:
         if isinstance(data, dict) and data.get("schema") == "opcert.chunk/3":
-            return ("written by an older opcert (opcert.chunk/3), without the fingerprints of its outputs that "
-                    "a resume checks")
+            return (
+                "written by an older opcert (opcert.chunk/3), without the fingerprints of its outputs that "
+                "a resume checks"
+            )
         if not isinstance(data, dict) or data.get("schema") != CHUNK_SCHEMA:
             return "not a chunk of this version"
         if data.get("sha256") != chunk_digest(data):
@@ -440,8 +476,13 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
         n = 2 * (hi - lo)
         if s.n != (n if cfg.accuracy else 0):
             return f"counts inconsistent with its {n:,} inputs"
-        counts = [s.correctly_rounded, s.nan_mismatches, s.inf_mismatches, s.signed_zero_mismatches,
-                  s.subnormal_flushes] + list(s.histogram)
+        counts = [
+            s.correctly_rounded,
+            s.nan_mismatches,
+            s.inf_mismatches,
+            s.signed_zero_mismatches,
+            s.subnormal_flushes,
+        ] + list(s.histogram)
         if any(not isinstance(c, int) or c < 0 or c > n for c in counts):
             return f"counts inconsistent with its {n:,} inputs"
         if sum(s.histogram) > n or s.correctly_rounded > n - sum(s.histogram[2:]):
@@ -468,8 +509,13 @@ def verify_chunk(data, cfg: SweepConfig, index: int) -> str | None:
 
 
 def _skipped(cfg: SweepConfig) -> set:
-    return {c.name for c in compile_all(get_operator(cfg.op), F32, cfg.resolved(), cfg.standard or get_operator(cfg.op).primary, set(cfg.properties))
-            if c.skip is not None}
+    return {
+        c.name
+        for c in compile_all(
+            get_operator(cfg.op), F32, cfg.resolved(), cfg.standard or get_operator(cfg.op).primary, set(cfg.properties)
+        )
+        if c.skip is not None
+    }
 
 
 def default_checkpoint_dir(cfg: SweepConfig) -> Path:
@@ -486,7 +532,7 @@ def refuse_non_directory(d) -> None:
 
 def _brief(v, limit: int = 40) -> str:
     t = json.dumps(v, sort_keys=True)
-    return t if len(t) <= limit else t[:limit - 3] + "..."
+    return t if len(t) <= limit else t[: limit - 3] + "..."
 
 
 def identity_changes(old, mine: dict) -> str:
@@ -517,12 +563,16 @@ def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
         except (OSError, ValueError, AttributeError):
             old, old_key = {}, None
         if old_key != cfg.key():
-            raise UsageError(f"checkpoint directory {d} holds another sweep (key {old_key}; this one is "
-                             f"{cfg.key()}; {identity_changes(old.get('identity'), cfg.identity())}); give "
-                             "another --checkpoint directory, or delete this one")
+            raise UsageError(
+                f"checkpoint directory {d} holds another sweep (key {old_key}; this one is "
+                f"{cfg.key()}; {identity_changes(old.get('identity'), cfg.identity())}); give "
+                "another --checkpoint directory, or delete this one"
+            )
     elif d.is_dir() and any(d.iterdir()):
-        raise UsageError(f"checkpoint directory {d} is not empty and holds no opcert sweep (no config.json); "
-                         "give an empty or new directory")
+        raise UsageError(
+            f"checkpoint directory {d} is not empty and holds no opcert sweep (no config.json); "
+            "give an empty or new directory"
+        )
     try:
         d.mkdir(parents=True, exist_ok=True)
         write_json_atomic(str(conf), {"key": cfg.key(), "identity": cfg.identity()})
@@ -531,8 +581,15 @@ def _open_checkpoint(cfg: SweepConfig, checkpoint) -> Path:
     return d
 
 
-def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None = None,
-          checkpoint: Path | None = None, progress=None, seed: int | None = None) -> tuple[Stats, dict, dict]:
+def sweep(
+    cfg: SweepConfig,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    checkpoint: Path | None = None,
+    progress=None,
+    seed: int | None = None,
+) -> tuple[Stats, dict, dict]:
     """Run (or resume) the sweep: (merged Stats, merged property state (PropertyChecker), info).
     seed: the order of the resumed chunks' replays (default: replay_seed())."""
     directory = _open_checkpoint(cfg, checkpoint)
@@ -577,24 +634,33 @@ def sweep(cfg: SweepConfig, *, workers: int | None = None, scheduler: str | None
                 _run_local(cfg, todo, pool, record)
     total = Stats()
     op = get_operator(cfg.op)
-    checker = PropertyChecker(compile_all(op, F32, cfg.resolved(), cfg.standard or op.primary, set(cfg.properties)), F32)
+    checker = PropertyChecker(
+        compile_all(op, F32, cfg.resolved(), cfg.standard or op.primary, set(cfg.properties)), F32
+    )
     for i in range(cfg.chunks):
         total.merge(Stats.from_json(done[i]["stats"]))
     checker.merge_chunks([done[i]["properties"] for i in range(cfg.chunks)])
     checker.finish_chains()
-    info = {"chunks": cfg.chunks, "resumed_chunks": resumed, "rejected_chunks": rejected,
-            # the finished chunks found, each run again on every block before it counted (replay_chunk):
-            # the seed of the replays' order, and the chunks computed again because the target's outputs
-            # differed from the checkpoint's (None: nothing to resume)
-            "resume": resume, "rerun_chunks": len(resume["rerun"]) if resume else 0,
-            "checkpoint": str(directory), "key": cfg.key(), "wall_s": time.perf_counter() - t0,
-            "undecided": sum(d.get("undecided", 0) for d in done.values()),
-            "modified_input": any(d.get("modified_input") for d in done.values()),
-            "fp_environment": sorted({e for d in done.values() for e in d.get("fp_environment", [])}),
-            # the target's output at every input the results name, as measured
-            "outputs": {b: y for i in range(cfg.chunks) for b, y in done[i]["outputs"]},
-            # the largest (estimated) error of each chunk, for the report's plot
-            "chunk_max": [max([t[0] for t in done[i]["stats"]["top"]], default=0.0) for i in range(cfg.chunks)]}
+    info = {
+        "chunks": cfg.chunks,
+        "resumed_chunks": resumed,
+        "rejected_chunks": rejected,
+        # the finished chunks found, each run again on every block before it counted (replay_chunk):
+        # the seed of the replays' order, and the chunks computed again because the target's outputs
+        # differed from the checkpoint's (None: nothing to resume)
+        "resume": resume,
+        "rerun_chunks": len(resume["rerun"]) if resume else 0,
+        "checkpoint": str(directory),
+        "key": cfg.key(),
+        "wall_s": time.perf_counter() - t0,
+        "undecided": sum(d.get("undecided", 0) for d in done.values()),
+        "modified_input": any(d.get("modified_input") for d in done.values()),
+        "fp_environment": sorted({e for d in done.values() for e in d.get("fp_environment", [])}),
+        # the target's output at every input the results name, as measured
+        "outputs": {b: y for i in range(cfg.chunks) for b, y in done[i]["outputs"]},
+        # the largest (estimated) error of each chunk, for the report's plot
+        "chunk_max": [max([t[0] for t in done[i]["stats"]["top"]], default=0.0) for i in range(cfg.chunks)],
+    }
     return total, checker, info
 
 
@@ -626,8 +692,8 @@ def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dic
     stored = _decode_prints(cfg, index, data)
     weights = sweep_kernel.fingerprint_weights(cfg.block)
     recorded = {int(b): int(y) for b, y in data["outputs"]}
-    found: dict[int, tuple[int, int]] = {}          # input bits -> (output now, output in the checkpoint)
-    differing = []                                  # (the block's first input bits, its label)
+    found: dict[int, tuple[int, int]] = {}  # input bits -> (output now, output in the checkpoint)
+    differing = []  # (the block's first input bits, its label)
     for k in np.random.default_rng([seed, index]).permutation(len(stored)):
         b0 = lo + int(k) // 2 * cfg.block
         b1, negative = min(b0 + cfg.block, hi), bool(k & 1)
@@ -652,19 +718,28 @@ def replay_chunk(cfg: SweepConfig, index: int, data: dict, seed: int = 0) -> dic
     if not differing and not found:
         return None
     differing.sort()
-    why = (f"the target's outputs differ from the checkpoint's in {len(differing)} of {len(stored)} blocks"
-           + (f", the first {differing[0][1]}" if differing else ""))
+    why = f"the target's outputs differ from the checkpoint's in {len(differing)} of {len(stored)} blocks" + (
+        f", the first {differing[0][1]}" if differing else ""
+    )
     first = None
     if found:
         b = min(found)
         first = {"input": f"0x{b:08x}", "output": f"0x{found[b][0]:08x}", "checkpoint": f"0x{found[b][1]:08x}"}
-        why += (f"; at {first['input']} the output is {first['output']} now, {first['checkpoint']} in the "
-                "checkpoint" + ("" if len(found) == 1 else f" (the first of {len(found)} located)"))
+        why += f"; at {first['input']} the output is {first['output']} now, {first['checkpoint']} in the checkpoint" + (
+            "" if len(found) == 1 else f" (the first of {len(found)} located)"
+        )
     else:
         why += "; two or more outputs differ in each of them"
     why += ": the target or what it reads changed"
-    return {"chunk": index, "why": why, "blocks_differing": len(differing), "blocks": len(stored),
-            "first_block": differing[0][1] if differing else None, "first": first, "located": len(found)}
+    return {
+        "chunk": index,
+        "why": why,
+        "blocks_differing": len(differing),
+        "blocks": len(stored),
+        "first_block": differing[0][1] if differing else None,
+        "first": first,
+        "located": len(found),
+    }
 
 
 def _signed64(v: int) -> int:
@@ -743,15 +818,16 @@ def warm_kernels(cfg: SweepConfig) -> None:
     y = np.zeros(n, np.float32)
     if cfg.accuracy:
         blk = sweep_kernel.Block(mags, y, y.view(np.uint32), np.zeros(n), np.full(n, np.nan), np.zeros(n, np.int8))
-        sweep_kernel.block(blk, s.at_inf, sweep_kernel.block_state(), np.empty(n, np.int64),
-                           cfg.flush_allowed, np.arange(n))
+        sweep_kernel.block(
+            blk, s.at_inf, sweep_kernel.block_state(), np.empty(n, np.int64), cfg.flush_allowed, np.arange(n)
+        )
     PropertyChecker(s.compiled, F32).add_block(mags, y, y, limits=s.limits[:2], negb=mags | SIGN)
 
 
 def _run_local(cfg, todo, pool, record):
     tasks = [(run_chunk, (cfg, i), {}) for i in todo]
     warm = pool.size > 1 and len(todo) > 1
-    if warm:    # the second worker's first task; a failure there is the chunks' to report, as they meet it too
+    if warm:  # the second worker's first task; a failure there is the chunks' to report, as they meet it too
         tasks.insert(1, (warm_kernels, (cfg,), {}))
     for j, ok, value in pool.run(tasks):
         if warm and j == 1:
@@ -768,8 +844,9 @@ def _run_dask(cfg, todo, scheduler, record):
         from dask.distributed import Client, as_completed
     except ImportError:
         raise UsageError("--scheduler dask://... needs dask.distributed (pip install 'opcert[dask]')") from None
-    address = scheduler[len("dask://"):] if isinstance(scheduler, str) and scheduler.startswith("dask://") \
-        else scheduler
+    address = (
+        scheduler[len("dask://") :] if isinstance(scheduler, str) and scheduler.startswith("dask://") else scheduler
+    )
     try:
         client = scheduler if not isinstance(scheduler, str) else Client(address, timeout=10)
     except OSError as exc:
@@ -782,10 +859,11 @@ def _run_dask(cfg, todo, scheduler, record):
                 data = f.result()
             except TargetFailure as exc:
                 raise _chunk_failure(cfg, i, exc) from None
-            except Exception as exc:   # noqa: BLE001 - a worker lost on the cluster (KilledWorker)
+            except Exception as exc:  # noqa: BLE001 - a worker lost on the cluster (KilledWorker)
                 if type(exc).__name__ == "KilledWorker":
-                    raise TargetFailure(f"target {cfg.target}: the Dask worker running chunk {i} died "
-                                        f"({exc})") from None
+                    raise TargetFailure(
+                        f"target {cfg.target}: the Dask worker running chunk {i} died ({exc})"
+                    ) from None
                 raise
             record(i, data)
     finally:

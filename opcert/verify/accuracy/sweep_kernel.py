@@ -6,6 +6,7 @@ else handed back as undecided), then the same classification and statistics as
 stats.float_stats, accumulated in place. tests/test_sweep.py checks the two
 agree on the same inputs.
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -16,10 +17,10 @@ from opcert.jit import numba
 from opcert.verify.ulp import HISTOGRAM_EDGES
 
 TOP = 8
-MAX32 = 3.4028234663852886e38     # the largest finite binary32, exactly
-TWO128 = 2.0 ** 128
-TINY32 = 2.0 ** -126
-EDGES = np.array(HISTOGRAM_EDGES)   # the bins of stats.histogram_counts
+MAX32 = 3.4028234663852886e38  # the largest finite binary32, exactly
+TWO128 = 2.0**128
+TINY32 = 2.0**-126
+EDGES = np.array(HISTOGRAM_EDGES)  # the bins of stats.histogram_counts
 # easy() writes these edges out (its loop vectorises with one counter per bin)
 assert HISTOGRAM_EDGES == (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0), "update easy() with the new bins"
 
@@ -93,7 +94,7 @@ def _insert(err_arr, bits_arr, e, b):
     bits_arr[j] = b
 
 
-NOT_KEPT = np.uint32(0xFFFFFFFF)     # in `keep`: no reference kept for the mirrored input (a NaN's bits)
+NOT_KEPT = np.uint32(0xFFFFFFFF)  # in `keep`: no reference kept for the mirrored input (a NaN's bits)
 
 
 # The kernels' records: a block (the inputs' bits, the target's outputs as binary32 values and bits, the
@@ -135,8 +136,14 @@ def _judge(decidable, rb, err, xbit, yb, floor):
     # err <= 0.5 follows from the decision; tested so that the count lands in the (0, 0.5] bin by construction
     cr = decided & same & (err <= 0.5)
     # a wrong finite nonzero output (a zero may be a flush, which block counts apart)
-    wrong = decided & ~same & (my > 0) & (my < 0x7F800000) & (err > 0.5) \
+    wrong = (
+        decided
+        & ~same
+        & (my > 0)
+        & (my < 0x7F800000)
+        & (err > 0.5)
         & ((err < topw_min) | ((err == topw_min) & (xb >= topw_min_bits)))
+    )
     oy = -my if yb >> np.uint32(31) else my
     orr = -mr if rb >> np.uint32(31) else mr
     d = abs(oy - orr) if wrong else -1
@@ -149,22 +156,25 @@ def _easy_one(xbit, yval, ybit, vv, e, sg, floor):
     kept for the mirrored input or NOT_KEPT); neither is set for an input block must take. Inlined
     into easy() and easy_near()."""
     t = vv - e
-    lo = t - (abs(t) * 2.0 ** -52 + 5e-324)
+    lo = t - (abs(t) * 2.0**-52 + 5e-324)
     t = vv + e
-    hi = t + (abs(t) * 2.0 ** -52 + 5e-324)
+    hi = t + (abs(t) * 2.0**-52 + 5e-324)
     vb = np.float64(vv).view(np.uint64)
-    zero = (vv == 0.0) & (e == 0.0)        # an exact zero: block takes it with its sign, as here
+    zero = (vv == 0.0) & (e == 0.0)  # an exact zero: block takes it with its sign, as here
     # a ball below half the smallest binary32 subnormal with a known sign: a zero of that sign
     # (the negative tails of Sigmoid, Swish, Softplus, Gelu, Mish), as in block
-    tiny = ~zero & (lo >= -2.0 ** -150) & (hi <= 2.0 ** -150) & (sg != 0)
+    tiny = ~zero & (lo >= -(2.0**-150)) & (hi <= 2.0**-150) & (sg != 0)
     r32 = np.float32(lo)
     rb = np.uint32(vb >> np.uint64(32)) & np.uint32(0x80000000) if zero else r32.view(np.uint32)
     rb = (np.uint32(0x80000000) if sg < 0 else np.uint32(0)) if tiny else rb
     mr = rb & np.uint32(0x7FFFFFFF)
     # bitwise & and |: no short-circuit branches, so the loop vectorises. A ball on one side of
     # zero that rounds to a zero is a zero of that sign, as in block.
-    decidable = ((xbit & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)) & (e == e) \
+    decidable = (
+        ((xbit & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000))
+        & (e == e)
         & (zero | tiny | (((lo > 0.0) | (hi < 0.0)) & (r32 == np.float32(hi)) & (mr < np.uint32(0x7F800000))))
+    )
     err = _ulp_err(vv, e, np.float64(yval))
     cr, wrong, d = _judge(decidable, rb, err, xbit, ybit, floor)
     # the ball at -x of an odd (or even) reference is this one negated (or the same): the same
@@ -204,8 +214,7 @@ def _fast_pass(blk, floor, hard, keep, mirror, every_bin):
             if keep is not None:
                 keep[i] = k
         else:
-            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip,
-                                            floor)
+            cr, wrong, err, d = _mirror_one(xbits[i], yvals[i], ybits[i], scale * v[i], rad[i], kept[i], flip, floor)
         hard[i] = not (cr | wrong)
         n_cr += cr
         n_exact += cr & (err == 0.0)
@@ -220,8 +229,19 @@ def _fast_pass(blk, floor, hard, keep, mirror, every_bin):
         maxd = max(maxd, d)
     if every_bin is None:
         return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, 0, 0, 0, 0, 0, maxd), a2
-    return (n_cr, n_exact, n_wrong, n_wrong - a1, a1 - a2, a2 - a4, a4 - a16, a16 - a256, a256 - a65536, a65536,
-            maxd), a2
+    return (
+        n_cr,
+        n_exact,
+        n_wrong,
+        n_wrong - a1,
+        a1 - a2,
+        a2 - a4,
+        a4 - a16,
+        a16 - a256,
+        a256 - a65536,
+        a65536,
+        maxd,
+    ), a2
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -280,12 +300,19 @@ def easy_pass(near: bool, *args) -> tuple[tuple, bool]:
 
 def block_state() -> Tally:
     """block's accumulators as a chunk starts them."""
-    return Tally(np.zeros(6, np.int64), np.zeros(EDGES.size + 1, np.int64), np.full(TOP, -1.0),
-                 np.full(TOP, -1, np.int64), np.full(TOP, -1.0), np.full(TOP, -1, np.int64),
-                 np.full(4, 1 << 32, np.int64), np.full(1, -1, np.int64))
+    return Tally(
+        np.zeros(6, np.int64),
+        np.zeros(EDGES.size + 1, np.int64),
+        np.full(TOP, -1.0),
+        np.full(TOP, -1, np.int64),
+        np.full(TOP, -1.0),
+        np.full(TOP, -1, np.int64),
+        np.full(4, 1 << 32, np.int64),
+        np.full(1, -1, np.int64),
+    )
 
 
-SAMPLE_STRIDE = 64     # sampled_floor's: a block of 65,536 inputs whose errors only rise sends about 8 x 64 to block
+SAMPLE_STRIDE = 64  # sampled_floor's: a block of 65,536 inputs whose errors only rise sends about 8 x 64 to block
 
 
 def sampled_floor(blk: Block, at_inf: AtInf, tally: Tally, flush_ok, stride, scale=None) -> Floor:
@@ -307,14 +334,15 @@ def sampled_floor(blk: Block, at_inf: AtInf, tally: Tally, flush_ok, stride, sca
     s = Block(*(a[::stride].copy() for a in blk))
     if scale is not None:
         if scale < 0:
-            s = s._replace(v=-s.v, sgn=-s.sgn)      # the signs' own dtype (int8): block's call has it
-        s.rad[(s.v == 0.0) & (s.rad == 0.0)] = np.nan      # undecided for block: not in the lists
-    lists = block_state()       # scratch, the worst-case lists copied: only those are read back
+            s = s._replace(v=-s.v, sgn=-s.sgn)  # the signs' own dtype (int8): block's call has it
+        s.rad[(s.v == 0.0) & (s.rad == 0.0)] = np.nan  # undecided for block: not in the lists
+    lists = block_state()  # scratch, the worst-case lists copied: only those are read back
     for mine, theirs in zip(lists[2:6], tally[2:6]):
         mine[:] = theirs
     block(s, at_inf, lists, np.empty(s.v.size, np.int64), flush_ok, np.arange(s.v.size))
-    return Floor(lists.top_err[TOP - 1], lists.top_bits[TOP - 1] + 1, lists.topw_err[TOP - 1],
-                 lists.topw_bits[TOP - 1] + 1)
+    return Floor(
+        lists.top_err[TOP - 1], lists.top_bits[TOP - 1] + 1, lists.topw_err[TOP - 1], lists.topw_bits[TOP - 1] + 1
+    )
 
 
 def take_easy(got, tally: Tally) -> None:
@@ -335,19 +363,19 @@ def _round_ball(vv, e, sgn, i):
     """block's reference from a finite input's ball (midpoint vv, radius e; sgn[i]: the exact value's sign
     where known): (r, r's sign), r NaN where the ball does not decide it."""
     if vv == 0.0 and e == 0.0:
-        return vv, 1.0 / vv < 0.0       # an exact zero, with its sign
-    if not (e == e) or not (vv - vv == 0.0):            # undecided, or vv not finite
+        return vv, 1.0 / vv < 0.0  # an exact zero, with its sign
+    if not (e == e) or not (vv - vv == 0.0):  # undecided, or vv not finite
         return np.nan, False
     # decided when both ends of the ball round to one binary32 value of one sign
     if e > 0.0:
         lo = next_down(vv - e)
         hi = next_up(vv + e)
-    else:                               # an exact value (a midpoint too): it rounds as it is
+    else:  # an exact value (a midpoint too): it rounds as it is
         lo = vv
         hi = vv
     r32 = np.float32(lo)
-    if lo >= -2.0 ** -150 and hi <= 2.0 ** -150 and sgn[i] != 0:
-        r = 0.0                         # below half the smallest subnormal: a zero of the known sign
+    if lo >= -(2.0**-150) and hi <= 2.0**-150 and sgn[i] != 0:
+        r = 0.0  # below half the smallest subnormal: a zero of the known sign
         rneg = sgn[i] < 0
         if rneg:
             r = -0.0
@@ -379,10 +407,15 @@ def _mismatches(y, yneg, r, rneg, exact_inf, finite):
     ynan = y != y
     rnan = r != r
     nan_mm = ynan != rnan
-    inf_mm = (exact_inf and not rnan and not ynan and y != r) or \
-        ((y == np.inf or y == -np.inf) and not exact_inf and not rnan and finite)
-    kinds = nan_mm | inf_mm << 1 | (y == 0.0 and r == 0.0 and yneg != rneg) << 2 | \
-        (y == 0.0 and r != 0.0 and abs(r) < TINY32) << 3
+    inf_mm = (exact_inf and not rnan and not ynan and y != r) or (
+        (y == np.inf or y == -np.inf) and not exact_inf and not rnan and finite
+    )
+    kinds = (
+        nan_mm
+        | inf_mm << 1
+        | (y == 0.0 and r == 0.0 and yneg != rneg) << 2
+        | (y == 0.0 and r != 0.0 and abs(r) < TINY32) << 3
+    )
     return kinds, nan_mm or inf_mm or rnan or exact_inf or ynan
 
 
@@ -437,22 +470,23 @@ def block(blk, at_inf, tally, undecided, flush_ok, only=None):
             same = y == r and yneg == rneg
         if same:
             n_cr += 1
-        if ynan or rnan or exact_inf or y == 0.0 or y == np.inf or y == -np.inf:   # where a mismatch can be
-            kinds, unmeasured = _mismatches(y, yneg, r, rneg, exact_inf,
-                                            abs(vv) + (rad[i] if mag < np.uint32(0x7F800000) else 0.0) <= MAX32)
+        if ynan or rnan or exact_inf or y == 0.0 or y == np.inf or y == -np.inf:  # where a mismatch can be
+            kinds, unmeasured = _mismatches(
+                y, yneg, r, rneg, exact_inf, abs(vv) + (rad[i] if mag < np.uint32(0x7F800000) else 0.0) <= MAX32
+            )
             if kinds:
                 _count(counts, first, kinds, xb)
             if (kinds & 8 and flush_ok) or unmeasured:
                 continue
         if same and (y == np.inf or y == -np.inf):
-            h_zero += 1                     # the correctly rounded result is this infinity: exact
+            h_zero += 1  # the correctly rounded result is this infinity: exact
             if maxdist[0] < 0:
                 maxdist[0] = 0
             continue
         err = _ulp_err(vv, rad[i], TWO128 if y == np.inf else -TWO128 if y == -np.inf else y)
         if err == 0.0:
             h_zero += 1
-        elif err <= 0.5:                    # the common case first
+        elif err <= 0.5:  # the common case first
             h_half += 1
         else:
             k = 2
@@ -480,7 +514,7 @@ def block(blk, at_inf, tally, undecided, flush_ok, only=None):
 
 # ---- the fingerprint of a block's outputs, kept in a chunk's checkpoint (verify.accuracy.sweep.replay_chunk) ----
 
-FINGERPRINT_SCHEME = "opcert.outputs/1"     # (sum w_i y_i, sum y_i, sum i y_i) mod 2^64 per block and sign
+FINGERPRINT_SCHEME = "opcert.outputs/1"  # (sum w_i y_i, sum y_i, sum i y_i) mod 2^64 per block and sign
 
 
 def fingerprint_weights(n: int) -> np.ndarray:

@@ -35,6 +35,7 @@ and the two outputs, and is replayed (the layout run again) before it is
 reported. The accuracy of a check is the worst over every layout run: an
 output that differs is measured against the reference too.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,25 +55,27 @@ from opcert.verify.properties.checks import value_of
 from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import ordinal_distance
 
-VECTOR_BYTES = 64          # the widest vector the lengths cover (AVX-512, SVE-512)
-CALLS_PER_LENGTH = 8       # separate calls per length where each call is made from Python
+VECTOR_BYTES = 64  # the widest vector the lengths cover (AVX-512, SVE-512)
+CALLS_PER_LENGTH = 8  # separate calls per length where each call is made from Python
 # Rows go to the target in calls of about this many elements, not in one view of every row: a row's path
 # is its length, its alignment and its strides, none of which depends on how many rows share its call,
 # and 10^6 rows of 65 in one call are 10^8-element temporaries; smaller calls cost onnx.reference more in its
 # per-call overhead (bench/README.md, 'Figures behind choices in the code'). A block's first row is a
 # multiple of ROW_ALIGN rows, so every row starts at the alignment it has in one whole view.
 ROW_BLOCK = 1 << 20
-ROW_ALIGN = 32             # rows of stride (n + 1) elements of 2 bytes or more: 32 rows span 64-byte lines
-EXAMPLES = 32              # differing inputs per family measured against the reference
+ROW_ALIGN = 32  # rows of stride (n + 1) elements of 2 bytes or more: 32 rows span 64-byte lines
+EXAMPLES = 32  # differing inputs per family measured against the reference
 # What a layout verdict covers, in its method: `proved` is an enumeration over the families named, never a
 # statement about what a black box does outside them (docs/code-paths.md)
-SCOPE = ("Outside this scope a kernel could still differ: lengths, alignments and thread counts other than those "
-         "named, neighbour values other than the classes named, other ISA levels than the host's (--isa all "
-         "compares those a runtime lets a process choose), other processes' state or library versions")
-MIXED_SHORT = 32           # the mixed vectors' short calls (C, ONNX Runtime): 64 bytes of 16-bit lanes
-MIXED_VALUES = 1 << 16     # inputs through the mixed vectors where there are more (a float32 sweep's sample)
-ONE_ELEMENT_BATCH = 4096   # one-element calls made under one supervised call
-CONCURRENT_THREADS = 4     # threads calling the kernel at once (or every core, where there are more)
+SCOPE = (
+    "Outside this scope a kernel could still differ: lengths, alignments and thread counts other than those "
+    "named, neighbour values other than the classes named, other ISA levels than the host's (--isa all "
+    "compares those a runtime lets a process choose), other processes' state or library versions"
+)
+MIXED_SHORT = 32  # the mixed vectors' short calls (C, ONNX Runtime): 64 bytes of 16-bit lanes
+MIXED_VALUES = 1 << 16  # inputs through the mixed vectors where there are more (a float32 sweep's sample)
+ONE_ELEMENT_BATCH = 4096  # one-element calls made under one supervised call
+CONCURRENT_THREADS = 4  # threads calling the kernel at once (or every core, where there are more)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -115,12 +118,12 @@ class Family:
     name: str
     how: str = ""
     evaluated: int = 0
-    complete: bool = True        # every value given was at every position this family names
+    complete: bool = True  # every value given was at every position this family names
     differ: int = 0
-    examples: list = field(default_factory=list)   # [(value index, got bits, layout words, redo)]
-    errors: list = field(default_factory=list)     # what a layout made the target do (raise, wrong shape)
-    inputs: int = 0              # how many distinct inputs went through it (LayoutCheck.run sets it)
-    parts: list = field(default_factory=list)      # [(a layout's words, outputs differing there)], where named
+    examples: list = field(default_factory=list)  # [(value index, got bits, layout words, redo)]
+    errors: list = field(default_factory=list)  # what a layout made the target do (raise, wrong shape)
+    inputs: int = 0  # how many distinct inputs went through it (LayoutCheck.run sets it)
+    parts: list = field(default_factory=list)  # [(a layout's words, outputs differing there)], where named
     elapsed_s: float = 0.0
 
     def failed(self, exc: TargetFailure) -> None:
@@ -133,10 +136,18 @@ class Family:
         return f"{'every' if self.complete else 'a sample of the'} {self.inputs:,} inputs, at the positions named"
 
     def summary(self) -> dict:
-        return {"family": self.name, "how": self.how, "evaluated": self.evaluated, "complete": self.complete,
-                "inputs": self.inputs, "scope": self.scope, "elapsed_s": round(self.elapsed_s, 4),
-                "differ": self.differ, "errors": self.errors[:3],
-                **({"parts": [{"layout": w, "differ": d} for w, d in self.parts]} if self.parts else {})}
+        return {
+            "family": self.name,
+            "how": self.how,
+            "evaluated": self.evaluated,
+            "complete": self.complete,
+            "inputs": self.inputs,
+            "scope": self.scope,
+            "elapsed_s": round(self.elapsed_s, 4),
+            "differ": self.differ,
+            "errors": self.errors[:3],
+            **({"parts": [{"layout": w, "differ": d} for w, d in self.parts]} if self.parts else {}),
+        }
 
 
 # The measurement's own call, which every layout is compared with: the inputs every layout runs, their outputs
@@ -150,7 +161,7 @@ class LayoutCheck:
 
     def __init__(self, op, tgt, fmt: FloatFormat, attrs, measured: Measured, whole_format: bool, points=()):
         self.op, self.tgt, self.fmt, self.attrs = op, tgt, fmt, attrs
-        self.points = list(points)     # the operator's branch points and thresholds: neighbours in mixed vectors
+        self.points = list(points)  # the operator's branch points and thresholds: neighbours in mixed vectors
         self.wide = measured.wide
         self.values = np.ascontiguousarray(measured.values)
         self.nv = self.values.size
@@ -165,7 +176,7 @@ class LayoutCheck:
         self.vext = np.resize(self.values, self.nv + pad)
         self.bext = np.resize(self.base, self.nv + pad)
         self.families: list[Family] = []
-        self.progress = lambda text: None     # told each layout as it starts, where a caller sets it
+        self.progress = lambda text: None  # told each layout as it starts, where a caller sets it
         # a NaN is a value whose magnitude's bits are above infinity's (every format opcert knows)
         inf = np.array([np.inf]).astype(fmt.dtype).view(self.uint)[0]
         self._nan_bits = (self.uint.type((1 << (fmt.bits - 1)) - 1), self.uint.type(inf))
@@ -181,8 +192,12 @@ class LayoutCheck:
         is self._windows(base, ...) (step 1), for the one-pass count of the common case, no difference."""
         got = np.asarray(got).view(self.uint)
         fam.evaluated += got.size
-        if base is not None and got.ndim == 2 and got.flags.c_contiguous and \
-                not count_window_differ(got, base, *self._nan_bits):
+        if (
+            base is not None
+            and got.ndim == 2
+            and got.flags.c_contiguous
+            and not count_window_differ(got, base, *self._nan_bits)
+        ):
             return
         # in the arrays' own shapes (no copy of 10^8 elements); any NaN equals any NaN
         bad = np.flatnonzero(bits_differ(got, want, self.fmt))
@@ -210,7 +225,7 @@ class LayoutCheck:
             if len(fam.examples) < 2 * EXAMPLES:
                 have[k] = len(fam.examples)
                 fam.examples.append(entry)
-            else:   # replace the nearest held (not one of the first 8)
+            else:  # replace the nearest held (not one of the first 8)
                 j = min(range(8, len(fam.examples)), key=lambda j: fam.examples[j][4])
                 if fam.examples[j][4] < d:
                     del have[fam.examples[j][0]]
@@ -219,8 +234,7 @@ class LayoutCheck:
 
     def _run(self, fam: Family, x: np.ndarray, label: str, call=None, keep_layout=True, owned=False):
         try:
-            return self.tgt.run(self.op, x, self.attrs, label=label, keep_layout=keep_layout, call=call,
-                                owned=owned)
+            return self.tgt.run(self.op, x, self.attrs, label=label, keep_layout=keep_layout, call=call, owned=owned)
         except TargetFailure as exc:
             fam.failed(exc)
             return None
@@ -264,16 +278,18 @@ class LayoutCheck:
             f.examples = [(int(at[e[0]]),) + tuple(e[1:]) for e in f.examples]
         self.values, self.base, self.nv = wv, wb.view(self.uint), wv.size
 
-    def _rows(self, n: int, offset: int = 0, stride: int | None = None, rows: tuple[int, int] | None = None) \
-            -> np.ndarray:
+    def _rows(
+        self, n: int, offset: int = 0, stride: int | None = None, rows: tuple[int, int] | None = None
+    ) -> np.ndarray:
         """Rows b0..b1 (default: all nv) of n elements: row r holds values r, r + 1, ... (cyclically)."""
         b0, b1 = rows or (0, self.nv)
         x = row_buffer(b1 - b0, n, self.values.dtype, stride or n + 1, offset)
         x[...] = self._windows(self.vext[b0:], b1 - b0, n)
         return x
 
-    def _row_calls(self, fam: Family, n: int, label, where, offset: int = 0, stride: int | None = None,
-                   call=None) -> bool:
+    def _row_calls(
+        self, fam: Family, n: int, label, where, offset: int = 0, stride: int | None = None, call=None
+    ) -> bool:
         """Every row of n elements through the target, in calls of about ROW_BLOCK elements, each call's
         outputs compared as they come; where(m, row, position) names a position of a call of m rows. False
         where a call failed (its failure is in fam.errors; the other calls are compared)."""
@@ -283,34 +299,47 @@ class LayoutCheck:
         # made as the calls take them (a generator): a few blocks' buffers at a time, not every row's
         xs = (self._rows(n, offset, stride, span) for span in spans)
         ok = True
-        for (b0, b1), y in zip(spans, self.tgt.run_each(self.op, xs, self.attrs, [label(b - a) for a, b in spans],
-                                                          call=call)):
+        for (b0, b1), y in zip(
+            spans, self.tgt.run_each(self.op, xs, self.attrs, [label(b - a) for a, b in spans], call=call)
+        ):
             if isinstance(y, TargetFailure):
                 fam.failed(y)
                 ok = False
                 continue
-            self._compare(fam, y.view(self.uint), self._windows(self.bext[b0:], b1 - b0, n),
-                          lambda i, b0=b0: (b0 + i // n + i % n) % nv,
-                          lambda i, m=b1 - b0: where(m, i // n, i % n),
-                          lambda i, span=(b0, b1): self._redo(lambda: self._rows(n, offset, stride, span), i,
-                                                              call=call), self.bext[b0:])
+            self._compare(
+                fam,
+                y.view(self.uint),
+                self._windows(self.bext[b0:], b1 - b0, n),
+                lambda i, b0=b0: (b0 + i // n + i % n) % nv,
+                lambda i, m=b1 - b0: where(m, i // n, i % n),
+                lambda i, span=(b0, b1): self._redo(lambda: self._rows(n, offset, stride, span), i, call=call),
+                self.bext[b0:],
+            )
         return ok
 
     def lengths(self, sup) -> None:
         nv, L = self.nv, self.L
         if sup.rows:
-            fam = Family("lengths", f"every length 1..{L} and every position: rows of 2-D views ({nv:,} rows of "
-                                    f"n elements, row stride n + 1, so rows start at every alignment; calls of "
-                                    f"{ROW_BLOCK:,} elements or fewer)"
-                                    + ("; the target runs a row through the loop a call of n runs" if sup.rows_are_calls
-                                       else "; rows run the inner loop, not a call's own code: short calls are "
-                                            "sampled below"),
-                         complete=sup.rows_are_calls)
+            fam = Family(
+                "lengths",
+                f"every length 1..{L} and every position: rows of 2-D views ({nv:,} rows of "
+                f"n elements, row stride n + 1, so rows start at every alignment; calls of "
+                f"{ROW_BLOCK:,} elements or fewer)"
+                + (
+                    "; the target runs a row through the loop a call of n runs"
+                    if sup.rows_are_calls
+                    else "; rows run the inner loop, not a call's own code: short calls are sampled below"
+                ),
+                complete=sup.rows_are_calls,
+            )
             self.families.append(fam)
             self._rows_of_every_length(fam)
         if sup.calls is not None:
-            fam = Family("calls", f"every length 1..{L}: {nv:,} calls of each length, every input at every position "
-                                  "(made by compiled code or one graph, not one by one from Python)")
+            fam = Family(
+                "calls",
+                f"every length 1..{L}: {nv:,} calls of each length, every input at every position "
+                "(made by compiled code or one graph, not one by one from Python)",
+            )
             self.families.append(fam)
             for n in range(1, L + 1):
                 self.progress(f"layout: calls of {n} of {L}")
@@ -321,42 +350,55 @@ class LayoutCheck:
     def _many_calls(self, fam, sup, n, offset, in_place) -> None:
         nv = self.nv
         x = self._windows(self.vext, nv, n)
-        call = (lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place))
+        call = lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place)
         where = f"{' in place' if in_place else ''}{f' at {offset} bytes past a 64-byte boundary' if offset else ''}"
         # owned: calls() copies the windows into buffers of its own before the kernel sees them
         y = self._run(fam, x, f"{nv:,} calls of {n} element(s){where} (layout check)", call=call, owned=True)
         if y is None:
             fam.complete = False
             return
-        self._compare(fam, y.view(self.uint), self._windows(self.bext, nv, n),
-                      lambda i: (i // n + i % n) % nv,
-                      lambda i: f"a call of {n} element(s){where}, position {i % n}",
-                      lambda i, nv=nv: self._redo_call(sup, n, offset, in_place, i, nv), self.bext)
+        self._compare(
+            fam,
+            y.view(self.uint),
+            self._windows(self.bext, nv, n),
+            lambda i: (i // n + i % n) % nv,
+            lambda i: f"a call of {n} element(s){where}, position {i % n}",
+            lambda i, nv=nv: self._redo_call(sup, n, offset, in_place, i, nv),
+            self.bext,
+        )
 
     def _one_element_calls(self) -> None:
         """Every input alone in a call of one element: a runtime that compiles per shape (XLA) runs other code
         for it than for the measurement's long call, and 8 such calls decide nothing. The calls are made in
         batches under one supervised call each (the isolation around a call costs more than the call)."""
         nv = self.nv
-        fam = Family("one-element calls", f"each of the {nv:,} inputs alone in a call of one element "
-                                          "(the target compiles code per shape)")
+        fam = Family(
+            "one-element calls",
+            f"each of the {nv:,} inputs alone in a call of one element (the target compiles code per shape)",
+        )
         self.families.append(fam)
         one = self.tgt.kernel
 
         def calls(op, xx, attrs):
-            return np.concatenate([np.asarray(one(op, xx[k:k + 1], attrs)).reshape(-1) for k in range(xx.size)])
+            return np.concatenate([np.asarray(one(op, xx[k : k + 1], attrs)).reshape(-1) for k in range(xx.size)])
+
         for b0 in range(0, nv, ONE_ELEMENT_BATCH):
             b1 = min(nv, b0 + ONE_ELEMENT_BATCH)
             self.progress(f"layout: one-element calls {b0:,} of {nv:,}")
-            y = self._run(fam, self.values[b0:b1], f"{b1 - b0:,} calls of one element each (layout check)",
-                          call=calls)
+            y = self._run(fam, self.values[b0:b1], f"{b1 - b0:,} calls of one element each (layout check)", call=calls)
             if y is None:
                 fam.complete = False
                 continue
-            self._compare(fam, y.view(self.uint), self.base[b0:b1], lambda i, b0=b0: b0 + i,
-                          lambda i: "a call of one element",
-                          lambda i, b0=b0, v=self.values: self._redo(lambda: np.array(v[b0 + i:b0 + i + 1]), 0,
-                                                                     keep_layout=False))
+            self._compare(
+                fam,
+                y.view(self.uint),
+                self.base[b0:b1],
+                lambda i, b0=b0: b0 + i,
+                lambda i: "a call of one element",
+                lambda i, b0=b0, v=self.values: self._redo(
+                    lambda: np.array(v[b0 + i : b0 + i + 1]), 0, keep_layout=False
+                ),
+            )
 
     def _sampled_calls(self, sup) -> None:
         """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values."""
@@ -364,10 +406,13 @@ class LayoutCheck:
             self._one_element_calls()
         nv, L, c = self.nv, self.L, CALLS_PER_LENGTH
         cross = sup.rows and sup.rows_are_calls
-        fam = Family("calls", f"every length 1..{L}: {c} separate calls of each length, every position "
-                              f"({c} inputs per position; the target is called once per call from Python)"
-                              + (": a cross-check of the rows above" if cross else ": sampled"),
-                     complete=cross)
+        fam = Family(
+            "calls",
+            f"every length 1..{L}: {c} separate calls of each length, every position "
+            f"({c} inputs per position; the target is called once per call from Python)"
+            + (": a cross-check of the rows above" if cross else ": sampled"),
+            complete=cross,
+        )
         self.families.append(fam)
         rng = np.random.default_rng(12345)
         for n in range(1, L + 1):
@@ -378,41 +423,62 @@ class LayoutCheck:
                 y = self._run(fam, self.values[idx], f"a call of {n} element(s) (layout check)", keep_layout=False)
                 if y is None:
                     continue
-                self._compare(fam, y.view(self.uint), self.base[idx], lambda i, idx=idx: idx[i],
-                              lambda i, n=n: f"a call of {n} element(s), position {i}",
-                              lambda i, idx=idx, v=self.values: self._redo(lambda: v[idx].copy(), i,
-                                                                            keep_layout=False))
+                self._compare(
+                    fam,
+                    y.view(self.uint),
+                    self.base[idx],
+                    lambda i, idx=idx: idx[i],
+                    lambda i, n=n: f"a call of {n} element(s), position {i}",
+                    lambda i, idx=idx, v=self.values: self._redo(lambda: v[idx].copy(), i, keep_layout=False),
+                )
 
     def offsets(self, sup) -> None:
         L = self.L
         offs = byte_offsets(self.fmt)
         if sup.calls is not None and sup.offsets:
-            fam = Family("offsets", f"a call of {L} elements at {', '.join(map(str, offs))} bytes past a 64-byte "
-                                    "boundary, every input at every position")
+            fam = Family(
+                "offsets",
+                f"a call of {L} elements at {', '.join(map(str, offs))} bytes past a 64-byte "
+                "boundary, every input at every position",
+            )
             self.families.append(fam)
             for o in offs:
                 self.progress(f"layout: offset {o}")
                 self._many_calls(fam, sup, L, o, False)
         elif sup.rows and sup.offsets:
-            fam = Family("offsets", f"rows of {L} elements starting {', '.join(map(str, offs))} bytes past a 64-byte "
-                                    "boundary (row stride a whole number of 64-byte lines), every input at every "
-                                    "position", complete=sup.rows_are_calls)
+            fam = Family(
+                "offsets",
+                f"rows of {L} elements starting {', '.join(map(str, offs))} bytes past a 64-byte "
+                "boundary (row stride a whole number of 64-byte lines), every input at every "
+                "position",
+                complete=sup.rows_are_calls,
+            )
             self.families.append(fam)
             stride = padded_stride(L, self.fmt.bits // 8)
             for o in offs:
                 self.progress(f"layout: offset {o}")
-                if not self._row_calls(fam, L, lambda m, o=o: f"{m:,} rows of {L} at offset {o} (layout check)",
-                                       lambda m, r, p, o=o: f"row {r:,} of {m:,} rows of {L} elements starting {o} "
-                                                            f"bytes past a 64-byte boundary, position {p}",
-                                       o, stride):
+                if not self._row_calls(
+                    fam,
+                    L,
+                    lambda m, o=o: f"{m:,} rows of {L} at offset {o} (layout check)",
+                    lambda m, r, p, o=o: (
+                        f"row {r:,} of {m:,} rows of {L} elements starting {o} "
+                        f"bytes past a 64-byte boundary, position {p}"
+                    ),
+                    o,
+                    stride,
+                ):
                     fam.complete = False
 
     def views(self, sup) -> None:
         if not sup.views:
             return
         nv, v = self.nv, self.values
-        fam = Family("strides and shapes", "every input through a view with stride 2, a transposed 2-D array, a 3-d "
-                                           "and an 8-d array; 0-d arrays and empty arrays")
+        fam = Family(
+            "strides and shapes",
+            "every input through a view with stride 2, a transposed 2-D array, a 3-d "
+            "and an 8-d array; 0-d arrays and empty arrays",
+        )
         self.families.append(fam)
         self.progress("layout: strides and shapes")
         ident = np.arange(nv)
@@ -442,24 +508,41 @@ class LayoutCheck:
             got = np.ascontiguousarray(y).reshape(-1)
             want_idx = np.ascontiguousarray(x).reshape(-1)
             order = _value_index(self.values, want_idx)
-            self._compare(fam, got.view(self.uint), self.base[order], lambda i, order=order: order[i],
-                          lambda i, name=name, shape=x.shape: f"{name}, element {np.unravel_index(i, shape)}",
-                          lambda i, make=make: self._redo(make, i))
+            self._compare(
+                fam,
+                got.view(self.uint),
+                self.base[order],
+                lambda i, order=order: order[i],
+                lambda i, name=name, shape=x.shape: f"{name}, element {np.unravel_index(i, shape)}",
+                lambda i, make=make: self._redo(make, i),
+            )
         for shp in ((0,), (3, 0, 2)):
             self._run(fam, np.empty(shp, v.dtype), f"an empty array of shape {shp} (layout check)")
         sample = np.linspace(0, nv - 1, min(nv, 16)).astype(np.int64)
-        zero_d = Family("0-d arrays", f"{sample.size} inputs, each alone in a 0-d array"
-                        + (" (a cross-check: the target runs a 0-d array through a one-element call's loop, which "
-                           "the lengths cover)" if sup.rows_are_calls else " (sampled)"),
-                        complete=sup.rows_are_calls or sample.size == nv)
+        zero_d = Family(
+            "0-d arrays",
+            f"{sample.size} inputs, each alone in a 0-d array"
+            + (
+                " (a cross-check: the target runs a 0-d array through a one-element call's loop, which "
+                "the lengths cover)"
+                if sup.rows_are_calls
+                else " (sampled)"
+            ),
+            complete=sup.rows_are_calls or sample.size == nv,
+        )
         self.families.append(zero_d)
         for k in sample:
-            x = self.values[k:k + 1].reshape(())
+            x = self.values[k : k + 1].reshape(())
             y = self._run(zero_d, x, "a 0-d array (layout check)")
             if y is not None:
-                self._compare(zero_d, np.asarray(y).reshape(1).view(self.uint), self.base[k:k + 1],
-                              lambda i, k=k: k, lambda i: "a 0-d array",
-                              lambda i, k=k, v=self.values: self._redo(lambda: v[k:k + 1].reshape(()), 0))
+                self._compare(
+                    zero_d,
+                    np.asarray(y).reshape(1).view(self.uint),
+                    self.base[k : k + 1],
+                    lambda i, k=k: k,
+                    lambda i: "a 0-d array",
+                    lambda i, k=k, v=self.values: self._redo(lambda: v[k : k + 1].reshape(()), 0),
+                )
 
     def mixed(self, sup) -> None:
         """Every input in vectors whose other lanes hold a value of another magnitude class or sign. Kernels
@@ -471,12 +554,16 @@ class LayoutCheck:
         classes = self.neighbour_classes()
         pick = np.arange(nv) if nv <= MIXED_VALUES else np.linspace(0, nv - 1, MIXED_VALUES).astype(np.int64)
         every = pick.size == nv
-        fam = Family("mixed vectors", f"{'every input' if every else f'{pick.size:,} of the {nv:,} inputs'} "
-                                      f"alternating with each of {len(classes)} neighbour values (both signs of "
-                                      "zero, subnormal, tiny, moderate, saturated, the largest finite, infinite "
-                                      "values, NaN and the operator's branch points), at even and at odd "
-                                      "positions of a 64-byte-aligned call: every aligned vector of 16, 32 or 64 "
-                                      "bytes mixes the input's class with the neighbour's", complete=every)
+        fam = Family(
+            "mixed vectors",
+            f"{'every input' if every else f'{pick.size:,} of the {nv:,} inputs'} "
+            f"alternating with each of {len(classes)} neighbour values (both signs of "
+            "zero, subnormal, tiny, moderate, saturated, the largest finite, infinite "
+            "values, NaN and the operator's branch points), at even and at odd "
+            "positions of a 64-byte-aligned call: every aligned vector of 16, 32 or 64 "
+            "bytes mixes the input's class with the neighbour's",
+            complete=every,
+        )
         fam.inputs = pick.size
         self.families.append(fam)
         vals = self.values[pick]
@@ -487,7 +574,7 @@ class LayoutCheck:
             x = np.ndarray((2 * pick.size,), dtype=fmt.dtype, buffer=raw, offset=start)
             xb = x.view(self.uint)
             xb[parity::2] = vals.view(self.uint)
-            xb[1 - parity::2] = cb
+            xb[1 - parity :: 2] = cb
             return x
 
         # where the target takes many calls at once (C, ONNX Runtime), the same vectors in short calls too:
@@ -500,47 +587,74 @@ class LayoutCheck:
             for parity, n in ((p, n) for n in forms for p in (0, 1)):
                 x = make(cb, parity)
                 if n is None:
-                    y = self._run(fam, x, f"{pick.size:,} inputs alternating with {cval} (layout check)",
-                                  keep_layout=True, owned=True)
+                    y = self._run(
+                        fam,
+                        x,
+                        f"{pick.size:,} inputs alternating with {cval} (layout check)",
+                        keep_layout=True,
+                        owned=True,
+                    )
                 else:
-                    y = self._run(fam, x.reshape(-1, n), f"{x.size // n:,} calls of {n} elements alternating "
-                                  f"inputs with {cval} (layout check)", owned=True,
-                                  call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False))
+                    y = self._run(
+                        fam,
+                        x.reshape(-1, n),
+                        f"{x.size // n:,} calls of {n} elements alternating inputs with {cval} (layout check)",
+                        owned=True,
+                        call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False),
+                    )
                     if y is not None:
                         y = y.reshape(-1)
                 if y is None:
                     fam.complete = False
                     continue
                 yb = np.ascontiguousarray(y).view(self.uint)
-                call_words = f"a call of {2 * pick.size:,} elements" if n is None else \
-                    f"calls of {n} elements (call {{c:,}})"
-                words = (lambda i, cval=cval, parity=parity, cw=call_words, n=n:
-                         f"{cw.format(c=(2 * i + parity) // n) if n else cw} alternating inputs with the neighbour "
-                         f"{cval} (inputs at {'even' if parity == 0 else 'odd'} positions), position "
-                         f"{(2 * i + parity) % n if n else 2 * i + parity:,}")
+                call_words = (
+                    f"a call of {2 * pick.size:,} elements" if n is None else f"calls of {n} elements (call {{c:,}})"
+                )
+                words = lambda i, cval=cval, parity=parity, cw=call_words, n=n: (
+                    f"{cw.format(c=(2 * i + parity) // n) if n else cw} alternating inputs with the neighbour "
+                    f"{cval} (inputs at {'even' if parity == 0 else 'odd'} positions), position "
+                    f"{(2 * i + parity) % n if n else 2 * i + parity:,}"
+                )
+
                 def again(pos, cb=cb, parity=parity, n=n):
                     if n is None:
                         return self._redo(lambda: make(cb, parity), pos, keep_layout=True)
-                    return self._redo(lambda: make(cb, parity).reshape(-1, n), pos,
-                                      call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False))
-                self._compare(fam, yb[parity::2], self.base[pick], lambda i: pick[i], words,
-                              lambda i, parity=parity, again=again: again(2 * i + parity))
+                    return self._redo(
+                        lambda: make(cb, parity).reshape(-1, n),
+                        pos,
+                        call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False),
+                    )
+
+                self._compare(
+                    fam,
+                    yb[parity::2],
+                    self.base[pick],
+                    lambda i: pick[i],
+                    words,
+                    lambda i, parity=parity, again=again: again(2 * i + parity),
+                )
                 k = where_of.get(int(cb))
-                if k is not None:      # the neighbour's own output, where it is one of the inputs
-                    self._compare(fam, yb[1 - parity::2], np.full(pick.size, self.base[k], self.uint),
-                                  lambda i, k=k: k,
-                                  lambda i, cval=cval, parity=parity, cw=call_words, n=n:
-                                  f"{cw.format(c=(2 * i + 1 - parity) // n) if n else cw} alternating inputs with "
-                                  f"the neighbour {cval}, the neighbour at position "
-                                  f"{(2 * i + 1 - parity) % n if n else 2 * i + 1 - parity:,}",
-                                  lambda i, parity=parity, again=again: again(2 * i + 1 - parity))
+                if k is not None:  # the neighbour's own output, where it is one of the inputs
+                    self._compare(
+                        fam,
+                        yb[1 - parity :: 2],
+                        np.full(pick.size, self.base[k], self.uint),
+                        lambda i, k=k: k,
+                        lambda i, cval=cval, parity=parity, cw=call_words, n=n: (
+                            f"{cw.format(c=(2 * i + 1 - parity) // n) if n else cw} alternating inputs with "
+                            f"the neighbour {cval}, the neighbour at position "
+                            f"{(2 * i + 1 - parity) % n if n else 2 * i + 1 - parity:,}"
+                        ),
+                        lambda i, parity=parity, again=again: again(2 * i + 1 - parity),
+                    )
 
     def neighbour_classes(self) -> list[int]:
         """The neighbour values of the mixed vectors, as bits: a ladder of magnitude classes with both signs,
         the infinities and a NaN, and the operator's branch points and thresholds (self.points)."""
         fmt = self.fmt
-        tiny, sub, big = 2.0 ** fmt.emin, float(fmt.min_subnormal), float(fmt.max_finite)
-        mags = [0.0, sub, tiny, 2.0 ** -12, 0.5, 1.0, 3.0, 12.0, 100.0, big / 4, big, np.inf]
+        tiny, sub, big = 2.0**fmt.emin, float(fmt.min_subnormal), float(fmt.max_finite)
+        mags = [0.0, sub, tiny, 2.0**-12, 0.5, 1.0, 3.0, 12.0, 100.0, big / 4, big, np.inf]
         mags += [abs(float(p)) for p in self.points]
         out: list[int] = []
         for m in mags:
@@ -564,20 +678,29 @@ class LayoutCheck:
         sizes = sorted({(1 << 16) + 1, (1 << 20) + 77, 3 * nv + 77})
         cores = host_cores()
         counts = sorted({1, cores}) if sup.threads is not None else [None]
-        on = (f"on {' and '.join(map(str, counts))} thread(s)" + (" (this host has one core)" if cores == 1 else "")
-              if sup.threads is not None else "on the target's own threads (it has no thread switch opcert can set)")
+        on = (
+            f"on {' and '.join(map(str, counts))} thread(s)" + (" (this host has one core)" if cores == 1 else "")
+            if sup.threads is not None
+            else "on the target's own threads (it has no thread switch opcert can set)"
+        )
         sensitive = sorted({e[0] for f in self.families for e in f.examples})
-        fam = Family("long calls", f"every input in calls of {', '.join(f'{n:,}' for n in sizes)} elements, each "
-                                   f"input at several positions, {on}"
-                                   + (f"; the same calls filled with the {len(sensitive)} inputs the families above "
-                                      "found path-dependent" if sensitive else ""))
+        fam = Family(
+            "long calls",
+            f"every input in calls of {', '.join(f'{n:,}' for n in sizes)} elements, each "
+            f"input at several positions, {on}"
+            + (
+                f"; the same calls filled with the {len(sensitive)} inputs the families above found path-dependent"
+                if sensitive
+                else ""
+            ),
+        )
         self.families.append(fam)
         fills = [("", None)] + ([(" of path-dependent inputs", np.array(sensitive, np.int64))] if sensitive else [])
         for what, pool in fills:
             for size in sizes:
                 i = np.arange(size)
                 if pool is None:
-                    idx = (i + i // nv) % nv          # each pass over the inputs one position later
+                    idx = (i + i // nv) % nv  # each pass over the inputs one position later
                 else:
                     idx = pool[(i + i // pool.size) % pool.size]
                 x = self.values[idx]
@@ -592,9 +715,14 @@ class LayoutCheck:
                         continue
                     before = fam.differ
                     yb = y.view(self.uint)
-                    self._compare(fam, yb, self.base[idx], lambda i, idx=idx: idx[i],
-                                  lambda i, name=name: f"{name}, position {i:,}",
-                                  lambda i, t=t, x=x: self._redo_threads(sup, t, x, i))
+                    self._compare(
+                        fam,
+                        yb,
+                        self.base[idx],
+                        lambda i, idx=idx: idx[i],
+                        lambda i, name=name: f"{name}, position {i:,}",
+                        lambda i, t=t, x=x: self._redo_threads(sup, t, x, i),
+                    )
                     fam.parts.append((name, fam.differ - before))
                     if first is None:
                         first = (t, yb)
@@ -608,42 +736,58 @@ class LayoutCheck:
         if not sup.concurrent:
             return
         k = max(CONCURRENT_THREADS, host_cores())
-        fam = Family("caller threads", f"every input in one call from a thread other than the main thread, "
-                                       f"and in {k} calls at once from {k} threads")
+        fam = Family(
+            "caller threads",
+            f"every input in one call from a thread other than the main thread, "
+            f"and in {k} calls at once from {k} threads",
+        )
         self.families.append(fam)
         base_call = self.tgt.kernel
 
-        def other_thread(op, xx, attrs):       # one call, made from a thread of its own
+        def other_thread(op, xx, attrs):  # one call, made from a thread of its own
             return _in_threads(base_call, op, xx[None, :], attrs)[0]
 
-        def at_once(op, xx, attrs):            # a call per row, all from threads of their own at once
+        def at_once(op, xx, attrs):  # a call per row, all from threads of their own at once
             return _in_threads(base_call, op, xx, attrs)
+
         self.progress("layout: a call from another thread")
-        y = self._run(fam, self.values, "a call from a thread other than the main thread (layout check)",
-                      call=other_thread)
+        y = self._run(
+            fam, self.values, "a call from a thread other than the main thread (layout check)", call=other_thread
+        )
         if y is not None:
-            self._compare(fam, y.view(self.uint), self.base, lambda i: i,
-                          lambda i: f"a call of {self.nv:,} elements from a thread other than the main thread, "
-                                    f"position {i:,}",
-                          lambda i: self._redo(lambda: self.values, i, call=other_thread))
+            self._compare(
+                fam,
+                y.view(self.uint),
+                self.base,
+                lambda i: i,
+                lambda i: f"a call of {self.nv:,} elements from a thread other than the main thread, position {i:,}",
+                lambda i: self._redo(lambda: self.values, i, call=other_thread),
+            )
         else:
             fam.complete = False
         self.progress(f"layout: {k} calls at once")
         X = np.repeat(self.values[None, :], k, axis=0)
-        y = self._run(fam, X, f"{k} calls of {self.nv:,} elements at once from {k} threads (layout check)",
-                      call=at_once)
+        y = self._run(
+            fam, X, f"{k} calls of {self.nv:,} elements at once from {k} threads (layout check)", call=at_once
+        )
         if y is None:
             fam.complete = False
             return
         nv = self.nv
-        self._compare(fam, y.view(self.uint), np.broadcast_to(self.base, (k, nv)), lambda i: i % nv,
-                      lambda i: f"call {i // nv + 1} of {k} made at once from {k} threads, position {i % nv:,}",
-                      lambda i: self._redo(lambda: X, i, call=at_once))
+        self._compare(
+            fam,
+            y.view(self.uint),
+            np.broadcast_to(self.base, (k, nv)),
+            lambda i: i % nv,
+            lambda i: f"call {i // nv + 1} of {k} made at once from {k} threads, position {i % nv:,}",
+            lambda i: self._redo(lambda: X, i, call=at_once),
+        )
 
     def in_place(self, sup) -> None:
         if sup.calls is not None and sup.calls_in_place:
-            fam = Family("in place", f"every length 1..{self.L}, every input at every position, x and y the same "
-                                     "buffer")
+            fam = Family(
+                "in place", f"every length 1..{self.L}, every input at every position, x and y the same buffer"
+            )
             self.families.append(fam)
             for n in range(1, self.L + 1):
                 self.progress(f"layout: in place, calls of {n}")
@@ -662,17 +806,23 @@ class LayoutCheck:
         alignment), through the target (or `call`, its in-place form)."""
         for n in range(1, self.L + 1):
             self.progress(f"layout: {words}rows of {n} of {self.L}")
-            if not self._row_calls(fam, n, lambda m, n=n: f"{words}{m:,} rows of {n} elements (layout check)",
-                                   lambda m, r, p, n=n: f"{words}row {r:,} of a 2-D view of {m:,} rows of {n} "
-                                                        f"elements (row stride {n + 1}), position {p}",
-                                   call=call):
+            if not self._row_calls(
+                fam,
+                n,
+                lambda m, n=n: f"{words}{m:,} rows of {n} elements (layout check)",
+                lambda m, r, p, n=n: (
+                    f"{words}row {r:,} of a 2-D view of {m:,} rows of {n} elements (row stride {n + 1}), position {p}"
+                ),
+                call=call,
+            ):
                 fam.complete = False
 
     # -- replays ----------------------------------------------------------------------------
     def _redo(self, make, i, keep_layout=True, call=None) -> int | None:
         try:
-            y = self.tgt.run(self.op, make(), self.attrs, label="the layout again (replay)",
-                             keep_layout=keep_layout, call=call)
+            y = self.tgt.run(
+                self.op, make(), self.attrs, label="the layout again (replay)", keep_layout=keep_layout, call=call
+            )
         except TargetFailure:
             return None
         return int(np.ascontiguousarray(y).reshape(-1).view(self.uint)[i])
@@ -680,8 +830,13 @@ class LayoutCheck:
     def _redo_call(self, sup, n, offset, in_place, i, nv) -> int | None:
         x = self._windows(self.vext, nv, n)
         try:
-            y = self.tgt.run(self.op, x, self.attrs, label="the layout again (replay)",
-                             call=lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place))
+            y = self.tgt.run(
+                self.op,
+                x,
+                self.attrs,
+                label="the layout again (replay)",
+                call=lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place),
+            )
         except TargetFailure:
             return None
         return int(y.reshape(-1).view(self.uint)[i])
@@ -700,21 +855,26 @@ class LayoutCheck:
         differ = sum(f.differ for f in fams)
         errors = [e for f in fams for e in f.errors]
         sup = self.tgt.layouts
-        lengths_complete = any(f.name == "lengths" and f.complete for f in fams) or \
-            any(f.name == "calls" and f.complete for f in fams)
+        lengths_complete = any(f.name == "lengths" and f.complete for f in fams) or any(
+            f.name == "calls" and f.complete for f in fams
+        )
         complete = self.whole and lengths_complete and all(f.complete for f in fams) and not errors
         r = PropertyResult(prop.name, prop.kind, prop.statement, "checked", "")
         r.inputs_checked, r.violations = evaluated, differ + len(errors)
         r.elapsed_s = getattr(self, "elapsed", 0.0)
         few = getattr(self, "few", self.nv)
-        what = f"every input enumerated on target {target}" if self.whole else \
-            f"{few:,} sampled inputs on target {target}" + \
-            (f" ({self.nv:,} through the mixed vectors, long calls and caller threads)" if self.nv != few else "")
-        r.method = (f"{what}, in every layout family it can be given {where}, compared bit for bit with "
-                    f"{self.base_layout}: {evaluated:,} outputs; "
-                    + "; ".join(f"{f.name} ({f.scope}): {f.how} "
-                                f"({f.evaluated:,} outputs)" for f in fams)
-                    + f". {SCOPE}")
+        what = (
+            f"every input enumerated on target {target}"
+            if self.whole
+            else f"{few:,} sampled inputs on target {target}"
+            + (f" ({self.nv:,} through the mixed vectors, long calls and caller threads)" if self.nv != few else "")
+        )
+        r.method = (
+            f"{what}, in every layout family it can be given {where}, compared bit for bit with "
+            f"{self.base_layout}: {evaluated:,} outputs; "
+            + "; ".join(f"{f.name} ({f.scope}): {f.how} ({f.evaluated:,} outputs)" for f in fams)
+            + f". {SCOPE}"
+        )
         notes = [f"not given to {target}: {k}: {why}" for k, why in sup.cannot.items()]
         incomplete = [f.name for f in fams if not f.complete]
         if not complete and not differ and not errors:
@@ -722,8 +882,10 @@ class LayoutCheck:
             if not self.whole:
                 why.append(f"{few:,} inputs went through each layout, not every input of the format")
             if not enumerable(sup):
-                why.append(f"{target}'s short calls cannot be enumerated: it is called once per call from Python "
-                           "(every input at every position of every length 1..L would be millions of calls)")
+                why.append(
+                    f"{target}'s short calls cannot be enumerated: it is called once per call from Python "
+                    "(every input at every position of every length 1..L would be millions of calls)"
+                )
             if incomplete:
                 why.append(f"sampled, not enumerated: {', '.join(incomplete)}")
             notes.append("checked, not proved: " + "; ".join(why))
@@ -736,31 +898,48 @@ class LayoutCheck:
                     first = first or (f, ex)
             if first is not None:
                 f, (k, got, words, redo, _) = first
-                x = self.values[k:k + 1]
+                x = self.values[k : k + 1]
                 ref_bits, err_of = ref_of(x.view(self.uint))
                 again = redo()
-                ce = {"which": "first", "family": f.name, "inputs": {"x": value_of(x[0], self.fmt)},
-                      "outputs": {"f(x)": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt)},
-                      "reference": {"f(x)": value_of(self.uint.type(ref_bits[0]).view(self.fmt.dtype), self.fmt)},
-                      "layout": words, "base": {"layout": self.base_layout,
-                                                "output": value_of(self.base[k].view(self.fmt.dtype), self.fmt)},
-                      "replayed": again is not None and not bits_differ(np.array([again], self.uint),
-                                                                        np.array([got], self.uint), self.fmt)[0],
-                      "violations": differ}
+                ce = {
+                    "which": "first",
+                    "family": f.name,
+                    "inputs": {"x": value_of(x[0], self.fmt)},
+                    "outputs": {"f(x)": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt)},
+                    "reference": {"f(x)": value_of(self.uint.type(ref_bits[0]).view(self.fmt.dtype), self.fmt)},
+                    "layout": words,
+                    "base": {
+                        "layout": self.base_layout,
+                        "output": value_of(self.base[k].view(self.fmt.dtype), self.fmt),
+                    },
+                    "replayed": again is not None
+                    and not bits_differ(np.array([again], self.uint), np.array([got], self.uint), self.fmt)[0],
+                    "violations": differ,
+                }
                 if not ce["replayed"]:
-                    ce["note"] = ("the layout run again gave "
-                                  + (hex_bits(self.uint.type(again).view(self.fmt.dtype), self.fmt)
-                                     if again is not None else "an error")
-                                  + ": the difference is not reproducible (the output depends on more than the "
-                                    "layout)")
+                    ce["note"] = (
+                        "the layout run again gave "
+                        + (
+                            hex_bits(self.uint.type(again).view(self.fmt.dtype), self.fmt)
+                            if again is not None
+                            else "an error"
+                        )
+                        + ": the difference is not reproducible (the output depends on more than the "
+                        "layout)"
+                    )
                 r.counterexample = ce
             worst = self._worst(ref_of)
             if worst is not None:
-                r.worst = {"which": "worst", "inputs": {"x": worst["input"]}, "outputs": {"f(x)": worst["output"]},
-                           "reference": {"f(x)": worst["reference"]}, "layout": worst["layout"],
-                           "family": worst["family"],
-                           "magnitude": worst["ulp"]}
-            if errors:     # first: it is what refuted the property where no output differed
+                r.worst = {
+                    "which": "worst",
+                    "inputs": {"x": worst["input"]},
+                    "outputs": {"f(x)": worst["output"]},
+                    "reference": {"f(x)": worst["reference"]},
+                    "layout": worst["layout"],
+                    "family": worst["family"],
+                    "magnitude": worst["ulp"],
+                }
+            if errors:  # first: it is what refuted the property where no output differed
                 notes.insert(0, "the target failed in some layouts: " + "; ".join(errors[:3]))
         elif complete:
             r.status = "proved"
@@ -781,28 +960,33 @@ class LayoutCheck:
             xs = self.values[ks]
             ref_bits, err_of = ref_of(xs.view(self.uint))
             for j, (_k, got, words, _, _) in enumerate(chosen):
-                e, exact = err_of(xs[j:j + 1], got) or (None, None)
+                e, exact = err_of(xs[j : j + 1], got) or (None, None)
                 if e is None:
                     with np.errstate(invalid="ignore"):
                         yv = np.array([got], self.uint).view(self.fmt.dtype).astype(np.float64)[0]
                         rv = np.array([ref_bits[j]], self.uint).view(self.fmt.dtype).astype(np.float64)[0]
-                    if np.isnan(yv) != np.isnan(rv):     # a NaN where the reference is a number, or the reverse
+                    if np.isnan(yv) != np.isnan(rv):  # a NaN where the reference is a number, or the reverse
                         e = np.inf
                         # the exact value's text: that of the reference's error against itself
-                        exact = "nan" if np.isnan(rv) else (err_of(xs[j:j + 1], ref_bits[j]) or (None, None))[1]
+                        exact = "nan" if np.isnan(rv) else (err_of(xs[j : j + 1], ref_bits[j]) or (None, None))[1]
                     else:
                         continue
                 if best is None or e > best["ulp"]:
-                    best = {"ulp": e, "exact": exact, "input": value_of(xs[j], self.fmt),
-                            "output": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt),
-                            "reference": value_of(self.uint.type(ref_bits[j]).view(self.fmt.dtype), self.fmt),
-                            "layout": words, "family": f.name}
+                    best = {
+                        "ulp": e,
+                        "exact": exact,
+                        "input": value_of(xs[j], self.fmt),
+                        "output": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt),
+                        "reference": value_of(self.uint.type(ref_bits[j]).view(self.fmt.dtype), self.fmt),
+                        "layout": words,
+                        "family": f.name,
+                    }
         return best
 
 
 def _split(n: int) -> int:
     """A divisor of n near its square root (1 where n is prime)."""
-    for a in range(int(n ** 0.5), 0, -1):
+    for a in range(int(n**0.5), 0, -1):
         if n % a == 0:
             return a
     return 1
@@ -847,6 +1031,7 @@ def _in_threads(call, op, X: np.ndarray, attrs) -> np.ndarray:
             out[r] = np.asarray(call(op, np.ascontiguousarray(X[r]), attrs))
         except BaseException as exc:  # noqa: BLE001 - the target's, raised again in the caller
             failed.append(exc)
+
     threads = [threading.Thread(target=one, args=(r,), name=f"opcert-caller-{r}") for r in range(m)]
     for t in threads:
         t.start()
@@ -856,5 +1041,5 @@ def _in_threads(call, op, X: np.ndarray, attrs) -> np.ndarray:
         raise failed[0]
     if any(o.shape != X.shape[1:] or o.dtype != X.dtype for o in out):
         bad = next(o for o in out if o.shape != X.shape[1:] or o.dtype != X.dtype)
-        return bad          # the target's own call checks the shape and dtype: let it say what is wrong
+        return bad  # the target's own call checks the shape and dtype: let it say what is wrong
     return np.stack(out)

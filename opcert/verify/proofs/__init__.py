@@ -1,9 +1,10 @@
 """z3-backed proofs of the properties the catalog declares.
 
-    prove(op)                      the specification, for every attribute value, and
-                                   the agreement of the standards' definitions
-    prove(op, dtype, attrs)        the implementation in that format
+prove(op)                      the specification, for every attribute value, and
+                               the agreement of the standards' definitions
+prove(op, dtype, attrs)        the implementation in that format
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -27,10 +28,21 @@ from opcert.workers import die_with_parent, fresh_stdio
 __all__ = ["ProofReport", "PropertyResult", "prove"]
 
 
-def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=None,
-          rlimit: int | None = None, standard: str | None = None, *, target="opcert", samples: int | None = None,
-          isolation: str = "process", target_timeout: float | None = None, cross_check: bool = False,
-          enumerate_float32: bool = False) -> ProofReport:
+def prove(
+    op,
+    dtype: str | None = None,
+    attrs: dict | None = None,
+    properties=None,
+    rlimit: int | None = None,
+    standard: str | None = None,
+    *,
+    target="opcert",
+    samples: int | None = None,
+    isolation: str = "process",
+    target_timeout: float | None = None,
+    cross_check: bool = False,
+    enumerate_float32: bool = False,
+) -> ProofReport:
     """The declared properties: of the exact specification (dtype None), of
     opcert's implementation in a format (z3 and enumeration), or of any other
     target in a format (every input of float16, bfloat16 and float32: a proof
@@ -71,8 +83,9 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
         subject = impl_level.Subject(op, fmt, resolved, standard or op.primary)
         enumerated = None
         if fmt.bits <= 16:
-            plain = [p for p in props if not p.spec_only and not p.kernel_only
-                     and p.kind not in ("nan_propagation", "limit")]
+            plain = [
+                p for p in props if not p.spec_only and not p.kernel_only and p.kind not in ("nan_propagation", "limit")
+            ]
             enumerated = impl_level.prove_enumerated(subject, plain, rlimit, cross_check) if plain else {}
         report.properties = [impl_level.prove_property(subject, p, rlimit, enumerated) for p in props]
         if enumerate_float32 and fmt.name == "float32":
@@ -80,29 +93,37 @@ def prove(op, dtype: str | None = None, attrs: dict | None = None, properties=No
         elif fmt.name == "float32":
             for p in report.properties:
                 if p.status == "unknown":
-                    cmd = f"opcert prove {op.name} --dtype float32" + "".join(
-                        f" --attr {k}={v}" for k, v in (attrs or {}).items()) + (
-                        f" --standard {standard}" if standard else "") + f" --property {p.name} --enumerate"
+                    cmd = (
+                        f"opcert prove {op.name} --dtype float32"
+                        + "".join(f" --attr {k}={v}" for k, v in (attrs or {}).items())
+                        + (f" --standard {standard}" if standard else "")
+                        + f" --property {p.name} --enumerate"
+                    )
                     p.note = f"{p.note + '; ' if p.note else ''}`{cmd}` decides it on every float32 input"
     report.elapsed_s = time.perf_counter() - t0
     return report
 
 
-UNDECIDED_ROWS = ("no prover here decides opcert's own implementation over rows in a float format: its row properties "
-                  "are decided over every pair of 16-bit values by `opcert accuracy {op} --dtype {dtype} --target opcert "
-                  "--exhaustive` (45 minutes on 2 cores), and checked on sampled rows by `opcert accuracy`")
+UNDECIDED_ROWS = (
+    "no prover here decides opcert's own implementation over rows in a float format: its row properties "
+    "are decided over every pair of 16-bit values by `opcert accuracy {op} --dtype {dtype} --target opcert "
+    "--exhaustive` (45 minutes on 2 cores), and checked on sampled rows by `opcert accuracy`"
+)
 
 
-def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, target: str = "opcert",
-                 axis_rules_only: bool = False) -> ProofReport:
+def prove_tensor(
+    op, dtype=None, properties=None, rlimit: int | None = None, target: str = "opcert", axis_rules_only: bool = False
+) -> ProofReport:
     """A tensor operator: its standards' axis rules related with z3 (verify.proofs.axes), and its declared
     row properties: over the reals, the standards' formula with z3 (verify.proofs.rows); in a float format,
     `unknown` with the command that decides them (never a pass)."""
     op, _ = get_tensor_operator(op)
     if target != "opcert":
-        raise UsageError(f"{op.name}: a target's properties over rows are not checked yet (the black-box checks "
-                         "of the tensor operators are to come); `opcert prove` gives their axis rules and "
-                         "opcert's declared properties")
+        raise UsageError(
+            f"{op.name}: a target's properties over rows are not checked yet (the black-box checks "
+            "of the tensor operators are to come); `opcert prove` gives their axis rules and "
+            "opcert's declared properties"
+        )
     t0 = time.perf_counter()
     names = [p.name for p in op.properties]
     wanted = list(properties) if properties else None
@@ -117,7 +138,7 @@ def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, tar
     chosen = [p for p in op.properties if wanted is None or p.name in wanted]
     if not axis_rules_only and fmt == "real":
         by_formula: dict = {}
-        for std in op.standards:        # the standards that share one formula are proved once
+        for std in op.standards:  # the standards that share one formula are proved once
             by_formula.setdefault(std.formula, []).append(std.key)
         for formula, keys in by_formula.items():
             for p in chosen:
@@ -127,8 +148,7 @@ def prove_tensor(op, dtype=None, properties=None, rlimit: int | None = None, tar
                 report.properties.append(r)
     elif not axis_rules_only:
         note = UNDECIDED_ROWS.format(op=op.name, dtype=fmt if fmt in ("float16", "bfloat16") else "float16")
-        report.properties += [PropertyResult(p.name, p.kind, p.statement, "unknown", "-", note=note)
-                              for p in chosen]
+        report.properties += [PropertyResult(p.name, p.kind, p.statement, "unknown", "-", note=note) for p in chosen]
     report.elapsed_s = time.perf_counter() - t0
     return report
 
@@ -138,8 +158,9 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
     unknown = [p for p in report.properties if p.status == "unknown"]
     if not unknown:
         return
-    swept = _prove_target(op, "float32", attrs, [p.name for p in unknown], standard, "opcert", None, "process",
-                          None, time.perf_counter())
+    swept = _prove_target(
+        op, "float32", attrs, [p.name for p in unknown], standard, "opcert", None, "process", None, time.perf_counter()
+    )
     by_name = {p.name: p for p in swept.properties}
     for i, p in enumerate(report.properties):
         q = by_name.get(p.name)
@@ -150,8 +171,10 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
             p.note = f"{p.note + '; ' if p.note else ''}enumerating every float32 input did not decide it: {why}"
             continue
         q.expected = p.expected
-        q.note = (f"{q.note + '; ' if q.note else ''}the provers left it unknown "
-                  f"({p.note or 'no method'}); decided by running opcert's code on every float32 input")
+        q.note = (
+            f"{q.note + '; ' if q.note else ''}the provers left it unknown "
+            f"({p.note or 'no method'}); decided by running opcert's code on every float32 input"
+        )
         report.properties[i] = q
 
 
@@ -161,17 +184,32 @@ def _prove_target(op, dtype, attrs, properties, standard, target, samples, isola
         raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
     names = list(properties) if properties else "all"
     mode = "sample" if fmt.name == "float64" else "exhaustive"
-    res = measure(op, target, fmt.name, mode,
-                  Options(samples=samples if mode == "sample" else None, standard=standard, isolation=isolation,
-                          target_timeout=target_timeout, properties=names, accuracy=False),
-                  attrs=attrs or {})
+    res = measure(
+        op,
+        target,
+        fmt.name,
+        mode,
+        Options(
+            samples=samples if mode == "sample" else None,
+            standard=standard,
+            isolation=isolation,
+            target_timeout=target_timeout,
+            properties=names,
+            accuracy=False,
+        ),
+        attrs=attrs or {},
+    )
     report = ProofReport(op.name, fmt.name, res.attrs, target=res.target)
     report.error = res.error if res.status == "crashed" else None
     if res.status == "unsupported":
-        report.properties = [PropertyResult(p.name, p.kind, p.statement, "skipped", "-", note=res.error)
-                             for p in op.properties if names == "all" or p.name in names]
-    report.properties = report.properties or [PropertyResult(**{k: v for k, v in d.items() if k != "ok"})
-                                              for d in res.properties]
+        report.properties = [
+            PropertyResult(p.name, p.kind, p.statement, "skipped", "-", note=res.error)
+            for p in op.properties
+            if names == "all" or p.name in names
+        ]
+    report.properties = report.properties or [
+        PropertyResult(**{k: v for k, v in d.items() if k != "ok"}) for d in res.properties
+    ]
     report.accuracy = res.to_dict()
     report.elapsed_s = time.perf_counter() - t0
     return report
@@ -182,8 +220,14 @@ def _spec_property(op, p, resolved, rlimit, standard):
     key = standard or op.primary
     if p.standards is not None and key not in p.standards:
         if standard is not None:
-            return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
-                                  note=f"declared for {', '.join(p.standards)}'s definition, not {standard}'s")
+            return PropertyResult(
+                p.name,
+                p.kind,
+                p.statement,
+                "skipped",
+                "-",
+                note=f"declared for {', '.join(p.standards)}'s definition, not {standard}'s",
+            )
         key = p.standards[0]
     r = spec_level.prove_property(op, p, resolved if (standard or key == op.primary) else None, rlimit, std_key=key)
     if key != op.primary:
@@ -195,9 +239,11 @@ def _rlimit(rlimit):
     """A caller's z3 resource limit per query: None (each family's budget) or an integer >= 1."""
     if rlimit is None:
         return None
-    if isinstance(rlimit, bool) or not isinstance(rlimit, int) or not 1 <= rlimit < 2 ** 32:
-        raise UsageError(f"rlimit: z3's resource units per query, an integer from 1 to {2 ** 32 - 1:,} "
-                         f"(got {rlimit!r}); z3 runs under resource limits, not seconds")
+    if isinstance(rlimit, bool) or not isinstance(rlimit, int) or not 1 <= rlimit < 2**32:
+        raise UsageError(
+            f"rlimit: z3's resource units per query, an integer from 1 to {2**32 - 1:,} "
+            f"(got {rlimit!r}); z3 runs under resource limits, not seconds"
+        )
     return rlimit
 
 
@@ -221,8 +267,9 @@ def _shard(tasks, first: int, step: int, queue, parent_pid: int) -> None:
             return
 
 
-def prove_all(rlimit: int | None = None, workers: int | None = None, progress=None,
-              enumerate_float32: bool = False) -> list[ProofReport]:
+def prove_all(
+    rlimit: int | None = None, workers: int | None = None, progress=None, enumerate_float32: bool = False
+) -> list[ProofReport]:
     """Every operator: the specification (all attribute values, agreement of
     the standards, descriptors) and the implementation in every float format
     at default attributes; in parallel processes. Each worker takes a fixed share of the
@@ -232,8 +279,11 @@ def prove_all(rlimit: int | None = None, workers: int | None = None, progress=No
 
     rlimit = _rlimit(rlimit)
     tasks = [(op.name, "real", rlimit, False) for op in tensor_operators()]
-    tasks += [(op.name, dt, rlimit, enumerate_float32) for op in operators()
-              for dt in ("real", "float16", "bfloat16", "float32", "float64")]
+    tasks += [
+        (op.name, dt, rlimit, enumerate_float32)
+        for op in operators()
+        for dt in ("real", "float16", "bfloat16", "float32", "float64")
+    ]
     workers = min(workers or os.cpu_count() or 1, len(tasks))
     if workers == 1:
         out = []

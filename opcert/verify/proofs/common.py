@@ -1,4 +1,5 @@
 """Helpers shared by the spec-level and implementation-level provers."""
+
 from __future__ import annotations
 
 import os
@@ -14,19 +15,19 @@ from opcert.expr import Expr
 # family has its own budget per query; bench/z3_rlimits.py measures what the hardest query of each family
 # in the catalog spends, and bench/README.md gives the figures the budgets are a multiple of.
 BUDGETS = {
-    "spec": 2_000_000,              # spec_level: a property over the reals, attributes symbolic (or given)
-    "spec-quick": 1_000_000,        # spec_level: a range with finitely many attribute cases, before intervals
-    "spec-case": 1_000_000,         # spec_level: one attribute case, a tail beyond the intervals, the
+    "spec": 2_000_000,  # spec_level: a property over the reals, attributes symbolic (or given)
+    "spec-quick": 1_000_000,  # spec_level: a range with finitely many attribute cases, before intervals
+    "spec-case": 1_000_000,  # spec_level: one attribute case, a tail beyond the intervals, the
     #                                 property outside its condition
-    "agreement": 1_000_000,         # spec_level: two standards' definitions equal (then exact evaluation)
-    "region": 1_000_000,            # spec_level: the region quantifier elimination gives = the declared one
-    "fp": 2_000_000,                # impl_level: the bit-precise model beside a 16-bit enumeration
-    "abstraction": 10_000_000,      # impl_level: the rounding abstraction (binary32, binary64)
-    "abstraction-quick": 150_000,   # impl_level: binary64 ranges, asked before interval arithmetic
-    "rows": 1_000_000,              # rows: a row property over the reals, one row length
-    "axes": 1_000_000,              # axes: two standards' axis rules over every shape of rank 1 to 8
-    "axes-example": 1_000_000,      # axes: the smallest shape where two rules part (z3.Optimize)
-    "descriptors": 2_000_000,       # descriptors: the tables' formula = the validator's accepted set
+    "agreement": 1_000_000,  # spec_level: two standards' definitions equal (then exact evaluation)
+    "region": 1_000_000,  # spec_level: the region quantifier elimination gives = the declared one
+    "fp": 2_000_000,  # impl_level: the bit-precise model beside a 16-bit enumeration
+    "abstraction": 10_000_000,  # impl_level: the rounding abstraction (binary32, binary64)
+    "abstraction-quick": 150_000,  # impl_level: binary64 ranges, asked before interval arithmetic
+    "rows": 1_000_000,  # rows: a row property over the reals, one row length
+    "axes": 1_000_000,  # axes: two standards' axis rules over every shape of rank 1 to 8
+    "axes-example": 1_000_000,  # axes: the smallest shape where two rules part (z3.Optimize)
+    "descriptors": 2_000_000,  # descriptors: the tables' formula = the validator's accepted set
     "descriptor-levels": 1_000_000,  # descriptors: what a level rejects that the next accepts (one model)
 }
 # A short first try with a fallback after it (intervals, exact evaluation, enumeration): a caller's
@@ -35,8 +36,8 @@ QUICK = frozenset({"spec-quick", "agreement", "fp", "abstraction-quick"})
 
 # Interval proofs (interval.implementation_bound, monotone.prove_monotone) stop after a number of pieces,
 # never after a time: their verdicts do not depend on the host's load either.
-RECORD: list | None = None      # bench/z3_rlimits.py: (family, result, units spent, budget) of each query
-_SPENT = [0]                    # units spent by the queries of this process (units_spent())
+RECORD: list | None = None  # bench/z3_rlimits.py: (family, result, units spent, budget) of each query
+_SPENT = [0]  # units spent by the queries of this process (units_spent())
 _PROBE: dict = {}
 
 
@@ -71,8 +72,20 @@ def units_spent() -> int:
 # ordering in turn, each under the budget; 2 decides every such query of the catalog), the others z3's SMT
 # core. Every other kind keeps z3's default strategy, which has no clock (uninterpreted functions: the SMT
 # core; floating point: bit-blasting).
-KINDS = ("is-propositional", "is-qfbv", "is-qfaufbv", "is-qflia", "is-qfauflia", "is-qflra", "is-qfnra",
-         "is-qfnia", "is-lira", "is-nra", "is-qffp", "is-qffplra")     # the order of z3's default_tactic
+KINDS = (
+    "is-propositional",
+    "is-qfbv",
+    "is-qfaufbv",
+    "is-qflia",
+    "is-qfauflia",
+    "is-qflra",
+    "is-qfnra",
+    "is-qfnia",
+    "is-lira",
+    "is-nra",
+    "is-qffp",
+    "is-qffplra",
+)  # the order of z3's default_tactic
 CLOCKED = frozenset({"is-qflia", "is-qflra", "is-qfnra", "is-qfnia", "is-nra"})
 NLSAT_ORDERINGS = (2, 1, 5, 3)
 
@@ -87,8 +100,10 @@ def kind_of(constraints) -> str:
 
 def _strategies(kind: str) -> list:
     if kind == "is-qfnra":
-        return [lambda o=o: z3.With(z3.Tactic("qfnra-nlsat"), variable_ordering_strategy=o).solver()
-                for o in NLSAT_ORDERINGS]
+        return [
+            lambda o=o: z3.With(z3.Tactic("qfnra-nlsat"), variable_ordering_strategy=o).solver()
+            for o in NLSAT_ORDERINGS
+        ]
     if kind in CLOCKED:
         return [z3.SimpleSolver]
     return [z3.Solver]
@@ -142,8 +157,11 @@ def decide(constraints, family: str, rlimit: int | None = None):
             return r, None, spent, None
         why.append("resource limit" if used >= n else s.reason_unknown())
     if all(w == "resource limit" for w in why):
-        used = (f"{spent:,} rlimit units, {n:,} for each of {len(why)} strategies" if len(why) > 1
-                else f"{spent:,} of {n:,} rlimit units")
+        used = (
+            f"{spent:,} rlimit units, {n:,} for each of {len(why)} strategies"
+            if len(why) > 1
+            else f"{spent:,} of {n:,} rlimit units"
+        )
         return z3.unknown, None, spent, f"resource limit reached ({used})"
     return z3.unknown, None, spent, f"{'; '.join(sorted(set(why)))} (after {spent:,} rlimit units)"
 
@@ -187,12 +205,12 @@ def show(q) -> str:
     """A number for people: decimal, and the exact fraction when it is short."""
     if isinstance(q, float):
         return repr(q)
-    if q.numerator.bit_length() - q.denominator.bit_length() > 1100:   # beyond binary64 (no float())
+    if q.numerator.bit_length() - q.denominator.bit_length() > 1100:  # beyond binary64 (no float())
         return f"about 2^{q.numerator.bit_length() - q.denominator.bit_length()} (beyond binary64)"
     f = float(q)
     text = repr(f)
     if Fraction(f) != q:
-        if q.numerator.bit_length() + q.denominator.bit_length() > 190:   # str() of a huge int is slow
+        if q.numerator.bit_length() + q.denominator.bit_length() > 190:  # str() of a huge int is slow
             return text + " (not a binary64 value)"
         s = f"{q.numerator}/{q.denominator}" if q.denominator != 1 else str(q.numerator)
         text += f" (exactly {s})" if len(s) < 60 else " (not a binary64 value)"
@@ -203,8 +221,7 @@ def selects_on_x(e: Expr) -> list[Expr]:
     """The select nodes whose condition depends on the input."""
     out = []
     for n in e.nodes():
-        if n.op == "select" and any(m.op == "var" for m in n.args[0].nodes()) and \
-                not (n.args[0].op == "isnan"):
+        if n.op == "select" and any(m.op == "var" for m in n.args[0].nodes()) and not (n.args[0].op == "isnan"):
             out.append(n)
     return out
 

@@ -8,6 +8,7 @@ executes it; the result is rounded once to the I/O format. min/max are IEEE
 binary64 functions with contracts.PLATFORM_CONTRACT, instantiated on the terms
 that occur.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -76,17 +77,18 @@ class FPModel:
                 if v0 is not None:
                     ax.append(z3.Implies(z3.fpIsZero(t), ft == (t if v0 == 0 else val64(v0))))
                 if name in SIGN_PRESERVING:
-                    ax += [z3.Implies(z3.fpGT(t, val64(0)), z3.fpGEQ(ft, val64(0))),
-                           z3.Implies(z3.fpLT(t, val64(0)), z3.fpLEQ(ft, val64(0)))]
+                    ax += [
+                        z3.Implies(z3.fpGT(t, val64(0)), z3.fpGEQ(ft, val64(0))),
+                        z3.Implies(z3.fpLT(t, val64(0)), z3.fpLEQ(ft, val64(0))),
+                    ]
                 for v, sign in ((pos_inf, 1), (neg_inf, -1)):
                     is_inf = z3.And(z3.fpIsInf(t), z3.fpIsPositive(t) if sign > 0 else z3.fpIsNegative(t))
                     if v is not None:
                         ax.append(z3.Implies(is_inf, ft == val64(v)))
             for i, (t1, f1) in enumerate(apps):
-                for t2, f2 in apps[i + 1:]:
+                for t2, f2 in apps[i + 1 :]:
                     a, b = (f1, f2) if p.increasing else (f2, f1)
-                    ax += [z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(a, b)),
-                           z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(b, a))]
+                    ax += [z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(a, b)), z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(b, a))]
                     if p.odd:
                         ax.append(z3.Implies(t1 == z3.fpNeg(t2), f1 == z3.fpNeg(f2)))
         return ax
@@ -118,7 +120,7 @@ class _FPDomain(Domain):
     reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
-        if p.ieee is not None:          # z3's own operation, bit for bit
+        if p.ieee is not None:  # z3's own operation, bit for bit
             return p.ieee(RNE, a)
         return self.model.apply(p.name, a)
 

@@ -13,6 +13,7 @@ float32, float64, where enumeration is out of reach:
 Counterexamples of an abstraction are replayed on the code; one that does not
 replay never makes a verdict. The special inputs (+-0, +-inf) are evaluated.
 """
+
 from __future__ import annotations
 
 import time
@@ -36,12 +37,13 @@ from opcert.verify.properties.checks import PropertyChecker, compile_property, s
 from opcert.verify.result import PropertyResult
 
 F64 = FLOAT_FORMATS["float64"]
-R64 = Rounding("R64", Fraction(1, 2 ** 53), Fraction(1, 2 ** 1075), lambda c: Fraction(round_fraction(c, F64)))
+R64 = Rounding("R64", Fraction(1, 2**53), Fraction(1, 2**1075), lambda c: Fraction(round_fraction(c, F64)))
 
 
 @dataclass(frozen=True)
 class Subject:
     """opcert's implementation of one standard's definition, in one format, at fixed attributes."""
+
     op: object
     fmt: FloatFormat
     attrs: dict
@@ -63,7 +65,7 @@ def _rounding_for(fmt: FloatFormat) -> Rounding | None:
     if fmt.name == "float64":
         return None  # the binary64 computation is already in the output format
     eta = Fraction(2) ** (fmt.emin - fmt.p)
-    return Rounding("R_" + fmt.name, Fraction(1, 2 ** fmt.p), eta, lambda c: Fraction(round_fraction(c, fmt)))
+    return Rounding("R_" + fmt.name, Fraction(1, 2**fmt.p), eta, lambda c: Fraction(round_fraction(c, fmt)))
 
 
 def _point(v: float, fmt) -> dict:
@@ -82,11 +84,14 @@ def _bounds(s: Subject, prop):
 def _domain(s: Subject, prop):
     """The property's x-range as values of the format (inclusive), None where unbounded."""
     lo, hi = prop.domain
-    return (round_fraction(s.q(lo), s.fmt, mode="up") if lo is not None else None,
-            round_fraction(s.q(hi), s.fmt, mode="down") if hi is not None else None)
+    return (
+        round_fraction(s.q(lo), s.fmt, mode="up") if lo is not None else None,
+        round_fraction(s.q(hi), s.fmt, mode="down") if hi is not None else None,
+    )
 
 
 # ---- NaN: abstract interpretation -------------------------------------------------
+
 
 def _nan_state(e, memo=None):
     """'nan' if e is NaN whenever x is NaN (attributes finite), else None;
@@ -124,20 +129,29 @@ def prove_nan(s: Subject) -> PropertyResult:
     state = _nan_state(s.impl)
     specials = special_values(s.fmt)
     with np.errstate(invalid="ignore"):
-        nans = specials[np.isnan(specials.astype(np.float64))]   # quiet and signalling, both signs
+        nans = specials[np.isnan(specials.astype(np.float64))]  # quiet and signalling, both signs
     y = run_resolved(s.op, nans, s.attrs, standard=s.std)
     replay_ok = bool(np.isnan(y.astype(np.float64)).all())
-    res = PropertyResult("nan", "nan_propagation", "a NaN input gives a NaN output", "unknown",
-                         "abstract interpretation of the expression (NaN operands give NaN, comparisons "
-                         "with NaN are false, libm maps NaN to NaN), and every NaN encoding of the "
-                         "format's special values run on the code", time.perf_counter() - t0)
+    res = PropertyResult(
+        "nan",
+        "nan_propagation",
+        "a NaN input gives a NaN output",
+        "unknown",
+        "abstract interpretation of the expression (NaN operands give NaN, comparisons "
+        "with NaN are false, libm maps NaN to NaN), and every NaN encoding of the "
+        "format's special values run on the code",
+        time.perf_counter() - t0,
+    )
     if state == "nan" and replay_ok:
         res.status = "proved"
     elif not replay_ok:
         i = int(np.argmax(~np.isnan(y.astype(np.float64))))
         res.status = "refuted"
-        res.counterexample = {"inputs": {"x": _point(float("nan"), s.fmt) | {"bits": hex_bits(nans[i], s.fmt)}},
-                              "outputs": {"f(x)": _point(float(y[i].astype(np.float64)), s.fmt)}, "replayed": True}
+        res.counterexample = {
+            "inputs": {"x": _point(float("nan"), s.fmt) | {"bits": hex_bits(nans[i], s.fmt)}},
+            "outputs": {"f(x)": _point(float(y[i].astype(np.float64)), s.fmt)},
+            "replayed": True,
+        }
     else:
         res.note = "the abstract interpretation could not decide"
     return res
@@ -145,10 +159,16 @@ def prove_nan(s: Subject) -> PropertyResult:
 
 # ---- 16-bit formats: enumeration, and the bit-precise model ---------------------------
 
+
 def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
     """The bit-precise z3 model of the code (binary64 operations, libm contract): range and odd."""
-    res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown",
-                         "z3 bit-precise floating point (binary64 operations, libm contract)")
+    res = PropertyResult(
+        prop.name,
+        prop.kind,
+        prop.statement,
+        "unknown",
+        "z3 bit-precise floating point (binary64 operations, libm contract)",
+    )
     m = FPModel()
     sort = fp_sort(s.fmt)
     x = z3.FP("x", sort)
@@ -162,8 +182,9 @@ def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
             v.append(z3.fpGT(y, z3.FPVal(hi, sort)))
         viol = [z3.Not(z3.fpIsNaN(x)), z3.Or(*v)]
         dlo, dhi = _domain(s, prop)
-        viol += ([z3.fpGEQ(x, z3.FPVal(dlo, sort))] if dlo is not None else []) + \
-                ([z3.fpLEQ(x, z3.FPVal(dhi, sort))] if dhi is not None else [])
+        viol += ([z3.fpGEQ(x, z3.FPVal(dlo, sort))] if dlo is not None else []) + (
+            [z3.fpLEQ(x, z3.FPVal(dhi, sort))] if dhi is not None else []
+        )
     elif prop.kind == "odd":
         y1 = m.implementation(s.impl, z3.fpNeg(x), s.attrs, s.fmt)
         y2 = z3.fpNeg(m.implementation(s.impl, x, s.attrs, s.fmt))
@@ -217,17 +238,35 @@ def prove_enumerated(s: Subject, props, rlimit=None, cross_check: bool = False) 
     checker.finish_chains()
 
     def describe(blist):
-        return [{"input": value_of(x[b], fmt), "output": value_of(y[b], fmt), "reference": value_of(ref[b], fmt),
-                 "replayed": None} for b in blist]
+        return [
+            {
+                "input": value_of(x[b], fmt),
+                "output": value_of(y[b], fmt),
+                "reference": value_of(ref[b], fmt),
+                "replayed": None,
+            }
+            for b in blist
+        ]
+
     out = {}
-    for r in verdicts(checker, compiled, complete=True, target="opcert", method_where="(the code)",
-                      describe=describe, elapsed=time.perf_counter() - t0):
+    for r in verdicts(
+        checker,
+        compiled,
+        complete=True,
+        target="opcert",
+        method_where="(the code)",
+        describe=describe,
+        elapsed=time.perf_counter() - t0,
+    ):
         r.method = f"every {fmt.name} input enumerated on the code (complete)"
         prop = next(p for p in props if p.name == r.name)
         if cross_check and r.status == "proved" and prop.kind in ("range", "constant", "odd"):
             z = prove_fp(s, prop, rlimit)
-            zs = {"proved": f"proved it ({z.rlimit_count or 0:,} rlimit units)", "refuted": "refuted it",
-                  "unknown": f"left it undecided ({z.note})"}[z.status]
+            zs = {
+                "proved": f"proved it ({z.rlimit_count or 0:,} rlimit units)",
+                "refuted": "refuted it",
+                "unknown": f"left it undecided ({z.note})",
+            }[z.status]
             r.method += f"; z3 bit-precise floating point (binary64 operations, libm contract) {zs}"
             r.elapsed_s += z.elapsed_s
             r.rlimit_count = (r.rlimit_count or 0) + (z.rlimit_count or 0) or None
@@ -239,6 +278,7 @@ def prove_enumerated(s: Subject, props, rlimit=None, cross_check: bool = False) 
 
 
 # ---- binary32 and binary64: the rounding abstraction -----------------------------
+
 
 def _real_x(name, fmt):
     x = z3.Real(name)
@@ -265,9 +305,16 @@ def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), hol
         # x1 < x2 are two values of the format: they are at least one spacing apart, and the
         # spacing next to x1 is at least |x1| 2^-p (the smallest subnormal near 0). Without it
         # the abstraction takes x1 = x2 and rounds the two evaluations apart.
-        gap = z3.If(x1 >= 0, x1, -x1) * Q(Fraction(1, 2 ** s.fmt.p))
-        viol = c1 + c2 + [x2 - x1 >= gap, x2 - x1 >= Q(Fraction(s.fmt.min_subnormal)),
-                          _abstract_impl(m, e, x1, s) > _abstract_impl(m, e, x2, s)]
+        gap = z3.If(x1 >= 0, x1, -x1) * Q(Fraction(1, 2**s.fmt.p))
+        viol = (
+            c1
+            + c2
+            + [
+                x2 - x1 >= gap,
+                x2 - x1 >= Q(Fraction(s.fmt.min_subnormal)),
+                _abstract_impl(m, e, x1, s) > _abstract_impl(m, e, x2, s),
+            ]
+        )
     elif kind == "range":
         x, c = _real_x("x", s.fmt)
         xs = {"x": x}
@@ -325,8 +372,10 @@ def _abstraction(s: Subject, prop, res, kind, rlimit, bounds=None, dom=(None, No
     res.elapsed_s += dt
     if status == "unsat":
         res.status = "proved"
-        res.method = ("z3 rounding abstraction (each binary64 operation a monotone, odd rounding within 2^-53 "
-                      "relative; libm contract) over every finite input")
+        res.method = (
+            "z3 rounding abstraction (each binary64 operation a monotone, odd rounding within 2^-53 "
+            "relative; libm contract) over every finite input"
+        )
         res.note = None
     elif status == "sat":
         ce = _replay_real(s, kind, model, xs, bounds)
@@ -341,9 +390,9 @@ def _abstraction(s: Subject, prop, res, kind, rlimit, bounds=None, dom=(None, No
     return None
 
 
-HOLE_START = 1 << 21          # values on each side of a first spurious counterexample
-HOLE_BUDGET = 1 << 30         # values run on the code in all (HardSwish's bound at -1.5: 2.0-2.9e8; their
-                              # time: bench/README.md, 'Figures behind choices in the code')
+HOLE_START = 1 << 21  # values on each side of a first spurious counterexample
+HOLE_BUDGET = 1 << 30  # values run on the code in all (HardSwish's bound at -1.5: 2.0-2.9e8; their
+# time: bench/README.md, 'Figures behind choices in the code')
 HOLE_ROUNDS = 24
 
 
@@ -359,7 +408,7 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
     top = max_ordinal(fmt) - 1
     o_min = ordinal_of(dom[0], fmt) if dom[0] is not None else -top
     o_max = ordinal_of(dom[1], fmt) if dom[1] is not None else top
-    holes: list[list[int]] = []     # closed ranges of ordinals, every value run on the code
+    holes: list[list[int]] = []  # closed ranges of ordinals, every value run on the code
     ran, z3_s = 0, 0.0
     t0 = time.perf_counter()
 
@@ -405,14 +454,20 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
             x = add(max(o_min, o - w), min(o_max, o + w))
         w *= 2
         if x == "budget":
-            res.note = _join(res.note, f"the values near the abstraction's counterexamples exceed the budget of "
-                                       f"{HOLE_BUDGET:,} run on the code")
+            res.note = _join(
+                res.note,
+                f"the values near the abstraction's counterexamples exceed the budget of "
+                f"{HOLE_BUDGET:,} run on the code",
+            )
             return
         if x is not None:
             (y,) = s.run([x])
             res.status, res.method = "refuted", "every value near the abstraction's counterexample run on the code"
-            res.counterexample = {"inputs": {"x": _point(x, fmt)}, "outputs": {"f(x)": _point(float(y), fmt)},
-                                  "replayed": True}
+            res.counterexample = {
+                "inputs": {"x": _point(x, fmt)},
+                "outputs": {"f(x)": _point(float(y), fmt)},
+                "replayed": True,
+            }
             return
         edges = [tuple(Fraction(float(v)) for v in from_ordinal(np.array(h, dtype=np.int64), fmt)) for h in holes]
         status, model, dt, reason, xs = _abstract_query(s, "range", rlimit, bounds, dom, edges)
@@ -421,10 +476,12 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
         if status == "unsat":
             where = "; ".join(f"[{a!r}, {b!r}]" for a, b in ((float(p), float(q)) for p, q in edges))
             res.status, res.note = "proved", None
-            res.method = (f"z3 rounding abstraction (each binary64 operation a monotone, odd rounding within 2^-53 "
-                          f"relative; libm contract) over every finite input outside {len(holes)} "
-                          f"neighbourhood(s) of its spurious counterexamples, and the {ran:,} values in them "
-                          f"({where}) run on the code")
+            res.method = (
+                f"z3 rounding abstraction (each binary64 operation a monotone, odd rounding within 2^-53 "
+                f"relative; libm contract) over every finite input outside {len(holes)} "
+                f"neighbourhood(s) of its spurious counterexamples, and the {ran:,} values in them "
+                f"({where}) run on the code"
+            )
             res.elapsed_s += time.perf_counter() - t0 - z3_s
             return
         if status != "sat":
@@ -435,8 +492,9 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
             res.status, res.counterexample = "refuted", ce
             res.method = "z3 rounding abstraction; its counterexample replayed on the code"
             return
-    res.note = _join(res.note, f"{HOLE_ROUNDS} rounds of neighbourhoods did not exclude the abstraction's "
-                               "counterexamples")
+    res.note = _join(
+        res.note, f"{HOLE_ROUNDS} rounds of neighbourhoods did not exclude the abstraction's counterexamples"
+    )
 
 
 def _join(a, b):
@@ -472,8 +530,9 @@ def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
     dom = _domain(s, prop)
     lo, hi = bounds
     where = f" for x in [{dom[0]}, {dom[1]}]" if dom != (None, None) else ""
-    res = PropertyResult(prop.name, prop.kind, prop.statement + f" (in {s.fmt.name}: [{lo}, {hi}]{where})",
-                         "unknown", "-")
+    res = PropertyResult(
+        prop.name, prop.kind, prop.statement + f" (in {s.fmt.name}: [{lo}, {hi}]{where})", "unknown", "-"
+    )
     bad = _special_violation(s, prop, bounds, dom)
     if bad:
         res.status, res.counterexample, res.method = "refuted", bad, "evaluation of the code at +-0 and +-inf"
@@ -491,8 +550,11 @@ def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
         if res.status in ("proved", "refuted"):
             return res
         # what the neighbourhoods ran into stays in the note; the quick query's own remark does not
-        res.note = res.note.split("does not replay; ", 1)[1] if holes_tried and "does not replay; " in (res.note or "") \
+        res.note = (
+            res.note.split("does not replay; ", 1)[1]
+            if holes_tried and "does not replay; " in (res.note or "")
             else None
+        )
     t0 = time.perf_counter()
     q = lambda e: s.q(e) if e is not None else None  # noqa: E731
     lower, upper = (q(prop.value), q(prop.value)) if prop.kind == "constant" else (q(prop.lower), q(prop.upper))
@@ -501,17 +563,22 @@ def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
     res.elapsed_s += time.perf_counter() - t0
     if status == "proved":
         res.status, res.note = "proved", None
-        res.method = (f"interval arithmetic over every finite {s.fmt.name} input ({info:,} pieces of consecutive "
-                      "values): each binary64 operation's exact result rounded to nearest (monotone: the enclosure's ends round), each primitive within its libm "
-                      "contract, the final rounding monotone; pieces the enclosures could not separate from the "
-                      "bound (at most 2^22 inputs each), and +-0 and +-inf, run on the code")
+        res.method = (
+            f"interval arithmetic over every finite {s.fmt.name} input ({info:,} pieces of consecutive "
+            "values): each binary64 operation's exact result rounded to nearest (monotone: the enclosure's ends round), each primitive within its libm "
+            "contract, the final rounding monotone; pieces the enclosures could not separate from the "
+            "bound (at most 2^22 inputs each), and +-0 and +-inf, run on the code"
+        )
         return res
     if status == "refuted":
         (y,) = s.run([float(info)])
         if (lo is not None and y < lo) or (hi is not None and y > hi):
             res.status, res.method = "refuted", "interval arithmetic; its counterexample replayed on the code"
-            res.counterexample = {"inputs": {"x": _point(float(info), s.fmt)}, "outputs": {"f(x)": _point(float(y), s.fmt)},
-                                  "replayed": True}
+            res.counterexample = {
+                "inputs": {"x": _point(float(info), s.fmt)},
+                "outputs": {"f(x)": _point(float(y), s.fmt)},
+                "replayed": True,
+            }
             return res
         info = f"a suspect input {float(info)!r} does not replay"
     res.note = _join(res.note, f"interval arithmetic: {info}")
@@ -525,24 +592,37 @@ def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
 def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
     dom = _domain(s, prop)
     fmt = s.fmt
-    res = PropertyResult(prop.name, prop.kind, prop.statement + f" (in {fmt.name}: every adjacent pair of inputs"
-                         + (f" in [{dom[0]}, {dom[1]}]" if dom != (None, None) else "") + "; -0 and +0 are one point)",
-                         "unknown", "-")
+    res = PropertyResult(
+        prop.name,
+        prop.kind,
+        prop.statement
+        + f" (in {fmt.name}: every adjacent pair of inputs"
+        + (f" in [{dom[0]}, {dom[1]}]" if dom != (None, None) else "")
+        + "; -0 and +0 are one point)",
+        "unknown",
+        "-",
+    )
     t0 = time.perf_counter()
     spec = _specials(s)
 
     def ce(x1, x2, y1, y2, how):
         res.status, res.method = "refuted", how
-        res.counterexample = {"inputs": {"x1": _point(x1, fmt), "x2": _point(x2, fmt)},
-                              "outputs": {"f(x1)": _point(y1, fmt), "f(x2)": _point(y2, fmt)}, "replayed": True}
+        res.counterexample = {
+            "inputs": {"x1": _point(x1, fmt), "x2": _point(x2, fmt)},
+            "outputs": {"f(x1)": _point(y1, fmt), "f(x2)": _point(y2, fmt)},
+            "replayed": True,
+        }
         res.elapsed_s = time.perf_counter() - t0
         return res
+
     if not prop.holds:
-        found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (),
-                                      dom[0], dom[1])
+        found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
         if found:
-            return ce(*found, "a decreasing pair found by scanning the code's values (log-spaced, and dense "
-                              "around the operator's turning points)")
+            return ce(
+                *found,
+                "a decreasing pair found by scanning the code's values (log-spaced, and dense "
+                "around the operator's turning points)",
+            )
         res.note = "no decreasing pair found on the scanned inputs"
         res.elapsed_s = time.perf_counter() - t0
         return res
@@ -565,18 +645,23 @@ def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
     res.elapsed_s = time.perf_counter() - t0
     if status == "proved":
         res.status = "proved"
-        res.method = (f"composition of monotone steps over every finite {fmt.name} input ({info:,} pieces): each "
-                      "binary64 rounding is non-decreasing and each primitive monotone by its libm contract, with "
-                      "the signs the rules need from rounding-aware interval arithmetic; pieces of at most "
-                      f"64 inputs, and the infinities and +-0, evaluated on the code")
+        res.method = (
+            f"composition of monotone steps over every finite {fmt.name} input ({info:,} pieces): each "
+            "binary64 rounding is non-decreasing and each primitive monotone by its libm contract, with "
+            "the signs the rules need from rounding-aware interval arithmetic; pieces of at most "
+            f"64 inputs, and the infinities and +-0, evaluated on the code"
+        )
         return res
     if status == "refuted":
         return ce(*info, "evaluation of the code on a piece of adjacent inputs")
     res.note = f"composition rules: {info}"
     found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
     if found:
-        return ce(*found, "a decreasing pair found by scanning the code's values (log-spaced, and runs of "
-                          "consecutive values), after the composition rules did not conclude")
+        return ce(
+            *found,
+            "a decreasing pair found by scanning the code's values (log-spaced, and runs of "
+            "consecutive values), after the composition rules did not conclude",
+        )
     _abstraction(s, prop, res, "monotonic", rlimit, dom=dom)
     if res.status == "proved":
         # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf)
@@ -602,7 +687,7 @@ def prove_odd(s: Subject, prop, rlimit) -> PropertyResult:
     return res
 
 
-SYMMETRY_SEARCH = 200_000   # sampled inputs (with their negations) searched for a violation
+SYMMETRY_SEARCH = 200_000  # sampled inputs (with their negations) searched for a violation
 
 
 def search_point_symmetry(s: Subject, prop) -> PropertyResult:
@@ -610,9 +695,8 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
     a violation can still be found, by running the code on stratified inputs and their
     negations (every binade, the operator's special points): that refutes it, never proves it."""
     t0 = time.perf_counter()
-    res = PropertyResult(prop.name, prop.kind, prop.statement + " (within half an ULP of each output)",
-                         "unknown", "-")
-    with np.errstate(invalid="ignore", over="ignore"):   # the sample holds NaN patterns and overflows
+    res = PropertyResult(prop.name, prop.kind, prop.statement + " (within half an ULP of each output)", "unknown", "-")
+    with np.errstate(invalid="ignore", over="ignore"):  # the sample holds NaN patterns and overflows
         x = sample(s.op, s.fmt, s.attrs, SYMMETRY_SEARCH).astype(np.float64)
         x = x[np.isfinite(x) & (x > 0)]
         yp, yn = s.run(x), s.run(-x)
@@ -622,21 +706,27 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
         i = int(np.nonzero(bad)[0][0])
         res.status, res.violations, res.inputs_checked = "refuted", int(bad.sum()), int(x.size)
         res.method = "search: the code run on stratified inputs and their negations; the counterexample replayed"
-        res.counterexample = {"inputs": {"x": _point(float(x[i]), s.fmt), "-x": _point(float(-x[i]), s.fmt)},
-                              "outputs": {"f(x)": _point(float(yp[i]), s.fmt), "f(-x)": _point(float(yn[i]), s.fmt)},
-                              "replayed": True}
+        res.counterexample = {
+            "inputs": {"x": _point(float(x[i]), s.fmt), "-x": _point(float(-x[i]), s.fmt)},
+            "outputs": {"f(x)": _point(float(yp[i]), s.fmt), "f(-x)": _point(float(yn[i]), s.fmt)},
+            "replayed": True,
+        }
         return res
-    res.note = (f"no method proves {prop.kind} for the code in {s.fmt.name}; no violation among "
-                f"{x.size:,} sampled inputs and their negations")
+    res.note = (
+        f"no method proves {prop.kind} for the code in {s.fmt.name}; no violation among "
+        f"{x.size:,} sampled inputs and their negations"
+    )
     return res
 
 
 # ---- exact points, limits -------------------------------------------------------------
 
+
 def prove_points(s: Subject, prop) -> PropertyResult:
     t0 = time.perf_counter()
-    res = PropertyResult(prop.name, prop.kind, prop.statement, "proved",
-                         "evaluation of the code at each point (and at -0 for 0)")
+    res = PropertyResult(
+        prop.name, prop.kind, prop.statement, "proved", "evaluation of the code at each point (and at -0 for 0)"
+    )
     checked, skipped = [], []
     for p, v in prop.points:
         pq, vq = s.q(p), s.q(v)
@@ -648,8 +738,12 @@ def prove_points(s: Subject, prop) -> PropertyResult:
             checked.append(xv)
             if not y == float(round_fraction(vq, s.fmt)):
                 res.status = "refuted"
-                res.counterexample = {"inputs": {"x": _point(xv, s.fmt)}, "outputs": {"f(x)": _point(float(y), s.fmt)},
-                                      "expected": show(vq), "replayed": True}
+                res.counterexample = {
+                    "inputs": {"x": _point(xv, s.fmt)},
+                    "outputs": {"f(x)": _point(float(y), s.fmt)},
+                    "expected": show(vq),
+                    "replayed": True,
+                }
     if skipped:
         res.note = f"points not representable in {s.fmt.name}, not checked: {', '.join(skipped)}"
         if not checked:
@@ -667,33 +761,55 @@ def prove_limits(s: Subject, prop) -> PropertyResult:
     yb, rb = np.ascontiguousarray(y).view(fmt.uint), np.ascontiguousarray(r).view(fmt.uint)
     with np.errstate(invalid="ignore"):
         both_nan = np.isnan(y.astype(np.float64)) & np.isnan(r.astype(np.float64))
-    res = PropertyResult(prop.name, prop.kind, prop.statement, "proved",
-                         "evaluation of the code at +inf and -inf, bit for bit against the reference's limits",
-                         time.perf_counter() - t0)
+    res = PropertyResult(
+        prop.name,
+        prop.kind,
+        prop.statement,
+        "proved",
+        "evaluation of the code at +inf and -inf, bit for bit against the reference's limits",
+        time.perf_counter() - t0,
+    )
     for i, k in enumerate(("+inf", "-inf")):
         if not (yb[i] == rb[i] or both_nan[i]):
             res.status = "refuted"
-            res.counterexample = {"inputs": {"x": k}, "outputs": {"f(x)": _point(float(y[i].astype(np.float64)), fmt)},
-                                  "reference": _point(float(r[i].astype(np.float64)), fmt), "replayed": True}
+            res.counterexample = {
+                "inputs": {"x": k},
+                "outputs": {"f(x)": _point(float(y[i].astype(np.float64)), fmt)},
+                "reference": _point(float(r[i].astype(np.float64)), fmt),
+                "replayed": True,
+            }
             break
     return res
 
 
 # ---- dispatch ---------------------------------------------------------------------------
 
+
 def prove_property(s: Subject, prop, rlimit=None, enumerated=None) -> PropertyResult:
     """rlimit: z3's resource units per query instead of each family's budget (common.BUDGETS)."""
     since = units_spent()
     why_not = prop.not_claimed(s.attrs, s.std)
     if prop.spec_only:
-        r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
-                           note=f"{prop.kind} is a property of the real function (proved on the specification)")
+        r = PropertyResult(
+            prop.name,
+            prop.kind,
+            prop.statement,
+            "skipped",
+            "-",
+            note=f"{prop.kind} is a property of the real function (proved on the specification)",
+        )
     elif prop.kernel_only:
-        r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
-                           note="a property of a kernel's code paths, decided on its outputs in every layout "
-                                f"(`opcert accuracy {s.op.name} --dtype {s.fmt.name} --target opcert`), not by "
-                                "z3: opcert's code is NumPy's binary64 ufuncs, which no model here describes "
-                                "path by path")
+        r = PropertyResult(
+            prop.name,
+            prop.kind,
+            prop.statement,
+            "skipped",
+            "-",
+            note="a property of a kernel's code paths, decided on its outputs in every layout "
+            f"(`opcert accuracy {s.op.name} --dtype {s.fmt.name} --target opcert`), not by "
+            "z3: opcert's code is NumPy's binary64 ufuncs, which no model here describes "
+            "path by path",
+        )
     elif why_not is not None and (s.fmt.bits > 16 or (prop.standards is not None and s.std not in prop.standards)):
         # not claimed here: nothing to establish (16-bit formats report what the enumeration saw)
         r = PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-")
@@ -714,8 +830,14 @@ def prove_property(s: Subject, prop, rlimit=None, enumerated=None) -> PropertyRe
     elif prop.kind == "point_symmetry":
         r = search_point_symmetry(s, prop)
     else:
-        r = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", "-",
-                           note=f"no method decides {prop.kind} for the code in {s.fmt.name}")
+        r = PropertyResult(
+            prop.name,
+            prop.kind,
+            prop.statement,
+            "unknown",
+            "-",
+            note=f"no method decides {prop.kind} for the code in {s.fmt.name}",
+        )
     r.expected = "fails" if not prop.holds else "holds"
     if why_not is not None:
         r.expected = "not claimed"

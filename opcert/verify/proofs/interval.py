@@ -8,6 +8,7 @@
 - `find_decrease`: a pair x1 < x2 with f(x1) > f(x2), both values enclosed
   and separated (a refutation of monotonicity: one witness suffices).
 """
+
 from __future__ import annotations
 
 import math
@@ -42,12 +43,21 @@ def arb_interval(a: Fraction, b: Fraction):
     rad = (b - a) / 2
     r = float(rad)
     if Fraction(r) != rad:
-        r = float(r) * (1 + 2 ** -40)
+        r = float(r) * (1 + 2**-40)
     return arb(fmpq(mid.numerator, mid.denominator), r)
 
 
-def bound_on_interval(e, attrs, a: Fraction, b: Fraction, lower: Fraction | None, upper: Fraction | None,
-                      min_width: Fraction = Fraction(1, 2 ** 32), budget: int = 400_000, prec: int = 80):
+def bound_on_interval(
+    e,
+    attrs,
+    a: Fraction,
+    b: Fraction,
+    lower: Fraction | None,
+    upper: Fraction | None,
+    min_width: Fraction = Fraction(1, 2**32),
+    budget: int = 400_000,
+    prec: int = 80,
+):
     """('proved', pieces) or ('refuted', x) or ('unknown', why)."""
     saved = ctx.prec
     ctx.prec = prec
@@ -101,10 +111,10 @@ def find_decrease(e, attrs, a: Fraction = Fraction(-8), b: Fraction = Fraction(8
 
 # ---- the implementation, in rounding-aware interval arithmetic ---------------------------------
 
-U64 = Fraction(1, 2 ** 53)
+U64 = Fraction(1, 2**53)
 
 
-OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970   # binary64 results at or beyond round to +-inf
+OVERFLOW = Fraction(2) ** 1024 - Fraction(2) ** 970  # binary64 results at or beyond round to +-inf
 
 
 def _widen(v, ulps_rel, eta):
@@ -124,7 +134,7 @@ def _widen(v, ulps_rel, eta):
     if not abs(v) < big:
         raise Undecided("overflow")
     if ulps_rel or eta:
-        v = v * arb(1, ulps_rel) + arb(0, eta)   # relative at each point of v, not at its largest
+        v = v * arb(1, ulps_rel) + arb(0, eta)  # relative at each point of v, not at its largest
         top = arb_of(Fraction(F64.max_finite))
         if not abs(v) <= top:
             v = v.intersection(arb(0, top))
@@ -180,7 +190,7 @@ class RoundedDomain(ArbDomain):
             return a[0].min(a[1]) if op == "min" else a[0].max(a[1])
         if op == "abs":
             return abs(a[0])
-        return _round64(super().arithmetic(op, a))     # add, sub, mul, div, fma: the exact result, rounded
+        return _round64(super().arithmetic(op, a))  # add, sub, mul, div, fma: the exact result, rounded
 
     reduction = element_wise_only
 
@@ -195,16 +205,16 @@ class RoundedDomain(ArbDomain):
             if not p.increasing:
                 lo, hi = hi, lo
             big = arb_of(OVERFLOW)
-            if lo.is_finite() and lo > big:       # all of it overflows
+            if lo.is_finite() and lo > big:  # all of it overflows
                 return arb("inf")
             if not lo.is_finite() and not lo.is_nan() and p.increasing and a.lower() > 0:
-                return arb("inf")                 # past Arb's exponent range: exp(2^160)
+                return arb("inf")  # past Arb's exponent range: exp(2^160)
             if hi.is_finite() and hi < -big:
                 return -arb("inf")
             if not hi.is_finite() and not hi.is_nan():
-                raise Undecided("overflow")      # Arb gives up past its exponent range (exp(1e308))
+                raise Undecided("overflow")  # Arb gives up past its exponent range (exp(1e308))
             v = lo.union(hi)
-        return _clip(_round64(_widen(v, p.ulps * 2.0 ** -52, p.ulps * 2.0 ** -1074)), *p.bounds)
+        return _clip(_round64(_widen(v, p.ulps * 2.0**-52, p.ulps * 2.0**-1074)), *p.bounds)
 
 
 def eval_rounded(e, x, attrs, prec: int = 80):
@@ -231,8 +241,18 @@ def first_outside(run_code, a: int, b: int, fmt, r_lo, r_hi, chunk: int = 1 << 2
     return None
 
 
-def implementation_bound(impl, attrs, fmt, lower: Fraction | None, upper: Fraction | None, lo=None, hi=None,
-                         run_code=None, budget: int = 50_000, enumerate_below: int = 1 << 22):
+def implementation_bound(
+    impl,
+    attrs,
+    fmt,
+    lower: Fraction | None,
+    upper: Fraction | None,
+    lo=None,
+    hi=None,
+    run_code=None,
+    budget: int = 50_000,
+    enumerate_below: int = 1 << 22,
+):
     """Every finite input of fmt in [lo, hi]: the code's value lies within the bounds
     (rounded to fmt). Pieces are ranges of consecutive values of fmt; a piece whose
     enclosure does not clear the bounds is split, and one of at most `enumerate_below`
@@ -254,12 +274,13 @@ def _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budg
     big = float(fmt.max_finite)
     first = max(-big, round_fraction(lo, fmt, mode="up")) if lo is not None else -big
     last = min(big, round_fraction(hi, fmt, mode="down")) if hi is not None else big
-    if first > last:     # no finite input in [lo, hi] (a domain beyond the format: HardSigmoid at alpha = 1e-45)
+    if first > last:  # no finite input in [lo, hi] (a domain beyond the format: HardSigmoid at alpha = 1e-45)
         return "proved", 0
     o0, o1 = ordinal_of(first, fmt), ordinal_of(last, fmt)
     # start from the binades: relative widths small from the outset
-    cuts = {o0, o1, 0} | {ordinal_of(sg * 2.0 ** k, fmt) for k in range(fmt.emin - fmt.p + 1, fmt.emax + 1)
-                          for sg in (1, -1)}
+    cuts = {o0, o1, 0} | {
+        ordinal_of(sg * 2.0**k, fmt) for k in range(fmt.emin - fmt.p + 1, fmt.emax + 1) for sg in (1, -1)
+    }
     edges = sorted(c for c in cuts if o0 <= c <= o1)
     saved = ctx.prec
     ctx.prec = 80
@@ -312,8 +333,11 @@ def _threshold(bound: Fraction, fmt, side: int) -> Fraction | None:
     r = round_fraction(bound, fmt)
     if math.isinf(r):
         return None
-    with np.errstate(over="ignore"):     # the neighbour of +-max is +-inf
-        outside = float(np.nextafter(np.array([r]).astype(fmt.dtype),
-                                     np.array([side * np.inf]).astype(fmt.dtype)).astype(np.float64)[0])
+    with np.errstate(over="ignore"):  # the neighbour of +-max is +-inf
+        outside = float(
+            np.nextafter(np.array([r]).astype(fmt.dtype), np.array([side * np.inf]).astype(fmt.dtype)).astype(
+                np.float64
+            )[0]
+        )
     beyond = side * Fraction(2) ** (fmt.emax + 1)
     return (Fraction(r) + (beyond if math.isinf(outside) else Fraction(outside))) / 2

@@ -16,6 +16,7 @@ most SMALL values is evaluated on the code, every adjacent pair compared. A
 piece where every condition is decided and the rules still cannot conclude
 (x / (1 + x): a quotient of two increasing terms) ends the attempt: `unknown`.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -134,7 +135,7 @@ class DirectionDomain(Domain):
             if 0 in vb:
                 raise Split("a divisor")
             return v, _mul(va, da, 1 / vb, -db)
-        (va, da), (vb, db), (vc, dc) = args     # fma
+        (va, da), (vb, db), (vc, dc) = args  # fma
         return v, _comb(_mul(va, da, vb, db), dc)
 
 
@@ -193,14 +194,19 @@ def _prove_monotone(impl, attrs, fmt, run_code, lo_ord: int, hi_ord: int, budget
 def find_decrease_on_code(run_code, fmt, centers=(), lo=None, hi=None):
     """A pair x1 < x2 with code(x1) > code(x2), from a scan of the format's
     values (log-spaced over both signs, and dense around `centers`); or None."""
-    grid = [np.geomspace(2.0 ** -20, 2.0 ** 20, 20001)]
+    grid = [np.geomspace(2.0**-20, 2.0**20, 20001)]
     grid += [-g for g in grid] + [np.zeros(1)]
     for c in centers:
         grid.append(np.linspace(float(c) - 0.25, float(c) + 0.25, 4001))
     # and runs of consecutive values: a one-ULP decrease between neighbours (a rounded
     # factor inside a product) is invisible to a log-spaced grid
-    starts = np.concatenate([np.geomspace(2.0 ** -20, 2.0 ** 20, 81), -np.geomspace(2.0 ** -20, 2.0 ** 20, 81),
-                             np.asarray([float(c) for c in centers], dtype=np.float64)]).astype(fmt.dtype)
+    starts = np.concatenate(
+        [
+            np.geomspace(2.0**-20, 2.0**20, 81),
+            -np.geomspace(2.0**-20, 2.0**20, 81),
+            np.asarray([float(c) for c in centers], dtype=np.float64),
+        ]
+    ).astype(fmt.dtype)
     for o in ordinal(starts):
         grid.append(from_ordinal(np.arange(int(o) - 1024, int(o) + 1024), fmt).astype(np.float64))
     xs = np.concatenate(grid).astype(fmt.dtype).astype(np.float64)

@@ -14,6 +14,7 @@ uninterpreted functions with contracts.PLATFORM_CONTRACT. A counterexample in
 this mode may be spurious (the abstraction admits functions that are not
 rounding): the prover replays it before calling anything refuted.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -36,6 +37,7 @@ def Q(v) -> z3.ArithRef:
 class Rounding:
     """A rounding function of the abstraction: name, unit roundoff, absolute
     error near zero, and how constants round (a function Fraction -> Fraction)."""
+
     name: str
     unit: Fraction
     eta: Fraction
@@ -45,14 +47,14 @@ class Rounding:
 class RealModel:
     def __init__(self, exact: bool = True, inner: Rounding | None = None):
         self.exact = exact
-        self.inner = inner            # rounding of each arithmetic operation (None: exact)
+        self.inner = inner  # rounding of each arithmetic operation (None: exact)
         self.funcs: dict[str, z3.FuncDeclRef] = {}
         self.apps: dict[str, list] = defaultdict(list)
-        self.anchors: dict[str, set] = defaultdict(set)   # rounding name -> constants
+        self.anchors: dict[str, set] = defaultdict(set)  # rounding name -> constants
         self.roundings: dict[str, Rounding] = {}
         self.constants: dict[str, object] = {}
-        self.truth: RealModel | None = None if exact else RealModel(exact=True)   # the true functions
-        self.symbolic_anchors: list = []      # representable values that are terms (the input x)
+        self.truth: RealModel | None = None if exact else RealModel(exact=True)  # the true functions
+        self.symbolic_anchors: list = []  # representable values that are terms (the input x)
 
     def named(self, name: str):
         """A named irrational constant: a real variable inside a 2^-80-wide rational enclosure."""
@@ -121,8 +123,8 @@ class RealModel:
         so the true function's theorems (spec level) apply to it, up to that error."""
         p = REGISTRY[name]
         true = self.truth.apply(name, t)
-        delta = Q(Fraction(p.ulps) / 2 ** 52)
-        eta = Q(Fraction(p.ulps) / 2 ** 1074)
+        delta = Q(Fraction(p.ulps) / 2**52)
+        eta = Q(Fraction(p.ulps) / 2**1074)
         mag = z3.If(true >= 0, true, -true)
         return [ft - true <= delta * mag + eta, true - ft <= delta * mag + eta]
 
@@ -154,7 +156,7 @@ class RealModel:
         strict = self.exact
         ax = []
         for i, (t1, f1) in enumerate(apps):
-            for t2, f2 in apps[i + 1:]:
+            for t2, f2 in apps[i + 1 :]:
                 a, b = (f1, f2) if p.increasing else (f2, f1)
                 if strict:
                     ax += [z3.Implies(t1 < t2, a < b), z3.Implies(t2 < t1, b < a)]
@@ -194,9 +196,8 @@ class RealModel:
             for v in self.symbolic_anchors:
                 ax += [z3.Implies(t <= v, rt <= v), z3.Implies(t >= v, rt >= v)]
         for i, (t1, r1) in enumerate(apps):
-            for t2, r2 in apps[i + 1:]:
-                ax += [z3.Implies(t1 <= t2, r1 <= r2), z3.Implies(t2 <= t1, r2 <= r1),
-                       z3.Implies(t1 == -t2, r1 == -r2)]
+            for t2, r2 in apps[i + 1 :]:
+                ax += [z3.Implies(t1 <= t2, r1 <= r2), z3.Implies(t2 <= t1, r2 <= r1), z3.Implies(t1 == -t2, r1 == -r2)]
         return ax
 
 
@@ -224,7 +225,7 @@ class _RealDomain(Domain):
         return Q(e.value)
 
     def isnan(self, e, walk):
-        return z3.BoolVal(False)   # real inputs are never NaN (NaN is proved apart)
+        return z3.BoolVal(False)  # real inputs are never NaN (NaN is proved apart)
 
     def select(self, e, walk):
         return z3.If(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
@@ -235,8 +236,13 @@ class _RealDomain(Domain):
         return self.model.apply(p.name, a)
 
     def compare(self, op, a, b):
-        return {"lt": lambda: a < b, "le": lambda: a <= b, "gt": lambda: a > b, "ge": lambda: a >= b,
-                "eq": lambda: a == b}[op]()
+        return {
+            "lt": lambda: a < b,
+            "le": lambda: a <= b,
+            "gt": lambda: a > b,
+            "ge": lambda: a >= b,
+            "eq": lambda: a == b,
+        }[op]()
 
     def connective(self, op, a):
         return z3.And(a[0], a[1]) if op == "and" else z3.Or(a[0], a[1]) if op == "or" else z3.Not(a[0])
@@ -250,6 +256,11 @@ class _RealDomain(Domain):
             return z3.If(a[0] <= a[1], a[0], a[1])
         if op == "max":
             return z3.If(a[0] >= a[1], a[0], a[1])
-        exact = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
-                 "div": lambda: a[0] / a[1], "fma": lambda: a[0] * a[1] + a[2]}[op]()
+        exact = {
+            "add": lambda: a[0] + a[1],
+            "sub": lambda: a[0] - a[1],
+            "mul": lambda: a[0] * a[1],
+            "div": lambda: a[0] / a[1],
+            "fma": lambda: a[0] * a[1] + a[2],
+        }[op]()
         return self.model.round(self.model.inner, exact)

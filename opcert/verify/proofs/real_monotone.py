@@ -9,6 +9,7 @@ ends, by Arb, and its limits at +-inf). Used where z3's axioms do not reach:
 Gelu is non-decreasing for x >= 0 because x and Phi(x) are both non-negative
 and non-decreasing there.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,6 +36,7 @@ def _lo_mul(a, b):
 
 class Span:
     """[lo, hi], ends exact Fractions or +-inf; `>= 0` means every value is."""
+
     def __init__(self, lo, hi):
         if lo > hi:
             raise Undecided("empty")
@@ -62,7 +64,7 @@ class Span:
         ps = [_lo_mul(a, b) for a in (self.lo, self.hi) for b in (o.lo, o.hi)]
         return Span(min(ps), max(ps))
 
-    def __rtruediv__(self, c):   # c / self, for the sign rules only
+    def __rtruediv__(self, c):  # c / self, for the sign rules only
         if 0 in self:
             raise Split("a divisor")
         ends = [Fraction(0) if math.isinf(v) else c / v for v in (self.lo, self.hi)]
@@ -78,8 +80,7 @@ def _primitive(p, s: Span) -> Span:
     def at(v, side):
         if math.isinf(v):
             lim = AT_INF[p.name][0 if v < 0 else 1]
-            return -INF if lim is None and v < 0 and p.increasing else (
-                INF if lim is None else Fraction(lim))
+            return -INF if lim is None and v < 0 and p.increasing else (INF if lim is None else Fraction(lim))
         saved = ctx.prec
         ctx.prec = 80
         try:
@@ -87,6 +88,7 @@ def _primitive(p, s: Span) -> Span:
         finally:
             ctx.prec = saved
         return a if side < 0 else b
+
     if not (p.domain[0] is None or s.lo > p.domain[0] or (s.lo == p.domain[0] and not p.domain[1])):
         raise Split("outside the primitive's domain")
     lo, hi = (at(s.lo, -1), at(s.hi, 1)) if p.increasing else (at(s.hi, -1), at(s.lo, 1))
@@ -116,7 +118,7 @@ class SpanDomain(Domain):
         return _point(e.value)
 
     def isnan(self, e, walk):
-        walk(e.args[0])      # its argument's splits and failures still count
+        walk(e.args[0])  # its argument's splits and failures still count
         return False
 
     def compare(self, op, l, r):
@@ -146,7 +148,7 @@ class SpanDomain(Domain):
             return Span(min(a[0].lo, a[1].lo), min(a[0].hi, a[1].hi))
         if op == "max":
             return Span(max(a[0].lo, a[1].lo), max(a[0].hi, a[1].hi))
-        r = 1 / a[1]      # div
+        r = 1 / a[1]  # div
         return a[0] * Span(min(r.lo, r.hi), max(r.lo, r.hi))
 
     reduction = element_wise_only

@@ -19,6 +19,7 @@ NaN and infinite entries are rules of the specification's special values: the re
 neither, so those verdicts are `skipped` here, with the reason; the black-box checks decide
 them on each target.
 """
+
 from __future__ import annotations
 
 import time
@@ -70,16 +71,23 @@ class _RowDomain(Domain):
                 m = z3.If(v > m, v, m)
             return [m] * self.n
         # rowfirstmax: element j is at least every element and above every one before it
-        return [z3.And(*[a[j] >= a[k] for k in range(self.n) if k != j], *[a[j] > a[k] for k in range(j)])
-                for j in range(self.n)]
+        return [
+            z3.And(*[a[j] >= a[k] for k in range(self.n) if k != j], *[a[j] > a[k] for k in range(j)])
+            for j in range(self.n)
+        ]
 
     def primitive(self, p, a, node=None):
         # simplified arguments: (x0 + c) - (x0 + c) and 0 are one term, so that congruence sees equal ones
         return [self.model.apply(p.name, z3.simplify(v)) for v in a]
 
     def compare(self, op, a, b):
-        f = {"lt": lambda u, v: u < v, "le": lambda u, v: u <= v, "gt": lambda u, v: u > v,
-             "ge": lambda u, v: u >= v, "eq": lambda u, v: u == v}[op]
+        f = {
+            "lt": lambda u, v: u < v,
+            "le": lambda u, v: u <= v,
+            "gt": lambda u, v: u > v,
+            "ge": lambda u, v: u >= v,
+            "eq": lambda u, v: u == v,
+        }[op]
         return [f(u, v) for u, v in zip(a, b)]
 
     def connective(self, op, a):
@@ -95,17 +103,24 @@ class _RowDomain(Domain):
             return [z3.If(u >= 0, u, -u) for u in a[0]]
         if op in ("min", "max"):
             return [z3.If(u <= v, u, v) if op == "min" else z3.If(u >= v, u, v) for u, v in zip(a[0], a[1])]
-        f = {"add": lambda u, v: u + v, "sub": lambda u, v: u - v, "mul": lambda u, v: u * v,
-             "div": lambda u, v: u / v}.get(op)
+        f = {
+            "add": lambda u, v: u + v,
+            "sub": lambda u, v: u - v,
+            "mul": lambda u, v: u * v,
+            "div": lambda u, v: u / v,
+        }.get(op)
         if f is not None:
             return [f(u, v) for u, v in zip(a[0], a[1])]
-        return [u * v + w for u, v, w in zip(*a)]      # fma: exact over the reals
+        return [u * v + w for u, v, w in zip(*a)]  # fma: exact over the reals
 
 
 def _homomorphism(model: RealModel, pairs) -> list:
     """exp(a) = exp(b) exp(a - b), a theorem, for the pairs of exp arguments the property relates."""
-    return [model.apply("exp", z3.simplify(a)) == model.apply("exp", z3.simplify(b)) *
-            model.apply("exp", z3.simplify(a - b)) for a, b in pairs]
+    return [
+        model.apply("exp", z3.simplify(a))
+        == model.apply("exp", z3.simplify(b)) * model.apply("exp", z3.simplify(a - b))
+        for a, b in pairs
+    ]
 
 
 def _axioms(model: RealModel) -> list:
@@ -116,8 +131,10 @@ def _axioms(model: RealModel) -> list:
     for name, apps in model.apps.items():
         p = REGISTRY[name]
         lo, lo_open, _ = p.domain
+
         def inside(t, lo=lo, lo_open=lo_open):
             return z3.BoolVal(True) if lo is None else (t > Q(lo)) if lo_open else (t >= Q(lo))
+
         for t, ft in apps:
             if p.sign == "positive":
                 out.append(ft > 0)
@@ -125,22 +142,28 @@ def _axioms(model: RealModel) -> list:
                 v = p.exact(Fraction(at))
                 if v is not None:
                     out.append(z3.Implies(t == at, ft == Q(v)))
-            if name == "log":          # log(t) has the sign of t - 1
+            if name == "log":  # log(t) has the sign of t - 1
                 out += [z3.Implies(t > 1, ft > 0), z3.Implies(z3.And(t > 0, t < 1), ft < 0)]
         for i, (t1, f1) in enumerate(apps):
-            for t2, f2 in apps[i + 1:]:
+            for t2, f2 in apps[i + 1 :]:
                 a, b = (f1, f2) if p.increasing else (f2, f1)
                 both = z3.And(inside(t1), inside(t2))
-                out += [z3.Implies(z3.And(both, t1 < t2), a < b), z3.Implies(z3.And(both, t2 < t1), b < a),
-                        z3.Implies(t1 == t2, f1 == f2)]
+                out += [
+                    z3.Implies(z3.And(both, t1 < t2), a < b),
+                    z3.Implies(z3.And(both, t2 < t1), b < a),
+                    z3.Implies(t1 == t2, f1 == f2),
+                ]
     return out
 
 
 def _compositions(model: RealModel) -> list:
     """exp(log t) = t for t > 0, for every exp whose argument is a log application."""
     logs = {app.get_id(): t for t, app in model.apps.get("log", [])}
-    return [z3.Implies(logs[t.get_id()] > 0, ft == logs[t.get_id()])
-            for t, ft in model.apps.get("exp", []) if t.get_id() in logs]
+    return [
+        z3.Implies(logs[t.get_id()] > 0, ft == logs[t.get_id()])
+        for t, ft in model.apps.get("exp", [])
+        if t.get_id() in logs
+    ]
 
 
 def _purified(model: RealModel, formulas: list) -> list:
@@ -180,16 +203,26 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
     y = fold(formula, _RowDomain(m, x, attrs))
     extra: list = []
     if p.kind == "range":
-        claim = z3.And(*[c for v in y for c in ((v >= Q(p.lower)) if p.lower is not None else z3.BoolVal(True),
-                                                (v <= Q(p.upper)) if p.upper is not None else z3.BoolVal(True))])
+        claim = z3.And(
+            *[
+                c
+                for v in y
+                for c in (
+                    (v >= Q(p.lower)) if p.lower is not None else z3.BoolVal(True),
+                    (v <= Q(p.upper)) if p.upper is not None else z3.BoolVal(True),
+                )
+            ]
+        )
     elif p.kind == "row_sum":
         terms = y if p.sum_of == "y" else [m.apply("exp", v) for v in y]
         claim = z3.Sum(terms) == 1
     elif p.kind == "one_hot_first":
-        first = [z3.And(*[x[j] >= x[k] for k in range(n) if k != j], *[x[j] > x[k] for k in range(j)])
-                 for j in range(n)]
-        claim = z3.And(z3.Sum(y) == 1, *[z3.Or(v == 0, v == 1) for v in y],
-                       *[z3.Implies(v == 1, f) for v, f in zip(y, first)])
+        first = [
+            z3.And(*[x[j] >= x[k] for k in range(n) if k != j], *[x[j] > x[k] for k in range(j)]) for j in range(n)
+        ]
+        claim = z3.And(
+            z3.Sum(y) == 1, *[z3.Or(v == 0, v == 1) for v in y], *[z3.Implies(v == 1, f) for v, f in zip(y, first)]
+        )
     elif p.kind == "shift_invariance":
         c = z3.Real("c")
         y2 = fold(formula, _RowDomain(m, [xi + c for xi in x], attrs))
@@ -204,7 +237,7 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
             yp = fold(formula, _RowDomain(m, [x[i] for i in perm], attrs))
             claims += [yp[k] == y[perm[k]] for k in range(n)]
         claim = z3.And(*claims)
-        if op.name == "Hardmax":       # the first maximum moves with the row only where there is no tie
+        if op.name == "Hardmax":  # the first maximum moves with the row only where there is no tie
             extra = [z3.Distinct(*x)] if n > 1 else []
     elif p.kind == "row_monotonic":
         d = z3.Real("d")
@@ -219,9 +252,11 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
     return claim, lambda: extra + _axioms(m) + _compositions(m), m
 
 
-ARGUMENT = ("for longer rows, the same argument: it uses per-element facts (exp > 0 and increasing, "
-            "exp(a + c) = exp(a) exp(c), log increasing with log(1) = 0, exp(log t) = t) and the row's sum, maximum "
-            "and first maximum, never the number of elements")
+ARGUMENT = (
+    "for longer rows, the same argument: it uses per-element facts (exp > 0 and increasing, "
+    "exp(a + c) = exp(a) exp(c), log increasing with log(1) = 0, exp(log t) = t) and the row's sum, maximum "
+    "and first maximum, never the number of elements"
+)
 
 
 def prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
@@ -234,15 +269,27 @@ def prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards:
 def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
     t0 = time.perf_counter()
     if p.kind in ("nan_row", "infinite_entries"):
-        return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
-                              note="a rule of the specification's special values: the reals have no NaN and no "
-                                   "infinity, so there is nothing to prove over them; the black-box checks decide "
-                                   "it on each target (`opcert accuracy`)")
+        return PropertyResult(
+            p.name,
+            p.kind,
+            p.statement,
+            "skipped",
+            "-",
+            note="a rule of the specification's special values: the reals have no NaN and no "
+            "infinity, so there is nothing to prove over them; the black-box checks decide "
+            "it on each target (`opcert accuracy`)",
+        )
     if p.kind == "row_layout":
-        return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
-                              note="a property of a kernel's code paths: the real function maps a row to its "
-                                   "outputs whatever the tensor around it; each target's outputs decide it in "
-                                   "every layout (`opcert accuracy`)")
+        return PropertyResult(
+            p.name,
+            p.kind,
+            p.statement,
+            "skipped",
+            "-",
+            note="a property of a kernel's code paths: the real function maps a row to its "
+            "outputs whatever the tensor around it; each target's outputs decide it in "
+            "every layout (`opcert accuracy`)",
+        )
     for n in range(1, MAX_LENGTH + 1):
         # monotonicity in x_i is monotonicity in x_0 of the row with x_i and x_0 swapped, where the formula
         # is permutation equivariant: proved first at this length, then x_0 alone, which is faster
@@ -253,14 +300,32 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
             first_only = _decide(perm[0], perm[1], rlimit, perm[2])[0] == "proved"
         q = _query(op, p, formula, attrs, n, first_only)
         if q is None:
-            return PropertyResult(p.name, p.kind, p.statement, "skipped", "-",
-                                  note=f"no model over the reals for a property of kind {p.kind}")
+            return PropertyResult(
+                p.name,
+                p.kind,
+                p.statement,
+                "skipped",
+                "-",
+                note=f"no model over the reals for a property of kind {p.kind}",
+            )
         status, why = _decide(q[0], q[1], rlimit, q[2])
         if status != "proved":
             # a model of uninterpreted functions is not a real counterexample: never `refuted` from it
-            return PropertyResult(p.name, p.kind, p.statement, "unknown", "z3, real rows",
-                                  elapsed_s=time.perf_counter() - t0,
-                                  note=f"rows of {n} elements: {why or status}" + (f" (rows of 1 to {n - 1} proved)" if n > 1 else ""))
-    return PropertyResult(p.name, p.kind, p.statement, "proved",
-                          f"z3, real rows of 1 to {MAX_LENGTH} elements ({standards}' formula)",
-                          elapsed_s=time.perf_counter() - t0, note=ARGUMENT)
+            return PropertyResult(
+                p.name,
+                p.kind,
+                p.statement,
+                "unknown",
+                "z3, real rows",
+                elapsed_s=time.perf_counter() - t0,
+                note=f"rows of {n} elements: {why or status}" + (f" (rows of 1 to {n - 1} proved)" if n > 1 else ""),
+            )
+    return PropertyResult(
+        p.name,
+        p.kind,
+        p.statement,
+        "proved",
+        f"z3, real rows of 1 to {MAX_LENGTH} elements ({standards}' formula)",
+        elapsed_s=time.perf_counter() - t0,
+        note=ARGUMENT,
+    )

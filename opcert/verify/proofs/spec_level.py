@@ -1,4 +1,5 @@
 """Properties of the exact (real) definitions, for all attribute values at once."""
+
 from __future__ import annotations
 
 import itertools
@@ -104,8 +105,11 @@ def _implementation_replay(op, attrs, xs) -> dict | None:
                 return None
         x = np.array([float(v) for v in xs])
         y = run_resolved(op, x, a32)
-        return {"attrs_binary32": {k: float(v) for k, v in a32.items()},
-                "inputs": [float(v) for v in x], "outputs": [float(v) for v in y]}
+        return {
+            "attrs_binary32": {k: float(v) for k, v in a32.items()},
+            "inputs": [float(v) for v in x],
+            "outputs": [float(v) for v in y],
+        }
     except (UsageError, OverflowError, ValueError):
         return None
 
@@ -186,8 +190,11 @@ def _violation(m: RealModel, prop, formula, A):
         return _in_domain(m, prop, x, A) + [m.eval(formula, x, A) != m.eval(prop.value, x, A)], {"x": x}
     if prop.kind == "monotonic":
         x1, x2 = z3.Reals("x1 x2")
-        return (_in_domain(m, prop, x1, A) + _in_domain(m, prop, x2, A) +
-                [x1 <= x2, m.eval(formula, x1, A) > m.eval(formula, x2, A)]), {"x1": x1, "x2": x2}
+        return (
+            _in_domain(m, prop, x1, A)
+            + _in_domain(m, prop, x2, A)
+            + [x1 <= x2, m.eval(formula, x1, A) > m.eval(formula, x2, A)]
+        ), {"x1": x1, "x2": x2}
     if prop.kind == "odd":
         x = z3.Real("x")
         return [m.eval(formula, -x, A) != -m.eval(formula, x, A)], {"x": x}
@@ -207,8 +214,9 @@ def _violation(m: RealModel, prop, formula, A):
             for bits in itertools.product((True, False), repeat=len(sel)):
                 # A select may take either branch only where its comparison is
                 # at its boundary (both sides equal at the point).
-                possible = [z3.Or(_at_boundary(m, s.args[0], pt, A), m.eval(s.args[0], pt, A) == b)
-                            for s, b in zip(sel, bits)]
+                possible = [
+                    z3.Or(_at_boundary(m, s.args[0], pt, A), m.eval(s.args[0], pt, A) == b) for s, b in zip(sel, bits)
+                ]
                 variant = force(formula, dict(zip(sel, bits)))
                 diffs.append(z3.And(*possible, m.eval(variant, pt, A) != here))
         return [z3.Or(*diffs)] if diffs else [z3.BoolVal(False)], {}
@@ -239,8 +247,10 @@ def _replay_points(formula, prop, attrs) -> tuple[bool | None, dict]:
         here = _exact(formula, pq, attrs)
         values[f"f({show(pq)})"] = _num(here)
         for bits in itertools.product((True, False), repeat=len(sel)):
-            ok = all(_boundary_exact(s.args[0], pq, attrs) or eval_rational(s.args[0], pq, attrs) == b
-                     for s, b in zip(sel, bits))
+            ok = all(
+                _boundary_exact(s.args[0], pq, attrs) or eval_rational(s.args[0], pq, attrs) == b
+                for s, b in zip(sel, bits)
+            )
             if not ok:
                 continue
             y = _exact(force(formula, dict(zip(sel, bits))), pq, attrs)
@@ -266,16 +276,34 @@ def _prove_property(op, prop, attrs, rlimit, formula, std_key) -> PropertyResult
     std_key = std_key or op.primary
     formula = formula or op.standard(std_key).formula
     if prop.kind == "nan_propagation":
-        return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
-                              note="NaN is an IEEE value, not a real: proved per dtype on the implementation")
+        return PropertyResult(
+            prop.name,
+            prop.kind,
+            prop.statement,
+            "skipped",
+            "-",
+            note="NaN is an IEEE value, not a real: proved per dtype on the implementation",
+        )
     if prop.kernel_only:
-        return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
-                              note="a property of a kernel's code paths (how it is called), not of the real "
-                                   "function: decided on each target's outputs (`opcert accuracy`)")
+        return PropertyResult(
+            prop.name,
+            prop.kind,
+            prop.statement,
+            "skipped",
+            "-",
+            note="a property of a kernel's code paths (how it is called), not of the real "
+            "function: decided on each target's outputs (`opcert accuracy`)",
+        )
     if prop.kind == "limit":
-        return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-",
-                              note="the limits at +-inf are part of the definition (the reference's value at "
-                                   "+-inf); each format's code is checked against them")
+        return PropertyResult(
+            prop.name,
+            prop.kind,
+            prop.statement,
+            "skipped",
+            "-",
+            note="the limits at +-inf are part of the definition (the reference's value at "
+            "+-inf); each format's code is checked against them",
+        )
     A, dom = _attr_terms(op, attrs)
 
     def run(extra):
@@ -299,8 +327,9 @@ def _prove_property(op, prop, attrs, rlimit, formula, std_key) -> PropertyResult
         if res is not None:
             return res
     # a tight bound (a minimum) is beyond the axioms: give z3 a short try before interval arithmetic
-    first = "spec-quick" if prop.kind == "range" and concrete_assignments(
-        op, prop, std_key, attrs) is not None else "spec"
+    first = (
+        "spec-quick" if prop.kind == "range" and concrete_assignments(op, prop, std_key, attrs) is not None else "spec"
+    )
     status, model, dt, reason = solve(dom + cond + viol + m.axioms(), first, rlimit)
     res = PropertyResult(prop.name, prop.kind, prop.statement, "unknown", METHOD, dt, expected=expected)
     if status == "unsat":
@@ -325,11 +354,9 @@ def _prove_property(op, prop, attrs, rlimit, formula, std_key) -> PropertyResult
         res.elapsed_s += dt2
         if st == "sat":
             ce2 = _counterexample(op, prop.kind, model2, None, xs2, formula, A, prop)
-            res.outside_condition = {"status": "refuted" if ce2.get("replayed") else "unknown",
-                                     "counterexample": ce2}
+            res.outside_condition = {"status": "refuted" if ce2.get("replayed") else "unknown", "counterexample": ce2}
         elif st == "unsat":
-            res.outside_condition = {"status": "proved",
-                                     "note": "the property also holds where its condition does not"}
+            res.outside_condition = {"status": "proved", "note": "the property also holds where its condition does not"}
         else:
             res.outside_condition = {"status": "unknown"}
     return res
@@ -354,10 +381,17 @@ def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> Propert
         if status != "proved":
             return None
         pieces += info
-    return PropertyResult(prop.name, prop.kind, prop.statement, "proved",
-                          f"composition rules over the reals (sums, products of non-negative factors, monotone "
-                          f"primitives), interval signs with ends at +-inf; {pieces} pieces, "
-                          f"{len(cases)} attribute case(s)", time.perf_counter() - t0, expected=expected)
+    return PropertyResult(
+        prop.name,
+        prop.kind,
+        prop.statement,
+        "proved",
+        f"composition rules over the reals (sums, products of non-negative factors, monotone "
+        f"primitives), interval signs with ends at +-inf; {pieces} pieces, "
+        f"{len(cases)} attribute case(s)",
+        time.perf_counter() - t0,
+        expected=expected,
+    )
 
 
 def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
@@ -376,8 +410,12 @@ def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
         status, info = bound_on_interval(formula, case, -TAIL, TAIL, lower, upper)
         if status == "refuted":
             res.status = "refuted"
-            res.counterexample = {"attrs": {k: show(v) for k, v in case.items()}, "inputs": {"x": show(info)},
-                                  "replayed": True, "method": "exact evaluation (Arb)"}
+            res.counterexample = {
+                "attrs": {k: show(v) for k, v in case.items()},
+                "inputs": {"x": show(info)},
+                "replayed": True,
+                "method": "exact evaluation (Arb)",
+            }
             return
         if status != "proved":
             res.note = f"interval arithmetic: {info}"
@@ -392,13 +430,17 @@ def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
             tail = x <= Q(-TAIL) if side < 0 else x >= Q(TAIL)
             st, _, _, reason = solve(dom + viol + [tail] + m.axioms(), "spec-case", rlimit)
             if st != "unsat":
-                res.note = f"interval arithmetic proved [-16, 16]; z3 on the tail {'x <= -16' if side < 0 else 'x >= 16'}: " \
-                           f"{st}" + (f" ({reason})" if reason else "")
+                res.note = (
+                    f"interval arithmetic proved [-16, 16]; z3 on the tail {'x <= -16' if side < 0 else 'x >= 16'}: "
+                    f"{st}" + (f" ({reason})" if reason else "")
+                )
                 return
     res.status = "proved"
-    res.method = (f"interval arithmetic (Arb) over [-16, 16], {pieces:,} pieces, for "
-                  f"{'each of ' + str(len(cases)) + ' attribute cases' if len(cases) > 1 else 'the attributes'}; "
-                  "z3 over the reals beyond")
+    res.method = (
+        f"interval arithmetic (Arb) over [-16, 16], {pieces:,} pieces, for "
+        f"{'each of ' + str(len(cases)) + ' attribute cases' if len(cases) > 1 else 'the attributes'}; "
+        "z3 over the reals beyond"
+    )
     res.note = None
     res.elapsed_s += time.perf_counter() - t0
 
@@ -441,10 +483,14 @@ def _search_decrease(op, prop, attrs, formula, res, std_key) -> None:
     x1, x2, v1, v2 = hit
     res.status = "refuted"
     res.method = "exact evaluation (Arb) at two points, " + (
-        "at the given attributes" if attrs is not None else f"at {std_key}'s default attributes")
-    res.counterexample = {"attrs": {k: show(v) for k, v in case.items()}, "inputs": {"x1": show(x1), "x2": show(x2)},
-                          "values": {"f(x1)": _num((v1.lo, v1.hi)), "f(x2)": _num((v2.lo, v2.hi))},
-                          "replayed": True}
+        "at the given attributes" if attrs is not None else f"at {std_key}'s default attributes"
+    )
+    res.counterexample = {
+        "attrs": {k: show(v) for k, v in case.items()},
+        "inputs": {"x1": show(x1), "x2": show(x2)},
+        "values": {"f(x1)": _num((v1.lo, v1.hi)), "f(x2)": _num((v2.lo, v2.hi))},
+        "replayed": True,
+    }
     res.note = None
 
 
@@ -454,7 +500,7 @@ def _witness(op, s1, s2):
     for std in (s1, s2):
         try:
             base = resolve(op, None, std.key)
-        except Exception:   # noqa: BLE001 - a standard with a required attribute and no example
+        except Exception:  # noqa: BLE001 - a standard with a required attribute and no example
             continue
         choice = [a for a in op.attributes if a.kind == "choice" and a.name in base]
         cases.append(base)
@@ -466,7 +512,7 @@ def _witness(op, s1, s2):
             x = Fraction(k, 8)
             try:
                 v1, v2 = _exact(s1.formula, x, full), _exact(s2.formula, x, full)
-            except Exception:   # noqa: BLE001 - outside a primitive's domain: try the next point
+            except Exception:  # noqa: BLE001 - outside a primitive's domain: try the next point
                 continue
             if _lt(v1, v2) or _lt(v2, v1):
                 return full, x, v1, v2
@@ -485,15 +531,28 @@ def cross_standard(op, rlimit=None) -> list[PropertyResult]:
             d1 = {k: s1.defaults[k] for k in shared}
             d2 = {k: s2.defaults[k] for k in shared}
             a = op.attributes
-            same = all((d1[k] == d2[k]) if next(x for x in a if x.name == k).kind == "choice"
-                       else to_binary32(k, d1[k]) == to_binary32(k, d2[k]) for k in shared)
-            r = PropertyResult(f"defaults:{s1.key}={s2.key}", "agreement",
-                               f"{s1.key}'s and {s2.key}'s defaults agree ({', '.join(shared)})",
-                               "proved" if same else "refuted", "comparison of the binary32 defaults")
+            same = all(
+                (d1[k] == d2[k])
+                if next(x for x in a if x.name == k).kind == "choice"
+                else to_binary32(k, d1[k]) == to_binary32(k, d2[k])
+                for k in shared
+            )
+            r = PropertyResult(
+                f"defaults:{s1.key}={s2.key}",
+                "agreement",
+                f"{s1.key}'s and {s2.key}'s defaults agree ({', '.join(shared)})",
+                "proved" if same else "refuted",
+                "comparison of the binary32 defaults",
+            )
             if not same:
                 r.expected = "not claimed"
-                r.counterexample = {"defaults": {s1.key: {k: str(v) for k, v in d1.items()},
-                                                 s2.key: {k: str(v) for k, v in d2.items()}}, "replayed": True}
+                r.counterexample = {
+                    "defaults": {
+                        s1.key: {k: str(v) for k, v in d1.items()},
+                        s2.key: {k: str(v) for k, v in d2.items()},
+                    },
+                    "replayed": True,
+                }
             out.append(r)
         if s1.formula == s2.formula:
             out.append(PropertyResult(name, "agreement", statement, "proved", "identical expressions"))
@@ -512,10 +571,13 @@ def cross_standard(op, rlimit=None) -> list[PropertyResult]:
             xv = model_value(model, x)
             try:
                 v1, v2 = _exact(s1.formula, xv, attrs), _exact(s2.formula, xv, attrs)
-                res.counterexample = {"attrs": {k: show(v) for k, v in attrs.items()}, "inputs": {"x": show(xv)},
-                                      "values": {s1.key: _num(v1), s2.key: _num(v2)},
-                                      "replayed": bool(_lt(v1, v2) or _lt(v2, v1))}
-            except Exception:   # noqa: BLE001 - z3's attributes are outside a primitive's domain
+                res.counterexample = {
+                    "attrs": {k: show(v) for k, v in attrs.items()},
+                    "inputs": {"x": show(xv)},
+                    "values": {s1.key: _num(v1), s2.key: _num(v2)},
+                    "replayed": bool(_lt(v1, v2) or _lt(v2, v1)),
+                }
+            except Exception:  # noqa: BLE001 - z3's attributes are outside a primitive's domain
                 res.counterexample = {"replayed": False}
             res.status = "refuted" if res.counterexample["replayed"] else "unknown"
             res.note = _region(op, s1.formula, s2.formula, rlimit) if res.status == "refuted" else None
@@ -524,8 +586,12 @@ def cross_standard(op, rlimit=None) -> list[PropertyResult]:
             if hit is not None:
                 attrs, xv, v1, v2 = hit
                 res.status, res.method = "refuted", "exact evaluation (Arb) at the standards' defaults"
-                res.counterexample = {"attrs": {k: show(v) for k, v in attrs.items()}, "inputs": {"x": show(xv)},
-                                      "values": {s1.key: _num(v1), s2.key: _num(v2)}, "replayed": True}
+                res.counterexample = {
+                    "attrs": {k: show(v) for k, v in attrs.items()},
+                    "inputs": {"x": show(xv)},
+                    "values": {s1.key: _num(v1), s2.key: _num(v2)},
+                    "replayed": True,
+                }
             elif status != "sat":
                 res.note = f"z3: {reason}"
         if res.status == "refuted":
@@ -547,7 +613,7 @@ def _region(op, f1, f2, rlimit) -> str | None:
     body = z3.And(*(dom + [m.eval(f1, x, A) != m.eval(f2, x, A)]))
     declared = op.standards_differ_where
     if m.apps or declared is None:
-        return None   # uninterpreted functions: no quantifier elimination
+        return None  # uninterpreted functions: no quantifier elimination
     try:
         goal = z3.Goal()
         goal.add(z3.Exists([x], body))

@@ -20,6 +20,7 @@ pairs) and names the first (in input bit order) and the worst (largest excess
 over a bound, largest step backwards), with outputs and the correctly rounded
 reference, replayed on the target before it is reported.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from opcert.verify.properties import kernels
 from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import ulp_of
 
-VALUE_KINDS = {"range": 0, "constant": 1, "nan_propagation": 2}     # kernels.scan_values' kinds
+VALUE_KINDS = {"range": 0, "constant": 1, "nan_propagation": 2}  # kernels.scan_values' kinds
 
 
 def _bound(v, default: float) -> float:
@@ -53,18 +54,19 @@ def _find(ascending: np.ndarray, b: int) -> int | None:
 
 # ---- a property in one format, at given attributes -----------------------------------
 
+
 @dataclass
 class Compiled:
     prop: object
-    skip: str | None = None          # why it is not checked (not claimed, not representable, ...)
+    skip: str | None = None  # why it is not checked (not claimed, not representable, ...)
     expected: str = "holds"
-    dom_lo: float | None = None      # x >= dom_lo (a value of the format), None: unbounded
+    dom_lo: float | None = None  # x >= dom_lo (a value of the format), None: unbounded
     dom_hi: float | None = None
-    lower: float | None = None       # range bounds, rounded to the format
+    lower: float | None = None  # range bounds, rounded to the format
     upper: float | None = None
-    value: float | None = None       # constant regions
-    center: float | None = None      # point symmetry
-    points: list = field(default_factory=list)   # [(x, expected value)] exact points, representable
+    value: float | None = None  # constant regions
+    center: float | None = None  # point symmetry
+    points: list = field(default_factory=list)  # [(x, expected value)] exact points, representable
     statement: str = ""
 
     @property
@@ -103,15 +105,19 @@ def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction], sta
         c.dom_hi = round_fraction(_q(hi, attrs), fmt, mode="down")
     where = ""
     if lo is not None or hi is not None:
-        where = f" for x in [{_fmt_num(c.dom_lo) if lo is not None else '-inf'}, " \
-                f"{_fmt_num(c.dom_hi) if hi is not None else 'inf'}]"
+        where = (
+            f" for x in [{_fmt_num(c.dom_lo) if lo is not None else '-inf'}, "
+            f"{_fmt_num(c.dom_hi) if hi is not None else 'inf'}]"
+        )
     if prop.kind == "range":
         if prop.lower is not None:
             c.lower = round_fraction(_q(prop.lower, attrs), fmt)
         if prop.upper is not None:
             c.upper = round_fraction(_q(prop.upper, attrs), fmt)
-        c.statement += (f" (in {fmt.name}: f(x) in [{_fmt_num(c.lower) if c.lower is not None else '-inf'}, "
-                        f"{_fmt_num(c.upper) if c.upper is not None else 'inf'}]{where}, bounds rounded to nearest)")
+        c.statement += (
+            f" (in {fmt.name}: f(x) in [{_fmt_num(c.lower) if c.lower is not None else '-inf'}, "
+            f"{_fmt_num(c.upper) if c.upper is not None else 'inf'}]{where}, bounds rounded to nearest)"
+        )
     elif prop.kind == "constant":
         c.value = round_fraction(_q(prop.value, attrs), fmt)
         c.statement += f" (in {fmt.name}: f(x) = {_fmt_num(c.value)}{where})"
@@ -145,13 +151,15 @@ def compile_all(op, fmt, attrs, standard, names=None) -> list[Compiled]:
 
 # ---- accumulation -----------------------------------------------------------------------
 
+
 @dataclass
 class Acc:
     """Counts of one property over some inputs; mergeable (sweep chunks)."""
+
     evaluated: int = 0
     violations: int = 0
-    first: list | None = None     # [key, [input bits...]]: smallest key in input bit order
-    worst: list | None = None     # [magnitude, key, [input bits...]]
+    first: list | None = None  # [key, [input bits...]]: smallest key in input bit order
+    worst: list | None = None  # [magnitude, key, [input bits...]]
 
     def add(self, evaluated: int, mask: np.ndarray, keys: np.ndarray, inputs: list, magnitude: np.ndarray):
         """mask over candidate elements; inputs: a list of arrays (one per input of a violation)."""
@@ -175,10 +183,12 @@ class Acc:
     def take(self, st: np.ndarray, wmag: np.ndarray, pairs: bool = False) -> None:
         """Add the state of a compiled scan (verify.properties.kernels); pairs:
         its violations have two inputs."""
+
         def inputs(a, b):
             return [int(a), int(b)] if pairs else [int(a)]
+
         K = kernels
-        if not st[K.VIOLATIONS]:        # nearly every block
+        if not st[K.VIOLATIONS]:  # nearly every block
             self.evaluated += int(st[K.EVALUATED])
             return
         o = Acc(int(st[K.EVALUATED]), int(st[K.VIOLATIONS]))
@@ -214,13 +224,19 @@ class PropertyChecker:
         self.sign = 1 << (fmt.bits - 1)
         self.inf_bits = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
         # monotonic chains: per property and side, the first and the last valid (mag, y bits)
-        self.ends = {c.name: {"pos": [None, None], "neg": [None, None]}
-                     for c in self.compiled if c.kind == "monotonic"}
+        self.ends = {c.name: {"pos": [None, None], "neg": [None, None]} for c in self.compiled if c.kind == "monotonic"}
         self.limit_expect = None
         self._points: dict[str, list[int]] = {}
-        self.bounds = {c.name: kernels.Bounds(_bound(c.dom_lo, -np.inf), _bound(c.dom_hi, np.inf),
-                                              _bound(c.lower, -np.inf), _bound(c.upper, np.inf),
-                                              0.0 if c.value is None else float(c.value)) for c in self.compiled}
+        self.bounds = {
+            c.name: kernels.Bounds(
+                _bound(c.dom_lo, -np.inf),
+                _bound(c.dom_hi, np.inf),
+                _bound(c.lower, -np.inf),
+                _bound(c.upper, np.inf),
+                0.0 if c.value is None else float(c.value),
+            )
+            for c in self.compiled
+        }
 
     # -- values ---------------------------------------------------------------------
     def _y1(self, bits: int) -> float:
@@ -250,7 +266,7 @@ class PropertyChecker:
             xn = -xp
         else:
             with np.errstate(invalid="ignore"):
-                xn = _native(from_bits(negb, fmt))     # -m's bits: -xp, NaN payloads and all
+                xn = _native(from_bits(negb, fmt))  # -m's bits: -xp, NaN payloads and all
         pos, neg = kernels.Side(mags, xp, yp64, ybp), kernels.Side(negb, xn, yn64, ybn)
         # the magnitudes ascend: a block whose last is at most infinity's has no NaN input, and the NaN
         # property evaluates nothing there (two passes saved in all but the last chunk of a sweep)
@@ -300,8 +316,9 @@ class PropertyChecker:
         got = self._points.get(c.name)
         if got is None:
             fmt = self.fmt
-            got = self._points[c.name] = [int(np.array([abs(p)]).astype(fmt.dtype).view(fmt.uint)[0])
-                                          for p, _ in c.points]
+            got = self._points[c.name] = [
+                int(np.array([abs(p)]).astype(fmt.dtype).view(fmt.uint)[0]) for p, _ in c.points
+            ]
         return got
 
     def _monotonic(self, c, pos: kernels.Side, neg: kernels.Side):
@@ -310,8 +327,11 @@ class PropertyChecker:
         for side, arrays in (("pos", pos), ("neg", neg)):
             prev = ends[side][1]
             got = np.zeros(5, np.uint64)
-            chain = kernels.Chain(True, np.uint64(prev[0]), self._y1(prev[1])) if prev else \
-                kernels.Chain(False, np.uint64(0), 0.0)
+            chain = (
+                kernels.Chain(True, np.uint64(prev[0]), self._y1(prev[1]))
+                if prev
+                else kernels.Chain(False, np.uint64(0), 0.0)
+            )
             kernels.scan_monotonic(arrays, self.bounds[c.name], side == "neg", chain, st, wmag, got)
             if got[0]:
                 if ends[side][0] is None:
@@ -339,9 +359,10 @@ class PropertyChecker:
 
     # -- sweep chunks -------------------------------------------------------------------
     def to_json(self) -> dict:
-        return {"acc": {n: a.to_json() for n, a in self.acc.items()},
-                "ends": {n: {s: [list(e) if e else None for e in v] for s, v in d.items()}
-                         for n, d in self.ends.items()}}
+        return {
+            "acc": {n: a.to_json() for n, a in self.acc.items()},
+            "ends": {n: {s: [list(e) if e else None for e in v] for s, v in d.items()} for n, d in self.ends.items()},
+        }
 
     def merge_chunks(self, chunks: list[dict]) -> None:
         """Merge chunk states given in ascending magnitude order, checking the
@@ -364,8 +385,13 @@ class PropertyChecker:
                         left, right = (ya, yb) if side == "pos" else (yb, ya)
                         lb, rb = (pb, fb) if side == "pos" else (fb, pb)
                         arr = [np.array([lb], dtype=np.uint64), np.array([rb], dtype=np.uint64)]
-                        self.acc[n].add(1, np.array([not (left <= right)]), np.array([min(lb, rb)], dtype=np.uint64),
-                                        arr, np.array([left - right]))
+                        self.acc[n].add(
+                            1,
+                            np.array([not (left <= right)]),
+                            np.array([min(lb, rb)], dtype=np.uint64),
+                            arr,
+                            np.array([left - right]),
+                        )
                     if self.ends[n][side][0] is None:
                         self.ends[n][side][0] = tuple(first)
                     self.ends[n][side][1] = tuple(last)
@@ -380,7 +406,7 @@ class PropertyChecker:
             nb, ny = nf
             yp, yn = self._y([py])[0], self._y([ny])[0]
             if pb == 0 and (nb & ~self.sign) == 0:
-                bad = not (yn == yp)          # -0 and +0 are one point
+                bad = not (yn == yp)  # -0 and +0 are one point
                 mag = abs(yn - yp) if not np.isnan(yn - yp) else np.inf
             else:
                 bad = not (yn <= yp)
@@ -398,7 +424,7 @@ def symmetry_violations(yp, yn, center, fmt):
     bad, excess, close = np.empty(a.size, np.bool_), np.empty(a.size), np.empty(a.size, np.bool_)
     kernels.symmetry_pass(a, b, float(center), fmt.emin, fmt.p, bad, excess, close)
     for i in np.nonzero(close)[0]:
-        ta = Fraction(float(ulp_of(a[i:i + 1], fmt)[0])) + Fraction(float(ulp_of(b[i:i + 1], fmt)[0]))
+        ta = Fraction(float(ulp_of(a[i : i + 1], fmt)[0])) + Fraction(float(ulp_of(b[i : i + 1], fmt)[0]))
         bad[i] = abs(Fraction(float(a[i])) + Fraction(float(b[i])) - Fraction(center)) > ta / 2
     shape = np.shape(yp)
     return bad.reshape(shape), excess.reshape(shape)
@@ -406,8 +432,17 @@ def symmetry_violations(yp, yn, center, fmt):
 
 # ---- verdicts ---------------------------------------------------------------------------
 
-def verdicts(checker: PropertyChecker, compiled: list[Compiled], *, complete: bool, target: str, method_where: str,
-             describe, elapsed: float = 0.0) -> list[PropertyResult]:
+
+def verdicts(
+    checker: PropertyChecker,
+    compiled: list[Compiled],
+    *,
+    complete: bool,
+    target: str,
+    method_where: str,
+    describe,
+    elapsed: float = 0.0,
+) -> list[PropertyResult]:
     """PropertyResults from the accumulated counts. describe(input bits list) ->
     dict with each input's value, bits, output, reference and replayed output."""
     out = []

@@ -10,6 +10,7 @@ magnitude, smallest key among equals: key, input 1, input 2), and `wmag[0]`,
 the worst magnitude (NaN counts as +inf). Keys and inputs are bit patterns
 (binary64 ones use all 64 bits); input 2 is 0 where a violation has one input.
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -108,7 +109,7 @@ def scan_odd(pos, neg, sign, bitwise, st, wmag):
     negb, _, yn, ybn = neg
     n = 0
     bad = 0
-    for i in range(xp.size):    # branch-free count first (vectorised); the recording loop only where needed
+    for i in range(xp.size):  # branch-free count first (vectorised); the recording loop only where needed
         a, b = yp[i], yn[i]
         good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == -a)
         isx = xp[i] == xp[i]
@@ -126,7 +127,9 @@ def scan_odd(pos, neg, sign, bitwise, st, wmag):
             continue
         good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == -a)
         if not good:
-            _record(st, wmag, np.uint64(mags[i]), np.uint64(mags[i]), np.uint64(negb[i]), abs(np.float64(a) + np.float64(b)))
+            _record(
+                st, wmag, np.uint64(mags[i]), np.uint64(mags[i]), np.uint64(negb[i]), abs(np.float64(a) + np.float64(b))
+            )
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -140,12 +143,12 @@ def scan_monotonic(side, bounds, negative, chain, st, wmag, ends):
     n = x.size
     inside = 0
     bad = 0
-    for i in range(n):          # the common case first, branch-free: every input valid, no pair decreasing
+    for i in range(n):  # the common case first, branch-free: every input valid, no pair decreasing
         inside += (x[i] >= dlo) & (x[i] <= dhi)
     if n and inside == n:
         for i in range(n - 1):
             bad += (y[i + 1] > y[i]) if negative else (y[i + 1] < y[i])
-            bad += (y[i] != y[i])
+            bad += y[i] != y[i]
         bad += y[n - 1] != y[n - 1]
         if has_prev:
             bad += not ((y[0] <= prev_y) if negative else (prev_y <= y[0]))
@@ -194,4 +197,4 @@ def symmetry_pass(yp, yn, center, emin, p, bad, excess, close):
         ad = abs(d)
         bad[i] = not (ad <= tol)
         excess[i] = ad - tol
-        close[i] = abs(ad - tol) <= tol * 2.0 ** -40 and abs(a) < np.inf and abs(b) < np.inf
+        close[i] = abs(ad - tol) <= tol * 2.0**-40 and abs(a) < np.inf and abs(b) < np.inf

@@ -1,4 +1,5 @@
 """Calling a tensor operator's target, and showing its rows: what the tensor checks share."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,8 @@ from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import over_arrays
 from opcert.workers import activity
 
-EXP = PRIMITIVES["exp"]     # the row sums of exponentials: the primitive table's exp, and how far it moves
-EXP_MOVED = over_arrays(EXP.moved)     # |e^y - e^t| for |y - t| <= w, over arrays
+EXP = PRIMITIVES["exp"]  # the row sums of exponentials: the primitive table's exp, and how far it moves
+EXP_MOVED = over_arrays(EXP.moved)  # |e^y - e^t| for |y - t| <= w, over arrays
 
 
 def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
@@ -17,16 +18,19 @@ def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
     TargetFailure naming the input's shape). The target gets a copy of x (it may write over its input),
     unless copy=False: x is the caller's own scratch tensor."""
     try:
-        with activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"), \
-                np.errstate(all="ignore"):
+        with (
+            activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"),
+            np.errstate(all="ignore"),
+        ):
             y = tgt.call(op, std, x.copy() if copy else x, reduced)
-    except Exception as exc:   # noqa: BLE001 - whatever the target raises is its failure
-        raise TargetFailure(f"{type(exc).__name__}: {str(exc)[:300]} (input {x.dtype.name} {x.shape}, axes "
-                            f"{list(reduced)})") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the target raises is its failure
+        raise TargetFailure(
+            f"{type(exc).__name__}: {str(exc)[:300]} (input {x.dtype.name} {x.shape}, axes {list(reduced)})"
+        ) from None
     if not isinstance(y, np.ndarray):
         try:
             y = np.asarray(y)
-        except Exception:   # noqa: BLE001
+        except Exception:  # noqa: BLE001
             raise TargetFailure(f"returned {type(y).__name__}, not an array") from None
     if y.shape != x.shape or y.dtype != x.dtype:
         raise TargetFailure(f"returned {y.dtype} {y.shape} for an input of {x.dtype} {x.shape}")
@@ -44,7 +48,11 @@ def row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
     itself where it is 16 elements or fewer)."""
     row64 = row.astype(np.float64)
     lo, hi = max(0, j - 3), min(row.size, j + 4)
-    return {"length": int(row.size), "position": int(j), "x": float(row64[j]),
-            "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
-            "row_max": float(np.max(row64)) if row.size else None,
-            "row": [float(v) for v in row64] if row.size <= 16 else None}
+    return {
+        "length": int(row.size),
+        "position": int(j),
+        "x": float(row64[j]),
+        "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
+        "row_max": float(np.max(row64)) if row.size else None,
+        "row": [float(v) for v in row64] if row.size <= 16 else None,
+    }

@@ -21,6 +21,7 @@ differing layout ran again and gave the same bits (replayed). An output that dif
 the reference too: the check's worst error is the worst over every layout run. Rows of two 16-bit
 values are decided over every pair in two layouts by the exhaustive pass (verify.tensor.pairs).
 """
+
 from __future__ import annotations
 
 import time
@@ -34,7 +35,7 @@ from opcert.verify.result import PropertyResult
 from opcert.verify.tensor.calls import call_target, row_excerpt, row_list
 from opcert.verify.ulp import same_bits, ulp_error
 
-ALONE_PER_CASE = 3      # rows of each random case called alone
+ALONE_PER_CASE = 3  # rows of each random case called alone
 METHOD = "the measured random rows run again in other layouts, every output compared bit for bit (a sample)"
 
 
@@ -46,10 +47,16 @@ def other_axis(std, X: np.ndarray):
     if kind in ("single", "list"):
         return np.ascontiguousarray(X.T), (0,), lambda y: np.asarray(y).T
     if kind == "coerce-2d":
-        a = next((k for k in range(2, int(n ** 0.5) + 1) if n % k == 0), n)
+        a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)
         return X.reshape(m, a, n // a), (1, 2), lambda y: np.asarray(y).reshape(m, n)
-    return None, (f"{std.op_name} reduces the last axis of a tensor of effective rank 2 at most: no other "
-                  "arrangement of the axes makes the same rows"), None
+    return (
+        None,
+        (
+            f"{std.op_name} reduces the last axis of a tensor of effective rank 2 at most: no other "
+            "arrangement of the axes makes the same rows"
+        ),
+        None,
+    )
 
 
 def layouts(X: np.ndarray, std, tgt, op, fmt):
@@ -58,17 +65,34 @@ def layouts(X: np.ndarray, std, tgt, op, fmt):
     m, n = X.shape
     out, cannot = [], {}
     for i in sorted({0, m // 2, m - 1})[:ALONE_PER_CASE]:
-        out.append(("alone", f"row {i} alone: a call of one row of {n}", X[i:i + 1].copy(), (1,), [i],
-                    lambda y: np.asarray(y)))
-    out.append(("other position", f"the {m} rows in reverse order: row i at position {m - 1} - i",
-                X[::-1].copy(), (1,), list(range(m)), lambda y: np.asarray(y)[::-1]))
+        out.append(
+            (
+                "alone",
+                f"row {i} alone: a call of one row of {n}",
+                X[i : i + 1].copy(),
+                (1,),
+                [i],
+                lambda y: np.asarray(y),
+            )
+        )
+    out.append(
+        (
+            "other position",
+            f"the {m} rows in reverse order: row i at position {m - 1} - i",
+            X[::-1].copy(),
+            (1,),
+            list(range(m)),
+            lambda y: np.asarray(y)[::-1],
+        )
+    )
     x2, how, back = other_axis(std, X)
     why = how if x2 is None else tgt.unsupported(op, std, fmt.name, how, x2.ndim)
     if why:
         cannot["other axis"] = why
     else:
-        out.append(("other axis", f"shape {list(x2.shape)}, reduced over axes {list(how)}", x2, how,
-                    list(range(m)), back))
+        out.append(
+            ("other axis", f"shape {list(x2.shape)}, reduced over axes {list(how)}", x2, how, list(range(m)), back)
+        )
     return out, cannot
 
 
@@ -77,7 +101,7 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
     t0 = time.perf_counter()
     checked = bad = 0
     example = None
-    ran: dict[str, list] = {}       # family -> [rows compared, rows that differ]
+    ran: dict[str, list] = {}  # family -> [rows compared, rows that differ]
     cannot: dict[str, str] = {}
     switch = getattr(tgt, "threads", lambda n: None)
     n_cores = host_cores()
@@ -94,14 +118,18 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         cannot.update(why)
         runs = [(fam, words, x2, red2, rows, back, None) for fam, words, x2, red2, rows, back in fams]
         if "threads" not in cannot:
-            runs += [("threads", f"the same call on {k} thread(s)", X.copy(), (1,), list(range(X.shape[0])),
-                      np.asarray, k) for k in sorted({1, n_cores})]
+            runs += [
+                ("threads", f"the same call on {k} thread(s)", X.copy(), (1,), list(range(X.shape[0])), np.asarray, k)
+                for k in sorted({1, n_cores})
+            ]
         for fam, words, x2, red2, rows, back, k in runs:
+
             def run(x2=x2, red2=red2, back=back, k=k):
                 if k is None:
                     return back(call_target(tgt, op, std, x2, red2))
                 with switch(k):
                     return back(call_target(tgt, op, std, x2, red2))
+
             try:
                 y2 = run()
             except TargetFailure as exc:
@@ -121,22 +149,44 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
             if example is None:
                 r = int(bad_rows[0])
                 i = rows[r]
-                example = {"case": case.label, "row": row_list(X[i]), "measured_in": f"row {i} of the measured "
-                           f"call (shape {list(X.shape)}, axes {list(reduced)})", "layout": words,
-                           "got": row_list(Y[i]), "got_in_layout": row_list(y2[r]),
-                           "positions_differing": [int(j) for j in np.nonzero(differ[r])[0][:16]],
-                           "replayed": bool(np.all(same_bits(again[r], y2[r], fmt)))}
-    families = [{"family": f, "rows": r, "differ": d} for f, (r, d) in ran.items()] + \
-        [{"family": f, "not_given": w} for f, w in cannot.items() if f not in ran]
+                example = {
+                    "case": case.label,
+                    "row": row_list(X[i]),
+                    "measured_in": f"row {i} of the measured call (shape {list(X.shape)}, axes {list(reduced)})",
+                    "layout": words,
+                    "got": row_list(Y[i]),
+                    "got_in_layout": row_list(y2[r]),
+                    "positions_differing": [int(j) for j in np.nonzero(differ[r])[0][:16]],
+                    "replayed": bool(np.all(same_bits(again[r], y2[r], fmt))),
+                }
+    families = [{"family": f, "rows": r, "differ": d} for f, (r, d) in ran.items()] + [
+        {"family": f, "not_given": w} for f, w in cannot.items() if f not in ran
+    ]
     if checked == 0:
-        return PropertyResult(p.name, p.kind, p.statement, "skipped", METHOD, layouts=families,
-                              elapsed_s=time.perf_counter() - t0,
-                              note="no random rows were measured (a case the target could not be given?)")
+        return PropertyResult(
+            p.name,
+            p.kind,
+            p.statement,
+            "skipped",
+            METHOD,
+            layouts=families,
+            elapsed_s=time.perf_counter() - t0,
+            note="no random rows were measured (a case the target could not be given?)",
+        )
     missing = [f"{f} ({w})" for f, w in cannot.items() if f not in ran]
-    return PropertyResult(p.name, p.kind, p.statement, "refuted" if bad else "checked", METHOD,
-                          elapsed_s=time.perf_counter() - t0, inputs_checked=checked, violations=bad,
-                          counterexample=example, layouts=families,
-                          note=("not given: " + "; ".join(missing)) if missing else None)
+    return PropertyResult(
+        p.name,
+        p.kind,
+        p.statement,
+        "refuted" if bad else "checked",
+        METHOD,
+        elapsed_s=time.perf_counter() - t0,
+        inputs_checked=checked,
+        violations=bad,
+        counterexample=example,
+        layouts=families,
+        note=("not given: " + "; ".join(missing)) if missing else None,
+    )
 
 
 def _measure(stats, measured, rows, y2, again, differ, label) -> None:
@@ -147,8 +197,7 @@ def _measure(stats, measured, rows, y2, again, differ, label) -> None:
     res, fmt = stats.res, stats.fmt
     case, reduced, _, ref = measured
     hr, lr, rr = (to_rows(a, reduced)[0][rows] for a in (ref.exact_hi, ref.exact_lo, ref.rounded))
-    keep = differ & np.isfinite(rr.astype(np.float64)) & np.isfinite(y2.astype(np.float64)) & \
-        same_bits(again, y2, fmt)
+    keep = differ & np.isfinite(rr.astype(np.float64)) & np.isfinite(y2.astype(np.float64)) & same_bits(again, y2, fmt)
     with np.errstate(all="ignore"):
         err = np.where(keep, ulp_error(y2, hr, lr, fmt), np.nan)
     if np.all(np.isnan(err)):
@@ -158,5 +207,11 @@ def _measure(stats, measured, rows, y2, again, differ, label) -> None:
     if e > res.max_ulp:
         r, j = divmod(k, y2.shape[1])
         res.max_ulp = e
-        res.worst = {"case": label, **row_excerpt(case.x[rows[r]], j, fmt), "got": float(np.float64(y2[r, j])),
-                     "want": float(np.float64(rr[r, j])), "ulp": e, "replayed": True}
+        res.worst = {
+            "case": label,
+            **row_excerpt(case.x[rows[r]], j, fmt),
+            "got": float(np.float64(y2[r, j])),
+            "want": float(np.float64(rr[r, j])),
+            "ulp": e,
+            "replayed": True,
+        }

@@ -13,6 +13,7 @@ elements (a float16 sum of 4,096 ones stalls at 2,048), long rows (10^5), NaN an
 DirectML's `1` forms). The properties are decided on those outputs and on the target run again on
 shifted, permuted and nudged rows: `checked` (a sample), or `refuted` with a replayed row.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,8 @@ from opcert.verify.tensor.pairs import PairSweep
 from opcert.verify.ulp import same_bits, ulp_error
 from opcert.workers import WorkerLost, in_worker, run_isolated
 
-DEFAULT_ROWS = 20_000        # elements of the random rows (the hard cases come on top)
-LONGEST_ROW = 100_000        # the longest row of `cases`: a binary64 budget that depends on n is taken there
+DEFAULT_ROWS = 20_000  # elements of the random rows (the hard cases come on top)
+LONGEST_ROW = 100_000  # the longest row of `cases`: a binary64 budget that depends on n is taken there
 
 
 @dataclass
@@ -53,7 +54,7 @@ class RowResult:
     target: str
     dtype: str
     standard: str
-    status: str = "ok"                  # ok | unsupported | crashed
+    status: str = "ok"  # ok | unsupported | crashed
     error: str | None = None
     elements: int = 0
     rows: int = 0
@@ -63,20 +64,20 @@ class RowResult:
     nan_mismatches: int = 0
     inf_mismatches: int = 0
     correctly_rounded: int = 0
-    subnormal_flushes: int = 0          # outputs of 0 where the correctly rounded value is subnormal: apart
+    subnormal_flushes: int = 0  # outputs of 0 where the correctly rounded value is subnormal: apart
     flush_example: dict | None = None
-    signed_zero_mismatches: int = 0     # a zero of the other sign than the correctly rounded zero: apart
+    signed_zero_mismatches: int = 0  # a zero of the other sign than the correctly rounded zero: apart
     signed_zero_example: dict | None = None
     special_examples: list = field(default_factory=list)
-    call_failures: list = field(default_factory=list)   # cases where the target raised or returned no array
-    pairs: dict | None = None           # exhaustive: every row of two 16-bit values (verify.tensor.pairs)
+    call_failures: list = field(default_factory=list)  # cases where the target raised or returned no array
+    pairs: dict | None = None  # exhaustive: every row of two 16-bit values (verify.tensor.pairs)
     row_sum: dict | None = None
     properties: list = field(default_factory=list)
-    cases: list = field(default_factory=list)     # per case: label, shape, axes, max ULP, specials wrong
+    cases: list = field(default_factory=list)  # per case: label, shape, axes, max ULP, specials wrong
     elapsed_s: float = 0.0
     command: str = ""
     target_version: str = ""
-    allowed_ulp: float = 0.5            # the per-output error the row properties' bounds allow
+    allowed_ulp: float = 0.5  # the per-output error the row properties' bounds allow
 
     @property
     def ok(self) -> bool:
@@ -94,15 +95,31 @@ class RowResult:
 
         def bits(v):
             return "0x" + format(int(np.array([v]).astype(fmt.dtype).view(fmt.uint)[0]), f"0{fmt.bits // 4}x")
-        d.update({"kind": "rows", "inputs_checked": self.elements, "attrs": {}, "notes": self._notes(),
-                  "target_info": {"name": self.target, "kind": "tensor", "version": self.target_version}})
+
+        d.update(
+            {
+                "kind": "rows",
+                "inputs_checked": self.elements,
+                "attrs": {},
+                "notes": self._notes(),
+                "target_info": {"name": self.target, "kind": "tensor", "version": self.target_version},
+            }
+        )
         if self.max_ulp is not None and w:
-            d.update({"worst_input": w["x"], "worst_input_bits": bits(w["x"]), "worst_output": w["got"],
-                      "worst_output_bits": bits(w["got"]), "worst_reference": w["want"],
-                      "worst_reference_bits": bits(w["want"]), "worst_exact": None})
+            d.update(
+                {
+                    "worst_input": w["x"],
+                    "worst_input_bits": bits(w["x"]),
+                    "worst_output": w["got"],
+                    "worst_output_bits": bits(w["got"]),
+                    "worst_reference": w["want"],
+                    "worst_reference_bits": bits(w["want"]),
+                    "worst_exact": None,
+                }
+            )
         else:
             d["max_ulp"] = None
-        for k, v in list(d.items()):        # JSON: no NaN or inf numbers in the rows' excerpts
+        for k, v in list(d.items()):  # JSON: no NaN or inf numbers in the rows' excerpts
             d[k] = _plain(v)
         return d
 
@@ -110,16 +127,23 @@ class RowResult:
         out = []
         w = self.worst
         if w:
-            shown = f"the row {w['row']}" if w.get("row") else \
-                f"a row of {w['length']} (row maximum {w['row_max']!r}; around it: {w['neighbours']})"
-            out.append(f"worst element: position {w['position']} of {shown} ({w['case']})"
-                       + ("" if w.get("replayed", True) else "; not reproduced when run again"))
+            shown = (
+                f"the row {w['row']}"
+                if w.get("row")
+                else f"a row of {w['length']} (row maximum {w['row_max']!r}; around it: {w['neighbours']})"
+            )
+            out.append(
+                f"worst element: position {w['position']} of {shown} ({w['case']})"
+                + ("" if w.get("replayed", True) else "; not reproduced when run again")
+            )
         rs = self.row_sum
         if rs:
             what = "the outputs" if rs["sum_of"] == "y" else "the outputs' exponentials"
-            out.append(f"row sums: |sum of {what} - 1| up to {rs['max_abs_error']:.3g} = "
-                       f"{rs['max_units_of_2^-p']:.3g} x 2^-{get_format(self.dtype).p}, in a row of {rs['row_length']} "
-                       f"({rs['case']})")
+            out.append(
+                f"row sums: |sum of {what} - 1| up to {rs['max_abs_error']:.3g} = "
+                f"{rs['max_units_of_2^-p']:.3g} x 2^-{get_format(self.dtype).p}, in a row of {rs['row_length']} "
+                f"({rs['case']})"
+            )
         skipped = [c for c in self.cases if "skipped" in c]
         if skipped:
             out.append(f"{len(skipped)} case(s) not given to the target: {skipped[0]['skipped']}")
@@ -127,14 +151,27 @@ class RowResult:
             out.append(self.error)
         if self.signed_zero_mismatches:
             e = self.signed_zero_example
-            out.append(f"{self.signed_zero_mismatches} zeros of the wrong sign" + (
-                f", first at position {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
-                f"{e['want']!r} is due" if e else ", in the pairs"))
+            out.append(
+                f"{self.signed_zero_mismatches} zeros of the wrong sign"
+                + (
+                    f", first at position {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
+                    f"{e['want']!r} is due"
+                    if e
+                    else ", in the pairs"
+                )
+            )
         if self.subnormal_flushes:
             e = self.flush_example
-            out.append(f"{self.subnormal_flushes} subnormal outputs flushed to zero (counted apart from the ULP "
-                       "figure)" + (f", first at position {e['position']} of a row of {e['length']} ({e['case']}): "
-                                    f"0 where {e['want']!r} is due" if e else ", in the pairs"))
+            out.append(
+                f"{self.subnormal_flushes} subnormal outputs flushed to zero (counted apart from the ULP "
+                "figure)"
+                + (
+                    f", first at position {e['position']} of a row of {e['length']} ({e['case']}): "
+                    f"0 where {e['want']!r} is due"
+                    if e
+                    else ", in the pairs"
+                )
+            )
         for f in self.call_failures[:3]:
             out.append(f"the target failed on {f['case']} (shape {f['shape']}, axes {f['axes']}): {f['error']}")
         return out
@@ -170,6 +207,7 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
             out.append(Case(label, block))
         else:
             out.append(Case(label, block, axes=(1,)))
+
     lengths = [1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 1000, 4096]
     per = max(1, samples // (3 * len(lengths)))
     for scale in (1.0, 4.0, 16.0):
@@ -180,8 +218,10 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     # row maximum is subtracted
     big = [v for v in (11.5, 95.0, 720.0) if v < fmt.max_finite / 2]
     for v in big:
-        rows(f"values near {v:g} (exp overflows without the row maximum subtracted)",
-             v + rng.standard_normal((64, 8)) * min(1.0, v / 64))
+        rows(
+            f"values near {v:g} (exp overflows without the row maximum subtracted)",
+            v + rng.standard_normal((64, 8)) * min(1.0, v / 64),
+        )
     # one dominant element, the others' outputs subnormal in the format
     tiny = -math.log(2.0 ** (fmt.emin)) + 2
     dom = np.concatenate([np.zeros((32, 1)), -tiny - rng.uniform(0, 8, (32, 7))], axis=1)
@@ -192,8 +232,16 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     rows("equal elements, 4,096 (a float16 sum stalls at 2,048)", np.full((2, 4096), 1.5))
     rows("a long row of 100,000", rng.standard_normal((1, 100_000)) * 3)
     inf, nan = np.inf, np.nan
-    specials = [[nan, 1.0, 2.0], [inf, 1.0, 2.0], [1.0, inf, inf], [-inf, 1.0, 2.0], [-inf, -inf, -inf],
-                [inf, -inf, 0.0], [nan, inf, -inf], [0.0, -inf, -inf]]
+    specials = [
+        [nan, 1.0, 2.0],
+        [inf, 1.0, 2.0],
+        [1.0, inf, inf],
+        [-inf, 1.0, 2.0],
+        [-inf, -inf, -inf],
+        [inf, -inf, 0.0],
+        [nan, inf, -inf],
+        [0.0, -inf, -inf],
+    ]
     rows("NaN and infinite entries", specials)
     rows("empty rows", np.zeros((3, 0)))
     # the reduction axis in every position, several axes
@@ -202,15 +250,21 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
             out.append(Case(f"shape {shape}, axis {axis}", _fmt_rows(fmt, rng.standard_normal(shape) * 3), axis=axis))
     elif kind == "coerce-2d":
         for shape, axis in (((3, 4, 5), 1), ((2, 3, 4), 0), ((2, 3, 4, 5), 2), ((6,), 0)):
-            out.append(Case(f"shape {shape}, axis {axis} (rows of the trailing axes)",
-                            _fmt_rows(fmt, rng.standard_normal(shape) * 3), axis=axis))
+            out.append(
+                Case(
+                    f"shape {shape}, axis {axis} (rows of the trailing axes)",
+                    _fmt_rows(fmt, rng.standard_normal(shape) * 3),
+                    axis=axis,
+                )
+            )
     elif kind == "last":
         for shape in ((1, 1, 5, 7), (9,), (1, 3, 33)):
             out.append(Case(f"shape {shape}", _fmt_rows(fmt, rng.standard_normal(shape) * 3)))
     else:
         for shape, axes in (((4, 3, 5), (0, 2)), ((2, 3, 4), (1,)), ((2, 3, 4, 5), (1, 2, 3)), ((3, 4), (0,))):
-            out.append(Case(f"shape {shape}, axes {list(axes)}", _fmt_rows(fmt, rng.standard_normal(shape) * 3),
-                            axes=axes))
+            out.append(
+                Case(f"shape {shape}, axes {list(axes)}", _fmt_rows(fmt, rng.standard_normal(shape) * 3), axes=axes)
+            )
     return out
 
 
@@ -219,6 +273,7 @@ class RowOptions:
     """How measure_rows measures: whose definition, how many random elements from which seed, the per-output
     error the row-sum, shift and permutation bounds allow (0.5: correctly rounded), an untrusted target in a
     supervised worker ("process") or not ("none"), every row of two 16-bit values too (exhaustive)."""
+
     standard: str | None = None
     samples: int | None = None
     seed: int = 0
@@ -227,8 +282,9 @@ class RowOptions:
     exhaustive: bool = False
 
 
-def measure_rows(op, target: str = "opcert", dtype: str = "float32", options: RowOptions | None = None,
-                 **keywords) -> RowResult:
+def measure_rows(
+    op, target: str = "opcert", dtype: str = "float32", options: RowOptions | None = None, **keywords
+) -> RowResult:
     """Measure `target` on the tensor operator `op` in `dtype` over the rows of `cases`, and check the
     declared row properties on them (options: RowOptions, or its fields as keywords). exhaustive (16-bit
     formats): every row of two values too, all 2^32 pairs (verify.tensor.pairs), its properties decided over
@@ -243,15 +299,22 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", options: Ro
         try:
             return run_isolated(measure_rows, op.name, target, dtype, replace(o, isolation="none"))
         except WorkerLost as lost:
-            return RowResult(op.name, target, fmt.name, std.key, status="crashed", error=f"target {target} {lost}",
-                             command=_command(op, target, fmt, o))
+            return RowResult(
+                op.name,
+                target,
+                fmt.name,
+                std.key,
+                status="crashed",
+                error=f"target {target} {lost}",
+                command=_command(op, target, fmt, o),
+            )
     t0 = time.perf_counter()
     res = RowResult(op.name, target, fmt.name, std.key, command=_command(op, target, fmt, o), allowed_ulp=o.max_ulp)
     try:
-        tgt = tensor_targets.load(target)   # through the module: tests stand a target in for it
+        tgt = tensor_targets.load(target)  # through the module: tests stand a target in for it
     except UsageError:
         raise
-    except Exception as exc:   # noqa: BLE001 - the user's module raised while it was imported: its failure
+    except Exception as exc:  # noqa: BLE001 - the user's module raised while it was imported: its failure
         res.status, res.error = "crashed", f"target {target} failed to load: {type(exc).__name__}: {exc}"
         res.elapsed_s = time.perf_counter() - t0
         return res
@@ -262,16 +325,17 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", options: Ro
         reduced = reduced_axes(op, std, case.x.ndim, case.axis, list(case.axes) if case.axes else None)
         why = tgt.unsupported(op, std, fmt.name, reduced, case.x.ndim)
         if why:
-            res.cases.append({"label": case.label, "shape": list(case.x.shape), "axes": list(reduced),
-                              "skipped": why})
+            res.cases.append({"label": case.label, "shape": list(case.x.shape), "axes": list(reduced), "skipped": why})
             continue
-        ref = reference_detailed(op, case.x, standard=std.key, axis=case.axis,
-                                 axes=list(case.axes) if case.axes else None)
+        ref = reference_detailed(
+            op, case.x, standard=std.key, axis=case.axis, axes=list(case.axes) if case.axes else None
+        )
         try:
             y = call_target(tgt, op, std, case.x, reduced)
-        except TargetFailure as exc:     # a finding about this case; the other cases go on
-            res.call_failures.append({"case": case.label, "shape": list(case.x.shape), "axes": list(reduced),
-                                      "error": str(exc)})
+        except TargetFailure as exc:  # a finding about this case; the other cases go on
+            res.call_failures.append(
+                {"case": case.label, "shape": list(case.x.shape), "axes": list(reduced), "error": str(exc)}
+            )
             continue
         stats.add(case, reduced, y, ref)
     if not any("skipped" not in c for c in res.cases) and res.status == "ok" and not res.call_failures:
@@ -286,8 +350,9 @@ def measure_rows(op, target: str = "opcert", dtype: str = "float32", options: Ro
         except TargetFailure as exc:
             res.status, res.error = "crashed", f"called again: {exc}"
     if fmt.name not in {d for u in std.support for d in u.dtypes}:
-        res.error = (res.error + "; " if res.error else "") + \
-            f"{std.key}'s {std.op_name} does not list {fmt.name}: measured as asked"
+        res.error = (
+            res.error + "; " if res.error else ""
+        ) + f"{std.key}'s {std.op_name} does not list {fmt.name}: measured as asked"
     res.elapsed_s = time.perf_counter() - t0
     return res
 
@@ -297,8 +362,10 @@ def _settled(op, fmt, o: RowOptions) -> RowOptions:
     if fmt.kind != "float":
         raise UsageError(f"{op.name} takes floating-point tensors; allowed: float16, bfloat16, float32, float64")
     if o.exhaustive and fmt.bits != 16:
-        raise UsageError(f"exhaustive covers every row of two 16-bit values (2^32 pairs); {fmt.name} pairs are "
-                         f"2^{2 * fmt.bits}: its rows are sampled (no --exhaustive)")
+        raise UsageError(
+            f"exhaustive covers every row of two 16-bit values (2^32 pairs); {fmt.name} pairs are "
+            f"2^{2 * fmt.bits}: its rows are sampled (no --exhaustive)"
+        )
     o = replace(o, samples=DEFAULT_ROWS if o.samples is None else int(o.samples))
     if o.samples < 1:
         raise UsageError(f"samples must be 1 or more (got {o.samples})")
@@ -306,24 +373,28 @@ def _settled(op, fmt, o: RowOptions) -> RowOptions:
 
 
 def _command(op, target, fmt, o: RowOptions) -> str:
-    return (f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {o.standard} "
-            f"--samples {o.samples} --seed {o.seed}" + (" --exhaustive" if o.exhaustive else ""))
+    return (
+        f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {o.standard} "
+        f"--samples {o.samples} --seed {o.seed}" + (" --exhaustive" if o.exhaustive else "")
+    )
 
 
 class _Stats:
     def __init__(self, res: RowResult, fmt, max_ulp: float, row_sum=None):
         self.res, self.fmt, self.max_ulp, self.row_sum = res, fmt, max_ulp, row_sum
-        self.outputs = []       # (case, reduced, y): the properties read them
-        self.worst_at = None    # (case, reduced, row, position, output): replayed before it is reported
+        self.outputs = []  # (case, reduced, y): the properties read them
+        self.worst_at = None  # (case, reduced, row, position, output): replayed before it is reported
         self.special_at = []
 
     def replay(self, call) -> None:
         """Run the target again on the call that gave the worst element and each special example: the
         same bits again, or the result says it was not reproduced."""
+
         def again(at) -> bool:
             case, reduced, i, j, got = at
             y = to_rows(call(case.x, reduced), reduced)[0]
             return bool(same_bits(y[i, j], got, self.fmt))
+
         if self.worst_at is not None:
             self.res.worst["replayed"] = again(self.worst_at)
         for ex, at in zip(self.res.special_examples, self.special_at):
@@ -339,14 +410,26 @@ class _Stats:
             if not np.all(np.isfinite(y)):
                 err = math.inf
             else:
-                err = abs(math.fsum(list(y) + [-1.0])) if p.sum_of == "y" else \
-                    abs(float(np.sum(EXP.numpy(y.astype(np.longdouble))) - 1))  # sum - 1, the sum not rounded first
-            units = err / 2.0 ** -fmt.p
+                err = (
+                    abs(math.fsum(list(y) + [-1.0]))
+                    if p.sum_of == "y"
+                    else abs(float(np.sum(EXP.numpy(y.astype(np.longdouble))) - 1))
+                )  # sum - 1, the sum not rounded first
+            units = err / 2.0**-fmt.p
             cur = self.res.row_sum
-            if cur is None or units > cur["max_units_of_2^-p"] or (math.isnan(units) and not math.isnan(
-                    cur["max_units_of_2^-p"])):
-                self.res.row_sum = {"sum_of": p.sum_of, "max_abs_error": err, "max_units_of_2^-p": units,
-                                    "row_length": int(y.size), "case": case.label, "row": int(i)}
+            if (
+                cur is None
+                or units > cur["max_units_of_2^-p"]
+                or (math.isnan(units) and not math.isnan(cur["max_units_of_2^-p"]))
+            ):
+                self.res.row_sum = {
+                    "sum_of": p.sum_of,
+                    "max_abs_error": err,
+                    "max_units_of_2^-p": units,
+                    "row_length": int(y.size),
+                    "case": case.label,
+                    "row": int(i),
+                }
 
     def add(self, case: Case, reduced, y: np.ndarray, ref) -> None:
         res, fmt = self.res, self.fmt
@@ -366,25 +449,38 @@ class _Stats:
         nanish = np.isnan(np.asarray(rr, dtype=np.float64)) | np.isnan(np.asarray(yr, dtype=np.float64))
         res.nan_mismatches += int(np.sum(wrong & nanish))
         res.inf_mismatches += int(np.sum(wrong & ~nanish))
-        entry = {"label": case.label, "shape": list(case.x.shape), "axes": list(reduced), "rows": int(yr.shape[0]),
-                 "max_ulp": None, "specials_wrong": int(wrong.sum())}
+        entry = {
+            "label": case.label,
+            "shape": list(case.x.shape),
+            "axes": list(reduced),
+            "rows": int(yr.shape[0]),
+            "max_ulp": None,
+            "specials_wrong": int(wrong.sum()),
+        }
         r64 = np.asarray(rr, dtype=np.float64)
-        flushed = ~special & (np.asarray(yr, dtype=np.float64) == 0) & (r64 != 0) & \
-            (np.abs(r64) < 2.0 ** fmt.emin)
-        if flushed.any():     # counted apart, as for the element-wise operators (the check's subnormals policy)
+        flushed = ~special & (np.asarray(yr, dtype=np.float64) == 0) & (r64 != 0) & (np.abs(r64) < 2.0**fmt.emin)
+        if flushed.any():  # counted apart, as for the element-wise operators (the check's subnormals policy)
             res.subnormal_flushes += int(flushed.sum())
             if res.flush_example is None:
                 i, j = (int(v[0]) for v in np.nonzero(flushed))
-                res.flush_example = {"case": case.label, **row_excerpt(xr[i], j, fmt),
-                                     "got": float(np.float64(yr[i, j])), "want": float(r64[i, j])}
+                res.flush_example = {
+                    "case": case.label,
+                    **row_excerpt(xr[i], j, fmt),
+                    "got": float(np.float64(yr[i, j])),
+                    "want": float(r64[i, j]),
+                }
         y64 = np.asarray(yr, dtype=np.float64)
         zero_sign = ~special & (y64 == 0) & (r64 == 0) & (np.signbit(y64) != np.signbit(r64))
-        if zero_sign.any():   # counted apart, judged by the check's signed_zero policy
+        if zero_sign.any():  # counted apart, judged by the check's signed_zero policy
             res.signed_zero_mismatches += int(zero_sign.sum())
             if res.signed_zero_example is None:
                 i, j = (int(v[0]) for v in np.nonzero(zero_sign))
-                res.signed_zero_example = {"case": case.label, **row_excerpt(xr[i], j, fmt),
-                                           "got": float(y64[i, j]), "want": float(r64[i, j])}
+                res.signed_zero_example = {
+                    "case": case.label,
+                    **row_excerpt(xr[i], j, fmt),
+                    "got": float(y64[i, j]),
+                    "want": float(r64[i, j]),
+                }
         finite_err = np.where(special | flushed, np.nan, err)
         if np.any(~np.isnan(finite_err)):
             k = int(np.nanargmax(finite_err))
@@ -394,14 +490,27 @@ class _Stats:
                 i, j = divmod(k, yr.shape[1])
                 res.max_ulp = max(res.max_ulp, e)
                 self.worst_at = (case, reduced, int(i), int(j), yr[i, j])
-                res.worst = {"case": case.label, "row": int(i), **row_excerpt(xr[i], j, fmt),
-                             "got": float(np.float64(yr[i, j])), "want": float(np.float64(rr[i, j])), "ulp": e}
+                res.worst = {
+                    "case": case.label,
+                    "row": int(i),
+                    **row_excerpt(xr[i], j, fmt),
+                    "got": float(np.float64(yr[i, j])),
+                    "want": float(np.float64(rr[i, j])),
+                    "ulp": e,
+                }
         if wrong.any():
             res.special_mismatches += int(wrong.sum())
-            for i, j in list(zip(*np.nonzero(wrong)))[:3 - min(3, len(res.special_examples))]:
+            for i, j in list(zip(*np.nonzero(wrong)))[: 3 - min(3, len(res.special_examples))]:
                 self.special_at.append((case, reduced, int(i), int(j), yr[i, j]))
-                res.special_examples.append({"case": case.label, "row": int(i), **row_excerpt(xr[i], j, fmt),
-                                             "got": float(np.float64(yr[i, j])), "want": float(np.float64(rr[i, j]))})
+                res.special_examples.append(
+                    {
+                        "case": case.label,
+                        "row": int(i),
+                        **row_excerpt(xr[i], j, fmt),
+                        "got": float(np.float64(yr[i, j])),
+                        "want": float(np.float64(rr[i, j])),
+                    }
+                )
         res.cases.append(entry)
         if self.row_sum is not None and yr.size:
             self._sums(case, yr, xr)
@@ -412,9 +521,14 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
     sampled ones, named "NAME (pairs)"."""
     total = 1 << 32
     with Progress(f"{op.name} {fmt.name} {res.target}: every pair", total, "pairs") as bar:
-        sweep = PairSweep(op, fmt, lambda X: call_target(tgt, op, std, X, (1,)), max_ulp,
-                          progress=lambda done, n: bar.update(done * n, total),
-                          layout=pair_layout(op, std, fmt, tgt))
+        sweep = PairSweep(
+            op,
+            fmt,
+            lambda X: call_target(tgt, op, std, X, (1,)),
+            max_ulp,
+            progress=lambda done, n: bar.update(done * n, total),
+            layout=pair_layout(op, std, fmt, tgt),
+        )
         sweep.run()
     res.elements += 2 * sweep.pairs
     res.rows += sweep.pairs
@@ -424,23 +538,49 @@ def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
     res.special_mismatches += sweep.special_wrong
     if sweep.special_example and len(res.special_examples) < 3:
         e = sweep.special_example
-        res.special_examples.append({"case": "every pair", **e, "position": 0, "length": 2, "x": e["row"][0],
-                                     "neighbours": {0: e["row"][0], 1: e["row"][1]}, "row_max": max(e["row"]),
-                                     "got": e["got"][0], "want": e["want"][0]})
+        res.special_examples.append(
+            {
+                "case": "every pair",
+                **e,
+                "position": 0,
+                "length": 2,
+                "x": e["row"][0],
+                "neighbours": {0: e["row"][0], 1: e["row"][1]},
+                "row_max": max(e["row"]),
+                "got": e["got"][0],
+                "want": e["want"][0],
+            }
+        )
     if sweep.worst is not None and sweep.max_err > res.max_ulp:
         w = sweep.worst
         k = w["position"]
         res.max_ulp = sweep.max_err
-        res.worst = {"case": "every pair", "row": w["row"], "length": 2, "position": k, "x": w["row"][k],
-                     "neighbours": {0: w["row"][0], 1: w["row"][1]}, "row_max": max(w["row"]),
-                     "got": w["got"][k], "want": w["want"][k], "ulp": w["ulp"], "replayed": w.get("replayed")}
+        res.worst = {
+            "case": "every pair",
+            "row": w["row"],
+            "length": 2,
+            "position": k,
+            "x": w["row"][k],
+            "neighbours": {0: w["row"][0], 1: w["row"][1]},
+            "row_max": max(w["row"]),
+            "got": w["got"][k],
+            "want": w["want"][k],
+            "ulp": w["ulp"],
+            "replayed": w.get("replayed"),
+        }
     res.properties += sweep.verdicts()
     # the largest error of an output that is not the correctly rounded value (the others are within 0.5 ULP,
     # known from the steps of the rounding without an error figure each): None where every output is
-    res.pairs = {"pairs": sweep.pairs, "max_ulp": sweep.max_err if sweep.worst is not None else None,
-                 "worst": sweep.worst, "undecided_rows": sweep.undecided,
-                 "correctly_rounded": sweep.correctly_rounded, "subnormal_flushes": sweep.flushes,
-                 "special_mismatches": sweep.special_wrong, "elapsed_s": sweep.elapsed}
+    res.pairs = {
+        "pairs": sweep.pairs,
+        "max_ulp": sweep.max_err if sweep.worst is not None else None,
+        "worst": sweep.worst,
+        "undecided_rows": sweep.undecided,
+        "correctly_rounded": sweep.correctly_rounded,
+        "subnormal_flushes": sweep.flushes,
+        "special_mismatches": sweep.special_wrong,
+        "elapsed_s": sweep.elapsed,
+    }
 
 
 def pair_layout(op, std, fmt, tgt):
@@ -465,6 +605,7 @@ def pair_layout(op, std, fmt, tgt):
         Z = np.empty((n + 1, 2, 1), dtype=X.dtype)
         Z[1:, :, 0], Z[0, :, 0] = X, X[-1]
         return call_target(tgt, op, std, Z, how, copy=False)[1:, :, 0]
+
     if x2 is None:
         return call, "the rows one place along, with one more row in front (a call of N + 1 rows)"
     shape = "(2, N + 1), reduced over axis 0" if how == (0,) else f"(N + 1, 2, 1), reduced over axes {list(how)}"

@@ -20,6 +20,7 @@ with the row), so only the outputs off it are kept (their distance in values of 
 rows of one difference (a shift of each other), a row and its swap (_relations). Beyond 20 million such
 outputs they are left undecided (said so: the sampled rows check them).
 """
+
 from __future__ import annotations
 
 import math
@@ -43,9 +44,9 @@ from opcert.verify.result import PropertyResult
 from opcert.verify.tensor import pairs_kernel as K
 from opcert.verify.ulp import ordinal_distance, ordinals, ulp_error
 
-BLOCK = 64        # values of b per call: 4 million pairs
-DEVIATIONS_PER_RUN = 8192      # outputs off the reference kept per value of b and block (the kernel's buffer)
-DEVIATIONS_KEPT = 20_000_000   # in all: beyond, shift and permutation over the pairs are left undecided
+BLOCK = 64  # values of b per call: 4 million pairs
+DEVIATIONS_PER_RUN = 8192  # outputs off the reference kept per value of b and block (the kernel's buffer)
+DEVIATIONS_KEPT = 20_000_000  # in all: beyond, shift and permutation over the pairs are left undecided
 
 
 def _all_values(fmt) -> np.ndarray:
@@ -77,7 +78,7 @@ def _fast(op, d: np.ndarray, fmt):
     LogSoftmax -log1p(e^-d) > -2^(emin - p) there (a negative zero)."""
     exp, log1p = PRIMITIVES["exp"], PRIMITIVES["log1p"]
     ke, kl = exp.ulps, log1p.ulps
-    rel = (2 * ke + 4) * 2.0 ** -53 if op.name == "Softmax" else (2 * ke + 2 * kl + 4) * 2.0 ** -53
+    rel = (2 * ke + 4) * 2.0**-53 if op.name == "Softmax" else (2 * ke + 2 * kl + 4) * 2.0**-53
     lo_t, hi_t = (fmt.emin - fmt.p) * math.log(2), (fmt.p + 1) * math.log(2) + 0.5
     with np.errstate(all="ignore"):
         if op.name == "Softmax":
@@ -100,7 +101,7 @@ def _fast(op, d: np.ndarray, fmt):
 def _reference_of_d(op, d: np.ndarray, fmt, d_lo: np.ndarray | None = None):
     """(rounded, exact midpoint) of output 0 at differences d + d_lo (d the binary64 difference, d_lo what
     it left out: bfloat16 values far apart differ by more than 53 bits; such d go to the exact path)."""
-    if op.name == "Hardmax":     # the first element wins ties
+    if op.name == "Hardmax":  # the first element wins ties
         v = (d >= 0).astype(np.float64)
         return v, v
     val, decided, mid = _fast(op, d, fmt)
@@ -132,8 +133,16 @@ def _reference_of_d(op, d: np.ndarray, fmt, d_lo: np.ndarray | None = None):
 def _special_table(op, fmt) -> dict:
     """The declared outputs of pairs with infinite entries, by where the infinities are (spec.tensor)."""
     inf = np.inf
-    kinds = {("+", "+"): (inf, inf), ("+", "f"): (inf, 0.0), ("f", "+"): (0.0, inf), ("-", "-"): (-inf, -inf),
-             ("-", "f"): (-inf, 0.0), ("f", "-"): (0.0, -inf), ("+", "-"): (inf, -inf), ("-", "+"): (-inf, inf)}
+    kinds = {
+        ("+", "+"): (inf, inf),
+        ("+", "f"): (inf, 0.0),
+        ("f", "+"): (0.0, inf),
+        ("-", "-"): (-inf, -inf),
+        ("-", "f"): (-inf, 0.0),
+        ("f", "-"): (0.0, -inf),
+        ("+", "-"): (inf, -inf),
+        ("-", "+"): (-inf, inf),
+    }
     rows = np.array(list(kinds.values()))
     vals = reference_rows(op, rows, fmt)[0]
     return {k: vals[i] for i, k in enumerate(kinds)}
@@ -154,19 +163,19 @@ class PairSweep:
         self.a = _all_values(fmt) if values is None else values
         self.table = _special_table(op, fmt)
         self.pairs = 0
-        self.max_err = 0.0          # over the outputs that are not the reference's (the others: within 0.5)
+        self.max_err = 0.0  # over the outputs that are not the reference's (the others: within 0.5)
         self.worst = None
         self.correctly_rounded = 0
         self.special_wrong = 0
         self.special_example = None
         self.flushes = 0
         self.zero_sign = 0
-        self.undecided = 0          # rows the binary64 interval left to Arb
-        self.viol = {}         # property kind -> [count, first example]
-        self._devs = []        # (a bits, b bits, k, distance, d, d_lo) of the outputs off the reference
+        self.undecided = 0  # rows the binary64 interval left to Arb
+        self.viol = {}  # property kind -> [count, first example]
+        self._devs = []  # (a bits, b bits, k, distance, d, d_lo) of the outputs off the reference
         self._dev_total = 0
         self.dev_overflow = False
-        self.relations = {}    # shift_invariance / permutation -> PropertyResult over the finite pairs
+        self.relations = {}  # shift_invariance / permutation -> PropertyResult over the finite pairs
         self.checked = {}
         self.elapsed = 0.0
         self._kernel_args()
@@ -175,8 +184,14 @@ class PairSweep:
         """The records verify.tensor.pairs_kernel.check_block takes besides the block, computed once."""
         op, fmt = self.op, self.fmt
         kinds = {p.kind: p for p in op.properties}
-        flags = {"range": K.P_RANGE, "row_sum": K.P_SUM, "row_monotonic": K.P_MONO, "nan_row": K.P_NAN,
-                 "infinite_entries": K.P_INF, "one_hot_first": K.P_HOT}
+        flags = {
+            "range": K.P_RANGE,
+            "row_sum": K.P_SUM,
+            "row_monotonic": K.P_MONO,
+            "nan_row": K.P_NAN,
+            "infinite_entries": K.P_INF,
+            "one_hot_first": K.P_HOT,
+        }
         self._props = sum(f for k, f in flags.items() if k in kinds)
         rng, total = kinds.get("range"), kinds.get("row_sum")
         lower = rng.lower if rng is not None and rng.lower is not None else -np.inf
@@ -196,15 +211,27 @@ class PairSweep:
         floor, below, above, stepped = steps(op.name, fmt.name)
         stepped_ord = ordinals(to_format(stepped, fmt), fmt).astype(np.int64)
         self._a_bits = self.a.view(fmt.uint)
-        self._pos = np.full(1 << 16, -1, dtype=np.int64)     # where each bit pattern is in self.a (-1: absent)
+        self._pos = np.full(1 << 16, -1, dtype=np.int64)  # where each bit pattern is in self.a (-1: absent)
         self._pos[self._a_bits] = np.arange(self.a.size)
         self._values = values
         self._reference = K.Reference(values, exp_of, floor, below, above, stepped, stepped_ord, table, table_bits)
         mu, p, emin = float(self.max_ulp), fmt.p, fmt.emin
-        sum_bound = mu * 2.0 ** (1 - p) + 2 * mu * 2.0 ** (emin - p + 1)    # two outputs within mu ULPs each
-        self._declared = K.Declared(code, self._props, p, emin, float(lower), float(upper),
-                                    total is not None and total.sum_of == "y", mu, max(0, math.ceil(mu - 0.5)),
-                                    self._nkeep, inf_bits, sum_bound, int(np.count_nonzero(np.isfinite(self._a64))))
+        sum_bound = mu * 2.0 ** (1 - p) + 2 * mu * 2.0 ** (emin - p + 1)  # two outputs within mu ULPs each
+        self._declared = K.Declared(
+            code,
+            self._props,
+            p,
+            emin,
+            float(lower),
+            float(upper),
+            total is not None and total.sum_of == "y",
+            mu,
+            max(0, math.ceil(mu - 0.5)),
+            self._nkeep,
+            inf_bits,
+            sum_bound,
+            int(np.count_nonzero(np.isfinite(self._a64))),
+        )
 
     def _note(self, kind, n_checked, bad, example):
         c = self.viol.setdefault(kind, [0, None])
@@ -219,7 +246,7 @@ class PairSweep:
         call and the compiled check both leave the GIL; 13.8 M pairs/s one after the other on 2 cores)."""
         t0 = time.perf_counter()
         n = self.a.size
-        blocks = [self.a[start:start + BLOCK] for start in range(0, n, BLOCK)]
+        blocks = [self.a[start : start + BLOCK] for start in range(0, n, BLOCK)]
         with ThreadPoolExecutor(1, thread_name_prefix="opcert-pairs") as pool:
             pending = pool.submit(self._called, blocks[0])
             for k, bs in enumerate(blocks):
@@ -242,27 +269,34 @@ class PairSweep:
             return X, Y, None
         try:
             return X, Y, self.layout[0](X)
-        except TargetFailure as exc:     # the measured layout ran: a failure in the other one is a finding
+        except TargetFailure as exc:  # the measured layout ran: a failure in the other one is a finding
             return X, Y, exc
 
     def _same_in_layout(self, X, Y, Y2) -> None:
         """Every row of the block, bit for bit in both layouts (any NaN equals any NaN); a target that
         failed in the second layout breaks the property on every row of the block."""
         if isinstance(Y2, TargetFailure):
+
             def failed():
                 try:
                     self.layout[0](X)
                     again = False
                 except TargetFailure:
                     again = True
-                return {**self._example(X, Y, None, 0), "layout": self.layout[1], "got_in_layout": None,
-                        "error": str(Y2), "replayed": again}
+                return {
+                    **self._example(X, Y, None, 0),
+                    "layout": self.layout[1],
+                    "got_in_layout": None,
+                    "error": str(Y2),
+                    "replayed": again,
+                }
+
             self._note("row_layout", X.shape[0], X.shape[0], failed)
             return
         # Y2 may be a strided view (the transposed call's outputs, not copied back): compared as it lies
         a, b = Y.view(np.uint16), Y2.view(np.uint16)
         bad = np.flatnonzero((a[:, 0] != b[:, 0]) | (a[:, 1] != b[:, 1]))
-        if bad.size:        # NaN against NaN of another payload is not a difference: looked at only there
+        if bad.size:  # NaN against NaN of another payload is not a difference: looked at only there
             with np.errstate(invalid="ignore"):
                 both_nan = np.isnan(Y[bad].astype(np.float32)) & np.isnan(Y2[bad].astype(np.float32))
             bad = bad[((a[bad] != b[bad]) & ~both_nan).any(axis=1)]
@@ -271,9 +305,13 @@ class PairSweep:
             r = int(bad[0])
             again = self.layout[0](X)
             e = self._example(X, Y, None, 2 * r)
-            return {**e, "layout": self.layout[1],
-                    "got_in_layout": [float(v) for v in Y2[r].astype(np.float64)],
-                    "replayed": bool(np.all(again[r].view(np.uint16) == b[r]))}
+            return {
+                **e,
+                "layout": self.layout[1],
+                "got_in_layout": [float(v) for v in Y2[r].astype(np.float64)],
+                "replayed": bool(np.all(again[r].view(np.uint16) == b[r])),
+            }
+
         self._note("row_layout", X.shape[0], bad.size, example if bad.size else None)
 
     def _make(self, bs) -> np.ndarray:
@@ -290,8 +328,11 @@ class PairSweep:
                 continue
             bs, k = ex.pop("_block")
             Y = self.call(self._make(bs))
-            ex["replayed"] = bool(np.all(Y[k // 2].view(self.fmt.uint) == np.asarray(
-                ex["got"]).astype(self.fmt.dtype).view(self.fmt.uint)))
+            ex["replayed"] = bool(
+                np.all(
+                    Y[k // 2].view(self.fmt.uint) == np.asarray(ex["got"]).astype(self.fmt.dtype).view(self.fmt.uint)
+                )
+            )
 
     def _want(self, x64) -> tuple[np.ndarray, np.ndarray]:
         """(rounded, exact midpoint) of rows of two (binary64 values of the format), through Arb where the
@@ -319,8 +360,14 @@ class PairSweep:
         with np.errstate(invalid="ignore"):
             b64 = bs.astype(np.float64)
         found = K.found(nb, na, DEVIATIONS_PER_RUN)
-        K.check_block(self._a64, b64, np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2), self._reference,
-                      self._declared, found)
+        K.check_block(
+            self._a64,
+            b64,
+            np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2),
+            self._reference,
+            self._declared,
+            found,
+        )
         counts, firsts, worst_err, worst_at, undecided = found[:5]
         self._keep_deviations(bs, b64, found)
         c = counts.sum(axis=0)
@@ -330,7 +377,7 @@ class PairSweep:
         self.undecided += int(c[K.UNDECIDED])
         self.special_wrong += int(c[K.SPECIAL_WRONG])
 
-        def first(col):          # the first row (index into X) where column col of firsts is set
+        def first(col):  # the first row (index into X) where column col of firsts is set
             js = np.flatnonzero(firsts[:, col] >= 0)
             return None if js.size == 0 else int(js[0]) * na + int(firsts[js[0], col])
 
@@ -339,16 +386,18 @@ class PairSweep:
 
         if c[K.SPECIAL_WRONG] and self.special_example is None:
             j = int(np.flatnonzero(firsts[:, K.FIRST_SPECIAL] >= 0)[0])
-            k = j * 2 * na + int(firsts[j, K.FIRST_SPECIAL])        # 2 i + k within b's run
+            k = j * 2 * na + int(firsts[j, K.FIRST_SPECIAL])  # 2 i + k within b's run
             self.special_example = {**self._example(X, Y, None, k), "_block": (bs, k)}
         j = int(np.argmax(worst_err))
         if worst_err[j] >= 0:
             self._worst(X, Y, None, float(worst_err[j]), j * 2 * na + int(worst_at[j]))
-        checks = [("range", K.RANGE_CHECKED, K.RANGE_BAD, K.FIRST_RANGE),
-                  ("row_sum", K.SUM_CHECKED, K.SUM_BAD, K.FIRST_SUM),
-                  ("nan_row", K.NAN_CHECKED, K.NAN_BAD, K.FIRST_NAN),
-                  ("infinite_entries", K.INF_CHECKED, K.INF_BAD, K.FIRST_INF),
-                  ("one_hot_first", K.HOT_CHECKED, K.HOT_BAD, K.FIRST_HOT)]
+        checks = [
+            ("range", K.RANGE_CHECKED, K.RANGE_BAD, K.FIRST_RANGE),
+            ("row_sum", K.SUM_CHECKED, K.SUM_BAD, K.FIRST_SUM),
+            ("nan_row", K.NAN_CHECKED, K.NAN_BAD, K.FIRST_NAN),
+            ("infinite_entries", K.INF_CHECKED, K.INF_BAD, K.FIRST_INF),
+            ("one_hot_first", K.HOT_CHECKED, K.HOT_BAD, K.FIRST_HOT),
+        ]
         kinds = {p.kind for p in self.op.properties}
         for kind, n_checked, n_bad, col in checks:
             if kind in kinds:
@@ -356,8 +405,12 @@ class PairSweep:
                 self._note(kind, c[n_checked], c[n_bad], row_example(r) if r is not None else None)
         if "row_monotonic" in kinds:
             r = first(K.FIRST_MONO)
-            self._note("row_monotonic", nb * max(self._nkeep - 1, 0), c[K.MONO_BAD],
-                       (lambda: self._mono_example(X, Y, r)) if r is not None else None)
+            self._note(
+                "row_monotonic",
+                nb * max(self._nkeep - 1, 0),
+                c[K.MONO_BAD],
+                (lambda: self._mono_example(X, Y, r)) if r is not None else None,
+            )
         if c[K.UNDECIDED]:
             rows = np.flatnonzero(undecided.reshape(-1))
             with np.errstate(invalid="ignore"):
@@ -371,7 +424,7 @@ class PairSweep:
         j = int(self._pos[b_bits])
         start = (j // BLOCK) * BLOCK
         if start not in cache:
-            cache[start] = self.call(self._make(self.a[start:start + BLOCK]))
+            cache[start] = self.call(self._make(self.a[start : start + BLOCK]))
         return cache[start][(j - start) * self.a.size + int(self._pos[a_bits])]
 
     def _relations(self) -> None:
@@ -386,39 +439,50 @@ class PairSweep:
             n_finite = int(np.isfinite(self._a64).sum())
         pairs = n_finite * n_finite
         kinds = {p.kind: p for p in op.properties}
-        words = {"shift_invariance": "rows of one difference a - b (each a shift of the other)",
-                 "permutation": "each row and the row swapped"}
+        words = {
+            "shift_invariance": "rows of one difference a - b (each a shift of the other)",
+            "permutation": "each row and the row swapped",
+        }
         for kind in ("shift_invariance", "permutation"):
             if kind not in kinds:
                 continue
             p = kinds[kind]
-            method = (f"every pair of finite {fmt.name} values ({pairs:,} rows of 2): {words[kind]}, from the "
-                      f"outputs off the correctly rounded value ({self._dev_total:,}); outputs may be {tol} "
-                      f"value(s) apart")
+            method = (
+                f"every pair of finite {fmt.name} values ({pairs:,} rows of 2): {words[kind]}, from the "
+                f"outputs off the correctly rounded value ({self._dev_total:,}); outputs may be {tol} "
+                f"value(s) apart"
+            )
             if self.dev_overflow:
                 self.relations[kind] = PropertyResult(
-                    f"{p.name} (pairs)", kind, p.statement + " (rows of 2)", "unknown", "-",
+                    f"{p.name} (pairs)",
+                    kind,
+                    p.statement + " (rows of 2)",
+                    "unknown",
+                    "-",
                     note=f"more than {DEVIATIONS_KEPT:,} outputs (or {DEVIATIONS_PER_RUN:,} in one run of a) are "
-                         f"off the correctly rounded value: too many to relate; the sampled rows check it")
+                    f"off the correctly rounded value: too many to relate; the sampled rows check it",
+                )
                 continue
             self.relations[kind] = self._relate(kind, p, tol, pairs, method, K.DEV_NAN)
 
     def _relate(self, kind, p, tol, pairs, method, dev_nan):
         name, statement = f"{p.name} (pairs)", p.statement + " (rows of 2 finite values)"
-        if kind == "permutation" and self.op.name == "Hardmax":      # rows [v, v] (and [-0, +0]) left out
+        if kind == "permutation" and self.op.name == "Hardmax":  # rows [v, v] (and [-0, +0]) left out
             with np.errstate(invalid="ignore"):
                 pairs -= int(np.isfinite(self._a64).sum()) + (2 if int((self._a64 == 0).sum()) == 2 else 0)
         if not self._devs:
-            return PropertyResult(name, kind, statement, "proved", method, elapsed_s=self.elapsed,
-                                  inputs_checked=pairs, violations=0)
+            return PropertyResult(
+                name, kind, statement, "proved", method, elapsed_s=self.elapsed, inputs_checked=pairs, violations=0
+            )
         A, B, Kk, D, DH, DL = (np.concatenate(c) for c in zip(*self._devs))
         A, B, Kk = A.astype(np.int64), B.astype(np.int64), Kk.astype(np.int64)
         nan = np.abs(D) >= dev_nan
 
         def distance(d1, n1, d2, n2):
             return np.where(n1 & n2, 0.0, np.where(n1 | n2, np.inf, np.abs(d1 - d2).astype(np.float64)))
+
         bad_rows, first, unresolved = set(), None, ""
-        if kind == "permutation" and self.op.name == "Hardmax":   # the first maximum wins: not rows of a tie
+        if kind == "permutation" and self.op.name == "Hardmax":  # the first maximum wins: not rows of a tie
             keep = self._values[A] != self._values[B]
             A, B, Kk, D, nan = A[keep], B[keep], Kk[keep], D[keep], nan[keep]
         if kind == "permutation" and A.size:
@@ -439,14 +503,14 @@ class PairSweep:
             starts = np.flatnonzero(np.r_[True, (gh[1:] != gh[:-1]) | (gl[1:] != gl[:-1]) | (gk[1:] != gk[:-1])])
             gd, gn = D[group], nan[group]
             big = np.iinfo(np.int64).max
-            hi = np.maximum.reduceat(np.where(gn, -big, gd), starts)      # over the numbers of each group
+            hi = np.maximum.reduceat(np.where(gn, -big, gd), starts)  # over the numbers of each group
             lo = np.minimum.reduceat(np.where(gn, big, gd), starts)
             n_nan = np.add.reduceat(gn.astype(np.int64), starts)
             size = np.diff(np.r_[starts, group.size])
-            mixed = (n_nan > 0) & (n_nan < size)                       # a NaN and a number: apart
+            mixed = (n_nan > 0) & (n_nan < size)  # a NaN and a number: apart
             apart = mixed | ((n_nan < size) & (hi - np.minimum(lo, hi) > tol))
             for g in np.flatnonzero(apart):
-                members = group[starts[g]:starts[g] + size[g]]
+                members = group[starts[g] : starts[g] + size[g]]
                 i = members[int(np.argmax(np.where(nan[members], big, D[members])))]
                 j = members[int(np.argmin(np.where(nan[members], big, D[members])))]
                 bad_rows.update({(int(A[i]), int(B[i])), (int(A[j]), int(B[j]))})
@@ -457,30 +521,44 @@ class PairSweep:
             far = ~apart & ((n_nan > 0) | (np.maximum(np.abs(hi), np.abs(lo)) > tol) & (n_nan < size))
             n_far = int(np.count_nonzero(far))
             for g in np.flatnonzero(far)[:64]:
-                members = group[starts[g]:starts[g] + size[g]]
+                members = group[starts[g] : starts[g] + size[g]]
                 i = members[0]
-                other = self._same_difference(int(A[i]), int(B[i]), int(Kk[i]), DH[i], DL[i], set(
-                    zip(A[members].tolist(), B[members].tolist())))
+                other = self._same_difference(
+                    int(A[i]), int(B[i]), int(Kk[i]), DH[i], DL[i], set(zip(A[members].tolist(), B[members].tolist()))
+                )
                 if other is None:
-                    unresolved = unresolved or (f"an output {int(D[i]) if not nan[i] else 'NaN'} values off the "
-                                                f"reference, and no other row of its difference found to compare "
-                                                f"it with")
+                    unresolved = unresolved or (
+                        f"an output {int(D[i]) if not nan[i] else 'NaN'} values off the "
+                        f"reference, and no other row of its difference found to compare "
+                        f"it with"
+                    )
                     continue
                 n_far -= 1
                 bad_rows.update({(int(A[i]), int(B[i])), other})
                 if first is None:
                     first = (int(A[i]), int(B[i]), *other)
             if n_far > 64 and not unresolved:
-                unresolved = (f"{n_far:,} differences with an output more than {tol} values off the reference: "
-                              f"more than the 64 searched for a row on it")
+                unresolved = (
+                    f"{n_far:,} differences with an output more than {tol} values off the reference: "
+                    f"more than the 64 searched for a row on it"
+                )
         if unresolved and not bad_rows:
             return PropertyResult(name, kind, statement, "unknown", method, inputs_checked=pairs, note=unresolved)
         if not bad_rows:
-            return PropertyResult(name, kind, statement, "proved", method, elapsed_s=self.elapsed,
-                                  inputs_checked=pairs, violations=0)
-        return PropertyResult(name, kind, statement, "refuted", method, elapsed_s=self.elapsed,
-                              inputs_checked=pairs, violations=len(bad_rows),
-                              counterexample=self._related_example(kind, first, tol))
+            return PropertyResult(
+                name, kind, statement, "proved", method, elapsed_s=self.elapsed, inputs_checked=pairs, violations=0
+            )
+        return PropertyResult(
+            name,
+            kind,
+            statement,
+            "refuted",
+            method,
+            elapsed_s=self.elapsed,
+            inputs_checked=pairs,
+            violations=len(bad_rows),
+            counterexample=self._related_example(kind, first, tol),
+        )
 
     def _same_difference(self, a_bits, b_bits, k, d, d_lo, off) -> tuple | None:
         """Another row [a', b'] of the format with a' - b' = a - b exactly that is not among `off` (the rows
@@ -500,7 +578,7 @@ class PairSweep:
             if float(b2f[0]) != b2:
                 continue
             row = (int(self._a_bits[j]), int(b2f.view(fmt.uint)[0]))
-            if row not in off and self._pos[row[1]] >= 0:       # a row the sweep ran
+            if row not in off and self._pos[row[1]] >= 0:  # a row the sweep ran
                 return row
         return None
 
@@ -513,15 +591,26 @@ class PairSweep:
 
         def val(bits):
             return float(np.array([bits], dtype=fmt.uint).view(fmt.dtype).astype(np.float64)[0])
+
         got1, got2 = np.asarray(y1), np.asarray(y2)
         cmp2 = got2[::-1] if kind == "permutation" else got2
         dist = ordinal_distance(got1[None, :], cmp2[None, :], fmt)[0]
-        return {"case": "every pair", "row": [val(a1), val(b1)], "related_row": [val(a2), val(b2)],
-                "how": "the row swapped (outputs compared swapped)" if kind == "permutation"
-                else "a row of the same difference a - b", "got": [float(v) for v in got1.astype(np.float64)],
-                "got_related": [float(v) for v in got2.astype(np.float64)], "distance_ulps": float(np.max(dist)),
-                "allowed_ulps": tol, "replayed": bool(np.all(again[0].view(fmt.uint) == got1.view(fmt.uint))
-                                                      and np.all(again[1].view(fmt.uint) == got2.view(fmt.uint)))}
+        return {
+            "case": "every pair",
+            "row": [val(a1), val(b1)],
+            "related_row": [val(a2), val(b2)],
+            "how": "the row swapped (outputs compared swapped)"
+            if kind == "permutation"
+            else "a row of the same difference a - b",
+            "got": [float(v) for v in got1.astype(np.float64)],
+            "got_related": [float(v) for v in got2.astype(np.float64)],
+            "distance_ulps": float(np.max(dist)),
+            "allowed_ulps": tol,
+            "replayed": bool(
+                np.all(again[0].view(fmt.uint) == got1.view(fmt.uint))
+                and np.all(again[1].view(fmt.uint) == got2.view(fmt.uint))
+            ),
+        }
 
     def _keep_deviations(self, bs, b64, found) -> None:
         dev_at, dev_val, dev_n = found.dev_at, found.dev_val, found.dev_n
@@ -532,23 +621,29 @@ class PairSweep:
             self._devs = []
             return
         js = np.repeat(np.arange(bs.size), dev_n)
-        at = np.concatenate([dev_at[j, :dev_n[j]] for j in range(bs.size)]) if js.size else np.zeros(0, np.int64)
+        at = np.concatenate([dev_at[j, : dev_n[j]] for j in range(bs.size)]) if js.size else np.zeros(0, np.int64)
         if not at.size:
             return
         i, k = at // 2, at % 2
         d, d_lo = exact_difference(self._a64[i], b64[js])
-        dev = np.concatenate([dev_val[j, :dev_n[j]] for j in range(bs.size)])
+        dev = np.concatenate([dev_val[j, : dev_n[j]] for j in range(bs.size)])
         self._devs.append((self._a_bits[i], bs.view(self.fmt.uint)[js], k.astype(np.int8), dev, d, d_lo))
         self._dev_total += at.size
 
     def _mono_example(self, X, Y, r):
         with np.errstate(invalid="ignore"):
-            x64, y64 = X[r:r + 2].astype(np.float64), Y[r:r + 2].astype(np.float64)
-        moved = ordinal_distance(Y[r:r + 1], Y[r + 1:r + 2], self.fmt)[0]
-        return {"case": "every pair", "row": [float(v) for v in x64[0]], "related_row": [float(v) for v in x64[1]],
-                "how": "a raised to the next value of the format (y_0 may not fall, y_1 may not rise)",
-                "got": [float(v) for v in y64[0]], "got_related": [float(v) for v in y64[1]],
-                "distance_ulps": float(np.max(moved)), "allowed_ulps": 0}
+            x64, y64 = X[r : r + 2].astype(np.float64), Y[r : r + 2].astype(np.float64)
+        moved = ordinal_distance(Y[r : r + 1], Y[r + 1 : r + 2], self.fmt)[0]
+        return {
+            "case": "every pair",
+            "row": [float(v) for v in x64[0]],
+            "related_row": [float(v) for v in x64[1]],
+            "how": "a raised to the next value of the format (y_0 may not fall, y_1 may not rise)",
+            "got": [float(v) for v in y64[0]],
+            "got_related": [float(v) for v in y64[1]],
+            "distance_ulps": float(np.max(moved)),
+            "allowed_ulps": 0,
+        }
 
     def _table_lookup(self, ka, kb):
         sym = {1: "+", -1: "-", 0: "f"}
@@ -570,16 +665,23 @@ class PairSweep:
                 w = self._want(row.astype(np.float64)[None, :])[0][0]
         else:
             w = want[i // 2]
-        return {"case": "every pair", "row": [float(v) for v in row.astype(np.float64)],
-                "row_bits": [f"0x{int(b):04x}" for b in row.view(fmt.uint)],
-                "got": [float(v) for v in np.asarray(Y[i // 2], dtype=np.float64)],
-                "want": [float(v) for v in np.asarray(w, dtype=np.float64)]}
+        return {
+            "case": "every pair",
+            "row": [float(v) for v in row.astype(np.float64)],
+            "row_bits": [f"0x{int(b):04x}" for b in row.view(fmt.uint)],
+            "got": [float(v) for v in np.asarray(Y[i // 2], dtype=np.float64)],
+            "want": [float(v) for v in np.asarray(w, dtype=np.float64)],
+        }
 
     def _worst(self, X, Y, want, e, k, block_k=None) -> None:
         if self.worst is None or e > self.max_err:
             self.max_err = max(self.max_err, e)
-            self.worst = {**self._example(X, Y, want, k), "position": k % 2, "ulp": e,
-                          "_block": (self._bs, k if block_k is None else block_k)}
+            self.worst = {
+                **self._example(X, Y, want, k),
+                "position": k % 2,
+                "ulp": e,
+                "_block": (self._bs, k if block_k is None else block_k),
+            }
 
     def _compare(self, X, Y, y64, want, mid, rows):
         """The accuracy of the rows the compiled check left undecided (rows: their indices in the block),
@@ -595,7 +697,7 @@ class PairSweep:
                 i = int(np.flatnonzero(wrong)[0])
                 k = 2 * int(rows[i // 2]) + i % 2
                 self.special_example = {**self._example(X, Y, want, i), "_block": (self._bs, k)}
-        flushed = ~special & (y64 == 0) & (want != 0) & (np.abs(want) < 2.0 ** fmt.emin)
+        flushed = ~special & (y64 == 0) & (want != 0) & (np.abs(want) < 2.0**fmt.emin)
         self.flushes += int(flushed.sum())
         self.zero_sign += int(np.sum(~special & (y64 == 0) & (want == 0) & (np.signbit(y64) != np.signbit(want))))
         with np.errstate(all="ignore"):
@@ -621,12 +723,25 @@ class PairSweep:
                 continue
             note = None
             if p.kind == "row_layout":
-                method = f"every pair of {self.fmt.name} values ({self.pairs:,} rows of 2) in two layouts, bit " \
-                         f"for bit: the measured call and {self.layout[1]}"
-                note = "over these two layouts; the sampled verdict (the property without \"(pairs)\") covers the " \
-                       "others on rows of every length: a row alone, the reverse order, another axis, threads"
-            r = PropertyResult(name, p.kind, p.statement + " (rows of 2)", "refuted" if bad else "proved", method,
-                               elapsed_s=self.elapsed, inputs_checked=checked, violations=bad, counterexample=first,
-                               note=note)
+                method = (
+                    f"every pair of {self.fmt.name} values ({self.pairs:,} rows of 2) in two layouts, bit "
+                    f"for bit: the measured call and {self.layout[1]}"
+                )
+                note = (
+                    'over these two layouts; the sampled verdict (the property without "(pairs)") covers the '
+                    "others on rows of every length: a row alone, the reverse order, another axis, threads"
+                )
+            r = PropertyResult(
+                name,
+                p.kind,
+                p.statement + " (rows of 2)",
+                "refuted" if bad else "proved",
+                method,
+                elapsed_s=self.elapsed,
+                inputs_checked=checked,
+                violations=bad,
+                counterexample=first,
+                note=note,
+            )
             out.append(r.to_dict())
         return out

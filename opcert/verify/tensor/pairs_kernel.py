@@ -12,6 +12,7 @@ property is checked here on every row, as none of them needs more than the binar
 
 Its state travels as records: Reference and Declared (one per sweep), Found (a block's, a row per value of b).
 """
+
 from __future__ import annotations
 
 import math
@@ -26,17 +27,33 @@ from opcert.numerics.errorfree import exact_difference_inline
 from opcert.verify.ulp import ulp_inline as _ulp
 
 # counters, one row per value of b
-CORRECT, SPECIAL_WRONG, FLUSHES, ZERO_SIGN, RANGE_CHECKED, RANGE_BAD, SUM_CHECKED, SUM_BAD, MONO_BAD, \
-    NAN_CHECKED, NAN_BAD, INF_CHECKED, INF_BAD, HOT_CHECKED, HOT_BAD, UNDECIDED = range(16)
+(
+    CORRECT,
+    SPECIAL_WRONG,
+    FLUSHES,
+    ZERO_SIGN,
+    RANGE_CHECKED,
+    RANGE_BAD,
+    SUM_CHECKED,
+    SUM_BAD,
+    MONO_BAD,
+    NAN_CHECKED,
+    NAN_BAD,
+    INF_CHECKED,
+    INF_BAD,
+    HOT_CHECKED,
+    HOT_BAD,
+    UNDECIDED,
+) = range(16)
 N_COUNTS = 16
 # the first row (index of a) where each kind went wrong, -1 for none; for monotonicity the step a_i -> a_i+1
 FIRST_SPECIAL, FIRST_RANGE, FIRST_SUM, FIRST_MONO, FIRST_NAN, FIRST_INF, FIRST_HOT = range(7)
 N_FIRSTS = 7
 # which operator (the shape of its pair as a function of d = a - b) and which properties are declared
 SOFTMAX, LOG_SOFTMAX, HARDMAX = range(3)
-DEV_NAN = 1 << 40      # the distance recorded for a NaN output where a number is due
+DEV_NAN = 1 << 40  # the distance recorded for a NaN output where a number is due
 P_RANGE, P_SUM, P_MONO, P_NAN, P_INF, P_HOT = (1 << k for k in range(6))
-NOT_A_NUMBER = np.iinfo(np.int64).max     # _ordinal's value for a NaN
+NOT_A_NUMBER = np.iinfo(np.int64).max  # _ordinal's value for a NaN
 
 # values: each bit pattern's binary64 value, exp_of its exponential; floor ... stepped: numerics.pair_steps,
 # stepped_ord their ordinals (output 1 is output 0 at -d; Hardmax's is 1 - output 0); table[ka + 1, kb + 1, k]:
@@ -46,22 +63,30 @@ Reference = namedtuple("Reference", "values exp_of floor below_wide above_wide s
 # outputs (else of their exponentials), within sum_bound; max_ulp: the per-output error the bounds allow;
 # inf_tol: the distance allowed from a row with infinite entries' declared output; nkeep, n_finite: how many
 # of a are numbers, finite ones; inf_bits: the format's +inf as bits
-Declared = namedtuple("Declared", "op props p emin lower upper sum_of_y max_ulp inf_tol nkeep inf_bits sum_bound "
-                                  "n_finite")
+Declared = namedtuple(
+    "Declared", "op props p emin lower upper sum_of_y max_ulp inf_tol nkeep inf_bits sum_bound n_finite"
+)
 # per value of b (row j): counts[j], firsts[j], worst_err[j] / worst_at[j] (2 i + k: the worst output off the
 # reference, -1 for none), undecided[j, i], the outputs off the reference: dev_at[j] (2 i + k) and dev_val[j]
 # (their signed distance in values of the format; NaN: DEV_NAN) while they hold them, dev_n[j] counting all
 Found = namedtuple("Found", "counts firsts worst_err worst_at undecided dev_at dev_val dev_n")
 
-_EXP, _LOG1P = PRIMITIVES["exp"].scalar, PRIMITIVES["log1p"].scalar     # the C library's, as compiled code calls
-_EXP_MOVED = compiled(PRIMITIVES["exp"].moved)      # |e^y - e^t| for |y - t| <= w: the record's rule, over scalars
+_EXP, _LOG1P = PRIMITIVES["exp"].scalar, PRIMITIVES["log1p"].scalar  # the C library's, as compiled code calls
+_EXP_MOVED = compiled(PRIMITIVES["exp"].moved)  # |e^y - e^t| for |y - t| <= w: the record's rule, over scalars
 
 
 def found(nb: int, na: int, cap: int) -> Found:
     """A block's Found, zeroed: nb values of b, na of a, cap outputs off the reference kept per value of b."""
-    return Found(np.zeros((nb, N_COUNTS), np.int64), np.zeros((nb, N_FIRSTS), np.int64), np.zeros(nb),
-                 np.zeros(nb, np.int64), np.zeros((nb, na), np.bool_), np.zeros((nb, cap), np.int64),
-                 np.zeros((nb, cap), np.int64), np.zeros(nb, np.int64))
+    return Found(
+        np.zeros((nb, N_COUNTS), np.int64),
+        np.zeros((nb, N_FIRSTS), np.int64),
+        np.zeros(nb),
+        np.zeros(nb, np.int64),
+        np.zeros((nb, na), np.bool_),
+        np.zeros((nb, cap), np.int64),
+        np.zeros((nb, cap), np.int64),
+        np.zeros(nb, np.int64),
+    )
 
 
 @numba.njit(inline="always", error_model="numpy")
@@ -73,11 +98,11 @@ def _exact(op, d):
         v = 1.0 if d >= 0 else 0.0
         return v, 1.0 - v, v, 1.0 - v
     e = _EXP(-abs(d))
-    s_near, s_far = 1 / (1 + e), e / (1 + e)              # sigmoid(|d|), sigmoid(-|d|)
+    s_near, s_far = 1 / (1 + e), e / (1 + e)  # sigmoid(|d|), sigmoid(-|d|)
     if op == SOFTMAX:
         near, far = s_near, s_far
     else:
-        near = -_LOG1P(e)                                 # -softplus(-|d|), -|d| - softplus(-|d|)
+        near = -_LOG1P(e)  # -softplus(-|d|), -|d| - softplus(-|d|)
         far = -abs(d) + near
     if d >= 0:
         return near, far, s_near, s_far
@@ -126,7 +151,7 @@ def _errors(i, y, w, same, m, decl):
         if same[k]:
             correct += 1
             continue
-        if y[k] == 0 and w[k] != 0 and abs(w[k]) < 2.0 ** decl.emin:
+        if y[k] == 0 and w[k] != 0 and abs(w[k]) < 2.0**decl.emin:
             flushes += 1
             continue
         zero_sign += y[k] == 0 and w[k] == 0
@@ -174,8 +199,8 @@ def _sum_holds(y, bits, exp_of, m, decl):
         return abs(y[0] + y[1] - 1) <= decl.sum_bound
     e = (exp_of[bits[0]], exp_of[bits[1]])
     # the binary64 sum is within 4 ULPs of its own of e^y0 + e^y1 - 1: refuted only beyond
-    gap = abs(e[0] + e[1] - 1) - 4 * 2.0 ** -53 * (e[0] + e[1] + 1)
-    bound = 2.0 ** -61
+    gap = abs(e[0] + e[1] - 1) - 4 * 2.0**-53 * (e[0] + e[1] + 1)
+    bound = 2.0**-61
     for k in range(2):
         w = decl.max_ulp * _ulp(m[k], decl.emin, decl.p)
         bound += 1.001 * _EXP_MOVED(m[2 + k], m[k], w)
@@ -213,8 +238,13 @@ def _falls(ybits, nkeep, inf_bits):
 @numba.njit(inline="always")
 def _failed(counts, firsts, bad, i):
     """A row that breaks the properties of the flags `bad`: counted, and the first such row kept."""
-    for flag, col, first in ((P_RANGE, RANGE_BAD, FIRST_RANGE), (P_SUM, SUM_BAD, FIRST_SUM),
-                             (P_NAN, NAN_BAD, FIRST_NAN), (P_INF, INF_BAD, FIRST_INF), (P_HOT, HOT_BAD, FIRST_HOT)):
+    for flag, col, first in (
+        (P_RANGE, RANGE_BAD, FIRST_RANGE),
+        (P_SUM, SUM_BAD, FIRST_SUM),
+        (P_NAN, NAN_BAD, FIRST_NAN),
+        (P_INF, INF_BAD, FIRST_INF),
+        (P_HOT, HOT_BAD, FIRST_HOT),
+    ):
         if bad & flag:
             counts[col] += 1
             if firsts[first] < 0:
@@ -255,8 +285,8 @@ def _run(a, b, ybits, ref, decl, found, j):
     correct = flushes = zero_sign = n_undecided = n_dev = 0
     worst, worst_i = -1.0, -1
     b_finite, kb, n_steps = math.isfinite(b), _kind(b), floor.size
-    k0, k1 = 0, n_steps          # output 0: the first step not below d (d rises with a); output 1 at -d, which
-    for i in range(a.size):      # falls: the steps below -d are 0 .. k1 - 1
+    k0, k1 = 0, n_steps  # output 0: the first step not below d (d rises with a); output 1 at -d, which
+    for i in range(a.size):  # falls: the steps below -d are 0 .. k1 - 1
         x0 = a[i]
         bits = (ybits[i, 0], ybits[i, 1])
         y = (values[bits[0]], values[bits[1]])
@@ -286,8 +316,7 @@ def _run(a, b, ybits, ref, decl, found, j):
         elif same[0] and same[1]:
             correct += 2
         else:
-            if finite and math.isfinite(y[0]) and math.isfinite(y[1]) and math.isfinite(w[0]) and \
-                    math.isfinite(w[1]):
+            if finite and math.isfinite(y[0]) and math.isfinite(y[1]) and math.isfinite(w[0]) and math.isfinite(w[1]):
                 m, have_m = _exact(decl.op, d), True
                 c, f, z, err, at = _errors(i, y, w, same, m, decl)
                 correct, flushes, zero_sign = correct + c, flushes + f, zero_sign + z
@@ -307,8 +336,11 @@ def _run(a, b, ybits, ref, decl, found, j):
                 bad |= P_SUM
         if props & P_NAN and nan and not (y[0] != y[0] and y[1] != y[1]):
             bad |= P_NAN
-        if props & P_INF and not (finite or nan) and _infinite_off(bits, table_bits[ka + 1, kb + 1], same,
-                                                                   decl.inf_tol, decl.inf_bits):
+        if (
+            props & P_INF
+            and not (finite or nan)
+            and _infinite_off(bits, table_bits[ka + 1, kb + 1], same, decl.inf_tol, decl.inf_bits)
+        ):
             bad |= P_INF
         if props & P_HOT and not nan and not (same[0] and same[1]):
             bad |= P_HOT

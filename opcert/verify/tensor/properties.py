@@ -8,6 +8,7 @@ Bit-for-bit claims (the rule for NaN and infinite entries, Hardmax's one-hot row
 element) allow nothing. A sample is never a proof: a property that held is `checked`; one that failed is
 `refuted`, with the row, after the target gave the same output again (replayed).
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,17 @@ def _rows_of(stats):
 
 def _result(p, status, checked, bad, example=None, note=None):
     method = "every output of the measured rows and the target run again on related rows (a sample)"
-    return PropertyResult(p.name, p.kind, p.statement, status, method, inputs_checked=int(checked),
-                          violations=int(bad), counterexample=example, note=note)
+    return PropertyResult(
+        p.name,
+        p.kind,
+        p.statement,
+        status,
+        method,
+        inputs_checked=int(checked),
+        violations=int(bad),
+        counterexample=example,
+        note=note,
+    )
 
 
 def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
@@ -51,9 +61,12 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                 nan_row = np.isnan(x64).any(axis=1)
                 inf_row = np.isinf(x64).any(axis=1) & ~nan_row
                 if kind == "range":
-                    sel = ~(nan_row | inf_row)[:, None] & np.ones(yr.shape, bool)   # rows with +-inf: "infinite"
-                    viol = sel & (np.isnan(y64) | ((y64 < p.lower) if p.lower is not None else False)
-                                  | ((y64 > p.upper) if p.upper is not None else False))
+                    sel = ~(nan_row | inf_row)[:, None] & np.ones(yr.shape, bool)  # rows with +-inf: "infinite"
+                    viol = sel & (
+                        np.isnan(y64)
+                        | ((y64 < p.lower) if p.lower is not None else False)
+                        | ((y64 > p.upper) if p.upper is not None else False)
+                    )
                     checked += int(sel.sum())
                 elif kind == "nan_row":
                     viol = nan_row[:, None] & ~np.isnan(y64)
@@ -74,9 +87,13 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                 if len(bad_rows) and example is None:
                     i = int(bad_rows[0])
                     again = to_rows(rerun(case.x, reduced), reduced)[0]
-                    example = {"case": case.label, "row": row_list(xr[i]), "got": row_list(yr[i]),
-                               "want": row_list(rr[i]),
-                               "replayed": bool(np.all(ordinal_distance(again[i], yr[i], fmt) == 0))}
+                    example = {
+                        "case": case.label,
+                        "row": row_list(xr[i]),
+                        "got": row_list(yr[i]),
+                        "want": row_list(rr[i]),
+                        "replayed": bool(np.all(ordinal_distance(again[i], yr[i], fmt) == 0)),
+                    }
         elif kind in ("shift_invariance", "permutation", "row_monotonic"):
             checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
         elif kind == "row_layout":
@@ -86,8 +103,9 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
             out.append(_result(p, "skipped", 0, 0, note=f"no black-box check of kind {kind}"))
             continue
         if checked == 0:
-            out.append(_result(p, "skipped", 0, 0, note="no measured row applies (a case the target could not "
-                                                        "be given?)"))
+            out.append(
+                _result(p, "skipped", 0, 0, note="no measured row applies (a case the target could not be given?)")
+            )
             continue
         status = "refuted" if bad else "checked"
         out.append(_result(p, status, checked, bad, example, note))
@@ -106,17 +124,17 @@ def _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp):
         n = y.size
         bound = 0.0
         if not np.all(np.isfinite(y)):
-            gap = math.inf      # a NaN or infinite output in a row of finite entries: no sum of 1
+            gap = math.inf  # a NaN or infinite output in a row of finite entries: no sum of 1
         elif p.sum_of == "y":
-            gap = abs(math.fsum(list(y) + [-1.0]))     # sum - 1, rounded once
+            gap = abs(math.fsum(list(y) + [-1.0]))  # sum - 1, rounded once
             bound = max_ulp * u + n * max_ulp * tiny
         else:
-            gap = abs(float(np.sum(EXP.numpy(y.astype(np.longdouble))) - 1))     # in long double: near 1 it cancels
+            gap = abs(float(np.sum(EXP.numpy(y.astype(np.longdouble))) - 1))  # in long double: near 1 it cancels
             t = hr[i]
             # y_i within max_ulp ULPs of t_i moves exp(t_i) by at most exp(t_i) expm1(max_ulp ulp(t_i))
             ulp_t = np.ldexp(1.0, np.maximum(np.frexp(np.abs(t))[1] - 1, fmt.emin) - fmt.p + 1)
             with np.errstate(all="ignore"):
-                bound = float(np.sum(EXP_MOVED(EXP.numpy(t), t, max_ulp * ulp_t))) * 1.001 + n * 2.0 ** -62
+                bound = float(np.sum(EXP_MOVED(EXP.numpy(t), t, max_ulp * ulp_t))) * 1.001 + n * 2.0**-62
         viol[i] = not (gap <= bound)
     return viol[:, None], int(keep.sum())
 
@@ -143,7 +161,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             words = f"the row plus {c:g}"
         elif kind == "permutation":
             xa = xr
-            if op.name == "Hardmax":   # on rows without ties only
+            if op.name == "Hardmax":  # on rows without ties only
                 srt = np.sort(x64, axis=1)
                 no_ties = ~np.any(srt[:, 1:] == srt[:, :-1], axis=1)
                 xa = xr[no_ties]
@@ -159,8 +177,11 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             # nudge element 0 of each row up by one value of the format: y_0 must not fall, the others not rise
             xa = xr
             xb = xr.copy()
-            xb[:, 0] = np.nextafter(xr[:, 0].astype(np.float64), np.inf).astype(fmt.dtype) \
-                if fmt.p == 53 else _next_up(xr[:, 0], fmt)
+            xb[:, 0] = (
+                np.nextafter(xr[:, 0].astype(np.float64), np.inf).astype(fmt.dtype)
+                if fmt.p == 53
+                else _next_up(xr[:, 0], fmt)
+            )
             ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
             oa, ob = ordinals(ya, fmt), ordinals(yb, fmt)
             oa, ob = oa.astype(np.float64), ob.astype(np.float64)
@@ -178,10 +199,17 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             i = int(rows_bad[0])
             xa_, xb_, ya_, yb_ = related
             again = _call_rows(rerun, case, reduced, xb_, fmt)
-            example = {"case": case.label, "row": row_list(xa_[i]), "related_row": row_list(xb_[i]),
-                       "how": words, "got": row_list(ya_[i]), "got_related": row_list(yb_[i]),
-                       "distance_ulps": float(np.max(dist[i])), "allowed_ulps": allowed,
-                       "replayed": bool(np.all(ordinal_distance(again[i], yb[i], fmt) == 0))}
+            example = {
+                "case": case.label,
+                "row": row_list(xa_[i]),
+                "related_row": row_list(xb_[i]),
+                "how": words,
+                "got": row_list(ya_[i]),
+                "got_related": row_list(yb_[i]),
+                "distance_ulps": float(np.max(dist[i])),
+                "allowed_ulps": allowed,
+                "replayed": bool(np.all(ordinal_distance(again[i], yb[i], fmt) == 0)),
+            }
     note = None
     if kind in ("shift_invariance", "permutation") and tol:
         note = f"outputs may move by {tol} ULP(s): twice the {max_ulp:g} ULP each output may be off"
