@@ -86,3 +86,36 @@ def test_every_property_kind_has_a_decider_in_each_place_the_recipe_names():
         source = (ROOT / path).read_text()
         missing += [f"{path}: {kind}" for kind in KINDS if kind not in exempt and f'"{kind}"' not in source]
     assert missing == []
+
+
+PRIMITIVE_CHECKS = """
+import json
+from fractions import Fraction
+import numpy as np
+from opcert.expr import PRIMITIVES, root, sqrt, var
+from opcert.expr.numpy_eval import eval_numpy
+from opcert.numerics import ball, exact
+x = np.array([0.0, 2.0 ** -1074, 0.25, 2.0, 3.0, 1e300, np.inf, np.nan, -1.0])
+same = lambda a, b: bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
+r, s = root(var("x")), sqrt(var("x"))
+print(json.dumps({
+    "registered": "root" in PRIMITIVES,
+    "numpy": same(eval_numpy(r, x, {}), eval_numpy(s, x, {})),
+    "ball": all(same(a, b) for a, b in zip(ball.evaluate(r, x[:6], {}), ball.evaluate(s, x[:6], {}))),
+    "exact": [str(exact.eval_rational(r, Fraction(v), {})) for v in (4, Fraction(9, 16))],
+}))
+"""
+
+
+def test_a_primitive_is_one_record_of_the_table(tmp_path):
+    """The primitive recipe: one record in expr.primitives.REGISTRY (here sqrt's, under another name) gives
+    the expression language its constructor and every interpreter its rules; the new primitive computes
+    what sqrt computes, in each."""
+    source = (ROOT / "opcert" / "expr" / "primitives.py").read_text()
+    start = source.index('        Primitive(\n            name="sqrt",')
+    end = source.index("\n        ),\n", start) + len("\n        ),\n")
+    record = source[start:end].replace('name="sqrt"', 'name="root"')
+    copy = scratch_copy(tmp_path, {})
+    (copy / "opcert" / "expr" / "primitives.py").write_text(source[:end] + record + source[end:])
+    got = run_in(copy, PRIMITIVE_CHECKS)
+    assert got == {"registered": True, "numpy": True, "ball": True, "exact": ["2", "3/4"]}
