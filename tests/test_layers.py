@@ -201,3 +201,17 @@ def test_imports_are_at_module_level_but_the_heavy_and_the_explained():
         if not module.startswith("opcert") and module.split(".")[0] not in LAZY_ALLOWED
     ]
     assert other == []
+
+
+def test_importing_opcert_and_its_pytest_plugin_loads_neither_numba_nor_z3():
+    """pytest loads the plugin in every session on a host where opcert is installed: it and `import opcert`
+    load the measurement's heavy dependencies only when a check runs (the lazy imports say so)."""
+    import subprocess
+
+    probe = (
+        "import sys, opcert, opcert.pytest_plugin, opcert.fingerprint as f; "
+        "print(sorted(m for m in ('numba', 'z3', 'opcert.jit', 'torch', 'jax') if m in sys.modules), "
+        "len(f._FINGERPRINT))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "[] 0", out.stdout + out.stderr[-2000:]

@@ -20,7 +20,6 @@ import functools
 import numpy as np
 
 from opcert.expr import NAMED, PRIMITIVES, Expr
-from opcert.expr.fma_kernel import fma_ufunc
 from opcert.expr.fold import Domain, fold
 
 
@@ -34,6 +33,8 @@ def fma(a, b, c):
     """a * b + c with one rounding (tests/test_impl.py checks it against rational arithmetic).
     Compiled in expr.fma_kernel, imported here at the first call: importing opcert then does not import
     numba (bench/README.md, 'Figures behind choices in the code')."""
+    from opcert.expr.fma_kernel import fma_ufunc  # lazy: see above
+
     return fma_ufunc()(a, b, c)
 
 

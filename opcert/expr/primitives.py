@@ -44,8 +44,6 @@ except ImportError:
 
 from opcert.expr import libm_arrays
 from opcert.expr.ball_ops import NUMPY
-from opcert.expr.known_values import count_known, fill_known, rest_indices
-from opcert.expr.special import erf, erfc
 
 B = NUMPY  # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
 
@@ -132,6 +130,9 @@ def _tanh_np(t, out=None):
     t = np.asarray(t)
     if t.dtype != np.float64:
         return np.tanh(t) if out is None else np.tanh(t, out=out)
+    # lazy: numba's loops load with the first binary64 array, not with `import opcert` (the pytest plugin)
+    from opcert.expr.known_values import count_known, fill_known, rest_indices  # lazy: see above
+
     tiny = _tiny_region()
     flat = np.ascontiguousarray(t).reshape(-1)  # a scalar, a view: the same passes
     r = np.empty(flat.size, t.dtype)
@@ -171,11 +172,15 @@ _tanh_np.__wrapped__ = np.tanh
 
 
 def _erf_np(x):
-    return erf(x)
+    from opcert.expr import special  # lazy: numba's loops, as for tanh above
+
+    return special.erf(x)
 
 
 def _erfc_np(x):
-    return erfc(x)
+    from opcert.expr import special  # lazy: numba's loops, as for tanh above
+
+    return special.erfc(x)
 
 
 # ---- exact values at rational points -------------------------------------------------------

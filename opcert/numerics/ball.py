@@ -49,7 +49,6 @@ from opcert.expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maxim
 from opcert.expr.primitives import binary64_array, long_double_array
 from opcert.formats import round_float64
 from opcert.numerics.ball_rules import COMPARISONS, CONNECTIVES, SIGN_RULES, numpy_rules
-from opcert.numerics.errorfree import product_is_exact, sum_is_exact
 
 U = 2.0**-53  # unit roundoff of binary64
 ETA = 2.0**-1074  # the smallest subnormal: bounds underflow
@@ -150,7 +149,9 @@ def ball_condition(e: Expr, x, attrs, P):
 def _sum_exact(a, b, P: Precision):
     """a + b is the real sum (TwoSum)."""
     if P.dtype == np.float64:
-        return sum_is_exact(a, b)
+        from opcert.numerics import errorfree  # lazy: numba loads with the first array, not with opcert
+
+        return errorfree.sum_is_exact(a, b)
     s = a + b
     bb = s - a
     return (a - (s - bb)) + (b - bb) == 0
@@ -159,7 +160,9 @@ def _sum_exact(a, b, P: Precision):
 def _product_exact(a, b, P: Precision):
     """a * b is the real product (Dekker's); binary64 only (a wider product: taken as rounded)."""
     if P.dtype == np.float64:
-        return product_is_exact(a, b)
+        from opcert.numerics import errorfree  # lazy: numba loads with the first array, not with opcert
+
+        return errorfree.product_is_exact(a, b)
     return False
 
 

@@ -34,7 +34,6 @@ import numpy as np
 from opcert.expr import NAMED, PRIMITIVES, Expr
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.formats import round_float64
-from opcert.numerics.errorfree import product_is_exact
 
 # the primitives' own rules are in their records (expr.primitives: `one_sided`)
 SUPPORTED = frozenset({"var", "attr", "const", "neg", "mul", "add", "min", "max", "div"}) | frozenset(
@@ -229,7 +228,9 @@ class _SignBound(Domain):
 def _product_exact(a, b):
     """a * b and whether binary64 holds it exactly (Dekker's error-free product)."""
     with np.errstate(all="ignore"):
-        return a * b, product_is_exact(a, b)
+        from opcert.numerics import errorfree  # lazy: numba loads with the first array, not with opcert
+
+        return a * b, errorfree.product_is_exact(a, b)
 
 
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float]):

@@ -159,34 +159,24 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
                     "positions_differing": [int(j) for j in np.nonzero(differ[r])[0][:16]],
                     "replayed": bool(np.all(same_bits(again[r], y2[r], fmt))),
                 }
+    return _verdict(p, (checked, bad, example), ran, cannot, time.perf_counter() - t0)
+
+
+def _verdict(p, found, ran, cannot, elapsed) -> PropertyResult:
+    """found: (rows compared, rows that differ, the first one's example); ran: family -> [rows compared, rows
+    that differ]; cannot: family -> why it was not given."""
+    checked, bad, example = found
     families = [{"family": f, "rows": r, "differ": d} for f, (r, d) in ran.items()] + [
         {"family": f, "not_given": w} for f, w in cannot.items() if f not in ran
     ]
+    said = {"layouts": families, "elapsed_s": elapsed}
     if checked == 0:
-        return PropertyResult(
-            p.name,
-            p.kind,
-            p.statement,
-            "skipped",
-            METHOD,
-            layouts=families,
-            elapsed_s=time.perf_counter() - t0,
-            note="no random rows were measured (a case the target could not be given?)",
-        )
-    missing = [f"{f} ({w})" for f, w in cannot.items() if f not in ran]
-    return PropertyResult(
-        p.name,
-        p.kind,
-        p.statement,
-        "refuted" if bad else "checked",
-        METHOD,
-        elapsed_s=time.perf_counter() - t0,
-        inputs_checked=checked,
-        violations=bad,
-        counterexample=example,
-        layouts=families,
-        note=("not given: " + "; ".join(missing)) if missing else None,
-    )
+        why = "no random rows were measured (a case the target could not be given?)"
+        return PropertyResult(p.name, p.kind, p.statement, "skipped", METHOD, note=why, **said)
+    missing = "; ".join(f"{f} ({w})" for f, w in cannot.items() if f not in ran)
+    said.update(note=f"not given: {missing}" if missing else None, inputs_checked=checked, violations=bad)
+    status = "refuted" if bad else "checked"
+    return PropertyResult(p.name, p.kind, p.statement, status, METHOD, counterexample=example, **said)
 
 
 def _measure(stats, measured, rows, y2, again, differ, label) -> None:

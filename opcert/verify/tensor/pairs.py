@@ -498,50 +498,7 @@ class PairSweep:
                 if first is None or (A[i], B[i]) < first[:2]:
                     first = (int(A[i]), int(B[i]), int(B[i]), int(A[i]))
         elif kind == "shift_invariance":
-            group = np.lexsort((Kk, DL, DH))
-            gh, gl, gk = DH[group], DL[group], Kk[group]
-            starts = np.flatnonzero(np.r_[True, (gh[1:] != gh[:-1]) | (gl[1:] != gl[:-1]) | (gk[1:] != gk[:-1])])
-            gd, gn = D[group], nan[group]
-            big = np.iinfo(np.int64).max
-            hi = np.maximum.reduceat(np.where(gn, -big, gd), starts)  # over the numbers of each group
-            lo = np.minimum.reduceat(np.where(gn, big, gd), starts)
-            n_nan = np.add.reduceat(gn.astype(np.int64), starts)
-            size = np.diff(np.r_[starts, group.size])
-            mixed = (n_nan > 0) & (n_nan < size)  # a NaN and a number: apart
-            apart = mixed | ((n_nan < size) & (hi - np.minimum(lo, hi) > tol))
-            for g in np.flatnonzero(apart):
-                members = group[starts[g] : starts[g] + size[g]]
-                i = members[int(np.argmax(np.where(nan[members], big, D[members])))]
-                j = members[int(np.argmin(np.where(nan[members], big, D[members])))]
-                bad_rows.update({(int(A[i]), int(B[i])), (int(A[j]), int(B[j]))})
-                if first is None:
-                    first = (int(A[i]), int(B[i]), int(A[j]), int(B[j]))
-            # a group whose outputs agree among themselves but one is far from the reference: against a row
-            # of the same difference that is on it (none found: undecided, said so)
-            far = ~apart & ((n_nan > 0) | (np.maximum(np.abs(hi), np.abs(lo)) > tol) & (n_nan < size))
-            n_far = int(np.count_nonzero(far))
-            for g in np.flatnonzero(far)[:64]:
-                members = group[starts[g] : starts[g] + size[g]]
-                i = members[0]
-                other = self._same_difference(
-                    int(A[i]), int(B[i]), int(Kk[i]), DH[i], DL[i], set(zip(A[members].tolist(), B[members].tolist()))
-                )
-                if other is None:
-                    unresolved = unresolved or (
-                        f"an output {int(D[i]) if not nan[i] else 'NaN'} values off the "
-                        f"reference, and no other row of its difference found to compare "
-                        f"it with"
-                    )
-                    continue
-                n_far -= 1
-                bad_rows.update({(int(A[i]), int(B[i])), other})
-                if first is None:
-                    first = (int(A[i]), int(B[i]), *other)
-            if n_far > 64 and not unresolved:
-                unresolved = (
-                    f"{n_far:,} differences with an output more than {tol} values off the reference: "
-                    f"more than the 64 searched for a row on it"
-                )
+            bad_rows, first, unresolved = self._shifted((A, B, Kk, D, DH, DL, nan), tol)
         if unresolved and not bad_rows:
             return PropertyResult(name, kind, statement, "unknown", method, inputs_checked=pairs, note=unresolved)
         if not bad_rows:
@@ -559,6 +516,58 @@ class PairSweep:
             violations=len(bad_rows),
             counterexample=self._related_example(kind, first, tol),
         )
+
+    def _shifted(self, devs, tol):
+        """Shift invariance over the outputs off the reference (devs: rows A, B, output Kk, distance D, the
+        difference DH + DL, NaN), grouped by difference and output: (the rows refuting it, the first pair of
+        them, why it is undecided)."""
+        A, B, Kk, D, DH, DL, nan = devs
+        bad_rows, first, unresolved = set(), None, ""
+        group = np.lexsort((Kk, DL, DH))
+        gh, gl, gk = DH[group], DL[group], Kk[group]
+        starts = np.flatnonzero(np.r_[True, (gh[1:] != gh[:-1]) | (gl[1:] != gl[:-1]) | (gk[1:] != gk[:-1])])
+        gd, gn = D[group], nan[group]
+        big = np.iinfo(np.int64).max
+        hi = np.maximum.reduceat(np.where(gn, -big, gd), starts)  # over the numbers of each group
+        lo = np.minimum.reduceat(np.where(gn, big, gd), starts)
+        n_nan = np.add.reduceat(gn.astype(np.int64), starts)
+        size = np.diff(np.r_[starts, group.size])
+        mixed = (n_nan > 0) & (n_nan < size)  # a NaN and a number: apart
+        apart = mixed | ((n_nan < size) & (hi - np.minimum(lo, hi) > tol))
+        for g in np.flatnonzero(apart):
+            members = group[starts[g] : starts[g] + size[g]]
+            i = members[int(np.argmax(np.where(nan[members], big, D[members])))]
+            j = members[int(np.argmin(np.where(nan[members], big, D[members])))]
+            bad_rows.update({(int(A[i]), int(B[i])), (int(A[j]), int(B[j]))})
+            if first is None:
+                first = (int(A[i]), int(B[i]), int(A[j]), int(B[j]))
+        # a group whose outputs agree among themselves but one is far from the reference: against a row
+        # of the same difference that is on it (none found: undecided, said so)
+        far = ~apart & ((n_nan > 0) | (np.maximum(np.abs(hi), np.abs(lo)) > tol) & (n_nan < size))
+        n_far = int(np.count_nonzero(far))
+        for g in np.flatnonzero(far)[:64]:
+            members = group[starts[g] : starts[g] + size[g]]
+            i = members[0]
+            other = self._same_difference(
+                int(A[i]), int(B[i]), int(Kk[i]), DH[i], DL[i], set(zip(A[members].tolist(), B[members].tolist()))
+            )
+            if other is None:
+                unresolved = unresolved or (
+                    f"an output {int(D[i]) if not nan[i] else 'NaN'} values off the "
+                    f"reference, and no other row of its difference found to compare "
+                    f"it with"
+                )
+                continue
+            n_far -= 1
+            bad_rows.update({(int(A[i]), int(B[i])), other})
+            if first is None:
+                first = (int(A[i]), int(B[i]), *other)
+        if n_far > 64 and not unresolved:
+            unresolved = (
+                f"{n_far:,} differences with an output more than {tol} values off the reference: "
+                f"more than the 64 searched for a row on it"
+            )
+        return bad_rows, first, unresolved
 
     def _same_difference(self, a_bits, b_bits, k, d, d_lo, off) -> tuple | None:
         """Another row [a', b'] of the format with a' - b' = a - b exactly that is not among `off` (the rows
