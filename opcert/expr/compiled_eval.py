@@ -46,7 +46,7 @@ from opcert.jit import load_generated
 _ENABLED = True  # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
 
 
-class Unsupported(Exception):
+class NoLoopCode(Exception):
     """An expression the generator has no code for (a reduction over rows): numpy_eval runs it."""
 
 
@@ -102,7 +102,7 @@ class _Primitives(Domain):
     def primitive(self, p, a, node=None):
         self.found.append(node)
 
-    reduction = element_wise_only  # _Plan refuses a reduction first (Unsupported)
+    reduction = element_wise_only  # _Plan refuses a reduction first (NoLoopCode)
 
 
 def _primitives(e: Expr, branches: bool) -> list[Expr]:
@@ -141,7 +141,7 @@ class _Plan:
         if e in self.memo:
             return self.memo[e]
         if e.op in REDUCTIONS:
-            raise Unsupported(e.op)
+            raise NoLoopCode(e.op)
         if e.op == "const" or e.op == "var":
             r = e
         elif not uses_x(e):
@@ -232,7 +232,7 @@ class _Code(Domain):
             self.ind -= 1
         return v
 
-    reduction = element_wise_only  # _Plan refuses a reduction first (Unsupported): numpy_eval runs it
+    reduction = element_wise_only  # _Plan refuses a reduction first (NoLoopCode): numpy_eval runs it
 
     def primitive(self, p, a, node=None):
         # loaded at the top of the loop's body (see _loop): here the value is only named
@@ -341,7 +341,7 @@ def _generator_digest() -> str:
 
 
 def source(e: Expr, input_bits: int) -> tuple[str, _Plan]:
-    """The generated module for e (raises Unsupported): `arg<k>` computes primitive k's argument where it is
+    """The generated module for e (raises NoLoopCode): `arg<k>` computes primitive k's argument where it is
     neither x nor another primitive, `reach` which primitives the block's elements reach (where some are
     under a select's branch), `result` the value, stored into an array of binary64 or binary32."""
     plan = _Plan(e, input_bits)
@@ -452,7 +452,7 @@ def kernel(e: Expr, input_bits: int):
         if k is False:
             try:
                 k = _Kernel(e, input_bits)
-            except Unsupported:
+            except NoLoopCode:
                 k = None
             _KERNELS[key] = k
     return k

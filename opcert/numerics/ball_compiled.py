@@ -124,7 +124,7 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
 '''
 
 
-class Unsupported(Exception):
+class NoBallCode(Exception):
     """An expression node the generator has no code for (numerics.ball handles it)."""
 
 
@@ -277,7 +277,7 @@ class _Gen(Domain):
             (ma, ra, _, sa), (mb, rb, _, sb) = args
             E(f"{m}, {r}, {s} = {self.call('minimum' if op == 'min' else 'maximum', ma, ra, sa, mb, rb, sb)}")
         else:
-            raise Unsupported(op)
+            raise NoBallCode(op)
         return self.settled(names)
 
     def compare(self, op, a, b):
@@ -328,7 +328,7 @@ class _Gen(Domain):
     def primitive(self, p, a, node=None):
         name = p.name
         if name not in LIBM or p.ball_radius is None:
-            raise Unsupported(name)
+            raise NoBallCode(name)
         ma, ra, oka, sa = a
         m, r, ok, s = names = self.out()
         pre = None
@@ -393,7 +393,7 @@ def _generator_digest() -> str:
 def source(
     e: Expr, attrs: dict[str, float], precompute: bool = True, inline: bool = True, cse: bool = True
 ) -> tuple[str, list[Expr]]:
-    """The generated module for e at these attribute values (raises Unsupported),
+    """The generated module for e at these attribute values (raises NoBallCode),
     and the primitive nodes whose values it takes from NumPy (rows of PA, PV).
     inline=False: the loop calls the ball's function; cse=False: a repeated
     subexpression is computed each time (each faster for some expressions,
@@ -711,7 +711,7 @@ def _not_compiled(e: Expr, exc: Exception) -> None:
 
 def variants(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bool = False):
     """The default kernel's source, its precomputed nodes, and the other sources tune
-    times against it (none without tune; raises Unsupported)."""
+    times against it (none without tune; raises NoBallCode)."""
     src, pre = source(e, attrs, precompute)
     alts = []
     for inline, cse in ((False, True), (True, False), (False, False)) if tune else ():
@@ -757,7 +757,7 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         src, pre, alts = variants(e, attrs, precompute, tune)
         plain = source(e, attrs, False)[0]
         plain = plain if plain != src else None
-    except Unsupported:
+    except NoBallCode:
         return None
     key = hashlib.sha256("".join([src, *alts]).encode()).hexdigest()[:24]
     if key in _LOADED:
