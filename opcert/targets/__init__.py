@@ -25,7 +25,7 @@ from opcert.errors import TargetFailure, UsageError, choices
 from opcert.formats import get_format
 from opcert.runtime_table import target_names
 from opcert.spec import get_operator
-from opcert.targets import c_abi, dependencies, own, python, runtimes
+from opcert.targets import c_abi, dependencies, python, runtimes
 from opcert.targets.base import Target, TargetInfo, UnsupportedByTarget, describe_inputs
 from opcert.targets.isolation import Isolation
 from opcert.workers import activity, in_worker, run_isolated
@@ -76,6 +76,10 @@ def load_target(name, timeout: float | None = None, standard: str | None = None)
         return name
     name = check_name(name)
     if name == "opcert":
+        # lazy: opcert's implementation (numba's loops) loads where opcert is the target, not in every
+        # target's worker process
+        from opcert.targets import own  # lazy: see above
+
         return own.load(timeout, standard)
     iso = Isolation()
     limit = timeout if timeout is not None else DEFAULT_LOAD_LIMIT_S

@@ -16,7 +16,6 @@ from opcert.errors import UsageError, choices
 from opcert.runtime_table import tensor_target_names
 from opcert.targets import runtimes
 from opcert.targets.c_abi import CTensorTarget
-from opcert.targets.own import OpcertTensor
 from opcert.targets.protocol import TensorTarget
 from opcert.targets.python import PythonTensorTarget
 
@@ -25,6 +24,8 @@ NAMES = ("opcert",) + tensor_target_names()
 
 def load(name: str) -> TensorTarget:
     if name == "opcert":
+        from opcert.targets.own import OpcertTensor  # lazy: numba's loops load where opcert is the target
+
         return OpcertTensor()
     if name in NAMES:
         return runtimes.load_tensor(name)
