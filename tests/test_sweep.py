@@ -18,6 +18,19 @@ from opcert.verify.accuracy.sweep import SweepConfig, sweep
 # Around 0.5 and across the binary32 subnormal/normal boundary (magnitudes; both signs are swept).
 RANGE = (0x3EFF0000, 0x3F010000)
 TINY = (0x007F8000, 0x00808000)
+# a sweep's statistics that two ways of computing it must give alike: the counts, and the top lists
+COUNTS = (
+    "n",
+    "correctly_rounded",
+    "nan_mismatches",
+    "inf_mismatches",
+    "signed_zero_mismatches",
+    "subnormal_flushes",
+    "histogram",
+    "max_distance",
+    "first",
+)
+TOP_LISTS = ("top", "top_wrong")
 
 
 def cfg(op="Tanh", target="numpy:tanh", rng=RANGE, chunk=1 << 13, attrs=(), properties=()):
@@ -54,17 +67,7 @@ def test_sweep_equals_measure_on_the_same_inputs(tmp_path):
     ref = reference_detailed("Tanh", x, {}, None)
     direct = float_stats(x, np.tanh(x), ref, opcert.formats.FLOAT_FORMATS["float32"])
     a, b = stats.to_json(), direct.to_json()
-    for key in (
-        "n",
-        "correctly_rounded",
-        "nan_mismatches",
-        "inf_mismatches",
-        "signed_zero_mismatches",
-        "subnormal_flushes",
-        "histogram",
-        "max_distance",
-        "first",
-    ):
+    for key in COUNTS:
         assert a[key] == b[key], key
     assert [t[1] for t in a["top"]] == [t[1] for t in b["top"]]
     for (ea, _), (eb, _) in zip(a["top"], b["top"]):
@@ -656,19 +659,7 @@ def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp
     slow, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "b")
     a, b = fast.to_json(), slow.to_json()
     assert a["n"] == 2 * 0x1000
-    for key in (
-        "n",
-        "correctly_rounded",
-        "nan_mismatches",
-        "inf_mismatches",
-        "signed_zero_mismatches",
-        "subnormal_flushes",
-        "histogram",
-        "max_distance",
-        "first",
-        "top",
-        "top_wrong",
-    ):
+    for key in COUNTS + TOP_LISTS:
         assert a[key] == b[key], key
 
 
@@ -703,19 +694,7 @@ def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(
     direct = float_stats(x, y, reference_detailed(op, x, a, None), opcert.formats.FLOAT_FORMATS["float32"])
     m, o, d = mirrored.to_json(), own.to_json(), direct.to_json()
     assert m["n"] == 2 * (rng[1] - rng[0])
-    for key in (
-        "n",
-        "correctly_rounded",
-        "nan_mismatches",
-        "inf_mismatches",
-        "signed_zero_mismatches",
-        "subnormal_flushes",
-        "histogram",
-        "max_distance",
-        "first",
-        "top",
-        "top_wrong",
-    ):
+    for key in COUNTS + TOP_LISTS:
         assert m[key] == o[key], key
         if key not in ("top", "top_wrong"):
             assert m[key] == d[key], key
