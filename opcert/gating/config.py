@@ -218,34 +218,10 @@ def _ops(raw, where, source) -> list:
     return out
 
 
-def _tensor_check(
-    op,
-    raw,
-    where,
-    source,
-    dtypes,
-    target,
-    mode,
-    samples,
-    pol,
-    seed,
-    isolation,
-    timeout,
-    isa_levels,
-    layout_samples,
-    name,
-    attrs,
-    sweep,
-    standard,
-) -> Check:
-    """A check of a tensor operator: sampled rows (verify.tensor.measure); keys that concern element-wise kernels only
-    are refused by name."""
-    for key, given in (
-        ("attrs", bool(attrs)),
-        ("attr_sweep", sweep),
-        ("isa", bool(isa_levels)),
-        ("layout_samples", layout_samples is not None),
-    ):
+def _tensor_proofs(op, raw, where, source, base: Check, refused: dict) -> tuple[str, ...]:
+    """The required properties of a tensor operator's check (sampled rows: verify.tensor.measure); `refused`:
+    the keys that concern element-wise kernels only, each refused by name where it is given."""
+    for key, given in refused.items():
         if given:
             _err(
                 source,
@@ -253,7 +229,7 @@ def _tensor_check(
                 f"{op.name} is a tensor operator: {key} applies to the element-wise "
                 "operators (a tensor operator has no attributes; its rows are sampled)",
             )
-    if mode == "exhaustive" and not any(d in ("float16", "bfloat16") for d in dtypes):
+    if base.mode == "exhaustive" and not any(d in ("float16", "bfloat16") for d in base.dtypes):
         _err(
             source,
             f"{where}.mode",
@@ -273,24 +249,7 @@ def _tensor_check(
         proofs = tuple(requested)
     else:
         _err(source, f"{where}.proofs", f'must be a list of property names, or "all" (got {requested!r})')
-    return Check(
-        op.name,
-        tuple(dtypes),
-        target,
-        mode,
-        samples,
-        pol.max_ulp,
-        pol.signed_zero,
-        pol.subnormals,
-        proofs,
-        standard,
-        (),
-        name,
-        seed,
-        pol.accept_sampled_evidence,
-        isolation,
-        timeout,
-    )
+    return proofs
 
 
 def parse_check(raw, i, source) -> list[Check]:
@@ -372,29 +331,30 @@ def parse_check(raw, i, source) -> list[Check]:
                 op.standard(standard)
             except UsageError as exc:
                 _err(source, f"{where}.standard", str(exc))
+        base = Check(
+            op.name,
+            tuple(dtypes),
+            target,
+            mode,
+            samples,
+            pol.max_ulp,
+            pol.signed_zero,
+            pol.subnormals,
+            standard=standard,
+            name=name,
+            seed=seed,
+            accept_sampled_evidence=pol.accept_sampled_evidence,
+            isolation=isolation,
+            target_timeout=timeout,
+        )
         if not op.elementwise:
-            out.append(
-                _tensor_check(
-                    op,
-                    raw,
-                    where,
-                    source,
-                    dtypes,
-                    target,
-                    mode,
-                    samples,
-                    pol,
-                    seed,
-                    isolation,
-                    timeout,
-                    isa_levels,
-                    layout_samples,
-                    name,
-                    attrs,
-                    sweep,
-                    standard,
-                )
-            )
+            refused = {
+                "attrs": bool(attrs),
+                "attr_sweep": sweep,
+                "isa": bool(isa_levels),
+                "layout_samples": layout_samples is not None,
+            }
+            out.append(dataclasses.replace(base, proofs=_tensor_proofs(op, raw, where, source, base, refused)))
             continue
         for set_attrs, label in _attribute_sets(op, attrs, sweep, standard, where, source):
             try:
@@ -408,26 +368,13 @@ def parse_check(raw, i, source) -> list[Check]:
                 proofs = tuple(n for n in proofs if n != "layout")
                 left = tuple(left) + (f"layout: not required of opcert's own code: {OWN_LAYOUT}",)
             out.append(
-                Check(
-                    op.name,
-                    tuple(dtypes),
-                    target,
-                    mode,
-                    samples,
-                    pol.max_ulp,
-                    pol.signed_zero,
-                    pol.subnormals,
-                    proofs,
-                    standard,
-                    tuple(sorted(set_attrs.items())),
-                    name,
-                    seed,
-                    pol.accept_sampled_evidence,
-                    isolation,
-                    timeout,
-                    left,
-                    label,
-                    layout_samples,
+                dataclasses.replace(
+                    base,
+                    proofs=proofs,
+                    attrs=tuple(sorted(set_attrs.items())),
+                    proofs_left_out=left,
+                    attr_set=label,
+                    layout_samples=layout_samples,
                 )
             )
     if isa_levels:
