@@ -105,8 +105,12 @@ RUNTIMES = (
     ),
 )
 
-# Libraries no row measures that start threads at import too (a user's callable may load one).
-OTHER_THREADED_MODULES = ("tensorflow",)
+# Modules no row measures whose presence means threads were started too: a library a user's callable may load
+# (tensorflow), and numba's GNU OpenMP pool, which opcert's own parallel kernels start (the tensor pair sweep).
+# GNU OpenMP is not fork-safe, and torch's wheel loads the same libgomp.so.1: a worker forked after the pool
+# started hung in torch's first call from two threads (the layout check), until the time limit called torch
+# crashed (tests/test_target_environment.py keeps this).
+OTHER_THREADED_MODULES = ("tensorflow", "numba.np.ufunc.omppool")
 
 
 def target_names() -> tuple[str, ...]:

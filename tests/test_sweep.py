@@ -132,7 +132,7 @@ def test_unsupported_combinations_give_their_reasons(target, op, dtype, reason):
 def test_torch_hardsigmoid_maps_at_one_sixth():
     # the mapping is what is tested here: no properties (tests/test_layout.py runs torch's layouts)
     r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5, properties=())
-    assert r.status == "ok" and r.inputs_checked == 65536
+    assert r.status == "ok" and r.inputs_checked == 65536, r.error
 
 
 @pytest.mark.parametrize("target", ["onnxruntime", "onnx-reference", "torch"])
@@ -151,6 +151,7 @@ def test_accuracy_result_records_the_target_version():
     from importlib.metadata import version
 
     r = measure("Tanh", "torch", "float16", "exhaustive", properties=())
+    assert r.status == "ok", r.error
     assert r.provenance["target_version"] == version("torch") and isinstance(r, AccuracyResult)
     assert r.target_info["details"]["git"] and r.target_info["fingerprint"]
 

@@ -793,3 +793,36 @@ def test_opcerts_own_caches_of_compiled_code_are_not_a_targets_dependency(tmp_pa
             fh.read()
     digest, cover = dependencies.end(before)
     assert cover["files"] == [str((other / "f.bin").resolve())]
+
+
+OPENMP_THEN_TORCH = """
+import numba
+import numpy as np
+from opcert import measure
+from opcert.formats import get_format
+from opcert.impl.tensor_run import run
+from opcert.spec import get_tensor_operator
+from opcert.verify.tensor.pairs import PairSweep, _all_values
+
+if __name__ == "__main__":
+    op, _ = get_tensor_operator("Softmax")
+    fmt = get_format("float16")
+    values = _all_values(fmt)[np.linspace(0, 65535, 40).astype(int)]
+    PairSweep(op, fmt, lambda X: run(op, X, axis=1), 0.5, values=values).run()  # numba's parallel pool starts
+    r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5, properties=(),
+                target_timeout=60)
+    print(numba.threading_layer(), r.status, r.error)
+"""
+
+
+def test_a_worker_started_after_opcerts_openmp_pool_runs_torch_from_two_threads(tmp_path):
+    """The pair sweep starts numba's thread pool (GNU OpenMP where numba picks it); torch's wheel loads the same
+    libgomp.so.1, which is not fork-safe: a worker forked after the pool started hung in torch's first call
+    from two threads (the layout check) and torch was called crashed. Workers are spawned once the pool is up."""
+    pytest.importorskip("torch")
+    script = tmp_path / "openmp_then_torch.py"
+    script.write_text(OPENMP_THEN_TORCH)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    layer, status, error = out.stdout.split()[-3:]
+    assert status == "ok" and error == "None", out.stdout
