@@ -34,6 +34,7 @@ from opcert.gating.recheck import load_gate
 from opcert.gating.run import describe_counterexample, run_check
 from opcert.isa import (
     LevelOutputs,
+    OutputsRequest,
     accuracy_argv,
     check_isa,
     combined_layout,
@@ -449,6 +450,20 @@ def _isolation(args) -> str:
     return "none" if getattr(args, "in_process", False) else "process"
 
 
+def _level_options(args) -> Options:
+    """The options `opcert accuracy` hands on to each ISA level's process (opcert.isa)."""
+    return Options(
+        samples=args.samples,
+        seed=args.seed,
+        standard=args.standard,
+        workers=args.workers,
+        checkpoint=args.checkpoint,
+        isolation=_isolation(args),
+        target_timeout=args.target_timeout,
+        layout_samples=args.layout_samples,
+    )
+
+
 def cmd_accuracy_tensor(args) -> int:
     """A tensor operator's target over sampled rows (verify.tensor.measure)."""
     op, _ = get_tensor_operator(args.op)
@@ -649,20 +664,13 @@ def cmd_accuracy(args) -> int:
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
     if args.isa_outputs and level_outputs(
-        args.isa_outputs,
-        args.isa_inputs,
-        args.isa_outputs_only,
+        OutputsRequest(args.isa_outputs, args.isa_inputs, args.isa_outputs_only),
         args.op,
         args.target,
         fmt.name,
         _attrs(args.attr),
         mode,
-        args.samples,
-        args.seed,
-        args.standard,
-        args.layout_samples,
-        args.target_timeout,
-        _isolation(args),
+        _level_options(args),
     ):
         return 0  # a level's process of --isa all asked for its outputs alone (opcert.isa)
     if check_isa(args.isa, args.target):
@@ -793,21 +801,15 @@ def _accuracy_per_isa(args) -> int:
             f"{args.target} has no ISA switch opcert can set (ONNX Runtime's MLAS, XLA and C kernels pick "
             "theirs by cpuid): one result, at the host's level"
         )
+    options = _level_options(args)
     argv = accuracy_argv(
         args.op,
         args.target,
         args.dtype,
+        options,
         exhaustive=args.exhaustive,
-        samples=args.samples,
-        seed=args.seed,
-        standard=args.standard,
         attrs=args.attr or (),
-        target_timeout=args.target_timeout,
-        in_process=args.in_process,
-        layout_samples=args.layout_samples,
         max_ulp=args.max_ulp,
-        workers=args.workers,
-        checkpoint=args.checkpoint,
     )
     # --isa all over two levels or more: the compared inputs are drawn here, once; each level's process also
     # writes its outputs on them, and the levels are compared bit for bit here (opcert.isa.compare_levels)
@@ -817,15 +819,7 @@ def _accuracy_per_isa(args) -> int:
     xfile = os.path.join(tmp.name, "compared-x.npy")
     scope = (
         draw_compared(
-            xfile,
-            args.op,
-            args.dtype,
-            _attrs(args.attr),
-            "exhaustive" if args.exhaustive else "sample",
-            args.samples,
-            args.seed,
-            args.standard,
-            args.layout_samples,
+            xfile, args.op, args.dtype, _attrs(args.attr), "exhaustive" if args.exhaustive else "sample", options
         )
         if comparing
         else None

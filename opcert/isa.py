@@ -43,6 +43,7 @@ from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __
 
 from opcert.errors import TargetFailure, UsageError, choices
 from opcert.formats import bits_differ, get_format
+from opcert.options import Options
 from opcert.runtime_table import NUMPY_ISA, RUNTIMES, isa_switches, runtime_of
 from opcert.spec import get_operator
 from opcert.spec.attrs import resolve
@@ -150,37 +151,33 @@ def accuracy_argv(
     op: str,
     target: str,
     dtype: str,
+    options: Options = Options(),
     *,
     exhaustive=False,
-    samples=None,
-    seed=0,
-    standard=None,
     attrs=(),
-    target_timeout=None,
-    in_process=False,
-    layout_samples=None,
     max_ulp=None,
-    workers=None,
-    checkpoint=None,
 ) -> list[str]:
-    """The arguments of `opcert accuracy` for one check (attrs: "NAME=VALUE" strings or (name, value) pairs)."""
-    argv = [op, "--dtype", dtype, "--target", target, "--seed", str(seed)]
+    """The arguments of `opcert accuracy` for one check (attrs: "NAME=VALUE" strings or (name, value) pairs).
+    Of `options`: samples, seed, standard, layout_samples, target_timeout, workers, checkpoint, and isolation
+    "none" as --in-process; the others have no flag here."""
+    argv = [op, "--dtype", dtype, "--target", target, "--seed", str(options.seed)]
     for a in attrs:
         if not isinstance(a, str):
             k, v = a
             a = f"{k}={v}" if isinstance(v, str) else f"{k}={float(v)!r}"
         argv += ["--attr", a]
     for flag, value in (
-        ("--standard", standard),
-        ("--samples", samples),
+        ("--standard", options.standard),
+        ("--samples", options.samples),
         ("--max-ulp", max_ulp),
-        ("--layout-samples", layout_samples),
-        ("--target-timeout", target_timeout),
-        ("--workers", workers),
-        ("--checkpoint", checkpoint),
+        ("--layout-samples", options.layout_samples),
+        ("--target-timeout", options.target_timeout),
+        ("--workers", options.workers),
+        ("--checkpoint", options.checkpoint),
     ):
         if value is not None:
             argv += [flag, str(value)]
+    in_process = options.isolation == "none"
     return argv + (["--exhaustive"] if exhaustive else []) + (["--in-process"] if in_process else [])
 
 
@@ -234,34 +231,17 @@ def measure_at_level(
     dtype: str,
     mode: str,
     *,
-    samples=None,
-    seed=0,
-    standard=None,
+    options: Options = Options(),
     attrs=(),
-    target_timeout=None,
-    isolation="process",
-    layout_samples=None,
     compare: bool = True,
 ):
     """An AccuracyResult of `opcert accuracy` run in a fresh process at one ISA level (its library reads the
-    switch when it loads, so a process that has loaded it cannot change level). compare: its outputs are
-    also compared bit for bit with every other level's the host has (compare_levels, each in a fresh
-    process), and its layout property says so: refuted, with the replayed input and both levels' outputs,
-    where they differ."""
+    switch when it loads, so a process that has loaded it cannot change level). options: as accuracy_argv
+    reads them. compare: its outputs are also compared bit for bit with every other level's the host has
+    (compare_levels, each in a fresh process), and its layout property says so: refuted, with the replayed
+    input and both levels' outputs, where they differ."""
     env = environment(target, level)
-    argv = accuracy_argv(
-        op,
-        target,
-        dtype,
-        exhaustive=mode == "exhaustive",
-        samples=samples,
-        seed=seed,
-        standard=standard,
-        attrs=attrs,
-        target_timeout=target_timeout,
-        in_process=isolation == "none",
-        layout_samples=layout_samples,
-    )
+    argv = accuracy_argv(op, target, dtype, options, exhaustive=mode == "exhaustive", attrs=attrs)
     others = [(n, e) for n, e in levels(target) if n != level] if compare else []
     with tempfile.TemporaryDirectory(prefix="opcert-isa-") as tmp:
         own = os.path.join(tmp, "level")
@@ -315,15 +295,17 @@ def compared_note(cmp: dict) -> str:
 # reported as a refutation of the layout property.
 
 
-def compared_inputs(op, fmt, resolved, mode: str, samples, seed: int, standard, layout_samples):
+def compared_inputs(op, fmt, resolved, mode: str, options: Options):
     """(the inputs the levels are compared on, in bit order; what they are, in words; whether they are every
     input of the format): every input of a 16-bit format; the check's own sampled inputs of float32 and
-    float64; for an exhaustive float32 sweep a stratified sample as large as its layout sample."""
+    float64; for an exhaustive float32 sweep a stratified sample as large as its layout sample. Of `options`:
+    samples, seed, standard, layout_samples."""
+    seed = options.seed
     if fmt.bits <= 16:
         x = inputs_mod.exhaustive(fmt)
         return x, f"every {fmt.name} input ({x.size:,})", True
     if mode == "exhaustive":
-        n = layout_samples or SWEEP_LAYOUT_SAMPLES
+        n = options.layout_samples or SWEEP_LAYOUT_SAMPLES
         x = inputs_mod.sample(op, fmt, resolved, n, seed)
         return (
             x,
@@ -333,20 +315,17 @@ def compared_inputs(op, fmt, resolved, mode: str, samples, seed: int, standard, 
             ),
             False,
         )
-    n = samples or default_samples(op, fmt.name, standard)[0]
+    n = options.samples or default_samples(op, fmt.name, options.standard)[0]
     x = inputs_mod.sample(op, fmt, resolved, n, seed)
     return x, f"the check's {x.size:,} sampled {fmt.name} inputs (seed {seed})", False
 
 
-def draw_compared(
-    path: str, op_name: str, dtype: str, attrs: dict, mode: str, samples, seed: int, standard, layout_samples
-) -> tuple[str, bool]:
-    """The compared inputs' bit patterns written to `path` (.npy), drawn in this process: (their scope in
-    words, whether they are every input of the format)."""
+def draw_compared(path: str, op_name: str, dtype: str, attrs: dict, mode: str, options: Options) -> tuple[str, bool]:
+    """The compared inputs' bit patterns written to `path` (.npy), drawn in this process (of `options`:
+    samples, seed, standard, layout_samples): (their scope in words, whether they are every input of the
+    format)."""
     op, fmt = get_operator(op_name), get_format(dtype)
-    x, scope, complete = compared_inputs(
-        op, fmt, resolve(op, attrs, standard), mode, samples, seed, standard, layout_samples
-    )
+    x, scope, complete = compared_inputs(op, fmt, resolve(op, attrs, options.standard), mode, options)
     np.save(path, np.ascontiguousarray(x).view(fmt.uint))
     return scope, complete
 
@@ -383,32 +362,32 @@ def _outputs_here(target, op_name, dtype, attrs, standard, timeout, xbits):
     return y.view(fmt.uint).copy(), None, _dispatched(target)
 
 
+@dataclass(frozen=True)
+class OutputsRequest:
+    """What a level's process is asked for besides its measurement (`opcert accuracy ... --isa-outputs DIR
+    [--isa-inputs FILE] [--isa-outputs-only]`): the directory its outputs go to, the file of the input bit
+    patterns to run (None: it draws them), and whether the outputs alone are asked for."""
+
+    directory: str
+    inputs: str | None = None
+    only: bool = False
+
+
 def level_outputs(
-    directory: str,
-    inputs: str | None,
-    only: bool,
-    op_name: str,
-    target: str,
-    dtype: str,
-    attrs: dict,
-    mode: str,
-    samples,
-    seed: int,
-    standard,
-    layout_samples,
-    target_timeout,
-    isolation: str,
+    request: OutputsRequest, op_name: str, target: str, dtype: str, attrs: dict, mode: str, options: Options
 ) -> bool:
     """In a level's process (`opcert accuracy ... --isa-outputs DIR [--isa-inputs FILE] [--isa-outputs-only]`):
     the target's outputs on the compared inputs (FILE: those input bit patterns, drawn by the parent; else
     drawn here, compared_inputs), in one call, written to DIR: x.npy and y.npy (bit patterns) and level.json
     (the inputs in words, the attributes, what the library says it dispatches for, or why there are no
-    outputs). Returns `only`: True where the outputs alone were asked for (a replay, or another level of a
-    gate check), so no measurement follows.
+    outputs). Of `options`: samples, seed, standard, layout_samples, target_timeout, isolation. Returns
+    `request.only`: True where the outputs alone were asked for (a replay, or another level of a gate
+    check), so no measurement follows.
 
     The inputs are drawn once, in one process, and given to the others: opcert's sampler places inputs
     beside the operator's special points, which it computes with NumPy, so at another NumPy level it can
     draw other inputs (float64 Tanh's saturation neighbours: 40 of 8,236 differ)."""
+    directory, inputs, standard = request.directory, request.inputs, options.standard
     op, fmt = get_operator(op_name), get_format(dtype)
     resolved = resolve(op, attrs, standard)
     os.makedirs(directory, exist_ok=True)
@@ -419,7 +398,7 @@ def level_outputs(
             raise UsageError(f"--isa-inputs {inputs}: not a file of {fmt.name} bit patterns ({exc})") from None
         scope, complete = None, None
     else:
-        x, scope, complete = compared_inputs(op, fmt, resolved, mode, samples, seed, standard, layout_samples)
+        x, scope, complete = compared_inputs(op, fmt, resolved, mode, options)
         x = np.ascontiguousarray(x).view(fmt.uint)
     info = {
         "op": op.name,
@@ -432,10 +411,10 @@ def level_outputs(
         "dispatched": None,
         "attrs": {k: f"{v.numerator}/{v.denominator}" for k, v in resolved.items()},
     }
-    args = (target, op.name, fmt.name, tuple(resolved.items()), standard, target_timeout, x)
+    args = (target, op.name, fmt.name, tuple(resolved.items()), standard, options.target_timeout, x)
     y = None
     try:
-        if isolation == "none" or trusted(target):
+        if options.isolation == "none" or trusted(target):
             y, info["error"], info["dispatched"] = _outputs_here(*args)
         else:
             y, info["error"], info["dispatched"] = run_isolated(_outputs_here, *args)
@@ -448,7 +427,7 @@ def level_outputs(
         np.save(os.path.join(directory, "y.npy"), y)
     with open(os.path.join(directory, "level.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh)
-    return bool(only)
+    return bool(request.only)
 
 
 @dataclass

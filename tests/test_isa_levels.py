@@ -185,6 +185,7 @@ def test_a_numpy_callable_with_the_same_bits_at_every_level_is_not_refuted_acros
 
 def test_the_gate_path_compares_its_level_with_every_other_and_replays_the_difference(tmp_path, monkeypatch):
     from opcert.isa import measure_at_level
+    from opcert.options import Options
 
     want = [n for n, _ in _level_module(tmp_path, monkeypatch)]
     if "X86_V4" not in want:
@@ -195,9 +196,7 @@ def test_the_gate_path_compares_its_level_with_every_other_and_replays_the_diffe
         "isa_level_targets:relu_v4_high",
         "float16",
         "sample",
-        samples=64,
-        layout_samples=16,
-        isolation="none",
+        options=Options(samples=64, layout_samples=16, isolation="none"),
     )
     lay = next(p for p in res.properties if p["kind"] == "layout")
     assert lay["status"] == "refuted" and not lay["ok"]

@@ -132,19 +132,16 @@ class GateResult:
 
 def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=None):
     if check.isa:
-        return measure_at_level(
-            check.isa,
-            check.op,
-            check.target,
-            dtype,
-            check.mode_for(dtype),
+        level_options = Options(
             samples=check.samples,
             seed=check.seed,
             standard=check.standard,
-            attrs=check.attrs,
-            target_timeout=check.target_timeout,
             isolation=check.isolation,
+            target_timeout=check.target_timeout,
             layout_samples=check.layout_samples,
+        )
+        return measure_at_level(
+            check.isa, check.op, check.target, dtype, check.mode_for(dtype), options=level_options, attrs=check.attrs
         )
     if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
         workers = checkpoint = progress = None

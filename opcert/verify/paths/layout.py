@@ -156,6 +156,33 @@ class Family:
 Measured = namedtuple("Measured", "values outputs layout wide", defaults=(None,))
 
 
+@dataclass(frozen=True)
+class _MixedPass:
+    """One pass of the mixed vectors: the inputs at the `parity` positions alternating with the neighbour
+    `cb` (bits; `cval` its text), in one call (n None) or in calls of n elements."""
+
+    cb: int
+    cval: str
+    parity: int
+    n: int | None
+
+    def input_at(self, i: int) -> int:
+        """The position of the i-th input in the vectors."""
+        return 2 * i + self.parity
+
+    def neighbour_at(self, i: int) -> int:
+        """The position of the neighbour beside the i-th input."""
+        return 2 * i + 1 - self.parity
+
+    def call_of(self, pos: int, size: int) -> str:
+        """The call that holds position pos of the vectors (size elements in all), in words."""
+        return f"calls of {self.n} elements (call {pos // self.n:,})" if self.n else f"a call of {size:,} elements"
+
+    def within(self, pos: int) -> int:
+        """Position pos of the vectors within its own call."""
+        return pos % self.n if self.n else pos
+
+
 class LayoutCheck:
     """Every layout the target can be given, compared with the target's outputs in the measurement's call."""
 
@@ -568,15 +595,6 @@ class LayoutCheck:
         self.families.append(fam)
         vals = self.values[pick]
         where_of = {int(b): k for k, b in enumerate(self.values.view(self.uint))}
-
-        def make(cb, parity):
-            raw, start = aligned_empty(2 * pick.size * fmt.dtype.itemsize)
-            x = np.ndarray((2 * pick.size,), dtype=fmt.dtype, buffer=raw, offset=start)
-            xb = x.view(self.uint)
-            xb[parity::2] = vals.view(self.uint)
-            xb[1 - parity :: 2] = cb
-            return x
-
         # where the target takes many calls at once (C, ONNX Runtime), the same vectors in short calls too:
         # a kernel's path for short calls may pick its way per vector as well
         short = sup.calls is not None and (2 * pick.size) % MIXED_SHORT == 0
@@ -585,69 +603,79 @@ class LayoutCheck:
             cval = hex_bits(self.uint.type(cb).view(fmt.dtype), fmt)
             self.progress(f"layout: mixed vectors, neighbour {j + 1} of {len(classes)}")
             for parity, n in ((p, n) for n in forms for p in (0, 1)):
-                x = make(cb, parity)
-                if n is None:
-                    y = self._run(
-                        fam,
-                        x,
-                        f"{pick.size:,} inputs alternating with {cval} (layout check)",
-                        keep_layout=True,
-                        owned=True,
-                    )
-                else:
-                    y = self._run(
-                        fam,
-                        x.reshape(-1, n),
-                        f"{x.size // n:,} calls of {n} elements alternating inputs with {cval} (layout check)",
-                        owned=True,
-                        call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False),
-                    )
-                    if y is not None:
-                        y = y.reshape(-1)
+                mp = _MixedPass(cb, cval, parity, n)
+                y = self._run_mixed(fam, sup, self._alternating(vals, mp), mp)
                 if y is None:
                     fam.complete = False
                     continue
                 yb = np.ascontiguousarray(y).view(self.uint)
-                call_words = (
-                    f"a call of {2 * pick.size:,} elements" if n is None else f"calls of {n} elements (call {{c:,}})"
-                )
-                words = lambda i, cval=cval, parity=parity, cw=call_words, n=n: (
-                    f"{cw.format(c=(2 * i + parity) // n) if n else cw} alternating inputs with the neighbour "
-                    f"{cval} (inputs at {'even' if parity == 0 else 'odd'} positions), position "
-                    f"{(2 * i + parity) % n if n else 2 * i + parity:,}"
-                )
+                self._compare_mixed(fam, sup, yb, pick, vals, mp, where_of.get(int(cb)))
 
-                def again(pos, cb=cb, parity=parity, n=n):
-                    if n is None:
-                        return self._redo(lambda: make(cb, parity), pos, keep_layout=True)
-                    return self._redo(
-                        lambda: make(cb, parity).reshape(-1, n),
-                        pos,
-                        call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False),
-                    )
+    def _alternating(self, vals: np.ndarray, mp: _MixedPass) -> np.ndarray:
+        """A 64-byte-aligned call of the inputs `vals` at mp.parity positions, mp's neighbour at the others."""
+        raw, start = aligned_empty(2 * vals.size * self.fmt.dtype.itemsize)
+        x = np.ndarray((2 * vals.size,), dtype=self.fmt.dtype, buffer=raw, offset=start)
+        xb = x.view(self.uint)
+        xb[mp.parity :: 2] = vals.view(self.uint)
+        xb[1 - mp.parity :: 2] = mp.cb
+        return x
 
-                self._compare(
-                    fam,
-                    yb[parity::2],
-                    self.base[pick],
-                    lambda i: pick[i],
-                    words,
-                    lambda i, parity=parity, again=again: again(2 * i + parity),
-                )
-                k = where_of.get(int(cb))
-                if k is not None:  # the neighbour's own output, where it is one of the inputs
-                    self._compare(
-                        fam,
-                        yb[1 - parity :: 2],
-                        np.full(pick.size, self.base[k], self.uint),
-                        lambda i, k=k: k,
-                        lambda i, cval=cval, parity=parity, cw=call_words, n=n: (
-                            f"{cw.format(c=(2 * i + 1 - parity) // n) if n else cw} alternating inputs with "
-                            f"the neighbour {cval}, the neighbour at position "
-                            f"{(2 * i + 1 - parity) % n if n else 2 * i + 1 - parity:,}"
-                        ),
-                        lambda i, parity=parity, again=again: again(2 * i + 1 - parity),
-                    )
+    def _run_mixed(self, fam: Family, sup, x: np.ndarray, mp: _MixedPass) -> np.ndarray | None:
+        """The outputs of one pass's vectors x, flat: in one call, or in calls of mp.n made in bulk."""
+        if mp.n is None:
+            return self._run(
+                fam,
+                x,
+                f"{x.size // 2:,} inputs alternating with {mp.cval} (layout check)",
+                keep_layout=True,
+                owned=True,
+            )
+        y = self._run(
+            fam,
+            x.reshape(-1, mp.n),
+            f"{x.size // mp.n:,} calls of {mp.n} elements alternating inputs with {mp.cval} (layout check)",
+            owned=True,
+            call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False),
+        )
+        return None if y is None else y.reshape(-1)
+
+    def _compare_mixed(self, fam: Family, sup, yb: np.ndarray, pick, vals, mp: _MixedPass, k: int | None) -> None:
+        """One pass's outputs yb (bits) compared: the inputs' with the measurement's, and the neighbour's with
+        its own there where it is one of the inputs (value index k)."""
+        size = 2 * pick.size
+
+        def again(pos):
+            if mp.n is None:
+                return self._redo(lambda: self._alternating(vals, mp), pos, keep_layout=True)
+            return self._redo(
+                lambda: self._alternating(vals, mp).reshape(-1, mp.n),
+                pos,
+                call=lambda op, xx, attrs: sup.calls(op, xx, attrs, 0, False),
+            )
+
+        self._compare(
+            fam,
+            yb[mp.parity :: 2],
+            self.base[pick],
+            lambda i: pick[i],
+            lambda i: (
+                f"{mp.call_of(mp.input_at(i), size)} alternating inputs with the neighbour {mp.cval} (inputs at "
+                f"{'even' if mp.parity == 0 else 'odd'} positions), position {mp.within(mp.input_at(i)):,}"
+            ),
+            lambda i: again(mp.input_at(i)),
+        )
+        if k is not None:
+            self._compare(
+                fam,
+                yb[1 - mp.parity :: 2],
+                np.full(pick.size, self.base[k], self.uint),
+                lambda i: k,
+                lambda i: (
+                    f"{mp.call_of(mp.neighbour_at(i), size)} alternating inputs with the neighbour {mp.cval}, "
+                    f"the neighbour at position {mp.within(mp.neighbour_at(i)):,}"
+                ),
+                lambda i: again(mp.neighbour_at(i)),
+            )
 
     def neighbour_classes(self) -> list[int]:
         """The neighbour values of the mixed vectors, as bits: a ladder of magnitude classes with both signs,
@@ -862,71 +890,15 @@ class LayoutCheck:
         r = PropertyResult(prop.name, prop.kind, prop.statement, "checked", "")
         r.inputs_checked, r.violations = evaluated, differ + len(errors)
         r.elapsed_s = getattr(self, "elapsed", 0.0)
-        few = getattr(self, "few", self.nv)
-        what = (
-            f"every input enumerated on target {target}"
-            if self.whole
-            else f"{few:,} sampled inputs on target {target}"
-            + (f" ({self.nv:,} through the mixed vectors, long calls and caller threads)" if self.nv != few else "")
-        )
-        r.method = (
-            f"{what}, in every layout family it can be given {where}, compared bit for bit with "
-            f"{self.base_layout}: {evaluated:,} outputs; "
-            + "; ".join(f"{f.name} ({f.scope}): {f.how} ({f.evaluated:,} outputs)" for f in fams)
-            + f". {SCOPE}"
-        )
+        r.method = self._method(target, where, evaluated)
         notes = [f"not given to {target}: {k}: {why}" for k, why in sup.cannot.items()]
-        incomplete = [f.name for f in fams if not f.complete]
         if not complete and not differ and not errors:
-            why = []
-            if not self.whole:
-                why.append(f"{few:,} inputs went through each layout, not every input of the format")
-            if not enumerable(sup):
-                why.append(
-                    f"{target}'s short calls cannot be enumerated: it is called once per call from Python "
-                    "(every input at every position of every length 1..L would be millions of calls)"
-                )
-            if incomplete:
-                why.append(f"sampled, not enumerated: {', '.join(incomplete)}")
-            notes.append("checked, not proved: " + "; ".join(why))
+            notes.append(self._not_proved(sup, target))
         worst = None
         if differ or errors:
             r.status = "refuted"
-            first = None
-            for f in fams:
-                for ex in f.examples:
-                    first = first or (f, ex)
-            if first is not None:
-                f, (k, got, words, redo, _) = first
-                x = self.values[k : k + 1]
-                ref_bits, err_of = ref_of(x.view(self.uint))
-                again = redo()
-                ce = {
-                    "which": "first",
-                    "family": f.name,
-                    "inputs": {"x": value_of(x[0], self.fmt)},
-                    "outputs": {"f(x)": value_of(self.uint.type(got).view(self.fmt.dtype), self.fmt)},
-                    "reference": {"f(x)": value_of(self.uint.type(ref_bits[0]).view(self.fmt.dtype), self.fmt)},
-                    "layout": words,
-                    "base": {
-                        "layout": self.base_layout,
-                        "output": value_of(self.base[k].view(self.fmt.dtype), self.fmt),
-                    },
-                    "replayed": again is not None
-                    and not bits_differ(np.array([again], self.uint), np.array([got], self.uint), self.fmt)[0],
-                    "violations": differ,
-                }
-                if not ce["replayed"]:
-                    ce["note"] = (
-                        "the layout run again gave "
-                        + (
-                            hex_bits(self.uint.type(again).view(self.fmt.dtype), self.fmt)
-                            if again is not None
-                            else "an error"
-                        )
-                        + ": the difference is not reproducible (the output depends on more than the "
-                        "layout)"
-                    )
+            ce = self._first_counterexample(ref_of, differ)
+            if ce is not None:
                 r.counterexample = ce
             worst = self._worst(ref_of)
             if worst is not None:
@@ -946,6 +918,71 @@ class LayoutCheck:
         r.note = "; ".join(notes) or None
         r.layouts = [f.summary() for f in fams]
         return r.to_dict(), worst
+
+    def _method(self, target: str, where: str, evaluated: int) -> str:
+        """The verdict's method: the inputs, every family's scope and how, and what lies outside them."""
+        few = getattr(self, "few", self.nv)
+        what = (
+            f"every input enumerated on target {target}"
+            if self.whole
+            else f"{few:,} sampled inputs on target {target}"
+            + (f" ({self.nv:,} through the mixed vectors, long calls and caller threads)" if self.nv != few else "")
+        )
+        return (
+            f"{what}, in every layout family it can be given {where}, compared bit for bit with "
+            f"{self.base_layout}: {evaluated:,} outputs; "
+            + "; ".join(f"{f.name} ({f.scope}): {f.how} ({f.evaluated:,} outputs)" for f in self.families)
+            + f". {SCOPE}"
+        )
+
+    def _not_proved(self, sup, target: str) -> str:
+        """Why a verdict without a difference is `checked`, not `proved`."""
+        few = getattr(self, "few", self.nv)
+        incomplete = [f.name for f in self.families if not f.complete]
+        why = []
+        if not self.whole:
+            why.append(f"{few:,} inputs went through each layout, not every input of the format")
+        if not enumerable(sup):
+            why.append(
+                f"{target}'s short calls cannot be enumerated: it is called once per call from Python "
+                "(every input at every position of every length 1..L would be millions of calls)"
+            )
+        if incomplete:
+            why.append(f"sampled, not enumerated: {', '.join(incomplete)}")
+        return "checked, not proved: " + "; ".join(why)
+
+    def _first_counterexample(self, ref_of, differ: int) -> dict | None:
+        """The first example held (in the families' order), replayed, with the reference's output; None where
+        no family holds one (the property was refuted by the target's failures alone)."""
+        first = None
+        for f in self.families:
+            for ex in f.examples:
+                first = first or (f, ex)
+        if first is None:
+            return None
+        f, (k, got, words, redo, _) = first
+        fmt, uint = self.fmt, self.uint
+        x = self.values[k : k + 1]
+        ref_bits, _err_of = ref_of(x.view(uint))
+        again = redo()
+        ce = {
+            "which": "first",
+            "family": f.name,
+            "inputs": {"x": value_of(x[0], fmt)},
+            "outputs": {"f(x)": value_of(uint.type(got).view(fmt.dtype), fmt)},
+            "reference": {"f(x)": value_of(uint.type(ref_bits[0]).view(fmt.dtype), fmt)},
+            "layout": words,
+            "base": {"layout": self.base_layout, "output": value_of(self.base[k].view(fmt.dtype), fmt)},
+            "replayed": again is not None and not bits_differ(np.array([again], uint), np.array([got], uint), fmt)[0],
+            "violations": differ,
+        }
+        if not ce["replayed"]:
+            ce["note"] = (
+                "the layout run again gave "
+                + (hex_bits(uint.type(again).view(fmt.dtype), fmt) if again is not None else "an error")
+                + ": the difference is not reproducible (the output depends on more than the layout)"
+            )
+        return ce
 
     def _worst(self, ref_of) -> dict | None:
         """The largest error among the differing outputs held as examples (measured against the reference)."""

@@ -12,6 +12,7 @@ import os
 import queue as queues
 import signal
 import time
+from dataclasses import dataclass, fields, replace
 
 from opcert.errors import UsageError, choices
 from opcert.formats import get_format
@@ -25,7 +26,27 @@ from opcert.verify.proofs.rows import prove_rows
 from opcert.verify.result import ProofReport, PropertyResult
 from opcert.workers import die_with_parent, fresh_stdio
 
-__all__ = ["ProofReport", "PropertyResult", "prove"]
+__all__ = ["ProofReport", "ProofSettings", "PropertyResult", "prove"]
+
+
+@dataclass(frozen=True)
+class ProofSettings:
+    """How prove() goes about it, apart from what it proves (operator, format, attributes, properties,
+    z3's rlimit, standard, target). samples, isolation, target_timeout: how another target's code is run
+    where its properties are decided on its outputs (opcert.Options' fields of the same names; samples:
+    float64's). cross_check: a 16-bit enumeration's verdicts checked against the bit-precise z3 model
+    too. enumerate_float32: in float32, what the provers leave unknown is decided by running opcert's
+    code on every float32 input (the sweep for properties alone; its time: bench/README.md, 'Figures
+    behind choices in the code')."""
+
+    samples: int | None = None
+    isolation: str = "process"
+    target_timeout: float | None = None
+    cross_check: bool = False
+    enumerate_float32: bool = False
+
+
+SETTINGS = frozenset(f.name for f in fields(ProofSettings))
 
 
 def prove(
@@ -37,28 +58,26 @@ def prove(
     standard: str | None = None,
     *,
     target="opcert",
-    samples: int | None = None,
-    isolation: str = "process",
-    target_timeout: float | None = None,
-    cross_check: bool = False,
-    enumerate_float32: bool = False,
+    settings: ProofSettings | None = None,
+    **keywords,
 ) -> ProofReport:
     """The declared properties: of the exact specification (dtype None), of
     opcert's implementation in a format (z3 and enumeration), or of any other
     target in a format (every input of float16, bfloat16 and float32: a proof
-    for that target; samples of float64: evidence). enumerate_float32: in
-    float32, what the provers leave unknown is decided by running opcert's code
-    on every float32 input (the sweep for properties alone; its time:
-    bench/README.md, 'Figures behind choices in the code'). rlimit: z3's
+    for that target; samples of float64: evidence). settings: a ProofSettings
+    (samples, isolation, target_timeout, cross_check, enumerate_float32); each
+    of its fields may also be given as a keyword, which overrides the record's
+    (`prove("Sigmoid", "float32", enumerate_float32=True)`). rlimit: z3's
     resource units per query (its `rlimit`, never a time: the verdicts do not
     depend on the host's load), instead of each query family's calibrated budget (common.BUDGETS)."""
+    settings = _settings(settings, keywords)
     rlimit = _rlimit(rlimit)
     if is_tensor_operator(op):
         return prove_tensor(op, dtype, properties, rlimit, target=target)
     op = get_operator(op)
     t0 = time.perf_counter()
     if target != "opcert":
-        return _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0)
+        return _prove_target(op, dtype, attrs, properties, standard, target, settings, t0)
     names = [p.name for p in op.properties]
     wanted = list(properties) if properties else None
     if wanted:
@@ -86,9 +105,9 @@ def prove(
             plain = [
                 p for p in props if not p.spec_only and not p.kernel_only and p.kind not in ("nan_propagation", "limit")
             ]
-            enumerated = impl_level.prove_enumerated(subject, plain, rlimit, cross_check) if plain else {}
+            enumerated = impl_level.prove_enumerated(subject, plain, rlimit, settings.cross_check) if plain else {}
         report.properties = [impl_level.prove_property(subject, p, rlimit, enumerated) for p in props]
-        if enumerate_float32 and fmt.name == "float32":
+        if settings.enumerate_float32 and fmt.name == "float32":
             _enumerate_unknown(op, report, attrs, standard)
         elif fmt.name == "float32":
             for p in report.properties:
@@ -159,7 +178,7 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
     if not unknown:
         return
     swept = _prove_target(
-        op, "float32", attrs, [p.name for p in unknown], standard, "opcert", None, "process", None, time.perf_counter()
+        op, "float32", attrs, [p.name for p in unknown], standard, "opcert", ProofSettings(), time.perf_counter()
     )
     by_name = {p.name: p for p in swept.properties}
     for i, p in enumerate(report.properties):
@@ -178,7 +197,7 @@ def _enumerate_unknown(op, report: ProofReport, attrs, standard) -> None:
         report.properties[i] = q
 
 
-def _prove_target(op, dtype, attrs, properties, standard, target, samples, isolation, target_timeout, t0):
+def _prove_target(op, dtype, attrs, properties, standard, target, settings: ProofSettings, t0):
     fmt = get_format(dtype)
     if fmt.kind != "float":
         raise UsageError("proofs cover the float formats; allowed: float16, bfloat16, float32, float64")
@@ -190,10 +209,10 @@ def _prove_target(op, dtype, attrs, properties, standard, target, samples, isola
         fmt.name,
         mode,
         Options(
-            samples=samples if mode == "sample" else None,
+            samples=settings.samples if mode == "sample" else None,
             standard=standard,
-            isolation=isolation,
-            target_timeout=target_timeout,
+            isolation=settings.isolation,
+            target_timeout=settings.target_timeout,
             properties=names,
             accuracy=False,
         ),
@@ -233,6 +252,17 @@ def _spec_property(op, p, resolved, rlimit, standard):
     if key != op.primary:
         r.statement += f" ({key}'s definition)"
     return r
+
+
+def _settings(settings: ProofSettings | None, keywords: dict) -> ProofSettings:
+    """The record prove() was given (default: ProofSettings()), with its keywords in place of its fields.
+    A keyword that names no field is refused as Python refuses an unknown keyword argument."""
+    unknown = sorted(set(keywords) - SETTINGS)
+    if unknown:
+        raise TypeError(f"prove() got an unexpected keyword argument {unknown[0]!r}")
+    if settings is not None and not isinstance(settings, ProofSettings):
+        raise UsageError(f"settings must be an opcert.verify.proofs.ProofSettings; got {type(settings).__name__}")
+    return replace(settings or ProofSettings(), **keywords)
 
 
 def _rlimit(rlimit):

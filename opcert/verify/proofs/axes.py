@@ -70,8 +70,24 @@ def _start():
     return time.perf_counter(), units_spent()
 
 
-def _result(name, statement, verdict, s, start, sh: _Shape, note="", why=None):
+# What each relation of two standards' axis rules claims, by its result's name ({op}: the operator's).
+CLAIMS = {
+    "agrees:onnx-11=onnx at the last axis": "{op}: ONNX opset 11 (coerced to 2-D) and "
+    "opset 13 (one axis) make the same rows when axis = rank - 1",
+    "parts:onnx-11|onnx": "{op}: ONNX opsets 11 and 13 make different rows exactly where an "
+    "axis after `axis` has size 2 or more (and no size is 0)",
+    "agrees:directml=directml-1": "{op}: DirectML's plain descriptor makes the rows "
+    "of its `1` form with Axes = {{DimensionCount - 1}}",
+    "agrees:onnx=directml-1": "{op}: ONNX opset 13 with axis a is DirectML's `1` form with Axes = {{a mod rank}}",
+    "agrees:onnx-11=directml-1": "{op}: ONNX opsets 1 and 11 with axis a are "
+    "DirectML's `1` form with Axes = {{a mod rank, ..., rank - 1}}",
+}
+
+
+def _result(op, name, verdict, s, start, sh: _Shape, note="", why=None):
+    """The result `name` (its statement: CLAIMS[name]) of a query's verdict."""
     t0, since = start
+    statement = CLAIMS[name].format(op=op.name)
     if verdict == z3.unsat:
         r = PropertyResult(
             name,
@@ -112,6 +128,10 @@ def _shape_of(model, sh: _Shape) -> dict:
 
 def prove_axis_rules(op, rlimit: int | None = None) -> list[PropertyResult]:
     """rlimit: z3's resource units per query instead of the families' budgets (common.BUDGETS)."""
+    # One function on purpose: every z3 term and model below stays referenced until it returns and is
+    # freed in the same order each run. z3 recycles the ids of freed terms and its search depends on
+    # them, so helpers that freed these earlier would change the units (and possibly the verdicts) of
+    # the queries this process asks next (the row properties, verify.proofs.rows).
     keys = {s.key for s in op.standards}
     out = []
     sh = _Shape()
@@ -119,17 +139,7 @@ def prove_axis_rules(op, rlimit: int | None = None) -> list[PropertyResult]:
     if {"onnx-11", "onnx"} <= keys:
         t0 = _start()
         c, s = _query(sh.facts + [sh.a0 == sh.r - 1], f11 != f13, rlimit)
-        out.append(
-            _result(
-                "agrees:onnx-11=onnx at the last axis",
-                f"{op.name}: ONNX opset 11 (coerced to 2-D) and "
-                "opset 13 (one axis) make the same rows when axis = rank - 1",
-                c,
-                s,
-                t0,
-                sh,
-            )
-        )
+        out.append(_result(op, "agrees:onnx-11=onnx at the last axis", c, s, t0, sh))
         # exactly where: every axis after a' has size 1, or the tensor is empty
         later_ones = z3.And(*[z3.Implies(z3.And(k > sh.a0, k < sh.r), sh.d[k] == 1) for k in range(RANK)])
         empty = z3.Or(*[z3.And(k < sh.r, sh.d[k] == 0) for k in range(RANK)])
@@ -154,61 +164,28 @@ def prove_axis_rules(op, rlimit: int | None = None) -> list[PropertyResult]:
         example = _shape_of(o.model(), sh) if check(o, "axes-example", rlimit)[0] == z3.sat else None
         verdict = c1 if c1 != z3.unsat else c2
         r = _result(
-            "parts:onnx-11|onnx",
-            f"{op.name}: ONNX opsets 11 and 13 make different rows exactly where an "
-            "axis after `axis` has size 2 or more (and no size is 0)",
-            verdict,
-            s1,
-            t0,
-            sh,
-            note=(
-                f"z3's example: shape {example['shape']}, axis {example['axis']}: elements "
-                f"{example['element_p']} and {example['element_q']} share a row in opset 11, not in 13"
-            )
-            if example
-            else "",
-            why=why if c1 == z3.unsat else None,
+            op, "parts:onnx-11|onnx", verdict, s1, t0, sh, _example_note(example), why if c1 == z3.unsat else None
         )
         out.append(r)
     if {"directml", "directml-1"} <= keys:
         t0 = _start()
         one = sh.same_row(lambda k: sh.r - 1 == k)  # SOFTMAX1 with AxisCount 1, Axes = {rank - 1}
         c, s = _query(sh.facts, last != one, rlimit)
-        out.append(
-            _result(
-                "agrees:directml=directml-1",
-                f"{op.name}: DirectML's plain descriptor makes the rows "
-                "of its `1` form with Axes = {DimensionCount - 1}",
-                c,
-                s,
-                t0,
-                sh,
-            )
-        )
+        out.append(_result(op, "agrees:directml=directml-1", c, s, t0, sh))
     if {"onnx", "directml-1"} <= keys:
         t0 = _start()
         c, s = _query(sh.facts, f13 != sh.same_row(lambda k: sh.a0 == k), rlimit)
-        out.append(
-            _result(
-                "agrees:onnx=directml-1",
-                f"{op.name}: ONNX opset 13 with axis a is DirectML's `1` form with Axes = {{a mod rank}}",
-                c,
-                s,
-                t0,
-                sh,
-            )
-        )
+        out.append(_result(op, "agrees:onnx=directml-1", c, s, t0, sh))
         t0 = _start()
         c, s = _query(sh.facts, f11 != sh.same_row(lambda k: k >= sh.a0), rlimit)
-        out.append(
-            _result(
-                "agrees:onnx-11=directml-1",
-                f"{op.name}: ONNX opsets 1 and 11 with axis a are "
-                "DirectML's `1` form with Axes = {a mod rank, ..., rank - 1}",
-                c,
-                s,
-                t0,
-                sh,
-            )
-        )
+        out.append(_result(op, "agrees:onnx-11=directml-1", c, s, t0, sh))
     return out
+
+
+def _example_note(example) -> str:
+    if not example:
+        return ""
+    return (
+        f"z3's example: shape {example['shape']}, axis {example['axis']}: elements "
+        f"{example['element_p']} and {example['element_q']} share a row in opset 11, not in 13"
+    )

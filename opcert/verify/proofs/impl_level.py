@@ -396,6 +396,61 @@ HOLE_BUDGET = 1 << 30  # values run on the code in all (HardSwish's bound at -1.
 HOLE_ROUNDS = 24
 
 
+class _Holes:
+    """The neighbourhoods of _range_with_holes: closed ranges of ordinals of fmt (sorted, merged), every
+    value in them run on the code, and how many values that was."""
+
+    def __init__(self, s: Subject, bounds):
+        self.s, self.bounds = s, bounds
+        self.ranges: list[list[int]] = []
+        self.ran = 0
+
+    def add(self, a: int, b: int):
+        """Run the values of a..b not run yet, and merge a..b into the neighbourhoods: "budget" where that
+        passes HOLE_BUDGET (nothing run), the first value outside the bounds, or None."""
+        lo, hi = self.bounds
+        todo, c = [], a
+        for h0, h1 in self.ranges:
+            if h1 < c or h0 > b:
+                continue
+            if h0 > c:
+                todo.append((c, h0 - 1))
+            c = max(c, h1 + 1)
+        if c <= b:
+            todo.append((c, b))
+        self.ran += sum(q - p + 1 for p, q in todo)
+        if self.ran > HOLE_BUDGET:
+            return "budget"
+        for p, q in todo:
+            x = first_outside(self.s.run, p, q, self.s.fmt, lo, hi, chunk=1 << 22)
+            if x is not None:
+                return x
+        merged = []
+        for h in sorted(self.ranges + [[a, b]]):
+            if merged and h[0] <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], h[1])
+            else:
+                merged.append(list(h))
+        self.ranges = merged
+        return None
+
+    def reach(self, o: int, w: int, o_min: int, o_max: int):
+        """Extend the neighbourhood next to ordinal o (or start one) to w values past it, within
+        [o_min, o_max]; as add."""
+        near = [h for h in self.ranges if h[0] - 4 * w <= o <= h[1] + 4 * w]
+        if near:
+            h = min(near, key=lambda h: min(abs(o - h[0]), abs(o - h[1])))
+            return self.add(max(o_min, min(h[0], o - w)), min(o_max, max(h[1], o + w)))
+        return self.add(max(o_min, o - w), min(o_max, o + w))
+
+    def edges(self) -> list[tuple[Fraction, Fraction]]:
+        """Each neighbourhood's first and last value, exactly."""
+        return [
+            tuple(Fraction(float(v)) for v in from_ordinal(np.array(h, dtype=np.int64), self.s.fmt))
+            for h in self.ranges
+        ]
+
+
 def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
     """Where a bound is attained by the code (HardSwish: -0.375 at x = -1.5), the abstraction's
     errors exceed the margin near that point and its counterexamples there do not replay: run
@@ -404,54 +459,18 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
     to it. Together, a proof over every finite input: each is either run or covered by an unsat
     query. res is updated in place; it stays unknown if the budget runs out."""
     fmt = s.fmt
-    lo, hi = bounds
     top = max_ordinal(fmt) - 1
     o_min = ordinal_of(dom[0], fmt) if dom[0] is not None else -top
     o_max = ordinal_of(dom[1], fmt) if dom[1] is not None else top
-    holes: list[list[int]] = []  # closed ranges of ordinals, every value run on the code
-    ran, z3_s = 0, 0.0
+    holes = _Holes(s, bounds)
+    z3_s = 0.0
     t0 = time.perf_counter()
-
-    def add(a: int, b: int):
-        """Run the values of a..b not run yet, and merge a..b into the neighbourhoods."""
-        nonlocal ran, holes
-        todo, c = [], a
-        for h0, h1 in holes:
-            if h1 < c or h0 > b:
-                continue
-            if h0 > c:
-                todo.append((c, h0 - 1))
-            c = max(c, h1 + 1)
-        if c <= b:
-            todo.append((c, b))
-        ran += sum(q - p + 1 for p, q in todo)
-        if ran > HOLE_BUDGET:
-            return "budget"
-        for p, q in todo:
-            x = first_outside(s.run, p, q, fmt, lo, hi, chunk=1 << 22)
-            if x is not None:
-                return x
-        merged = []
-        for h in sorted(holes + [[a, b]]):
-            if merged and h[0] <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], h[1])
-            else:
-                merged.append(list(h))
-        holes = merged
-        return None
-
     # Each counterexample extends the neighbourhood next to it (or starts one) to w values past it,
     # and w doubles every round: the neighbourhoods reach the region where the abstraction fails in
     # a few rounds whatever points z3 returns (its models vary with what the process asked before).
     ce, w = first_ce, HOLE_START
     for _ in range(HOLE_ROUNDS):
-        o = ordinal_of(ce["inputs"]["x"]["value"], fmt)
-        near = [h for h in holes if h[0] - 4 * w <= o <= h[1] + 4 * w]
-        if near:
-            h = min(near, key=lambda h: min(abs(o - h[0]), abs(o - h[1])))
-            x = add(max(o_min, min(h[0], o - w)), min(o_max, max(h[1], o + w)))
-        else:
-            x = add(max(o_min, o - w), min(o_max, o + w))
+        x = holes.reach(ordinal_of(ce["inputs"]["x"]["value"], fmt), w, o_min, o_max)
         w *= 2
         if x == "budget":
             res.note = _join(
@@ -461,31 +480,20 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
             )
             return
         if x is not None:
-            (y,) = s.run([x])
-            res.status, res.method = "refuted", "every value near the abstraction's counterexample run on the code"
-            res.counterexample = {
-                "inputs": {"x": _point(x, fmt)},
-                "outputs": {"f(x)": _point(float(y), fmt)},
-                "replayed": True,
-            }
+            _refuted_in_hole(s, res, x)
             return
-        edges = [tuple(Fraction(float(v)) for v in from_ordinal(np.array(h, dtype=np.int64), fmt)) for h in holes]
+        edges = holes.edges()
         status, model, dt, reason, xs = _abstract_query(s, "range", rlimit, bounds, dom, edges)
         res.elapsed_s += dt
         z3_s += dt
         if status == "unsat":
-            where = "; ".join(f"[{a!r}, {b!r}]" for a, b in ((float(p), float(q)) for p, q in edges))
-            res.status, res.note = "proved", None
-            res.method = (
-                f"z3 rounding abstraction (each binary64 operation a monotone, odd rounding within 2^-53 "
-                f"relative; libm contract) over every finite input outside {len(holes)} "
-                f"neighbourhood(s) of its spurious counterexamples, and the {ran:,} values in them "
-                f"({where}) run on the code"
-            )
+            _proved_around_holes(res, holes, edges)
             res.elapsed_s += time.perf_counter() - t0 - z3_s
             return
         if status != "sat":
-            res.note = _join(res.note, f"z3 rounding abstraction outside {len(holes)} neighbourhood(s): {reason}")
+            res.note = _join(
+                res.note, f"z3 rounding abstraction outside {len(holes.ranges)} neighbourhood(s): {reason}"
+            )
             return
         ce = _replay_real(s, "range", model, xs, bounds)
         if ce["replayed"]:
@@ -494,6 +502,27 @@ def _range_with_holes(s: Subject, res, bounds, dom, first_ce, rlimit) -> None:
             return
     res.note = _join(
         res.note, f"{HOLE_ROUNDS} rounds of neighbourhoods did not exclude the abstraction's counterexamples"
+    )
+
+
+def _refuted_in_hole(s: Subject, res, x: float) -> None:
+    (y,) = s.run([x])
+    res.status, res.method = "refuted", "every value near the abstraction's counterexample run on the code"
+    res.counterexample = {
+        "inputs": {"x": _point(x, s.fmt)},
+        "outputs": {"f(x)": _point(float(y), s.fmt)},
+        "replayed": True,
+    }
+
+
+def _proved_around_holes(res, holes: _Holes, edges) -> None:
+    where = "; ".join(f"[{a!r}, {b!r}]" for a, b in ((float(p), float(q)) for p, q in edges))
+    res.status, res.note = "proved", None
+    res.method = (
+        f"z3 rounding abstraction (each binary64 operation a monotone, odd rounding within 2^-53 "
+        f"relative; libm contract) over every finite input outside {len(holes.ranges)} "
+        f"neighbourhood(s) of its spurious counterexamples, and the {holes.ran:,} values in them "
+        f"({where}) run on the code"
     )
 
 
@@ -559,7 +588,7 @@ def prove_range(s: Subject, prop, rlimit) -> PropertyResult:
     q = lambda e: s.q(e) if e is not None else None  # noqa: E731
     lower, upper = (q(prop.value), q(prop.value)) if prop.kind == "constant" else (q(prop.lower), q(prop.upper))
     dlo, dhi = prop.domain
-    status, info = implementation_bound(s.impl, s.attrs, s.fmt, lower, upper, q(dlo), q(dhi), run_code=s.run)
+    status, info = implementation_bound(s.impl, s.attrs, s.fmt, (lower, upper), (q(dlo), q(dhi)), run_code=s.run)
     res.elapsed_s += time.perf_counter() - t0
     if status == "proved":
         res.status, res.note = "proved", None
@@ -604,43 +633,14 @@ def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
     )
     t0 = time.perf_counter()
     spec = _specials(s)
-
-    def ce(x1, x2, y1, y2, how):
-        res.status, res.method = "refuted", how
-        res.counterexample = {
-            "inputs": {"x1": _point(x1, fmt), "x2": _point(x2, fmt)},
-            "outputs": {"f(x1)": _point(y1, fmt), "f(x2)": _point(y2, fmt)},
-            "replayed": True,
-        }
-        res.elapsed_s = time.perf_counter() - t0
-        return res
-
     if not prop.holds:
-        found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
-        if found:
-            return ce(
-                *found,
-                "a decreasing pair found by scanning the code's values (log-spaced, and dense "
-                "around the operator's turning points)",
-            )
-        res.note = "no decreasing pair found on the scanned inputs"
-        res.elapsed_s = time.perf_counter() - t0
-        return res
+        return _refute_monotonic(s, res, dom, t0)
     top = max_ordinal(fmt) - 1
     ordlo = -top if dom[0] is None else int(_ordinal(dom[0], fmt))
     ordhi = top if dom[1] is None else int(_ordinal(dom[1], fmt))
-    # the infinities against their finite neighbours, and -0 against +0
-    ends = []
-    if dom[0] is None:
-        ends.append((-np.inf, -float(fmt.max_finite)))
-    if dom[1] is None:
-        ends.append((float(fmt.max_finite), np.inf))
-    for x1, x2 in ends:
-        y1, y2 = s.run([x1, x2])
-        if not y1 <= y2:
-            return ce(x1, x2, float(y1), float(y2), "evaluation of the code at the infinities and their neighbours")
-    if _in(dom, 0.0) and not spec["-0"] == spec["+0"]:
-        return ce(-0.0, 0.0, float(spec["-0"]), float(spec["+0"]), "evaluation of the code at -0 and +0")
+    bad = _special_decrease(s, dom, spec)
+    if bad is not None:
+        return _decreasing_pair(res, fmt, t0, *bad)
     status, info = prove_monotone(s.impl, s.attrs, fmt, s.run, ordlo, ordhi)
     res.elapsed_s = time.perf_counter() - t0
     if status == "proved":
@@ -653,12 +653,15 @@ def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
         )
         return res
     if status == "refuted":
-        return ce(*info, "evaluation of the code on a piece of adjacent inputs")
+        return _decreasing_pair(res, fmt, t0, info, "evaluation of the code on a piece of adjacent inputs")
     res.note = f"composition rules: {info}"
     found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
     if found:
-        return ce(
-            *found,
+        return _decreasing_pair(
+            res,
+            fmt,
+            t0,
+            found,
             "a decreasing pair found by scanning the code's values (log-spaced, and runs of "
             "consecutive values), after the composition rules did not conclude",
         )
@@ -670,6 +673,54 @@ def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
         if lo_b is not None or hi_b is not None:
             res.status = "unknown"
             _abstraction(s, prop, res, "range", rlimit, (lo_b, hi_b), dom)
+    return res
+
+
+def _refute_monotonic(s: Subject, res, dom, t0) -> PropertyResult:
+    """A property declared not to hold: refuted by a decreasing pair on the code, never proved."""
+    found = find_decrease_on_code(s.run, s.fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
+    if found:
+        return _decreasing_pair(
+            res,
+            s.fmt,
+            t0,
+            found,
+            "a decreasing pair found by scanning the code's values (log-spaced, and dense "
+            "around the operator's turning points)",
+        )
+    res.note = "no decreasing pair found on the scanned inputs"
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _special_decrease(s: Subject, dom, spec):
+    """The infinities against their finite neighbours, and -0 against +0, on the code: (pair, how)
+    where f decreases, else None."""
+    fmt = s.fmt
+    ends = []
+    if dom[0] is None:
+        ends.append((-np.inf, -float(fmt.max_finite)))
+    if dom[1] is None:
+        ends.append((float(fmt.max_finite), np.inf))
+    for x1, x2 in ends:
+        y1, y2 = s.run([x1, x2])
+        if not y1 <= y2:
+            return (x1, x2, float(y1), float(y2)), "evaluation of the code at the infinities and their neighbours"
+    if _in(dom, 0.0) and not spec["-0"] == spec["+0"]:
+        return (-0.0, 0.0, float(spec["-0"]), float(spec["+0"])), "evaluation of the code at -0 and +0"
+    return None
+
+
+def _decreasing_pair(res, fmt, t0, pair, how) -> PropertyResult:
+    """res refuted by pair = (x1, x2, f(x1), f(x2)), x1 < x2 with f(x1) > f(x2), found by `how`."""
+    x1, x2, y1, y2 = pair
+    res.status, res.method = "refuted", how
+    res.counterexample = {
+        "inputs": {"x1": _point(x1, fmt), "x2": _point(x2, fmt)},
+        "outputs": {"f(x1)": _point(y1, fmt), "f(x2)": _point(y2, fmt)},
+        "replayed": True,
+    }
+    res.elapsed_s = time.perf_counter() - t0
     return res
 
 

@@ -52,13 +52,13 @@ def bound_on_interval(
     attrs,
     a: Fraction,
     b: Fraction,
-    lower: Fraction | None,
-    upper: Fraction | None,
+    bounds: tuple[Fraction | None, Fraction | None],
     min_width: Fraction = Fraction(1, 2**32),
     budget: int = 400_000,
     prec: int = 80,
 ):
-    """('proved', pieces) or ('refuted', x) or ('unknown', why)."""
+    """bounds: (lower, upper), None where unbounded. ('proved', pieces) or ('refuted', x) or ('unknown', why)."""
+    lower, upper = bounds
     saved = ctx.prec
     ctx.prec = prec
     try:
@@ -245,26 +245,26 @@ def implementation_bound(
     impl,
     attrs,
     fmt,
-    lower: Fraction | None,
-    upper: Fraction | None,
-    lo=None,
-    hi=None,
+    bounds: tuple[Fraction | None, Fraction | None],
+    domain: tuple = (None, None),
     run_code=None,
     budget: int = 50_000,
     enumerate_below: int = 1 << 22,
 ):
-    """Every finite input of fmt in [lo, hi]: the code's value lies within the bounds
-    (rounded to fmt). Pieces are ranges of consecutive values of fmt; a piece whose
-    enclosure does not clear the bounds is split, and one of at most `enumerate_below`
-    values is run on the code (run_code(xs) -> outputs), every value compared. It stops after
-    `budget` pieces, never after a time: the verdict does not depend on the host's load.
-    ('proved', pieces) / ('refuted', x) / ('unknown', why)."""
-    out = _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budget, enumerate_below)
+    """Every finite input of fmt in domain = (lo, hi): the code's value lies within
+    bounds = (lower, upper) (rounded to fmt; None: unbounded on that side). Pieces are ranges of
+    consecutive values of fmt; a piece whose enclosure does not clear the bounds is split, and one of
+    at most `enumerate_below` values is run on the code (run_code(xs) -> outputs), every value
+    compared. It stops after `budget` pieces, never after a time: the verdict does not depend on the
+    host's load. ('proved', pieces) / ('refuted', x) / ('unknown', why)."""
+    out = _implementation_bound(impl, attrs, fmt, bounds, domain, run_code, budget, enumerate_below)
     record("intervals", out, budget)
     return out
 
 
-def _implementation_bound(impl, attrs, fmt, lower, upper, lo, hi, run_code, budget, enumerate_below):
+def _implementation_bound(impl, attrs, fmt, bounds, domain, run_code, budget, enumerate_below):
+    lower, upper = bounds
+    lo, hi = domain
     # the values whose rounding (to binary64, then to fmt) stays within the bounds' roundings
     t_lo = _threshold(lower, fmt, -1) if lower is not None else None
     t_hi = _threshold(upper, fmt, 1) if upper is not None else None

@@ -272,38 +272,32 @@ def prove_property(op, prop, attrs=None, rlimit=None, formula=None, std_key=None
     return attribute(_prove_property(op, prop, attrs, rlimit, formula, std_key), since)
 
 
+def _not_of_the_reals(prop) -> PropertyResult | None:
+    """The skipped result of a property the real function does not have (NaN, a kernel's code paths, the
+    limits at +-inf: each is decided elsewhere), or None."""
+    if prop.kind == "nan_propagation":
+        note = "NaN is an IEEE value, not a real: proved per dtype on the implementation"
+    elif prop.kernel_only:
+        note = (
+            "a property of a kernel's code paths (how it is called), not of the real "
+            "function: decided on each target's outputs (`opcert accuracy`)"
+        )
+    elif prop.kind == "limit":
+        note = (
+            "the limits at +-inf are part of the definition (the reference's value at "
+            "+-inf); each format's code is checked against them"
+        )
+    else:
+        return None
+    return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "-", note=note)
+
+
 def _prove_property(op, prop, attrs, rlimit, formula, std_key) -> PropertyResult:
     std_key = std_key or op.primary
     formula = formula or op.standard(std_key).formula
-    if prop.kind == "nan_propagation":
-        return PropertyResult(
-            prop.name,
-            prop.kind,
-            prop.statement,
-            "skipped",
-            "-",
-            note="NaN is an IEEE value, not a real: proved per dtype on the implementation",
-        )
-    if prop.kernel_only:
-        return PropertyResult(
-            prop.name,
-            prop.kind,
-            prop.statement,
-            "skipped",
-            "-",
-            note="a property of a kernel's code paths (how it is called), not of the real "
-            "function: decided on each target's outputs (`opcert accuracy`)",
-        )
-    if prop.kind == "limit":
-        return PropertyResult(
-            prop.name,
-            prop.kind,
-            prop.statement,
-            "skipped",
-            "-",
-            note="the limits at +-inf are part of the definition (the reference's value at "
-            "+-inf); each format's code is checked against them",
-        )
+    skipped = _not_of_the_reals(prop)
+    if skipped is not None:
+        return skipped
     A, dom = _attr_terms(op, attrs)
 
     def run(extra):
@@ -407,7 +401,7 @@ def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
             continue
         lower = eval_rational(prop.lower, Fraction(0), case) if prop.lower is not None else None
         upper = eval_rational(prop.upper, Fraction(0), case) if prop.upper is not None else None
-        status, info = bound_on_interval(formula, case, -TAIL, TAIL, lower, upper)
+        status, info = bound_on_interval(formula, case, -TAIL, TAIL, (lower, upper))
         if status == "refuted":
             res.status = "refuted"
             res.counterexample = {

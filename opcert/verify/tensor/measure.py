@@ -457,9 +457,23 @@ class _Stats:
             "max_ulp": None,
             "specials_wrong": int(wrong.sum()),
         }
+        flushed = self._counted_apart(case, xr, yr, rr, special)
+        # a special or flushed output's error is judged by its own rule, not in ULPs
+        entry["max_ulp"] = self._case_worst(case, reduced, (xr, yr, rr), np.where(special | flushed, np.nan, err))
+        if wrong.any():
+            self._specials(case, reduced, (xr, yr, rr), wrong)
+        res.cases.append(entry)
+        if self.row_sum is not None and yr.size:
+            self._sums(case, yr, xr)
+
+    def _counted_apart(self, case: Case, xr, yr, rr, special) -> np.ndarray:
+        """Outputs flushed to zero where the reference is subnormal, and zeros of the wrong sign: counted apart
+        from the errors (the check's subnormals and signed_zero policies judge them), the first of each kept.
+        Returns where an output was flushed."""
+        res, fmt = self.res, self.fmt
         r64 = np.asarray(rr, dtype=np.float64)
         flushed = ~special & (np.asarray(yr, dtype=np.float64) == 0) & (r64 != 0) & (np.abs(r64) < 2.0**fmt.emin)
-        if flushed.any():  # counted apart, as for the element-wise operators (the check's subnormals policy)
+        if flushed.any():
             res.subnormal_flushes += int(flushed.sum())
             if res.flush_example is None:
                 i, j = (int(v[0]) for v in np.nonzero(flushed))
@@ -471,7 +485,7 @@ class _Stats:
                 }
         y64 = np.asarray(yr, dtype=np.float64)
         zero_sign = ~special & (y64 == 0) & (r64 == 0) & (np.signbit(y64) != np.signbit(r64))
-        if zero_sign.any():  # counted apart, judged by the check's signed_zero policy
+        if zero_sign.any():
             res.signed_zero_mismatches += int(zero_sign.sum())
             if res.signed_zero_example is None:
                 i, j = (int(v[0]) for v in np.nonzero(zero_sign))
@@ -481,39 +495,48 @@ class _Stats:
                     "got": float(y64[i, j]),
                     "want": float(r64[i, j]),
                 }
-        finite_err = np.where(special | flushed, np.nan, err)
-        if np.any(~np.isnan(finite_err)):
-            k = int(np.nanargmax(finite_err))
-            e = float(finite_err.flat[k])
-            entry["max_ulp"] = e
-            if e > res.max_ulp or res.worst is None:
-                i, j = divmod(k, yr.shape[1])
-                res.max_ulp = max(res.max_ulp, e)
-                self.worst_at = (case, reduced, int(i), int(j), yr[i, j])
-                res.worst = {
+        return flushed
+
+    def _case_worst(self, case: Case, reduced, rows: tuple, finite_err: np.ndarray) -> float | None:
+        """The case's largest finite error (None: it has none); where it is the largest so far, it becomes the
+        result's worst, replayed before it is reported. rows: the case's (inputs, outputs, reference) rows."""
+        res, fmt = self.res, self.fmt
+        xr, yr, rr = rows
+        if not np.any(~np.isnan(finite_err)):
+            return None
+        k = int(np.nanargmax(finite_err))
+        e = float(finite_err.flat[k])
+        if e > res.max_ulp or res.worst is None:
+            i, j = divmod(k, yr.shape[1])
+            res.max_ulp = max(res.max_ulp, e)
+            self.worst_at = (case, reduced, int(i), int(j), yr[i, j])
+            res.worst = {
+                "case": case.label,
+                "row": int(i),
+                **row_excerpt(xr[i], j, fmt),
+                "got": float(np.float64(yr[i, j])),
+                "want": float(np.float64(rr[i, j])),
+                "ulp": e,
+            }
+        return e
+
+    def _specials(self, case: Case, reduced, rows: tuple, wrong: np.ndarray) -> None:
+        """NaN and infinities not bit for bit the declared rule's: counted, the first 3 over all cases kept (each
+        replayed before it is reported). rows: the case's (inputs, outputs, reference) rows."""
+        res, fmt = self.res, self.fmt
+        xr, yr, rr = rows
+        res.special_mismatches += int(wrong.sum())
+        for i, j in list(zip(*np.nonzero(wrong)))[: 3 - min(3, len(res.special_examples))]:
+            self.special_at.append((case, reduced, int(i), int(j), yr[i, j]))
+            res.special_examples.append(
+                {
                     "case": case.label,
                     "row": int(i),
                     **row_excerpt(xr[i], j, fmt),
                     "got": float(np.float64(yr[i, j])),
                     "want": float(np.float64(rr[i, j])),
-                    "ulp": e,
                 }
-        if wrong.any():
-            res.special_mismatches += int(wrong.sum())
-            for i, j in list(zip(*np.nonzero(wrong)))[: 3 - min(3, len(res.special_examples))]:
-                self.special_at.append((case, reduced, int(i), int(j), yr[i, j]))
-                res.special_examples.append(
-                    {
-                        "case": case.label,
-                        "row": int(i),
-                        **row_excerpt(xr[i], j, fmt),
-                        "got": float(np.float64(yr[i, j])),
-                        "want": float(np.float64(rr[i, j])),
-                    }
-                )
-        res.cases.append(entry)
-        if self.row_sum is not None and yr.size:
-            self._sums(case, yr, xr)
+            )
 
 
 def _pairs(res: RowResult, op, std, fmt, tgt, max_ulp: float) -> None:
