@@ -106,10 +106,11 @@ RUNTIMES = (
 )
 
 # Modules no row measures whose presence means threads were started too: a library a user's callable may load
-# (tensorflow), and numba's GNU OpenMP pool, which opcert's own parallel kernels start (the tensor pair sweep).
-# GNU OpenMP is not fork-safe, and torch's wheel loads the same libgomp.so.1: a worker forked after the pool
-# started hung in torch's first call from two threads (the layout check), until the time limit called torch
-# crashed (tests/test_target_environment.py keeps this).
+# (tensorflow), and numba's GNU OpenMP pool, which a user's numba kernel with parallel=True starts (opcert's own
+# kernels do not use numba's threading layers for this reason: verify.tensor.pairs runs its parts in Python
+# threads). GNU OpenMP is not fork-safe, and torch's wheel loads the same libgomp.so.1: a worker forked after
+# the pool started hung in torch's first call from two threads (the layout check) until the time limit called
+# torch crashed (tests/test_target_environment.py keeps both).
 OTHER_THREADED_MODULES = ("tensorflow", "numba.np.ufunc.omppool")
 
 

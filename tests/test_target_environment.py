@@ -796,6 +796,8 @@ def test_opcerts_own_caches_of_compiled_code_are_not_a_targets_dependency(tmp_pa
 
 
 OPENMP_THEN_TORCH = """
+import sys
+
 import numba
 import numpy as np
 from opcert import measure
@@ -804,25 +806,42 @@ from opcert.impl.tensor_run import run
 from opcert.spec import get_tensor_operator
 from opcert.verify.tensor.pairs import PairSweep, _all_values
 
+
+@numba.njit(parallel=True)
+def users_parallel_kernel(a):
+    s = 0.0
+    for i in numba.prange(a.size):
+        s += a[i]
+    return s
+
+
+def torch_hardsigmoid():
+    r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5, properties=(),
+                target_timeout=60)
+    return f"{r.status}:{r.error is None}"
+
+
 if __name__ == "__main__":
     op, _ = get_tensor_operator("Softmax")
     fmt = get_format("float16")
     values = _all_values(fmt)[np.linspace(0, 65535, 40).astype(int)]
-    PairSweep(op, fmt, lambda X: run(op, X, axis=1), 0.5, values=values).run()  # numba's parallel pool starts
-    r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5, properties=(),
-                target_timeout=60)
-    print(numba.threading_layer(), r.status, r.error)
+    PairSweep(op, fmt, lambda X: run(op, X, axis=1), 0.5, values=values).run()
+    after_pairs = "numba.np.ufunc.omppool" in sys.modules, torch_hardsigmoid()
+    users_parallel_kernel(np.ones(1000))
+    print(after_pairs[0], after_pairs[1], numba.threading_layer(), torch_hardsigmoid())
 """
 
 
-def test_a_worker_started_after_opcerts_openmp_pool_runs_torch_from_two_threads(tmp_path):
-    """The pair sweep starts numba's thread pool (GNU OpenMP where numba picks it); torch's wheel loads the same
-    libgomp.so.1, which is not fork-safe: a worker forked after the pool started hung in torch's first call
-    from two threads (the layout check) and torch was called crashed. Workers are spawned once the pool is up."""
+def test_torch_runs_from_two_threads_after_opcerts_pair_sweep_and_a_users_openmp_kernel(tmp_path):
+    """GNU OpenMP is not fork-safe, and torch's wheel loads the same libgomp.so.1: a worker forked after numba's
+    OpenMP pool started hung in torch's first call from two threads (the layout check), and torch was called
+    crashed. opcert's pair sweep no longer starts that pool (its workers stay forked); where a user's numba
+    kernel started it, workers are spawned."""
     pytest.importorskip("torch")
     script = tmp_path / "openmp_then_torch.py"
     script.write_text(OPENMP_THEN_TORCH)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    layer, status, error = out.stdout.split()[-3:]
-    assert status == "ok" and error == "None", out.stdout
+    pool_after_pairs, after_pairs, layer, after_users_kernel = out.stdout.split()[-4:]
+    assert pool_after_pairs == "False" and after_pairs == "ok:True", out.stdout
+    assert after_users_kernel == "ok:True", (layer, out.stdout)

@@ -24,6 +24,7 @@ outputs they are left undecided (said so: the sampled rows check them).
 from __future__ import annotations
 
 import math
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
@@ -47,6 +48,25 @@ from opcert.verify.ulp import ordinal_distance, ordinals, ulp_error
 BLOCK = 64  # values of b per call: 4 million pairs
 DEVIATIONS_PER_RUN = 8192  # outputs off the reference kept per value of b and block (the kernel's buffer)
 DEVIATIONS_KEPT = 20_000_000  # in all: beyond, shift and permutation over the pairs are left undecided
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _in_threads(part, n: int) -> None:
+    """part(j0, j1) over 0..n in one thread per core the process may use (each part writes its own rows)."""
+    k = max(1, min(_cores(), n))
+    cuts = [n * i // k for i in range(k + 1)]
+    if k == 1:
+        part(0, n)
+        return
+    with ThreadPoolExecutor(k, thread_name_prefix="opcert-pairs-check") as pool:
+        for f in [pool.submit(part, j0, j1) for j0, j1 in zip(cuts[:-1], cuts[1:])]:
+            f.result()
 
 
 def _all_values(fmt) -> np.ndarray:
@@ -360,13 +380,9 @@ class PairSweep:
         with np.errstate(invalid="ignore"):
             b64 = bs.astype(np.float64)
         found = K.found(nb, na, DEVIATIONS_PER_RUN)
-        K.check_block(
-            self._a64,
-            b64,
-            np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2),
-            self._reference,
-            self._declared,
-            found,
+        ybits = np.ascontiguousarray(Y).view(np.uint16).reshape(nb, na, 2)
+        _in_threads(
+            lambda j0, j1: K.check_block(self._a64, b64, ybits, self._reference, self._declared, found, j0, j1), nb
         )
         counts, firsts, worst_err, worst_at, undecided = found[:5]
         self._keep_deviations(bs, b64, found)

@@ -265,11 +265,13 @@ def _store(found, j, counts, firsts, rows, decl):
     found.firsts[j, :] = firsts
 
 
-@numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def check_block(a, bs, ybits, ref, decl, found):
-    """One block: every a (increasing, NaNs last; the first decl.nkeep are numbers) against every b in bs.
-    ybits[j, i, k]: output k of the row [a[i], bs[j]] as the format's bits. Writes found's row j for bs[j]."""
-    for j in numba.prange(bs.size):
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def check_block(a, bs, ybits, ref, decl, found, j0, j1):
+    """Part of one block: every a (increasing, NaNs last; the first decl.nkeep are numbers) against bs[j0:j1].
+    ybits[j, i, k]: output k of the row [a[i], bs[j]] as the format's bits. Writes found's row j for bs[j].
+    Serial and without the GIL: the caller runs parts in Python threads (verify.tensor.pairs), not in numba's
+    threading layer, whose GNU OpenMP pool would make every later worker process a spawn (opcert.workers)."""
+    for j in range(j0, j1):
         _run(a, bs[j], ybits[j], ref, decl, found, j)
 
 
