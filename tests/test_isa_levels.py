@@ -54,6 +54,23 @@ def _bits(value: float) -> int:
 
 
 @pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
+def _each_level_is_its_own_result(doc, stderr: str) -> None:
+    """Each level ran in its own environment and measured inputs; the closing line says, per level, what its
+    JSON result says (and nothing empty between)."""
+    for lv in doc["levels"]:
+        isa = lv["result"]["target_info"]["details"]["isa"]
+        assert f"ATEN_CPU_CAPABILITY={lv['environment']['ATEN_CPU_CAPABILITY']}" in isa
+        assert lv["result"]["inputs_checked"] > 0
+    summary = next(line for line in stderr.splitlines() if " ISA level(s): " in line)
+    for lv in doc["levels"]:
+        r = lv["result"]
+        said = [f"max ULP {r['max_ulp']!r}"] + [
+            f"{p['name']} refuted" for p in r["properties"] if p["status"] == "refuted"
+        ]
+        assert f"{lv['level']}: {', '.join(said)}" in summary, summary
+    assert ", ;" not in summary and not summary.rstrip().endswith(","), summary
+
+
 def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tmp_path):
     want = levels("torch")
     if len(want) < 2:
@@ -93,6 +110,9 @@ def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tm
     reported = {name: p.communicate()[0].strip() for name, p in mine.items()}
     ys = {name: np.load(tmp_path / f"{name}.npy") for name in mine}
     assert reported["default"] == "DEFAULT"
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    _each_level_is_its_own_result(doc, proc.stderr)
     x = np.arange(65536, dtype=np.uint16).view(np.float16)
 
     def differ(a, b):
@@ -103,7 +123,6 @@ def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tm
         pytest.skip(f"torch's float16 erf gives the same bits at every level on this host: {pairs}")
 
     assert proc.returncode == 1, proc.stderr[-3000:]
-    doc = json.loads(out.read_text())
     cmp = doc["comparison"]
     assert cmp["levels"] == [n for n, _ in want]
     assert cmp["scope"] == "every float16 input (65,536)" and cmp["inputs"] == 65536 and cmp["complete"]
