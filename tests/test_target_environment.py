@@ -426,6 +426,39 @@ def test_a_data_file_the_kernel_reads_is_part_of_the_key(tmp_path, monkeypatch):
     assert str(data) in first.target_info["details"]["dependencies"]["files"]
 
 
+def test_what_a_first_call_reads_of_a_distributions_metadata_is_not_in_the_key(tmp_path, monkeypatch):
+    """importlib.metadata's reads (numba's first compilation in a process reads every distribution's entry
+    points) happen once a process, in whichever call comes first: counted, they made the first in-process
+    probe's key differ from every later one's, and an in-process sweep did not resume. The module is
+    imported afresh for each probe, as in a new process; the read happens at the first only."""
+    from opcert.targets import describe_target
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(np, "_metadata_read_by_test", [], raising=False)  # once a process, like numba's
+    dist = tmp_path / "fakedist-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fakedist\nVersion: 1.0\n")
+    target = module(
+        tmp_path,
+        "reads_metadata_once",
+        """
+        import importlib.metadata
+        def f(x):
+            if not np._metadata_read_by_test:
+                np._metadata_read_by_test.append(importlib.metadata.distribution("fakedist").read_text("METADATA"))
+            return np.tanh(x)
+    """,
+    )
+    call = ("Tanh", "float32", (), None, MAG)
+    probes = []
+    for _ in range(2):
+        monkeypatch.delitem(sys.modules, "reads_metadata_once", raising=False)
+        probes.append(describe_target(target, "none", call=call))
+    assert "fakedist" in np._metadata_read_by_test[0]  # the first probe's call did read it
+    first, second = probes
+    assert first.fingerprint == second.fingerprint and first.dependencies == second.dependencies, first.details
+
+
 def test_a_resumed_chunk_is_replayed_and_discarded_when_the_target_changed(tmp_path, monkeypatch):
     """What no fingerprint sees (here: an environment variable the kernel reads) is caught by the replay."""
     monkeypatch.syspath_prepend(str(tmp_path))

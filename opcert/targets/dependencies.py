@@ -102,6 +102,15 @@ def _caches() -> tuple[str, ...]:
     return tuple(os.path.realpath(d) + os.sep for d in dirs if d)
 
 
+def _metadata(path: str) -> bool:
+    """Whether path is in a distribution's metadata (NAME.dist-info, NAME.egg-info): what importlib.metadata
+    reads, for instance numba's first compilation in a process reading every distribution's entry points.
+    That read happens once a process, in whichever call comes first, and is no kernel's data; an editable
+    install keeps opcert's own outside site-packages, where it made the first in-process probe's key differ
+    from every later one's (a sweep that did not resume)."""
+    return any(part.endswith((".dist-info", ".egg-info")) for part in path.split(os.sep))
+
+
 def end(before: tuple) -> tuple[str, dict]:
     """(a digest, what it covers by kind) of what the target brought in since `begin`."""
     global _opened
@@ -134,7 +143,7 @@ def end(before: tuple) -> tuple[str, dict]:
     files = set()
     for path in opened:
         real = os.path.realpath(path)
-        if real.startswith(skip) or real.endswith((".py", ".pyc")) or not os.path.isfile(real):
+        if real.startswith(skip) or real.endswith((".py", ".pyc")) or _metadata(real) or not os.path.isfile(real):
             continue
         files.add(real)
     for real in sorted(files):
