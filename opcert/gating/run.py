@@ -486,9 +486,13 @@ def _probe_targets(config: GateConfig) -> dict:
     limits: dict = {}
     for c in config.checks:
         limits[c.target] = max(limits.get(c.target, 0.0), c.target_timeout or DEFAULT_LOAD_LIMIT_S)
+    probed = set()
     for c in config.checks:
-        if trusted(c.target) or c.target in broken:
+        # once per target and isolation: an attribute sweep or a table of dtypes expands into many checks of
+        # one target, and each load is a worker process of its own
+        if trusted(c.target) or c.target in broken or (c.target, c.isolation) in probed:
             continue
+        probed.add((c.target, c.isolation))
         try:
             describe_target(c.target, c.isolation, timeout=limits[c.target])
         except UsageError as exc:
