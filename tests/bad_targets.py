@@ -225,8 +225,23 @@ def _finfo(dtype):
     return ml_dtypes.finfo(dtype)
 
 
+_ELU_TABLES: dict = {}  # 16-bit dtype -> elu_ignores_alpha's output at every bit pattern
+
+
 def elu_ignores_alpha(x, alpha=1.0):
-    """Elu that always uses alpha = 1: right at the default, wrong at every other alpha."""
+    """Elu that always uses alpha = 1: right at the default, wrong at every other alpha. A 16-bit input is
+    looked up in a table of the formula's outputs at every bit pattern (the same outputs, bit for bit): an
+    attribute sweep's layout checks give it tens of millions of elements per set, on which computing the
+    formula was much of the sweep's work."""
+    if x.itemsize != 2:
+        return _elu_alpha_one(x)
+    table = _ELU_TABLES.get(x.dtype)
+    if table is None:
+        table = _ELU_TABLES[x.dtype] = _elu_alpha_one(np.arange(1 << 16, dtype=np.uint16).view(x.dtype))
+    return table[x.view(np.uint16).reshape(-1)].reshape(x.shape)
+
+
+def _elu_alpha_one(x):
     with np.errstate(all="ignore"):
         y = np.where(x > 0, x.astype(np.float64), np.expm1(x.astype(np.float64)))
     return y.astype(x.dtype)

@@ -7,6 +7,8 @@ that no result is lost.
 
 import json
 import os
+import shutil
+import sys
 import textwrap
 
 import numpy as np
@@ -24,19 +26,34 @@ def kernel_module(tmp_path, name, body):
 
 # ---- 1. stale checkpoints --------------------------------------------------------------------
 
+# The sweeps of this section load their target in this process (isolation="none"), and only the sweep's own
+# worker runs it in another: a checkpoint is opened, verified, keyed and merged in this process whatever the
+# isolation, and the probe and the replays would otherwise each start a worker (spawned, not forked, once a
+# test of the same pytest process has loaded a multithreaded runtime).
+SWEEP = dict(magnitude_range=MAG, workers=1, isolation="none")
 
-def test_editing_the_kernel_changes_the_next_exhaustive_verdict(tmp_path, monkeypatch):
+
+def test_editing_the_kernel_changes_the_next_exhaustive_verdict(tmp_path, monkeypatch, request):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("OPCERT_CACHE", str(tmp_path / "cache"))
+    request.addfinalizer(lambda: sys.modules.pop("editable", None))
     target = kernel_module(tmp_path, "editable", "def f(x):\n    return np.tanh(x)\n")
-    first = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1)
+
+    def run():
+        # each run imports the kernel's module afresh, as the next run's process does: what the target's
+        # first call loads is part of the checkpoints' key, and a forked sweep worker inherits this
+        # process's modules (the edited kernel must be the one swept)
+        sys.modules.pop("editable", None)
+        return measure("Tanh", target, "float32", "exhaustive", **SWEEP)
+
+    first = run()
     assert first.status == "ok" and first.max_ulp < 2
     # the same kernel again resumes from its checkpoint ...
-    again = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1)
+    again = run()
     assert again.sweep["resumed_chunks"] == 1 and again.max_ulp == first.max_ulp
     # ... an edited one does not: it is measured afresh, and is wrong on ~half the inputs
     kernel_module(tmp_path, "editable", "def f(x):\n    y = np.tanh(x)\n    y[x > 0.5] = 0\n    return y\n")
-    edited = measure("Tanh", target, "float32", "exhaustive", magnitude_range=MAG, workers=1)
+    edited = run()
     assert edited.sweep["resumed_chunks"] == 0 and edited.max_ulp > 1e6
     assert edited.sweep["key"] != first.sweep["key"]
 
@@ -52,24 +69,32 @@ def test_editing_a_module_the_kernel_imports_changes_the_key(tmp_path, monkeypat
     assert describe_target(target).fingerprint != before
 
 
-def test_a_checkpoint_directory_of_another_sweep_is_refused(cli, tmp_path):
-    d = tmp_path / "ckpt"
-    r = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=d)
+@pytest.fixture(scope="module")
+def tanh_checkpoint(tmp_path_factory):
+    """NumPy's tanh swept over MAG, and its checkpoint directory: the sweep the tests below start from,
+    made once; each test takes a copy of the directory (they write into it, or may if a refusal fails)."""
+    d = tmp_path_factory.mktemp("tanh") / "ckpt"
+    return measure("Tanh", "numpy:tanh", "float32", "exhaustive", checkpoint=d, **SWEEP), d
+
+
+def test_a_checkpoint_directory_of_another_sweep_is_refused(cli, tmp_path, tanh_checkpoint):
+    r, finished = tanh_checkpoint
     assert r.status == "ok"
+    d = shutil.copytree(finished, tmp_path / "ckpt")
     from opcert.errors import UsageError
 
     for other in (dict(op="Celu", target="numpy:tanh"), dict(op="Tanh", target="opcert")):
         with pytest.raises(UsageError, match="holds another sweep"):
-            measure(other["op"], other["target"], "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=d)
+            measure(other["op"], other["target"], "float32", "exhaustive", checkpoint=d, **SWEEP)
     (tmp_path / "afile").write_text("x")
     code, _, err = cli("accuracy", "Tanh", "--dtype", "float32", "--exhaustive", "--checkpoint", tmp_path / "afile")
     assert code == 2 and "not a directory" in err
 
 
 @pytest.mark.parametrize("tamper", ["edit-counts", "drop-key", "garbage"])
-def test_a_tampered_chunk_is_recomputed_not_merged(tmp_path, tamper):
-    d = tmp_path / "ckpt"
-    good = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=d)
+def test_a_tampered_chunk_is_recomputed_not_merged(tmp_path, tanh_checkpoint, tamper):
+    good, finished = tanh_checkpoint
+    d = shutil.copytree(finished, tmp_path / "ckpt")
     (chunk,) = d.glob("chunk-*.json")
     data = json.loads(chunk.read_text())
     if tamper == "edit-counts":
@@ -77,7 +102,7 @@ def test_a_tampered_chunk_is_recomputed_not_merged(tmp_path, tamper):
     elif tamper == "drop-key":
         del data["stats"]["histogram"]
     chunk.write_text("{not json" if tamper == "garbage" else json.dumps(data))
-    again = measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1, checkpoint=d)
+    again = measure("Tanh", "numpy:tanh", "float32", "exhaustive", checkpoint=d, **SWEEP)
     assert again.sweep["resumed_chunks"] == 0 and len(again.sweep["rejected_chunks"]) == 1
     assert again.correctly_rounded == good.correctly_rounded and "failed verification" in again.notes[0]
 
