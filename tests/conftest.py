@@ -50,6 +50,20 @@ def pytest_collection_finish(session):
     THREADED_AT_COLLECTION[:] = sorted(m for m in _THREADED if m in sys.modules)
 
 
+@pytest.fixture(autouse=True)
+def no_threaded_runtime_in_the_test_process():
+    """A test that loads a multithreaded runtime (torch, ONNX Runtime, JAX, OpenVINO, numba's OpenMP pool) into
+    the test process makes every later test of that process spawn its workers instead of forking them, several
+    times slower (bench/README.md, 'Workers that start warm'): such code runs in a worker
+    (opcert.workers.run_isolated, tests/runtime_helpers.py)."""
+    from opcert.workers import _THREADED
+
+    before = {m for m in _THREADED if m in sys.modules}
+    yield
+    loaded = sorted(m for m in _THREADED if m in sys.modules and m not in before)
+    assert not loaded, f"this test loaded {', '.join(loaded)} into the test process: run that code in a worker"
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process: returns (exit code, stdout, stderr)."""

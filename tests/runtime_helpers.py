@@ -95,3 +95,26 @@ def jax_gpu_preallocation(user_value) -> tuple:
 
     rt = JaxElementWise("gpu")
     return os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"), rt.dev is not None
+
+
+def torch_mish_one_and_two_threads(n: int, seed: int) -> bool:
+    """Whether torch's float32 mish of n uniform inputs in [-20, 20] (seed) gives other bits on 2 threads than
+    on 1 for some of them: the runtime itself, without opcert."""
+    import torch
+
+    x = np.random.default_rng(seed).uniform(-20, 20, n).astype(np.float32)
+    torch.set_num_threads(1)
+    one = torch.nn.functional.mish(torch.from_numpy(x)).numpy().view(np.uint32)
+    torch.set_num_threads(2)
+    two = torch.nn.functional.mish(torch.from_numpy(x)).numpy().view(np.uint32)
+    return bool((one != two).any())
+
+
+def jax_exact_gelu_alone(bits: int) -> int:
+    """jax.jit(gelu, approximate=False) of the float32 with these bits, alone in a call: its output's bits."""
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(lambda t: jax.nn.gelu(t, approximate=False))
+    x1 = np.array([bits], np.uint32).view(np.float32)
+    return int(np.asarray(f(jnp.asarray(x1))).view(np.uint32)[0])

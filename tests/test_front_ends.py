@@ -150,19 +150,12 @@ def test_require_needs_a_budget_and_names_unknown_properties(cli):
 def test_torch_float32_mish_differs_between_one_and_every_core_in_a_long_call():
     """torch splits a call among threads in grains of 32,768 elements: at 2^20 + 77 elements on 2 threads
     its float32 mish gives other bits than on 1 thread for some inputs. Checked outside opcert first."""
-    import torch
+    from runtime_helpers import torch_mish_one_and_two_threads
 
-    rng = np.random.default_rng(5)
-    x = rng.uniform(-20, 20, (1 << 20) + 77).astype(np.float32)
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(1)
-        one = torch.nn.functional.mish(torch.from_numpy(x)).numpy().view(np.uint32)
-        torch.set_num_threads(2)
-        two = torch.nn.functional.mish(torch.from_numpy(x)).numpy().view(np.uint32)
-    finally:
-        torch.set_num_threads(before)
-    assert (one != two).any()  # the runtime itself, without opcert
+    from opcert.workers import run_isolated
+
+    # the runtime itself, without opcert, in a worker (torch loaded here would make this process spawn its workers)
+    assert run_isolated(torch_mish_one_and_two_threads, (1 << 20) + 77, 5)
     res = measure("Mish", "torch", "float32", "sample", samples=3000, seed=1, layout_samples=64)
     lay = next(p for p in res.properties if p["kind"] == "layout")
     assert lay["status"] == "refuted"
@@ -197,15 +190,13 @@ def _jax_gelu_refuted(seed):
     ce = lay["counterexample"]
     assert ce["replayed"] is True
     # replayed outside opcert: the input alone, and in the measurement's long call
-    import jax
-    import jax.numpy as jnp
+    from runtime_helpers import jax_exact_gelu_alone
 
-    f = jax.jit(lambda t: jax.nn.gelu(t, approximate=False))
+    from opcert.workers import run_isolated
+
     first = next(f for f in lay["layouts"] if f["differ"] > 0)
     if first["family"] == "one-element calls":
-        xb = int(ce["inputs"]["x"]["bits"], 16)
-        x1 = np.array([xb], np.uint32).view(np.float32)
-        alone = np.asarray(f(jnp.asarray(x1))).view(np.uint32)[0]
+        alone = run_isolated(jax_exact_gelu_alone, int(ce["inputs"]["x"]["bits"], 16))
         assert alone == int(ce["outputs"]["f(x)"]["bits"], 16)
 
 

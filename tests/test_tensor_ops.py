@@ -1,6 +1,7 @@
 """Softmax, LogSoftmax and Hardmax: the reference against MPFR, opcert's implementation against the reference,
 the axis rules against ONNX's own evaluator and DirectML's documented examples, the rule for infinite entries."""
 
+import importlib.util
 import math
 
 import gmpy2
@@ -14,6 +15,7 @@ from opcert.errors import UsageError
 from opcert.formats import get_format
 from opcert.spec import get_tensor_operator, tensor_operators
 from opcert.spec.row_reference import reference_rows
+from opcert.workers import run_isolated
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -166,12 +168,22 @@ def _close_or_same(name, got, want, words):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=words)
 
 
+def _installed(*modules):
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)} (make test installs them)")
+
+
+@_installed("onnx", "onnxruntime")
 def test_axis_rules_agree_with_onnx_runtime_and_onnx_reference():
     """Each opset's rows as ONNX Runtime makes them (opsets 1 and 11: coerced to 2-D at axis; 13: one axis)
     and, for opset 13, as ONNX's own evaluator does: Hardmax bit for bit, the others within float32
-    arithmetic. (onnx.reference runs opsets 1 and 11 with opset 13's rule: the first check below shows it.)"""
-    pytest.importorskip("onnx")
-    ort = pytest.importorskip("onnxruntime")
+    arithmetic. (onnx.reference runs opsets 1 and 11 with opset 13's rule: the first check below shows it.)
+    In a worker: ONNX Runtime loaded in this process would make it spawn its workers, not fork them."""
+    run_isolated(_axis_rules_against_onnx_runtime)
+
+
+def _axis_rules_against_onnx_runtime():
+    import onnxruntime as ort
     from onnx.reference import ReferenceEvaluator
 
     rng = np.random.default_rng(2)
@@ -656,11 +668,15 @@ def test_an_interrupted_tensor_measurement_does_not_promise_a_resume():
     assert _resumable(Namespace(command="ops")) is False and _resumable(None) is False
 
 
+@_installed("openvino")
 def test_openvino_runs_the_onnx_models_and_says_what_it_cannot():
     """OpenVINO's CPU plugin on the one-node models: Softmax of [0, -30] is e^-30 / (1 + e^-30) within an
     ULP (float32), opset 11's coerced rows match its opset 13 rows where the rules agree (the last axis),
-    and bfloat16 is skipped with the reason."""
-    pytest.importorskip("openvino")
+    and bfloat16 is skipped with the reason. In a worker, as above."""
+    run_isolated(_openvino_runs_the_onnx_models)
+
+
+def _openvino_runs_the_onnx_models():
     from opcert.targets.tensor import load
 
     op, _ = get_tensor_operator("Softmax")
