@@ -53,14 +53,17 @@ def prove(op, dtype=None, attrs=None, properties=None, rlimit=None, standard=Non
     return _prove(op, dtype, attrs, properties, rlimit, standard, **kwargs)
 
 
-def gate(config=None, *, workers=None):
+def gate(config=None, *, workers=None, keyword=None):
     """Run a gate: `config` is a path (opcert.toml or pyproject.toml), a
     GateConfig, or None (./opcert.toml, ./pyproject.toml [tool.opcert], else
-    the built-in default over the whole catalog). Returns a GateResult
-    (`.ok`, `.to_dict()`)."""
-    from opcert.gating import GateConfig, load_config, run_gate  # lazy: see the note above
+    the built-in default over the whole catalog). keyword: only the checks
+    whose names match this expression, as `opcert gate -k` reads it
+    ("tanh and not float16"). Returns a GateResult (`.ok`, `.to_dict()`)."""
+    from opcert.gating import GateConfig, load_config, run_gate, select  # lazy: see the note above
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
+    if keyword is not None:
+        cfg = select(cfg, keyword)
     return run_gate(cfg, workers=workers, argv=[])
 
 

@@ -28,7 +28,7 @@ from opcert import files as io
 from opcert.errors import OpcertError, UsageError, choices
 from opcert.files import check_writable, write_bytes_atomic, write_json_atomic, write_text_atomic
 from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, round_fraction
-from opcert.gating import load_config, run_gate
+from opcert.gating import load_config, run_gate, select
 from opcert.gating.config import parse_check
 from opcert.gating.recheck import load_gate
 from opcert.gating.run import describe_counterexample, run_check
@@ -1205,6 +1205,8 @@ def cmd_gate(args) -> int:
         policy.workers(args.workers, "--workers")
     _outputs(args, files=("json", "junit"), dirs=("report",))
     config = load_config(args.config)
+    if args.keyword is not None:
+        config = select(config, args.keyword)
     baseline = load_gate(args.baseline) if args.baseline else None
     n = sum(len(c.dtypes) for c in config.checks)
     with Progress(f"gate {config.source}", n, "checks") as progress:
@@ -1540,6 +1542,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--report", metavar="DIR", help="gate.json, report.md and report.html with plots")
     s.add_argument("--baseline", metavar="FILE", help="a previous --json result: fail on any regression")
     s.add_argument("--workers", type=_int("--workers"), help="processes (default: every core)")
+    s.add_argument(
+        "-k",
+        dest="keyword",
+        metavar="EXPR",
+        help="only the checks whose names match EXPR: words (matched in the name, its operator, dtype and "
+        "target, ignoring case) joined by and, or, not and parentheses, as pytest's -k; e.g. -k 'tanh and not "
+        "float16'",
+    )
     s.set_defaults(func=cmd_gate)
 
     s = sub.add_parser("diff", help="regressions between two gate results (exit 1 on any)")

@@ -328,3 +328,53 @@ def test_report_summary_page(cli, tmp_path):
     assert "<svg" not in page and len(page) < 5000
     code, _, err = cli("report", tmp_path / "g.json")
     assert code == 2 and "--out DIR" in err and "--summary FILE" in err
+
+
+SELECT_CONFIG = (
+    '[[check]]\nop = "Relu"\ndtypes = ["float32", "float64"]\ntarget = "opcert"\nsamples = 64\n'
+    "layout_samples = 16\nmax_ulp = 0.5\nproofs = []\n\n"
+    '[[check]]\nop = "LeakyRelu"\ndtypes = ["float32"]\ntarget = "opcert"\nsamples = 64\n'
+    "layout_samples = 16\nmax_ulp = 0.5\nproofs = []\n"
+)
+
+
+@pytest.mark.parametrize(
+    "expr, want",
+    [
+        ("relu and not leaky", ["Relu float32 opcert", "Relu float64 opcert"]),
+        ("LEAKY or float64", ["Relu float64 opcert", "LeakyRelu float32 opcert"]),
+        ("(relu and float32) and not leaky", ["Relu float32 opcert"]),
+    ],
+)
+def test_gate_k_runs_the_checks_whose_names_match(cli, tmp_path, expr, want):
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text(SELECT_CONFIG)
+    code, _, err = cli("gate", "--config", cfg, "-k", expr, "--json", tmp_path / "g.json")
+    assert code == 0, err
+    assert [c["name"] for c in json.loads((tmp_path / "g.json").read_text())["checks"]] == want
+
+
+@pytest.mark.parametrize(
+    "expr, words",
+    [
+        ("softmax", "no check of"),
+        ("relu and", "ends where a word was expected"),
+        ("(relu", "'(' is not closed"),
+        ("or relu", "'or' where a word was expected"),
+        ("", "an empty expression"),
+    ],
+)
+def test_gate_k_that_selects_nothing_or_does_not_parse_exits_2(cli, tmp_path, expr, words):
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text(SELECT_CONFIG)
+    code, _, err = cli("gate", "--config", cfg, "-k", expr)
+    assert code == 2 and words in err and "Traceback" not in err, err
+    if words == "no check of":
+        assert "Relu float32 opcert; Relu float64 opcert; LeakyRelu float32 opcert" in err
+
+
+def test_the_api_gate_takes_the_same_keyword(tmp_path):
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text(SELECT_CONFIG)
+    result = opcert.gate(str(cfg), keyword="leaky")
+    assert [c["name"] for c in result.to_dict()["checks"]] == ["LeakyRelu float32 opcert"] and result.ok
