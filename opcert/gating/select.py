@@ -59,18 +59,17 @@ class _Parser:
         return f
 
     def disjunction(self):
-        parts = [self.conjunction()]
-        while self.peek() == "or":
-            self.take()
-            parts.append(self.conjunction())
-        return parts[0] if len(parts) == 1 else (lambda s, ps=tuple(parts): any(p(s) for p in ps))
+        return self._joined("or", self.conjunction, any)
 
     def conjunction(self):
-        parts = [self.factor()]
-        while self.peek() == "and":
+        return self._joined("and", self.factor, all)
+
+    def _joined(self, word: str, part, combine):
+        parts = [part()]
+        while self.peek() == word:
             self.take()
-            parts.append(self.factor())
-        return parts[0] if len(parts) == 1 else (lambda s, ps=tuple(parts): all(p(s) for p in ps))
+            parts.append(part())
+        return parts[0] if len(parts) == 1 else (lambda s, ps=tuple(parts): combine(p(s) for p in ps))
 
     def factor(self):
         tok = self.take()
