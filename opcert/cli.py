@@ -193,7 +193,51 @@ def tensor_record(op) -> dict:
     }
 
 
+def _one_operator(args) -> int:
+    """`opcert ops OP`: one operator's standards, attributes (each standard's name and default), properties."""
+    tensor = is_tensor_operator(args.op)
+    r = tensor_record(get_tensor_operator(args.op)[0]) if tensor else operator_record(get_operator(args.op))
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    con = _console()
+    con.print(f"[bold]{esc(r['name'])}[/bold] ({r['kind']}, {esc(r['family'])}): {esc(r['summary'])}")
+    con.print(f"dtypes: {', '.join(r['dtypes'])}; primary standard: {r['primary_standard']}")
+    t = Table(title="standards")
+    for col in ("key", "name", "formula", "support (since: dtypes)", "document"):
+        t.add_column(col)
+    for s in r["standards"]:
+        support = "; ".join(f"{u['since']}: {', '.join(u['dtypes'])}" for u in s["support"])
+        t.add_row(s["key"], esc(s["name"]), esc(s["formula"]), esc(support), esc(s["document"]))
+    con.print(t)
+    if r.get("attributes"):
+        t = Table(title="attributes (--attr NAME=VALUE; defaults per standard)")
+        for col in ("name", "names in the standards", "defaults", "allowed", "meaning"):
+            t.add_column(col)
+        for a in r["attributes"]:
+            names = ", ".join(
+                f"{s['key']}: {s['attribute_names'][a['name']]}"
+                for s in r["standards"]
+                if a["name"] in s.get("attribute_names", {})
+            )
+            defaults = (
+                ", ".join(f"{k}: {v:g}" if not isinstance(v, str) else f"{k}: {v}" for k, v in a["defaults"].items())
+                or "-"
+            )
+            t.add_row(a["name"], esc(names), esc(defaults), esc(a["domain"]), esc(a["doc"]))
+        con.print(t)
+    t = Table(title="properties (proofs = [...] and properties = [...] take these names)")
+    for col in ("name", "kind", "statement"):
+        t.add_column(col)
+    for p in r["properties"]:
+        t.add_row(p["name"], p["kind"], esc(p["statement"]))
+    con.print(t)
+    return 0
+
+
 def cmd_ops(args) -> int:
+    if args.op is not None:
+        return _one_operator(args)
     records = [operator_record(op) for op in operators()]
     tensors = [tensor_record(op) for op in tensor_operators()]
     if args.json:
@@ -1377,8 +1421,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    s = sub.add_parser("ops", help="list the operator catalog")
-    s.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    s = sub.add_parser("ops", help="list the operator catalog, or one operator (opcert ops OP)")
+    s.add_argument("op", nargs="?", help="one operator: its standards, attributes and properties")
+    s.add_argument("--json", action="store_true", help="print the catalog (or the operator) as JSON")
     s.set_defaults(func=cmd_ops)
 
     dtypes = choices(FLOAT_FORMATS)

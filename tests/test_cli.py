@@ -53,6 +53,33 @@ def test_ops_json_lists_the_catalog(cli):
     }
 
 
+def test_ops_op_shows_one_operator_with_its_standards_attributes_and_properties(cli):
+    import onnx.defs
+
+    code, out, _ = cli("ops", "elu", "--json")
+    r = json.loads(out)
+    assert code == 0 and r["name"] == "Elu" and [s["key"] for s in r["standards"]] == ["onnx", "directml"]
+    (alpha,) = r["attributes"]
+    # ONNX's own schema is the independent source of the default; DirectML's name is its descriptor's field
+    assert (
+        alpha["name"] == "alpha"
+        and alpha["defaults"]["onnx"] == onnx.defs.get_schema("Elu").attributes["alpha"].default_value.f
+    )
+    assert {s["key"]: s["attribute_names"]["alpha"] for s in r["standards"]} == {"onnx": "alpha", "directml": "Alpha"}
+    assert {"range", "monotonic", "nan", "layout"} <= {p["name"] for p in r["properties"]}
+    code, out, _ = cli("ops", "Elu")
+    assert code == 0 and "DML_ACTIVATION_ELU" in out and "monotonic" in out and "Alpha" in out
+    code, out, _ = cli("ops", "Softmax", "--json")
+    assert code == 0 and json.loads(out)["kind"] == "tensor"
+
+
+def test_an_unknown_operator_is_refused_with_the_nearest_name(cli):
+    code, _, err = cli("ops", "Tahn")
+    assert code == 2 and "unknown operator 'Tahn' (did you mean 'Tanh'?)" in err and "allowed:" in err
+    code, _, err = cli("accuracy", "softmx", "--dtype", "float16")
+    assert code == 2 and "did you mean 'Softmax'?" in err
+
+
 def test_ops_table(cli):
     code, out, _ = cli("ops")
     assert code == 0 and "ScaledTanh" in out

@@ -9,6 +9,7 @@ declared, and every standard's defaults name its own attributes.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 
@@ -139,8 +140,12 @@ def get_operator(name) -> Operator:
                 "checks, proofs and gates cover the element-wise operators: "
                 f"{choices(CATALOG)}"
             )
+        close = difflib.get_close_matches(str(name).lower(), list(_LOOKUP) + list(_TENSOR_LOOKUP), n=1, cutoff=0.75)
+        near = (_LOOKUP.get(close[0]) or _TENSOR_LOOKUP.get(close[0]))[0].name if close else None
         raise UsageError(
-            f"unknown operator {name!r}; allowed: {choices(CATALOG)}, and the tensor operators "
+            f"unknown operator {name!r}"
+            + (f" (did you mean {near!r}?)" if near else "")
+            + f"; allowed: {choices(CATALOG)}, and the tensor operators "
             f"{choices(TENSOR_CATALOG)} (any case; DirectML names such as DML_ACTIVATION_SCALED_TANH "
             "too)"
         )
