@@ -348,8 +348,8 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
         Block,
         Floor,
         Mirror,
-        Tally,
         block,
+        block_state,
         easy,
         easy_pass,
         sampled_floor,
@@ -401,16 +401,7 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
     yb = y.view(np.uint32)
     states, taken = [], 0
     for split in (False, True, "sampled"):
-        st = Tally(
-            np.zeros(6, np.int64),
-            np.zeros(len(HIST_LABELS), np.int64),
-            np.full(TOP, -1.0),
-            np.full(TOP, -1, np.int64),
-            np.full(TOP, -1.0),
-            np.full(TOP, -1, np.int64),
-            np.full(4, 1 << 32, np.int64),
-            np.full(1, -1, np.int64),
-        )
+        st = block_state()
         undecided = []
         near = True
         for k in np.random.default_rng(seed).permutation(n // 1024).tolist():
@@ -450,14 +441,13 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     thresholds a sample of the block gives (sampled_floor), block takes about 8 x the stride of them, and
     the worst-case lists, counts and histogram are block's alone. wrong: the outputs one value above, so
     that the wrong outputs' list rises too."""
-    from opcert.verify.accuracy.stats import HIST_LABELS
     from opcert.verify.accuracy.sweep_kernel import (
         TOP,
         AtInf,
         Block,
         Floor,
-        Tally,
         block,
+        block_state,
         easy,
         sampled_floor,
         take_easy,
@@ -475,16 +465,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     yb = y.view(np.uint32)
     states, sent = [], []
     for how in ("block", "easy", "sampled"):
-        st = Tally(
-            np.zeros(6, np.int64),
-            np.zeros(len(HIST_LABELS), np.int64),
-            np.full(TOP, -1.0),
-            np.full(TOP, -1, np.int64),
-            np.full(TOP, -1.0),
-            np.full(TOP, -1, np.int64),
-            np.full(4, 1 << 32, np.int64),
-            np.full(1, -1, np.int64),
-        )
+        st = block_state()
         und = np.empty(n, np.int64)
         args = (
             Block(bits, y, yb, v, rad, sg),
@@ -562,14 +543,13 @@ def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
 def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok):
     """The state after sweep_kernel.easy then block on the rest, and after block alone,
     over blocks of 1,024 inputs in the given order; they must agree."""
-    from opcert.verify.accuracy.stats import HIST_LABELS
     from opcert.verify.accuracy.sweep_kernel import (
         TOP,
         AtInf,
         Block,
         Floor,
-        Tally,
         block,
+        block_state,
         easy,
         easy_pass,
         sampled_floor,
@@ -580,16 +560,7 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
     states = []
     near_used = []
     for split in (False, True, "adaptive", "sampled"):
-        st = Tally(
-            np.zeros(6, np.int64),
-            np.zeros(len(HIST_LABELS), np.int64),
-            np.full(TOP, -1.0),
-            np.full(TOP, -1, np.int64),
-            np.full(TOP, -1.0),
-            np.full(TOP, -1, np.int64),
-            np.full(4, 1 << 32, np.int64),
-            np.full(1, -1, np.int64),
-        )
+        st = block_state()
         undecided = []
         total_easy = total_wrong = 0
         near = True
