@@ -131,20 +131,8 @@ class GateResult:
 
 
 def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=None):
-    if check.isa:
-        level_options = Options(
-            samples=check.samples,
-            seed=check.seed,
-            standard=check.standard,
-            isolation=check.isolation,
-            target_timeout=check.target_timeout,
-            layout_samples=check.layout_samples,
-        )
-        return measure_at_level(
-            check.isa, check.op, check.target, dtype, check.mode_for(dtype), options=level_options, attrs=check.attrs
-        )
-    if not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
-        workers = checkpoint = progress = None
+    if check.isa or not (dtype == "float32" and check.mode_for(dtype) == "exhaustive"):
+        workers = checkpoint = progress = None  # a level's check runs in a process of its own, with its defaults
     # every declared property and every code path, whatever `proofs` requires: the same measurement as
     # `opcert accuracy` and the API make; `proofs` only says which unestablished properties fail the check
     options = Options(
@@ -161,6 +149,10 @@ def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=
         checkpoint=checkpoint,
         progress=progress,
     )
+    if check.isa:
+        return measure_at_level(
+            check.isa, check.op, check.target, dtype, check.mode_for(dtype), options=options, attrs=check.attrs
+        )
     return measure(check.op, check.target, dtype, check.mode_for(dtype), options, attrs=dict(check.attrs))
 
 
