@@ -150,7 +150,18 @@ def worst_ulp(op: str, x: np.ndarray, y: np.ndarray, attrs: dict[str, float]):
 # ---- the rest of the catalog (finite inputs; zeros compared by value: the sign of an exact zero is
 # the standard's IEEE formula's, which this oracle does not model) ----------------------------------
 
-RATIONAL = {"Relu", "LeakyRelu", "PRelu", "ThresholdedRelu", "HardSwish", "Softsign", "Identity", "Linear"}
+RATIONAL = {
+    "Relu",
+    "LeakyRelu",
+    "PRelu",
+    "ThresholdedRelu",
+    "HardSwish",
+    "Softsign",
+    "Identity",
+    "Linear",
+    "Abs",
+    "Neg",
+}
 
 
 def _rational(op: str, q, a: dict):
@@ -174,6 +185,10 @@ def _rational(op: str, q, a: dict):
         return q
     if op == "Linear":
         return A["alpha"] * q + A["beta"]
+    if op == "Abs":  # DirectML's ScaleBias: |x * scale + bias|, exactly
+        return abs(q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)))
+    if op == "Neg":
+        return -q
     raise ValueError(op)
 
 
@@ -209,6 +224,8 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
                 v = t / (1 + gmpy2.exp(-mpfr(attrs["alpha"]) * t))
             elif op == "Erf":
                 v = gmpy2.erf(t)
+            elif op == "Exp":  # DirectML's ScaleBias: e^(x * scale + bias), the argument exact at this precision
+                v = gmpy2.exp(mpfr(attrs.get("scale", 1.0)) * t + mpfr(attrs.get("bias", 0.0)))
             else:
                 raise ValueError(op)
             return v

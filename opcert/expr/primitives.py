@@ -89,6 +89,9 @@ class Primitive:
     # tensor checks' bound on how far an output within w of the exact t moves f: LogSoftmax's row sums of
     # exponentials, over arrays and in the compiled pair check); None: nothing needs it
     moved: Callable | None = None
+    # |f(t)| is non-decreasing in |t|, with a constant sign, for |t| >= exact.HUGE_ARGUMENT on each side: where
+    # Arb's enclosure of f at a huge argument is infinite (e^(1e308)), the exact evaluator bounds it by f(+-4096)
+    grows: bool = False
     extra: dict = field(default_factory=dict)
 
     @property
@@ -564,6 +567,7 @@ REGISTRY: dict[str, Primitive] = {
             long_double_ulps=8.0,
             ball_radius=_exp_ball,
             moved=_exp_moved,
+            grows=True,
         ),
         Primitive(
             name="expm1",
@@ -592,6 +596,7 @@ REGISTRY: dict[str, Primitive] = {
             long_double_ulps=8.0,
             one_sided=_expm1_one_sided,
             ball_radius=_expm1_ball,
+            grows=True,
         ),
         Primitive(
             name="tanh",

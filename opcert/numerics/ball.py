@@ -130,13 +130,16 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precisi
     """(midpoints, radii, ok, sign) for the binary64 array x; ok is False where
     undecided; sign is +1 / -1 where the exact value is known to be > 0 / < 0
     (from the expression's structure, whatever its magnitude), 0 where unknown.
-    Midpoints and radii are in `precision`'s format."""
+    Midpoints and radii are in `precision`'s format. An infinite midpoint with
+    radius 0 (ok) is a value beyond the largest finite value of that format (a
+    primitive's overflow, ball_rules.settle): it decides a narrower format's
+    result (an infinity), not a result of the ball's own format (decide)."""
     with np.errstate(all="ignore"):
         m, r, ok, sg = fold(e, Balls(np.asarray(x).astype(precision.dtype), attrs, precision))
         m = np.broadcast_to(m, x.shape)
         r = np.broadcast_to(r, x.shape)
         sg = np.broadcast_to(sg, x.shape)
-        ok = np.broadcast_to(ok, x.shape) & np.isfinite(m) & np.isfinite(r)
+        ok = np.broadcast_to(ok, x.shape) & (np.isfinite(m) | (r == 0)) & np.isfinite(r)
     return m, r, ok, sg
 
 
@@ -342,6 +345,8 @@ def decide(m, r, ok, fmt, sign=None):
         # straddles zero, or ends on a different sign, is not
         zero = (m == 0) & (rr == 0)
         same = (rlo == rhi) & (np.signbit(rlo) == np.signbit(rhi)) & ((lo > 0) | (hi < 0))
+        if fmt.emax >= np.finfo(m.dtype).maxexp - 1:  # beyond the ball's largest finite: not beyond fmt's
+            same = same & np.isfinite(m)
         val = np.where(zero, m.astype(np.float64), rlo)
         if sign is not None:
             half = np.ldexp(m.dtype.type(1), fmt.emin - fmt.p)  # half the smallest subnormal of fmt

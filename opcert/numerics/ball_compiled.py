@@ -115,7 +115,8 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
         m, r, ok, s, miss = ball(xs[i]{PRE})
         miss_out[i] = miss
         n_miss += 1 if miss else 0
-        ok = ok and (m - m == 0.0) and (r - r == 0.0)
+        # an infinite midpoint of radius 0: beyond the largest double (ball.evaluate)
+        ok = ok and (r - r == 0.0) and ((m - m == 0.0) or (r == 0.0 and m == m))
         m_out[i] = m
         r_out[i] = r
         ok_out[i] = ok

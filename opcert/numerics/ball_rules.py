@@ -111,7 +111,7 @@ def minimum(ma, ra, sa, mb, rb, sb):
 
 def contract(m, ulps, u, eta):
     """The platform function's error at its value m: k ULPs, ULP(m) <= 2 u |m| (+ subnormal)."""
-    return ulps * (B.fabs(m) * 2 * u + eta)
+    return ulps * (B.fabs(m) * (2 * u) + eta)
 
 
 def ends(m, f_lo, f_hi, ulps, u, eta):
@@ -119,7 +119,8 @@ def ends(m, f_lo, f_hi, ulps, u, eta):
     at the ends taken one step outward (f_lo = f(a - r), f_hi = f(a + r), either order): every value
     of the ball lies between them, each within its contract."""
     return B.nmax(
-        B.fabs(f_hi - m) + ulps * (B.fabs(f_hi) * 2 * u + eta), B.fabs(m - f_lo) + ulps * (B.fabs(f_lo) * 2 * u + eta)
+        B.fabs(f_hi - m) + ulps * (B.fabs(f_hi) * (2 * u) + eta),
+        B.fabs(m - f_lo) + ulps * (B.fabs(f_lo) * (2 * u) + eta),
     ) * (1 + 4 * u)
 
 

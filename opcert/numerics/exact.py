@@ -22,6 +22,7 @@ from flint import arb, ctx, fmpq
 
 from opcert.expr import NAMED, Expr
 from opcert.expr.fold import OVERLOADED, Domain, by_operators, fold
+from opcert.expr.primitives import REGISTRY as PRIMITIVES
 from opcert.expr.primitives import TINY
 from opcert.formats import FloatFormat, round_fraction
 
@@ -418,6 +419,37 @@ def _far_below(v, fmt) -> Exact | None:
     raise Undecided("a tiny ball of undecided sign")  # more precision, not a rational of 10^300 bits
 
 
+HUGE_ARGUMENT = 4096  # e^4096 = 2^5909.4: beyond 2^(emax + 1 + FAR) in every format
+
+
+def _far_above(v, fmt) -> Exact | None:
+    """A ball of one sign entirely above 2^(emax + 1 + FAR) in magnitude (e^(3.4e38): its exact ends would be
+    rationals of 10^38 bits). It rounds to an infinity of its sign in every format; it is represented by the
+    enclosure +-[2^k, 2^(k+1)], k = emax + 1 + FAR, which rounds the same."""
+    k = fmt.emax + 1 + FAR
+    if not v.is_finite() or not (abs(v) > arb(2) ** k):
+        return None
+    q = Fraction(2) ** k
+    return Exact(q, 2 * q) if v > 0 else Exact(-2 * q, -q)
+
+
+def _huge_root(e: Expr, x: Fraction, attrs: dict, prec: int, row: Row | None):
+    """Where Arb's enclosure of the value is infinite (e^(1e308)), and the root is a primitive whose magnitude
+    grows with its argument's beyond HUGE_ARGUMENT, with a constant sign on each side (Primitive.grows):
+    f(+-HUGE_ARGUMENT), a finite ball of the value's sign no larger in magnitude; else None."""
+    p = PRIMITIVES.get(e.op)
+    if p is None or not p.grows:
+        return None
+    t = eval_ball(e.args[0], x, attrs, prec, row)
+    if not t.is_finite():
+        return None
+    if t > HUGE_ARGUMENT:
+        return p.arb(arb(HUGE_ARGUMENT))
+    if t < -HUGE_ARGUMENT:
+        return p.arb(arb(-HUGE_ARGUMENT))
+    return None
+
+
 def evaluate(
     e: Expr,
     x: Fraction,
@@ -455,8 +487,10 @@ def evaluate(
             ctx.prec = prec
             v = eval_ball(e, x, attrs, prec, row)
             if not v.is_finite():
-                raise Undecided("overflow")
-            far = _far_below(v, fmt)
+                v = _huge_root(e, x, attrs, prec, row)
+                if v is None:
+                    raise Undecided("overflow")
+            far = _far_below(v, fmt) or _far_above(v, fmt)
             if far is not None:
                 return far
             lo, hi = arb_to_fractions(v)

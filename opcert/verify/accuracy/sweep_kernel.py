@@ -364,6 +364,8 @@ def _round_ball(vv, e, sgn, i):
     where known): (r, r's sign), r NaN where the ball does not decide it."""
     if vv == 0.0 and e == 0.0:
         return vv, 1.0 / vv < 0.0  # an exact zero, with its sign
+    if e == 0.0 and (vv == np.inf or vv == -np.inf):  # beyond the largest double: that infinity
+        return vv, vv < 0.0
     if not (e == e) or not (vv - vv == 0.0):  # undecided, or vv not finite
         return np.nan, False
     # decided when both ends of the ball round to one binary32 value of one sign
@@ -458,6 +460,9 @@ def block(blk, at_inf, tally, undecided, flush_ok, only=None):
                 undecided[n_und] = i
                 n_und += 1
                 continue
+            # beyond the largest double: a finite output is an infinity mismatch (its error is at least
+            # 2^23 ULPs), not a figure against the ball's infinite midpoint
+            exact_inf = vv == np.inf or vv == -np.inf
         else:
             r, rneg, vv, exact_inf = _special(xb, at_inf)
         n_all += 1

@@ -1,0 +1,53 @@
+"""DirectML's element-wise math descriptors (DML_ELEMENT_WISE_*), the pieces their declarations share.
+
+Most of them take an optional DML_SCALE_BIAS: "g(x) = x * scale + bias to each input element prior to
+computing this operator". opcert reads it as the exact real x * scale + bias (scale and bias binary32
+attributes, as every FLOAT attribute): what the descriptor defines, with no intermediate type named. Without a
+ScaleBias (the descriptor's null pointer) scale = 1 and bias = 0, the plain function. opcert's implementation
+computes the scale-bias as one fused multiply-add in binary64."""
+
+from opcert.expr import attr, fma
+from opcert.spec.declarations import DML_FLOATS, x
+from opcert.spec.model import Attribute, Standard, Support
+
+DML_ELEMENT_WISE_DOC = (
+    "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_{}_operator_desc"
+)
+# The element-wise descriptors' tables: 4 dimensions at level 1.0, 1 to 8 from level 3.0.
+DML_ELEMENT_WISE_LEVELS = (Support("1.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
+
+scale, bias = attr("scale"), attr("bias")
+SCALE_BIAS = (
+    Attribute("scale", "DirectML ScaleBias: the input's scale, g(x) = x * scale + bias", aliases=("Scale",)),
+    Attribute("bias", "DirectML ScaleBias: the input's bias, g(x) = x * scale + bias", aliases=("Bias",)),
+)
+
+
+def scaled(t=x):
+    """The exact scale-bias of t, as the definition reads."""
+    return t * scale + bias
+
+
+def scaled_once(t=x):
+    """The scale-bias as opcert computes it: one rounding (binary32 x and scale: their product is exact)."""
+    return fma(t, scale, bias)
+
+
+def dml_element_wise(
+    name: str, text: str, f, implementation=None, reference_form=None, notes: str = "", support=DML_ELEMENT_WISE_LEVELS
+) -> Standard:
+    """The standard of DML_ELEMENT_WISE_<name> with a ScaleBias: f(x * scale + bias). `f` maps an expression to
+    the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f."""
+    return Standard(
+        key="directml",
+        op_name=f"DML_ELEMENT_WISE_{name}",
+        document=DML_ELEMENT_WISE_DOC.format(name.lower()),
+        formula_text=f"{text}, of g(x) = x * scale + bias (ScaleBias; absent: scale = 1, bias = 0)",
+        formula=f(scaled()),
+        defaults={"scale": 1.0, "bias": 0.0},
+        attribute_names={"scale": "ScaleBias.Scale", "bias": "ScaleBias.Bias"},
+        support=support,
+        implementation=(implementation or f)(scaled_once()),
+        reference_form=reference_form(scaled()) if reference_form else None,
+        notes=("The scale-bias is the exact real x * scale + bias. " + notes).strip(),
+    )

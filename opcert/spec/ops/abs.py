@@ -1,0 +1,60 @@
+"""Abs: ONNX Abs-6/13 (its float types; the integer types are not checked here); DirectML
+DML_ELEMENT_WISE_ABS (level 1.0), |x * scale + bias|. Exact: the correctly rounded result is |x| itself."""
+
+from opcert.expr import absolute, both, eq, negate
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    const,
+    x,
+)
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
+from opcert.spec.model import Operator, RuntimeMap, Standard
+
+OPERATOR = Operator(
+    name="Abs",
+    family="sign",
+    summary="|x|, element-wise (DirectML: |x * scale + bias|)",
+    attributes=SCALE_BIAS,
+    standards=(
+        Standard(
+            key="onnx",
+            op_name="Abs",
+            document=ONNX_DOC.format("Abs"),
+            formula_text="y = abs(x)",
+            formula=absolute(x),
+            defaults={},
+            attribute_names={},
+            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+            notes="ONNX Abs also takes the integer types; opcert checks its float types.",
+        ),
+        dml_element_wise("ABS", "f(x) = |x|", absolute),
+    ),
+    primary="onnx",
+    implementation=absolute(x),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=(
+        Limit(1, absolute(bias), condition=eq(scale, 0)),
+        Limit(-1, absolute(bias), condition=eq(scale, 0)),
+        Limit(1, "inf"),
+        Limit(-1, "inf"),
+    ),
+    properties=(
+        Property("range", "range", "Abs(x) >= 0", lower=const(0)),
+        Property(
+            "monotonic", "monotonic", "Abs is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)
+        ),
+        Property("zero", "exact_point", "Abs(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=0.0,
+    runtimes={"torch": RuntimeMap("torch.abs"), "jax": RuntimeMap("jax.numpy.abs")},
+)

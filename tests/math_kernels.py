@@ -1,0 +1,26 @@
+"""Kernels of the element-wise math catalog as users write them, right and wrong, for
+`--target math_kernels:NAME` (the issue's held-out shapes: a float formula where one rounding is needed)."""
+
+import numpy as np
+
+LOG2E = np.float32(1.4426950408889634)  # log2(e) rounded to binary32
+
+
+def exp_as_exp2_in_float(x, **attrs):
+    """e^x = 2^(x log2 e), the product rounded to binary32: its error grows with |x| (about |x| ULPs)."""
+    with np.errstate(over="ignore"):
+        return np.exp2(x * LOG2E).astype(x.dtype)
+
+
+def exp_in_binary64(x, scale=1.0, bias=0.0):
+    """The argument x * scale + bias in binary64 (exact for 16-bit x and binary32 scale; one rounding
+    else), e^t in binary64, rounded once to x's type."""
+    with np.errstate(over="ignore"):
+        return np.exp(x.astype(np.float64) * np.float64(scale) + np.float64(bias)).astype(x.dtype)
+
+
+def exp_scale_bias_in_float16(x, scale=1.0, bias=0.0):
+    """DirectML's ScaleBias done in the tensor's type: x * scale + bias rounded to float16 first."""
+    t = (x.astype(np.float16) * np.float16(scale) + np.float16(bias)).astype(np.float16)
+    with np.errstate(over="ignore"):
+        return np.exp(t.astype(np.float64)).astype(x.dtype)

@@ -1,0 +1,102 @@
+"""The element-wise math catalog (issue 52): held-out kernel shapes told apart by the gate, ScaleBias
+measured under its exact semantics, overflow beyond the largest double decided by the ball. Expected
+values come from MPFR (tests/oracle.py) and from the kernels' own arithmetic, never from opcert."""
+
+import math
+
+import gmpy2
+import numpy as np
+import pytest
+from conftest import all_16bit
+from oracle import catalog_oracle
+
+import opcert
+from opcert.formats import FLOAT_FORMATS
+
+GATE = """
+[[check]]
+op = "Exp"
+dtypes = ["float32"]
+target = "math_kernels:{kernel}"
+mode = "sample"
+samples = 20000
+max_ulp = 1.0
+proofs = []
+"""
+
+
+@pytest.mark.parametrize("kernel, ok", [("exp_as_exp2_in_float", False), ("exp_in_binary64", True)])
+def test_exp_through_exp2_in_float_fails_max_ulp_1_and_binary64_rounded_once_passes(tmp_path, kernel, ok):
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text(GATE.format(kernel=kernel))
+    result = opcert.gate(str(cfg), workers=1)
+    assert result.ok is ok, result.to_dict()["checks"][0]
+    if not ok:  # the worst input the gate names is wrong by more than 1 ULP by MPFR too
+        check = result.to_dict()["checks"][0]
+        x = np.float32(check["accuracy"]["worst_input"])
+        from math_kernels import exp_as_exp2_in_float
+
+        y = float(exp_as_exp2_in_float(np.array([x]))[0])
+        with gmpy2.context(precision=200):
+            v = gmpy2.exp(gmpy2.mpfr(float(x)))
+            ulp = 2.0 ** (math.frexp(float(v))[1] - 24)
+            assert abs(gmpy2.mpfr(y) - v) / ulp > 1
+
+
+def _float16_scale_bias(kernel):
+    return opcert.measure(
+        "Exp",
+        f"math_kernels:{kernel}",
+        "float16",
+        "exhaustive",
+        standard="directml",
+        attrs={"scale": 0.5, "bias": 1.0},
+    )
+
+
+def test_scale_bias_in_float16_is_told_apart_from_the_exact_one():
+    """e^(x/2 + 1) over every float16 input: the kernel that rounds x/2 + 1 to float16 first is wrong by
+    many ULPs where the rounding of the argument matters; the one in binary64 is correctly rounded (the
+    argument exact: 11 + 1 bits), as MPFR says input by input."""
+    x = all_16bit("float16")
+    with np.errstate(all="ignore"):
+        mpfr_rounded = catalog_oracle("Exp", x, {"scale": 0.5, "bias": 1.0}).astype(np.float16)
+    from math_kernels import exp_in_binary64, exp_scale_bias_in_float16
+
+    exact_kernel = exp_in_binary64(x, 0.5, 1.0)
+    finite = np.isfinite(x)
+    assert np.array_equal(exact_kernel[finite], mpfr_rounded[finite])  # the kernel is right by MPFR
+    wrong_by_mpfr = int(np.sum(exp_scale_bias_in_float16(x, 0.5, 1.0)[finite] != mpfr_rounded[finite]))
+    assert wrong_by_mpfr > 1000
+
+    good, bad = _float16_scale_bias("exp_in_binary64"), _float16_scale_bias("exp_scale_bias_in_float16")
+    assert good.correctly_rounded == good.inputs_checked and good.max_ulp <= 0.5
+    assert bad.inputs_checked - bad.correctly_rounded == wrong_by_mpfr and bad.max_ulp > 1
+
+
+def test_exp_beyond_the_largest_double_is_decided_by_the_ball_as_mpfr_rounds_it():
+    """Float32 inputs where e^x exceeds every double (x > 709.78): the reference is +inf, as MPFR rounds
+    e^x to binary32, and reached without the exact path (the sweep's blocks decide them). At 709.5, e^x is
+    above 2^1023: the contract's 2 u |m| is computed without overflowing."""
+    from opcert.numerics import ball
+
+    x = np.array([709.5, 709.8, 1000.0, 88.8, 3.0e38, -104.0, -1.0e30], dtype=np.float32)
+    form = opcert.get_operator("Exp").reference_form()
+    m, r, ok, sg = ball.evaluate(form, x.astype(np.float64), {})
+    val, decided = ball.decide(m, r, ok, FLOAT_FORMATS["float32"], sg)
+    assert decided.all()
+    with gmpy2.context(gmpy2.ieee(32)):
+        mpfr = np.array([float(gmpy2.exp(gmpy2.mpfr(float(v)))) for v in x], dtype=np.float32)
+    assert np.array_equal(val.astype(np.float32), mpfr)
+
+
+def test_beyond_the_largest_double_is_not_a_decided_binary64_result():
+    """An infinite binary64 midpoint says only "beyond the largest double": it decides a narrower format,
+    not binary64 (e^709.78 rounds to the largest double or to inf by a margin the contract cannot see)."""
+    from opcert.numerics import ball
+
+    form = opcert.get_operator("Exp").reference_form()
+    m, r, ok, _ = ball.evaluate(form, np.array([710.0, 1000.0]), {}, ball.BINARY64)
+    assert np.isinf(m).all() and ok.all()
+    _, decided = ball.decide(m, r, ok, FLOAT_FORMATS["float64"], None)
+    assert not decided.any()
