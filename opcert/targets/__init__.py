@@ -5,8 +5,11 @@ row each in opcert.runtime_table, one file each under targets/runtimes/),
 `module:function`, any callable f(x, **attrs) -> ndarray (attributes by ONNX
 name, as Python floats holding the binary32 values), so `numpy:tanh` audits
 NumPy (targets.python), and `c:PATH:SYMBOL`, a C kernel in a shared library
-(targets.c_abi). What the measurements call on a target is written down in
-targets.protocol.
+(targets.c_abi). The API and the pytest plugin also take the callable itself
+(targets.function): one `module:qualname` names runs as that string does; any
+other (a lambda, a closure, a bound method, a partial, a function of __main__)
+is measured in the caller's process, and its result says so. What the
+measurements call on a target is written down in targets.protocol.
 
 Only `opcert` runs in the process that owns the verdict. Every other target
 is loaded and called inside a supervised worker process (opcert.workers): a
@@ -25,7 +28,7 @@ from opcert.errors import TargetFailure, UsageError, choices
 from opcert.formats import get_format
 from opcert.runtime_table import target_names
 from opcert.spec import get_operator
-from opcert.targets import c_abi, dependencies, python, runtimes
+from opcert.targets import c_abi, dependencies, function, python, runtimes
 from opcert.targets.base import Target, TargetInfo, UnsupportedByTarget, describe_inputs
 from opcert.targets.isolation import Isolation
 from opcert.workers import activity, in_worker, run_isolated
@@ -37,12 +40,26 @@ BUILTIN = ("opcert",) + RUNTIME_NAMES
 ISOLATION = ("process", "none")
 
 
-def check_name(name) -> str:
-    """Validate a target's spelling without importing anything (UsageError when malformed)."""
-    if not isinstance(name, str) or not name.strip():
-        raise UsageError(
-            f"target must be a non-empty string; allowed: {choices(BUILTIN)}, module:function, or c:PATH:SYMBOL"
-        )
+ALLOWED = (
+    f"a name ({choices(BUILTIN)}, module:function or c:PATH:SYMBOL), or from Python (opcert.measure, "
+    "opcert_check) a callable f(x, **attrs) -> ndarray"
+)
+
+
+def check_name(name) -> str | Target:
+    """Validate a target's spelling without importing anything (UsageError when malformed).
+
+    A Python callable is accepted too (targets.function): the `module:qualname` string where a worker process
+    can import it by that name, else a FunctionTarget, measured in this process (its result says so). A Target
+    object is returned as it is."""
+    if isinstance(name, Target):
+        return name
+    if not isinstance(name, str) and callable(name):
+        return function.from_callable(name)
+    if not isinstance(name, str):
+        raise UsageError(f"target must be {ALLOWED}; got {type(name).__name__} {_shown(name)}")
+    if not name.strip():
+        raise UsageError(f"target must be {ALLOWED}; got an empty string")
     name = name.strip()
     if name in BUILTIN:
         return name
@@ -56,6 +73,11 @@ def check_name(name) -> str:
         f"unknown target {name!r}; allowed: {choices(BUILTIN)}, module:function "
         "(a callable f(x, **attrs) -> ndarray, e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)"
     )
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def trusted(name: str) -> bool:
@@ -183,6 +205,7 @@ def get_target(name) -> Target:
 
 
 __all__ = [
+    "ALLOWED",
     "BUILTIN",
     "ISOLATION",
     "RUNTIME_NAMES",

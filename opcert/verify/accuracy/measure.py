@@ -184,6 +184,12 @@ def measure(
     name is an option, anything else an attribute; a keyword that names both
     is refused (opcert.options.split_keywords).
 
+    target: a name (opcert, a runtime, module:function, c:PATH:SYMBOL) or a Python callable f(x, **attrs) ->
+    ndarray (targets.function): one `module:qualname` names runs in a worker as that name does; any other
+    (a lambda, a closure, a bound method, a partial, a function of __main__) runs in this process, and the
+    result says so (isolation "none", a note; `command` says that no command line names it). A callable
+    first and the operator second (measure(my_tanh, "Tanh")) is accepted too.
+
     inputs: "exhaustive" (every value of the format: 16-bit formats in one
     pass, binary32 through the chunked, resumable sweep of opcert.verify.accuracy.sweep
     on `workers` processes or a Dask `scheduler`), "sample" (stratified over
@@ -201,6 +207,7 @@ def measure(
     (verify.paths.layout; default DEFAULT_LAYOUT_SAMPLES, SWEEP_LAYOUT_SAMPLES in a
     float32 sweep of the whole format)."""
     t0 = time.perf_counter()
+    op, target = _operator_first(op, target)
     spec_op = get_operator(op)
     o, attrs = split_keywords(options, attrs, keywords, attribute_keys(spec_op))
     req = _request(spec_op, target, dtype, inputs, o, attrs)
@@ -214,6 +221,19 @@ def measure(
         return run_isolated(_measure_here, req, t0)
     except WorkerLost as lost:
         return _crashed(req, f"target {req.target_name} {lost}", t0)
+
+
+def _operator_first(op, target):
+    """(operator, target): measure(my_tanh, "Tanh", ...) is measure("Tanh", my_tanh, ...), as a callable is never
+    an operator's name (numpy.testing's and Hypothesis's habit of giving the function first)."""
+    if isinstance(op, str) or not callable(op):
+        return op, target
+    if isinstance(target, str) and target != "opcert":
+        return target, op
+    raise UsageError(
+        "measure takes the operator and the target: measure('Tanh', my_tanh, ...) (or measure(my_tanh, 'Tanh', ...)); "
+        f"got the callable {op!r} and no operator name"
+    )
 
 
 def _request(op, target, dtype, inputs, options: Options, attrs) -> Request:
@@ -271,6 +291,10 @@ def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
     name = req.target_name
     version = info.version if info else ""
     samples = (o.samples or default_samples(op, req.dtype, o.standard)[0]) if mode == "sample" else None
+    # a callable the command line cannot name (targets.function.FunctionTarget): no command, and why; it ran in
+    # this process, and the result says so
+    no_command = getattr(req.target, "no_command", None)
+    in_process = getattr(req.target, "in_process", None)
     return AccuracyResult(
         op=op.name,
         dtype=req.dtype,
@@ -282,8 +306,10 @@ def _base_result(req: Request, mode: str, n: int, info=None) -> AccuracyResult:
         mode=mode,
         seed=o.seed if mode == "sample" else None,
         samples=samples,
-        command=reproduce_command(op.name, req.dtype, name, req.resolved, mode, o.replace(samples=samples)),
+        command=no_command
+        or reproduce_command(op.name, req.dtype, name, req.resolved, mode, o.replace(samples=samples)),
         isolation="none" if isinstance(req.target, Target) or trusted(name) else o.isolation,
+        notes=[in_process] if in_process else [],
         target_info=info.to_dict() if info else {},
         provenance=_provenance(name, version),
     )
@@ -599,9 +625,12 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start < stop <= HALF):
         raise UsageError(f"magnitude range {o.magnitude_range} must lie within [0, 2^31)")
     if isinstance(req.target, Target):
+        why = getattr(req.target, "no_command", None)
         raise UsageError(
             "an exhaustive float32 sweep runs its target in worker processes: give the target by "
-            "name (module:function), not as an object"
+            "name (module:function), or a module-level function of an importable module, not "
+            + (f"{req.target.name} (a worker cannot be given it)" if why else "an object")
+            + "; a sample (inputs='sample') measures it in this process"
         )
     in_process = trusted(req.target) or o.isolation == "none"
     if o.checkpoint is not None:
