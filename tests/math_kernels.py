@@ -24,3 +24,10 @@ def exp_scale_bias_in_float16(x, scale=1.0, bias=0.0):
     t = (x.astype(np.float16) * np.float16(scale) + np.float16(bias)).astype(np.float16)
     with np.errstate(over="ignore"):
         return np.exp(t.astype(np.float64)).astype(x.dtype)
+
+
+def sign_nan_is_zero(x):
+    """np.sign, but 0 at NaN (what torch.sign and ONNX Runtime's CPU Sign give here)."""
+    y = np.sign(x)
+    y[np.isnan(x)] = 0
+    return y

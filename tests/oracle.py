@@ -161,6 +161,7 @@ RATIONAL = {
     "Linear",
     "Abs",
     "Neg",
+    "Sign",
 }
 
 
@@ -189,6 +190,8 @@ def _rational(op: str, q, a: dict):
         return abs(q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)))
     if op == "Neg":
         return -q
+    if op == "Sign":
+        return mpq(1) if q > 0 else mpq(-1) if q < 0 else zero
     raise ValueError(op)
 
 

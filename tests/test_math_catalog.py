@@ -100,3 +100,21 @@ def test_beyond_the_largest_double_is_not_a_decided_binary64_result():
     assert np.isinf(m).all() and ok.all()
     _, decided = ball.decide(m, r, ok, FLOAT_FORMATS["float64"], None)
     assert not decided.any()
+
+
+@pytest.mark.parametrize("kernel, nan_kept", [("numpy:sign", True), ("math_kernels:sign_nan_is_zero", False)])
+def test_sign_of_nan(kernel, nan_kept):
+    """Every float16 input: NumPy's sign is Sign exactly (ONNX's reference operator is np.sign); one that
+    gives 0 at NaN is refuted on NaN propagation, at a NaN input, and its wrong outputs are the 2046 NaNs."""
+    r = opcert.measure("Sign", kernel, "float16", "exhaustive")
+    nan = next(p for p in r.properties if p["name"] == "nan")
+    x = all_16bit("float16")
+    n_nan = int(np.isnan(x).sum())
+    assert n_nan == 2046
+    if nan_kept:
+        assert r.correctly_rounded == r.inputs_checked == 65536 and nan["status"] == "proved"
+    else:
+        assert r.inputs_checked - r.correctly_rounded == n_nan and nan["status"] == "refuted"
+        ce = nan["counterexample"]
+        assert ce["violations"] == n_nan and ce["replayed"] and ce["outputs"]["f(x)"]["value"] == 0.0
+        assert np.isnan(np.array([int(ce["inputs"]["x"]["bits"], 16)], np.uint16).view(np.float16)[0])
