@@ -38,6 +38,11 @@ OTHER = [
     ("Softplus", "directml", {"steepness": 2.0}),
     ("Softplus", "directml", {"steepness": 7.5}),
     ("Softplus", "directml-parametric", {"alpha": 2.0, "beta": 0.5}),
+    # DirectML's ScaleBias, f(x * scale + bias): a scale that shifts, one that flips and shrinks
+    ("Exp", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Exp", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Abs", "directml", {"scale": -0.75, "bias": 2.5}),
+    ("Abs", "directml", {"scale": 3.0, "bias": -1.0}),
 ]
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]
