@@ -25,13 +25,14 @@ from rich.table import Table
 
 from opcert import __version__, policy
 from opcert import files as io
-from opcert.errors import OpcertError, UsageError, choices
+from opcert.errors import ConfigErrors, OpcertError, UsageError, choices
 from opcert.files import check_writable, write_bytes_atomic, write_json_atomic, write_text_atomic
 from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, round_fraction
 from opcert.gating import load_config, run_gate, select
 from opcert.gating.config import parse_check
 from opcert.gating.recheck import load_gate
 from opcert.gating.run import describe_counterexample, run_check
+from opcert.gating.schema import cmd_schema
 from opcert.isa import (
     LevelOutputs,
     OutputsRequest,
@@ -1248,7 +1249,13 @@ def cmd_gate(args) -> int:
     if args.workers is not None:
         policy.workers(args.workers, "--workers")
     _outputs(args, files=("json", "junit"), dirs=("report",))
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except ConfigErrors as exc:  # every error of the file, listed in the --json result too
+        listed = exc.to_dict()
+        if args.json:
+            _write(args.json, "--json", lambda: write_json_atomic(args.json, listed))
+        raise
     if args.keyword is not None:
         config = select(config, args.keyword)
     baseline = load_gate(args.baseline) if args.baseline else None
@@ -1597,6 +1604,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_gate)
 
+    s = sub.add_parser("schema", help="print the JSON Schema of opcert.toml (for editors; docs/opcert.schema.json)")
+    s.set_defaults(func=cmd_schema)
     s = sub.add_parser("diff", help="regressions between two gate results (exit 1 on any)")
     s.add_argument("old")
     s.add_argument("new")

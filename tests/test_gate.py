@@ -108,7 +108,10 @@ max_ulp = 0.5
     "text,message",
     [
         ('[[check]]\nop = "Tanhh"\n', "check[0].op: unknown operator 'Tanhh'"),
-        ('[[check]]\nop = "Tanh"\nmax_ulps = 1\n', "check[0].max_ulps: unknown key; allowed:"),
+        (
+            '[[check]]\nop = "Tanh"\nmax_ulps = 1\n',
+            "check[0].max_ulps: unknown key (did you mean 'max_ulp'?); allowed:",
+        ),
         (
             '[[check]]\nop = "Tanh"\nmode = "fast"\n',
             "check[0].mode: 'fast' is not allowed; allowed: exhaustive, sample",

@@ -27,6 +27,7 @@ from opcert._version import __version__
 from opcert.errors import TargetFailure, UsageError
 from opcert.expr import libm_arrays
 from opcert.gating.config import Check, GateConfig
+from opcert.gating.paths import reproduce_env
 from opcert.isa import measure_at_level
 from opcert.options import Options
 from opcert.provenance import command_line, provenance
@@ -64,6 +65,7 @@ class CheckResult:
             "key": self.key,
             "identity": c.identity(self.dtype),
             "name": c.label(self.dtype),
+            "where": c.where(),
             "op": c.op,
             "dtype": self.dtype,
             "target": c.target,
@@ -267,7 +269,7 @@ def check_command(check: Check, base: str) -> str:
         parts += ["--target-timeout", repr(float(check.target_timeout))]
     if check.isolation == "none" and "--in-process" not in base:
         parts.append("--in-process")
-    return base + " " + shlex.join(parts)
+    return reproduce_env(check) + base + " " + shlex.join(parts)
 
 
 def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckResult:
@@ -439,7 +441,7 @@ def _task(check, dtype) -> CheckResult:
 
 def _lost(check: Check, dtype: str, exc) -> CheckResult:
     if is_tensor_operator(check.op):
-        cmd = (
+        cmd = reproduce_env(check) + (
             f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"
             + (f" --standard {check.standard}" if check.standard else "")
             + (f" --samples {check.samples}" if check.samples else "")
