@@ -3,6 +3,7 @@ measured under its exact semantics, overflow beyond the largest double decided b
 values come from MPFR (tests/oracle.py) and from the kernels' own arithmetic, never from opcert."""
 
 import math
+import sys
 
 import gmpy2
 import numpy as np
@@ -118,3 +119,18 @@ def test_sign_of_nan(kernel, nan_kept):
         ce = nan["counterexample"]
         assert ce["violations"] == n_nan and ce["replayed"] and ce["outputs"]["f(x)"]["value"] == 0.0
         assert np.isnan(np.array([int(ce["inputs"]["x"]["bits"], 16)], np.uint16).view(np.float16)[0])
+
+
+def test_an_infinite_midpoint_after_arithmetic_is_not_beyond():
+    """e^x - 10^308 at x = 709.9 is below the largest double (e^709.9 = 2.0e308): its ball's midpoint is
+    inf (inf - 1e308), which must leave it undecided, in NumPy's ball and the compiled one alike; e^x
+    itself there is beyond every double and decided for float32 (an infinity)."""
+    from opcert.expr import const, exp, var
+    from opcert.numerics import ball, ball_compiled
+
+    x = np.array([709.9])
+    with gmpy2.context(precision=100):
+        assert gmpy2.exp(gmpy2.mpfr(709.9)) - gmpy2.mpfr(1e308) < gmpy2.mpfr(sys.float_info.max)
+    for e, decided in ((exp(var("x")) - const(1e308), False), (exp(var("x")), True)):
+        for m, _, ok, _ in (ball.evaluate(e, x, {}), ball_compiled.compiled(e, {})(x)):
+            assert np.isinf(m[0]) and bool(ok[0]) is decided

@@ -126,20 +126,35 @@ def constant(e: Expr, P: Precision):
     return m, r, int(np.sign(m)) if r < abs(m) else 0
 
 
+def may_be_beyond(e: Expr) -> bool:
+    """Whether an infinite midpoint of e's ball (radius 0) can only mean a value beyond the largest finite
+    value: e is a primitive (its platform value overflowed: exp(1000)), or a negation, absolute value or
+    select of such. After other arithmetic it need not (beyond + -1e308 may be finite; 1 / beyond is not 0),
+    so there an infinite midpoint leaves the element undecided, as before."""
+    if e.op in PRIMITIVES or e.op == "var":
+        return True
+    if e.op in ("neg", "abs"):
+        return may_be_beyond(e.args[0])
+    if e.op == "select":
+        return may_be_beyond(e.args[1]) and may_be_beyond(e.args[2])
+    return e.op == "const"
+
+
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precision = BINARY64):
     """(midpoints, radii, ok, sign) for the binary64 array x; ok is False where
     undecided; sign is +1 / -1 where the exact value is known to be > 0 / < 0
     (from the expression's structure, whatever its magnitude), 0 where unknown.
     Midpoints and radii are in `precision`'s format. An infinite midpoint with
     radius 0 (ok) is a value beyond the largest finite value of that format (a
-    primitive's overflow, ball_rules.settle): it decides a narrower format's
-    result (an infinity), not a result of the ball's own format (decide)."""
+    primitive's overflow at the root, may_be_beyond): it decides a narrower
+    format's result (an infinity), not a result of the ball's own format (decide)."""
     with np.errstate(all="ignore"):
         m, r, ok, sg = fold(e, Balls(np.asarray(x).astype(precision.dtype), attrs, precision))
         m = np.broadcast_to(m, x.shape)
         r = np.broadcast_to(r, x.shape)
         sg = np.broadcast_to(sg, x.shape)
-        ok = np.broadcast_to(ok, x.shape) & (np.isfinite(m) | (r == 0)) & np.isfinite(r)
+        beyond = (r == 0) & ~np.isnan(m) if may_be_beyond(e) else False
+        ok = np.broadcast_to(ok, x.shape) & (np.isfinite(m) | beyond) & np.isfinite(r)
     return m, r, ok, sg
 
 
