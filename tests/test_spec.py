@@ -150,7 +150,7 @@ def test_directml_attribute_names_are_accepted():
         ("HardSigmoid", {"alpha": float("inf")}, "not finite"),
         ("HardSigmoid", {"alpha": "1e39"}, "overflows binary32"),
         ("HardSigmoid", {"gamma": 1}, "unknown attribute 'gamma'.*allowed: alpha, beta"),
-        ("Tanh", {"alpha": 1}, "no attributes"),
+        ("Mish", {"alpha": 1}, "no attributes"),
         ("Shrink", {"lambd": "abc"}, "not a number"),
         ("Shrink", {"lambd": 1, "Threshold": 2}, "given twice"),
     ],

@@ -4,7 +4,10 @@ Most of them take an optional DML_SCALE_BIAS: "g(x) = x * scale + bias to each i
 computing this operator". opcert reads it as the exact real x * scale + bias (scale and bias binary32
 attributes, as every FLOAT attribute): what the descriptor defines, with no intermediate type named. Without a
 ScaleBias (the descriptor's null pointer) scale = 1 and bias = 0, the plain function. opcert's implementation
-computes the scale-bias as one fused multiply-add in binary64."""
+computes the scale-bias as one fused multiply-add in binary64 (x * scale is exact there); where |x * scale|
+exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and be rounded a second time, so
+its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
+STANDARD_NOTE says so in each standard). The reference is exact."""
 
 from opcert.expr import attr, fma
 from opcert.spec.declarations import DML_FLOATS, x
@@ -16,6 +19,10 @@ DML_ELEMENT_WISE_DOC = (
 # The element-wise descriptors' tables: 4 dimensions at level 1.0, 1 to 8 from level 3.0.
 DML_ELEMENT_WISE_LEVELS = (Support("1.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
 
+STANDARD_NOTE = (
+    "The scale-bias is the exact real x * scale + bias. opcert's implementation computes it as one binary64 fused "
+    "multiply-add: with a nonzero bias much smaller than x * scale, a result can be rounded twice (1 ULP off)."
+)
 scale, bias = attr("scale"), attr("bias")
 SCALE_BIAS = (
     Attribute("scale", "DirectML ScaleBias: the input's scale, g(x) = x * scale + bias", aliases=("Scale",)),
@@ -34,12 +41,20 @@ def scaled_once(t=x):
 
 
 def dml_element_wise(
-    name: str, text: str, f, implementation=None, reference_form=None, notes: str = "", support=DML_ELEMENT_WISE_LEVELS
+    name: str,
+    text: str,
+    f,
+    implementation=None,
+    reference_form=None,
+    notes: str = "",
+    support=DML_ELEMENT_WISE_LEVELS,
+    key: str = "directml",
 ) -> Standard:
     """The standard of DML_ELEMENT_WISE_<name> with a ScaleBias: f(x * scale + bias). `f` maps an expression to
-    the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f."""
+    the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f.
+    `key`: another where the operator's "directml" is its activation descriptor (Identity)."""
     return Standard(
-        key="directml",
+        key=key,
         op_name=f"DML_ELEMENT_WISE_{name}",
         document=DML_ELEMENT_WISE_DOC.format(name.lower()),
         formula_text=f"{text}, of g(x) = x * scale + bias (ScaleBias; absent: scale = 1, bias = 0)",
@@ -49,5 +64,5 @@ def dml_element_wise(
         support=support,
         implementation=(implementation or f)(scaled_once()),
         reference_form=reference_form(scaled()) if reference_form else None,
-        notes=("The scale-bias is the exact real x * scale + bias. " + notes).strip(),
+        notes=(STANDARD_NOTE + " " + notes).strip(),
     )

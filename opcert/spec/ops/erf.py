@@ -1,19 +1,22 @@
-"""Erf: ONNX Erf-9/13 (integer types in Erf-9 only). DirectML has it as an element-wise operator, not an activation."""
+"""Erf: ONNX Erf-9/13 (integer types in Erf-9 only); DirectML DML_ELEMENT_WISE_ERF (level 2.0, an element-wise
+operator, not an activation), erf(x * scale + bias)."""
 
-from opcert.expr import erf
+from opcert.expr import both, eq, erf, negate
 from opcert.spec.declarations import (
     ANY_RANK,
+    DML_FLOATS,
     FLOATS_ONNX,
     FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
     ONNX_DOC,
+    Limit,
     Property,
     Support,
     const,
-    limits,
     x,
 )
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
 from opcert.spec.model import IntegerSemantics, Operator, RuntimeMap, Standard
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -21,8 +24,8 @@ INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"
 OPERATOR = Operator(
     name="Erf",
     family="error-function",
-    summary="the error function, element-wise",
-    attributes=(),
+    summary="the error function, element-wise (DirectML: erf(x * scale + bias))",
+    attributes=SCALE_BIAS,
     standards=(
         Standard(
             key="onnx",
@@ -34,15 +37,43 @@ OPERATOR = Operator(
             attribute_names={},
             support=(Support("9", FLOATS_ONNX_OLD + INTS, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
         ),
+        dml_element_wise(
+            "ERF",
+            "f(x) = erf(x)",
+            erf,
+            support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
+        ),
     ),
     primary="onnx",
     implementation=erf(x),
-    limits=limits(const(1), const(-1)),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=(
+        Limit(1, const(-1), condition=scale < 0),
+        Limit(-1, const(1), condition=scale < 0),
+        Limit(1, erf(bias), condition=eq(scale, 0)),
+        Limit(-1, erf(bias), condition=eq(scale, 0)),
+        Limit(1, const(1)),
+        Limit(-1, const(-1)),
+    ),
     properties=(
         Property("range", "range", "-1 <= Erf(x) <= 1", lower=const(-1), upper=const(1)),
-        Property("monotonic", "monotonic", "Erf is non-decreasing"),
-        Property("odd", "odd", "Erf(-x) = -Erf(x)"),
-        Property("zero", "exact_point", "Erf(0) = 0", points=((const(0), const(0)),)),
+        Property("monotonic", "monotonic", "Erf is non-decreasing", standards=("onnx",)),
+        Property("odd", "odd", "Erf(-x) = -Erf(x)", standards=("onnx",)),
+        Property("zero", "exact_point", "Erf(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        Property(
+            "monotonic_scaled",
+            "monotonic",
+            "erf(x * scale + bias) is non-decreasing where scale >= 0",
+            condition=scale >= 0,
+            standards=("directml",),
+        ),
+        Property(
+            "odd_scaled",
+            "odd",
+            "erf(-x * scale) = -erf(x * scale) where bias = 0",
+            condition=eq(bias, 0),
+            standards=("directml",),
+        ),
         NAN_PROPAGATION,
         LIMITS,
     ),

@@ -1,13 +1,16 @@
-"""Identity: DirectML DML_ACTIVATION_IDENTITY (ONNX's Identity is not an activation; not kept)."""
+"""Identity: DirectML DML_ACTIVATION_IDENTITY, and DML_ELEMENT_WISE_IDENTITY (level 1.0), x * scale + bias
+rounded once (ONNX's Identity is not an activation; not kept)."""
 
-from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Property, const, dml_levels_1_0, limits, x
+from opcert.expr import eq
+from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Limit, Property, const, dml_levels_1_0, x
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
 from opcert.spec.model import Operator, Standard
 
 OPERATOR = Operator(
     name="Identity",
     family="linear",
     summary="f(x) = x, element-wise",
-    attributes=(),
+    attributes=SCALE_BIAS,
     standards=(
         Standard(
             key="directml",
@@ -19,14 +22,36 @@ OPERATOR = Operator(
             attribute_names={},
             support=dml_levels_1_0(),
         ),
+        dml_element_wise("IDENTITY", "f(x) = x", lambda t: t, key="directml-element-wise"),
     ),
     primary="directml",
     implementation=x,
-    limits=limits("inf", "-inf"),
+    limits=(
+        Limit(1, "-inf", condition=scale < 0),
+        Limit(-1, "inf", condition=scale < 0),
+        Limit(1, bias, condition=eq(scale, 0)),
+        Limit(-1, bias, condition=eq(scale, 0)),
+        Limit(1, "inf"),
+        Limit(-1, "-inf"),
+    ),
     properties=(
-        Property("monotonic", "monotonic", "Identity is non-decreasing"),
-        Property("odd", "odd", "Identity(-x) = -Identity(x)"),
-        Property("zero", "exact_point", "Identity(0) = 0", points=((const(0), const(0)),)),
+        Property("monotonic", "monotonic", "Identity is non-decreasing", standards=("directml",)),
+        Property("odd", "odd", "Identity(-x) = -Identity(x)", standards=("directml",)),
+        Property("zero", "exact_point", "Identity(0) = 0", points=((const(0), const(0)),), standards=("directml",)),
+        Property(
+            "monotonic_scaled",
+            "monotonic",
+            "x * scale + bias is non-decreasing where scale >= 0",
+            condition=scale >= 0,
+            standards=("directml-element-wise",),
+        ),
+        Property(
+            "odd_scaled",
+            "odd",
+            "-x * scale = -(x * scale) where bias = 0",
+            condition=eq(bias, 0),
+            standards=("directml-element-wise",),
+        ),
         NAN_PROPAGATION,
         LIMITS,
     ),

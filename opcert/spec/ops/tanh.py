@@ -1,6 +1,7 @@
-"""Tanh: ONNX Tanh-6/13, and the SONNX informal specification (seed 003)."""
+"""Tanh: ONNX Tanh-6/13, the SONNX informal specification (seed 003), and DirectML DML_ELEMENT_WISE_TANH
+(level 1.0), tanh(x * scale + bias)."""
 
-from opcert.expr import tanh
+from opcert.expr import both, eq, negate, tanh
 from opcert.spec.declarations import (
     ANY_RANK,
     FLOATS_ONNX,
@@ -9,19 +10,22 @@ from opcert.spec.declarations import (
     NAN_PROPAGATION,
     ONNX_DOC,
     SEEDS,
+    Limit,
     Property,
     Support,
     const,
-    limits,
     x,
 )
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
 from opcert.spec.model import Operator, RuntimeMap, Standard
+
+PLAIN = ("onnx", "sonnx")
 
 OPERATOR = Operator(
     name="Tanh",
     family="tanh",
-    summary="hyperbolic tangent, element-wise",
-    attributes=(),
+    summary="hyperbolic tangent, element-wise (DirectML: tanh(x * scale + bias))",
+    attributes=SCALE_BIAS,
     standards=(
         Standard(
             key="onnx",
@@ -45,15 +49,38 @@ OPERATOR = Operator(
             notes="SONNX informal specification based on ONNX Tanh-13: tanh(+inf) = 1, tanh(-inf) = -1, "
             "NaN propagates.",
         ),
+        dml_element_wise("TANH", "f(x) = tanh(x)", tanh),
     ),
     primary="onnx",
     implementation=tanh(x),
-    limits=limits(const(1), const(-1)),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=(
+        Limit(1, const(-1), condition=scale < 0),
+        Limit(-1, const(1), condition=scale < 0),
+        Limit(1, tanh(bias), condition=eq(scale, 0)),
+        Limit(-1, tanh(bias), condition=eq(scale, 0)),
+        Limit(1, const(1)),
+        Limit(-1, const(-1)),
+    ),
     properties=(
         Property("range", "range", "-1 <= Tanh(x) <= 1", lower=const(-1), upper=const(1)),
-        Property("monotonic", "monotonic", "Tanh is non-decreasing"),
-        Property("odd", "odd", "Tanh(-x) = -Tanh(x)"),
-        Property("zero", "exact_point", "Tanh(0) = 0", points=((const(0), const(0)),)),
+        Property("monotonic", "monotonic", "Tanh is non-decreasing", standards=PLAIN),
+        Property("odd", "odd", "Tanh(-x) = -Tanh(x)", standards=PLAIN),
+        Property("zero", "exact_point", "Tanh(0) = 0", points=((const(0), const(0)),), standards=PLAIN),
+        Property(
+            "monotonic_scaled",
+            "monotonic",
+            "tanh(x * scale + bias) is non-decreasing where scale >= 0",
+            condition=scale >= 0,
+            standards=("directml",),
+        ),
+        Property(
+            "odd_scaled",
+            "odd",
+            "tanh(-x * scale) = -tanh(x * scale) where bias = 0",
+            condition=eq(bias, 0),
+            standards=("directml",),
+        ),
         NAN_PROPAGATION,
         LIMITS,
     ),
