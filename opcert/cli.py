@@ -31,7 +31,7 @@ from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, round_fraction
 from opcert.gating import load_config, run_gate, select
 from opcert.gating.config import parse_check
 from opcert.gating.recheck import load_gate
-from opcert.gating.run import describe_counterexample, run_check
+from opcert.gating.run import describe_counterexample, enforcement_lines, run_check
 from opcert.gating.schema import cmd_schema
 from opcert.isa import (
     LevelOutputs,
@@ -71,7 +71,7 @@ from opcert.spec.reference import check_dtype, reference_detailed
 from opcert.spec.row_reference import check_float
 from opcert.spec.tensor import reduced_axes, to_rows
 from opcert.verify.accuracy.attr_sweep import attribute_sets, sweep_attributes
-from opcert.verify.accuracy.measure import AccuracyResult, measure
+from opcert.verify.accuracy.measure import AccuracyResult, enforcement, measure, parse_waivers
 from opcert.verify.tensor.measure import LONGEST_ROW, measure_rows
 
 
@@ -366,7 +366,7 @@ def cmd_ref_tensor(args) -> int:
     out = {
         "op": op.name,
         "dtype": fmt.name,
-        "standard": std.key,
+        "standard": std.name,
         "shape": list(x.shape),
         "reduced_axes": list(reduced),
         "exact_path_elements": r.slow_path,
@@ -377,7 +377,7 @@ def cmd_ref_tensor(args) -> int:
         return 0
     t = Table(
         title=esc(
-            f"{op.name} ({std.key}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
+            f"{op.name} ({std.name}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
             f"over axes {list(reduced)}: each element correctly rounded (nearest, ties to even)"
         )
     )
@@ -529,6 +529,7 @@ def cmd_accuracy_tensor(args) -> int:
                 "row of two 16-bit values)"
             )
     fmt = get_format(args.dtype)
+    waived = parse_waivers(op, args.waive)
     if args.samples is not None:
         policy.samples(args.samples, "--samples")
     policy.seed(args.seed, "--seed")
@@ -557,6 +558,7 @@ def cmd_accuracy_tensor(args) -> int:
         isolation=_isolation(args),
         exhaustive=args.exhaustive,
     )
+    res.enforcement = enforcement(res.properties, waived)
     to_stdout = args.json == "-"
     _print_rows(res, stderr=to_stdout)
     if args.json:
@@ -569,10 +571,12 @@ def cmd_accuracy_tensor(args) -> int:
         print(f"opcert: {safe(res.error)}", file=sys.stderr)
     for f in res.call_failures:
         print(f"opcert: {res.target} failed on {f['case']} (shape {f['shape']}): {safe(f['error'])}", file=sys.stderr)
-    refuted = [p["name"] for p in res.properties if p["status"] == "refuted"]
+    refuted = res.enforcement["failing"]
     if refuted:
         print(f"opcert: declared properties refuted on {res.target}: {', '.join(refuted)}", file=sys.stderr)
         failed = True
+    for line in enforcement_lines(res.enforcement):
+        print(f"opcert: {safe(line)}", file=sys.stderr)
     if args.max_ulp is not None and res.status == "ok" and res.max_ulp > args.max_ulp:
         w = res.worst or {}
         print(
@@ -636,6 +640,8 @@ def _print_rows(res, stderr: bool = False) -> None:
             else ""
         ),
     )
+    if res.inf_rule_text:
+        t.add_row("rows with +-inf entries", esc(res.inf_rule_text))
     if res.row_sum:
         rs = res.row_sum
         t.add_row(
@@ -673,7 +679,7 @@ def _print_rows(res, stderr: bool = False) -> None:
     for v in res.properties:
         p.add_row(
             v["name"],
-            v["status"],
+            v["status"] + (f" (waived: {v['waived']})" if v.get("waived") else ""),
             f"{v.get('inputs_checked') or 0:,}",
             f"{v.get('violations') or 0:,}",
             esc(describe_counterexample(v.get("counterexample"))[:300]),
@@ -706,6 +712,7 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--workers, --scheduler and --checkpoint apply to exhaustive float32 sweeps")
     if args.plot and not args.attr_sweep:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
+    waived = parse_waivers(get_operator(args.op), args.waive)
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
     if args.isa_outputs and level_outputs(
@@ -737,6 +744,7 @@ def cmd_accuracy(args) -> int:
             layout_samples=args.layout_samples,
         )
         res = measure(args.op, args.target, fmt.name, mode, options, attrs=_attrs(args.attr))
+    res.enforcement = enforcement(res.properties, waived)
     to_stdout = args.json == "-"
     _print_accuracy(res, stderr=to_stdout)
     if args.json:
@@ -754,10 +762,12 @@ def cmd_accuracy(args) -> int:
             file=sys.stderr,
         )
         failed = True
-    refuted = [p["name"] for p in res.properties if p["status"] == "refuted" and p["expected"] == "holds"]
+    refuted = res.enforcement["failing"]
     if refuted:
         print(f"opcert: declared properties refuted on {res.target}: {', '.join(refuted)}", file=sys.stderr)
         failed = True
+    for line in enforcement_lines(res.enforcement):
+        print(f"opcert: {safe(line)}", file=sys.stderr)
     if args.max_ulp is not None and (res.max_ulp is None or res.max_ulp > args.max_ulp) and res.status == "ok":
         if res.max_ulp is not None:
             print(
@@ -803,6 +813,9 @@ def _accuracy_as_check(args, fmt, mode) -> int:
             raw[key] = value
     if args.accept_sampled_evidence:
         raw["accept_sampled_evidence"] = True
+    if args.waive:
+        target_op = get_tensor_operator(args.op)[0] if is_tensor_operator(args.op) else get_operator(args.op)
+        raw["waive"] = parse_waivers(target_op, args.waive)
     checks = parse_check(raw, 0, "the command line")
     if len(checks) != 1:
         raise UsageError("--require judges one check: give one attribute set")
@@ -828,6 +841,8 @@ def _accuracy_as_check(args, fmt, mode) -> int:
         return 0
     for reason in verdict.reasons:
         print(f"opcert: {safe(reason)}", file=sys.stderr)
+    for line in enforcement_lines(verdict.enforcement):
+        print(f"opcert: {safe(line)}", file=sys.stderr)
     print(f"opcert: check {verdict.status}", file=sys.stderr)
     return 1 if verdict.status == "fail" else 0
 
@@ -965,7 +980,14 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
             target_timeout=args.target_timeout,
         )
         res = sweep_attributes(
-            args.op, args.target, fmt.name, mode, options, max_ulp=args.max_ulp, progress=progress.advance
+            args.op,
+            args.target,
+            fmt.name,
+            mode,
+            options,
+            max_ulp=args.max_ulp,
+            progress=progress.advance,
+            waive=parse_waivers(get_operator(args.op), args.waive),
         )
     to_stdout = args.json == "-"
     console = _console(stderr=to_stdout)
@@ -1028,7 +1050,11 @@ class _sweep_progress:
         self.p = Progress("float32 sweep", 2.0**32, "inputs").__enter__()
         first = [True]
 
-        def update(done, total):
+        def update(done=None, total=None, **kw):
+            if "phase" in kw:
+                self.p.phase(kw["phase"])
+            if done is None:
+                return
             n = done * 2.0**32 / total
             if first[0]:
                 first[0] = False
@@ -1085,7 +1111,15 @@ def _print_accuracy(res, stderr: bool = False) -> None:
             )
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
         if res.properties:
-            t.add_row("properties", esc(", ".join(f"{p['name']}: {p['status']}" for p in res.properties)))
+            t.add_row(
+                "properties",
+                esc(
+                    ", ".join(
+                        f"{p['name']}: {p['status']}" + (f" (waived: {p['waived']})" if p.get("waived") else "")
+                        for p in res.properties
+                    )
+                ),
+            )
         lay = next((p for p in res.properties if p.get("kind") == "layout"), None)
         if lay and lay.get("counterexample"):
             ce = lay["counterexample"]
@@ -1117,7 +1151,7 @@ def _print_accuracy(res, stderr: bool = False) -> None:
     for p in bad:
         c.print(
             f"[red]property {esc(p['name'])} refuted[/red] ({p['violations']:,} of {p['inputs_checked']:,}): "
-            f"{esc(safe(_ce_text(p)))}",
+            f"{esc(safe(_ce_text(p)))}" + (f" (waived: {esc(p['waived'])})" if p.get("waived") else ""),
             soft_wrap=True,
         )
 
@@ -1332,7 +1366,16 @@ def _print_gate(data, stderr: bool = False) -> None:
             c.print(f"[red]FAIL[/red] {esc(log(ch['name'], 200))}:", soft_wrap=True)
             for r in ch["reasons"]:
                 c.print(f"  {esc(log(r))}", soft_wrap=True)
+            for line in enforcement_lines(ch.get("enforcement")):
+                c.print(f"  {esc(log(line))}", soft_wrap=True)
             c.print(f"  reproduce: {esc(log(ch['command']))}", soft_wrap=True)
+        elif ch["status"] == "pass" and (ch.get("enforcement") or {}).get("waived"):
+            for w in ch["enforcement"]["waived"]:
+                c.print(
+                    f"{esc(log(ch['name'], 200))}: property {esc(w['name'])} {w['status']} "
+                    f"(waived: {esc(log(w['reason']))})",
+                    soft_wrap=True,
+                )
         elif ch["status"] == "skipped":
             c.print(f"skipped {esc(log(ch['name'], 200))}: {esc(log('; '.join(ch['reasons'])))}", soft_wrap=True)
     k = data["counts"]
@@ -1423,7 +1466,15 @@ def _target_options(s) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="opcert", description="Formal specification and verification of activation operators.")
+    p = _Parser(
+        prog="opcert",
+        description="Formal specification and verification of activation operators.",
+        epilog="Exit status: 0 every check passed (a target that does not support a combination is skipped, "
+        "with the reason); 1 a check failed: a target crashed or returned a wrong dtype or shape, a NaN or "
+        "infinity mismatch, an error above --max-ulp or a budget, a declared property refuted, or (gate, "
+        "--require, prove) a required property not proved; 2 bad usage or configuration (the message says "
+        "what is allowed); 3 an internal error of opcert (OPCERT_DEBUG=1 shows the traceback).",
+    )
     p.add_argument("--version", action="version", version=f"opcert {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
@@ -1460,8 +1511,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--target",
         default="opcert",
-        help=f"opcert, a runtime ({', '.join(target_names())}), "
-        "module:function (e.g. numpy:tanh), or c:PATH:SYMBOL (a C kernel)",
+        help=f"what to measure: opcert (its own implementation; the default), a runtime "
+        f"({', '.join(target_names())}), module:function (any f(x, **attrs) -> array of x's dtype and shape, "
+        "imported from PYTHONPATH; numpy:NAME audits NumPy itself, e.g. numpy:tanh), or c:PATH:SYMBOL (a C "
+        "kernel in a shared library: void SYMBOL(const T *x, T *y, size_t n, const float *attrs)). A Python "
+        "callable itself (a function, lambda, bound method) is a target of opcert.measure and the pytest "
+        "fixture opcert_check, which the command line cannot name",
     )
     s.add_argument("--attr", action="append", metavar="NAME=VALUE")
     s.add_argument("--standard")
@@ -1475,8 +1530,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--samples",
         type=_int("--samples"),
-        help="stratified samples (default 100000 float32; "
-        "float64 1000000; 10000 for Gelu, whose reference leaves a quarter to the exact path)",
+        help="stratified samples (default 100000 float32; float64 1000000, or 10000 where the operator's "
+        "reference has no long double fast path on this host: the result says so)",
     )
     s.add_argument("--seed", type=_int("--seed"), default=0)
     s.add_argument("--max-ulp", type=_float("--max-ulp"), help="fail (exit 1) above this ULP error")
@@ -1486,6 +1541,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge as a gate check does (what a gate's reproduce line "
         "gives): PROPS (comma-separated), all or none must be established, other declared properties "
         "are reported but do not fail; needs --max-ulp",
+    )
+    s.add_argument(
+        "--waive",
+        action="append",
+        metavar="PROPERTY[=REASON]",
+        help="a declared property whose refutation fails nothing (repeatable): still measured and shown as "
+        "'refuted (waived: REASON)'; with --require, dropped from what it requires",
     )
     s.add_argument(
         "--signed-zero",
@@ -1561,22 +1623,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--target",
         default="opcert",
-        help="decide the properties on this target's outputs: every "
-        "input of float16, bfloat16 and float32 (a proof for that "
-        "target), samples of float64 (evidence)",
+        help=f"decide the properties on this target's outputs: every input of float16, bfloat16 and float32 "
+        "(a proof for that target), samples of float64 (evidence). Targets as for opcert accuracy: opcert, "
+        f"a runtime ({', '.join(target_names())}), module:function (numpy:NAME for NumPy's own), or "
+        "c:PATH:SYMBOL (a C kernel)",
     )
     s.add_argument(
         "--samples",
         type=_int("--samples"),
-        help="float64 samples for --target (default 1000000, "
-        "10000 for Gelu, whose reference leaves a quarter to the exact path)",
+        help="float64 samples for --target (default 1000000, or 10000 where the operator's reference has no "
+        "long double fast path on this host)",
     )
     s.add_argument(
         "--enumerate",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="float32: decide what the provers leave unknown by running opcert's code on every float32 "
-        "input (1-3 minutes per operator on 2 cores; the default with --all, where "
+        "input (a sweep of all 2^32 per operator; the default with --all, where "
         "--no-enumerate leaves them unknown)",
     )
     _target_options(s)

@@ -4,10 +4,17 @@ On a terminal: a rich bar with the count, the rate and the time left (erased whe
 (a CI log, a pipe): one line on standard error every OPCERT_PROGRESS_SECONDS seconds (default 10; 0 turns the
 lines off), also while one long unit runs (a thread keeps time), and a last line with the total time once a run
 has lasted that long: a short run prints nothing.
+
+A long phase that advances no unit (a resumed sweep's replay of its finished chunks, one attribute set's
+measurement and layout check) names itself: `phase(text)` shows the text beside the count, on the bar and
+in the lines, until the next phase (None: none). A run reports its phases through its progress callback
+(`tell(callback, text)`): a callback that takes the keyword `phase` (Progress.advance and update do) gets
+them; one that does not gets its counts as before.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import threading
@@ -18,6 +25,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemaini
 from rich.progress import Progress as Bar
 
 DEFAULT_SECONDS = 10.0
+_KEEP = object()  # advance() and update() without phase=: the phase stays as it is
+
+
+def takes_phase(callback) -> bool:
+    """Whether a progress callback takes the keyword `phase` (tell's messages)."""
+    try:
+        params = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "phase" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def tell(callback, text: str | None) -> None:
+    """Tell a run's progress callback which phase it is in (None: the phase ended), as callback(phase=text),
+    where the callback takes that keyword (takes_phase); else nothing: its counts go on as before."""
+    if callback is not None and takes_phase(callback):
+        callback(phase=text)
 
 
 def _seconds() -> float:
@@ -76,6 +100,7 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._beat = None
+        self.current: str | None = None  # the phase now (phase())
 
     def __enter__(self) -> Progress:
         self.t0 = self._last = self.clock()
@@ -84,7 +109,7 @@ class Progress:
             self._beat.start()
         if self.tty:
             self._bar = Bar(
-                TextColumn(self.what),
+                TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn(self.unit),
@@ -101,10 +126,31 @@ class Progress:
         """Units done before this run (a resumed sweep's chunks): counted, but not in the rate."""
         self.done = self.base = float(done)
 
-    def advance(self, n: float = 1) -> None:
-        self.update(self.done + n)
+    def phase(self, text: str | None) -> None:
+        """Name the phase the run is in (None: none): shown beside the count until the next one."""
+        self.current = text or None
+        if self._bar is not None:
+            self._bar.update(self._task, description=self._described())
 
-    def update(self, done: float, total: float | None = None) -> None:
+    def _described(self) -> str:
+        return f"{self.what}: {self.current}" if self.current else self.what
+
+    def advance(self, n: float | None = None, *, phase=_KEEP) -> None:
+        """n more units done (1 where n is not given; none where only phase= is given)."""
+        if phase is not _KEEP:
+            self.phase(phase)
+            if n is None:
+                return
+        self.update(self.done + (1 if n is None else n))
+
+    def update(self, done: float | None = None, total: float | None = None, *, phase=_KEEP) -> None:
+        """done units of total (done None: the count stays; phase=: the phase, phase())."""
+        if phase is not _KEEP:
+            self.phase(phase)
+            if done is None and total is None:
+                return
+        if done is None:
+            done = self.done
         self.done = float(done)
         if total is not None:
             self.total = float(total)
@@ -142,9 +188,10 @@ class Progress:
         rate = self._pace(now)
         left = f", about {_duration((self.total - self.done) / rate)} left" if rate and self.total else ""
         speed = f", {_rate(rate, self.unit)}" if rate else ""
+        now_doing = f"; now {self.current}" if self.current else ""
         print(
             f"opcert: {self.what}: {_count(self.done, self.unit)}/{_count(self.total, self.unit)} {self.unit}{pct}"
-            f" in {_duration(el)}{speed}{left}",
+            f" in {_duration(el)}{speed}{left}{now_doing}",
             file=self.stream,
             flush=True,
         )

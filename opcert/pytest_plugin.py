@@ -48,6 +48,7 @@ _CHECK_KEYS = (
     "isolation",
     "target_timeout",
     "name",
+    "waive",
 )
 
 

@@ -10,6 +10,7 @@
     signed_zero = "strict"     # or "ignore"
     subnormals = "strict"      # or "flush-allowed"
     proofs = ["range", "monotonic"]   # or "all", or []: required of every target
+    waive = { symmetry = "why" }      # declared properties not held to (still measured and reported)
     accept_sampled_evidence = false   # true: a property checked on samples counts as established
     isolation = "process"      # or "none": run the target in opcert's own process
     target_timeout = 600       # seconds per target call (isolated targets)
@@ -140,6 +141,14 @@ CHECK_KEYS = {
         "(proved, or enumerated over every input) or the check fails",
         {"anyOf": [{"const": "all"}, _STRINGS]},
     ),
+    "waive": Key(
+        "table of property = reason",
+        "{} (none)",
+        "declared properties this check does not hold the target to, each with the reason (a non-empty string), "
+        'e.g. waive = { symmetry = "textbook 1 / (1 + exp(-x))" }: a waived property is still measured and '
+        'reported ("refuted (waived: REASON)"), dropped from what proofs requires, never counted as proved',
+        {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
+    ),
     "accept_sampled_evidence": Key(
         "boolean",
         "false",
@@ -236,6 +245,7 @@ class Check:
     attr_set: str = ""  # attr_sweep: where this attribute set comes from
     layout_samples: int | None = None  # inputs per layout where the layouts are not enumerated
     isa: str | None = None  # the ISA level this check runs at (opcert.isa); None: the host's
+    waive: tuple = ()  # ((property, reason), ...): declared properties not held to, still measured and reported
     # Where the check comes from, and how its target was found; none of it is part of its identity (a result
     # keeps its identity when the configuration moves, or is read on another machine)
     target_given: str = ""  # the target as the configuration spells it, where `target` resolved it (an
@@ -293,6 +303,7 @@ class Check:
             # set only when given: results saved before these keys existed keep their identity (diff)
             **({"layout_samples": self.layout_samples} if self.layout_samples is not None else {}),
             **({"isa": self.isa} if self.isa is not None else {}),
+            **({"waive": dict(self.waive)} if self.waive else {}),
         }
 
 
@@ -541,6 +552,7 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
     elif attrs and ops is not None and len(ops) > 1:
         P.add(at + ("attrs",), "attributes apply to one operator; give op as a single name")
         attrs = None
+    waive = _waive_table(raw.get("waive", {}), at, P)
     sweep = get("attr_sweep", _boolean, False)
     if sweep and attrs:
         P.add(at + ("attr_sweep",), "chooses the attribute values itself; give no [check.attrs] with it")
@@ -575,6 +587,7 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
             target_timeout=timeout,
             target_given=given_target if given_target != target else "",
             config_line=toml_lines.find(P.lines, P.prefix + at) if P.lines else None,
+            waive=_waived(op, waive, at, P, ops),
         )
         if not op.elementwise:
             refused = {
@@ -583,7 +596,8 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
                 "isa": bool(isa_levels) and isa_levels is not _BAD,
                 "layout_samples": layout_samples is not None,
             }
-            out.append(dataclasses.replace(base, proofs=_tensor_proofs(op, raw, at, P, base, dtypes_ok, refused)))
+            proofs = _tensor_proofs(op, raw, at, P, base, dtypes_ok, refused)
+            out.append(dataclasses.replace(base, proofs=tuple(n for n in proofs if n not in dict(base.waive))))
             continue
         if attrs is None or (not sweep and not _attrs_valid(op, attrs, standard, at, P)):
             _undeclared(op, raw.get("proofs", []), at, P)  # the attributes' errors are recorded
@@ -597,6 +611,7 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
                 P.add(at + ("attrs",), str(exc))
                 continue
             proofs, left = _required(op, raw.get("proofs", []), resolved, sweep, at, P, standard)
+            proofs = tuple(n for n in proofs if n not in dict(base.waive))  # measured and reported, not required
             if target == "opcert" and raw.get("proofs") == "all" and "layout" in proofs:
                 proofs = tuple(n for n in proofs if n != "layout")
                 left = tuple(left) + (f"layout: not required of opcert's own code: {OWN_LAYOUT}",)
@@ -641,6 +656,46 @@ TENSOR_EVIDENCE = (
     "them over every pair of 16-bit values, about 45 minutes on 2 cores; `opcert prove OP` proves "
     "them for the standards' formula over the reals)"
 )
+
+
+def _waive_table(value, at: tuple, P: _Problems) -> dict:
+    """`waive`: {property: reason}, each reason a non-empty string (the names are checked per operator:
+    _waived)."""
+    if not isinstance(value, dict):
+        P.add(
+            at + ("waive",),
+            'must be a table of property = "reason", e.g. waive = { symmetry = "why it does not apply" } '
+            f"(got {value!r})",
+        )
+        return {}
+    out = {}
+    for name, reason in value.items():
+        if not isinstance(reason, str) or not reason.strip():
+            P.add(
+                at + ("waive", name),
+                f"needs the reason it is waived, a non-empty string (got {reason!r}); the reports "
+                f'show it as "waived: REASON"',
+            )
+            continue
+        out[name] = reason.strip()
+    return out
+
+
+def _waived(op, waive: dict, at: tuple, P: _Problems, ops) -> tuple:
+    """((property, reason), ...) of op's `waive` table: the names op declares; a name none of the check's
+    operators declares is an error at its line, with the nearest declared name."""
+    declared = [p.name for p in op.properties]
+    anywhere = {p.name for o in ops for p in o.properties}
+    out = []
+    for name, reason in waive.items():
+        if name in anywhere and name not in declared:
+            continue  # another operator of the check's list declares it
+        if name not in declared:
+            message = f"{op.name} declares no property {name!r}; declared: {choices(declared)}"
+            P.add(at + ("waive", name), _suggest(message, _near(name, declared)))
+            continue
+        out.append((name, reason))
+    return tuple(out)
 
 
 def _isa_levels(value, target, where) -> list:

@@ -61,6 +61,8 @@ def _check(c: dict) -> Record:
         "proofs": tuple(pol.get("proofs") or ()),
         "accept_sampled_evidence": bool(pol.get("accept_sampled_evidence", False)),
         "proofs_left_out": tuple(pol.get("proofs_left_out") or ()),
+        # the waivers, as the identity records them ({property: reason}, only where given)
+        "waive": tuple(((c.get("identity") or {}).get("waive") or {}).items()),
     }
     return Record(data, {"isolation": "process"})
 

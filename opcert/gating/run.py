@@ -34,7 +34,7 @@ from opcert.provenance import command_line, provenance
 from opcert.spec import get_operator, is_tensor_operator
 from opcert.spec.attrs import resolve
 from opcert.targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
-from opcert.verify.accuracy.measure import measure, reproduce_command
+from opcert.verify.accuracy.measure import enforcement, measure, reproduce_command
 from opcert.verify.tensor.measure import measure_rows
 from opcert.workers import Pool, WorkerLost
 
@@ -54,6 +54,7 @@ class CheckResult:
     elapsed_s: float = 0.0
     plot: tuple | None = field(default=None, repr=False)  # (inputs, errors) or ("chunks", [...])
     internal_error: bool = False
+    enforcement: dict | None = None  # which declared properties it enforced, reported, waived (with why)
 
     @property
     def key(self) -> str:
@@ -87,6 +88,7 @@ class CheckResult:
             "accuracy": self.accuracy,
             "proofs": self.proofs,
             "proof_note": self.proof_note,
+            "enforcement": self.enforcement,
         }
 
 
@@ -249,6 +251,10 @@ def judge_properties(check: Check, verdicts: list | None, target_is_opcert: bool
                 text += f"; worst: {worst}"
             if not first and v.get("note"):  # refuted by what the target did (it raised in a layout)
                 text += f"; {v['note']}"
+            text += (
+                f'; not a property you need? waive it with its reason: waive = {{ {name} = "WHY" }} in the '
+                f"[[check]], --waive {name}=WHY on the command line (still measured and reported)"
+            )
             reasons.append(text)
         else:
             reasons.append(f"property {name}: {st} (required: proved)" + (f"; {v['note']}" if v.get("note") else ""))
@@ -269,6 +275,8 @@ def check_command(check: Check, base: str) -> str:
         parts += ["--target-timeout", repr(float(check.target_timeout))]
     if check.isolation == "none" and "--in-process" not in base:
         parts.append("--in-process")
+    for name, why in check.waive:
+        parts += ["--waive", f"{name}={why}"]
     return reproduce_env(check) + base + " " + shlex.join(parts)
 
 
@@ -330,9 +338,47 @@ def judge(check: Check, dtype: str, acc, proofs, proof_note, elapsed) -> CheckRe
         why, chosen = judge_properties(check, verdicts, proofs is not None)
         r += why
         res.proofs = chosen
+    res.enforcement = gate_enforcement(check, res.accuracy.get("properties"), proofs)
     if r:
         res.status = "fail"
     return res
+
+
+GATE_RULE = (
+    "each enforced property (proofs, less waive) must be established: proved, or checked where "
+    "accept_sampled_evidence = true; refuted, unknown or skipped fails the check. The others are measured "
+    "and reported only"
+)
+
+
+def gate_enforcement(check: Check, measured: list | None, proofs: list | None = None) -> dict:
+    """Which declared properties a gate check enforced (its proofs), reported only, and waived (its waive, with
+    the reasons), each with its verdict: z3's for opcert's own code where it proved them, else the
+    measurement's (those dicts are marked where waived)."""
+    verdicts = {v["name"]: v for v in measured or []}
+    for v in proofs or []:
+        verdicts.setdefault(v["name"], v)
+        if v["name"] in check.proofs:
+            verdicts[v["name"]] = v
+    return enforcement(list(verdicts.values()), dict(check.waive), required=set(check.proofs), rule=GATE_RULE)
+
+
+def enforcement_lines(e: dict | None) -> list[str]:
+    """A check's enforcement (verify.accuracy.measure.enforcement) as lines for the console: what it enforced,
+    what it only reported, what it waived and why, and how to waive one."""
+    if not e:
+        return []
+
+    def names(entries):
+        return ", ".join(f"{x['name']} ({x['status']})" for x in entries) or "none"
+
+    out = [f"properties enforced (a refuted one fails): {names(e['enforced'])}"]
+    if e.get("reported"):
+        out.append(f"properties reported only: {names(e['reported'])}")
+    for w in e.get("waived") or []:
+        out.append(f"property {w['name']}: {w['status']} (waived: {w['reason']})")
+    out.append(e.get("how_to_waive", ""))
+    return [line for line in out if line]
 
 
 def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
@@ -366,7 +412,8 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
     if res.special_mismatches:
         e = res.special_examples[0]
         r.append(
-            f"{res.special_mismatches} outputs differ from the declared rule for NaN and infinite entries, "
+            f"{res.special_mismatches} outputs differ from the {res.inf_rule} rule for NaN and infinite entries "
+            f"({res.standard}: {res.inf_rule_text}), "
             f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
             f"gave {e['got']!r}, declared {e['want']!r}"
             + ("" if e.get("replayed", True) else " (not reproduced when run again)")
@@ -397,6 +444,7 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
         why, chosen = judge_properties(check, res.properties, False)
         r += why
         out.proofs = chosen
+    out.enforcement = gate_enforcement(check, out.accuracy.get("properties"))
     if r:
         out.status = "fail"
     return out

@@ -87,6 +87,7 @@ def _facts(c) -> list[tuple[str | None, str]]:
         ),
     ]
     out += [("reason" if c["status"] == "fail" else "skipped", clip(r)) for r in c["reasons"]]
+    out += _enforcement(c.get("enforcement"))
     if a.get("max_ulp") is not None:
         out.append(
             (
@@ -110,6 +111,25 @@ def _facts(c) -> list[tuple[str | None, str]]:
         )
     # what the target did besides computing (the FP mode it set, a write into its input), and the like
     out += [("note", clip(n)) for n in a.get("notes") or []]
+    return out
+
+
+def _enforcement(e: dict | None) -> list[tuple[str, str]]:
+    """Which declared properties the check enforced, reported only, and waived (each waived one as its verdict
+    and "waived: REASON": measured, shown, never counted as established)."""
+    if not e:
+        return []
+
+    def names(entries):
+        return ", ".join(f"{x['name']} ({x['status']})" for x in entries) or "none"
+
+    out = [("properties enforced", clip(names(e.get("enforced") or [])))]
+    if e.get("reported"):
+        out.append(("properties reported only", clip(names(e["reported"]))))
+    out += [
+        ("property " + clip(w["name"], 200), clip(f"{w['status']} (waived: {w['reason']})"))
+        for w in e.get("waived") or []
+    ]
     return out
 
 

@@ -4,7 +4,8 @@ The fast path is numerics.ball's binary64 ball arithmetic over whole rows (long 
 whose reductions bound their own error (a row's sum: the pairwise sum's gamma_depth bound, expr.numpy_eval);
 an element whose ball rounds to one value has that value. Every other element is evaluated exactly
 (numerics.exact, Arb at increasing precision) with its row, each reduction once per row and precision.
-Rows with NaN or infinite entries follow spec.tensor.limit_row, the same rule for every tensor operator.
+Rows with NaN or infinite entries follow spec.tensor.limit_row, the same rule for every tensor operator, or the
+rule the standard's key names (spec.tensor.INF_RULES: `onnx+ieee`, the formula in IEEE arithmetic).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from opcert.formats import format_of, round_fraction
 from opcert.numerics import ball
 from opcert.numerics.exact import Row, evaluate
 from opcert.spec import get_tensor_operator
-from opcert.spec.tensor import TensorOperator, over_rows, round_just_below, tensor_rows
+from opcert.spec.tensor import DEFAULT_INF_RULE, TensorOperator, over_rows, round_just_below, tensor_rows
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -39,11 +40,13 @@ def check_float(op: TensorOperator, x: np.ndarray):
     return fmt
 
 
-def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True, exact: bool = False):
+def reference_rows(
+    op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True, exact: bool = False, rule: str = DEFAULT_INF_RULE
+):
     """The correctly rounded values (as binary64) of op over rows (2-D, binary64 values of fmt), and how
     many elements took the exact path (fast=False: every element; the tests' cross-check). exact=True:
     (rounded, hi, lo, slow): the exact values as binary64 pairs too (the ball's midpoint where it decided,
-    within its radius: far below an ULP of fmt)."""
+    within its radius: far below an ULP of fmt). rule: for rows with infinite entries (spec.tensor.INF_RULES)."""
     form = op.reference_form
     precision = None if not fast else ball.BINARY64 if fmt.p <= 24 else ball.WIDE
     slow = [0]
@@ -92,7 +95,7 @@ def reference_rows(op: TensorOperator, rows: np.ndarray, fmt, fast: bool = True,
                 slow[0] += 1
         return out, hi, lo
 
-    rounded, hi, lo = over_rows(op, rows, block, channels=3)
+    rounded, hi, lo = over_rows(op, rows, block, channels=3, rule=rule)
     finite_hi = np.isfinite(hi)
     hi = np.where(finite_hi, hi, rounded)  # filled specials: the value itself (NaN, -inf, 0)
     lo = np.where(finite_hi, lo, 0.0)
@@ -105,11 +108,12 @@ def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=No
     fmt = check_float(op, x)
     rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
     with np.errstate(invalid="ignore"):
-        values, hi, lo, slow = reference_rows(op, rows.astype(np.float64), fmt, exact=True)
+        values, hi, lo, slow = reference_rows(op, rows.astype(np.float64), fmt, exact=True, rule=std.inf_rule)
     return RowReference(back(values.astype(fmt.dtype)), slow, back(hi), back(lo))
 
 
 def reference(op, x, *, standard: str | None = None, axis=None, axes=None) -> np.ndarray:
     """The correctly rounded result of the tensor operator `op` at every element of x, in x's dtype: the rows
-    are those `standard`'s axis rule makes of x with `axis` (ONNX) or `axes` (DirectML's `1` forms)."""
+    are those `standard`'s axis rule makes of x with `axis` (ONNX) or `axes` (DirectML's `1` forms); a
+    standard's key with "+ieee" (onnx+ieee) takes the IEEE-formula rule for rows with infinite entries."""
     return reference_detailed(op, x, standard=standard, axis=axis, axes=axes).rounded

@@ -9,22 +9,50 @@ plain descriptors over the last dimension and its `1` forms over the listed `Axe
 Rows with infinite entries are defined by one rule for every tensor operator (`limit_row`): an entry of
 +-inf is +-M, for the same M, in the limit M -> inf. So -inf entries (a masked position) drop out
 (they take `Operator.absent`: Softmax 0, LogSoftmax -inf), +inf entries share the row among themselves,
-and a row of -inf only is a row of equal entries. A row holding a NaN gives NaN everywhere. IEEE
-arithmetic on the formula gives NaN in several of these cases (inf - inf): that is a kernel's finding.
+and a row of -inf only is a row of equal entries. A row holding a NaN gives NaN everywhere. The standards
+leave such rows undefined; this is the default rule (`limit`). IEEE arithmetic on the formula gives NaN in
+several of these cases (inf - inf): that is the named alternative `ieee` (INF_RULES), chosen with the
+standard's key: `--standard onnx+ieee`, `standard = "directml-1+ieee"` (TensorOperator.standard).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
 
-from opcert.errors import UsageError
+from opcert.errors import UsageError, choices
 from opcert.expr import Expr
+from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import round_fraction
 from opcert.spec.model import Support, standard_of, support_at
+
+# The rules for a row with infinite entries, which the standards leave undefined: the default, and the named
+# alternative a standard's key selects with "+NAME" (`--standard onnx+ieee`). Declared once: the reference
+# (over_rows), the measurement's `infinite` property and the outputs' texts read them.
+INF_RULES = {
+    "limit": "an entry of +-inf is +-M for one M, in the limit M -> inf: -inf entries drop out (Softmax 0, "
+    "LogSoftmax -inf), +inf entries share the row (two: 1/2 each), a row of -inf only is a row of equal entries",
+    "ieee": "the standard's formula with the row maximum subtracted (exp(x - max) / sum, as NumPy, ONNX Runtime "
+    "and torch compute it) evaluated in IEEE arithmetic: NaN at every element of a row holding +inf "
+    "(inf - inf) and of a row of -inf only (Softmax, LogSoftmax; Hardmax's formula takes no difference: as "
+    "limit); a -inf entry beside a finite maximum gives what limit gives (Softmax 0, LogSoftmax -inf)",
+}
+DEFAULT_INF_RULE = "limit"
+RULE_MARK = "+"  # standard key + rule name: onnx+ieee
+
+
+def inf_rule_text(rule: str, op_name: str = "", key: str = "onnx") -> str:
+    """What a result says of its rows with infinite entries: the rule that applied, and how to choose the other."""
+    base = key.partition(RULE_MARK)[0]
+    other = "ieee" if rule == DEFAULT_INF_RULE else DEFAULT_INF_RULE
+    choose = f"{base}{RULE_MARK}ieee" if other == "ieee" else base
+    return (
+        f"rows with +-inf entries (which the standards leave undefined) follow the {rule} rule: {INF_RULES[rule]}. "
+        f'The {other} rule: --standard {choose} (standard = "{choose}" in a gate check)'
+    )
 
 
 @dataclass(frozen=True)
@@ -56,6 +84,12 @@ class TensorStandard:
     versions: tuple[str, ...] = ()  # the versions this rule covers (ONNX opsets 1 and 11)
     in_place: bool = True
     notes: str = ""
+    inf_rule: str = DEFAULT_INF_RULE  # the rule for rows with infinite entries (INF_RULES): key+NAME selects one
+
+    @property
+    def name(self) -> str:
+        """The key that selects this standard with its rule for infinite entries: "onnx", "onnx+ieee"."""
+        return self.key if self.inf_rule == DEFAULT_INF_RULE else f"{self.key}{RULE_MARK}{self.inf_rule}"
 
     def support_at(self, level: str | None) -> Support | None:
         return support_at(self.support, level)
@@ -114,7 +148,22 @@ class TensorOperator:
     attributes = ()
 
     def standard(self, key: str | None = None) -> TensorStandard:
-        return standard_of(self, key)
+        """The standard called `key`; "KEY+RULE" (onnx+ieee) is that standard with RULE (INF_RULES) for its
+        rows with infinite entries, which the standards leave undefined."""
+        base, mark, rule = (key or "").partition(RULE_MARK)
+        if not mark:
+            try:
+                return standard_of(self, key)
+            except UsageError as exc:
+                raise UsageError(
+                    f"{exc}; KEY+RULE picks a rule for rows with infinite entries: {choices(INF_RULES)}"
+                ) from None
+        if rule not in INF_RULES:
+            raise UsageError(
+                f"{self.name}: standard {key!r}: unknown rule {rule!r} for rows with infinite entries; allowed: "
+                f"{choices(INF_RULES)} (e.g. {self.primary}{RULE_MARK}ieee)"
+            )
+        return replace(standard_of(self, base or None), inf_rule=rule)
 
     @property
     def dtypes(self) -> tuple[str, ...]:
@@ -212,12 +261,21 @@ def limit_row(row: np.ndarray) -> tuple[str, np.ndarray | None]:
     return "finite", ~neg
 
 
-def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int = 1):
+def ieee_nan(op: TensorOperator, row: np.ndarray) -> np.ndarray:
+    """Where the `ieee` rule puts NaN in a row: where op's max-subtracted formula (its reference form, exp(x -
+    max) / sum for Softmax), evaluated in binary64 with NumPy, gives NaN."""
+    return np.isnan(eval_numpy(op.reference_form, np.asarray(row, dtype=np.float64)[None, :], {}))[0]
+
+
+def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int = 1, rule: str = DEFAULT_INF_RULE):
     """op's values over rows (2-D, binary64 or wider), under the rule for non-finite entries (limit_row):
     finite_block(block) gives the values over a 2-D block of finite rows of one length (a tuple of
     `channels` arrays where channels > 1: the reference's rounded values and exact midpoints); a row with
     NaN, +-inf entries is reduced to such a block (its finite entries, or a row of zeros) and the rest filled
-    with NaN (a NaN row) or the operator's `absent` value."""
+    with NaN (a NaN row) or the operator's `absent` value. rule "ieee" (INF_RULES): NaN besides, wherever
+    the formula evaluated in IEEE arithmetic gives NaN (ieee_nan)."""
+    if rule not in INF_RULES:
+        raise ValueError(f"unknown rule for infinite entries {rule!r}")
     outs = [np.full(rows.shape, np.nan) for _ in range(channels)]
     if rows.size == 0:
         return outs[0] if channels == 1 else tuple(outs)
@@ -240,6 +298,9 @@ def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int 
         for o in outs:
             o[i] = absent
         put((i, keep), got[0] if channels == 1 else tuple(g[0] for g in got))
+        if rule == "ieee":
+            for o in outs:
+                o[i, ieee_nan(op, rows[i].astype(np.float64))] = np.nan
     return outs[0] if channels == 1 else tuple(outs)
 
 

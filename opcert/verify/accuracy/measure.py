@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 
 from opcert import policy
-from opcert.errors import TargetFailure, UsageError
+from opcert.errors import TargetFailure, UsageError, choices
 from opcert.expr import libm_arrays
 from opcert.fingerprint import code_fingerprint
 from opcert.formats import IntFormat, bits_differ, get_format, hex_bits, round_fraction
@@ -94,6 +94,8 @@ class AccuracyResult:
     subnormal_flushes: int = 0
     examples: dict = field(default_factory=dict)
     properties: list = field(default_factory=list)  # PropertyResult dicts, checked on the same outputs
+    # which of them the command enforced, reported or waived (enforcement(); None: measured, not judged)
+    enforcement: dict | None = None
     target_modified_input: bool = False
     replay: dict | None = None  # the target run again on the inputs the verdict names: did it agree?
     fp_environment: list = field(default_factory=list)  # what the target did to the FP environment
@@ -118,6 +120,60 @@ class AccuracyResult:
         d = asdict(self)
         d.pop("errors", None)
         return d
+
+
+WAIVE_HOW = (
+    'waive one: --waive NAME=REASON (opcert accuracy), waive = { NAME = "REASON" } in the [[check]] (opcert gate); '
+    "a waived property is still measured and reported, never counted as established"
+)
+
+
+def parse_waivers(op, given, where: str = "--waive") -> dict[str, str]:
+    """{property: reason} of NAME=REASON texts (NAME alone: no reason given); UsageError for a name the
+    operator does not declare."""
+    declared = [p.name for p in op.properties]
+    out = {}
+    for item in given or ():
+        name, _, reason = str(item).partition("=")
+        name = name.strip()
+        if name not in declared:
+            raise UsageError(
+                f"{where} {name!r}: {op.name} declares no property {name!r}; declared: {choices(declared)}"
+            )
+        out[name] = reason.strip() or f"{where} {name}, no reason given"
+    return out
+
+
+def enforcement(properties: list, waived: dict | None = None, required=None, rule: str | None = None) -> dict:
+    """Which declared properties a check enforced (`required`: the names a gate check's `proofs` require; None:
+    every property claimed at these attributes, as `opcert accuracy` judges: a refuted one fails), which it
+    only reported, and which it waived, with the reason. Each waived verdict is marked ("waived": reason):
+    still measured and shown as it came out, never counted as established."""
+    waived = dict(waived or {})
+    out = {"enforced": [], "reported": [], "waived": [], "failing": []}
+    seen = set()
+    for v in properties or []:
+        name = v["name"]
+        seen.add(name)
+        entry = {"name": name, "status": v["status"]}
+        if name in waived:
+            v["waived"] = waived[name]
+            out["waived"].append({**entry, "reason": waived[name]})
+        elif (name in required) if required is not None else v.get("expected", "holds") == "holds":
+            out["enforced"].append(entry)
+            if v["status"] == "refuted" and required is None:
+                out["failing"].append(name)
+        else:
+            out["reported"].append({**entry, "expected": v.get("expected", "holds")})
+    for name, reason in waived.items():
+        if name not in seen:
+            out["waived"].append({"name": name, "status": "no verdict", "reason": reason})
+    out["rule"] = rule or (
+        "opcert accuracy fails on a refuted enforced property (a checked, unknown or skipped one does not fail "
+        "it: --require judges as a gate check does)"
+    )
+    out["how_to_waive"] = WAIVE_HOW
+    return out
 
 
 def reproduce_command(op: str, dtype: str, target: str, attrs: dict[str, Fraction], mode: str, options: Options) -> str:

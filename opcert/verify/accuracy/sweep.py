@@ -69,6 +69,7 @@ from opcert.files import write_json_atomic
 from opcert.fingerprint import code_fingerprint
 from opcert.formats import FLOAT_FORMATS
 from opcert.numerics import ball, ball_compiled, one_sided
+from opcert.progress import tell
 from opcert.spec import get_operator, reference
 from opcert.targets import load_target
 from opcert.verify.accuracy import sweep_kernel
@@ -612,9 +613,10 @@ def sweep(
     t0 = time.perf_counter()
     # one pool for the replays and the chunks: its workers load the target once for both
     with Pool(max(1, min(workers or os.cpu_count() or 1, cfg.chunks))) as pool:
-        resume = _resume(cfg, directory, done, rejected, pool, seed) if done else None
+        resume = _resume(cfg, directory, done, rejected, pool, seed, progress) if done else None
         resumed = len(done)
         todo = [i for i in range(cfg.chunks) if i not in done]
+        tell(progress, None)  # the replay's phase, if any, is over: the count goes on
         if progress:
             progress(len(done), cfg.chunks)
 
@@ -664,14 +666,15 @@ def sweep(
     return total, checker, info
 
 
-def _resume(cfg: SweepConfig, directory: Path, done: dict, rejected: list, pool, seed) -> dict:
+def _resume(cfg: SweepConfig, directory: Path, done: dict, rejected: list, pool, seed, progress=None) -> dict:
     """The finished chunks, each replayed (replay_chunk): a checkpoint is trusted only where the target still
     computes what it recorded (a changed data file, a rebuilt library: anything the fingerprints cannot see);
-    the others leave done for rejected, to be computed again."""
+    the others leave done for rejected, to be computed again. progress: told the replay's phase (how many
+    of the resumed chunks are replayed: opcert.progress.tell), which counts no input of this run."""
     seed = replay_seed() if seed is None else seed
     t1 = time.perf_counter()
     resume = {"seed": seed, "chunks": len(done), "rerun": []}
-    for i, diff in _replay_resumed(cfg, done, pool, seed):
+    for i, diff in _replay_resumed(cfg, done, pool, seed, progress):
         rejected.append(f"chunk {i}: {diff['why']}")
         resume["rerun"].append(diff)
         del done[i]
@@ -784,14 +787,23 @@ def replay_seed() -> int:
     return seed
 
 
-def _replay_resumed(cfg: SweepConfig, done: dict, pool, seed: int) -> list[tuple[int, dict]]:
+def _replay_resumed(cfg: SweepConfig, done: dict, pool, seed: int, progress=None) -> list[tuple[int, dict]]:
     items = sorted(done)
     out = []
-    for j, ok, value in pool.run([(replay_chunk, (cfg, i, done[i], seed), {}) for i in items]):
+
+    def phase(k):
+        return (
+            f"replaying the {len(items):,} chunks resumed from the checkpoint, each checked against the target "
+            f"before it counts: {k:,}/{len(items):,}"
+        )
+
+    tell(progress, phase(0))
+    for k, (j, ok, value) in enumerate(pool.run([(replay_chunk, (cfg, i, done[i], seed), {}) for i in items]), 1):
         if not ok:
             raise _chunk_failure(cfg, items[j], value)
         if value is not None:
             out.append((items[j], value))
+        tell(progress, phase(k))
     return sorted(out, key=lambda t: t[0])
 
 

@@ -1,8 +1,9 @@
 """Accuracy and properties of a tensor operator's target, over rows.
 
 Every output element is compared with the correctly rounded reference of its row (spec.row_reference):
-its error in ULPs of the exact value (verify.ulp), NaN and infinities bit for bit against the declared
-rule (spec.tensor.limit_row). Beside it, each row's sum: Softmax's outputs sum to 1, LogSoftmax's
+its error in ULPs of the exact value (verify.ulp), NaN and infinities bit for bit against the rule for
+rows with infinite entries (spec.tensor.limit_row, or the standard's key's `+ieee`: spec.tensor.INF_RULES;
+the result names it). Beside it, each row's sum: Softmax's outputs sum to 1, LogSoftmax's
 exponentials too, within the bound that half an ULP (or the check's `max_ulp`) per output allows.
 
 The rows (`cases`): stratified random rows of lengths 1 to 4,096 at several scales, and the hard cases
@@ -27,7 +28,7 @@ from opcert.formats import get_format
 from opcert.progress import Progress
 from opcert.spec import get_tensor_operator
 from opcert.spec.row_reference import reference_detailed
-from opcert.spec.tensor import reduced_axes, to_rows
+from opcert.spec.tensor import DEFAULT_INF_RULE, inf_rule_text, reduced_axes, to_rows
 from opcert.targets import tensor as tensor_targets
 from opcert.verify.tensor import properties as row_properties
 from opcert.verify.tensor.calls import EXP, call_target, row_excerpt
@@ -78,6 +79,9 @@ class RowResult:
     command: str = ""
     target_version: str = ""
     allowed_ulp: float = 0.5  # the per-output error the row properties' bounds allow
+    inf_rule: str = DEFAULT_INF_RULE  # the rule rows with infinite entries were held to (spec.tensor.INF_RULES)
+    inf_rule_text: str = ""  # that rule in words, and how to choose the other
+    enforcement: dict | None = None  # which declared properties the command enforced, reported, waived
 
     @property
     def ok(self) -> bool:
@@ -124,7 +128,7 @@ class RowResult:
         return d
 
     def _notes(self) -> list[str]:
-        out = []
+        out = [self.inf_rule_text] if self.inf_rule_text else []
         w = self.worst
         if w:
             shown = (
@@ -294,7 +298,7 @@ def measure_rows(
     op, named = get_tensor_operator(op)
     std = op.standard(o.standard or named)
     fmt = get_format(dtype)
-    o = _settled(op, fmt, replace(o, standard=std.key))
+    o = _settled(op, fmt, replace(o, standard=std.name), std)
     if target != "opcert" and o.isolation == "process" and not in_worker():
         try:
             return run_isolated(measure_rows, op.name, target, dtype, replace(o, isolation="none"))
@@ -303,13 +307,22 @@ def measure_rows(
                 op.name,
                 target,
                 fmt.name,
-                std.key,
+                std.name,
                 status="crashed",
                 error=f"target {target} {lost}",
                 command=_command(op, target, fmt, o),
             )
     t0 = time.perf_counter()
-    res = RowResult(op.name, target, fmt.name, std.key, command=_command(op, target, fmt, o), allowed_ulp=o.max_ulp)
+    res = RowResult(
+        op.name,
+        target,
+        fmt.name,
+        std.name,
+        command=_command(op, target, fmt, o),
+        allowed_ulp=o.max_ulp,
+        inf_rule=std.inf_rule,
+        inf_rule_text=inf_rule_text(std.inf_rule, op.name, std.name),
+    )
     try:
         tgt = tensor_targets.load(target)  # through the module: tests stand a target in for it
     except UsageError:
@@ -328,7 +341,7 @@ def measure_rows(
             res.cases.append({"label": case.label, "shape": list(case.x.shape), "axes": list(reduced), "skipped": why})
             continue
         ref = reference_detailed(
-            op, case.x, standard=std.key, axis=case.axis, axes=list(case.axes) if case.axes else None
+            op, case.x, standard=std.name, axis=case.axis, axes=list(case.axes) if case.axes else None
         )
         try:
             y = call_target(tgt, op, std, case.x, reduced)
@@ -357,8 +370,14 @@ def measure_rows(
     return res
 
 
-def _settled(op, fmt, o: RowOptions) -> RowOptions:
+def _settled(op, fmt, o: RowOptions, std=None) -> RowOptions:
     """o with its default sample size; UsageError for a format, sample size or exhaustive run it cannot take."""
+    if o.exhaustive and std is not None and std.inf_rule != DEFAULT_INF_RULE:
+        raise UsageError(
+            f"exhaustive (every row of two 16-bit values) holds rows with infinite entries to the "
+            f"{DEFAULT_INF_RULE} rule only; under {std.name} the rows are sampled (no --exhaustive), or give "
+            f"--standard {std.key}"
+        )
     if fmt.kind != "float":
         raise UsageError(f"{op.name} takes floating-point tensors; allowed: float16, bfloat16, float32, float64")
     if o.exhaustive and fmt.bits != 16:

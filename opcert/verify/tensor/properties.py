@@ -11,11 +11,12 @@ element) allow nothing. A sample is never a proof: a property that held is `chec
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from opcert.spec.tensor import to_rows
+from opcert.spec.tensor import DEFAULT_INF_RULE, INF_RULES, to_rows
 from opcert.verify.result import PropertyResult
 from opcert.verify.tensor import layouts as row_layouts
 from opcert.verify.tensor.calls import EXP, EXP_MOVED, call_target, row_list
@@ -51,6 +52,8 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
 
     for p in op.properties:
         kind = p.kind
+        if kind == "infinite_entries" and std.inf_rule != DEFAULT_INF_RULE:  # the rule the standard's key names
+            p = dataclasses.replace(p, statement=f"the {std.inf_rule} rule ({std.name}): {INF_RULES[std.inf_rule]}")
         checked = bad = 0
         example = None
         note = None
