@@ -4,9 +4,18 @@ generated reference names every configuration key, and every code example runs.
 Examples run page by page, in order, in a fresh directory that sees the repository's `tests`,
 `examples` and `.venv` (so the commands read as a user types them): a block whose first line names a
 file (`# gate.toml`, `/* kernels.c */`) is written to it; each `$ ` line of a console block is run by
-the shell and must exit with the status its `# exit N` comment states (0 without one); a python block
-is executed. Commands that sweep all 2^32 float32 inputs or sweep attributes are slow tests
-(run with -m slow)."""
+the shell and must exit with the status its `# exit N` comment states (0 without one), and every line
+quoted under it (up to the next `$ ` line) must be in what it printed: compared after taking out the
+table rules and the padding, and with each duration (`4.3 s`, `28s`) read as any duration, so a quoted
+line may be a whole row or a part of one, and a long line may be quoted broken at spaces; `...` stands
+for lines left out, or inside a line for text left out (a temporary path). A python block is executed.
+Commands that sweep all 2^32 float32 inputs are slow tests (run with -m slow); the attribute sweep of
+gating.md is chosen to take seconds, and runs with the others.
+
+A figure quoted in prose that no example prints is either derived from the code (`<!--fig:NAME-->N
+<!--/fig-->`, tools/docs_pages.py FIGURES: the site is built with the value the code gives, and
+`test_every_derived_figure_is_current` compares the written one), or labelled with the host and date it
+was measured on (results.md, bench/README.md)."""
 
 import ast
 import io
@@ -27,12 +36,13 @@ FILE_NAME = re.compile(r"^(?:#|/\*)\s*([\w.-]+\.(?:toml|c|py))\s*(?:\*/)?\s*$")
 
 
 def _slow(command: str) -> bool:
-    # all 2^32 float32 inputs, or an attribute sweep (33 exhaustive checks: 400 s on 2 cores here)
-    return ("--dtype float32" in command and "--exhaustive" in command) or "--attr-sweep" in command
+    # all 2^32 float32 inputs (the attribute sweep of docs/gating.md is chosen to run in the suite)
+    return "--dtype float32" in command and "--exhaustive" in command
 
 
 def _examples(page: Path):
-    """(kind, payload) in page order: ("file", (name, text)), ("command", (line, exit)), ("python", code)."""
+    """(kind, payload) in page order: ("file", (name, text)), ("command", (line, exit, quoted output
+    lines)), ("python", code)."""
     for lang, body in BLOCK.findall(page.read_text()):
         first = body.split("\n", 1)[0]
         named = FILE_NAME.match(first)
@@ -41,11 +51,33 @@ def _examples(page: Path):
         elif lang == "python":
             yield "python", body
         elif lang in ("", "console", "text", "shell"):
-            for line in body.splitlines():
+            command = None
+            for line in body.splitlines() + ["$ "]:
                 if line.startswith("$ "):
+                    if command and command[0]:
+                        yield "command", command
                     cmd = line[2:]
                     m = re.search(r"#\s*exit (\d+)\s*$", cmd)
-                    yield "command", (cmd.split("  #")[0].strip(), int(m.group(1)) if m else 0)
+                    command = (cmd.split("  #")[0].strip(), int(m.group(1)) if m else 0, [])
+                elif command is not None and line.strip() not in ("", "..."):
+                    command[2].append(line)
+
+
+# what the comparison of quoted output ignores: the rules and borders of rich's tables, padding, and
+# how long a run took
+TABLE_RULES = re.compile(r"[\u2500-\u257f]")
+DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|min)\b")
+
+
+def _normal(text: str) -> str:
+    return " ".join(DURATION.sub("<duration>", TABLE_RULES.sub(" ", text)).split())
+
+
+def _missing(quoted: list[str], printed: str) -> list[str]:
+    """The quoted lines that are not in what the command printed (`...` inside a line: any text)."""
+    out = _normal(printed)
+    pattern = lambda line: ".*?".join(re.escape(part.strip()) for part in _normal(line).split("..."))  # noqa: E731
+    return [line for line in quoted if not re.search(pattern(line), out)]
 
 
 def _cases(slow: bool):
@@ -74,6 +106,7 @@ def _run(page, steps, tmp_path):
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("GITHUB_ACTIONS", None)
     env.pop("GITHUB_STEP_SUMMARY", None)
+    env["COLUMNS"] = "250"  # the width the pages quote tables at (rich reads it)
     for kind, payload in steps:
         if kind == "file":
             name, text = payload
@@ -86,13 +119,19 @@ def _run(page, steps, tmp_path):
             finally:
                 os.chdir(cwd)
         else:
-            cmd, want = payload
+            cmd, want, quoted = payload
             if cmd.split()[0] in ("cc", "gcc") and shutil.which("cc") is None:
                 pytest.skip(f"{page.name}: `{cmd}` needs a C compiler, and this machine has none")
             r = subprocess.run(cmd, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=900)
             assert r.returncode == want, (
                 f"{page.name}: `{cmd}` exited {r.returncode}, the page says {want}\n"
                 f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+            )
+            missing = _missing(quoted, r.stdout + "\n" + r.stderr)
+            assert not missing, (
+                f"{page.name}: `{cmd}` did not print what the page quotes:\n"
+                + "\n".join(missing)
+                + f"\n--- it printed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
             )
 
 
@@ -121,17 +160,38 @@ def test_the_site_builds_strictly(tmp_path):
         assert (tmp_path / "site" / page / "index.html").exists(), f"generated page {page} missing"
 
 
-def test_the_configuration_reference_names_every_key():
-    from opcert.gating.config import KEYS
-
+def _docs_pages():
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import docs_pages
     finally:
         sys.path.pop(0)
-    text = docs_pages.configuration()
+    return docs_pages
+
+
+def test_the_configuration_reference_names_every_key():
+    from opcert.gating.config import KEYS
+
+    text = _docs_pages().configuration()
     for key in KEYS:
         assert f"| `{key}` |" in text
+
+
+def test_every_derived_figure_is_current():
+    """A figure the code determines (checks of the built-in gate, chunks of a float32 sweep, operators in the
+    catalog) is written as <!--fig:NAME-->VALUE<!--/fig-->, and VALUE is what the code gives now."""
+    docs_pages = _docs_pages()
+    values = docs_pages.figures()
+    stale, used = [], set()
+    for page in PAGES:
+        for m in docs_pages.FIGURE.finditer(page.read_text()):
+            used.add(m.group(1))
+            if m.group(1) not in values:
+                stale.append(f"{page.name}: unknown figure {m.group(1)!r}")
+            elif m.group(2) != values[m.group(1)]:
+                stale.append(f"{page.name}: {m.group(1)} is written {m.group(2)}, the code gives {values[m.group(1)]}")
+    assert not stale, "\n".join(stale)
+    assert used == set(values), f"figures no page writes: {set(values) - used}"
 
 
 def test_the_readme_fits_on_a_screen():

@@ -8,6 +8,10 @@ An MkDocs hook (mkdocs.yml: `hooks`): at each build it adds
   standard, attributes, properties, the implementation expression);
 - performance.md and the tables it links: bench/README.md and bench/*.md as they are.
 
+and, in every page, each figure the code determines (`FIGURES`), written in the Markdown as
+`<!--fig:NAME-->VALUE<!--/fig-->`: the site shows the value the code gives at build time (on_page_markdown),
+and tests/test_docs.py fails where the written VALUE (what README.md shows on GitHub) differs from it.
+
 `python tools/docs_pages.py DIR` writes the same pages to DIR (to read them without MkDocs).
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -138,6 +143,51 @@ def bench_pages() -> dict[str, str]:
     return pages
 
 
+def _gate_checks() -> int:
+    """Checks of the built-in gate (`opcert gate` without --config): one per operator, dtype and mode."""
+    from opcert.gating.config import default_config
+
+    return sum(len(c.dtypes) for c in default_config().checks)
+
+
+def _sweep_chunks() -> int:
+    """Chunks of an exhaustive float32 sweep (each 2^24 magnitudes, both signs)."""
+    from opcert.verify.accuracy.sweep import SweepConfig
+
+    return SweepConfig("Tanh", "opcert", (), None).chunks
+
+
+def _elementwise_operators() -> int:
+    from opcert.spec import operators
+
+    return len(operators())
+
+
+# NAME -> the figure as the pages write it, computed from the code
+FIGURES = {
+    "gate_checks": lambda: f"{_gate_checks():,}",
+    "sweep_chunks": lambda: f"{_sweep_chunks():,}",
+    "elementwise_operators": lambda: str(_elementwise_operators()),
+}
+FIGURE = re.compile(r"<!--fig:(\w+)-->(.*?)<!--/fig-->")
+
+
+def figures() -> dict[str, str]:
+    return {name: f() for name, f in FIGURES.items()}
+
+
+def with_figures(markdown: str, values: dict[str, str] | None = None) -> str:
+    """The page with each derived figure set to the value the code gives (an unknown NAME is an error)."""
+    values = figures() if values is None else values
+
+    def one(m: re.Match) -> str:
+        if m.group(1) not in values:
+            raise KeyError(f"unknown figure {m.group(1)!r} (tools/docs_pages.py FIGURES: {', '.join(values)})")
+        return f"<!--fig:{m.group(1)}-->{values[m.group(1)]}<!--/fig-->"
+
+    return FIGURE.sub(one, markdown)
+
+
 def pages() -> dict[str, str]:
     with redirect_stdout(io.StringIO()):
         out = {"configuration.md": configuration(), "cli-reference.md": cli_reference(), "catalog.md": catalog()}
@@ -152,6 +202,16 @@ def on_files(files, config):
     for path, text in pages().items():
         files.append(File.generated(config, path, content=text))
     return files
+
+
+_VALUES: dict[str, str] = {}
+
+
+def on_page_markdown(markdown, page, config, files):
+    """MkDocs hook: every derived figure as the code gives it now."""
+    if not _VALUES:
+        _VALUES.update(figures())
+    return with_figures(markdown, _VALUES)
 
 
 if __name__ == "__main__":
