@@ -182,8 +182,8 @@ def _rational(op: str, q, a: dict):
         return q * max(zero, min(mpq(1), q / 6 + mpq(1, 2)))
     if op == "Softsign":
         return q / (1 + abs(q))
-    if op == "Identity":
-        return q
+    if op == "Identity":  # DirectML's element-wise form: x * scale + bias, exactly
+        return q * A.get("scale", mpq(1)) + A.get("bias", mpq(0))
     if op == "Linear":
         return A["alpha"] * q + A["beta"]
     if op == "Abs":  # DirectML's ScaleBias: |x * scale + bias|, exactly
@@ -226,7 +226,7 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
             elif op == "Swish":
                 v = t / (1 + gmpy2.exp(-mpfr(attrs["alpha"]) * t))
             elif op == "Erf":
-                v = gmpy2.erf(t)
+                v = gmpy2.erf(mpfr(attrs.get("scale", 1.0)) * t + mpfr(attrs.get("bias", 0.0)))
             elif op == "Exp":  # DirectML's ScaleBias: e^(x * scale + bias), the argument exact at this precision
                 v = gmpy2.exp(mpfr(attrs.get("scale", 1.0)) * t + mpfr(attrs.get("bias", 0.0)))
             else:

@@ -43,6 +43,10 @@ OTHER = [
     ("Exp", "directml", {"scale": -3.5, "bias": 0.1}),
     ("Abs", "directml", {"scale": -0.75, "bias": 2.5}),
     ("Abs", "directml", {"scale": 3.0, "bias": -1.0}),
+    ("Erf", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Erf", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Identity", "directml-element-wise", {"scale": 3.0, "bias": 0.1}),
+    ("Identity", "directml-element-wise", {"scale": -0.25, "bias": 2.0}),
 ]
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]

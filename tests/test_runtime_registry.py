@@ -141,7 +141,7 @@ def test_a_runtime_is_one_new_file_and_one_row(tmp_path):
     assert e["worst_input"] == 0.5, e["worst_input"]
     assert e["worst_output_bits"] == f"0x{got['reference_at_half'] + 1:04x}", e["worst_output_bits"]
     assert e["worst_reference_bits"] == f"0x{got['reference_at_half']:04x}", e["worst_reference_bits"]
-    verdicts = {p["kind"]: p for p in e["properties"]}
+    verdicts = {p["name"]: p for p in e["properties"]}
     odd = verdicts["odd"]  # tanh(-0.5) is not the high output's negation
     assert odd["status"] == "refuted" and abs(odd["counterexample"]["inputs"]["x"]["value"]) == 0.5, odd
     assert verdicts["layout"]["status"] in ("proved", "checked"), verdicts["layout"]["note"]
