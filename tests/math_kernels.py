@@ -31,3 +31,9 @@ def sign_nan_is_zero(x):
     y = np.sign(x)
     y[np.isnan(x)] = 0
     return y
+
+
+def log_zero_below_domain(x, **attrs):
+    """np.log, but 0 where x < 0 (a kernel that clamps its argument instead of giving NaN)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(x < 0, np.zeros_like(x), np.log(x)).astype(x.dtype)

@@ -229,6 +229,14 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
                 v = gmpy2.erf(mpfr(attrs.get("scale", 1.0)) * t + mpfr(attrs.get("bias", 0.0)))
             elif op == "Exp":  # DirectML's ScaleBias: e^(x * scale + bias), the argument exact at this precision
                 v = gmpy2.exp(mpfr(attrs.get("scale", 1.0)) * t + mpfr(attrs.get("bias", 0.0)))
+            elif op in ("Log", "Sqrt"):  # MPFR's log and sqrt: NaN below 0, log(0) = -inf, as IEEE 754's
+                # the argument u = x * scale + bias exactly, and ln u as log1p(u - 1) of the exact u - 1 (u = 1 +
+                # 2e-150 would round to 1 at the working precision)
+                u = _exact_q(x) * _exact_q(attrs.get("scale", 1.0)) + _exact_q(attrs.get("bias", 0.0))
+                if op == "Sqrt":
+                    v = gmpy2.sqrt(mpfr(u))
+                else:  # near 1, the exact u - 1; elsewhere u itself (u - 1 would round to -1 near 0)
+                    v = gmpy2.log1p(mpfr(u - 1)) if abs(u - 1) < mpq(1, 2) else gmpy2.log(mpfr(u))
             else:
                 raise ValueError(op)
             return v

@@ -47,6 +47,10 @@ OTHER = [
     ("Erf", "directml", {"scale": -3.5, "bias": 0.1}),
     ("Identity", "directml-element-wise", {"scale": 3.0, "bias": 0.1}),
     ("Identity", "directml-element-wise", {"scale": -0.25, "bias": 2.0}),
+    ("Log", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Log", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Sqrt", "directml", {"scale": 2.0, "bias": -0.5}),
+    ("Sqrt", "directml", {"scale": -0.75, "bias": 3.0}),
 ]
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]

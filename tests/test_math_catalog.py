@@ -134,3 +134,29 @@ def test_an_infinite_midpoint_after_arithmetic_is_not_beyond():
     for e, decided in ((exp(var("x")) - const(1e308), False), (exp(var("x")), True)):
         for m, _, ok, _ in (ball.evaluate(e, x, {}), ball_compiled.compiled(e, {})(x)):
             assert np.isinf(m[0]) and bool(ok[0]) is decided
+
+
+@pytest.mark.parametrize("name", ["Log", "Sqrt"])
+def test_below_the_domain_the_reference_is_ieees_value_decided_by_the_ball(name):
+    """Every negative float16 input: NaN (and Log(-0) = -inf, Sqrt(-0) = -0), as MPFR and IEEE 754 give,
+    every one decided by the ball (none on the exact path: a float32 sweep could not afford 2^31 of those)."""
+    from opcert.spec.attrs import resolve
+    from opcert.spec.reference import reference_detailed
+
+    x = all_16bit("float16")
+    neg = x[np.signbit(x) & ~np.isnan(x)]
+    op = opcert.get_operator(name)
+    ref = reference_detailed(op, neg, resolve(op, {}))
+    got = ref.rounded
+    at_zero = neg == 0
+    assert set(ref.exact_at.tolist()) <= set(np.flatnonzero(at_zero).tolist())  # -0 at most
+    assert np.isnan(got[~at_zero]).all()
+    zero = got[at_zero][0]
+    assert (zero == -np.inf) if name == "Log" else (zero == 0 and np.signbit(zero))
+
+
+def test_a_log_that_clamps_below_the_domain_has_a_nan_mismatch_at_every_negative_input():
+    r = opcert.measure("Log", "math_kernels:log_zero_below_domain", "float16", "exhaustive")
+    x = all_16bit("float16")
+    assert r.nan_mismatches == int(np.sum(x < 0)) == 31744
+    assert r.inputs_checked - r.correctly_rounded >= r.nan_mismatches

@@ -140,6 +140,19 @@ def may_be_beyond(e: Expr) -> bool:
     return e.op == "const"
 
 
+def may_be_outside(e: Expr) -> bool:
+    """Whether a NaN midpoint of e's ball (radius 0) can only be IEEE's value of a primitive outside its real
+    domain (log(-1), sqrt(-1): ball_rules.primitive): e is a primitive, or a negation, absolute value or
+    select of such."""
+    if e.op in PRIMITIVES:
+        return True
+    if e.op in ("neg", "abs"):
+        return may_be_outside(e.args[0])
+    if e.op == "select":
+        return may_be_outside(e.args[1]) and may_be_outside(e.args[2])
+    return False
+
+
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precision = BINARY64):
     """(midpoints, radii, ok, sign) for the binary64 array x; ok is False where
     undecided; sign is +1 / -1 where the exact value is known to be > 0 / < 0
@@ -147,14 +160,17 @@ def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precisi
     Midpoints and radii are in `precision`'s format. An infinite midpoint with
     radius 0 (ok) is a value beyond the largest finite value of that format (a
     primitive's overflow at the root, may_be_beyond): it decides a narrower
-    format's result (an infinity), not a result of the ball's own format (decide)."""
+    format's result (an infinity), not a result of the ball's own format (decide).
+    A NaN midpoint with radius 0 (ok) is IEEE's value of the root's primitive
+    outside its real domain (may_be_outside): a NaN result, in every format."""
     with np.errstate(all="ignore"):
         m, r, ok, sg = fold(e, Balls(np.asarray(x).astype(precision.dtype), attrs, precision))
         m = np.broadcast_to(m, x.shape)
         r = np.broadcast_to(r, x.shape)
         sg = np.broadcast_to(sg, x.shape)
         beyond = (r == 0) & ~np.isnan(m) if may_be_beyond(e) else False
-        ok = np.broadcast_to(ok, x.shape) & (np.isfinite(m) | beyond) & np.isfinite(r)
+        outside = (r == 0) & np.isnan(m) if may_be_outside(e) else False
+        ok = np.broadcast_to(ok, x.shape) & (np.isfinite(m) | beyond | outside) & np.isfinite(r)
     return m, r, ok, sg
 
 
@@ -359,6 +375,7 @@ def decide(m, r, ok, fmt, sign=None):
         # an exact zero is decided (its sign comes from the definition); a ball that
         # straddles zero, or ends on a different sign, is not
         zero = (m == 0) & (rr == 0)
+        nan = np.isnan(m) & (rr == 0)  # outside the domain: NaN (evaluate)
         same = (rlo == rhi) & (np.signbit(rlo) == np.signbit(rhi)) & ((lo > 0) | (hi < 0))
         if fmt.emax >= np.finfo(m.dtype).maxexp - 1:  # beyond the ball's largest finite: not beyond fmt's
             same = same & np.isfinite(m)
@@ -368,4 +385,4 @@ def decide(m, r, ok, fmt, sign=None):
             under = ~zero & ~same & (lo >= -half) & (hi <= half) & (sign != 0)
             val = np.where(under, np.where(sign > 0, 0.0, -0.0), val)
             same = same | under
-    return val, ok & (same | zero)
+    return np.where(nan, np.nan, val), ok & (same | zero | nan)

@@ -115,8 +115,9 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
         m, r, ok, s, miss = ball(xs[i]{PRE})
         miss_out[i] = miss
         n_miss += 1 if miss else 0
-        # an infinite midpoint of radius 0: beyond the largest double where the root may be (ball.may_be_beyond)
-        ok = ok and (r - r == 0.0) and ((m - m == 0.0) or (BEYOND and r == 0.0 and m == m))
+        # an infinite midpoint of radius 0: beyond the largest double where the root may be (ball.may_be_beyond);
+        # a NaN one: outside the root primitive's domain (ball.may_be_outside)
+        ok = ok and (r - r == 0.0) and ((m - m == 0.0) or (r == 0.0 and (BEYOND if m == m else OUTSIDE)))
         m_out[i] = m
         r_out[i] = r
         ok_out[i] = ok
@@ -424,7 +425,7 @@ def source(
         + "\n"
         + ret
         + "\n"
-        + f"\n\nBEYOND = {ball.may_be_beyond(e)}\n"
+        + f"\n\nBEYOND = {ball.may_be_beyond(e)}\nOUTSIDE = {ball.may_be_outside(e)}\n"
         + _FOOTER.replace("{PRE}", args)
     )
     return src, g.pre

@@ -127,12 +127,15 @@ def ends(m, f_lo, f_hi, ulps, u, eta):
 def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_one, lo, lo_open):
     """The radius of f(a) from the propagated radius and the contract; ok where the ball stays in
     f's domain [lo, ... (open at lo where lo_open; lo = -inf: no bound). f(0) and f(1) are exact where
-    the record says so (exp(0) = 1, log(1) = 0)."""
-    ok = B.both(B.both(ok, prop_ok), B.where(lo_open, ma - ra > lo, ma - ra >= lo))
+    the record says so (exp(0) = 1, log(1) = 0). A ball wholly below lo, or exactly at an open lo
+    (log(0)), is outside the real domain: IEEE's value there is exact, the platform's m (NaN; the pole's
+    infinity), radius 0, ok as the argument is (ball.evaluate takes it at the root only)."""
+    inside = B.both(B.both(ok, prop_ok), B.where(lo_open, ma - ra > lo, ma - ra >= lo))
+    outside = B.either(ma + ra < lo, B.both(lo_open, B.both(ma == lo, ra == 0)))
     prop = B.where(ra == 0, 0.0, prop)
     exact = B.both(ra == 0, B.either(B.both(ma == 0, exact_at_zero), B.both(ma == 1, exact_at_one)))
     r = B.where(exact, 0.0, (prop + contract_m) * MARGIN * MARGIN)
-    return B.where(B.isinf(m), 0.0, r), ok  # as settle
+    return B.where(B.either(B.isinf(m), outside), 0.0, r), B.where(outside, ok, inside)  # as settle
 
 
 # the sign of f(a) from the record's sign rule (expr.primitives.SIGNS)

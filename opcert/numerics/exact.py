@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 from flint import arb, ctx, fmpq
 
 from opcert.expr import NAMED, Expr
@@ -149,6 +150,27 @@ class RationalDomain(Domain):
         if v is None:
             raise NotRational(p.name)
         return v
+
+
+def outside_domain(e: Expr, x: Fraction, attrs: dict[str, Fraction]) -> float | None:
+    """IEEE's value of e at x where e's root is a primitive applied outside its real domain, its argument
+    rational there (log(x * scale + bias) at x * scale + bias <= 0): NaN below the domain, the platform's
+    value at an open end (log(0) = -inf, the pole's infinity); None where the root is no primitive, its
+    argument is not rational, or it is inside the domain."""
+    p = PRIMITIVES.get(e.op)
+    if p is None:
+        return None
+    try:
+        t = eval_rational(e.args[0], x, attrs)
+    except (NotRational, ZeroDivisionError):
+        return None
+    if p.in_domain(t):
+        return None
+    lo, lo_open, _ = p.domain
+    if lo_open and t == lo:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(p.numpy(np.array([float(lo)]))[0])
+    return float("nan")
 
 
 def eval_rational(e: Expr, x: Fraction, attrs: dict[str, Fraction], row: Row | None = None):

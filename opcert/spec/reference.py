@@ -30,7 +30,7 @@ from opcert.expr import parity
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FLOAT_FORMATS, FloatFormat, IntFormat, format_of, get_format, round_fraction
 from opcert.numerics import ball, one_sided
-from opcert.numerics.exact import MAX_PREC, eval_rational, evaluate
+from opcert.numerics.exact import MAX_PREC, Undefined, eval_rational, evaluate, outside_domain
 from opcert.spec import get_operator, is_tensor_operator, standard_named
 from opcert.spec.attrs import resolve
 from opcert.spec.model import Operator
@@ -166,7 +166,14 @@ def reference_detailed(
     exact_q = [None] * n
     for i in slow:
         xi = float(x64[i])
-        v = exact_value(op, std, Fraction(xi), attrs, fmt, exact_bits)
+        try:
+            v = exact_value(op, std, Fraction(xi), attrs, fmt, exact_bits)
+        except Undefined:  # outside the domain of the formula's root (log(-1)): IEEE's value there
+            special = outside_domain(std.formula, Fraction(xi), attrs)
+            if special is None:
+                raise
+            out[i] = hi[i] = special
+            continue
         if v.is_rational and v.lo == 0:
             out[i] = hi[i] = zero_signs(std.formula, np.array([xi]), a64)[0]
             exact_q[i] = Fraction(0)

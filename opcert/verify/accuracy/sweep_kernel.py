@@ -456,7 +456,7 @@ def block(blk, at_inf, tally, undecided, flush_ok, only=None):
         if mag < np.uint32(0x7F800000):
             vv = v[i]
             r, rneg = _round_ball(vv, rad[i], sgn, i)
-            if r != r:
+            if r != r and not (vv != vv and rad[i] == 0.0):  # a NaN ball of radius 0: NaN, decided
                 undecided[n_und] = i
                 n_und += 1
                 continue

@@ -407,7 +407,9 @@ class PropertyChecker:
             yp, yn = self._y([py])[0], self._y([ny])[0]
             if pb == 0 and (nb & ~self.sign) == 0:
                 bad = not (yn == yp)  # -0 and +0 are one point
-                mag = abs(yn - yp) if not np.isnan(yn - yp) else np.inf
+                with np.errstate(invalid="ignore"):  # log(-0) - log(+0) = -inf - -inf
+                    gap = yn - yp
+                mag = abs(gap) if not np.isnan(gap) else np.inf
             else:
                 bad = not (yn <= yp)
                 mag = yn - yp

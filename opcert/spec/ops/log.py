@@ -1,0 +1,75 @@
+"""Log: ONNX Log-6/13; DirectML DML_ELEMENT_WISE_LOG (level 1.0), ln(x * scale + bias).
+
+Outside the real domain both follow IEEE 754 (C's log), which ONNX's reference operator (np.log) gives:
+log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf."""
+
+import dataclasses
+
+from opcert.expr import both, eq, fma, log, log1p, negate
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    const,
+    x,
+)
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
+from opcert.spec.model import Operator, RuntimeMap, Standard
+
+OPERATOR = Operator(
+    name="Log",
+    family="logarithm",
+    summary="natural logarithm, element-wise (DirectML: ln(x * scale + bias)); NaN below 0, -inf at 0",
+    attributes=SCALE_BIAS,
+    standards=(
+        Standard(
+            key="onnx",
+            op_name="Log",
+            document=ONNX_DOC.format("Log"),
+            formula_text="y = log(x)",
+            formula=log(x),
+            defaults={},
+            attribute_names={},
+            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+            notes="Outside the real domain, IEEE 754's log: -inf at +-0, NaN below 0.",
+        ),
+        # ln(x * scale + bias) = ln(1 + (x * scale + (bias - 1))): near 1 (bias = 1, tiny x) the sum's rounding
+        # would lose every bit of the logarithm; bias - 1 is exact, and the fused sum rounds once
+        dataclasses.replace(
+            dml_element_wise("LOG", "f(x) = log(x)", log),
+            implementation=log1p(fma(x, scale, bias - 1)),
+            reference_form=log1p(x * scale + (bias - 1)),
+        ),
+    ),
+    primary="onnx",
+    implementation=log(x),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=(
+        Limit(1, "nan", condition=scale < 0),
+        Limit(-1, "inf", condition=scale < 0),
+        Limit(1, log(bias), condition=both(eq(scale, 0), bias > 0)),
+        Limit(-1, log(bias), condition=both(eq(scale, 0), bias > 0)),
+        Limit(1, "-inf", condition=both(eq(scale, 0), eq(bias, 0))),
+        Limit(-1, "-inf", condition=both(eq(scale, 0), eq(bias, 0))),
+        Limit(1, "nan", condition=eq(scale, 0)),
+        Limit(-1, "nan", condition=eq(scale, 0)),
+        Limit(1, "inf"),
+        Limit(-1, "nan"),
+    ),
+    properties=(
+        Property(
+            "monotonic", "monotonic", "Log is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)
+        ),
+        Property("one", "exact_point", "Log(1) = 0", points=((const(1), const(0)),), standards=("onnx",)),
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=1.0,
+    runtimes={"torch": RuntimeMap("torch.log"), "jax": RuntimeMap("jax.numpy.log")},
+)

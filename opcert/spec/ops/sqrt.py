@@ -1,0 +1,74 @@
+"""Sqrt: ONNX Sqrt-6/13; DirectML DML_ELEMENT_WISE_SQRT (level 1.0), sqrt(x * scale + bias).
+
+Outside the real domain both follow IEEE 754 (C's sqrt), which ONNX's reference operator (np.sqrt) gives:
+sqrt(x < 0) = NaN, sqrt(-0) = -0, sqrt(+inf) = +inf."""
+
+from opcert.expr import both, eq, negate, sqrt
+from opcert.spec.declarations import (
+    ANY_RANK,
+    FLOATS_ONNX,
+    FLOATS_ONNX_OLD,
+    LIMITS,
+    NAN_PROPAGATION,
+    ONNX_DOC,
+    Limit,
+    Property,
+    Support,
+    const,
+    x,
+)
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
+from opcert.spec.model import Operator, RuntimeMap, Standard
+
+OPERATOR = Operator(
+    name="Sqrt",
+    family="power",
+    summary="square root, element-wise (DirectML: sqrt(x * scale + bias)); NaN below 0",
+    attributes=SCALE_BIAS,
+    standards=(
+        Standard(
+            key="onnx",
+            op_name="Sqrt",
+            document=ONNX_DOC.format("Sqrt"),
+            formula_text="y = sqrt(x)",
+            formula=sqrt(x),
+            defaults={},
+            attribute_names={},
+            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+            notes="Outside the real domain, IEEE 754's sqrt: NaN below 0, -0 at -0.",
+        ),
+        dml_element_wise("SQRT", "f(x) = sqrt(x)", sqrt),
+    ),
+    primary="onnx",
+    implementation=sqrt(x),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=(
+        Limit(1, "nan", condition=scale < 0),
+        Limit(-1, "inf", condition=scale < 0),
+        Limit(1, sqrt(bias), condition=both(eq(scale, 0), bias >= 0)),
+        Limit(-1, sqrt(bias), condition=both(eq(scale, 0), bias >= 0)),
+        Limit(1, "nan", condition=eq(scale, 0)),
+        Limit(-1, "nan", condition=eq(scale, 0)),
+        Limit(1, "inf"),
+        Limit(-1, "nan"),
+    ),
+    properties=(
+        Property(
+            "range", "range", "Sqrt(x) >= 0 on [0, inf)", lower=const(0), domain=(const(0), None), standards=("onnx",)
+        ),
+        Property(
+            "monotonic", "monotonic", "Sqrt is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)
+        ),
+        Property(
+            "exact",
+            "exact_point",
+            "Sqrt(0) = 0, Sqrt(1) = 1, Sqrt(4) = 2",
+            points=((const(0), const(0)), (const(1), const(1)), (const(4), const(2))),
+            standards=("onnx",),
+        ),
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=0.5,
+    runtimes={"torch": RuntimeMap("torch.sqrt"), "jax": RuntimeMap("jax.numpy.sqrt")},
+)
