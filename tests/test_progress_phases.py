@@ -107,3 +107,32 @@ def test_an_attribute_sweep_tells_which_set_runs(monkeypatch):
     assert seen[0].startswith("set 1/2, default (onnx) (alpha=0.200000003, beta=0.5)")
     assert seen[1] == "-" and seen[2].startswith("set 2/2, onnx test") and seen[3] == "-"  # each set's end counted
     assert seen[-1] is None
+
+
+def test_a_float32_sweep_names_its_phases_before_and_after_the_chunks_and_the_gate_shows_them():
+    """measure's exhaustive float32 path tells the callback when it loads the target and checks its code
+    paths, and when it makes the verdicts (the sweep's own chunks count in between); the gate's progress,
+    which counts checks, shows the sweep's share of its chunks as the phase of the check running."""
+    import opcert
+    from opcert.gating.run import _sweep_phase
+
+    seen = []
+
+    def callback(done=None, total=None, phase=None):
+        seen.append(phase if phase is not None else ("count", done, total))
+
+    r = opcert.measure("Tanh", "numpy:tanh", "float32", "exhaustive", magnitude_range=MAG, workers=1, progress=callback)
+    assert r.status == "ok" and r.inputs_checked == 2 * (MAG[1] - MAG[0])
+    texts = [s for s in seen if isinstance(s, str)]
+    assert texts[0].startswith("loading the target") and any(t.startswith("the verdicts") for t in texts)
+    assert any(isinstance(s, tuple) for s in seen)  # the chunks' own count in between
+
+    shown = []
+    update = _sweep_phase(lambda n=None, *, phase=None: shown.append(phase), "Tanh float32 numpy:tanh")
+    update(32, 128)
+    update(phase="replaying 2 resumed chunks: 1/2")
+    assert shown == [
+        "Tanh float32 numpy:tanh: float32 sweep 25% of its chunks",
+        "Tanh float32 numpy:tanh: replaying 2 resumed chunks: 1/2",
+    ]
+    assert _sweep_phase(lambda n=None: None, "x") is None  # a callback that takes no phase gets none

@@ -30,6 +30,7 @@ from opcert.gating.config import Check, GateConfig
 from opcert.gating.paths import reproduce_env
 from opcert.isa import measure_at_level
 from opcert.options import Options
+from opcert.progress import takes_phase, tell
 from opcert.provenance import command_line, provenance
 from opcert.spec import get_operator, is_tensor_operator
 from opcert.spec.attrs import resolve
@@ -548,6 +549,21 @@ def _probe_targets(config: GateConfig) -> dict:
     return broken
 
 
+def _sweep_phase(progress, label: str):
+    """A float32 sweep's progress callback that names, in the gate's progress, the check and how far its
+    sweep is (None where the gate's callback takes no phase)."""
+    if progress is None or not takes_phase(progress):
+        return None
+
+    def update(done=None, total=None, phase=None):
+        if phase is not None:
+            tell(progress, f"{label}: {phase}")
+        elif done is not None and total:
+            tell(progress, f"{label}: float32 sweep {100 * done / total:.0f}% of its chunks")
+
+    return update
+
+
 def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv=None) -> GateResult:
     """Every (check, dtype) of the configuration; in supervised worker processes,
     except exhaustive float32 sweeps, which use every core themselves."""
@@ -578,7 +594,11 @@ def run_gate(config: GateConfig, workers: int | None = None, progress=None, argv
     for i in big:
         if i in done:
             continue
-        done[i] = run_check(*tasks[i], workers=workers)  # the sweep itself uses every core
+        # the sweep itself uses every core; the gate's count moves per check, so its phase says how far this
+        # one is (progress.tell: where the callback takes a phase)
+        sweep_progress = _sweep_phase(progress, tasks[i][0].label(tasks[i][1]))
+        done[i] = run_check(*tasks[i], workers=workers, progress=sweep_progress)
+        tell(progress, None)
         if progress:
             progress()
     results = [done[i] for i in range(len(tasks))]

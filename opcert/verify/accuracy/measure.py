@@ -28,6 +28,7 @@ from opcert.formats import IntFormat, bits_differ, get_format, hex_bits, round_f
 from opcert.numerics import ball
 from opcert.numerics.exact import eval_rational, evaluate
 from opcert.options import Options, split_keywords
+from opcert.progress import tell
 from opcert.provenance import cpu_model, provenance
 from opcert.spec import get_operator
 from opcert.spec.attrs import attribute_keys, describe, resolve, user_value
@@ -694,6 +695,7 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     full = (start, stop) == (0, HALF)
     # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
     req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if full else DEFAULT_LAYOUT_SAMPLES)
+    tell(progress, "loading the target, its first call and its code paths (layout check)")
     try:
         call = (op.name, "float32", req.attrs, o.standard, (start, min(start + (1 << 16), stop)))  # its first block
         if in_process or in_worker():
@@ -725,6 +727,7 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
         return _crashed(req, f"target {req.target_name} {lost}", t0, info)
     if why:
         return _stopped(res, "unsupported", why, t0)
+    tell(progress, None)
     try:
         stats, checker, sinfo = sweep(
             cfg, workers=o.workers, scheduler=o.scheduler, checkpoint=o.checkpoint, progress=progress
@@ -742,6 +745,7 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
         res.notes.append(MODIFIED_INPUT)
     _fp_findings(res, sinfo.get("fp_environment", []))
     outs = _SweepOutputs(req, cfg, sinfo["outputs"], in_process)
+    tell(progress, "the verdicts: worst cases run again, properties' counterexamples replayed")
     try:
         _sweep_verdicts(res, outs, stats, (checker, compiled, info, sinfo["wall_s"]), lay)
     except (TargetFailure, WorkerLost) as exc:
