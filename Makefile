@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch pinned to 2.13.0: the CPU wheel on the machine (a bare `torch` would fetch CUDA builds); in the same
 	# resolution as the rest (two pip runs took 120-155 s, one 112 s).
-	$(BIN)/pip install --quiet --no-compile torch==2.13.0 -e '.[test,runtimes,plots,dask,docs]'
+	$(BIN)/pip install --quiet --no-compile torch==2.13.0 -e '.[test,runtimes,dask,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)

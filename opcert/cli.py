@@ -26,7 +26,7 @@ from rich.table import Table
 from opcert import __version__, policy
 from opcert import files as io
 from opcert.errors import ConfigErrors, OpcertError, UsageError, choices
-from opcert.files import check_writable, write_bytes_atomic, write_json_atomic, write_text_atomic
+from opcert.files import check_writable, write_json_atomic, write_text_atomic
 from opcert.formats import FLOAT_FORMATS, get_format, hex_bits, round_fraction
 from opcert.gating import load_config, run_gate, select
 from opcert.gating.config import parse_check
@@ -54,8 +54,8 @@ from opcert.progress import Progress
 from opcert.report import ci
 from opcert.report.diff import regressions
 from opcert.report.junit import junit_xml
-from opcert.report.plots import attr_sweep_plot
 from opcert.report.render import summary_page, write_reports
+from opcert.report.svg import attr_sweep_svg
 from opcert.report.text import LIMIT, log
 from opcert.runtime_table import isa_switches, target_names
 from opcert.spec import (
@@ -712,6 +712,8 @@ def cmd_accuracy(args) -> int:
         raise UsageError("--workers, --scheduler and --checkpoint apply to exhaustive float32 sweeps")
     if args.plot and not args.attr_sweep:
         raise UsageError("--plot draws an attribute sweep: give --attr-sweep with it")
+    if args.plot and not args.plot.lower().endswith(".svg"):
+        raise UsageError(f"--plot {args.plot!r}: allowed is a file name ending in .svg (the plot is SVG)")
     waived = parse_waivers(get_operator(args.op), args.waive)
     if args.attr_sweep:
         return _accuracy_attr_sweep(args, fmt, mode)
@@ -1019,7 +1021,7 @@ def _accuracy_attr_sweep(args, fmt, mode) -> int:
     if args.json:
         _write(args.json, "--json", lambda: write_json_atomic(args.json, res.to_dict()))
     if args.plot and w is not None:
-        _write(args.plot, "--plot", lambda: write_bytes_atomic(args.plot, attr_sweep_plot(res)))
+        _write(args.plot, "--plot", lambda: write_text_atomic(args.plot, attr_sweep_svg(res, args.max_ulp)))
     failed = [r for r in res.rows if r.get("verdict") == "fail"]
     for r in failed:
         print(
@@ -1570,7 +1572,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the check at every standard's defaults, the "
         "values of ONNX's backend tests, and a grid over each attribute's domain",
     )
-    s.add_argument("--plot", metavar="PNG", help="with --attr-sweep: max ULP over each attribute's grid")
+    s.add_argument("--plot", metavar="FILE.svg", help="with --attr-sweep: max ULP over each attribute's grid, as SVG")
     s.add_argument(
         "--json", metavar="FILE", help="write the result as JSON ('-' for stdout; the table goes to stderr then)"
     )

@@ -2,12 +2,15 @@
 ONNX backend test values they take from the installed onnx package."""
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
 import opcert
 from opcert.spec.onnx_backend_attrs import ATTRS
 from opcert.verify.accuracy.attr_sweep import F32_MAX, F32_TINY, attribute_sets
+
+NS = "{http://www.w3.org/2000/svg}"
 
 
 def test_the_onnx_test_values_are_those_of_the_installed_onnx():
@@ -36,7 +39,7 @@ def test_sets_cover_defaults_of_each_standard_onnx_tests_and_a_grid():
 
 
 def test_a_kernel_right_only_at_the_default_is_caught(cli, tmp_path):
-    out, png = tmp_path / "s.json", tmp_path / "s.png"
+    out, svg = tmp_path / "s.json", tmp_path / "s.svg"
     code, _, err = cli(
         "accuracy",
         "Elu",
@@ -51,14 +54,42 @@ def test_a_kernel_right_only_at_the_default_is_caught(cli, tmp_path):
         "--json",
         out,
         "--plot",
-        png,
+        svg,
     )
     r = json.loads(out.read_text())
     default = next(row for row in r["rows"] if row["label"] == "default (onnx)")
     assert default["verdict"] == "pass" and default["max_ulp"] < 1
     assert code == 1 and r["worst"]["attrs"]["alpha"] != 1.0 and r["worst"]["verdict"] == "fail"
     assert "worst attribute set" in err and "--attr alpha=" in err
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _check_plot(svg.read_text(), r["rows"])
+
+
+def _check_plot(text, rows):
+    """The plot draws the sweep's rows: a panel per grid attribute, a point per set of its grid in order, each
+    with its tooltip (label, attributes, max ULP, status), coloured by verdict, higher the larger its max ULP."""
+    root = ET.fromstring(text)
+    grids = list(dict.fromkeys(row["grid"] for row in rows if row["grid"]))
+    panels = root.findall(f"{NS}g[@class='panel']")
+    assert [p.get("data-attr") for p in panels] == grids == ["alpha"]
+    for panel in panels:
+        mine = [row for row in rows if row["grid"] == panel.get("data-attr")]
+        points = [e for e in panel.iter() if (e.get("class") or "").startswith("set ")]
+        assert len(points) == len(mine) == 15
+        for e, row in zip(points, mine):
+            status = "skipped" if row["status"] == "skipped" else row["verdict"]
+            tip = e.find(NS + "title").text
+            assert e.get("class") == f"set {status}", (tip, row)
+            assert tip.startswith(row["label"] + ": ") and f"max ULP {row.get('max_ulp')!r}; {status}" in tip, tip
+            assert all(f"{k}={v:.9g}" in tip for k, v in row["attrs"].items()), tip
+        drawn = sorted((row["max_ulp"], float(e.get("cy"))) for e, row in zip(points, mine) if e.tag == NS + "circle")
+        assert [cy for _, cy in drawn] == sorted((cy for _, cy in drawn), reverse=True)
+    assert "budget 1" in text  # --max-ulp 1
+
+
+def test_plot_takes_only_an_svg_name(cli, tmp_path):
+    code, _, err = cli("accuracy", "Elu", "--dtype", "float16", "--attr-sweep", "--plot", tmp_path / "s.png")
+    assert code == 2 and "--plot" in err and "allowed is a file name ending in .svg" in err
+    assert not (tmp_path / "s.png").exists()
 
 
 def test_values_outside_the_domain_and_unsupported_sets_are_skipped_with_reasons(cli, tmp_path):

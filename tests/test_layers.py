@@ -173,7 +173,6 @@ LAZY_ALLOWED = {
     "onnx",
     "dask",
     "distributed",
-    "matplotlib",
     "tensorflow",
 }
 

@@ -130,3 +130,51 @@ def test_a_tensor_checks_report_has_the_rows_plot():
     }
     drawn = _images(check, 0, {})
     assert list(drawn) == ["rows"] and "worst ULP error per case" in drawn["rows"]
+
+
+def test_the_attribute_sweep_plot_has_a_panel_per_grid_and_a_point_per_set():
+    """`--plot FILE.svg`: a panel per grid attribute (a choice's names as its labels), every set of a grid a
+    point in grid order with its tooltip; a failed set red, a skipped one a grey cross, a set that failed
+    without a figure a red cross, an infinite figure a triangle, 0 ULP at the floor; the sets off the grids
+    (defaults, ONNX tests) are not drawn, text is escaped, the budget drawn where given."""
+    from types import SimpleNamespace
+
+    from opcert.report.svg import attr_sweep_svg
+
+    base = {"alpha": 1.0, "mode": "a"}
+
+    def row(grid, value, **k):
+        return {"label": f"grid {grid}", "grid": grid, "attrs": {**base, grid: value}, "status": "ok", **k}
+
+    rows = [
+        {"label": "default (onnx)", "grid": None, "attrs": base, "status": "ok", "max_ulp": 0.5, "verdict": "pass"},
+        row("alpha", -1.0, status="skipped", reason="alpha must be > 0 <here>"),
+        row("alpha", 0.5, max_ulp=0.0, verdict="pass"),
+        row("alpha", 1.0, max_ulp=0.5, verdict="pass"),
+        row("alpha", 2.5, max_ulp=4096.0, verdict="fail"),
+        row("alpha", 1e4, max_ulp=float("inf"), verdict="fail"),
+        row("alpha", 3.4e38, status="crashed", reason="worker lost", max_ulp=None, verdict="fail"),
+        row("mode", "a", max_ulp=0.25, verdict="pass"),
+        row("mode", "b&c", max_ulp=float("nan"), verdict="fail"),
+    ]
+    res = SimpleNamespace(op="Op", dtype="float16", target="t<1>", rows=rows)
+    svg = attr_sweep_svg(res, 1.0)
+    root = ET.fromstring(svg)
+    assert root.get("class") == "plot attr-sweep" and len(svg) < 20_000
+    panels = root.findall(f"{NS}g[@class='panel']")
+    assert [p.get("data-attr") for p in panels] == ["alpha", "mode"]
+    points = {p.get("data-attr"): [e for e in p.iter() if (e.get("class") or "").startswith("set ")] for p in panels}
+    kinds = ["set skipped", "set pass", "set pass", "set fail", "set fail", "set fail"]
+    assert [e.get("class") for e in points["alpha"]] == kinds
+    assert [e.tag.removeprefix(NS) for e in points["alpha"]] == ["path", "circle", "circle", "circle", "path", "path"]
+    tips = [e.find(NS + "title").text for e in points["alpha"]]
+    assert tips[0] == "grid alpha: alpha=-1, mode='a': max ULP -; skipped: alpha must be > 0 <here>"
+    assert tips[3] == "grid alpha: alpha=2.5, mode='a': max ULP 4096.0; fail"
+    assert tips[5] == "grid alpha: alpha=3.4e+38, mode='a': max ULP -; fail: crashed: worker lost"
+    cy = [float(e.get("cy")) for e in points["alpha"][1:4]]
+    assert cy[0] > cy[1] > cy[2]  # 0 at the floor, then 0.5, then 4096 highest
+    labels = [t.text for t in panels[1].iter(NS + "text")]
+    assert "a" in labels and "b&c" in labels and "budget 1" in svg
+    assert [e.get("class") for e in points["mode"]] == ["set pass", "set fail"]  # NaN: a red cross
+    assert points["mode"][1].tag == NS + "path"
+    assert not any("default (onnx)" in (t.text or "") for t in root.iter(NS + "title"))

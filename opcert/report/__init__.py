@@ -1,2 +1,2 @@
 """Reports of a gate's results: Markdown and HTML (render), JUnit XML (junit), the difference of two gate
-results (diff), plots (plots). Writes are atomic (opcert.files)."""
+results (diff), plots as SVG text (svg). Writes are atomic (opcert.files)."""

@@ -1,4 +1,5 @@
-"""The report's plots as inline SVG: the ULP error over the input range, and its histogram.
+"""The plots as SVG text: in the reports (inline), the ULP error over the input range, its histogram and a
+tensor check's rows; `opcert accuracy --attr-sweep --plot FILE.svg`, the max ULP of each attribute set.
 
 A catalog's report has two plots per check and hundreds of checks; drawn with matplotlib they took
 most of a gate's report time and most of its size (PNG, base64; bench/README.md,
@@ -240,5 +241,139 @@ def rows_svg(cases: list, title: str, budget: float | None, worst: dict | None =
             f"<circle class='case' cx='{_fmt(float(to_px(n)))}' cy='{_fmt(float(to_py(u)))}' r='3' "
             f"fill='{color}'><title>{tip}</title></circle>"
         )
+    out.append("</svg>")
+    return "".join(out)
+
+
+SWEEP_FLOOR = 1e-3  # the log axis's floor: 0 ULP (and any error below it) is drawn there
+SLOT, PANEL_H, SWEEP_TOP, SWEEP_BOTTOM = 28, 200, 40, 84  # pixels: a grid value's slot, a panel's plot height
+PASS, FAIL, SKIP = "#4477aa", "#cc3311", "#999999"
+
+
+def _sweep_value(v) -> str:
+    return v if isinstance(v, str) else f"{v:.2g}"
+
+
+def _sweep_tip(r: dict) -> str:
+    """A set's tooltip: where it comes from, its attributes, its max ULP and its status."""
+    attrs = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v:.9g}" for k, v in r["attrs"].items())
+    mu = r.get("max_ulp")
+    if r["status"] == "skipped":
+        status = f"skipped: {r.get('reason') or ''}"
+    elif r["status"] != "ok":
+        status = f"fail: {r['status']}: {r.get('reason') or ''}"
+    else:
+        status = r.get("verdict") or "-"
+    text = f"{r['label']}: {attrs}: max ULP {'-' if mu is None else repr(mu)}; {status}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _log_ticks(lo: int, hi: int, most: int = 7) -> list[int]:
+    """Decades lo..hi, at most `most` of them (every k-th, from lo)."""
+    step = max(1, -(-(hi - lo + 1) // most))
+    return list(range(lo, hi + 1, step))
+
+
+def _decade(k: int) -> str:
+    return f"{10.0**k:g}" if -3 <= k <= 4 else f"1e{k}"
+
+
+def attr_sweep_svg(result, budget: float | None = None) -> str:
+    """An attribute sweep (verify.accuracy.attr_sweep) as SVG text: one panel per attribute with a grid,
+    its values in grid order on a categorical axis, each set's max ULP error on a log axis (0 ULP, and any
+    error below SWEEP_FLOOR, at the floor). Blue: the set passed, red: it failed (a red cross at the floor:
+    it failed without a finite max ULP figure, a crash or a NaN output; an up triangle at the top: an
+    infinite one); a grey cross at the floor: skipped (outside the attribute's domain, or unsupported by
+    the target). budget: the --max-ulp line, where one was given. Each point's <title> names the set, its
+    attributes, its max ULP and its status; the defaults' and ONNX tests' own sets are in the table and the
+    JSON result, not here (the grid holds the defaults' values)."""
+    names = list(dict.fromkeys(r["grid"] for r in result.rows if r.get("grid")))
+    panels = [(name, [r for r in result.rows if r.get("grid") == name]) for name in names]
+    widths = [LEFT + RIGHT + SLOT * max(len(rows), 6) for _, rows in panels] or [LEFT + RIGHT + SLOT * 6]
+    width, height = max(sum(widths), 560), SWEEP_TOP + PANEL_H + SWEEP_BOTTOM
+    title = f"{result.op} {result.dtype} on {result.target}: max ULP error per attribute set"
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' class='plot attr-sweep' viewBox='0 0 {width} {height}' "
+        f"width='{width}' height='{height}' role='img' aria-label='{html.escape(title, quote=True)}' "
+        "font-family='sans-serif' font-size='10'>",
+        f"<text x='{width / 2}' y='14' text-anchor='middle' font-size='12'>{html.escape(title)}</text>",
+    ]
+
+    def figure(r):
+        mu = r.get("max_ulp")
+        return None if mu is None or np.isnan(float(mu)) else float(mu)
+
+    finite = [f for _, rows in panels for r in rows if (f := figure(r)) is not None and np.isfinite(f)]
+    b = float(budget) if budget is not None and np.isfinite(float(budget)) else None
+    lo = np.log10(SWEEP_FLOOR / 2)
+    hi = np.log10(max(finite + [b or 0.0, 1.0])) + 0.3  # headroom above the largest figure
+    y0, y1 = SWEEP_TOP + PANEL_H, SWEEP_TOP
+    to_py = lambda v: y0 - (np.log10(max(v, SWEEP_FLOOR)) - lo) / (hi - lo) * (y0 - y1)  # noqa: E731
+    yticks = _log_ticks(int(np.log10(SWEEP_FLOOR)), int(np.floor(hi)))
+    left = (width - sum(widths)) // 2  # centred where the legend is the wider
+    for (name, rows), w in zip(panels, widths):
+        x0, x1 = left + LEFT, left + w - RIGHT
+        slot = (x1 - x0) / max(len(rows), 1)
+        out.append(f"<g class='panel' data-attr='{html.escape(name, quote=True)}'>")
+        out.append(f"<rect x='{x0}' y='{y1}' width='{x1 - x0}' height='{y0 - y1}' fill='none' stroke='#999'/>")
+        out.append(
+            f"<text x='{_fmt((x0 + x1) / 2)}' y='{y1 - 6}' text-anchor='middle' font-size='11'>"
+            f"grid {html.escape(name)}</text>"
+        )
+        for k in yticks:
+            py = float(to_py(10.0**k))
+            out.append(
+                f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='#ddd'/>"
+                f"<text x='{x0 - 4}' y='{_fmt(py + 3)}' text-anchor='end'>{_decade(k)}</text>"
+            )
+        out.append(
+            f"<text transform='translate({left + 12} {(y0 + y1) / 2}) rotate(-90)' text-anchor='middle'>"
+            "max ULP error (log scale)</text>"
+        )
+        if b is not None:
+            py = float(to_py(b))
+            out.append(
+                f"<line x1='{x0}' x2='{x1}' y1='{_fmt(py)}' y2='{_fmt(py)}' stroke='{FAIL}' "
+                f"stroke-dasharray='4 3'/><text x='{x1 - 2}' y='{_fmt(py - 3)}' text-anchor='end' "
+                f"fill='{FAIL}'>budget {_label(b)}</text>"
+            )
+        for i, r in enumerate(rows):
+            px = x0 + (i + 0.5) * slot
+            label = html.escape(_sweep_value(r["attrs"][name]))
+            out.append(
+                f"<text transform='translate({_fmt(px + 3)} {y0 + 8}) rotate(-60)' text-anchor='end'>{label}</text>"
+            )
+            f, tip = figure(r), f"<title>{html.escape(_sweep_tip(r))}</title>"
+            if r["status"] == "skipped":
+                kind, color = "skipped", SKIP
+            else:
+                failed = r["status"] != "ok" or r.get("verdict") == "fail"
+                kind, color = ("fail", FAIL) if failed else ("pass", PASS)
+            if r["status"] == "skipped" or f is None:
+                py = float(to_py(SWEEP_FLOOR))
+                out.append(
+                    f"<path class='set {kind}' d='M{_fmt(px - 4)} {_fmt(py - 4)}l8 8m0 -8l-8 8' stroke='{color}' "
+                    f"stroke-width='1.6' fill='none'>{tip}</path>"
+                )
+            elif not np.isfinite(f):
+                out.append(f"<path class='set {kind}' d='M{_fmt(px)} {y1}l4.5 8h-9z' fill='{color}'>{tip}</path>")
+            else:
+                out.append(
+                    f"<circle class='set {kind}' cx='{_fmt(px)}' cy='{_fmt(float(to_py(f)))}' r='3.5' "
+                    f"fill='{color}'>{tip}</circle>"
+                )
+        out.append(
+            f"<text x='{_fmt((x0 + x1) / 2)}' y='{height - 22}' text-anchor='middle'>"
+            f"{html.escape(name)} (the others at their defaults)</text>"
+        )
+        out.append("</g>")
+        left += w
+    if not panels:
+        out.append(f"<text x='{width / 2}' y='{(y0 + y1) / 2}' text-anchor='middle'>no attribute grid</text>")
+    out.append(
+        f"<text x='{width / 2}' y='{height - 6}' text-anchor='middle' fill='#555'>"
+        f"blue: pass; red: fail (a cross: no max ULP figure; a triangle: infinite); grey cross: skipped; "
+        f"0 ULP drawn at {SWEEP_FLOOR:g}</text>"
+    )
     out.append("</svg>")
     return "".join(out)
