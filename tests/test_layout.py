@@ -375,6 +375,11 @@ def test_a_level_the_target_does_not_have_is_a_usage_error(cli):
 
 
 def test_the_gate_key_isa_runs_a_check_once_per_level(cli, tmp_path):
+    """isa = "all" is one check per level the host has, each named by its level, with the layout samples
+    given (the configuration, every level); a level's check runs in a process started with that level's
+    switch (one level run here, selected with -k: each level's run compares its outputs with every other
+    level's in processes of their own, which tests/test_isa_levels.py runs)."""
+    from opcert.gating.config import load_config
     from opcert.isa import levels
 
     want = levels("numpy:tanh")
@@ -383,17 +388,18 @@ def test_the_gate_key_isa_runs_a_check_once_per_level(cli, tmp_path):
         '[[check]]\nop = "Tanh"\ndtypes = ["float32"]\ntarget = "numpy:tanh"\nsamples = 500\n'
         'layout_samples = 64\nmax_ulp = 1\nisa = "all"\n'
     )
+    checks = load_config(str(cfg)).checks
+    assert [c.isa for c in checks] == [n for n, _ in want]
+    assert all(c.layout_samples == 64 and f"[isa {c.isa}]" in c.label("float32") for c in checks)
+    name, env = want[-1]  # the host's best level: NumPy's dispatch targets all on
     out = tmp_path / "gate.json"
-    code, _, err = cli("gate", "--config", cfg, "--json", out)
-    checks = json.loads(out.read_text())["checks"]
-    assert [c["identity"]["isa"] for c in checks] == [n for n, _ in want]
-    assert all(c["identity"]["layout_samples"] == 64 for c in checks)
-    for c, (name, env) in zip(checks, want):
-        assert f"[isa {name}]" in c["name"]
-        isa = c["accuracy"]["target_info"]["details"]["numpy_isa"]
-        off = env["NPY_DISABLE_CPU_FEATURES"]
-        assert (f"NPY_DISABLE_CPU_FEATURES={off}" in isa) if off else "NPY_DISABLE_CPU_FEATURES" not in isa
-        assert c["accuracy"]["command"].startswith("NPY_DISABLE_CPU_FEATURES=")
+    code, _, err = cli("gate", "--config", cfg, "--json", out, "-k", name)
+    (c,) = json.loads(out.read_text())["checks"]
+    assert c["identity"]["isa"] == name and f"[isa {name}]" in c["name"], err
+    isa = c["accuracy"]["target_info"]["details"]["numpy_isa"]
+    off = env["NPY_DISABLE_CPU_FEATURES"]
+    assert (f"NPY_DISABLE_CPU_FEATURES={off}" in isa) if off else "NPY_DISABLE_CPU_FEATURES" not in isa
+    assert c["accuracy"]["command"].startswith("NPY_DISABLE_CPU_FEATURES=")
 
 
 def test_a_bad_isa_key_names_the_key_and_what_is_allowed(cli, tmp_path):

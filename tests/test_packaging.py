@@ -202,11 +202,6 @@ def _check_installed(tmp: Path, venv: Path) -> None:
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
 
 
-def test_the_wheel_works_in_a_new_venv_outside_the_repository(dists, tmp_path):
-    """Fast (every run): the wheel without dependencies, which come from this environment."""
-    _check_installed(tmp_path, _venv(tmp_path, dists.wheel, deps=False))
-
-
 @pytest.mark.slow
 def test_the_wheel_installs_with_its_dependencies_into_a_new_venv(dists, tmp_path):
     """The whole install, dependencies resolved by pip from the package index."""
@@ -236,8 +231,14 @@ def test_the_sdist_installs_into_a_new_venv_and_works(dists, tmp_path):
     """pip builds the wheel from the sdist (isolated: setuptools from the index) and installs it; the installed
     copy measures a kernel with the figures an independent computation gives, lists the checkout's whole catalog,
     and compiles its C library from the installed sources. Dependencies from this environment, as in the fast
-    wheel test (what that shortcut does and does not prove: `_venv`)."""
+    wheel test (what that shortcut does and does not prove: `_venv`). It also runs the user's checks the fast wheel
+    test ran in a venv of its own (_check_installed: a gate, the pytest plugin, a user's kernel)."""
     venv = _venv(tmp_path, dists.sdist, deps=False)
+    # what the wheel's own test checked in a venv of its own (the wheel pip builds from the sdist is built as
+    # dists.wheel was: from the unpacked sdist; test_the_sdist_and_the_wheel_hold_what_the_package_needs
+    # compares the two artifacts' files)
+    (tmp_path / "user").mkdir()
+    _check_installed(tmp_path / "user", venv)
     work = tmp_path / "work"
     work.mkdir()
     run = _runner(work)
