@@ -9,6 +9,7 @@ Library API (the CLI is a thin layer over it):
     opcert.spec.tensor_operators())
     opcert.measure(op, target, dtype, inputs, options, attrs=...)
                                                       ULP accuracy of any target, and its properties
+    opcert.given_outputs(x, y)                        outputs computed elsewhere, as a target
     opcert.Options(samples=..., seed=..., ...)        how a measurement is made
     opcert.prove(op, dtype=None, attrs=None, ...)     the declared properties: z3, enumeration, samples
     opcert.gate(config=None, ...)                     a CI gate: every check of a configuration, judged
@@ -22,6 +23,7 @@ from opcert.errors import OpcertError, TargetFailure, UsageError  # noqa: E402
 from opcert.options import Options  # noqa: E402
 from opcert.spec import get_operator, operators  # noqa: E402
 from opcert.spec.reference import reference  # noqa: E402
+from opcert.targets.function import TableTarget  # noqa: E402  (neither numba nor z3: 0.05 s)
 
 # The four entry points below import their layer when called: `import opcert` (and so the pytest plugin, which
 # pytest loads in every session on a host where opcert is installed) loads neither numba nor z3.
@@ -51,6 +53,13 @@ def prove(op, dtype=None, attrs=None, properties=None, rlimit=None, standard=Non
     from opcert.verify.proofs import prove as _prove  # lazy: see the note above
 
     return _prove(op, dtype, attrs, properties, rlimit, standard, **kwargs)
+
+
+def given_outputs(x, y, name="given outputs"):
+    """Outputs a kernel already produced, as a target: opcert.measure(op, opcert.given_outputs(x, y), dtype,
+    inputs) measures y against the reference at x (every input measured must be in x). No kernel is called,
+    so the layout property is skipped and says why (targets.function.TableTarget)."""
+    return TableTarget(x, y, name)
 
 
 def gate(config=None, *, workers=None, keyword=None):

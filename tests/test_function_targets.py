@@ -232,3 +232,28 @@ def test_pytest_fixture_with_functions(pytester):
     # one clear error for a target that is neither a name nor a callable, printed once, naming no check[0]
     assert out.count("target must be a name") == 1 and "check[0]" not in out
     assert "During handling of the above exception" not in out
+
+
+def test_outputs_computed_elsewhere_are_measured_as_a_table():
+    """opcert.given_outputs(x, y): a kernel's outputs from elsewhere (a GPU run, a file) measured against the
+    reference; MPFR says which of them are correctly rounded. No kernel is called: the layout property is
+    skipped, saying why. An input the table does not hold is the target's failure, naming it."""
+    from conftest import all_16bit
+    from oracle import oracle
+
+    x = all_16bit("float16")
+    with np.errstate(invalid="ignore"):
+        y = np.tanh(x)
+    r = opcert.measure("Tanh", opcert.given_outputs(x, y, "tanh on my device"), "float16", "exhaustive")
+    with np.errstate(invalid="ignore"):
+        want = oracle("Tanh", x, {}).astype(np.float16)
+    right = (y == want) | (np.isnan(y) & np.isnan(want))
+    assert r.status == "ok" and r.inputs_checked == 65536 and r.correctly_rounded == int(right.sum())
+    layout = next(p for p in r.properties if p["kind"] == "layout")
+    assert layout["status"] == "skipped" and "table of outputs" in layout["note"]
+    assert r.isolation == "none" and "tanh on my device" in r.target
+
+    short = opcert.measure("Tanh", opcert.given_outputs(x[:100], y[:100]), "float16", "exhaustive")
+    assert short.status == "crashed" and "no output for the input" in short.error
+    with pytest.raises(opcert.UsageError, match="one dtype and shape"):
+        opcert.given_outputs(x, y.astype(np.float32))

@@ -21,6 +21,8 @@ import marshal
 import os
 import sys
 
+import numpy as np
+
 from opcert.errors import UsageError
 from opcert.provenance import simd
 from opcert.spec.attrs import user_value
@@ -226,6 +228,46 @@ class FunctionTarget(Target):
 
     def __repr__(self) -> str:
         return f"FunctionTarget({self.name})"
+
+
+class TableTarget(FunctionTarget):
+    """Outputs a kernel already produced, given as arrays (x, y): measured as a target that looks each input
+    up by its bit pattern (opcert.given_outputs). An input the table does not hold is the target's failure,
+    naming it. No kernel is called, so nothing is learned about its code paths: the layout property is
+    skipped, and says why (`no_code_paths`)."""
+
+    def __init__(self, x, y, name: str = "given outputs"):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape or x.dtype != y.dtype or x.dtype.kind != "f" and x.dtype.name != "bfloat16":
+            raise UsageError(
+                f"given outputs: x and y must be float arrays of one dtype and shape (got x {x.dtype}{x.shape}, "
+                f"y {y.dtype}{y.shape})"
+            )
+        width = f"uint{8 * x.itemsize}"
+        keys = np.ascontiguousarray(x).reshape(-1).view(width)
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._values = keys[order], np.ascontiguousarray(y).reshape(-1)[order]
+        self._width, self._dtype = width, x.dtype
+
+        def lookup(x, **attrs):
+            k = np.ascontiguousarray(x).reshape(-1).view(self._width)
+            at = np.minimum(np.searchsorted(self._keys, k), self._keys.size - 1)
+            missing = self._keys[at] != k
+            if missing.any():
+                v = np.ascontiguousarray(x).reshape(-1)[np.flatnonzero(missing)[0]]
+                raise LookupError(
+                    f"the given outputs hold no output for the input {float(v)!r} (bits {hex(int(k[missing][0]))})"
+                )
+            return self._values[at].reshape(np.shape(x))
+
+        lookup.__qualname__ = lookup.__name__ = name
+        super().__init__(lookup)
+        self.no_code_paths = (
+            f"{name}: a table of outputs (opcert.given_outputs), not a kernel: its calls cannot show how the "
+            "kernel that produced them depends on the call (length, position, alignment, threads)"
+        )
+        self.in_process = f"in-process: {name}, a table of {keys.size:,} outputs looked up by input"
+        self.no_command = f"none: the command line cannot name {name} (a table of outputs given from Python)"
 
 
 def _unwrapped(fn):

@@ -40,6 +40,7 @@ from opcert.verify.accuracy.stats import HIST_LABELS, Stats, float_stats
 from opcert.verify.accuracy.sweep import HALF, SweepConfig, keep_freed_memory, refuse_non_directory, rerun_blocks, sweep
 from opcert.verify.paths.layout import LayoutCheck, Measured, enumerable
 from opcert.verify.properties.checks import PropertyChecker, compile_all, value_of, verdicts
+from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import round_up, ulp_error_exact
 from opcert.workers import WorkerLost, in_worker, run_isolated
 
@@ -507,6 +508,9 @@ def layout_verdict(req: Request, tgt, x, y, rounded, base_layout: str, whole: bo
     patterns."""
     op, fmt, attrs, standard = get_operator(req.op), get_format(req.dtype), req.resolved, req.options.standard
     prop = next(p for p in op.properties if p.kind == "layout")
+    why = getattr(tgt, "no_code_paths", None)
+    if why:  # a table of outputs (targets.function.TableTarget): no kernel is called, no code path seen
+        return PropertyResult(prop.name, prop.kind, prop.statement, "skipped", "", note=why).to_dict(), None
     bits = np.ascontiguousarray(x).reshape(-1).view(fmt.uint)
     _, first = np.unique(bits, return_index=True)
     keep = first[np.argsort(bits[first], kind="stable")]  # ascending bit patterns
