@@ -23,7 +23,7 @@ from opcert.errors import OpcertError, TargetFailure, UsageError  # noqa: E402
 from opcert.options import Options  # noqa: E402
 from opcert.spec import get_operator, operators  # noqa: E402
 from opcert.spec.reference import reference  # noqa: E402
-from opcert.targets.function import TableTarget  # noqa: E402  (neither numba nor z3: 0.05 s)
+from opcert.targets.function import TableTarget  # noqa: E402  (it loads neither numba nor z3)
 
 # The four entry points below import their layer when called: `import opcert` (and so the pytest plugin, which
 # pytest loads in every session on a host where opcert is installed) loads neither numba nor z3.
