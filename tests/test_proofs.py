@@ -441,3 +441,24 @@ def test_the_whole_proof_suite_is_decided_the_same_beside_two_busy_loops():
     assert loaded == alone
     unknown = [v for v in alone if v[3] == "unknown"]
     assert [v[:3] for v in unknown] == [("Sigmoid", "float32", "symmetry")], unknown  # --enumerate decides it
+
+
+def test_where_z3_leaves_standards_unequal_undecided_a_witness_with_one_attribute_moved_refutes():
+    """Softplus's ONNX form and DirectML's parametric one agree at alpha = beta = 1; z3 over the reals can leave
+    their disagreement unknown (incomplete arithmetic, depending on what its process asked before). The
+    fallback finds a witness with one attribute moved, evaluated exactly: at alpha = 2 and x = -8 the forms are
+    ln(1 + e^-8) and 2 ln(1 + e^-8)."""
+    import math
+
+    from opcert.verify.proofs.spec_level import _witness
+
+    op = opcert.get_operator("Softplus")
+    s = {x.key: x for x in op.standards}
+    attrs, x, v1, v2 = _witness(op, s["onnx"], s["directml-parametric"])
+    one = math.log1p(math.exp(float(x)))
+    expected = {a: 1.0 for a in attrs}
+    assert {k: float(v) for k, v in attrs.items()} != expected  # one attribute moved
+    alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
+    mid = [(float(lo) + float(hi)) / 2 for lo, hi in (v1, v2)]
+    assert math.isclose(mid[0], one, rel_tol=1e-12)
+    assert math.isclose(mid[1], alpha * math.log1p(math.exp(beta * float(x))), rel_tol=1e-12)
