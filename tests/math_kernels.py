@@ -15,14 +15,14 @@ def exp_as_exp2_in_float(x, **attrs):
 def exp_in_binary64(x, scale=1.0, bias=0.0):
     """The argument x * scale + bias in binary64 (exact for 16-bit x and binary32 scale; one rounding
     else), e^t in binary64, rounded once to x's type."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # +-inf and NaN inputs
         return np.exp(x.astype(np.float64) * np.float64(scale) + np.float64(bias)).astype(x.dtype)
 
 
 def exp_scale_bias_in_float16(x, scale=1.0, bias=0.0):
     """DirectML's ScaleBias done in the tensor's type: x * scale + bias rounded to float16 first."""
-    t = (x.astype(np.float16) * np.float16(scale) + np.float16(bias)).astype(np.float16)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # +-inf and NaN inputs
+        t = (x.astype(np.float16) * np.float16(scale) + np.float16(bias)).astype(np.float16)
         return np.exp(t.astype(np.float64)).astype(x.dtype)
 
 
