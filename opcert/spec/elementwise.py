@@ -9,9 +9,9 @@ exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and 
 its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
 STANDARD_NOTE says so in each standard). The reference is exact."""
 
-from opcert.expr import attr, fma
-from opcert.spec.declarations import DML_FLOATS, x
-from opcert.spec.model import Attribute, Standard, Support
+from opcert.expr import attr, eq, fma
+from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, x
+from opcert.spec.model import Attribute, Limit, Standard, Support
 
 DML_ELEMENT_WISE_DOC = (
     "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_{}_operator_desc"
@@ -65,4 +65,34 @@ def dml_element_wise(
         implementation=(implementation or f)(scaled_once()),
         reference_form=reference_form(scaled()) if reference_form else None,
         notes=(STANDARD_NOTE + " " + notes).strip(),
+    )
+
+
+def onnx_unary(name: str, formula, formula_text: str, since=("6", "13"), notes: str = "") -> Standard:
+    """ONNX's standard of an element-wise operator without attributes: its float types from the first opset,
+    bfloat16 from opset 13 (Exp, Log, Sqrt, Abs, Neg, ...; Sign from 9)."""
+    first, bf16 = since
+    return Standard(
+        key="onnx",
+        op_name=name,
+        document=ONNX_DOC.format(name),
+        formula_text=formula_text,
+        formula=formula,
+        defaults={},
+        attribute_names={},
+        support=(Support(first, FLOATS_ONNX_OLD, ANY_RANK), Support(bf16, FLOATS_ONNX, ANY_RANK)),
+        notes=notes,
+    )
+
+
+def scale_bias_limits(at_pos, at_neg, at_bias) -> tuple:
+    """f(x * scale + bias) at x = +-inf, f's own limits at_pos (x -> +inf) and at_neg, for a scale of either
+    sign; at a zero scale, at_bias (f(bias)) on both sides."""
+    return (
+        Limit(1, at_neg, condition=scale < 0),
+        Limit(-1, at_pos, condition=scale < 0),
+        Limit(1, at_bias, condition=eq(scale, 0)),
+        Limit(-1, at_bias, condition=eq(scale, 0)),
+        Limit(1, at_pos),
+        Limit(-1, at_neg),
     )

@@ -3,20 +3,14 @@ DML_ELEMENT_WISE_ABS (level 1.0), |x * scale + bias|. Exact: the correctly round
 
 from opcert.expr import absolute, both, eq, negate
 from opcert.spec.declarations import (
-    ANY_RANK,
-    FLOATS_ONNX,
-    FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
-    ONNX_DOC,
-    Limit,
     Property,
-    Support,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
-from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
+from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
     name="Abs",
@@ -24,15 +18,10 @@ OPERATOR = Operator(
     summary="|x|, element-wise (DirectML: |x * scale + bias|)",
     attributes=SCALE_BIAS,
     standards=(
-        Standard(
-            key="onnx",
-            op_name="Abs",
-            document=ONNX_DOC.format("Abs"),
-            formula_text="y = abs(x)",
-            formula=absolute(x),
-            defaults={},
-            attribute_names={},
-            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+        onnx_unary(
+            "Abs",
+            absolute(x),
+            "y = abs(x)",
             notes="ONNX Abs also takes the integer types; opcert checks its float types.",
         ),
         dml_element_wise("ABS", "f(x) = |x|", absolute),
@@ -40,12 +29,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=absolute(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, absolute(bias), condition=eq(scale, 0)),
-        Limit(-1, absolute(bias), condition=eq(scale, 0)),
-        Limit(1, "inf"),
-        Limit(-1, "inf"),
-    ),
+    limits=scale_bias_limits("inf", "inf", absolute(bias)),
     properties=(
         Property("range", "range", "Abs(x) >= 0", lower=const(0)),
         Property(

@@ -10,13 +10,12 @@ from opcert.spec.declarations import (
     LIMITS,
     NAN_PROPAGATION,
     ONNX_DOC,
-    Limit,
     Property,
     Support,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits
 from opcert.spec.model import IntegerSemantics, Operator, RuntimeMap, Standard
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -47,14 +46,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=erf(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, const(-1), condition=scale < 0),
-        Limit(-1, const(1), condition=scale < 0),
-        Limit(1, erf(bias), condition=eq(scale, 0)),
-        Limit(-1, erf(bias), condition=eq(scale, 0)),
-        Limit(1, const(1)),
-        Limit(-1, const(-1)),
-    ),
+    limits=scale_bias_limits(const(1), const(-1), erf(bias)),
     properties=(
         Property("range", "range", "-1 <= Erf(x) <= 1", lower=const(-1), upper=const(1)),
         Property("monotonic", "monotonic", "Erf is non-decreasing", standards=("onnx",)),

@@ -2,20 +2,14 @@
 
 from opcert.expr import both, eq, exp, negate
 from opcert.spec.declarations import (
-    ANY_RANK,
-    FLOATS_ONNX,
-    FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
-    ONNX_DOC,
-    Limit,
     Property,
-    Support,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
-from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
+from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
     name="Exp",
@@ -23,29 +17,13 @@ OPERATOR = Operator(
     summary="e^x, element-wise (DirectML: e^(x * scale + bias))",
     attributes=SCALE_BIAS,
     standards=(
-        Standard(
-            key="onnx",
-            op_name="Exp",
-            document=ONNX_DOC.format("Exp"),
-            formula_text="y = exp(x)",
-            formula=exp(x),
-            defaults={},
-            attribute_names={},
-            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
-        ),
+        onnx_unary("Exp", exp(x), "y = exp(x)"),
         dml_element_wise("EXP", "f(x) = exp(x)", exp),
     ),
     primary="onnx",
     implementation=exp(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, const(0), condition=scale < 0),
-        Limit(-1, "inf", condition=scale < 0),
-        Limit(1, exp(bias), condition=eq(scale, 0)),
-        Limit(-1, exp(bias), condition=eq(scale, 0)),
-        Limit(1, "inf"),
-        Limit(-1, const(0)),
-    ),
+    limits=scale_bias_limits("inf", const(0), exp(bias)),
     properties=(
         Property("range", "range", "Exp(x) >= 0 (e^x > 0 rounds to 0 below the format's least value)", lower=const(0)),
         Property("monotonic", "monotonic", "Exp is non-decreasing", standards=("onnx",)),

@@ -2,8 +2,8 @@
 rounded once (ONNX's Identity is not an activation; not kept)."""
 
 from opcert.expr import eq
-from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Limit, Property, const, dml_levels_1_0, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
+from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Property, const, dml_levels_1_0, x
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits
 from opcert.spec.model import Operator, Standard
 
 OPERATOR = Operator(
@@ -26,14 +26,7 @@ OPERATOR = Operator(
     ),
     primary="directml",
     implementation=x,
-    limits=(
-        Limit(1, "-inf", condition=scale < 0),
-        Limit(-1, "inf", condition=scale < 0),
-        Limit(1, bias, condition=eq(scale, 0)),
-        Limit(-1, bias, condition=eq(scale, 0)),
-        Limit(1, "inf"),
-        Limit(-1, "-inf"),
-    ),
+    limits=scale_bias_limits("inf", "-inf", bias),
     properties=(
         Property("monotonic", "monotonic", "Identity is non-decreasing", standards=("directml",)),
         Property("odd", "odd", "Identity(-x) = -Identity(x)", standards=("directml",)),

@@ -7,20 +7,15 @@ import dataclasses
 
 from opcert.expr import both, eq, fma, log, log1p, negate
 from opcert.spec.declarations import (
-    ANY_RANK,
-    FLOATS_ONNX,
-    FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
-    ONNX_DOC,
     Limit,
     Property,
-    Support,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
-from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
     name="Log",
@@ -28,16 +23,8 @@ OPERATOR = Operator(
     summary="natural logarithm, element-wise (DirectML: ln(x * scale + bias)); NaN below 0, -inf at 0",
     attributes=SCALE_BIAS,
     standards=(
-        Standard(
-            key="onnx",
-            op_name="Log",
-            document=ONNX_DOC.format("Log"),
-            formula_text="y = log(x)",
-            formula=log(x),
-            defaults={},
-            attribute_names={},
-            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
-            notes="Outside the real domain, IEEE 754's log: -inf at +-0, NaN below 0.",
+        onnx_unary(
+            "Log", log(x), "y = log(x)", notes="Outside the real domain, IEEE 754's log: -inf at +-0, NaN below 0."
         ),
         # ln(x * scale + bias) = ln(1 + (x * scale + (bias - 1))): near 1 (bias = 1, tiny x) the sum's rounding
         # would lose every bit of the logarithm; bias - 1 is exact, and the fused sum rounds once

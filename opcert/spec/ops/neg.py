@@ -2,19 +2,15 @@
 Exact: the correctly rounded result is -x itself, the zero's sign flipped (-(+0) = -0)."""
 
 from opcert.spec.declarations import (
-    ANY_RANK,
     DML_FLOATS,
-    FLOATS_ONNX,
-    FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
-    ONNX_DOC,
     Property,
     Support,
     limits,
     x,
 )
-from opcert.spec.elementwise import DML_ELEMENT_WISE_DOC
+from opcert.spec.elementwise import DML_ELEMENT_WISE_DOC, onnx_unary
 from opcert.spec.model import Operator, RuntimeMap, Standard
 
 OPERATOR = Operator(
@@ -23,16 +19,8 @@ OPERATOR = Operator(
     summary="-x, element-wise",
     attributes=(),
     standards=(
-        Standard(
-            key="onnx",
-            op_name="Neg",
-            document=ONNX_DOC.format("Neg"),
-            formula_text="y = -x",
-            formula=-x,
-            defaults={},
-            attribute_names={},
-            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
-            notes="ONNX Neg also takes the signed integer types; opcert checks its float types.",
+        onnx_unary(
+            "Neg", -x, "y = -x", notes="ONNX Neg also takes the signed integer types; opcert checks its float types."
         ),
         Standard(
             key="directml",

@@ -4,19 +4,15 @@ give. NaN propagates."""
 
 from opcert.expr import isnan, select
 from opcert.spec.declarations import (
-    ANY_RANK,
-    FLOATS_ONNX,
-    FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
-    ONNX_DOC,
     Property,
-    Support,
     const,
     limits,
     x,
 )
-from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.elementwise import onnx_unary
+from opcert.spec.model import Operator, RuntimeMap
 
 SIGN = select(x > 0, const(1), select(x < 0, const(-1), select(isnan(x), x, const(0))))
 
@@ -26,15 +22,11 @@ OPERATOR = Operator(
     summary="the sign of x (1, -1 or 0), element-wise",
     attributes=(),
     standards=(
-        Standard(
-            key="onnx",
-            op_name="Sign",
-            document=ONNX_DOC.format("Sign"),
-            formula_text="y = 1 if x > 0, -1 if x < 0, 0 if x == 0",
-            formula=SIGN,
-            defaults={},
-            attribute_names={},
-            support=(Support("9", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
+        onnx_unary(
+            "Sign",
+            SIGN,
+            "y = 1 if x > 0, -1 if x < 0, 0 if x == 0",
+            since=("9", "13"),
             notes="ONNX Sign also takes the integer types; opcert checks its float types. The zero result is +0 "
             "at both zeros (ONNX's reference, NumPy's sign).",
         ),

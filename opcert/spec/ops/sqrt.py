@@ -5,20 +5,15 @@ sqrt(x < 0) = NaN, sqrt(-0) = -0, sqrt(+inf) = +inf."""
 
 from opcert.expr import both, eq, negate, sqrt
 from opcert.spec.declarations import (
-    ANY_RANK,
-    FLOATS_ONNX,
-    FLOATS_ONNX_OLD,
     LIMITS,
     NAN_PROPAGATION,
-    ONNX_DOC,
     Limit,
     Property,
-    Support,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
-from opcert.spec.model import Operator, RuntimeMap, Standard
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
     name="Sqrt",
@@ -26,16 +21,8 @@ OPERATOR = Operator(
     summary="square root, element-wise (DirectML: sqrt(x * scale + bias)); NaN below 0",
     attributes=SCALE_BIAS,
     standards=(
-        Standard(
-            key="onnx",
-            op_name="Sqrt",
-            document=ONNX_DOC.format("Sqrt"),
-            formula_text="y = sqrt(x)",
-            formula=sqrt(x),
-            defaults={},
-            attribute_names={},
-            support=(Support("6", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
-            notes="Outside the real domain, IEEE 754's sqrt: NaN below 0, -0 at -0.",
+        onnx_unary(
+            "Sqrt", sqrt(x), "y = sqrt(x)", notes="Outside the real domain, IEEE 754's sqrt: NaN below 0, -0 at -0."
         ),
         dml_element_wise("SQRT", "f(x) = sqrt(x)", sqrt),
     ),

@@ -10,13 +10,12 @@ from opcert.spec.declarations import (
     NAN_PROPAGATION,
     ONNX_DOC,
     SEEDS,
-    Limit,
     Property,
     Support,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits
 from opcert.spec.model import Operator, RuntimeMap, Standard
 
 PLAIN = ("onnx", "sonnx")
@@ -54,14 +53,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=tanh(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, const(-1), condition=scale < 0),
-        Limit(-1, const(1), condition=scale < 0),
-        Limit(1, tanh(bias), condition=eq(scale, 0)),
-        Limit(-1, tanh(bias), condition=eq(scale, 0)),
-        Limit(1, const(1)),
-        Limit(-1, const(-1)),
-    ),
+    limits=scale_bias_limits(const(1), const(-1), tanh(bias)),
     properties=(
         Property("range", "range", "-1 <= Tanh(x) <= 1", lower=const(-1), upper=const(1)),
         Property("monotonic", "monotonic", "Tanh is non-decreasing", standards=PLAIN),
