@@ -251,9 +251,18 @@ def test_outputs_computed_elsewhere_are_measured_as_a_table():
     assert r.status == "ok" and r.inputs_checked == 65536 and r.correctly_rounded == int(right.sum())
     layout = next(p for p in r.properties if p["kind"] == "layout")
     assert layout["status"] == "skipped" and "table of outputs" in layout["note"]
-    assert r.isolation == "none" and "tanh on my device" in r.target
+    assert r.isolation == "none" and r.target == "tanh on my device"
 
     short = opcert.measure("Tanh", opcert.given_outputs(x[:100], y[:100]), "float16", "exhaustive")
     assert short.status == "crashed" and "no output for the input" in short.error
     with pytest.raises(opcert.UsageError, match="one dtype and shape"):
         opcert.given_outputs(x, y.astype(np.float32))
+
+
+def test_a_table_is_named_as_given_and_keyed_by_its_outputs():
+    x = np.array([0.5, 1.0, 2.0], dtype=np.float16)
+    y = np.tanh(x)
+    a, b = opcert.given_outputs(x, y, "run A"), opcert.given_outputs(x, np.nextafter(y, np.float16(0)), "run B")
+    assert a.name == "run A" and b.name == "run B"
+    assert a.info.fingerprint != b.info.fingerprint  # other outputs, another target
+    assert opcert.given_outputs(x, y, "run A").info.fingerprint == a.info.fingerprint

@@ -14,6 +14,7 @@ returns), and where it runs depends on whether a fresh process can find it again
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -262,6 +263,10 @@ class TableTarget(FunctionTarget):
 
         lookup.__qualname__ = lookup.__name__ = name
         super().__init__(lookup)
+        # its name as given: the lookup function's module and line say nothing of where the outputs came from
+        # and keyed by the outputs themselves, not by the lookup's code (the same for every table)
+        digest = hashlib.sha256(self._keys.tobytes() + np.ascontiguousarray(self._values).view(width).tobytes())
+        self.info = dataclasses.replace(self.info, name=name, kind="outputs", fingerprint=digest.hexdigest()[:32])
         self.no_code_paths = (
             f"{name}: a table of outputs (opcert.given_outputs), not a kernel: its calls cannot show how the "
             "kernel that produced them depends on the call (length, position, alignment, threads)"
