@@ -126,31 +126,29 @@ def constant(e: Expr, P: Precision):
     return m, r, int(np.sign(m)) if r < abs(m) else 0
 
 
+def _at_root(e: Expr, leaf) -> bool:
+    """leaf(n) for the node n that gives e its value through negations, absolute values and selects (every
+    branch of a select)."""
+    if e.op in ("neg", "abs"):
+        return _at_root(e.args[0], leaf)
+    if e.op == "select":
+        return _at_root(e.args[1], leaf) and _at_root(e.args[2], leaf)
+    return leaf(e)
+
+
 def may_be_beyond(e: Expr) -> bool:
     """Whether an infinite midpoint of e's ball (radius 0) can only mean a value beyond the largest finite
     value: e is a primitive (its platform value overflowed: exp(1000)), or a negation, absolute value or
     select of such. After other arithmetic it need not (beyond + -1e308 may be finite; 1 / beyond is not 0),
     so there an infinite midpoint leaves the element undecided, as before."""
-    if e.op in PRIMITIVES or e.op == "var":
-        return True
-    if e.op in ("neg", "abs"):
-        return may_be_beyond(e.args[0])
-    if e.op == "select":
-        return may_be_beyond(e.args[1]) and may_be_beyond(e.args[2])
-    return e.op == "const"
+    return _at_root(e, lambda n: n.op in PRIMITIVES or n.op in ("var", "const"))
 
 
 def may_be_outside(e: Expr) -> bool:
     """Whether a NaN midpoint of e's ball (radius 0) can only be IEEE's value of a primitive outside its real
     domain (log(-1), sqrt(-1): ball_rules.primitive): e is a primitive, or a negation, absolute value or
     select of such."""
-    if e.op in PRIMITIVES:
-        return True
-    if e.op in ("neg", "abs"):
-        return may_be_outside(e.args[0])
-    if e.op == "select":
-        return may_be_outside(e.args[1]) and may_be_outside(e.args[2])
-    return False
+    return _at_root(e, lambda n: n.op in PRIMITIVES)
 
 
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precision = BINARY64):

@@ -11,7 +11,7 @@ STANDARD_NOTE says so in each standard). The reference is exact."""
 
 from opcert.expr import attr, eq, fma
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, x
-from opcert.spec.model import Attribute, Limit, Standard, Support
+from opcert.spec.model import Attribute, Limit, Property, Standard, Support
 
 DML_ELEMENT_WISE_DOC = (
     "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_{}_operator_desc"
@@ -96,3 +96,33 @@ def scale_bias_limits(at_pos, at_neg, at_bias) -> tuple:
         Limit(1, at_pos),
         Limit(-1, at_neg),
     )
+
+
+def scale_bias_properties(f: str, key: str = "directml", odd: bool = False) -> tuple:
+    """What f(x * scale + bias) keeps of f's properties, each under its condition, for the standard `key`:
+    non-decreasing where scale >= 0 (f non-decreasing), and with odd, odd where bias = 0. `f` is the function's
+    name as the statements write it ("erf", "e^"; "" for the identity)."""
+
+    def of(a):
+        return f"{f}({a})" if f else a
+
+    out = (
+        Property(
+            "monotonic_scaled",
+            "monotonic",
+            f"{of('x * scale + bias')} is non-decreasing where scale >= 0",
+            condition=scale >= 0,
+            standards=(key,),
+        ),
+    )
+    if odd:
+        out += (
+            Property(
+                "odd_scaled",
+                "odd",
+                f"{of('-x * scale')} = -{of('x * scale') if f else '(x * scale)'} where bias = 0",
+                condition=eq(bias, 0),
+                standards=(key,),
+            ),
+        )
+    return out

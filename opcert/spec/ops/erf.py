@@ -15,7 +15,7 @@ from opcert.spec.declarations import (
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits, scale_bias_properties
 from opcert.spec.model import IntegerSemantics, Operator, RuntimeMap, Standard
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -52,20 +52,7 @@ OPERATOR = Operator(
         Property("monotonic", "monotonic", "Erf is non-decreasing", standards=("onnx",)),
         Property("odd", "odd", "Erf(-x) = -Erf(x)", standards=("onnx",)),
         Property("zero", "exact_point", "Erf(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
-        Property(
-            "monotonic_scaled",
-            "monotonic",
-            "erf(x * scale + bias) is non-decreasing where scale >= 0",
-            condition=scale >= 0,
-            standards=("directml",),
-        ),
-        Property(
-            "odd_scaled",
-            "odd",
-            "erf(-x * scale) = -erf(x * scale) where bias = 0",
-            condition=eq(bias, 0),
-            standards=("directml",),
-        ),
+        *scale_bias_properties("erf", odd=True),
         NAN_PROPAGATION,
         LIMITS,
     ),

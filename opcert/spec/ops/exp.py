@@ -8,7 +8,15 @@ from opcert.spec.declarations import (
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
+from opcert.spec.elementwise import (
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    scale,
+    scale_bias_limits,
+    scale_bias_properties,
+)
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -27,13 +35,7 @@ OPERATOR = Operator(
     properties=(
         Property("range", "range", "Exp(x) >= 0 (e^x > 0 rounds to 0 below the format's least value)", lower=const(0)),
         Property("monotonic", "monotonic", "Exp is non-decreasing", standards=("onnx",)),
-        Property(
-            "monotonic_scaled",
-            "monotonic",
-            "e^(x * scale + bias) is non-decreasing where scale >= 0",
-            condition=scale >= 0,
-            standards=("directml",),
-        ),
+        *scale_bias_properties("e^"),
         Property("one", "exact_point", "Exp(0) = 1", points=((const(0), const(1)),), standards=("onnx",)),
         NAN_PROPAGATION,
         LIMITS,

@@ -1,9 +1,8 @@
 """Identity: DirectML DML_ACTIVATION_IDENTITY, and DML_ELEMENT_WISE_IDENTITY (level 1.0), x * scale + bias
 rounded once (ONNX's Identity is not an activation; not kept)."""
 
-from opcert.expr import eq
 from opcert.spec.declarations import DML_DOC, LIMITS, NAN_PROPAGATION, Property, const, dml_levels_1_0, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale_bias_limits, scale_bias_properties
 from opcert.spec.model import Operator, Standard
 
 OPERATOR = Operator(
@@ -31,20 +30,7 @@ OPERATOR = Operator(
         Property("monotonic", "monotonic", "Identity is non-decreasing", standards=("directml",)),
         Property("odd", "odd", "Identity(-x) = -Identity(x)", standards=("directml",)),
         Property("zero", "exact_point", "Identity(0) = 0", points=((const(0), const(0)),), standards=("directml",)),
-        Property(
-            "monotonic_scaled",
-            "monotonic",
-            "x * scale + bias is non-decreasing where scale >= 0",
-            condition=scale >= 0,
-            standards=("directml-element-wise",),
-        ),
-        Property(
-            "odd_scaled",
-            "odd",
-            "-x * scale = -(x * scale) where bias = 0",
-            condition=eq(bias, 0),
-            standards=("directml-element-wise",),
-        ),
+        *scale_bias_properties("", key="directml-element-wise", odd=True),
         NAN_PROPAGATION,
         LIMITS,
     ),

@@ -15,7 +15,7 @@ from opcert.spec.declarations import (
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits, scale_bias_properties
 from opcert.spec.model import Operator, RuntimeMap, Standard
 
 PLAIN = ("onnx", "sonnx")
@@ -59,20 +59,7 @@ OPERATOR = Operator(
         Property("monotonic", "monotonic", "Tanh is non-decreasing", standards=PLAIN),
         Property("odd", "odd", "Tanh(-x) = -Tanh(x)", standards=PLAIN),
         Property("zero", "exact_point", "Tanh(0) = 0", points=((const(0), const(0)),), standards=PLAIN),
-        Property(
-            "monotonic_scaled",
-            "monotonic",
-            "tanh(x * scale + bias) is non-decreasing where scale >= 0",
-            condition=scale >= 0,
-            standards=("directml",),
-        ),
-        Property(
-            "odd_scaled",
-            "odd",
-            "tanh(-x * scale) = -tanh(x * scale) where bias = 0",
-            condition=eq(bias, 0),
-            standards=("directml",),
-        ),
+        *scale_bias_properties("tanh", odd=True),
         NAN_PROPAGATION,
         LIMITS,
     ),
