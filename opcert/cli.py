@@ -32,7 +32,7 @@ from opcert.gating import load_config, run_gate, select
 from opcert.gating.config import parse_check
 from opcert.gating.recheck import load_gate
 from opcert.gating.run import describe_counterexample, enforcement_lines, run_check
-from opcert.gating.schema import cmd_schema
+from opcert.gating.schema import text as schema_text
 from opcert.isa import (
     LevelOutputs,
     OutputsRequest,
@@ -1384,6 +1384,12 @@ def _print_gate(data, stderr: bool = False) -> None:
     c.print(f"{k['pass']} passed, {k['fail']} failed, {k['skipped']} skipped")
     if data.get("verdict_note"):
         c.print(f"[red]FAIL[/red]: {esc(data['verdict_note'])}")
+
+
+def cmd_schema(args) -> int:
+    """`opcert schema`: the JSON Schema of opcert.toml (gating.schema)."""
+    print(schema_text(), end="")
+    return 0
 
 
 def cmd_diff(args) -> int:

@@ -4,7 +4,7 @@ Generated from the declaration the reader validates against (gating.config: CHEC
 their types, and the allowed values taken from the same constants), so that it cannot drift from it. It says
 what a schema can: the keys, their types, the allowed words and bounds; what depends on the operator (its
 properties, its attributes and their domains) is the reader's to check (`opcert gate` names each error).
-Printed by `opcert schema`; docs/opcert.schema.json is this text (tests/test_config_errors.py holds them
+`opcert schema` prints text(); docs/opcert.schema.json is this text (tests/test_config_errors.py holds them
 equal). Draft 7, which the TOML editors' schema support reads (Even Better TOML / taplo, tombi).
 """
 
@@ -47,10 +47,4 @@ def text() -> str:
     return json.dumps(schema(), indent=2) + "\n"
 
 
-def cmd_schema(args=None) -> int:
-    """`opcert schema`: print the JSON Schema of opcert.toml."""
-    print(text(), end="")
-    return 0
-
-
-__all__ = ["cmd_schema", "schema", "text"]
+__all__ = ["schema", "text"]
