@@ -37,3 +37,38 @@ def log_zero_below_domain(x, **attrs):
     """np.log, but 0 where x < 0 (a kernel that clamps its argument instead of giving NaN)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(x < 0, np.zeros_like(x), np.log(x)).astype(x.dtype)
+
+
+def asinh_by_its_formula_in_float(x, **attrs):
+    """asinh as DirectML's document writes it, ln(x + sqrt(x * x + 1)), in the tensor's type: below 0 the
+    sum cancels (x + sqrt(x^2 + 1) -> 0), and x * x overflows above sqrt(max)."""
+    with np.errstate(all="ignore"):
+        return np.log(x + np.sqrt(x * x + x.dtype.type(1))).astype(x.dtype)
+
+
+def atanh_by_its_formula_in_float(x, **attrs):
+    """atanh as 0.5 ln((1 + x) / (1 - x)) in the tensor's type: near 0 the quotient rounds to 1 + O(u) and the
+    logarithm keeps only that rounding."""
+    with np.errstate(all="ignore"):
+        one = x.dtype.type(1)
+        return (x.dtype.type(0.5) * np.log((one + x) / (one - x))).astype(x.dtype)
+
+
+def inverse_in_binary64(name):
+    """NumPy's binary64 function `name` of x * scale + bias (binary64), rounded once to x's type."""
+
+    def kernel(x, scale=1.0, bias=0.0):
+        with np.errstate(all="ignore"):
+            return getattr(np, name)(x.astype(np.float64) * np.float64(scale) + np.float64(bias)).astype(x.dtype)
+
+    kernel.__name__ = kernel.__qualname__ = f"{name}_in_binary64"
+    return kernel
+
+
+arcsinh_in_binary64 = inverse_in_binary64("arcsinh")
+arctanh_in_binary64 = inverse_in_binary64("arctanh")
+
+
+def asin_nan_clamped(x, **attrs):
+    """np.arcsin with its argument clamped to [-1, 1] first: pi/2 instead of NaN beyond 1."""
+    return np.arcsin(np.clip(x, -1, 1)).astype(x.dtype)

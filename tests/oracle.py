@@ -237,11 +237,32 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
                     v = gmpy2.sqrt(mpfr(u))
                 else:  # near 1, the exact u - 1; elsewhere u itself (u - 1 would round to -1 near 0)
                     v = gmpy2.log1p(mpfr(u - 1)) if abs(u - 1) < mpq(1, 2) else gmpy2.log(mpfr(u))
+            elif op in MPFR_UNARY:  # MPFR's own: NaN outside the domain, atanh(+-1) = +-inf, as IEEE 754's
+                u = _exact_q(x) * _exact_q(attrs.get("scale", 1.0)) + _exact_q(attrs.get("bias", 0.0))
+                d = u - 1  # exact: u = 1 + 2e-150 would round to 1 at the working precision
+                if (op == "Acosh" and d < 0) or (op in ("Asin", "Acos", "Atanh") and abs(u) > 1):
+                    v = mpfr("nan")  # outside the domain, decided on the exact u
+                elif op == "Acosh" and d < mpq(1, 2):  # acosh(1 + d) = log1p(d + sqrt(d (2 + d)))
+                    v = gmpy2.log1p(mpfr(d) + gmpy2.sqrt(mpfr(d) * (2 + mpfr(d))))
+                else:
+                    v = getattr(gmpy2, MPFR_UNARY[op])(mpfr(u))
             else:
                 raise ValueError(op)
             return v
 
     return _ziv(at, dtype)
+
+
+# f(x * scale + bias), MPFR's f of the exact argument (rounded to the working precision)
+MPFR_UNARY = {
+    "Sinh": "sinh",
+    "Asinh": "asinh",
+    "Atan": "atan",
+    "Asin": "asin",
+    "Acos": "acos",
+    "Atanh": "atanh",
+    "Acosh": "acosh",
+}
 
 
 def catalog_oracle(op: str, x: np.ndarray, attrs: dict[str, float]) -> np.ndarray:

@@ -61,7 +61,9 @@ def _have(mod):
 
 
 @pytest.mark.skipif(not (_have("jax") and _have("openvino")), reason="needs opcert[jax] and opcert[openvino]")
-@pytest.mark.parametrize("target", ["jax", "openvino"])
+# JAX's every-input one-element calls take 16-20 s (a dispatch each): the slow run's; CI runs JAX through
+# tests/test_front_ends.py's float32 Gelu check
+@pytest.mark.parametrize("target", [pytest.param("jax", marks=pytest.mark.slow), "openvino"])
 def test_jax_and_openvino_run_the_catalog_functions(target):
     r = opcert.measure("Tanh", target, "float16", "exhaustive")
     assert r.status == "ok" and r.inputs_checked == 65536 and r.max_ulp < 2

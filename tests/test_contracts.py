@@ -54,3 +54,56 @@ def test_exp_contract():
     with np.errstate(over="ignore"):
         assert (np.exp(T) >= 0).all()
     assert np.exp(np.array([0.0, -0.0])).tolist() == [1.0, 1.0]
+
+
+# the inverse and hyperbolic functions (issue 52): NumPy's name, f's real domain (lo, hi, open at both ends),
+# odd, increasing, the bounds its record states, its values at the domain's edges and at +-inf (IEEE 754)
+INVERSE = {
+    "sinh": ("sinh", None, True, True, (None, None), {np.inf: np.inf, -np.inf: -np.inf}),
+    "asinh": ("arcsinh", None, True, True, (None, None), {np.inf: np.inf, -np.inf: -np.inf}),
+    "atan": ("arctan", None, True, True, (-np.pi / 2, np.pi / 2), {np.inf: np.pi / 2, -np.inf: -np.pi / 2}),
+    "asin": ("arcsin", (-1, 1, False), True, True, (-np.pi / 2, np.pi / 2), {1.0: np.pi / 2, np.inf: np.nan}),
+    "acos": ("arccos", (-1, 1, False), False, False, (0, np.pi), {1.0: 0.0, -1.0: np.pi, np.inf: np.nan}),
+    "atanh": ("arctanh", (-1, 1, True), True, True, (None, None), {1.0: np.inf, -1.0: -np.inf, 2.0: np.nan}),
+    "acosh": ("arccosh", (1, None, False), False, True, (0, None), {1.0: 0.0, np.inf: np.inf, 0.5: np.nan}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INVERSE))
+def test_inverse_and_hyperbolic_contracts(name):
+    """What the records' contracts state, on every binary64 value of T in the domain: monotone, no NaN
+    inside the domain, within the bounds, odd (to the bit), the sign of the argument where odd; NaN
+    outside the domain and at NaN; the values at the domain's ends and at the infinities."""
+    from opcert.expr.primitives import REGISTRY
+
+    npname, dom, odd, increasing, (lo, hi), special = INVERSE[name]
+    p = REGISTRY[name]
+    assert (p.odd, p.increasing) == (odd, increasing) and p.bounds == (lo, hi)
+    f = getattr(np, npname)
+    t = T
+    if dom is not None:
+        a, b, open_ = dom
+        inside = (t > a if open_ else t >= a) & ((t < b if open_ else t <= b) if b is not None else True)
+        ends = (t == a) | (t == b)  # an open end is a pole (atanh(+-1) = +-inf): checked below
+        with np.errstate(invalid="ignore"):
+            assert np.isnan(f(t[~inside & ~ends & np.isfinite(t)])).all()
+        t = t[inside]
+    with np.errstate(over="ignore"):
+        y = f(t)
+    assert not np.isnan(y).any()
+    assert (y[1:] >= y[:-1]).all() if increasing else (y[1:] <= y[:-1]).all()
+    if lo is not None:
+        assert (y >= lo).all()
+    if hi is not None:
+        assert (y <= hi).all()
+    if odd:
+        with np.errstate(over="ignore"):
+            assert np.array_equal(f(-t), -y)
+        assert np.all((t > 0) <= (y >= 0)) and np.all((t < 0) <= (y <= 0))
+        z = f(np.array([0.0, -0.0]))
+        assert z.tolist() == [0.0, -0.0] and np.signbit(z[1])
+    assert np.isnan(f(np.array([np.nan, -np.nan]))).all()
+    with np.errstate(all="ignore"):
+        for v, want in special.items():
+            got = float(f(np.array([v]))[0])
+            assert (np.isnan(got) and np.isnan(want)) or got == want, (name, v, got, want)

@@ -53,7 +53,6 @@ def _bits(value: float) -> int:
     return int(np.array([value], np.float16).view(np.uint16)[0])
 
 
-@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
 def _each_level_is_its_own_result(doc, stderr: str) -> None:
     """Each level ran in its own environment and measured inputs; the closing line says, per level, what its
     JSON result says (and nothing empty between)."""
@@ -71,6 +70,10 @@ def _each_level_is_its_own_result(doc, stderr: str) -> None:
     assert ", ;" not in summary and not summary.rstrip().endswith(","), summary
 
 
+# The slow run's: every torch level in a process of its own, twice (17-25 s on 2 cores); CI keeps the level
+# comparison and its replay through NumPy's dispatch levels below (a callable, and the gate's path)
+@pytest.mark.slow
+@pytest.mark.skipif(not has_torch, reason="torch is not installed (opcert[torch])")
 def test_torch_float16_erf_is_refuted_across_isa_levels_with_a_replayed_input(tmp_path):
     want = levels("torch")
     if len(want) < 2:

@@ -160,3 +160,56 @@ def test_a_log_that_clamps_below_the_domain_has_a_nan_mismatch_at_every_negative
     x = all_16bit("float16")
     assert r.nan_mismatches == int(np.sum(x < 0)) == 31744
     assert r.inputs_checked - r.correctly_rounded >= r.nan_mismatches
+
+
+def test_the_decimals_above_pi_round_as_pi_in_every_format():
+    """The inverse trigonometric ranges are declared with decimals just above pi/2 and pi
+    (expr.primitives); each must exceed the real constant and round as it does, by MPFR, in every format."""
+    from opcert.expr.primitives import HALF_PI_ABOVE, PI_ABOVE
+    from opcert.formats import round_fraction
+
+    with gmpy2.context(precision=300):
+        pi = gmpy2.const_pi()
+        for above, true in ((HALF_PI_ABOVE, pi / 2), (PI_ABOVE, pi)):
+            assert gmpy2.mpfr(gmpy2.mpq(above.numerator, above.denominator)) > true
+            for name, mant in (("float16", 11), ("bfloat16", 8), ("float32", 24), ("float64", 53)):
+                with gmpy2.context(precision=mant):
+                    want = float(+true)  # MPFR rounds to nearest at the format's precision (no exponent issue)
+                assert round_fraction(above, FLOAT_FORMATS[name]) == want, (above, name)
+
+
+@pytest.mark.parametrize(
+    "op, kernel, ok",
+    [
+        ("Asinh", "asinh_by_its_formula_in_float", False),
+        ("Asinh", "arcsinh_in_binary64", True),
+        ("Atanh", "atanh_by_its_formula_in_float", False),
+        ("Atanh", "arctanh_in_binary64", True),
+    ],
+)
+def test_the_inverse_functions_by_their_textbook_formulas_fail_and_binary64_rounded_once_passes(op, kernel, ok):
+    """Every float16 input: the formulas in the tensor's type are many ULPs off (MPFR confirms the worst
+    input the check names); NumPy's binary64 function rounded once is correctly rounded here."""
+    import math_kernels
+
+    r = opcert.measure(op, f"math_kernels:{kernel}", "float16", "exhaustive")
+    assert r.status == "ok", r.error
+    if ok:
+        assert r.max_ulp <= 0.5 and r.nan_mismatches == 0, (r.max_ulp, r.worst_input)
+        return
+    assert r.max_ulp > 2
+    x = np.array([r.worst_input], np.float16)
+    y = float(getattr(math_kernels, kernel)(x)[0])
+    want = catalog_oracle(op, x, {})[0]
+    ulp = 2.0 ** (max(math.frexp(want)[1], -13) - 11)
+    assert abs(y - want) / ulp > 2, (float(x[0]), y, want)
+
+
+def test_asin_clamped_instead_of_nan_has_a_nan_mismatch_at_every_input_beyond_one():
+    """|x| > 1: IEEE's asin is NaN (MPFR's too); a kernel that clamps gives +-pi/2 there. Counted
+    independently: every finite float16 beyond 1 in magnitude, and the two infinities."""
+    r = opcert.measure("Asin", "math_kernels:asin_nan_clamped", "float16", "exhaustive")
+    x = all_16bit("float16")
+    with np.errstate(invalid="ignore"):
+        beyond = int(np.sum(np.abs(x.astype(np.float64)) > 1))
+    assert r.nan_mismatches == beyond, (r.nan_mismatches, beyond)

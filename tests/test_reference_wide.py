@@ -151,6 +151,12 @@ def test_long_double_function_within_its_contract(name):
             t = np.clip(t, -11000, 11000)
         if name in ("erf", "erfc"):
             t = np.clip(t, -110, 110)
+        if name in ("asin", "acos", "atanh"):  # into (-1, 1), the tiny kept
+            t = t / (1 + np.abs(t))
+        if name == "acosh":
+            t = 1 + np.abs(t)
+        if name == "sinh":
+            t = np.clip(t, -11350, 11350)
         fu = long_double_array(name)
         if fu is None:
             pytest.skip(

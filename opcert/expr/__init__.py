@@ -112,7 +112,23 @@ def _inv_sqrt2(prec):
     return 1 / arb(2).sqrt()
 
 
-NAMED = {c.name: c for c in (Named("sqrt(2/pi)", _sqrt_2_over_pi), Named("1/sqrt(2)", _inv_sqrt2, Fraction(1, 2)))}
+def _half_pi(prec):
+    return arb.pi() / 2
+
+
+def _pi(prec):
+    return arb.pi()
+
+
+NAMED = {
+    c.name: c
+    for c in (
+        Named("sqrt(2/pi)", _sqrt_2_over_pi),
+        Named("1/sqrt(2)", _inv_sqrt2, Fraction(1, 2)),
+        Named("pi/2", _half_pi),
+        Named("pi", _pi),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -242,6 +258,9 @@ globals().update({_name: _unary(_name) for _name in PRIMITIVES})
 exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (
     globals()[n]
     for n in ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sqrt")  # named here for readers and linters
+)
+sinh, asinh, atan, asin, acos, atanh, acosh = (
+    globals()[n] for n in ("sinh", "asinh", "atan", "asin", "acos", "atanh", "acosh")
 )
 
 

@@ -55,7 +55,7 @@ class Primitive:
     numpy: Callable
     arb: Callable
     exact: Callable  # Fraction -> Fraction | None
-    domain: tuple  # (lo, lo_open, hi): the real domain; None = unbounded
+    domain: tuple  # (lo, lo_open, hi, hi_open): the real domain; None = unbounded on that side
     increasing: bool  # strictly increasing on its domain (False: decreasing)
     odd: bool
     bounds: tuple  # (lo, hi) of its range, open; None = unbounded
@@ -105,10 +105,10 @@ class Primitive:
         return getattr(math, self.libm.removeprefix("math."))
 
     def in_domain(self, t) -> bool:  # a float or an exact Fraction (no overflow)
-        lo, lo_open, hi = self.domain
+        lo, lo_open, hi, hi_open = self.domain
         if lo is not None and (t < lo or (lo_open and t == lo)):
             return False
-        return hi is None or t <= hi
+        return hi is None or t < hi or (t == hi and not hi_open)
 
 
 TANH_SATURATION = 20.0  # |t| >= 20: 1 - |tanh t| < 2e^-40 < 2^-54, so tanh(t) rounds to +-1 in binary64
@@ -200,6 +200,9 @@ def _log_exact(q: Fraction):
     return Fraction(0) if q == 1 else None
 
 
+_at_one_zero = _log_exact  # acos(1) = acosh(1) = 0: the other rational points give irrational values
+
+
 def _sqrt_exact(q: Fraction):
     if q < 0:
         return None
@@ -231,6 +234,32 @@ def _expm1_tiny(t: Fraction):
 def _exp_tiny(t: Fraction):
     lo, hi = _expm1_tiny(t)
     return lo + 1, hi + 1
+
+
+def _odd_tiny(c3: Fraction, c5: Fraction):
+    """An odd function t + c3 t^3 + ... for 0 < t <= 2^-10, bracketed by t + c3 t^3 and t + c3 t^3 + c5 t^5
+    (c5 > 0: the series alternates after t^3 with decreasing terms, or its tail after t^3 is at most c5 t^5),
+    and by oddness for t < 0."""
+
+    def tiny(t: Fraction):
+        if t < 0:
+            lo, hi = tiny(-t)
+            return -hi, -lo
+        s = t + c3 * t * t * t
+        return s, s + c5 * t**5
+
+    return tiny
+
+
+# sinh: t + t^3/6 + t^5/120 + ..., every term positive, the tail after t^3 at most (t^5/120) / (1 - t^2);
+# asinh: t - t^3/6 + 3t^5/40 - ..., and atan: t - t^3/3 + t^5/5 - ...: alternating, decreasing;
+# asin: t + t^3/6 + 3t^5/40 + ..., and atanh: t + t^3/3 + t^5/5 + ...: coefficients at most 1, the tail
+# after t^3 at most t^5 / (1 - t^2) < 2 t^5
+_sinh_tiny = _odd_tiny(Fraction(1, 6), Fraction(2, 120))
+_asinh_tiny = _odd_tiny(Fraction(-1, 6), Fraction(3, 40))
+_atan_tiny = _odd_tiny(Fraction(-1, 3), Fraction(1, 5))
+_asin_tiny = _odd_tiny(Fraction(1, 6), Fraction(2))
+_atanh_tiny = _odd_tiny(Fraction(1, 3), Fraction(2))
 
 
 def _log1p_tiny(t: Fraction):
@@ -352,6 +381,50 @@ def _sqrt_ball(m, ma, ra, contract, u):
     return ra / (2 * B.sqrt(B.nmax(den, 0.0))), den > 0, False
 
 
+def _sinh_ball(m, ma, ra, contract, u):
+    # sinh' = cosh, and cosh(|a| + r) <= cosh(a) e^r <= (|sinh a| + 1) (1 + 2r) for r <= 1, |sinh a| <= |m| +
+    # contract; the roundings of the bound are inside the (1 + 4u). Wider than 2^-20: the ends bound it
+    big = ra > 2.0**-20
+    return (B.fabs(m) + contract + 1.0) * (1.0 + 2.0 * ra) * ra * (1 + 4 * u), True, big
+
+
+def _asinh_ball(m, ma, ra, contract, u):
+    # asinh' = 1 / sqrt(1 + t^2) <= min(1, 1 / |t|): 1 / (|a| - r) on a ball away from 0
+    den = B.fabs(ma) - ra
+    return B.where(den > 1.0, ra / den, ra), True, False
+
+
+def _atan_ball(m, ma, ra, contract, u):
+    # atan' = 1 / (1 + t^2) <= 1 / (1 + t0^2), t0 the ball's least |t|
+    t = B.nmax(B.fabs(ma) - ra, 0.0)
+    return ra / (1.0 + t * t), True, False
+
+
+def _asin_ball(m, ma, ra, contract, u):
+    # |asin'| = |acos'| = 1 / sqrt((1 - t)(1 + t)), largest at the ball's greatest |t|, s < 1 (the
+    # pole of the derivative at +-1 is outside the ball); a point ball needs no bound
+    s = B.fabs(ma) + ra
+    inside = s < 1.0
+    w = B.where(inside, (1.0 - s) * (1.0 + s), 1.0)
+    return ra / B.sqrt(w) * (1 + 8 * u), B.either(inside, ra == 0), False
+
+
+def _atanh_ball(m, ma, ra, contract, u):
+    # atanh' = 1 / ((1 - t)(1 + t)), as asin's with the square
+    s = B.fabs(ma) + ra
+    inside = s < 1.0
+    w = B.where(inside, (1.0 - s) * (1.0 + s), 1.0)
+    return ra / w * (1 + 8 * u), B.either(inside, ra == 0), False
+
+
+def _acosh_ball(m, ma, ra, contract, u):
+    # acosh' = 1 / sqrt((t - 1)(t + 1)), largest at the ball's least t = a - r > 1
+    lo = ma - ra
+    inside = lo > 1.0
+    w = B.where(inside, (lo - 1.0) * (lo + 1.0), 1.0)
+    return ra / B.sqrt(w) * (1 + 8 * u), B.either(inside, ra == 0), False
+
+
 # ---- prover facts (spec level: strict theorems over the reals) ---------------------------------
 
 
@@ -457,6 +530,94 @@ def _ax_sqrt(m, t, ft):
     return [z3.Implies(t >= 0, ft >= 0), z3.Implies(t >= 0, ft * ft == t)]
 
 
+def _odd_sign(t, ft):
+    import z3
+
+    return [z3.Implies(t == 0, ft == 0), z3.Implies(t > 0, ft > 0), z3.Implies(t < 0, ft < 0)]
+
+
+# Decimals just above pi/2 and pi (by less than 10^-17), each rounding as pi/2 and pi do in every format up to
+# binary64 (tests/test_math_catalog.py checks it): the provers' rational bounds of the inverse trigonometric
+# ranges, and the catalog's range properties (a range property needs a rational bound)
+HALF_PI_ABOVE = Fraction("1.57079632679489662")
+PI_ABOVE = Fraction("3.14159265358979324")
+
+
+def _q(v: Fraction):
+    import z3
+
+    return z3.Q(v.numerator, v.denominator)
+
+
+def _ax_sinh(m, t, ft):
+    import z3
+
+    # sinh t >= t for t >= 0 (the series' terms are positive), and odd
+    return [*_odd_sign(t, ft), z3.Implies(t >= 0, ft >= t), z3.Implies(t <= 0, ft <= t)]
+
+
+def _ax_asinh(m, t, ft):
+    import z3
+
+    # asinh t <= t for t >= 0 (asinh' = 1 / sqrt(1 + t^2) <= 1), and odd
+    return [*_odd_sign(t, ft), z3.Implies(t >= 0, ft <= t), z3.Implies(t <= 0, ft >= t)]
+
+
+def _ax_atan(m, t, ft):
+    import z3
+
+    return [
+        ft > -_q(HALF_PI_ABOVE),
+        ft < _q(HALF_PI_ABOVE),
+        *_odd_sign(t, ft),
+        z3.Implies(t >= 0, ft <= t),
+        z3.Implies(t <= 0, ft >= t),
+    ]
+
+
+def _ax_asin(m, t, ft):
+    import z3
+
+    inside = z3.And(t >= -1, t <= 1)
+    # asin t >= t on [0, 1] (asin' = 1 / sqrt(1 - t^2) >= 1), and odd
+    return [
+        z3.Implies(inside, z3.And(ft >= -_q(HALF_PI_ABOVE), ft <= _q(HALF_PI_ABOVE))),
+        *(z3.Implies(inside, a) for a in _odd_sign(t, ft)),
+        z3.Implies(z3.And(t >= 0, t <= 1), ft >= t),
+        z3.Implies(z3.And(t >= -1, t <= 0), ft <= t),
+    ]
+
+
+def _ax_acos(m, t, ft):
+    import z3
+
+    inside = z3.And(t >= -1, t <= 1)
+    # acos(t) = pi/2 - asin(t): in [0, pi], 0 only at 1
+    return [
+        z3.Implies(inside, z3.And(ft >= 0, ft <= _q(PI_ABOVE))),
+        z3.Implies(t == 1, ft == 0),
+        z3.Implies(z3.And(t >= -1, t < 1), ft > 0),
+    ]
+
+
+def _ax_atanh(m, t, ft):
+    import z3
+
+    inside = z3.And(t > -1, t < 1)
+    # atanh t >= t on [0, 1) (atanh' = 1 / (1 - t^2) >= 1), and odd
+    return [
+        *(z3.Implies(inside, a) for a in _odd_sign(t, ft)),
+        z3.Implies(z3.And(t >= 0, t < 1), ft >= t),
+        z3.Implies(z3.And(t > -1, t <= 0), ft <= t),
+    ]
+
+
+def _ax_acosh(m, t, ft):
+    import z3
+
+    return [z3.Implies(t >= 1, ft >= 0), z3.Implies(t == 1, ft == 0), z3.Implies(t > 1, ft > 0)]
+
+
 def _ieee_sqrt(rm, a):
     import z3
 
@@ -546,7 +707,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=exp_blockwise,
             arb=_arb("exp"),
             exact=_at_zero(1),
-            domain=(None, False, None),
+            domain=(None, False, None, False),
             increasing=True,
             odd=False,
             bounds=(0, None),
@@ -575,7 +736,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=np.expm1,
             arb=_arb("expm1"),
             exact=_at_zero(0),
-            domain=(None, False, None),
+            domain=(None, False, None, False),
             increasing=True,
             odd=False,
             bounds=(-1, None),
@@ -604,7 +765,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=_tanh_np,
             arb=_arb("tanh"),
             exact=_at_zero(0),
-            domain=(None, False, None),
+            domain=(None, False, None, False),
             increasing=True,
             odd=True,
             bounds=(-1, 1),
@@ -633,7 +794,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=np.log1p,
             arb=_arb("log1p"),
             exact=_at_zero(0),
-            domain=(-1, True, None),
+            domain=(-1, True, None, False),
             increasing=True,
             odd=False,
             bounds=(None, None),
@@ -659,7 +820,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=np.log,
             arb=_arb("log"),
             exact=_log_exact,
-            domain=(0, True, None),
+            domain=(0, True, None, False),
             increasing=True,
             odd=False,
             bounds=(None, None),
@@ -683,7 +844,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=_erf_np,
             arb=_arb("erf"),
             exact=_at_zero(0),
-            domain=(None, False, None),
+            domain=(None, False, None, False),
             increasing=True,
             odd=True,
             bounds=(-1, 1),
@@ -711,7 +872,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=_erfc_np,
             arb=_erfc_arb,
             exact=_at_zero(1),
-            domain=(None, False, None),
+            domain=(None, False, None, False),
             increasing=False,
             odd=False,
             bounds=(0, 2),
@@ -739,7 +900,7 @@ REGISTRY: dict[str, Primitive] = {
             numpy=np.sqrt,
             arb=_arb("sqrt"),
             exact=_sqrt_exact,
-            domain=(0, False, None),
+            domain=(0, False, None, False),
             increasing=True,
             odd=False,
             bounds=(0, None),
@@ -752,6 +913,193 @@ REGISTRY: dict[str, Primitive] = {
             long_double_ulps=0.5,
             ieee=_ieee_sqrt,
             ball_radius=_sqrt_ball,
+        ),
+        Primitive(
+            name="sinh",
+            doc="hyperbolic sine",
+            numpy=np.sinh,
+            arb=_arb("sinh"),
+            exact=_at_zero(0),
+            domain=(None, False, None, False),
+            increasing=True,
+            odd=True,
+            bounds=(None, None),
+            contract=(
+                "sinh(+-0) = +-0, and sinh(t) has the sign of t",
+                "sinh is non-decreasing",
+                "sinh is odd",
+                "sinh(+-inf) = +-inf",
+                "sinh(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_sinh_tiny,
+            spec_axioms=_ax_sinh,
+            sign="of_argument",
+            libm="math.sinh",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_sinh_ball,
+            grows=True,
+        ),
+        Primitive(
+            name="asinh",
+            doc="inverse hyperbolic sine",
+            numpy=np.arcsinh,
+            arb=_arb("asinh"),
+            exact=_at_zero(0),
+            domain=(None, False, None, False),
+            increasing=True,
+            odd=True,
+            bounds=(None, None),
+            contract=(
+                "asinh(+-0) = +-0, and asinh(t) has the sign of t",
+                "asinh is non-decreasing",
+                "asinh is odd",
+                "asinh(+-inf) = +-inf",
+                "asinh(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_asinh_tiny,
+            spec_axioms=_ax_asinh,
+            sign="of_argument",
+            libm="math.asinh",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_asinh_ball,
+        ),
+        Primitive(
+            name="atan",
+            doc="inverse tangent, in (-pi/2, pi/2)",
+            numpy=np.arctan,
+            arb=_arb("atan"),
+            exact=_at_zero(0),
+            domain=(None, False, None, False),
+            increasing=True,
+            odd=True,
+            bounds=(-math.pi / 2, math.pi / 2),
+            contract=(
+                "-pi/2 <= atan(t) <= pi/2, pi/2 rounded to binary64",
+                "atan(+-0) = +-0, and atan(t) has the sign of t",
+                "atan is non-decreasing",
+                "atan is odd",
+                "atan(+-inf) = +-pi/2, rounded",
+                "atan(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_atan_tiny,
+            spec_axioms=_ax_atan,
+            sign="of_argument",
+            at_inf=(-math.pi / 2, math.pi / 2),
+            libm="math.atan",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_atan_ball,
+        ),
+        Primitive(
+            name="asin",
+            doc="inverse sine, -1 <= t <= 1",
+            numpy=np.arcsin,
+            arb=_arb("asin"),
+            exact=_at_zero(0),
+            domain=(-1, False, 1, False),
+            increasing=True,
+            odd=True,
+            bounds=(-math.pi / 2, math.pi / 2),
+            contract=(
+                "asin(t) is NaN for |t| > 1",
+                "-pi/2 <= asin(t) <= pi/2, pi/2 rounded to binary64",
+                "asin(+-0) = +-0, and asin(t) has the sign of t",
+                "asin is non-decreasing",
+                "asin is odd",
+                "asin(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_asin_tiny,
+            spec_axioms=_ax_asin,
+            sign="of_argument",
+            at_inf=(math.nan, math.nan),
+            libm="math.asin",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_asin_ball,
+        ),
+        Primitive(
+            name="acos",
+            doc="inverse cosine, -1 <= t <= 1, in [0, pi]",
+            numpy=np.arccos,
+            arb=_arb("acos"),
+            exact=_at_one_zero,
+            domain=(-1, False, 1, False),
+            increasing=False,
+            odd=False,
+            bounds=(0, math.pi),
+            contract=(
+                "acos(t) is NaN for |t| > 1",
+                "0 <= acos(t) <= pi, rounded to binary64",
+                "acos(1) = 0",
+                "acos is non-increasing",
+                "acos(NaN) is NaN",
+            ),
+            ulps=4.0,
+            spec_axioms=_ax_acos,
+            at_inf=(math.nan, math.nan),
+            libm="math.acos",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_asin_ball,
+        ),
+        Primitive(
+            name="atanh",
+            doc="inverse hyperbolic tangent, -1 < t < 1",
+            numpy=np.arctanh,
+            arb=_arb("atanh"),
+            exact=_at_zero(0),
+            domain=(-1, True, 1, True),
+            increasing=True,
+            odd=True,
+            bounds=(None, None),
+            contract=(
+                "atanh(t) is NaN for |t| > 1 and +-inf at +-1",
+                "atanh(+-0) = +-0, and atanh(t) has the sign of t",
+                "atanh is non-decreasing",
+                "atanh is odd",
+                "atanh(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_atanh_tiny,
+            spec_axioms=_ax_atanh,
+            sign="of_argument",
+            at_inf=(math.nan, math.nan),
+            libm="math.atanh",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_atanh_ball,
+        ),
+        Primitive(
+            name="acosh",
+            doc="inverse hyperbolic cosine, t >= 1",
+            numpy=np.arccosh,
+            arb=_arb("acosh"),
+            exact=_at_one_zero,
+            domain=(1, False, None, False),
+            increasing=True,
+            odd=False,
+            bounds=(0, None),
+            contract=(
+                "acosh(t) is NaN for t < 1",
+                "acosh(t) >= 0",
+                "acosh(1) = 0",
+                "acosh is non-decreasing",
+                "acosh(+inf) = +inf",
+                "acosh(NaN) is NaN",
+            ),
+            ulps=4.0,
+            spec_axioms=_ax_acosh,
+            at_inf=(math.nan, None),
+            libm="math.acosh",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_acosh_ball,
         ),
     )
 }

@@ -337,7 +337,7 @@ class Balls(Domain):
             prop[w] = R["ends"](
                 mw, f(np.nextafter(aw - rw, -np.inf)), f(np.nextafter(aw + rw, np.inf)), ulps, P.u, P.eta
             )
-        lo, lo_open, _ = p.domain
+        lo, lo_open, hi, hi_open = p.domain
         r, ok = R["primitive"](
             m,
             ma,
@@ -350,6 +350,8 @@ class Balls(Domain):
             p.exact(Fraction(1)) is not None,
             -np.inf if lo is None else float(lo),
             lo_open,
+            np.inf if hi is None else float(hi),
+            hi_open,
         )
         return self._node(m, r, ok, R[SIGN_RULES[p.sign].__name__](m, r, sa))
 

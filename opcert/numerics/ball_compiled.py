@@ -372,9 +372,10 @@ class _Gen(Domain):
             E(
                 f"    prop = {self.call('ends', m, f'{f}(step_down({ma} - {ra}))', f'{f}(step_up({ma} + {ra}))', k, 'U', 'ETA')}"
             )
-        lo, lo_open, _ = p.domain
+        lo, lo_open, hi, hi_open = p.domain
+        ends = ("-INF" if lo is None else _lit(float(lo)), lo_open, "INF" if hi is None else _lit(float(hi)), hi_open)
         E(
-            f"{r}, {ok} = {self.call('primitive', m, ma, ra, ok, 'prop', 'pok', 'contract', p.exact(Fraction(0)) is not None, p.exact(Fraction(1)) is not None, '-INF' if lo is None else _lit(float(lo)), lo_open)}"
+            f"{r}, {ok} = {self.call('primitive', m, ma, ra, ok, 'prop', 'pok', 'contract', p.exact(Fraction(0)) is not None, p.exact(Fraction(1)) is not None, *ends)}"
         )
         E(f"{s} = {self.call(ball_rules.SIGN_RULES[p.sign].__name__, m, r, sa)}")
         return self.settled(names)

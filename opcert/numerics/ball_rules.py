@@ -124,14 +124,21 @@ def ends(m, f_lo, f_hi, ulps, u, eta):
     ) * (1 + 4 * u)
 
 
-def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_one, lo, lo_open):
+def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_one, lo, lo_open, hi, hi_open):
     """The radius of f(a) from the propagated radius and the contract; ok where the ball stays in
-    f's domain [lo, ... (open at lo where lo_open; lo = -inf: no bound). f(0) and f(1) are exact where
-    the record says so (exp(0) = 1, log(1) = 0). A ball wholly below lo, or exactly at an open lo
-    (log(0)), is outside the real domain: IEEE's value there is exact, the platform's m (NaN; the pole's
-    infinity), radius 0, ok as the argument is (ball.evaluate takes it at the root only)."""
-    inside = B.both(B.both(ok, prop_ok), B.where(lo_open, ma - ra > lo, ma - ra >= lo))
-    outside = B.either(ma + ra < lo, B.both(lo_open, B.both(ma == lo, ra == 0)))
+    f's domain [lo, hi] (open at lo where lo_open, at hi where hi_open; lo = -inf, hi = inf: no bound).
+    f(0) and f(1) are exact where the record says so (exp(0) = 1, log(1) = 0). A ball wholly outside
+    the domain, or exactly at an open end (log(0), atanh(1)), is outside the real domain: IEEE's value
+    there is exact, the platform's m (NaN; the pole's infinity), radius 0, ok as the argument is
+    (ball.evaluate takes it at the root only)."""
+    inside = B.both(
+        B.both(ok, prop_ok),
+        B.both(B.where(lo_open, ma - ra > lo, ma - ra >= lo), B.where(hi_open, ma + ra < hi, ma + ra <= hi)),
+    )
+    outside = B.either(
+        B.either(ma + ra < lo, ma - ra > hi),
+        B.both(ra == 0, B.either(B.both(lo_open, ma == lo), B.both(hi_open, ma == hi))),
+    )
     prop = B.where(ra == 0, 0.0, prop)
     exact = B.both(ra == 0, B.either(B.both(ma == 0, exact_at_zero), B.both(ma == 1, exact_at_one)))
     r = B.where(exact, 0.0, (prop + contract_m) * MARGIN * MARGIN)

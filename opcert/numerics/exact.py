@@ -166,10 +166,11 @@ def outside_domain(e: Expr, x: Fraction, attrs: dict[str, Fraction]) -> float | 
         return None
     if p.in_domain(t):
         return None
-    lo, lo_open, _ = p.domain
-    if lo_open and t == lo:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float(p.numpy(np.array([float(lo)]))[0])
+    lo, lo_open, hi, hi_open = p.domain
+    for end, is_open in ((lo, lo_open), (hi, hi_open)):
+        if is_open and t == end:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return float(p.numpy(np.array([float(end)]))[0])
     return float("nan")
 
 
@@ -289,12 +290,19 @@ def compare_balls(op, a, b):
 
 
 def in_domain(p, a) -> bool:
-    lo, lo_open, hi = p.domain
+    lo, lo_open, hi, hi_open = p.domain
     if lo is not None:
         bound = arb_of(Fraction(lo))
         ok = a > bound if lo_open else a >= bound
         if not ok:
             if (a <= bound) if lo_open else (a < bound):
+                raise Undefined(p.name)
+            raise Undecided(p.name)
+    if hi is not None:
+        bound = arb_of(Fraction(hi))
+        ok = a < bound if hi_open else a <= bound
+        if not ok:
+            if (a >= bound) if hi_open else (a > bound):
                 raise Undefined(p.name)
             raise Undecided(p.name)
     return True

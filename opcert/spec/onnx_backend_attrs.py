@@ -6,6 +6,12 @@ installed onnx. Values are as the test models store them (FLOAT attributes are b
 ONNX_VERSION = "1.23.2"
 ATTRS = {
     "Abs": [],
+    "Acos": [],
+    "Acosh": [],
+    "Asin": [],
+    "Asinh": [],
+    "Atan": [],
+    "Atanh": [],
     "Celu": [{"alpha": 2.0}],
     "Elu": [{"alpha": 1.0}, {"alpha": 2.0}],
     "Erf": [],
@@ -24,6 +30,7 @@ ATTRS = {
     "Shrink": [{"bias": 1.5, "lambd": 1.5}, {"lambd": 1.5}],
     "Sigmoid": [],
     "Sign": [],
+    "Sinh": [],
     "Softplus": [],
     "Softsign": [],
     "Sqrt": [],

@@ -60,13 +60,15 @@ class FPModel:
         ax = []
         for name, apps in self.apps.items():
             p = REGISTRY[name]
-            lo_dom, lo_open, _ = p.domain
+            lo_dom, lo_open, hi_dom, hi_open = p.domain
             neg_inf, pos_inf = AT_INF[name]
             for t, ft in apps:
                 ax.append(z3.Implies(z3.fpIsNaN(t), z3.fpIsNaN(ft)))
                 in_dom = z3.Not(z3.fpIsNaN(t))
                 if lo_dom is not None:
                     in_dom = z3.And(in_dom, z3.fpGT(t, val64(lo_dom)) if lo_open else z3.fpGEQ(t, val64(lo_dom)))
+                if hi_dom is not None:
+                    in_dom = z3.And(in_dom, z3.fpLT(t, val64(hi_dom)) if hi_open else z3.fpLEQ(t, val64(hi_dom)))
                 ax.append(z3.Implies(in_dom, z3.Not(z3.fpIsNaN(ft))))
                 lo, hi = p.bounds
                 if lo is not None:

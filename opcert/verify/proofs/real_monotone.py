@@ -89,7 +89,10 @@ def _primitive(p, s: Span) -> Span:
             ctx.prec = saved
         return a if side < 0 else b
 
-    if not (p.domain[0] is None or s.lo > p.domain[0] or (s.lo == p.domain[0] and not p.domain[1])):
+    lo_dom, lo_open, hi_dom, hi_open = p.domain
+    if not (lo_dom is None or s.lo > lo_dom or (s.lo == lo_dom and not lo_open)):
+        raise Split("outside the primitive's domain")
+    if not (hi_dom is None or s.hi < hi_dom or (s.hi == hi_dom and not hi_open)):
         raise Split("outside the primitive's domain")
     lo, hi = (at(s.lo, -1), at(s.hi, 1)) if p.increasing else (at(s.hi, -1), at(s.lo, 1))
     blo, bhi = p.bounds

@@ -130,10 +130,12 @@ def _axioms(model: RealModel) -> list:
     out = []
     for name, apps in model.apps.items():
         p = REGISTRY[name]
-        lo, lo_open, _ = p.domain
+        lo, lo_open, hi, hi_open = p.domain
 
-        def inside(t, lo=lo, lo_open=lo_open):
-            return z3.BoolVal(True) if lo is None else (t > Q(lo)) if lo_open else (t >= Q(lo))
+        def inside(t, lo=lo, lo_open=lo_open, hi=hi, hi_open=hi_open):
+            below = z3.BoolVal(True) if lo is None else (t > Q(lo)) if lo_open else (t >= Q(lo))
+            above = z3.BoolVal(True) if hi is None else (t < Q(hi)) if hi_open else (t <= Q(hi))
+            return z3.And(below, above)
 
         for t, ft in apps:
             if p.sign == "positive":

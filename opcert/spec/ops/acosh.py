@@ -1,0 +1,71 @@
+"""Acosh: ONNX Acosh-9 (bfloat16 from 22); DirectML DML_ELEMENT_WISE_ACOSH (level 2.0), acosh(x * scale + bias).
+
+Below 1 both follow IEEE 754 (C's acosh), which ONNX's reference operator (np.arccosh) gives: NaN.
+
+DirectML's argument x * scale + bias near 1 (bias = 1, tiny x): rounded, it would be 1, and acosh(1) = 0 where the
+real value is sqrt(2 (u - 1)). opcert computes and references acosh(1 + d) as log1p(d + sqrt(d (2 + d))) there,
+with d = x * scale + (bias - 1) in one rounding (NaN for d < 0, as acosh below 1)."""
+
+import dataclasses
+
+from opcert.expr import acosh, both, eq, fma, log1p, negate, select, sqrt
+from opcert.spec.declarations import DML_FLOATS, LIMITS, NAN_PROPAGATION, Limit, Property, Support, const, x
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.model import Operator, RuntimeMap
+
+
+def _near_one(d, far):
+    """acosh(1 + d): NaN below 0 (as sqrt(d): IEEE's value outside the domain), log1p(d + sqrt(d (2 + d))) for
+    0 <= d < 1/2 (no cancellation: both terms >= 0), `far` above."""
+    return select(d < 0, sqrt(d), select(d < 0.5, log1p(d + sqrt(d * (2 + d))), far))
+
+
+OPERATOR = Operator(
+    name="Acosh",
+    family="hyperbolic",
+    summary="inverse hyperbolic cosine, element-wise; NaN below 1 (DirectML: acosh(x * scale + bias))",
+    attributes=SCALE_BIAS,
+    standards=(
+        onnx_unary("Acosh", acosh(x), "y = acosh(x)", since=("9", "22"), notes="Below 1, IEEE 754's NaN."),
+        dataclasses.replace(
+            dml_element_wise(
+                "ACOSH",
+                "f(x) = acosh(x)",
+                acosh,
+                support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
+            ),
+            implementation=_near_one(fma(x, scale, bias - 1), acosh(fma(x, scale, bias))),
+            reference_form=_near_one(x * scale + (bias - 1), acosh(x * scale + bias)),
+        ),
+    ),
+    primary="onnx",
+    implementation=acosh(x),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=(
+        Limit(1, "nan", condition=scale < 0),
+        Limit(-1, "inf", condition=scale < 0),
+        Limit(1, acosh(bias), condition=both(eq(scale, 0), bias >= 1)),
+        Limit(-1, acosh(bias), condition=both(eq(scale, 0), bias >= 1)),
+        Limit(1, "nan", condition=eq(scale, 0)),
+        Limit(-1, "nan", condition=eq(scale, 0)),
+        Limit(1, "inf"),
+        Limit(-1, "nan"),
+    ),
+    properties=(
+        Property(
+            "range", "range", "Acosh(x) >= 0 on [1, inf)", lower=const(0), domain=(const(1), None), standards=("onnx",)
+        ),
+        Property(
+            "monotonic",
+            "monotonic",
+            "Acosh is non-decreasing on [1, inf)",
+            domain=(const(1), None),
+            standards=("onnx",),
+        ),
+        Property("one", "exact_point", "Acosh(1) = 0", points=((const(1), const(0)),), standards=("onnx",)),
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=1.0,
+    runtimes={"torch": RuntimeMap("torch.acosh"), "jax": RuntimeMap("jax.numpy.arccosh")},
+)
