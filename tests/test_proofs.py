@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import opcert
+from opcert.errors import UsageError
 from opcert.expr import attr, const, expm1, isnan, maximum, minimum, select, var
 from opcert.spec.model import Property
 from opcert.verify.proofs import impl_level, prove
@@ -436,11 +437,56 @@ def test_a_verdict_and_its_z3_units_do_not_depend_on_the_hosts_load():
 @pytest.mark.slow
 def test_the_whole_proof_suite_is_decided_the_same_beside_two_busy_loops():
     """`opcert prove --all --no-enumerate`'s verdicts and units, alone and beside two busy loops (each
-    worker of prove_all takes a fixed share of the pairs, so its z3 history is the same too)."""
+    (operator, format) pair is proved in a process of its own, forked from a worker that asks z3 nothing)."""
     alone, loaded = _alone_and_beside_two_busy_loops("all")
     assert loaded == alone
     unknown = [v for v in alone if v[3] == "unknown"]
     assert [v[:3] for v in unknown] == [("Sigmoid", "float32", "symmetry")], unknown  # --enumerate decides it
+
+
+def test_prove_all_decides_a_pair_as_it_is_decided_alone_whatever_else_it_proves():
+    """z3's search depends on what its process asked before; prove_all proves each (operator, format) pair in
+    a process of its own, so a pair's verdicts and z3 units do not depend on the other operators of the run,
+    on their order, or on the number of workers: Softsign with Elu and Relu before it, on two workers, is
+    decided as Softsign alone on one."""
+    from opcert.verify.proofs import prove_all
+
+    def units(reports):
+        return {
+            (r.op, r.dtype, p.name): (p.status, p.rlimit_count)
+            for r in reports
+            if r.op == "Softsign"
+            for p in r.properties
+        }
+
+    crowd = units(prove_all(workers=2, only=("Elu", "Relu", "Softsign")))
+    alone = units(prove_all(workers=1, only=("Softsign",)))
+    assert crowd == alone and len(alone) > 10
+    assert any(u for _, u in alone.values()), alone  # z3 was asked: units were spent
+
+
+def test_the_gates_proofs_do_not_depend_on_what_its_process_asked_z3_before():
+    """The gate, `opcert accuracy --require` and the pytest plugin prove through prove_alone, each proof in
+    a process forked for it: Softsign's verdicts and z3 units are the same before and after this process
+    has proved Elu and Relu in every format (which changes what an in-process proof of Softsign spends)."""
+    from opcert.verify.proofs import prove, prove_alone
+
+    def units(rep):
+        return [(p.name, p.status, p.rlimit_count) for p in rep.properties]
+
+    before = [units(prove_alone("Softsign", dt)) for dt in ("real", "float32")]
+    for op in ("Elu", "Relu"):
+        for dt in ("real", "float16", "bfloat16", "float32", "float64"):
+            prove(op, dt)
+    after = [units(prove_alone("Softsign", dt)) for dt in ("real", "float32")]
+    assert after == before and any(u for rows in before for _, _, u in rows)
+
+
+def test_a_proof_alone_raises_what_the_proof_raises():
+    from opcert.verify.proofs import prove_alone
+
+    with pytest.raises(UsageError, match="declares no property 'nope'"):
+        prove_alone("Softsign", "float16", None, ["nope"])
 
 
 def test_where_z3_leaves_standards_unequal_undecided_a_witness_with_one_attribute_moved_refutes():
