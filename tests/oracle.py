@@ -162,6 +162,7 @@ RATIONAL = {
     "Abs",
     "Neg",
     "Sign",
+    "Threshold",
 }
 
 
@@ -192,6 +193,8 @@ def _rational(op: str, q, a: dict):
         return -q
     if op == "Sign":
         return mpq(1) if q > 0 else mpq(-1) if q < 0 else zero
+    if op == "Threshold":  # DirectML: max(x * scale + bias, Min), exactly
+        return max(q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)), A.get("min", zero))
     raise ValueError(op)
 
 

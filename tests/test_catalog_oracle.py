@@ -66,6 +66,8 @@ OTHER = [
     ("Atanh", "directml", {"scale": -0.25, "bias": -0.75}),
     ("Acosh", "directml", {"scale": 2.0, "bias": 1.0}),
     ("Acosh", "directml", {"scale": -0.75, "bias": 3.0}),
+    ("Threshold", "directml", {"scale": 3.0, "bias": 0.1, "min": -0.3}),
+    ("Threshold", "directml", {"scale": -0.25, "bias": 2.0, "min": 1.5}),
 ]
 # The ScaleBias forms' second sets: f of another scale and bias, the same code as the first set's with other
 # constants; the slow run takes them (their 16-bit and random inputs, and tests/test_ball_compiled.py's balls)
@@ -83,6 +85,7 @@ SCALE_BIAS_SECOND = {
     "Acos-directml-scale=-3.5,bias=0.1",
     "Atanh-directml-scale=-0.25,bias=-0.75",
     "Acosh-directml-scale=-0.75,bias=3.0",
+    "Threshold-directml-scale=-0.25,bias=2.0,min=1.5",
 }
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]

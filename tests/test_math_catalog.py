@@ -213,3 +213,22 @@ def test_asin_clamped_instead_of_nan_has_a_nan_mismatch_at_every_input_beyond_on
     with np.errstate(invalid="ignore"):
         beyond = int(np.sum(np.abs(x.astype(np.float64)) > 1))
     assert r.nan_mismatches == beyond, (r.nan_mismatches, beyond)
+
+
+SCALE_BIAS_FORMS = [
+    (op.name, s.key)
+    for op in opcert.operators()
+    for s in op.standards
+    if "scale" in s.defaults and s.attribute_names.get("scale") == "ScaleBias.Scale"
+]
+
+
+@pytest.mark.parametrize("name, standard", SCALE_BIAS_FORMS)
+def test_a_zero_scale_gives_f_of_the_bias_at_every_input_infinities_included(name, standard):
+    """f(x * 0 + bias) = f(bias) for every x: at +-inf too, where IEEE's 0 * inf is NaN. opcert's implementation
+    gives MPFR's f(bias), rounded, at +-inf, +-0 and a finite input (opcert computed NaN at +-inf before)."""
+    attrs = {"scale": 0.0, "bias": 0.5}
+    x = np.array([np.inf, -np.inf, 0.0, -0.0, 3.0], np.float16)
+    got = opcert.run(name, x, standard=standard, **attrs).astype(np.float64)
+    want = catalog_oracle(name, np.array([0.5], np.float16), {})[0]  # MPFR's f(0.5): scale 1, bias 0
+    assert np.all((got == want) | (np.isnan(got) & np.isnan(want))), (name, got, want)

@@ -162,9 +162,9 @@ def _accuracy(check: Check, dtype: str, workers=None, checkpoint=None, progress=
 
 
 def _z3_proofs(check: Check, dtype: str):
-    # lazy: z3 loads only for checks that require proofs; alone: the verdict does not depend on which checks
-    # this worker proved before (z3's search depends on its process's history), nor on the host's load
-    from opcert.verify.proofs import prove_alone
+    # alone: the verdict does not depend on which checks this worker proved before (z3's search depends on its
+    # process's history), nor on the host's load
+    from opcert.verify.proofs import prove_alone  # lazy: z3 loads only for checks that require proofs
 
     rep = prove_alone(check.op, dtype, dict(check.attrs), check.proofs, standard=check.standard)
     return [p.to_dict() for p in rep.properties]

@@ -10,7 +10,7 @@ its results with a nonzero bias are not always correctly rounded (1 ULP off at s
 STANDARD_NOTE says so in each standard). The reference is exact."""
 
 from opcert.expr import attr, eq, fma
-from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, x
+from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, finite_where_zero, x
 from opcert.spec.model import Attribute, Limit, Property, Standard, Support
 
 DML_ELEMENT_WISE_DOC = (
@@ -35,9 +35,12 @@ def scaled(t=x):
     return t * scale + bias
 
 
-def scaled_once(t=x):
-    """The scale-bias as opcert computes it: one rounding (binary32 x and scale: their product is exact)."""
-    return fma(t, scale, bias)
+def scaled_once(t=x, plus=None):
+    """The scale-bias as opcert computes it, t * scale + bias (or + `plus`: log's bias - 1), one rounding
+    (binary32 x and scale: their product is exact). At a zero scale, t * scale is 0 for every t, +-inf
+    included, where IEEE's 0 * inf would be NaN (the limits there are f(bias)): t is clamped first
+    (declarations.finite_where_zero)."""
+    return fma(finite_where_zero(scale, t), scale, bias if plus is None else plus)
 
 
 def dml_element_wise(

@@ -8,9 +8,9 @@ with d = x * scale + (bias - 1) in one rounding (NaN for d < 0, as acosh below 1
 
 import dataclasses
 
-from opcert.expr import acosh, both, eq, fma, log1p, negate, select, sqrt
+from opcert.expr import acosh, both, eq, log1p, negate, select, sqrt
 from opcert.spec.declarations import DML_FLOATS, LIMITS, NAN_PROPAGATION, Limit, Property, Support, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scaled_once
 from opcert.spec.model import Operator, RuntimeMap
 
 
@@ -34,7 +34,7 @@ OPERATOR = Operator(
                 acosh,
                 support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
             ),
-            implementation=_near_one(fma(x, scale, bias - 1), acosh(fma(x, scale, bias))),
+            implementation=_near_one(scaled_once(plus=bias - 1), acosh(scaled_once())),
             reference_form=_near_one(x * scale + (bias - 1), acosh(x * scale + bias)),
         ),
     ),

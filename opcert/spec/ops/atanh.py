@@ -9,9 +9,9 @@ oddness below, with 1 - |u| from x * scale + (bias -+ 1) in one rounding; its re
 
 import dataclasses
 
-from opcert.expr import atanh, both, eq, fma, log1p, negate, select
+from opcert.expr import atanh, both, eq, log1p, negate, select
 from opcert.spec.declarations import DML_FLOATS, LIMITS, NAN_PROPAGATION, Limit, Property, Support, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scaled_once
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -35,9 +35,9 @@ OPERATOR = Operator(
                 support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
             ),
             implementation=select(
-                fma(x, scale, bias) >= 0,
-                0.5 * log1p(2 * fma(x, scale, bias) / fma(-x, scale, 1 - bias)),
-                -0.5 * log1p(-2 * fma(x, scale, bias) / fma(x, scale, bias + 1)),
+                scaled_once() >= 0,
+                0.5 * log1p(2 * scaled_once() / scaled_once(-x, 1 - bias)),
+                -0.5 * log1p(-2 * scaled_once() / scaled_once(plus=bias + 1)),
             ),
         ),
     ),

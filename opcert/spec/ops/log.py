@@ -5,7 +5,7 @@ log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf."""
 
 import dataclasses
 
-from opcert.expr import both, eq, fma, log, log1p, negate
+from opcert.expr import both, eq, log, log1p, negate
 from opcert.spec.declarations import (
     LIMITS,
     NAN_PROPAGATION,
@@ -14,7 +14,7 @@ from opcert.spec.declarations import (
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scaled_once
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -30,7 +30,7 @@ OPERATOR = Operator(
         # would lose every bit of the logarithm; bias - 1 is exact, and the fused sum rounds once
         dataclasses.replace(
             dml_element_wise("LOG", "f(x) = log(x)", log),
-            implementation=log1p(fma(x, scale, bias - 1)),
+            implementation=log1p(scaled_once(plus=bias - 1)),
             reference_form=log1p(x * scale + (bias - 1)),
         ),
     ),

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import queue as queues
 import signal
+import sys
 import time
 from dataclasses import dataclass, fields, replace
 
@@ -24,7 +26,7 @@ from opcert.verify.proofs import descriptors, impl_level, spec_level
 from opcert.verify.proofs.axes import prove_axis_rules
 from opcert.verify.proofs.rows import prove_rows
 from opcert.verify.result import ProofReport, PropertyResult
-from opcert.workers import die_with_parent, fresh_stdio
+from opcert.workers import _warm_before_fork, die_with_parent, fresh_stdio
 
 __all__ = ["ProofReport", "ProofSettings", "PropertyResult", "prove"]
 
@@ -310,9 +312,7 @@ def fresh_z3() -> None:
     terms, which every term made before in the context moves (a fork inherits its parent's). z3py makes its
     main context anew when it has none; the two terms fp_model keeps at module level are made again in it,
     first, as its import makes them."""
-    import sys
-
-    import z3
+    import z3  # lazy: as every z3 import of opcert (the commands that prove load it)
 
     z3.z3._main_ctx = None
     fp = sys.modules.get("opcert.verify.proofs.fp_model")
@@ -328,8 +328,7 @@ def prove_alone(*args, **keywords) -> ProofReport:
     parent's terms. os.fork, not multiprocessing: the gate's workers are daemonic, and may not start
     multiprocessing children; the child runs z3 and NumPy only (no runtime's threads), and its exception is
     raised here."""
-    import pickle
-
+    _warm_before_fork()  # numba's registries loaded once here, not again in every child
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: prove, send, leave without running the parent's exit handlers
@@ -387,8 +386,8 @@ def prove_all(
     before (the numbering of its terms), so each (operator, format) pair is proved in a process of
     its own, forked from a worker that never asks z3 anything: a verdict, its z3 units and its time
     are those of `opcert prove OP --dtype DT` alone, whatever else the catalog holds and whichever
-    worker is free first (Gelu's agreement query took 93 s after 29 other operators' queries in one
-    worker, 3 s alone: bench/README.md). `only`: these operators' pairs alone."""
+    worker is free first (Gelu's agreement query, in one worker after other operators' queries and alone:
+    bench/README.md). `only`: these operators' pairs alone."""
 
     rlimit = _rlimit(rlimit)
     chosen = None if only is None else set(only)  # operators by name (None: the whole catalog)
