@@ -211,12 +211,12 @@ def _portable(exc: BaseException) -> BaseException:
 def _context():
     method = "spawn" if any(m in sys.modules for m in _THREADED) else "fork"
     if method == "fork":
-        _warm_before_fork()
+        warm_before_fork()
     return multiprocessing.get_context(method)
 
 
 @functools.lru_cache(maxsize=1)
-def _warm_before_fork() -> None:
+def warm_before_fork() -> None:
     """Done once in the parent, so that every forked worker inherits it rather than doing it first: numba's
     first compilation or cache load in a process loads its type registries (numba.np.arraymath, which
     imports scipy.linalg), a large part of each worker's start (bench/README.md, 'Figures behind choices in

@@ -26,7 +26,7 @@ from opcert.verify.proofs import descriptors, impl_level, spec_level
 from opcert.verify.proofs.axes import prove_axis_rules
 from opcert.verify.proofs.rows import prove_rows
 from opcert.verify.result import ProofReport, PropertyResult
-from opcert.workers import _warm_before_fork, die_with_parent, fresh_stdio
+from opcert.workers import die_with_parent, fresh_stdio, warm_before_fork
 
 __all__ = ["ProofReport", "ProofSettings", "PropertyResult", "prove"]
 
@@ -328,7 +328,7 @@ def prove_alone(*args, **keywords) -> ProofReport:
     parent's terms. os.fork, not multiprocessing: the gate's workers are daemonic, and may not start
     multiprocessing children; the child runs z3 and NumPy only (no runtime's threads), and its exception is
     raised here."""
-    _warm_before_fork()  # numba's registries loaded once here, not again in every child
+    warm_before_fork()  # numba's registries loaded once here, not again in every child
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: prove, send, leave without running the parent's exit handlers
