@@ -243,6 +243,8 @@ def test_the_gate_path_compares_its_level_with_every_other_and_replays_the_diffe
         assert f"X86_V4 vs {above}: 0 differ" in fam["how"], fam["how"]
 
 
+# The slow run's (9-11 s): CI compares levels on every float16 input through the CLI and the gate (above)
+@pytest.mark.slow
 def test_float64_levels_are_compared_on_one_draw_of_the_checks_samples(tmp_path):
     # opcert's sampler places inputs beside the operator's special points, computed with NumPy: at another
     # NumPy level it can draw other inputs, so the compared inputs are drawn once and given to every level
