@@ -9,15 +9,17 @@ exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and 
 its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
 STANDARD_NOTE says so in each standard). The reference is exact."""
 
-from opcert.expr import attr, eq, fma
+from opcert.expr import attr, const, eq, fma
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, finite_where_zero, x
 from opcert.spec.model import Attribute, Limit, Property, Standard, Support
 
 DML_ELEMENT_WISE_DOC = (
     "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_element_wise_{}_operator_desc"
 )
-# The element-wise descriptors' tables: 4 dimensions at level 1.0, 1 to 8 from level 3.0.
+# The element-wise descriptors' tables: 4 dimensions at level 1.0, 1 to 8 from level 3.0; the descriptors
+# introduced at level 2.0 (ERF, SINH, COSH, ASINH, ACOSH, ATANH) from there
 DML_ELEMENT_WISE_LEVELS = (Support("1.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
+DML_ELEMENT_WISE_LEVELS_2_0 = (Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
 
 STANDARD_NOTE = (
     "The scale-bias is the exact real x * scale + bias. opcert's implementation computes it as one binary64 fused "
@@ -129,3 +131,14 @@ def scale_bias_properties(f: str, key: str = "directml", odd: bool = False) -> t
             ),
         )
     return out
+
+
+def odd_increasing_properties(name: str, f: str) -> tuple:
+    """The properties of an odd, increasing f with f(0) = 0 (Sinh, Asinh, Atan), declared for ONNX's standard, and
+    what DirectML's f(x * scale + bias) keeps of them (scale_bias_properties)."""
+    return (
+        Property("monotonic", "monotonic", f"{name} is non-decreasing", standards=("onnx",)),
+        Property("odd", "odd", f"{name}(-x) = -{name}(x)", standards=("onnx",)),
+        Property("zero", "exact_point", f"{name}(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        *scale_bias_properties(f, odd=True),
+    )

@@ -9,8 +9,16 @@ with d = x * scale + (bias - 1) in one rounding (NaN for d < 0, as acosh below 1
 import dataclasses
 
 from opcert.expr import acosh, both, eq, log1p, negate, select, sqrt
-from opcert.spec.declarations import DML_FLOATS, LIMITS, NAN_PROPAGATION, Limit, Property, Support, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scaled_once
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
+from opcert.spec.elementwise import (
+    DML_ELEMENT_WISE_LEVELS_2_0,
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    scale,
+    scaled_once,
+)
 from opcert.spec.model import Operator, RuntimeMap
 
 
@@ -32,7 +40,7 @@ OPERATOR = Operator(
                 "ACOSH",
                 "f(x) = acosh(x)",
                 acosh,
-                support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
+                support=DML_ELEMENT_WISE_LEVELS_2_0,
             ),
             implementation=_near_one(scaled_once(plus=bias - 1), acosh(scaled_once())),
             reference_form=_near_one(x * scale + (bias - 1), acosh(x * scale + bias)),

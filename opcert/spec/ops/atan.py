@@ -11,10 +11,10 @@ from opcert.spec.elementwise import (
     SCALE_BIAS,
     bias,
     dml_element_wise,
+    odd_increasing_properties,
     onnx_unary,
     scale,
     scale_bias_limits,
-    scale_bias_properties,
 )
 from opcert.spec.model import Operator, RuntimeMap
 
@@ -39,10 +39,7 @@ OPERATOR = Operator(
             lower=const(-HALF_PI_ABOVE),
             upper=const(HALF_PI_ABOVE),
         ),
-        Property("monotonic", "monotonic", "Atan is non-decreasing", standards=("onnx",)),
-        Property("odd", "odd", "Atan(-x) = -Atan(x)", standards=("onnx",)),
-        Property("zero", "exact_point", "Atan(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
-        *scale_bias_properties("atan", odd=True),
+        *odd_increasing_properties("Atan", "atan"),
         NAN_PROPAGATION,
         LIMITS,
     ),

@@ -10,8 +10,16 @@ oddness below, with 1 - |u| from x * scale + (bias -+ 1) in one rounding; its re
 import dataclasses
 
 from opcert.expr import atanh, both, eq, log1p, negate, select
-from opcert.spec.declarations import DML_FLOATS, LIMITS, NAN_PROPAGATION, Limit, Property, Support, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scaled_once
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
+from opcert.spec.elementwise import (
+    DML_ELEMENT_WISE_LEVELS_2_0,
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    scale,
+    scaled_once,
+)
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -32,7 +40,7 @@ OPERATOR = Operator(
                 "ATANH",
                 "f(x) = atanh(x)",
                 atanh,
-                support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
+                support=DML_ELEMENT_WISE_LEVELS_2_0,
             ),
             implementation=select(
                 scaled_once() >= 0,

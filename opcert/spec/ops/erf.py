@@ -4,7 +4,6 @@ operator, not an activation), erf(x * scale + bias)."""
 from opcert.expr import both, eq, erf, negate
 from opcert.spec.declarations import (
     ANY_RANK,
-    DML_FLOATS,
     FLOATS_ONNX,
     FLOATS_ONNX_OLD,
     LIMITS,
@@ -15,7 +14,15 @@ from opcert.spec.declarations import (
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, scale, scale_bias_limits, scale_bias_properties
+from opcert.spec.elementwise import (
+    DML_ELEMENT_WISE_LEVELS_2_0,
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    scale,
+    scale_bias_limits,
+    scale_bias_properties,
+)
 from opcert.spec.model import IntegerSemantics, Operator, RuntimeMap, Standard
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -40,7 +47,7 @@ OPERATOR = Operator(
             "ERF",
             "f(x) = erf(x)",
             erf,
-            support=(Support("2.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8))),
+            support=DML_ELEMENT_WISE_LEVELS_2_0,
         ),
     ),
     primary="onnx",
