@@ -9,7 +9,7 @@ exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and 
 its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
 STANDARD_NOTE says so in each standard). The reference is exact."""
 
-from opcert.expr import attr, const, eq, fma
+from opcert.expr import attr, both, const, eq, fma
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, finite_where_zero, x
 from opcert.spec.model import Attribute, Limit, Property, Standard, Support
 
@@ -90,17 +90,23 @@ def onnx_unary(name: str, formula, formula_text: str, since=("6", "13"), notes: 
     )
 
 
-def scale_bias_limits(at_pos, at_neg, at_bias) -> tuple:
-    """f(x * scale + bias) at x = +-inf, f's own limits at_pos (x -> +inf) and at_neg, for a scale of either
-    sign; at a zero scale, at_bias (f(bias)) on both sides."""
-    return (
-        Limit(1, at_neg, condition=scale < 0),
-        Limit(-1, at_pos, condition=scale < 0),
-        Limit(1, at_bias, condition=eq(scale, 0)),
-        Limit(-1, at_bias, condition=eq(scale, 0)),
-        Limit(1, at_pos),
-        Limit(-1, at_neg),
-    )
+def scale_bias_limits(at_pos, at_neg, at_bias, bias_inside=None, ends=()) -> tuple:
+    """f(x * scale + bias) at x = +-inf, f's own limits at_pos (x -> +inf) and at_neg ("nan" where that side is
+    outside f's domain), for a scale of either sign; at a zero scale, at_bias (f(bias)) on both sides. For f with
+    a bounded domain (sqrt, log, asin, ...): at a zero scale, f(bias) where `bias_inside` holds, each (condition,
+    value) of `ends` where it holds (a pole at an open end: log(0) = -inf), NaN elsewhere. A rule that another
+    one already gives (a scale's sign where both limits are NaN) is left out."""
+    zero = eq(scale, 0)
+    both_nan = at_pos == "nan" and at_neg == "nan"
+    out = [] if both_nan else [Limit(1, at_neg, condition=scale < 0), Limit(-1, at_pos, condition=scale < 0)]
+    out += [
+        Limit(side, at_bias, condition=zero if bias_inside is None else both(zero, bias_inside)) for side in (1, -1)
+    ]
+    for where, value in ends:
+        out += [Limit(side, value, condition=both(zero, where)) for side in (1, -1)]
+    if bias_inside is not None and not both_nan:
+        out += [Limit(side, "nan", condition=zero) for side in (1, -1)]
+    return (*out, Limit(1, at_pos), Limit(-1, at_neg))
 
 
 def scale_bias_properties(f: str, key: str = "directml", odd: bool = False) -> tuple:

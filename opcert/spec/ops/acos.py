@@ -5,8 +5,8 @@ non-increasing on [-1, 1]; opcert's monotonic property is non-decreasing, so tha
 
 from opcert.expr import acos, both, eq, negate
 from opcert.expr.primitives import PI_ABOVE
-from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -21,12 +21,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=acos(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, acos(bias), condition=both(eq(scale, 0), both(bias >= -1, bias <= 1))),
-        Limit(-1, acos(bias), condition=both(eq(scale, 0), both(bias >= -1, bias <= 1))),
-        Limit(1, "nan"),
-        Limit(-1, "nan"),
-    ),
+    limits=scale_bias_limits("nan", "nan", acos(bias), both(bias >= -1, bias <= 1)),
     properties=(
         Property(
             "range",

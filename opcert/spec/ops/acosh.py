@@ -9,7 +9,7 @@ with d = x * scale + (bias - 1) in one rounding (NaN for d < 0, as acosh below 1
 import dataclasses
 
 from opcert.expr import acosh, both, eq, log1p, negate, select, sqrt
-from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
 from opcert.spec.elementwise import (
     DML_ELEMENT_WISE_LEVELS_2_0,
     SCALE_BIAS,
@@ -17,6 +17,7 @@ from opcert.spec.elementwise import (
     dml_element_wise,
     onnx_unary,
     scale,
+    scale_bias_limits,
     scaled_once,
 )
 from opcert.spec.model import Operator, RuntimeMap
@@ -49,16 +50,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=acosh(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, "nan", condition=scale < 0),
-        Limit(-1, "inf", condition=scale < 0),
-        Limit(1, acosh(bias), condition=both(eq(scale, 0), bias >= 1)),
-        Limit(-1, acosh(bias), condition=both(eq(scale, 0), bias >= 1)),
-        Limit(1, "nan", condition=eq(scale, 0)),
-        Limit(-1, "nan", condition=eq(scale, 0)),
-        Limit(1, "inf"),
-        Limit(-1, "nan"),
-    ),
+    limits=scale_bias_limits("inf", "nan", acosh(bias), bias >= 1),
     properties=(
         Property(
             "range", "range", "Acosh(x) >= 0 on [1, inf)", lower=const(0), domain=(const(1), None), standards=("onnx",)

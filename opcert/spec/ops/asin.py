@@ -4,8 +4,8 @@ Outside [-1, 1] both follow IEEE 754 (C's asin), which ONNX's reference operator
 
 from opcert.expr import asin, both, eq, negate
 from opcert.expr.primitives import HALF_PI_ABOVE
-from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
 from opcert.spec.model import Operator, RuntimeMap
 
 UNIT = (const(-1), const(1))
@@ -22,12 +22,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=asin(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, asin(bias), condition=both(eq(scale, 0), both(bias >= -1, bias <= 1))),
-        Limit(-1, asin(bias), condition=both(eq(scale, 0), both(bias >= -1, bias <= 1))),
-        Limit(1, "nan"),
-        Limit(-1, "nan"),
-    ),
+    limits=scale_bias_limits("nan", "nan", asin(bias), both(bias >= -1, bias <= 1)),
     properties=(
         Property(
             "range",

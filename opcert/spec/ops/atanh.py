@@ -10,7 +10,7 @@ oddness below, with 1 - |u| from x * scale + (bias -+ 1) in one rounding; its re
 import dataclasses
 
 from opcert.expr import atanh, both, eq, log1p, negate, select
-from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
 from opcert.spec.elementwise import (
     DML_ELEMENT_WISE_LEVELS_2_0,
     SCALE_BIAS,
@@ -18,6 +18,7 @@ from opcert.spec.elementwise import (
     dml_element_wise,
     onnx_unary,
     scale,
+    scale_bias_limits,
     scaled_once,
 )
 from opcert.spec.model import Operator, RuntimeMap
@@ -52,15 +53,8 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=atanh(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, atanh(bias), condition=both(eq(scale, 0), both(bias > -1, bias < 1))),
-        Limit(-1, atanh(bias), condition=both(eq(scale, 0), both(bias > -1, bias < 1))),
-        Limit(1, "inf", condition=both(eq(scale, 0), eq(bias, 1))),
-        Limit(-1, "inf", condition=both(eq(scale, 0), eq(bias, 1))),
-        Limit(1, "-inf", condition=both(eq(scale, 0), eq(bias, -1))),
-        Limit(-1, "-inf", condition=both(eq(scale, 0), eq(bias, -1))),
-        Limit(1, "nan"),
-        Limit(-1, "nan"),
+    limits=scale_bias_limits(
+        "nan", "nan", atanh(bias), both(bias > -1, bias < 1), ends=((eq(bias, 1), "inf"), (eq(bias, -1), "-inf"))
     ),
     properties=(
         Property(

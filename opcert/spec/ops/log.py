@@ -9,12 +9,19 @@ from opcert.expr import both, eq, log, log1p, negate
 from opcert.spec.declarations import (
     LIMITS,
     NAN_PROPAGATION,
-    Limit,
     Property,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scaled_once
+from opcert.spec.elementwise import (
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    scale,
+    scale_bias_limits,
+    scaled_once,
+)
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -37,18 +44,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=log(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, "nan", condition=scale < 0),
-        Limit(-1, "inf", condition=scale < 0),
-        Limit(1, log(bias), condition=both(eq(scale, 0), bias > 0)),
-        Limit(-1, log(bias), condition=both(eq(scale, 0), bias > 0)),
-        Limit(1, "-inf", condition=both(eq(scale, 0), eq(bias, 0))),
-        Limit(-1, "-inf", condition=both(eq(scale, 0), eq(bias, 0))),
-        Limit(1, "nan", condition=eq(scale, 0)),
-        Limit(-1, "nan", condition=eq(scale, 0)),
-        Limit(1, "inf"),
-        Limit(-1, "nan"),
-    ),
+    limits=scale_bias_limits("inf", "nan", log(bias), bias > 0, ends=((eq(bias, 0), "-inf"),)),
     properties=(
         Property(
             "monotonic", "monotonic", "Log is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)

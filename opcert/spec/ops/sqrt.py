@@ -7,12 +7,11 @@ from opcert.expr import both, eq, negate, sqrt
 from opcert.spec.declarations import (
     LIMITS,
     NAN_PROPAGATION,
-    Limit,
     Property,
     const,
     x,
 )
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale
+from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -29,16 +28,7 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=sqrt(x),
     standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
-    limits=(
-        Limit(1, "nan", condition=scale < 0),
-        Limit(-1, "inf", condition=scale < 0),
-        Limit(1, sqrt(bias), condition=both(eq(scale, 0), bias >= 0)),
-        Limit(-1, sqrt(bias), condition=both(eq(scale, 0), bias >= 0)),
-        Limit(1, "nan", condition=eq(scale, 0)),
-        Limit(-1, "nan", condition=eq(scale, 0)),
-        Limit(1, "inf"),
-        Limit(-1, "nan"),
-    ),
+    limits=scale_bias_limits("inf", "nan", sqrt(bias), bias >= 0),
     properties=(
         Property(
             "range", "range", "Sqrt(x) >= 0 on [0, inf)", lower=const(0), domain=(const(0), None), standards=("onnx",)
