@@ -72,3 +72,10 @@ arctanh_in_binary64 = inverse_in_binary64("arctanh")
 def asin_nan_clamped(x, **attrs):
     """np.arcsin with its argument clamped to [-1, 1] first: pi/2 instead of NaN beyond 1."""
     return np.arcsin(np.clip(x, -1, 1)).astype(x.dtype)
+
+
+def threshold_fmax(x, scale=1.0, bias=0.0, min=0.0):
+    """DirectML's Threshold with np.fmax: a NaN input gives Min instead of NaN."""
+    with np.errstate(invalid="ignore"):
+        t = x.astype(np.float64) * np.float64(scale) + np.float64(bias)
+        return np.fmax(t, np.float64(min)).astype(x.dtype)

@@ -232,3 +232,14 @@ def test_a_zero_scale_gives_f_of_the_bias_at_every_input_infinities_included(nam
     got = opcert.run(name, x, standard=standard, **attrs).astype(np.float64)
     want = catalog_oracle(name, np.array([0.5], np.float16), {})[0]  # MPFR's f(0.5): scale 1, bias 0
     assert np.all((got == want) | (np.isnan(got) & np.isnan(want))), (name, got, want)
+
+
+def test_a_threshold_that_drops_nan_has_a_nan_mismatch_at_every_nan_input():
+    """np.fmax gives Min where the input is NaN; opcert's Threshold propagates NaN (IEEE's maximum). Counted
+    independently: every float16 NaN pattern, and the NaN property refuted with one of them."""
+    r = opcert.measure("Threshold", "math_kernels:threshold_fmax", "float16", "exhaustive")
+    nans = int(np.sum(np.isnan(all_16bit("float16").astype(np.float32))))
+    assert r.nan_mismatches == nans and nans == 2046, (r.nan_mismatches, nans)
+    nan = next(p for p in r.properties if p["name"] == "nan")
+    assert nan["status"] == "refuted", nan
+    assert r.max_ulp == 0.0  # every other input exact: max is exact in binary64
