@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 
 import gmpy2
 import numpy as np
@@ -163,7 +164,17 @@ RATIONAL = {
     "Neg",
     "Sign",
     "Threshold",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Reciprocal",
 }
+
+
+def _half_away(q):
+    """q rounded to the nearest integer, halves away from zero (DirectML's TOWARD_INFINITY), in integers."""
+    n = (2 * abs(q.numerator) + q.denominator) // (2 * q.denominator)  # floor(|q| + 1/2)
+    return mpq(n if q >= 0 else -n)
 
 
 def _rational(op: str, q, a: dict):
@@ -195,12 +206,28 @@ def _rational(op: str, q, a: dict):
         return mpq(1) if q > 0 else mpq(-1) if q < 0 else zero
     if op == "Threshold":  # DirectML: max(x * scale + bias, Min), exactly
         return max(q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)), A.get("min", zero))
+    if op == "Reciprocal":  # DirectML's ScaleBias: 1 / (x * scale + bias), exactly (the pole is taken above)
+        return 1 / (q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)))
+    if op in ("Floor", "Ceil"):  # DirectML's ScaleBias: of x * scale + bias, exactly; integer division floors
+        u = q * A.get("scale", mpq(1)) + A.get("bias", mpq(0))
+        return mpq(u.numerator // u.denominator) if op == "Floor" else -mpq((-u.numerator) // u.denominator)
+    if op == "Round":  # Python's round() of a Fraction: halves to even; DirectML's other RoundingModes
+        mode = int(a.get("rounding_mode", 0))
+        if mode == 1:  # toward zero
+            return mpq(int(Fraction(int(q.numerator), int(q.denominator))))
+        if mode == 2:
+            return _half_away(q)
+        return mpq(round(Fraction(int(q.numerator), int(q.denominator))))
     raise ValueError(op)
 
 
 def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> float:
     if op in ("Tanh", "ScaledTanh", "Celu", "HardSigmoid", "Shrink"):
         return oracle_scalar(op, x, attrs, dtype)
+    if op == "Reciprocal":  # the pole: IEEE's quotient, the infinity of the zero's sign (Python's floats are IEEE's)
+        z = x * attrs.get("scale", 1.0) + attrs.get("bias", 0.0) if "scale" in attrs else x
+        if _exact_q(x) * _exact_q(attrs.get("scale", 1.0)) + _exact_q(attrs.get("bias", 0.0)) == 0:
+            return math.copysign(math.inf, z)
     if op in RATIONAL:
         return _round(_rational(op, _exact_q(x), attrs), dtype)
 
@@ -247,8 +274,8 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
                     v = mpfr("nan")  # outside the domain, decided on the exact u
                 elif op == "Acosh" and d < mpq(1, 2):  # acosh(1 + d) = log1p(d + sqrt(d (2 + d)))
                     v = gmpy2.log1p(mpfr(d) + gmpy2.sqrt(mpfr(d) * (2 + mpfr(d))))
-                else:
-                    v = getattr(gmpy2, MPFR_UNARY[op])(mpfr(u))
+                else:  # u exactly (float64's x * scale + bias may need 1100 bits): sin reduces that very u
+                    v = getattr(gmpy2, MPFR_UNARY[op])(mpfr(u, max(u.numerator.bit_length(), 2)))
             else:
                 raise ValueError(op)
             return v
@@ -265,6 +292,10 @@ MPFR_UNARY = {
     "Acos": "acos",
     "Atanh": "atanh",
     "Acosh": "acosh",
+    "Sin": "sin",
+    "Cos": "cos",
+    "Tan": "tan",
+    "Cosh": "cosh",
 }
 
 

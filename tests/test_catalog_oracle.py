@@ -66,6 +66,24 @@ OTHER = [
     ("Atanh", "directml", {"scale": -0.25, "bias": -0.75}),
     ("Acosh", "directml", {"scale": 2.0, "bias": 1.0}),
     ("Acosh", "directml", {"scale": -0.75, "bias": 3.0}),
+    # the periodic functions: a huge x * scale + bias in bfloat16 (up to 2^127), whose reduction needs many bits of pi
+    ("Sin", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Sin", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Cos", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Cos", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Tan", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Tan", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Cosh", "directml", {"scale": 0.5, "bias": 1.0}),
+    ("Cosh", "directml", {"scale": -3.5, "bias": 0.1}),
+    # the rounding operators: a scale-bias whose sum lands near integers and past 2^53 in bfloat16
+    ("Floor", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Floor", "directml", {"scale": 0.5, "bias": 0.25}),
+    ("Ceil", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Ceil", "directml", {"scale": 3.0, "bias": -0.3}),
+    ("Round", "directml", {"rounding_mode": "toward_zero"}),
+    ("Round", "directml", {"rounding_mode": "toward_infinity"}),
+    ("Reciprocal", "directml", {"scale": -3.5, "bias": 0.1}),
+    ("Reciprocal", "directml", {"scale": 0.5, "bias": -2.0}),
     ("Threshold", "directml", {"scale": 3.0, "bias": 0.1, "min": -0.3}),
     ("Threshold", "directml", {"scale": -0.25, "bias": 2.0, "min": 1.5}),
 ]
@@ -86,6 +104,13 @@ SCALE_BIAS_SECOND = {
     "Atanh-directml-scale=-0.25,bias=-0.75",
     "Acosh-directml-scale=-0.75,bias=3.0",
     "Threshold-directml-scale=-0.25,bias=2.0,min=1.5",
+    "Sin-directml-scale=-3.5,bias=0.1",
+    "Cos-directml-scale=-3.5,bias=0.1",
+    "Tan-directml-scale=-3.5,bias=0.1",
+    "Cosh-directml-scale=-3.5,bias=0.1",
+    "Floor-directml-scale=0.5,bias=0.25",
+    "Ceil-directml-scale=3.0,bias=-0.3",
+    "Reciprocal-directml-scale=0.5,bias=-2.0",
 }
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]

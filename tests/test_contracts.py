@@ -107,3 +107,75 @@ def test_inverse_and_hyperbolic_contracts(name):
         for v, want in special.items():
             got = float(f(np.array([v]))[0])
             assert (np.isnan(got) and np.isnan(want)) or got == want, (name, v, got, want)
+
+
+# the periodic functions and cosh (issue 52): NumPy's name, odd, even, the bounds its record states
+PERIODIC = {
+    "sin": (True, False, (-1.0, 1.0)),
+    "cos": (False, True, (-1.0, 1.0)),
+    "tan": (True, False, (None, None)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PERIODIC))
+def test_periodic_contracts(name):
+    """What sin's, cos's and tan's records state, on every binary64 value of T (huge arguments included: the
+    argument reduction's): no NaN at a finite argument, within the bounds, odd or even to the bit, the values
+    at +-0; NaN at +-inf and at NaN. The z3 theorems near 0 (sin t in (0, t] on (0, 3]; cos t > 0 on
+    [-1.57, 1.57]; tan t >= t on (0, 1.57]) on the platform's values."""
+    from opcert.expr.primitives import REGISTRY
+
+    odd, even, (lo, hi) = PERIODIC[name]
+    p = REGISTRY[name]
+    assert (p.odd, p.even, p.increasing, p.bounds) == (odd, even, None, (lo, hi))
+    f = getattr(np, name)
+    t = T[np.isfinite(T)]
+    y = f(t)
+    assert not np.isnan(y).any()
+    if lo is not None:
+        assert ((y >= lo) & (y <= hi)).all()
+    if odd:
+        assert np.array_equal(f(-t), -y)
+    if even:
+        assert np.array_equal(f(-t), y)
+    near = (t > 0) & (t <= 1.57)
+    if name == "sin":
+        assert ((y[near] > 0) & (y[near] <= t[near])).all()
+    elif name == "cos":
+        assert (y[np.abs(t) <= 1.57] > 0).all()
+    else:
+        assert (y[near] >= t[near]).all()
+    z = f(np.array([0.0, -0.0]))
+    assert z.tolist() == ([1.0, 1.0] if even else [0.0, -0.0]) and (even or np.signbit(z[1]))
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(f(np.array([np.inf, -np.inf, np.nan]))).all()
+
+
+def test_cosh_contract():
+    """cosh on t >= 0 (Cosh is cosh(|x|)): at least 1, non-decreasing, 1 at 0, +inf at +inf, NaN at NaN."""
+    from opcert.expr.primitives import REGISTRY
+
+    p = REGISTRY["cosh"]
+    assert (p.increasing, p.domain, p.bounds) == (True, (0, False, None, False), (1.0, None))
+    t = T[T >= 0]
+    with np.errstate(over="ignore"):
+        y = np.cosh(t)
+    assert (y >= 1).all() and (y[1:] >= y[:-1]).all() and not np.isnan(y).any()
+    assert np.cosh(np.array([0.0, np.inf])).tolist() == [1.0, np.inf] and np.isnan(np.cosh(np.nan))
+
+
+def test_floor_contract():
+    """floor's record: exact (Python's integer floor of the exact value), non-decreasing, -0 at -0, +-inf and NaN
+    kept: on every binary64 value of T."""
+    import math
+
+    from opcert.expr.primitives import REGISTRY
+
+    p = REGISTRY["floor"]
+    assert (p.increasing, p.strict, p.bounds) == (True, False, (None, None))
+    t = T[np.isfinite(T)]
+    y = np.floor(t)
+    assert all(float(math.floor(v)) == w for v, w in zip(t.tolist(), y.tolist()))
+    assert (y[1:] >= y[:-1]).all()
+    z = np.floor(np.array([-0.0, np.inf, -np.inf, np.nan]))
+    assert np.signbit(z[0]) and z[0] == 0 and z[1] == np.inf and z[2] == -np.inf and np.isnan(z[3])

@@ -97,10 +97,9 @@ def test_vector_function_at_its_exact_points_infinities_and_nan(name):
                         assert math.copysign(1, y) == math.copysign(1, t), (name, t, y)
         lo, hi = p.at_inf
         y = f(np.array([-np.inf, np.inf, np.nan, -np.nan]))
-        if lo is not None and p.in_domain(Fraction(-10)):
-            assert y[0] == lo, (name, y[0])
-        if hi is not None:
-            assert y[1] == hi, (name, y[1])
+        for got, want, where in ((y[0], lo, p.in_domain(Fraction(-10))), (y[1], hi, True)):
+            if want is not None and where:  # NaN where the record says so (sin at +-inf)
+                assert got == want or (math.isnan(want) and math.isnan(got)), (name, got, want)
         assert np.isnan(y[2:]).all()
 
 

@@ -224,12 +224,17 @@ def test_parity_is_found_where_the_sweep_relies_on_it():
         "Asinh",
         "Atan",
         "Atanh",
+        "Cos",
+        "Cosh",
         "Erf",
         "Identity",
         "Neg",
+        "Reciprocal",
         "ScaledTanh",
+        "Sin",
         "Sinh",
         "Softsign",
+        "Tan",
         "Tanh",
     }
 
@@ -284,7 +289,8 @@ def test_the_reference_of_a_negated_half_is_the_mirror_of_the_first(name, key, p
         a, b = np.asarray(getattr(mirrored, field)), np.asarray(getattr(both, field))
         assert a.tobytes() == b.tobytes(), field
     assert mirrored.slow_path == both.slow_path
-    assert (mirrored.rounded == 0).any()  # the zeros, with their signs, are among them
+    if p == "odd":
+        assert (mirrored.rounded == 0).any()  # the zeros, with their signs, are among them
 
 
 def test_only_a_negated_second_half_is_mirrored():

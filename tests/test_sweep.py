@@ -742,7 +742,7 @@ def test_the_second_workers_warm_up_compiles_only_what_a_chunk_calls():
         from opcert.verify.properties import kernels as pk
         from opcert.verify.accuracy import sweep_kernel as sk
         from opcert.verify.accuracy.sweep import SweepConfig, run_chunk, warm_kernels
-        kernels = (sk.block, pk.scan_values, pk.scan_odd, pk.scan_monotonic)
+        kernels = (sk.block, pk.scan_values, pk.scan_parity, pk.scan_monotonic)
         cfg = SweepConfig("Tanh", "numpy:tanh", (), None, 0x3F000000, 0x3F000000 + 4096,
                           target_fingerprint=describe_target("numpy:tanh").fingerprint,
                           properties=("range", "monotonic", "odd", "zero", "nan", "limits"))

@@ -262,6 +262,7 @@ exp, expm1, tanh, log1p, log, erf, erfc, sqrt = (
 sinh, asinh, atan, asin, acos, atanh, acosh = (
     globals()[n] for n in ("sinh", "asinh", "atan", "asin", "acos", "atanh", "acosh")
 )
+sin, cos, tan, cosh, floor = (globals()[n] for n in ("sin", "cos", "tan", "cosh", "floor"))
 
 
 def isnan(a) -> Expr:
@@ -325,7 +326,7 @@ def parity(e: Expr) -> str | None:
     """ "odd" where the real function x -> e(x) satisfies e(-x) = -e(x) wherever it is
     defined, "even" where e(-x) = e(x), None where these rules cannot tell (they
     are structural: x is odd, a constant even, and parity passes through negation,
-    sums, products, quotients and the primitives' own oddness). The float32
+    sums, products, quotients and the primitives' own oddness or evenness). The float32
     sweep takes the reference of -x from the one of x where this says so."""
     op, a = e.op, e.args
     if op == "var":
@@ -345,10 +346,10 @@ def parity(e: Expr) -> str | None:
     if op == "fma":
         return parity(Expr("add", (Expr("mul", a[:2]), a[2])))
     if op in PRIMITIVES:
-        p = parity(a[0])
-        if p == "even":
+        p, f = parity(a[0]), PRIMITIVES[op]
+        if p == "even" or (p == "odd" and f.even):
             return "even"
-        return "odd" if p == "odd" and PRIMITIVES[op].odd else None
+        return "odd" if p == "odd" and f.odd else None
     return None  # min, max, select, comparisons: not decided structurally
 
 

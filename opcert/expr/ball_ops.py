@@ -45,6 +45,7 @@ NUMPY.__dict__.update(
     exp=np.exp,
     expm1=np.expm1,
     sqrt=np.sqrt,
+    floor=np.floor,
     isinf=np.isinf,
     isfinite=np.isfinite,
     ball_sign=_ball_sign_numpy,
@@ -106,6 +107,10 @@ def numba_ops() -> types.ModuleType:
         return math.sqrt(a)
 
     @jit
+    def floor(a):
+        return np.floor(a)  # a float, as NumPy's (math.floor in numba is an integer, wrong past 2^63)
+
+    @jit
     def isinf(a):
         return a == math.inf or a == -math.inf
 
@@ -133,6 +138,7 @@ def numba_ops() -> types.ModuleType:
         exp=exp,
         expm1=expm1,
         sqrt=sqrt,
+        floor=floor,
         isinf=isinf,
         isfinite=isfinite,
         ball_sign=ball_sign,

@@ -43,7 +43,7 @@ import numpy as np
 from opcert.files import kernel_cache_dir
 
 VECTOR_ULPS = 4.0
-VECTOR_NAMES = ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc")
+VECTOR_NAMES = ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sin", "cos")
 LONG_DOUBLE_NAMES = ("erf", "erfc")
 
 _VECTOR_FN = """

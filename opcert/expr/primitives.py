@@ -56,11 +56,11 @@ class Primitive:
     arb: Callable
     exact: Callable  # Fraction -> Fraction | None
     domain: tuple  # (lo, lo_open, hi, hi_open): the real domain; None = unbounded on that side
-    increasing: bool  # strictly increasing on its domain (False: decreasing)
+    increasing: bool | None  # strictly increasing on its domain (False: decreasing; None: neither, sin)
     odd: bool
     bounds: tuple  # (lo, hi) of its range, open; None = unbounded
     contract: tuple  # the platform contract, as stated in reports
-    ulps: float  # contract: max error of the platform function, binary64 ULPs
+    ulps: float  # contract: max error of the platform function, binary64 ULPs (0: exact, as floor)
     tiny: Callable | None = None  # Fraction t (|t| <= 2^-10) -> (lo, hi) rational enclosure
     spec_axioms: Callable | None = None  # (model, t, ft) -> [z3 constraints]: theorems, strict
     # the sign of f(t), known from t's: "positive" (f > 0 everywhere), "of_argument" (sign(f(t)) = sign(t),
@@ -93,6 +93,8 @@ class Primitive:
     # Arb's enclosure of f at a huge argument is infinite (e^(1e308)), the exact evaluator bounds it by f(+-4096)
     grows: bool = False
     extra: dict = field(default_factory=dict)
+    even: bool = False  # f(-t) = f(t) for every t, and the platform's function gives the same bits at t and -t
+    strict: bool = True  # `increasing` is strict (False: non-decreasing, constant on pieces: floor)
 
     @property
     def correctly_rounded(self) -> bool:
@@ -102,6 +104,8 @@ class Primitive:
     def scalar(self) -> Callable:
         """The C library's function that `libm` names (math.exp, ...), for numba code written by hand (the
         compiled pair check): numba compiles a call of it, as the generated kernels' calls."""
+        if self.libm.startswith("np."):
+            return getattr(np, self.libm.removeprefix("np."))
         return getattr(math, self.libm.removeprefix("math."))
 
     def in_domain(self, t) -> bool:  # a float or an exact Fraction (no overflow)
@@ -260,6 +264,27 @@ _asinh_tiny = _odd_tiny(Fraction(-1, 6), Fraction(3, 40))
 _atan_tiny = _odd_tiny(Fraction(-1, 3), Fraction(1, 5))
 _asin_tiny = _odd_tiny(Fraction(1, 6), Fraction(2))
 _atanh_tiny = _odd_tiny(Fraction(1, 3), Fraction(2))
+# sin: t - t^3/6 + t^5/120 - ...: alternating, decreasing; tan: t + t^3/3 + 2t^5/15 + ...: coefficients at most 1,
+# the tail after t^3 at most t^5 / (1 - t^2) < 2 t^5
+_sin_tiny = _odd_tiny(Fraction(-1, 6), Fraction(1, 120))
+_tan_tiny = _odd_tiny(Fraction(1, 3), Fraction(2))
+
+
+def _even_tiny(c2: Fraction, c4: Fraction):
+    """An even function 1 + c2 t^2 + ... for |t| <= 2^-10, bracketed by 1 + c2 t^2 and 1 + c2 t^2 + c4 t^4 (c4 > 0:
+    cos's alternating series, or a bound of cosh's tail after t^2)."""
+
+    def tiny(t: Fraction):
+        s = 1 + c2 * t * t
+        return s, s + c4 * t**4
+
+    return tiny
+
+
+# cos: 1 - t^2/2 + t^4/24 - ...: alternating, decreasing; cosh: 1 + t^2/2 + t^4/24 + ..., the tail after t^2 at
+# most (t^4/24) / (1 - t^2) < t^4/12
+_cos_tiny = _even_tiny(Fraction(-1, 2), Fraction(1, 24))
+_cosh_tiny = _even_tiny(Fraction(1, 2), Fraction(1, 12))
 
 
 def _log1p_tiny(t: Fraction):
@@ -423,6 +448,42 @@ def _acosh_ball(m, ma, ra, contract, u):
     inside = lo > 1.0
     w = B.where(inside, (lo - 1.0) * (lo + 1.0), 1.0)
     return ra / B.sqrt(w) * (1 + 8 * u), B.either(inside, ra == 0), False
+
+
+def _floor_exact(q: Fraction):
+    return Fraction(math.floor(q))
+
+
+def _floor_ball(m, ma, ra, contract, u):
+    # floor is constant on [n, n + 1): a ball inside one such piece has the one value n (m, exact), a ball
+    # across an integer is not decided. ma - n and n + 1 - ma are each within a relative u of their values
+    # (exact from ma >= 1 on), so a margin of 8u keeps the real ball inside; a point ball (ra = 0) always is
+    n = B.floor(ma)
+    inside = B.both((ma - n) > ra * (1 + 8 * u), ((n + 1.0) - ma) > ra * (1 + 8 * u))
+    return 0.0 * ra, B.either(inside, ra == 0), False
+
+
+def _sin_ball(m, ma, ra, contract, u):
+    # |sin'| = |cos'| <= 1: the radius as it is (the contract's range [-1, 1] bounds the rest)
+    return B.nmin(ra, 2.0), True, False
+
+
+def _tan_ball(m, ma, ra, contract, u):
+    # tan(a + d) - tan(a) = sin(d) / (cos(a + d) cos(a)), |cos(a)| = 1 / sqrt(1 + tan^2 a) >= c with
+    # c = 1 / sqrt(1 + T^2), T = |m| + contract >= |tan a|; |cos(a + d)| >= c - |d|. ok where c > r (no pole in
+    # the ball); the roundings of c and of the bound are inside the (1 + 8u)
+    T = B.fabs(m) + contract
+    c = 1.0 / B.sqrt(1.0 + T * T) * (1 - 4 * u)
+    inside = c > ra
+    den = B.where(inside, (c - ra) * c, 1.0)
+    return ra / den * (1 + 8 * u), B.either(inside, ra == 0), False
+
+
+def _cosh_ball(m, ma, ra, contract, u):
+    # on t >= 0: cosh' = sinh <= cosh, and cosh(a + r) <= cosh(a) e^r <= (m + contract) (1 + 2r) for r <= 1; the
+    # roundings of the bound are inside the (1 + 4u). Wider than 2^-20: the ends bound it (increasing on t >= 0)
+    big = ra > 2.0**-20
+    return (B.fabs(m) + contract) * (1.0 + 2.0 * ra) * ra * (1 + 4 * u), True, big
 
 
 # ---- prover facts (spec level: strict theorems over the reals) ---------------------------------
@@ -616,6 +677,59 @@ def _ax_acosh(m, t, ft):
     import z3
 
     return [z3.Implies(t >= 1, ft >= 0), z3.Implies(t == 1, ft == 0), z3.Implies(t > 1, ft > 0)]
+
+
+# 3 < pi and 1.57 < pi/2: sin t > 0 on (0, 3], cos t > 0 on [-1.57, 1.57], tan t >= t on [0, 1.57]
+def _ax_sin(m, t, ft):
+    import z3
+
+    return [
+        ft >= -1,
+        ft <= 1,
+        z3.Implies(t == 0, ft == 0),
+        z3.Implies(z3.And(t > 0, t <= 3), z3.And(ft > 0, ft <= t)),
+        z3.Implies(z3.And(t < 0, t >= -3), z3.And(ft < 0, ft >= t)),
+    ]
+
+
+def _ax_cos(m, t, ft):
+    import z3
+
+    return [
+        ft >= -1,
+        ft <= 1,
+        z3.Implies(t == 0, ft == 1),
+        z3.Implies(z3.And(t >= -_q(Fraction(157, 100)), t <= _q(Fraction(157, 100))), ft > 0),
+    ]
+
+
+def _ax_tan(m, t, ft):
+    import z3
+
+    return [
+        z3.Implies(t == 0, ft == 0),
+        z3.Implies(z3.And(t > 0, t <= _q(Fraction(157, 100))), ft >= t),
+        z3.Implies(z3.And(t < 0, t >= -_q(Fraction(157, 100))), ft <= t),
+    ]
+
+
+def _ax_cosh(m, t, ft):
+    import z3
+
+    # on t >= 0 (the operators take cosh(|t|)): cosh t >= 1, equal at 0 only
+    return [z3.Implies(t >= 0, ft >= 1), z3.Implies(t == 0, ft == 1), z3.Implies(t > 0, ft > 1)]
+
+
+def _ax_floor(m, t, ft):
+    import z3
+
+    return [ft == z3.ToReal(z3.ToInt(t))]  # z3's ToInt is the floor: the definition itself
+
+
+def _ieee_floor(rm, a):
+    import z3
+
+    return z3.fpRoundToIntegral(z3.RTN(), a)  # exact: rm plays no part
 
 
 def _ieee_sqrt(rm, a):
@@ -1101,6 +1215,141 @@ REGISTRY: dict[str, Primitive] = {
             long_double_ulps=8.0,
             ball_radius=_acosh_ball,
         ),
+        Primitive(
+            name="sin",
+            doc="sine",
+            numpy=np.sin,
+            arb=_arb("sin"),
+            exact=_at_zero(0),
+            domain=(None, False, None, False),
+            increasing=None,
+            odd=True,
+            bounds=(-1.0, 1.0),
+            contract=(
+                "-1 <= sin(t) <= 1",
+                "sin(+-0) = +-0",
+                "sin is odd",
+                "sin(+-inf) is NaN",
+                "sin(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_sin_tiny,
+            spec_axioms=_ax_sin,
+            at_inf=(math.nan, math.nan),
+            libm="math.sin",
+            vector=False,  # NumPy's binary64 sin and cos are the C library's, one value at a time
+            long_double_ulps=8.0,
+            ball_radius=_sin_ball,
+        ),
+        Primitive(
+            name="cos",
+            doc="cosine",
+            numpy=np.cos,
+            arb=_arb("cos"),
+            exact=_at_zero(1),
+            domain=(None, False, None, False),
+            increasing=None,
+            odd=False,
+            even=True,
+            bounds=(-1.0, 1.0),
+            contract=(
+                "-1 <= cos(t) <= 1",
+                "cos(+-0) = 1",
+                "cos is even",
+                "cos(+-inf) is NaN",
+                "cos(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_cos_tiny,
+            spec_axioms=_ax_cos,
+            at_inf=(math.nan, math.nan),
+            libm="math.cos",
+            vector=False,  # NumPy's binary64 sin and cos are the C library's, one value at a time
+            long_double_ulps=8.0,
+            ball_radius=_sin_ball,
+        ),
+        Primitive(
+            name="tan",
+            doc="tangent (its poles, odd multiples of pi/2, are irrational: no binary64 argument meets one)",
+            numpy=np.tan,
+            arb=_arb("tan"),
+            exact=_at_zero(0),
+            domain=(None, False, None, False),
+            increasing=None,
+            odd=True,
+            bounds=(None, None),
+            contract=(
+                "tan(+-0) = +-0",
+                "tan is odd",
+                "tan(+-inf) is NaN",
+                "tan(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_tan_tiny,
+            spec_axioms=_ax_tan,
+            at_inf=(math.nan, math.nan),
+            libm="math.tan",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_tan_ball,
+        ),
+        Primitive(
+            name="cosh",
+            # the operators write cosh(|t|), so that every primitive is monotone on its domain: the provers'
+            # facts (monotone between two applications, the ends bounding an interval) hold for every record
+            doc="hyperbolic cosine on t >= 0 (Cosh is cosh(|x|))",
+            numpy=np.cosh,
+            arb=_arb("cosh"),
+            exact=_at_zero(1),
+            domain=(0, False, None, False),
+            increasing=True,
+            odd=False,
+            bounds=(1.0, None),
+            contract=(
+                "cosh(t) >= 1",
+                "cosh(0) = 1",
+                "cosh is non-decreasing on t >= 0",
+                "cosh(+inf) = +inf",
+                "cosh(NaN) is NaN",
+            ),
+            ulps=4.0,
+            tiny=_cosh_tiny,
+            spec_axioms=_ax_cosh,
+            sign="positive",
+            at_inf=(math.nan, None),
+            libm="math.cosh",
+            vector=True,
+            long_double_ulps=8.0,
+            ball_radius=_cosh_ball,
+            grows=True,
+        ),
+        Primitive(
+            name="floor",
+            # the rounding operators are written with it (Ceil: -floor(-t); Round: floor(t + 1/2) with the ties
+            # to even): one exact, non-decreasing primitive, constant on each [n, n + 1)
+            doc="the greatest integer at most t",
+            numpy=np.floor,
+            arb=_arb("floor"),
+            exact=_floor_exact,
+            domain=(None, False, None, False),
+            increasing=True,
+            strict=False,
+            odd=False,
+            bounds=(None, None),
+            contract=(
+                "floor is exact (IEEE 754's roundToIntegralTowardNegative)",
+                "floor is non-decreasing",
+                "floor(+-inf) = +-inf, floor(-0) = -0",
+                "floor(NaN) is NaN",
+            ),
+            ulps=0.0,
+            spec_axioms=_ax_floor,
+            libm="np.floor",
+            vector=False,  # one instruction in compiled code: nothing to gain from NumPy's loop per block
+            long_double_ulps=0.0,
+            ieee=_ieee_floor,
+            ball_radius=_floor_ball,
+        ),
     )
 }
 
@@ -1198,6 +1447,6 @@ def check_registry() -> None:
         for part in ("numpy", "arb", "exact", "spec_axioms", "ball_radius"):
             assert getattr(p, part) is not None, f"primitive {p.name} has no {part}"
         assert p.contract, f"primitive {p.name} states no platform contract"
-        assert p.ulps > 0, f"primitive {p.name} has no error bound"
+        assert p.ulps > 0 or (p.ulps == 0 and p.ieee is not None), f"primitive {p.name} has no error bound"
         assert p.sign in SIGNS, f"primitive {p.name}: sign rule {p.sign!r}; allowed: {SIGNS}"
-        assert p.libm.startswith("math."), f"primitive {p.name} names no C library function for compiled code"
+        assert p.libm.startswith(("math.", "np.")), f"primitive {p.name} names no function for compiled code"

@@ -498,6 +498,8 @@ def evaluate(
         return Exact(q, q)
     except NotRational:
         pass
+    except ZeroDivisionError:  # an exact zero divisor: a pole (Reciprocal at 0), outside the real domain
+        raise Undefined("a division by zero") from None
     try:
         lo, hi = eval_tiny(e, x, attrs)
         if (

@@ -140,7 +140,10 @@ def get_operator(name) -> Operator:
                 "checks, proofs and gates cover the element-wise operators: "
                 f"{choices(CATALOG)}"
             )
-        close = difflib.get_close_matches(str(name).lower(), list(_LOOKUP) + list(_TENSOR_LOOKUP), n=1, cutoff=0.75)
+        known = list(_LOOKUP) + list(_TENSOR_LOOKUP)
+        # the same letters in another order first (a transposed pair: Tahn is Tanh, though Tan is one letter off)
+        swapped = [k for k in known if sorted(k) == sorted(str(name).lower())]
+        close = difflib.get_close_matches(str(name).lower(), swapped or known, n=1, cutoff=0.75)
         near = (_LOOKUP.get(close[0]) or _TENSOR_LOOKUP.get(close[0]))[0].name if close else None
         raise UsageError(
             f"unknown operator {name!r}"

@@ -9,7 +9,7 @@ exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and 
 its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
 STANDARD_NOTE says so in each standard). The reference is exact."""
 
-from opcert.expr import attr, both, const, eq, fma
+from opcert.expr import absolute, attr, both, const, cos, eq, floor, fma, select, sin
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, finite_where_zero, x
 from opcert.spec.model import Attribute, Limit, Property, Standard, Support
 
@@ -26,6 +26,8 @@ STANDARD_NOTE = (
     "multiply-add: with a nonzero bias much smaller than x * scale, a result can be rounded twice (1 ULP off)."
 )
 scale, bias = attr("scale"), attr("bias")
+# every finite x of every format: the domain of a property that +-inf breaks by IEEE 754 (sin(+-inf) is NaN)
+FINITE = (const(-1.7976931348623157e308), const(1.7976931348623157e308))
 SCALE_BIAS = (
     Attribute("scale", "DirectML ScaleBias: the input's scale, g(x) = x * scale + bias", aliases=("Scale",)),
     Attribute("bias", "DirectML ScaleBias: the input's bias, g(x) = x * scale + bias", aliases=("Bias",)),
@@ -54,10 +56,14 @@ def dml_element_wise(
     notes: str = "",
     support=DML_ELEMENT_WISE_LEVELS,
     key: str = "directml",
+    implementation_of_x=None,
+    reference_of_x=None,
 ) -> Standard:
     """The standard of DML_ELEMENT_WISE_<name> with a ScaleBias: f(x * scale + bias). `f` maps an expression to
     the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f.
-    `key`: another where the operator's "directml" is its activation descriptor (Identity)."""
+    `key`: another where the operator's "directml" is its activation descriptor (Identity). `implementation_of_x`:
+    an implementation written over x itself, where f of the once-rounded scale-bias would not do (periodic_scaled);
+    `reference_of_x` likewise for the reference's form (periodic_reference)."""
     return Standard(
         key=key,
         op_name=f"DML_ELEMENT_WISE_{name}",
@@ -67,13 +73,17 @@ def dml_element_wise(
         defaults={"scale": 1.0, "bias": 0.0},
         attribute_names={"scale": "ScaleBias.Scale", "bias": "ScaleBias.Bias"},
         support=support,
-        implementation=(implementation or f)(scaled_once()),
-        reference_form=reference_form(scaled()) if reference_form else None,
+        implementation=implementation_of_x if implementation_of_x is not None else (implementation or f)(scaled_once()),
+        reference_form=reference_of_x
+        if reference_of_x is not None
+        else (reference_form(scaled()) if reference_form else None),
         notes=(STANDARD_NOTE + " " + notes).strip(),
     )
 
 
-def onnx_unary(name: str, formula, formula_text: str, since=("6", "13"), notes: str = "") -> Standard:
+def onnx_unary(
+    name: str, formula, formula_text: str, since=("6", "13"), notes: str = "", reference_form=None
+) -> Standard:
     """ONNX's standard of an element-wise operator without attributes: its float types from the first opset,
     bfloat16 from opset 13 (Exp, Log, Sqrt, Abs, Neg, ...; Sign from 9)."""
     first, bf16 = since
@@ -87,7 +97,87 @@ def onnx_unary(name: str, formula, formula_text: str, since=("6", "13"), notes: 
         attribute_names={},
         support=(Support(first, FLOATS_ONNX_OLD, ANY_RANK), Support(bf16, FLOATS_ONNX, ANY_RANK)),
         notes=notes,
+        reference_form=reference_form,
     )
+
+
+def periodic_scaled(f, addition):
+    """f(x * scale + bias) for a periodic f (sin, cos; tan as their quotient), as opcert computes it. The scale-bias
+    rounded once is off by up to half its binary64 ULP, and past 2^53 that is more than a period: sin of it is any
+    value in [-1, 1] (DirectML's Sin at bias 1 was 3.5 million bfloat16 ULPs off). Where that sum is inexact (its
+    two-sum error lo is not 0), f(p + bias) comes from the addition formula `addition(p, bias)` on the exact
+    product p = x * scale (binary32 operands: 48 bits) and the bias, each reduced by the platform's function; it
+    stays within a few binary64 ULPs of the value absolutely (relatively, not next to a zero of f). Bias 0: f of
+    the exact product, as before. +-inf and NaN give NaN through the formula (lo is NaN there)."""
+    p, s, lo = scale_bias_parts()
+    return select(eq(bias, 0), f(s), select(eq(lo, 0), f(s), addition(p, bias)))
+
+
+def scale_bias_parts():
+    """(p, s, lo): p = x * scale (exact in binary64 for binary32 operands: 48 bits), s = p + bias rounded once,
+    and lo its two-sum error (Knuth's, six operations), s + lo = p + bias exactly; NaN at x = +-inf."""
+    t = finite_where_zero(scale, x)
+    p = t * scale
+    s = fma(t, scale, bias)
+    bb = s - p
+    return p, s, (p - (s - bb)) + (bias - bb)
+
+
+# Past 2^53 an integer's neighbour n -+ 1 is no binary64 value; the next binary64 value toward it rounds as it does in
+# every format of at most 24 bits: with binary32 operands the sum s carries at most 48 significant bits, and its
+# neighbour's lowest bit is its binary64 ULP, below every format's midpoint. fma(n, -2^-53, n) is the neighbour
+# toward zero, fma(n, 2^-53 + 2^-80, n) the one away from it (the extra 2^-80 keeps that sum off a tie at powers of 2).
+INTEGERS = const(2.0**53)
+TOWARD_ZERO, AWAY = const(-(2.0**-53)), const(2.0**-53 + 2.0**-80)
+
+
+def _one_below(n):
+    """n - 1 for an integer n (binary64); past 2^53, the next binary64 value below it."""
+    return select(absolute(n) < INTEGERS, n - 1, select(n > 0, fma(n, TOWARD_ZERO, n), fma(n, AWAY, n)))
+
+
+def integral_scaled(rounding):
+    """The reference's form of rounding(x * scale + bias) for floor or ceil: where |x * scale| >= 2^52 the product
+    (exact: a ball of radius 0) is an integer, and rounding(p + bias) = p + rounding(bias); the sum's own ball
+    would straddle integers there, never decided. Equal to the definition at every binary64 x."""
+    p = x * scale
+    return select(absolute(p) >= INTEGERS * const(0.5), p + rounding(bias), rounding(p + bias))
+
+
+def floor_scaled():
+    """floor(x * scale + bias) as opcert computes it: floor of the once-rounded sum s is the exact one's unless s
+    is an integer that the sum reached by rounding up (lo < 0): then the integer below. (An s that is not an
+    integer has no integer between it and the exact sum: that integer would be a binary64 value nearer than s.)"""
+    _, s, lo = scale_bias_parts()
+    n = floor(s)
+    return select(both(eq(n, s), lo < 0), _one_below(s), n)
+
+
+def ceil_scaled():
+    """ceil(x * scale + bias) as opcert computes it: -floor(-s), the integer above where s is an integer the sum
+    reached by rounding down (lo > 0), as floor_scaled."""
+    _, s, lo = scale_bias_parts()
+    c = -floor(-s)
+    return select(both(eq(c, s), lo > 0), -_one_below(-s), c)
+
+
+def periodic_reference(addition):
+    """The reference's form of f(x * scale + bias) for a periodic f: the addition formula on x * scale (a ball of
+    radius 0: the product is exact) and the bias, equal to f(x * scale + bias) over the reals (a theorem). f of the
+    sum itself is a ball as wide as the sum's rounding, more than a period past 2^53: never decided there."""
+    return addition(x * scale, bias)
+
+
+def sin_of_sum(a, b):
+    return sin(a) * cos(b) + cos(a) * sin(b)
+
+
+def cos_of_sum(a, b):
+    return cos(a) * cos(b) - sin(a) * sin(b)
+
+
+def tan_of_sum(a, b):
+    return sin_of_sum(a, b) / cos_of_sum(a, b)
 
 
 def scale_bias_limits(at_pos, at_neg, at_bias, bias_inside=None, ends=()) -> tuple:
@@ -134,6 +224,9 @@ def scale_bias_properties(f: str, key: str = "directml", odd: bool = False) -> t
                 f"{of('-x * scale')} = -{of('x * scale') if f else '(x * scale)'} where bias = 0",
                 condition=eq(bias, 0),
                 standards=(key,),
+                # as values: IEEE's x * scale + 0 is +0 at both zeros (-0 * 2.5 + 0 = +0), so f(-0) and f(+0) are
+                # f(+0), whatever the kernel; the bitwise claim was refuted at x = +-0 with a negative scale
+                zero_sign=False,
             ),
         )
     return out

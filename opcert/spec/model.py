@@ -114,6 +114,7 @@ KINDS = {
     "range": "lower <= f(x) <= upper (either side may be absent), for x in the domain",
     "monotonic": "non-decreasing over the domain",
     "odd": "f(-x) = -f(x)",
+    "even": "f(-x) = f(x)",
     "point_symmetry": "f(-x) = center - f(x)",
     "exact_point": "f(p) = v at each declared point",
     "constant": "f(x) = value for every x in the domain (dead zones, saturation)",
@@ -148,7 +149,7 @@ class Property:
     attributes. Bounds, points, values and centers are expressions over the
     attributes. `holds = False` declares that the property does NOT hold (Gelu
     is not monotone): provers then look for the counterexample. `zero_sign`
-    (odd): f(-x) = -f(x) bit for bit, zeros' signs included; else as values.
+    (odd, even): f(-x) = -f(x) (even: f(x)) bit for bit, zeros' signs included; else as values.
     """
 
     name: str

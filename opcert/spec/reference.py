@@ -81,6 +81,20 @@ def _attrs64(attrs) -> dict[str, float]:
     return {k: float(v) for k, v in attrs.items()}
 
 
+def pole_value(formula, q: Fraction, xi: float, attrs, attrs64) -> float | None:
+    """At a pole of the definition (a divisor exactly 0: Reciprocal at +-0, 1 / (x * scale + bias) where the sum is
+    0): IEEE's value of the standard's formula there in binary64, the infinity of the zero's sign (a quotient 0 / 0
+    is NaN); None where no divisor is exactly 0."""
+    try:
+        eval_rational(formula, q, attrs)
+        return None
+    except ZeroDivisionError:
+        with np.errstate(all="ignore"):
+            return float(np.broadcast_to(eval_numpy(formula, np.array([xi]), attrs64), (1,))[0])
+    except Exception:  # noqa: BLE001 - not rational (a primitive of an irrational value): no pole found this way
+        return None
+
+
 def zero_signs(formula, xs: np.ndarray, attrs64) -> np.ndarray:
     """For inputs whose exact value is zero: the zero IEEE arithmetic gives the standard's
     formula there (-0 where it gives -0, else +0)."""
@@ -170,6 +184,8 @@ def reference_detailed(
             v = exact_value(op, std, Fraction(xi), attrs, fmt, exact_bits)
         except Undefined:  # outside the domain of the formula's root (log(-1)): IEEE's value there
             special = outside_domain(std.formula, Fraction(xi), attrs)
+            if special is None:
+                special = pole_value(std.formula, Fraction(xi), xi, attrs, a64)
             if special is None:
                 raise
             out[i] = hi[i] = special

@@ -35,6 +35,8 @@ OPERATOR = Operator(
         Property(
             "monotonic", "monotonic", "Abs is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)
         ),
+        # |x * scale + bias| is not even where bias != 0: ONNX's definition only
+        Property("even", "even", "Abs(-x) = Abs(x)", standards=("onnx",)),
         Property("zero", "exact_point", "Abs(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
         NAN_PROPAGATION,
         LIMITS,

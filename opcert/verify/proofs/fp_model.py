@@ -89,10 +89,16 @@ class FPModel:
                         ax.append(z3.Implies(is_inf, ft == val64(v)))
             for i, (t1, f1) in enumerate(apps):
                 for t2, f2 in apps[i + 1 :]:
-                    a, b = (f1, f2) if p.increasing else (f2, f1)
-                    ax += [z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(a, b)), z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(b, a))]
+                    if p.increasing is not None:  # None: monotone nowhere on its domain (sin)
+                        a, b = (f1, f2) if p.increasing else (f2, f1)
+                        ax += [
+                            z3.Implies(z3.fpLEQ(t1, t2), z3.fpLEQ(a, b)),
+                            z3.Implies(z3.fpLEQ(t2, t1), z3.fpLEQ(b, a)),
+                        ]
                     if p.odd:
                         ax.append(z3.Implies(t1 == z3.fpNeg(t2), f1 == z3.fpNeg(f2)))
+                    if p.even:  # the record's `even`: the platform's function gives the same bits at t and -t
+                        ax.append(z3.Implies(t1 == z3.fpNeg(t2), f1 == f2))
         return ax
 
 

@@ -8,7 +8,7 @@ float32, float64, where enumeration is out of reach:
 - monotonicity: composition of monotone steps, rounding included
   (monotone.prove_monotone), then the z3 rounding abstraction; a property
   declared NOT to hold is refuted by a decreasing pair found on the code;
-- oddness: the z3 rounding abstraction (rounding to nearest is odd);
+- oddness, evenness: the z3 rounding abstraction (rounding to nearest is odd);
 - exact points, limits: evaluation of the code; NaN: abstract interpretation.
 Counterexamples of an abstraction are replayed on the code; one that does not
 replay never makes a verdict. The special inputs (+-0, +-inf) are evaluated.
@@ -161,7 +161,7 @@ def prove_nan(s: Subject) -> PropertyResult:
 
 
 def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
-    """The bit-precise z3 model of the code (binary64 operations, libm contract): range and odd."""
+    """The bit-precise z3 model of the code (binary64 operations, libm contract): range, odd and even."""
     res = PropertyResult(
         prop.name,
         prop.kind,
@@ -189,6 +189,12 @@ def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
         y1 = m.implementation(s.impl, z3.fpNeg(x), s.attrs, s.fmt)
         y2 = z3.fpNeg(m.implementation(s.impl, x, s.attrs, s.fmt))
         viol = [z3.Not(z3.fpIsNaN(x)), z3.Not(z3.fpEQ(y1, y2))]
+    elif prop.kind == "even":
+        y1 = m.implementation(s.impl, z3.fpNeg(x), s.attrs, s.fmt)
+        y2 = m.implementation(s.impl, x, s.attrs, s.fmt)
+        # NaN at both of x and -x is consistent with evenness, as the enumeration's scan takes it
+        both_nan = z3.And(z3.fpIsNaN(y1), z3.fpIsNaN(y2))
+        viol = [z3.Not(z3.fpIsNaN(x)), z3.Not(z3.fpEQ(y1, y2)), z3.Not(both_nan)]
     else:
         raise ValueError(prop.kind)
     since = units_spent()
@@ -205,6 +211,10 @@ def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
             a, b = s.run([-xv, xv])
             replayed = not (a == -b)
             outs = {"f(-x)": _point(float(a), s.fmt), "-f(x)": _point(float(-b), s.fmt)}
+        elif prop.kind == "even":
+            a, b = s.run([-xv, xv])
+            replayed = not (a == b or (np.isnan(a) and np.isnan(b)))
+            outs = {"f(-x)": _point(float(a), s.fmt), "f(x)": _point(float(b), s.fmt)}
         else:
             (y0,) = s.run([xv])
             replayed = bool(np.isnan(y0) or (lo is not None and y0 < lo) or (hi is not None and y0 > hi))
@@ -222,7 +232,7 @@ def prove_fp(s: Subject, prop, rlimit=None) -> PropertyResult:
 def prove_enumerated(s: Subject, props, rlimit=None, cross_check: bool = False) -> dict:
     """Every property over every input of a 16-bit format, on the code: the same
     enumeration that checks black-box targets (verify.properties), complete.
-    cross_check: the bit-precise z3 model is queried beside it for ranges and oddness."""
+    cross_check: the bit-precise z3 model is queried beside it for ranges, oddness and evenness."""
     t0 = time.perf_counter()
     fmt = s.fmt
     x = exhaustive(fmt)
@@ -260,7 +270,7 @@ def prove_enumerated(s: Subject, props, rlimit=None, cross_check: bool = False) 
     ):
         r.method = f"every {fmt.name} input enumerated on the code (complete)"
         prop = next(p for p in props if p.name == r.name)
-        if cross_check and r.status == "proved" and prop.kind in ("range", "constant", "odd"):
+        if cross_check and r.status == "proved" and prop.kind in ("range", "constant", "odd", "even"):
             z = prove_fp(s, prop, rlimit)
             zs = {
                 "proved": f"proved it ({z.rlimit_count or 0:,} rlimit units)",
@@ -327,10 +337,11 @@ def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), hol
                 if out is not None:
                     m.anchor(out, Fraction(b))
         viol = c + [z3.Or(*v)]
-    else:  # odd
+    else:  # odd, even
         x, c = _real_x("x", s.fmt)
         xs = {"x": x}
-        viol = c + [_abstract_impl(m, e, -x, s) != -_abstract_impl(m, e, x, s)]
+        yn, y = _abstract_impl(m, e, -x, s), _abstract_impl(m, e, x, s)
+        viol = c + [yn != (-y if kind == "odd" else y)]
     for v in xs.values():
         m.symbolic_anchors += [v, -v]
         if dom[0] is not None:
@@ -340,8 +351,28 @@ def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), hol
         viol += [z3.Or(v <= Q(a), v >= Q(b)) for a, b in holes]
     if out is not None:
         m.anchor(out, Fraction(0))
+    if m.divisors:
+        # a quotient by 0 has no real value: the query is over inputs where no divisor is 0, which is all of them
+        # but x = +-0 (checked on the code: _special_violation) only where z3 finds no other input with a zero one
+        where = [c for c in viol if not _mentions_a_function(c)] + [v != 0 for v in xs.values()]
+        st, _, dz, _ = solve(where + [z3.Or(*(d == 0 for d in m.divisors))] + m.axioms(), family, rlimit)
+        if st != "unsat":
+            return "unknown", None, dz, "a divisor may be 0 at an input other than +-0", xs
+        viol = viol + [d != 0 for d in m.divisors]
     status, model, dt, reason = solve(viol + m.axioms(), family, rlimit)
     return status, model, dt, reason, xs
+
+
+def _mentions_a_function(c) -> bool:
+    """Whether a constraint applies a function (a primitive, a rounding): the property's own terms; the input's
+    range constraints do not."""
+    todo = [c]
+    while todo:
+        t = todo.pop()
+        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.num_args() > 0:
+            return True
+        todo += list(t.children())
+    return False
 
 
 def _replay_real(s: Subject, kind, model, xs, bounds=None):
@@ -358,6 +389,10 @@ def _replay_real(s: Subject, kind, model, xs, bounds=None):
         lo, hi = bounds
         ce["outputs"] = {"f(x)": _point(float(y), fmt)}
         ce["replayed"] = bool((lo is not None and y < lo) or (hi is not None and y > hi))
+    elif kind == "even":
+        a, b = s.run([-vals["x"], vals["x"]])
+        ce["outputs"] = {"f(-x)": _point(float(a), fmt), "f(x)": _point(float(b), fmt)}
+        ce["replayed"] = bool(a != b)
     else:
         a, b = s.run([-vals["x"], vals["x"]])
         ce["outputs"] = {"f(-x)": _point(float(a), fmt), "-f(x)": _point(float(-b), fmt)}
@@ -547,12 +582,15 @@ def _special_violation(s: Subject, prop, bounds, dom):
         for k, y in spec.items():
             if _in(dom, xval[k]) and (np.isnan(y) or (lo is not None and y < lo) or (hi is not None and y > hi)):
                 return {"inputs": {"x": k}, "outputs": {"f(x)": float(y)}, "replayed": True}
-    elif prop.kind == "odd":
-        # as values; NaN at both of x and -x is consistent with oddness (asin(+-inf)), as the sweeps' scan takes it
-        def odd(a, b):
-            return a == -b or (np.isnan(a) and np.isnan(b))
+    elif prop.kind in ("odd", "even"):
+        # as values; NaN at both of x and -x is consistent with oddness (asin(+-inf)) and evenness, as the
+        # sweeps' scan takes it
+        mirror = -1.0 if prop.kind == "odd" else 1.0
 
-        if not (odd(spec["-0"], spec["+0"]) and odd(spec["-inf"], spec["+inf"])):
+        def holds(a, b):
+            return a == mirror * b or (np.isnan(a) and np.isnan(b))
+
+        if not (holds(spec["-0"], spec["+0"]) and holds(spec["-inf"], spec["+inf"])):
             return {"inputs": {"x": "+-0, +-inf"}, "outputs": {k: float(v) for k, v in spec.items()}, "replayed": True}
     return None
 
@@ -732,13 +770,14 @@ def _ordinal(v, fmt) -> int:
     return int(ordinal(np.array([v]).astype(fmt.dtype))[0])
 
 
-def prove_odd(s: Subject, prop, rlimit) -> PropertyResult:
+def prove_parity(s: Subject, prop, rlimit) -> PropertyResult:
+    """Oddness or evenness (prop.kind): +-0 and +-inf on the code, the finite inputs by the abstraction."""
     res = PropertyResult(prop.name, prop.kind, prop.statement + " (as values: +0 = -0)", "unknown", "-")
     bad = _special_violation(s, prop, None, (None, None))
     if bad:
         res.status, res.counterexample, res.method = "refuted", bad, "evaluation of the code at +-0 and +-inf"
         return res
-    _abstraction(s, prop, res, "odd", rlimit)
+    _abstraction(s, prop, res, prop.kind, rlimit)
     return res
 
 
@@ -880,8 +919,8 @@ def prove_property(s: Subject, prop, rlimit=None, enumerated=None) -> PropertyRe
         r = prove_range(s, prop, rlimit)
     elif prop.kind == "monotonic":
         r = prove_monotonic(s, prop, rlimit)
-    elif prop.kind == "odd":
-        r = prove_odd(s, prop, rlimit)
+    elif prop.kind in ("odd", "even"):
+        r = prove_parity(s, prop, rlimit)
     elif prop.kind == "point_symmetry":
         r = search_point_symmetry(s, prop)
     else:

@@ -198,6 +198,10 @@ class RoundedDomain(ArbDomain):
         in_domain(p, a)
         if not a.is_finite():
             v = p.arb(a)
+        elif p.increasing is None:  # sin, tan: Arb's enclosure over the whole interval (a pole in it: unbounded)
+            v = p.arb(a)
+            if not v.is_finite():
+                raise Undecided(f"{p.name} unbounded over the interval")
         else:
             # the function is monotone: its values at the ends enclose it (a wide ball's own
             # enclosure can be far wider: exp over [3600, 16400] has a lower bound of 0)

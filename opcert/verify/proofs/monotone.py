@@ -114,6 +114,8 @@ class DirectionDomain(Domain):
     reduction = element_wise_only
 
     def primitive(self, p, a, node=None):
+        if p.increasing is None:
+            raise Stuck(f"{p.name} is monotone nowhere on its domain")
         v = self.inner.primitive(p, a[0])
         return v, a[1] if p.increasing else -a[1]
 

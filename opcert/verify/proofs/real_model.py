@@ -55,6 +55,7 @@ class RealModel:
         self.constants: dict[str, object] = {}
         self.truth: RealModel | None = None if exact else RealModel(exact=True)  # the true functions
         self.symbolic_anchors: list = []  # representable values that are terms (the input x)
+        self.divisors: list = []  # every divisor's term: over the reals the definition is claimed where none is 0
 
     def named(self, name: str):
         """A named irrational constant: a real variable inside a 2^-80-wide rational enclosure."""
@@ -87,7 +88,9 @@ class RealModel:
 
     # -- axioms ------------------------------------------------------------------
     def axioms(self) -> list:
-        out = []
+        # a pole (Reciprocal at 0) is outside the real function's domain: z3's x / 0 is any value, which no
+        # property of the definition is about; IEEE's value there is each format's (the implementation's proofs)
+        out = [d != 0 for d in self.divisors] if self.exact else []
         for name, c in self.constants.items():
             lo, hi = NAMED[name].enclosure(80)
             out += [c > Q(lo), c < Q(hi)]
@@ -153,18 +156,21 @@ class RealModel:
 
     def _pair_axioms(self, name, apps):
         p = REGISTRY[name]
-        strict = self.exact
+        strict = self.exact and p.strict
         ax = []
         for i, (t1, f1) in enumerate(apps):
             for t2, f2 in apps[i + 1 :]:
-                a, b = (f1, f2) if p.increasing else (f2, f1)
-                if strict:
-                    ax += [z3.Implies(t1 < t2, a < b), z3.Implies(t2 < t1, b < a)]
-                else:
-                    ax += [z3.Implies(t1 <= t2, a <= b), z3.Implies(t2 <= t1, b <= a)]
+                if p.increasing is not None:  # None: monotone nowhere on its domain (sin), no order to state
+                    a, b = (f1, f2) if p.increasing else (f2, f1)
+                    if strict:
+                        ax += [z3.Implies(t1 < t2, a < b), z3.Implies(t2 < t1, b < a)]
+                    else:
+                        ax += [z3.Implies(t1 <= t2, a <= b), z3.Implies(t2 <= t1, b <= a)]
                 ax.append(z3.Implies(t1 == t2, f1 == f2))
                 if p.odd:
                     ax.append(z3.Implies(t1 == -t2, f1 == -f2))
+                if p.even:
+                    ax.append(z3.Implies(t1 == -t2, f1 == f2))
         return ax
 
     def _links(self):
@@ -263,4 +269,6 @@ class _RealDomain(Domain):
             "div": lambda: a[0] / a[1],
             "fma": lambda: a[0] * a[1] + a[2],
         }[op]()
+        if op == "div":
+            self.model.divisors.append(a[1])
         return self.model.round(self.model.inner, exact)

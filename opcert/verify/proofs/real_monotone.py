@@ -94,8 +94,27 @@ def _primitive(p, s: Span) -> Span:
         raise Split("outside the primitive's domain")
     if not (hi_dom is None or s.hi < hi_dom or (s.hi == hi_dom and not hi_open)):
         raise Split("outside the primitive's domain")
-    lo, hi = (at(s.lo, -1), at(s.hi, 1)) if p.increasing else (at(s.hi, -1), at(s.lo, 1))
     blo, bhi = p.bounds
+    if p.increasing is None:  # sin, cos, tan: their range, or Arb's enclosure over a finite span
+        if math.isinf(s.lo) or math.isinf(s.hi) or s.hi - s.lo > 4:
+            if blo is None or bhi is None:
+                raise Split(f"{p.name} over an unbounded span")
+            return Span(Fraction(blo), Fraction(bhi))
+        saved = ctx.prec
+        ctx.prec = 80
+        try:
+            ball = arb(s.lo.numerator) / s.lo.denominator
+            ball = ball.union(arb(s.hi.numerator) / s.hi.denominator)
+            v = p.arb(ball)
+        finally:
+            ctx.prec = saved
+        if not v.is_finite():
+            raise Split(f"{p.name} unbounded over the span")
+        lo, hi = arb_to_fractions(v)
+        lo = max(lo, Fraction(blo)) if blo is not None else lo
+        hi = min(hi, Fraction(bhi)) if bhi is not None else hi
+        return Span(lo, hi)
+    lo, hi = (at(s.lo, -1), at(s.hi, 1)) if p.increasing else (at(s.hi, -1), at(s.lo, 1))
     lo = max(lo, Fraction(blo)) if blo is not None else lo
     hi = min(hi, Fraction(bhi)) if bhi is not None else hi
     return Span(lo, hi)

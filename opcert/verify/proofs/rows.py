@@ -126,7 +126,7 @@ def _homomorphism(model: RealModel, pairs) -> list:
 def _axioms(model: RealModel) -> list:
     """The few facts a row proof uses, instantiated on every application (the records' full theorems add
     polynomial bounds that only slow z3's nonlinear search here): each function's sign rule, its value at its
-    exact point, strict monotonicity on its domain, and equal arguments giving equal values."""
+    exact point, strict monotonicity on its domain (where it has one), and equal arguments giving equal values."""
     out = []
     for name, apps in model.apps.items():
         p = REGISTRY[name]
@@ -148,13 +148,14 @@ def _axioms(model: RealModel) -> list:
                 out += [z3.Implies(t > 1, ft > 0), z3.Implies(z3.And(t > 0, t < 1), ft < 0)]
         for i, (t1, f1) in enumerate(apps):
             for t2, f2 in apps[i + 1 :]:
-                a, b = (f1, f2) if p.increasing else (f2, f1)
-                both = z3.And(inside(t1), inside(t2))
-                out += [
-                    z3.Implies(z3.And(both, t1 < t2), a < b),
-                    z3.Implies(z3.And(both, t2 < t1), b < a),
-                    z3.Implies(t1 == t2, f1 == f2),
-                ]
+                if p.increasing is not None:  # None: monotone nowhere on its domain (sin), no order to state
+                    a, b = (f1, f2) if p.increasing else (f2, f1)
+                    both = z3.And(inside(t1), inside(t2))
+                    if p.strict:
+                        out += [z3.Implies(z3.And(both, t1 < t2), a < b), z3.Implies(z3.And(both, t2 < t1), b < a)]
+                    else:  # floor: non-decreasing only
+                        out += [z3.Implies(z3.And(both, t1 <= t2), a <= b), z3.Implies(z3.And(both, t2 <= t1), b <= a)]
+                out.append(z3.Implies(t1 == t2, f1 == f2))
     return out
 
 

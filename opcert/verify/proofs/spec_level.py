@@ -142,6 +142,10 @@ def _counterexample(op, kind, model, terms, xs: dict, formula, attrs_terms, prop
             nb = -b if isinstance(b, Fraction) else (-b[1], -b[0])
             ce["values"] = {"f(-x)": _num(a), "-f(x)": _num(nb)}
             ce["replayed"] = bool(_lt(a, nb) or _lt(nb, a))
+        elif kind == "even":
+            a, b = _exact(formula, -xv["x"], attrs), _exact(formula, xv["x"], attrs)
+            ce["values"] = {"f(-x)": _num(a), "f(x)": _num(b)}
+            ce["replayed"] = bool(_lt(a, b) or _lt(b, a))
         elif kind == "constant":
             y = _exact(formula, xv["x"], attrs)
             v = eval_rational(prop.value, Fraction(0), attrs)
@@ -198,6 +202,9 @@ def _violation(m: RealModel, prop, formula, A):
     if prop.kind == "odd":
         x = z3.Real("x")
         return [m.eval(formula, -x, A) != -m.eval(formula, x, A)], {"x": x}
+    if prop.kind == "even":
+        x = z3.Real("x")
+        return [m.eval(formula, -x, A) != m.eval(formula, x, A)], {"x": x}
     if prop.kind == "point_symmetry":
         x = z3.Real("x")
         return [m.eval(formula, -x, A) + m.eval(formula, x, A) != m.eval(prop.center, x, A)], {"x": x}

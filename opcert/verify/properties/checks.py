@@ -8,8 +8,8 @@ a symmetric sample), with the target's outputs at +m and at -m. Then:
   ascends with the magnitude and the negative side descends, and the two meet
   at zero, where -0 and +0 are one point (their outputs must be equal as
   values); blocks and chunks carry their ends, so no boundary pair is missed;
-- oddness compares f(-x) with -f(x) for every pair (x, -x), bit for bit (or as
-  values where the catalog says zero signs are exempt);
+- oddness compares f(-x) with -f(x) for every pair (x, -x), evenness f(-x) with
+  f(x), bit for bit (or as values where the catalog says zero signs are exempt);
 - ranges, constant regions (dead zones, saturation), NaN propagation, exact
   points and the limits at +-inf are checked at every input they concern.
 
@@ -126,7 +126,7 @@ def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction], sta
         c.statement += f" (in {fmt.name}: within half an ULP of each output)"
     elif prop.kind == "monotonic":
         c.statement += f" (in {fmt.name}: every adjacent pair of inputs{where}; -0 and +0 are one point)"
-    elif prop.kind == "odd":
+    elif prop.kind in ("odd", "even"):
         c.statement += " (bit for bit)" if prop.zero_sign else " (as values)"
     elif prop.kind == "exact_point":
         skipped = []
@@ -281,9 +281,11 @@ class PropertyChecker:
                 for side in (pos, neg):
                     kernels.scan_values(VALUE_KINDS[k], side, self.bounds[c.name], st, wmag)
                 acc.take(st, wmag)
-            elif k == "odd":
+            elif k in ("odd", "even"):
                 st, wmag = kernels.new_state()
-                kernels.scan_odd(pos, neg, fmt.uint.type(self.sign), bool(c.prop.zero_sign), st, wmag)
+                odd = k == "odd"
+                sign, mirror = fmt.uint.type(self.sign if odd else 0), -1.0 if odd else 1.0
+                kernels.scan_parity(pos, neg, sign, mirror, bool(c.prop.zero_sign), st, wmag)
                 acc.take(st, wmag, pairs=True)
             elif k == "point_symmetry":
                 sel = ~np.isnan(xp)
@@ -456,7 +458,7 @@ def verdicts(
             continue
         acc = checker.acc[c.name]
         base.inputs_checked, base.violations = acc.evaluated, acc.violations
-        unit = "pairs of inputs" if c.kind in ("monotonic", "odd", "point_symmetry") else "inputs"
+        unit = "pairs of inputs" if c.kind in ("monotonic", "odd", "even", "point_symmetry") else "inputs"
         if complete:
             base.method = f"every input enumerated on target {target} {method_where}: {acc.evaluated:,} {unit}"
         else:

@@ -103,15 +103,16 @@ def scan_values(kind, side, bounds, st, wmag):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def scan_odd(pos, neg, sign, bitwise, st, wmag):
-    """f(-x) = -f(x) on every pair (the Sides at +m and -m; bit for bit, or as values); NaN = NaN."""
+def scan_parity(pos, neg, sign, mirror, bitwise, st, wmag):
+    """f(-x) = mirror * f(x) on every pair (the Sides at +m and -m; bit for bit, or as values); NaN = NaN.
+    Odd: mirror -1 and sign the format's sign bit; even: mirror 1 and sign 0 (the same bits)."""
     mags, xp, yp, ybp = pos
     negb, _, yn, ybn = neg
     n = 0
     bad = 0
     for i in range(xp.size):  # branch-free count first (vectorised); the recording loop only where needed
         a, b = yp[i], yn[i]
-        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == -a)
+        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == mirror * a)
         isx = xp[i] == xp[i]
         n += isx
         bad += isx & ~good & ~((a != a) & (b != b))
@@ -125,10 +126,15 @@ def scan_odd(pos, neg, sign, bitwise, st, wmag):
         a, b = yp[i], yn[i]
         if a != a and b != b:
             continue
-        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == -a)
+        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == mirror * a)
         if not good:
             _record(
-                st, wmag, np.uint64(mags[i]), np.uint64(mags[i]), np.uint64(negb[i]), abs(np.float64(a) + np.float64(b))
+                st,
+                wmag,
+                np.uint64(mags[i]),
+                np.uint64(mags[i]),
+                np.uint64(negb[i]),
+                abs(np.float64(b) - mirror * np.float64(a)),
             )
 
 

@@ -1,0 +1,60 @@
+"""Sin: ONNX Sin-7 (bfloat16 from 22); DirectML DML_ELEMENT_WISE_SIN (level 1.0), sin(x * scale + bias).
+
+The exact sine of the input's exact value, at every magnitude (the reference reduces the argument with Arb's pi,
+as many bits as the argument needs). At +-inf both standards follow IEEE 754 (C's sin): NaN."""
+
+from opcert.expr import both, eq, negate, sin
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
+from opcert.spec.elementwise import (
+    FINITE,
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    periodic_reference,
+    periodic_scaled,
+    scale,
+    scale_bias_limits,
+    scale_bias_properties,
+    sin_of_sum,
+)
+from opcert.spec.model import Operator, RuntimeMap
+
+OPERATOR = Operator(
+    name="Sin",
+    family="trigonometric",
+    summary="sine, element-wise, in [-1, 1]; NaN at +-inf (DirectML: sin(x * scale + bias))",
+    attributes=SCALE_BIAS,
+    standards=(
+        onnx_unary("Sin", sin(x), "y = sin(x)", since=("7", "22"), notes="At +-inf, IEEE 754's NaN."),
+        dml_element_wise(
+            "SIN",
+            "f(x) = sin(x)",
+            sin,
+            implementation_of_x=periodic_scaled(sin, sin_of_sum),
+            reference_of_x=periodic_reference(sin_of_sum),
+        ),
+    ),
+    primary="onnx",
+    implementation=sin(x),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=scale_bias_limits("nan", "nan", sin(bias)),
+    properties=(
+        Property(
+            "range",
+            "range",
+            "-1 <= Sin(x) <= 1 for every finite x",
+            lower=const(-1),
+            upper=const(1),
+            domain=FINITE,
+            standards=("onnx",),
+        ),
+        Property("odd", "odd", "Sin(-x) = -Sin(x)", standards=("onnx",)),
+        Property("zero", "exact_point", "Sin(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        *scale_bias_properties("sin", odd=True)[1:],
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=1.0,
+    runtimes={"torch": RuntimeMap("torch.sin"), "jax": RuntimeMap("jax.numpy.sin")},
+)

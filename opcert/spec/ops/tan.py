@@ -1,0 +1,51 @@
+"""Tan: ONNX Tan-7 (bfloat16 from 22); DirectML DML_ELEMENT_WISE_TAN (level 1.0), tan(x * scale + bias).
+
+The exact tangent of the input's exact value, at every magnitude (the reference reduces the argument with Arb's
+pi). Its poles, the odd multiples of pi/2, are irrational: no input meets one, and every output is finite in the
+reals (it may round to an infinity). At +-inf both standards follow IEEE 754 (C's tan): NaN."""
+
+from opcert.expr import both, eq, negate, tan
+from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
+from opcert.spec.elementwise import (
+    SCALE_BIAS,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    periodic_reference,
+    periodic_scaled,
+    scale,
+    scale_bias_limits,
+    scale_bias_properties,
+    tan_of_sum,
+)
+from opcert.spec.model import Operator, RuntimeMap
+
+OPERATOR = Operator(
+    name="Tan",
+    family="trigonometric",
+    summary="tangent, element-wise; NaN at +-inf (DirectML: tan(x * scale + bias))",
+    attributes=SCALE_BIAS,
+    standards=(
+        onnx_unary("Tan", tan(x), "y = tan(x)", since=("7", "22"), notes="At +-inf, IEEE 754's NaN."),
+        dml_element_wise(
+            "TAN",
+            "f(x) = tan(x)",
+            tan,
+            implementation_of_x=periodic_scaled(tan, tan_of_sum),
+            reference_of_x=periodic_reference(tan_of_sum),
+        ),
+    ),
+    primary="onnx",
+    implementation=tan(x),
+    standards_differ_where=negate(both(eq(scale, 1), eq(bias, 0))),
+    limits=scale_bias_limits("nan", "nan", tan(bias)),
+    properties=(
+        Property("odd", "odd", "Tan(-x) = -Tan(x)", standards=("onnx",)),
+        Property("zero", "exact_point", "Tan(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        *scale_bias_properties("tan", odd=True)[1:],
+        NAN_PROPAGATION,
+        LIMITS,
+    ),
+    budget64=1.0,
+    runtimes={"torch": RuntimeMap("torch.tan"), "jax": RuntimeMap("jax.numpy.tan")},
+)
