@@ -85,3 +85,10 @@ def abs_not_even_at_minus_one(x, **attrs):
     """np.abs, but one ULP above 1 at x = -1: f(-1) != f(1), and every other pair (x, -x) the same bits."""
     one = np.ones((), dtype=x.dtype)
     return np.where(x == -1, np.nextafter(one, one + one), np.abs(x)).astype(x.dtype)
+
+
+def clip_numpy(x, scale=1.0, bias=0.0, min=0.0, max=6.0):
+    """np.clip of x * scale + bias: ONNX's Min(max, Max(x, min)), which is max everywhere where min > max, where
+    DirectML's max(Min, min(x, Max)) is Min."""
+    t = x.astype(np.float64) * np.float64(scale) + np.float64(bias)
+    return np.clip(t, np.float64(min), np.float64(max)).astype(x.dtype)

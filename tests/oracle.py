@@ -168,6 +168,7 @@ RATIONAL = {
     "Ceil",
     "Round",
     "Reciprocal",
+    "Clip",
 }
 
 
@@ -206,6 +207,12 @@ def _rational(op: str, q, a: dict):
         return mpq(1) if q > 0 else mpq(-1) if q < 0 else zero
     if op == "Threshold":  # DirectML: max(x * scale + bias, Min), exactly
         return max(q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)), A.get("min", zero))
+    if op == "Clip":  # ONNX: min(max, max(u, min)), max where min > max; DirectML: max(Min, min(u, Max)), Min there
+        u = q * A.get("scale", mpq(1)) + A.get("bias", mpq(0))
+        lo, hi = A.get("min", mpq(0)), A.get("max", mpq(6))  # absent: the examples the catalog states (ReLU6's)
+        if "scale" in A:
+            return max(lo, min(u, hi))
+        return hi if lo > hi else min(hi, max(u, lo))
     if op == "Reciprocal":  # DirectML's ScaleBias: 1 / (x * scale + bias), exactly (the pole is taken above)
         return 1 / (q * A.get("scale", mpq(1)) + A.get("bias", mpq(0)))
     if op in ("Floor", "Ceil"):  # DirectML's ScaleBias: of x * scale + bias, exactly; integer division floors

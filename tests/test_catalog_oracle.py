@@ -82,6 +82,12 @@ OTHER = [
     ("Ceil", "directml", {"scale": 3.0, "bias": -0.3}),
     ("Round", "directml", {"rounding_mode": "toward_zero"}),
     ("Round", "directml", {"rounding_mode": "toward_infinity"}),
+    # Clip: the standards' definitions where min > max (ONNX's max, DirectML's Min), Clip-6's defaults (-+FLT_MAX)
+    ("Clip", None, {"min": -0.3, "max": 2.5}),
+    ("Clip", None, {"min": 2.0, "max": -1.0}),
+    ("Clip", "onnx-6", {}),
+    ("Clip", "directml", {"scale": -3.5, "bias": 0.1, "min": -1.0, "max": 7.0}),
+    ("Clip", "directml", {"scale": 0.5, "bias": 0.25, "min": 2.0, "max": -1.0}),
     ("Reciprocal", "directml", {"scale": -3.5, "bias": 0.1}),
     ("Reciprocal", "directml", {"scale": 0.5, "bias": -2.0}),
     ("Threshold", "directml", {"scale": 3.0, "bias": 0.1, "min": -0.3}),

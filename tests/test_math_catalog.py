@@ -287,3 +287,22 @@ def test_a_quotients_proofs_cover_the_inputs_where_no_divisor_is_zero():
     with np.errstate(divide="ignore"):
         y = opcert.reference("Reciprocal", np.array([0.0, -0.0, 4.0], np.float32))
     assert y.tolist() == [np.inf, -np.inf, 0.25]
+
+
+def test_clip_with_min_above_max_is_max_in_onnx_and_min_in_directml():
+    """ONNX 13: "When 'min' is greater than 'max', the clip operator sets all the 'input' values to the value of
+    'max'"; DirectML's f(x) = max(Min, min(x, Max)) is Min there. The references say so at every float16 input but
+    NaN; np.clip (ONNX's reading) measured against DirectML's definition misses at every one of them, and its
+    constant property is refuted."""
+    x = all_16bit("float16")
+    finite = ~np.isnan(x.astype(np.float32))
+    onnx = opcert.reference("Clip", x, min=2.0, max=-1.0).astype(np.float64)
+    dml = opcert.reference("Clip", x, standard="directml", min=2.0, max=-1.0).astype(np.float64)
+    assert (onnx[finite] == -1.0).all() and (dml[finite] == 2.0).all()
+    r = opcert.measure(
+        "Clip", "math_kernels:clip_numpy", "float16", "exhaustive", standard="directml", min=2.0, max=-1.0
+    )
+    assert r.status == "ok", r.error
+    assert r.correctly_rounded == 65536 - int(finite.sum()), r.correctly_rounded
+    crossed = next(p for p in r.properties if p["name"] == "min_where_crossed")
+    assert crossed["status"] == "refuted", crossed

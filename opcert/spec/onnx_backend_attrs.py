@@ -14,6 +14,7 @@ ATTRS = {
     "Atanh": [],
     "Ceil": [],
     "Celu": [{"alpha": 2.0}],
+    "Clip": [],
     "Cos": [],
     "Cosh": [],
     "Elu": [{"alpha": 1.0}, {"alpha": 2.0}],

@@ -23,6 +23,7 @@ reference, replayed on the target before it is reported.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -132,7 +133,8 @@ def compile_property(op, prop, fmt: FloatFormat, attrs: dict[str, Fraction], sta
         skipped = []
         for p, v in prop.points:
             pq, vq = _q(p, attrs), _q(v, attrs)
-            if Fraction(round_fraction(pq, fmt)) != pq:
+            rounded = round_fraction(pq, fmt)  # beyond the format's range (Clip's max 3.4e38 in float16): +-inf
+            if not math.isfinite(rounded) or Fraction(rounded) != pq:
                 skipped.append(repr(float(pq)))
                 continue
             c.points.append((float(pq), round_fraction(vq, fmt)))
