@@ -355,10 +355,11 @@ def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), hol
         # a quotient by 0 has no real value: the query is over inputs where no divisor is 0, which is all of them
         # but x = +-0 (checked on the code: _special_violation) only where z3 finds no other input with a zero one
         where = [c for c in viol if not _mentions_a_function(c)] + [v != 0 for v in xs.values()]
-        st, _, dz, _ = solve(where + [z3.Or(*(d == 0 for d in m.divisors))] + m.axioms(), family, rlimit)
+        zero = z3.Or(*(z3.And(on, d == 0) for on, d in m.divisors))
+        st, _, dz, _ = solve(where + [zero] + m.axioms(), family, rlimit)
         if st != "unsat":
             return "unknown", None, dz, "a divisor may be 0 at an input other than +-0", xs
-        viol = viol + [d != 0 for d in m.divisors]
+        viol = viol + [z3.Implies(on, d != 0) for on, d in m.divisors]
     status, model, dt, reason = solve(viol + m.axioms(), family, rlimit)
     return status, model, dt, reason, xs
 

@@ -55,7 +55,11 @@ class RealModel:
         self.constants: dict[str, object] = {}
         self.truth: RealModel | None = None if exact else RealModel(exact=True)  # the true functions
         self.symbolic_anchors: list = []  # representable values that are terms (the input x)
-        self.divisors: list = []  # every divisor's term: over the reals the definition is claimed where none is 0
+        # every divisor's (path, term): the branch conditions it is reached under (a select's untaken branch divides
+        # by anything: Softsign's 1 / (1 + 1/x) is taken for x > 0 only), and over the reals the definition is
+        # claimed where no divisor on the path taken is 0
+        self.divisors: list = []
+        self.path: list = []  # the select conditions of the branch being built
 
     def named(self, name: str):
         """A named irrational constant: a real variable inside a 2^-80-wide rational enclosure."""
@@ -90,7 +94,7 @@ class RealModel:
     def axioms(self) -> list:
         # a pole (Reciprocal at 0) is outside the real function's domain: z3's x / 0 is any value, which no
         # property of the definition is about; IEEE's value there is each format's (the implementation's proofs)
-        out = [d != 0 for d in self.divisors] if self.exact else []
+        out = [z3.Implies(on, d != 0) for on, d in self.divisors] if self.exact else []
         for name, c in self.constants.items():
             lo, hi = NAMED[name].enclosure(80)
             out += [c > Q(lo), c < Q(hi)]
@@ -234,7 +238,13 @@ class _RealDomain(Domain):
         return z3.BoolVal(False)  # real inputs are never NaN (NaN is proved apart)
 
     def select(self, e, walk):
-        return z3.If(walk(e.args[0]), walk(e.args[1]), walk(e.args[2]))
+        c = walk(e.args[0])
+        self.model.path.append(c)
+        a = walk(e.args[1])
+        self.model.path[-1] = z3.Not(c)
+        b = walk(e.args[2])
+        self.model.path.pop()
+        return z3.If(c, a, b)
 
     reduction = element_wise_only
 
@@ -270,5 +280,6 @@ class _RealDomain(Domain):
             "fma": lambda: a[0] * a[1] + a[2],
         }[op]()
         if op == "div":
-            self.model.divisors.append(a[1])
+            path = self.model.path
+            self.model.divisors.append((z3.And(*path) if path else z3.BoolVal(True), a[1]))
         return self.model.round(self.model.inner, exact)
