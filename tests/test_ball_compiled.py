@@ -80,7 +80,7 @@ def _nodes(name, standard=None) -> frozenset:
     return frozenset({n.op for n in form.nodes()} | ({f"standard:{standard}"} if standard else set()))
 
 
-def covering(cases: list, nodes) -> set:
+def covering(cases: list) -> set:
     """Of the cases, in order, those that first bring a kind of node no case before them had: each generated
     kernel's code is made of per-node code, so every kind of node is compiled and checked against MPFR by the
     run; every case runs in the slow run (each one's own kernel, 1-2 s to compile on a cold cache, and 100 of them
@@ -94,7 +94,7 @@ def covering(cases: list, nodes) -> set:
     return keep
 
 
-CI_CASES = covering([(i, _nodes(c[0], c[1])) for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)], _nodes)
+CI_CASES = covering([(i, _nodes(c[0], c[1])) for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)])
 COMPILED_CASES = [
     pytest.param(*c, id=i, marks=[pytest.mark.slow] if i in SECOND_SETS or i not in CI_CASES else [])
     for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)
@@ -528,7 +528,7 @@ def _all_vector(form) -> bool:
 
 
 NAMES = sorted(op.name for op in opcert.operators())
-CI_NAMES = covering([(n, _nodes(n)) for n in NAMES], _nodes)
+CI_NAMES = covering([(n, _nodes(n)) for n in NAMES])
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in CI_NAMES else [pytest.mark.slow]) for n in NAMES])
