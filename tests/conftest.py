@@ -33,6 +33,27 @@ def all_16bit(dtype: str) -> np.ndarray:
     return np.arange(65536, dtype=np.uint16).view(DTYPES[dtype])
 
 
+def node_kinds(name: str, standard: str | None = None) -> frozenset:
+    """What an operator's reference form is made of: its kinds of node (each primitive, each arithmetic, comparison
+    and select), and a ScaleBias standard's name."""
+    import opcert
+
+    form = opcert.get_operator(name).reference_form(standard)
+    return frozenset({n.op for n in form.nodes()} | ({f"standard:{standard}"} if standard else set()))
+
+
+def first_of_each_kind(cases: list) -> set:
+    """Of (key, kinds) cases, in order, the keys of those that first bring a kind no case before them had. The tests
+    that run one compiled or long double kernel per operator keep these in CI (every kind of node compiled and
+    checked) and run the rest in the slow run: each kernel compiles on its own on a fresh clone."""
+    seen, keep = set(), set()
+    for key, kinds in cases:
+        if not kinds <= seen:
+            keep.add(key)
+            seen |= kinds
+    return keep
+
+
 def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise: identical values, zero signs included; any NaN equals any NaN."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)

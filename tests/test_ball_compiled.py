@@ -14,6 +14,7 @@ import gmpy2
 import numba
 import numpy as np
 import pytest
+from conftest import first_of_each_kind, node_kinds
 from oracle import catalog_oracle, catalog_scalar
 from test_catalog_oracle import CASES, IDS, SCALE_BIAS_SECOND
 
@@ -37,9 +38,8 @@ SEEDS = [
 ]
 SEED_IDS = [f"{n}-" + (",".join(f"{k}={v}" for k, v in a.items()) or "default") for n, _, a in SEEDS]
 # A second set of constants in the same expression compiles a kernel of its own (attributes are literals
-# in the generated source): 2-14 s each on a cold kernel cache. Every run keeps the defaults and one other
-# set of each operator; these second sets, whose kernels differ from a kept one only in the constants, run
-# with the slow tests
+# in the generated source): 2-14 s each on a cold kernel cache. These second sets, whose kernels differ from another
+# one only in the constants, run with the slow tests; of the rest CI keeps CI_CASES below
 SECOND_SETS = {
     "Elu-primary-alpha=0.1",
     "LeakyRelu-primary-alpha=5.5",
@@ -73,28 +73,9 @@ SECOND_SETS = {
 }
 
 
-def _nodes(name, standard=None) -> frozenset:
-    """What a case's compiled kernel is made of: the kinds of node of its reference form (each primitive, each
-    arithmetic, comparison and select), and whether a ScaleBias form's."""
-    form = opcert.get_operator(name).reference_form(standard)
-    return frozenset({n.op for n in form.nodes()} | ({f"standard:{standard}"} if standard else set()))
-
-
-def covering(cases: list) -> set:
-    """Of the cases, in order, those that first bring a kind of node no case before them had: each generated
-    kernel's code is made of per-node code, so every kind of node is compiled and checked against MPFR by the
-    run; every case runs in the slow run (each one's own kernel, 1-2 s to compile on a cold cache, and 100 of them
-    took most of a fresh clone's compile time). The primitives' own rules are checked one by one in
-    tests/test_primitive_table.py."""
-    seen, keep = set(), set()
-    for key, parts in cases:
-        if not parts <= seen:
-            keep.add(key)
-            seen |= parts
-    return keep
-
-
-CI_CASES = covering([(i, _nodes(c[0], c[1])) for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)])
+# every kind of node compiled and checked against MPFR in CI (conftest.first_of_each_kind); the primitives' own rules
+# one by one in tests/test_primitive_table.py
+CI_CASES = first_of_each_kind([(i, node_kinds(c[0], c[1])) for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)])
 COMPILED_CASES = [
     pytest.param(*c, id=i, marks=[pytest.mark.slow] if i in SECOND_SETS or i not in CI_CASES else [])
     for c, i in zip(CASES + SEEDS, IDS + SEED_IDS)
@@ -528,7 +509,7 @@ def _all_vector(form) -> bool:
 
 
 NAMES = sorted(op.name for op in opcert.operators())
-CI_NAMES = covering([(n, _nodes(n)) for n in NAMES])
+CI_NAMES = first_of_each_kind([(n, node_kinds(n)) for n in NAMES])
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in CI_NAMES else [pytest.mark.slow]) for n in NAMES])

@@ -10,6 +10,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 import pytest
+from conftest import first_of_each_kind, node_kinds
 
 import opcert
 from opcert.expr import libm_arrays
@@ -41,7 +42,11 @@ def _exact(op, x, attrs, monkeypatch):
         return reference_detailed(op, x, attrs)
 
 
-CASES = [(n, "defaults") for n in OPS] + [(n, "other") for n in OPS if n in ATTRS]
+_ALL = [(n, "defaults") for n in OPS] + [(n, "other") for n in OPS if n in ATTRS]
+# CI: the cases that bring a kind of node (conftest.first_of_each_kind); every one in the slow run, and each long
+# double function the path relies on against Arb below
+_CI = first_of_each_kind([(c, node_kinds(c[0])) for c in _ALL])
+CASES = [pytest.param(*c, marks=[] if c in _CI else [pytest.mark.slow]) for c in _ALL]
 
 
 @pytest.mark.parametrize("name,which", CASES)
