@@ -168,6 +168,22 @@ def periodic_reference(addition):
     return addition(x * scale, bias)
 
 
+def periodic_standards(name: str, f, addition) -> tuple:
+    """ONNX's `name`-7 (bfloat16 from 22) and DirectML's DML_ELEMENT_WISE_<NAME> (level 1.0) of a periodic f: its
+    implementation and reference by the addition formula where x * scale + bias is inexact (periodic_scaled,
+    periodic_reference)."""
+    return (
+        onnx_unary(name, f(x), f"y = {f.__name__}(x)", since=("7", "22"), notes="At +-inf, IEEE 754's NaN."),
+        dml_element_wise(
+            name.upper(),
+            f"f(x) = {f.__name__}(x)",
+            f,
+            implementation_of_x=periodic_scaled(f, addition),
+            reference_of_x=periodic_reference(addition),
+        ),
+    )
+
+
 def sin_of_sum(a, b):
     return sin(a) * cos(b) + cos(a) * sin(b)
 
