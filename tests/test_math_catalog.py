@@ -262,7 +262,9 @@ def test_odd_where_bias_is_zero_holds_at_a_negative_scale_zeros_included(name, s
     r = opcert.prove(name, "float16", {"scale": -2.5, "bias": 0.0}, properties=["odd_scaled"], standard=standard)
     (p,) = [p for p in r.properties if p.name == "odd_scaled"]
     assert p.status == "proved", (name, p.status, p.counterexample)
-    assert not np.signbit(np.float16(-0.0) * np.float16(-2.5) + np.float16(0.0))
+    # x = +0: the product is -0, and -0 + 0 is +0, as (-0) * (-2.5) + 0 is: f(+0) = f(-0) = f(+0), not -f(+0)
+    product = np.float16(0.0) * np.float16(-2.5)
+    assert np.signbit(product) and not np.signbit(product + np.float16(0.0))
 
 
 def test_a_quotients_proofs_cover_the_inputs_where_no_divisor_is_zero():
