@@ -215,23 +215,27 @@ def scale_bias_limits(at_pos, at_neg, at_bias, bias_inside=None, ends=()) -> tup
     return (*out, Limit(1, at_pos), Limit(-1, at_neg))
 
 
-def scale_bias_properties(f: str, key: str = "directml", odd: bool = False) -> tuple:
+def scale_bias_properties(
+    f: str, key: str = "directml", odd: bool = False, even: bool = False, monotonic: bool = True
+) -> tuple:
     """What f(x * scale + bias) keeps of f's properties, each under its condition, for the standard `key`:
-    non-decreasing where scale >= 0 (f non-decreasing), and with odd, odd where bias = 0. `f` is the function's
-    name as the statements write it ("erf", "e^"; "" for the identity)."""
+    non-decreasing where scale >= 0 (f non-decreasing; `monotonic`), and with odd (even), odd (even) where bias =
+    0. `f` is the function's name as the statements write it ("erf", "e^"; "" for the identity)."""
 
     def of(a):
         return f"{f}({a})" if f else a
 
-    out = (
-        Property(
-            "monotonic_scaled",
-            "monotonic",
-            f"{of('x * scale + bias')} is non-decreasing where scale >= 0",
-            condition=scale >= 0,
-            standards=(key,),
-        ),
-    )
+    out = ()
+    if monotonic:
+        out += (
+            Property(
+                "monotonic_scaled",
+                "monotonic",
+                f"{of('x * scale + bias')} is non-decreasing where scale >= 0",
+                condition=scale >= 0,
+                standards=(key,),
+            ),
+        )
     if odd:
         out += (
             Property(
@@ -243,6 +247,16 @@ def scale_bias_properties(f: str, key: str = "directml", odd: bool = False) -> t
                 # as values: IEEE's x * scale + 0 is +0 at both zeros (-0 * 2.5 + 0 = +0), so f(-0) and f(+0) are
                 # f(+0), whatever the kernel; the bitwise claim was refuted at x = +-0 with a negative scale
                 zero_sign=False,
+            ),
+        )
+    if even:  # bit for bit: an even f gives the same bits at both zeros' +0
+        out += (
+            Property(
+                "even_scaled",
+                "even",
+                f"{of('-x * scale')} = {of('x * scale')} where bias = 0",
+                condition=eq(bias, 0),
+                standards=(key,),
             ),
         )
     return out

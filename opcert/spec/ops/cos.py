@@ -13,6 +13,7 @@ from opcert.spec.elementwise import (
     periodic_standards,
     scale,
     scale_bias_limits,
+    scale_bias_properties,
 )
 from opcert.spec.model import Operator, RuntimeMap
 
@@ -38,13 +39,7 @@ OPERATOR = Operator(
         ),
         Property("even", "even", "Cos(-x) = Cos(x)", standards=("onnx",)),
         Property("one", "exact_point", "Cos(0) = 1", points=((const(0), const(1)),), standards=("onnx",)),
-        Property(
-            "even_scaled",
-            "even",
-            "cos(-x * scale) = cos(x * scale) where bias = 0",
-            condition=eq(bias, 0),
-            standards=("directml",),
-        ),
+        *scale_bias_properties("cos", even=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,
     ),

@@ -13,6 +13,7 @@ from opcert.spec.elementwise import (
     onnx_unary,
     scale,
     scale_bias_limits,
+    scale_bias_properties,
 )
 from opcert.spec.model import Operator, RuntimeMap
 
@@ -41,13 +42,7 @@ OPERATOR = Operator(
             "monotonic", "monotonic", "Cosh is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)
         ),
         Property("one", "exact_point", "Cosh(0) = 1", points=((const(0), const(1)),), standards=("onnx",)),
-        Property(
-            "even_scaled",
-            "even",
-            "cosh(-x * scale) = cosh(x * scale) where bias = 0",
-            condition=eq(bias, 0),
-            standards=("directml",),
-        ),
+        *scale_bias_properties("cosh", even=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,
     ),

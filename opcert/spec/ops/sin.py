@@ -39,7 +39,7 @@ OPERATOR = Operator(
         ),
         Property("odd", "odd", "Sin(-x) = -Sin(x)", standards=("onnx",)),
         Property("zero", "exact_point", "Sin(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
-        *scale_bias_properties("sin", odd=True)[1:],
+        *scale_bias_properties("sin", odd=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,
     ),

@@ -30,7 +30,7 @@ OPERATOR = Operator(
     properties=(
         Property("odd", "odd", "Tan(-x) = -Tan(x)", standards=("onnx",)),
         Property("zero", "exact_point", "Tan(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
-        *scale_bias_properties("tan", odd=True)[1:],
+        *scale_bias_properties("tan", odd=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,
     ),

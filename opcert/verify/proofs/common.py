@@ -178,6 +178,17 @@ def solve(constraints, family: str, rlimit: int | None = None):
     return "unknown", None, dt, reason
 
 
+def has_subterm(e, test) -> bool:
+    """Whether some subterm of the z3 term e (e itself included) passes `test`."""
+    todo = [e]
+    while todo:
+        t = todo.pop()
+        if test(t):
+            return True
+        todo += list(t.children())
+    return False
+
+
 def model_value(model, term) -> Fraction:
     v = model.eval(term, model_completion=True)
     if z3.is_rational_value(v):

@@ -28,7 +28,7 @@ from opcert.impl.run import run_resolved
 from opcert.numerics.exact import eval_rational
 from opcert.spec.reference import reference_detailed
 from opcert.verify.accuracy.inputs import exhaustive, from_ordinal, max_ordinal, sample, special_values
-from opcert.verify.proofs.common import attribute, model_value, show, solve, units_spent
+from opcert.verify.proofs.common import attribute, has_subterm, model_value, show, solve, units_spent
 from opcert.verify.proofs.fp_model import FPModel, fp_sort
 from opcert.verify.proofs.interval import first_outside, implementation_bound, ordinal_of
 from opcert.verify.proofs.monotone import find_decrease_on_code, prove_monotone
@@ -370,13 +370,7 @@ def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), hol
 def _mentions_a_function(c) -> bool:
     """Whether a constraint applies a function (a primitive, a rounding): the property's own terms; the input's
     range constraints do not."""
-    todo = [c]
-    while todo:
-        t = todo.pop()
-        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.num_args() > 0:
-            return True
-        todo += list(t.children())
-    return False
+    return has_subterm(c, lambda t: z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.num_args() > 0)
 
 
 def _replay_real(s: Subject, kind, model, xs, bounds=None):

@@ -14,7 +14,16 @@ from opcert.formats import FLOAT_FORMATS
 from opcert.impl.run import run_resolved
 from opcert.numerics.exact import eval_rational, evaluate
 from opcert.spec.attrs import resolve, to_binary32
-from opcert.verify.proofs.common import attribute, force, model_value, selects_on_x, show, solve, units_spent
+from opcert.verify.proofs.common import (
+    attribute,
+    force,
+    has_subterm,
+    model_value,
+    selects_on_x,
+    show,
+    solve,
+    units_spent,
+)
 from opcert.verify.proofs.interval import bound_on_interval, find_decrease
 from opcert.verify.proofs.real_model import Q, RealModel
 from opcert.verify.proofs.real_monotone import prove_nondecreasing
@@ -611,16 +620,6 @@ def cross_standard(op, rlimit=None) -> list[PropertyResult]:
 QE_GUARD_MS = 120_000
 
 
-def _quantified(e) -> bool:
-    todo = [e]
-    while todo:
-        t = todo.pop()
-        if z3.is_quantifier(t):
-            return True
-        todo += list(t.children())
-    return False
-
-
 def _region(op, f1, f2, rlimit) -> str | None:
     """Where the definitions differ: quantifier elimination of x gives the exact
     attribute region; z3 then proves it equivalent to the operator's declared
@@ -641,7 +640,9 @@ def _region(op, f1, f2, rlimit) -> str | None:
         region = z3.And(*r[0])
     except z3.Z3Exception:
         return None
-    if _quantified(region):  # x not eliminated (x * scale is not linear in x): no region to compare, no note
+    if has_subterm(
+        region, z3.is_quantifier
+    ):  # x not eliminated (x * scale is not linear in x): no region to compare, no note
         return None
     claim = m.eval(declared, x, A)
     st, _, _, _ = solve(dom + [region != claim], "region", rlimit)
