@@ -157,6 +157,7 @@ def operator_record(op) -> dict:
                 "kind": p.kind,
                 "statement": p.statement,
                 "condition": str(p.condition) if p.condition is not None else None,
+                "decreasing": p.decreasing,  # monotonic: non-increasing
             }
             for p in op.properties
         ],
@@ -231,7 +232,8 @@ def _one_operator(args) -> int:
     for col in ("name", "kind", "statement"):
         t.add_column(col)
     for p in r["properties"]:
-        t.add_row(p["name"], p["kind"], esc(p["statement"]))
+        kind = p["kind"] + (" (non-increasing)" if p.get("decreasing") else "")
+        t.add_row(p["name"], kind, esc(p["statement"]))
     con.print(t)
     return 0
 

@@ -92,3 +92,18 @@ def clip_numpy(x, scale=1.0, bias=0.0, min=0.0, max=6.0):
     DirectML's max(Min, min(x, Max)) is Min."""
     t = x.astype(np.float64) * np.float64(scale) + np.float64(bias)
     return np.clip(t, np.float64(min), np.float64(max)).astype(x.dtype)
+
+
+def acos_in_binary64(x, **attrs):
+    """np.arccos in binary64, rounded once to x's type: non-increasing on [-1, 1] (a monotone function, then a
+    monotone rounding)."""
+    with np.errstate(invalid="ignore"):  # NaN outside [-1, 1]
+        return np.arccos(x.astype(np.float64)).astype(x.dtype)
+
+
+def acos_up_at_half(x, **attrs):
+    """acos_in_binary64, but 3 at x = 0.5 (acos(0.5) = pi/3 = 1.047...): above acos of the value just below 0.5, so
+    the pair (that value, 0.5) rises, the one pair on [-1, 1] that breaks non-increasing (3 > acos(x) for every x
+    above 0.5)."""
+    y = acos_in_binary64(x)
+    return np.where(x == 0.5, np.asarray(3, dtype=x.dtype), y).astype(x.dtype)

@@ -112,7 +112,7 @@ def version_key(v: str) -> tuple[int, ...]:
 # black-box target (every input enumerated, or samples): see verify/properties/checks.py.
 KINDS = {
     "range": "lower <= f(x) <= upper (either side may be absent), for x in the domain",
-    "monotonic": "non-decreasing over the domain",
+    "monotonic": "non-decreasing over the domain (non-increasing where the property says `decreasing`)",
     "odd": "f(-x) = -f(x)",
     "even": "f(-x) = f(x)",
     "point_symmetry": "f(-x) = center - f(x)",
@@ -150,6 +150,8 @@ class Property:
     attributes. `holds = False` declares that the property does NOT hold (Gelu
     is not monotone): provers then look for the counterexample. `zero_sign`
     (odd, even): f(-x) = -f(x) (even: f(x)) bit for bit, zeros' signs included; else as values.
+    `decreasing` (monotonic only): non-increasing instead of non-decreasing, x1 <= x2 => f(x1) >= f(x2). The
+    statement must say so: every layer prints it as the property's claim.
     """
 
     name: str
@@ -166,10 +168,13 @@ class Property:
     zero_sign: bool = True
     holds: bool = True
     standards: tuple[str, ...] | None = None  # the standards whose definition it is declared for (None: all)
+    decreasing: bool = False  # monotonic: non-increasing
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"property {self.name}: unknown kind {self.kind!r}")
+        if self.decreasing and self.kind != "monotonic":
+            raise ValueError(f"property {self.name}: `decreasing` is for kind 'monotonic', not {self.kind!r}")
 
     @property
     def spec_only(self) -> bool:

@@ -1,7 +1,7 @@
 """Acos: ONNX Acos-7 (bfloat16 from 22); DirectML DML_ELEMENT_WISE_ACOS (level 1.0), acos(x * scale + bias).
 
 Outside [-1, 1] both follow IEEE 754 (C's acos), which ONNX's reference operator (np.arccos) gives: NaN. Acos is
-non-increasing on [-1, 1]; opcert's monotonic property is non-decreasing, so that one is not declared here."""
+non-increasing on [-1, 1]: a monotonic property with `decreasing`."""
 
 from opcert.expr import acos, both, eq, negate
 from opcert.expr.primitives import PI_ABOVE
@@ -31,6 +31,33 @@ OPERATOR = Operator(
             upper=const(PI_ABOVE),
             domain=(const(-1), const(1)),
             standards=("onnx",),
+        ),
+        Property(
+            "monotonic",
+            "monotonic",
+            "Acos is non-increasing on [-1, 1]",
+            domain=(const(-1), const(1)),
+            decreasing=True,
+            standards=("onnx",),
+        ),
+        # DirectML's acos(x * scale + bias): monotone in x where x * scale + bias is in [-1, 1] (NaN elsewhere), an
+        # interval of x only where scale != 0: non-increasing where scale > 0, non-decreasing where scale < 0
+        Property(
+            "monotonic_scaled",
+            "monotonic",
+            "acos(x * scale + bias) is non-increasing where scale > 0, for x in [(-1 - bias) / scale, (1 - bias) / scale]",
+            condition=scale > 0,
+            domain=((-1 - bias) / scale, (1 - bias) / scale),
+            decreasing=True,
+            standards=("directml",),
+        ),
+        Property(
+            "monotonic_negative_scale",
+            "monotonic",
+            "acos(x * scale + bias) is non-decreasing where scale < 0, for x in [(1 - bias) / scale, (-1 - bias) / scale]",
+            condition=scale < 0,
+            domain=((1 - bias) / scale, (-1 - bias) / scale),
+            standards=("directml",),
         ),
         Property("one", "exact_point", "Acos(1) = 0", points=((const(1), const(0)),), standards=("onnx",)),
         NAN_PROPAGATION,

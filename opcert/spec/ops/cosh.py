@@ -41,6 +41,14 @@ OPERATOR = Operator(
         Property(
             "monotonic", "monotonic", "Cosh is non-decreasing on [0, inf)", domain=(const(0), None), standards=("onnx",)
         ),
+        Property(
+            "monotonic_negative",
+            "monotonic",
+            "Cosh is non-increasing on (-inf, 0]",
+            domain=(None, const(0)),
+            decreasing=True,
+            standards=("onnx",),
+        ),
         Property("one", "exact_point", "Cosh(0) = 1", points=((const(0), const(1)),), standards=("onnx",)),
         *scale_bias_properties("cosh", even=True, monotonic=False),
         NAN_PROPAGATION,

@@ -9,6 +9,8 @@ quotient of two binary32 values (53 >= 2 * 24 + 2 bits). DirectML's 1 / s, s the
 two-sum error lo, 1 / (s + lo) = r - r (r lo) to second order, r = 1 / s. DirectML's form is not odd where bias =
 0, as the other ScaleBias forms are: IEEE's x * scale + 0 is +0 at both zeros, so the pole is +inf at x = -0 too."""
 
+from fractions import Fraction
+
 from opcert.expr import both, either, eq, fma, isnan, negate, select
 from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Limit, Property, const, x
 from opcert.spec.elementwise import (
@@ -34,6 +36,16 @@ def _recip_scaled():
 
 
 ZERO_SCALE = eq(scale, 0)
+
+# 1/x is non-increasing on (0, inf) and on (-inf, 0), not across the pole: 1/-1 = -1 < 1 = 1/1. A property's
+# domain is closed, so each side ends at the smallest positive binary64 value, 2^-1074 (a subnormal), and its
+# negation: every format's nonzero values lie at or beyond it, so each side's domain holds all of that sign's
+# nonzero inputs of every format, and no zero. Zero is left out of both: its signs are IEEE's two ends of the pole
+# (1/+0 = +inf, 1/-0 = -inf), where -0 and +0, one point for monotonicity, would have to give one value.
+TINY = const(Fraction(1, 2**1074))
+# DirectML's 1 / (x * scale + bias) is not declared monotone: opcert's float64 form of it is not (scale 2.5, bias
+# 0.25: 10.66666666666666 at x = -0.06249999999999999, below 10.666666666666664 at the next input up, 2.2 ULPs
+# off): its two-sum correction takes x * scale as exact, which it is for inputs of at most 29 bits, not binary64's.
 
 OPERATOR = Operator(
     name="Reciprocal",
@@ -64,6 +76,22 @@ OPERATOR = Operator(
             "exact_point",
             "Reciprocal(1) = 1, Reciprocal(2) = 0.5, Reciprocal(-4) = -0.25, Reciprocal(0.5) = 2",
             points=tuple((const(a), const(b)) for a, b in ((1, 1), (2, 0.5), (-4, -0.25), (0.5, 2))),
+            standards=("onnx",),
+        ),
+        Property(
+            "monotonic_positive",
+            "monotonic",
+            "Reciprocal is non-increasing on (0, inf): x in [2^-1074, inf)",
+            domain=(TINY, None),
+            decreasing=True,
+            standards=("onnx",),
+        ),
+        Property(
+            "monotonic_negative",
+            "monotonic",
+            "Reciprocal is non-increasing on (-inf, 0): x in (-inf, -2^-1074]",
+            domain=(None, -TINY),
+            decreasing=True,
             standards=("onnx",),
         ),
         NAN_PROPAGATION,

@@ -8,6 +8,8 @@ float32, float64, where enumeration is out of reach:
 - monotonicity: composition of monotone steps, rounding included
   (monotone.prove_monotone), then the z3 rounding abstraction; a property
   declared NOT to hold is refuted by a decreasing pair found on the code;
+  non-increasing is -f non-decreasing (negation is exact), with the
+  abstraction's comparison turned;
 - oddness, evenness: the z3 rounding abstraction (rounding to nearest is odd);
 - exact points, limits: evaluation of the code; NaN: abstract interpretation.
 Counterexamples of an abstraction are replayed on the code; one that does not
@@ -302,9 +304,13 @@ def _abstract_impl(m: RealModel, e, x, s: Subject):
     return m.round(out, y) if out is not None else y
 
 
-def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), holes=(), family="abstraction"):
+def _abstract_query(
+    s: Subject, kind, rlimit, bounds=None, dom=(None, None), holes=(), family="abstraction", decreasing=False
+):
     """One query of the rounding abstraction: is there a violation over the finite inputs
-    (outside the holes: closed intervals of values checked otherwise)?"""
+    (outside the holes: closed intervals of values checked otherwise)? decreasing (monotonic): the
+    violation is f(x1) < f(x2), the same abstraction (its roundings are monotone and odd) with the
+    comparison turned."""
     m = RealModel(exact=False, inner=R64)
     out = _rounding_for(s.fmt)
     e = s.impl
@@ -316,13 +322,14 @@ def _abstract_query(s: Subject, kind, rlimit, bounds=None, dom=(None, None), hol
         # spacing next to x1 is at least |x1| 2^-p (the smallest subnormal near 0). Without it
         # the abstraction takes x1 = x2 and rounds the two evaluations apart.
         gap = z3.If(x1 >= 0, x1, -x1) * Q(Fraction(1, 2**s.fmt.p))
+        y1, y2 = _abstract_impl(m, e, x1, s), _abstract_impl(m, e, x2, s)
         viol = (
             c1
             + c2
             + [
                 x2 - x1 >= gap,
                 x2 - x1 >= Q(Fraction(s.fmt.min_subnormal)),
-                _abstract_impl(m, e, x1, s) > _abstract_impl(m, e, x2, s),
+                y1 < y2 if decreasing else y1 > y2,
             ]
         )
     elif kind == "range":
@@ -373,7 +380,7 @@ def _mentions_a_function(c) -> bool:
     return has_subterm(c, lambda t: z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.num_args() > 0)
 
 
-def _replay_real(s: Subject, kind, model, xs, bounds=None):
+def _replay_real(s: Subject, kind, model, xs, bounds=None, decreasing=False):
     """Round the model's inputs into the format and run the code."""
     fmt = s.fmt
     vals = {k: float(round_fraction(model_value(model, t), fmt)) for k, t in xs.items()}
@@ -381,7 +388,7 @@ def _replay_real(s: Subject, kind, model, xs, bounds=None):
     if kind == "monotonic":
         y1, y2 = s.run([vals["x1"], vals["x2"]])
         ce["outputs"] = {"f(x1)": _point(float(y1), fmt), "f(x2)": _point(float(y2), fmt)}
-        ce["replayed"] = bool(vals["x1"] <= vals["x2"] and y1 > y2)
+        ce["replayed"] = bool(vals["x1"] <= vals["x2"] and (y1 < y2 if decreasing else y1 > y2))
     elif kind == "range":
         (y,) = s.run([vals["x"]])
         lo, hi = bounds
@@ -401,7 +408,8 @@ def _replay_real(s: Subject, kind, model, xs, bounds=None):
 def _abstraction(s: Subject, prop, res, kind, rlimit, bounds=None, dom=(None, None), family="abstraction"):
     """Try the z3 rounding abstraction; res is updated in place (proved / refuted / a note).
     Returns the counterexample when the abstraction had one that does not replay."""
-    status, model, dt, reason, xs = _abstract_query(s, kind, rlimit, bounds, dom, family=family)
+    decreasing = kind == "monotonic" and prop.decreasing
+    status, model, dt, reason, xs = _abstract_query(s, kind, rlimit, bounds, dom, family=family, decreasing=decreasing)
     res.elapsed_s += dt
     if status == "unsat":
         res.status = "proved"
@@ -411,7 +419,7 @@ def _abstraction(s: Subject, prop, res, kind, rlimit, bounds=None, dom=(None, No
         )
         res.note = None
     elif status == "sat":
-        ce = _replay_real(s, kind, model, xs, bounds)
+        ce = _replay_real(s, kind, model, xs, bounds, decreasing)
         if ce["replayed"]:
             res.status, res.counterexample = "refuted", ce
             res.method = "z3 rounding abstraction; its counterexample replayed on the code"
@@ -674,68 +682,103 @@ def prove_monotonic(s: Subject, prop, rlimit) -> PropertyResult:
     t0 = time.perf_counter()
     spec = _specials(s)
     if not prop.holds:
-        return _refute_monotonic(s, res, dom, t0)
+        return _refute_monotonic(s, prop, res, dom, t0)
     top = max_ordinal(fmt) - 1
     ordlo = -top if dom[0] is None else int(_ordinal(dom[0], fmt))
     ordhi = top if dom[1] is None else int(_ordinal(dom[1], fmt))
-    bad = _special_decrease(s, dom, spec)
+    bad = _special_decrease(s, prop, dom, spec)
     if bad is not None:
         return _decreasing_pair(res, fmt, t0, *bad)
-    status, info = prove_monotone(s.impl, s.attrs, fmt, s.run, ordlo, ordhi)
+    # A non-increasing property is proved as -f non-decreasing: the code's outputs negated (exactly; NaN stays
+    # NaN, and -0 and +0 stay one point) and the expression -impl, whose binary64 steps are impl's with one
+    # exact negation on top (the final rounding to the format is monotone either way). Pairs found on -f are
+    # turned back into f's outputs (_oriented_pair) before they are reported.
+    impl, run = _oriented(s, prop)
+    status, info = prove_monotone(impl, s.attrs, fmt, run, ordlo, ordhi)
     res.elapsed_s = time.perf_counter() - t0
     if status == "proved":
         res.status = "proved"
         res.method = (
-            f"composition of monotone steps over every finite {fmt.name} input ({info:,} pieces): each "
-            "binary64 rounding is non-decreasing and each primitive monotone by its libm contract, with "
+            f"composition of monotone steps over every finite {fmt.name} input ({info:,} pieces"
+            + (
+                ", applied to -f: f is non-increasing exactly where -f, negated exactly, is non-decreasing"
+                if prop.decreasing
+                else ""
+            )
+            + "): each binary64 rounding is non-decreasing and each primitive monotone by its libm contract, with "
             "the signs the rules need from rounding-aware interval arithmetic; pieces of at most "
-            f"64 inputs, and the infinities and +-0, evaluated on the code"
+            "64 inputs, and the infinities and +-0, evaluated on the code"
         )
         return res
     if status == "refuted":
-        return _decreasing_pair(res, fmt, t0, info, "evaluation of the code on a piece of adjacent inputs")
+        return _decreasing_pair(
+            res, fmt, t0, _oriented_pair(info, prop), "evaluation of the code on a piece of adjacent inputs"
+        )
     res.note = f"composition rules: {info}"
-    found = find_decrease_on_code(s.run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
+    found = find_decrease_on_code(run, fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
     if found:
         return _decreasing_pair(
             res,
             fmt,
             t0,
-            found,
-            "a decreasing pair found by scanning the code's values (log-spaced, and runs of "
+            _oriented_pair(found, prop),
+            f"{_wrong_pair(prop)} found by scanning the code's values (log-spaced, and runs of "
             "consecutive values), after the composition rules did not conclude",
         )
     _abstraction(s, prop, res, "monotonic", rlimit, dom=dom)
     if res.status == "proved":
-        # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf)
-        lo_b = Fraction(spec["-inf"]) if dom[0] is None and np.isfinite(spec["-inf"]) else None
-        hi_b = Fraction(spec["+inf"]) if dom[1] is None and np.isfinite(spec["+inf"]) else None
+        # finite inputs against the infinite ones: f(-inf) <= f(x) <= f(+inf) (non-increasing: f(+inf) <= f(x) <=
+        # f(-inf))
+        first, last = ("+inf", "-inf") if prop.decreasing else ("-inf", "+inf")
+        below, above = (dom[1], dom[0]) if prop.decreasing else (dom[0], dom[1])
+        lo_b = Fraction(spec[first]) if below is None and np.isfinite(spec[first]) else None
+        hi_b = Fraction(spec[last]) if above is None and np.isfinite(spec[last]) else None
         if lo_b is not None or hi_b is not None:
             res.status = "unknown"
             _abstraction(s, prop, res, "range", rlimit, (lo_b, hi_b), dom)
     return res
 
 
-def _refute_monotonic(s: Subject, res, dom, t0) -> PropertyResult:
-    """A property declared not to hold: refuted by a decreasing pair on the code, never proved."""
-    found = find_decrease_on_code(s.run, s.fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
+def _oriented(s: Subject, prop):
+    """(expression, code) whose non-decrease is the property: opcert's, or for a non-increasing property
+    their negations (-impl, and the code's outputs negated: exact)."""
+    if not prop.decreasing:
+        return s.impl, s.run
+    return -s.impl, lambda xs: -s.run(xs)
+
+
+def _oriented_pair(pair, prop):
+    """A pair (x1, x2, g(x1), g(x2)) found on _oriented's code g, with f's outputs: g = -f negated back."""
+    x1, x2, y1, y2 = pair
+    return (x1, x2, -y1, -y2) if prop.decreasing else pair
+
+
+def _wrong_pair(prop) -> str:
+    return "an increasing pair" if prop.decreasing else "a decreasing pair"
+
+
+def _refute_monotonic(s: Subject, prop, res, dom, t0) -> PropertyResult:
+    """A property declared not to hold: refuted by a decreasing pair (for non-increasing, an increasing one) on
+    the code, never proved."""
+    _, run = _oriented(s, prop)
+    found = find_decrease_on_code(run, s.fmt, s.op.hard_points(s.attrs) if s.op.hard_points else (), dom[0], dom[1])
     if found:
         return _decreasing_pair(
             res,
             s.fmt,
             t0,
-            found,
-            "a decreasing pair found by scanning the code's values (log-spaced, and dense "
+            _oriented_pair(found, prop),
+            f"{_wrong_pair(prop)} found by scanning the code's values (log-spaced, and dense "
             "around the operator's turning points)",
         )
-    res.note = "no decreasing pair found on the scanned inputs"
+    res.note = f"no {_wrong_pair(prop).split(' ', 1)[1]} found on the scanned inputs"
     res.elapsed_s = time.perf_counter() - t0
     return res
 
 
-def _special_decrease(s: Subject, dom, spec):
+def _special_decrease(s: Subject, prop, dom, spec):
     """The infinities against their finite neighbours, and -0 against +0, on the code: (pair, how)
-    where f decreases, else None."""
+    where f decreases (non-increasing: increases), else None."""
     fmt = s.fmt
     ends = []
     if dom[0] is None:
@@ -744,7 +787,7 @@ def _special_decrease(s: Subject, dom, spec):
         ends.append((float(fmt.max_finite), np.inf))
     for x1, x2 in ends:
         y1, y2 = s.run([x1, x2])
-        if not y1 <= y2:
+        if not (y1 >= y2 if prop.decreasing else y1 <= y2):
             return (x1, x2, float(y1), float(y2)), "evaluation of the code at the infinities and their neighbours"
     if _in(dom, 0.0) and not spec["-0"] == spec["+0"]:
         return (-0.0, 0.0, float(spec["-0"]), float(spec["+0"])), "evaluation of the code at -0 and +0"
@@ -752,7 +795,8 @@ def _special_decrease(s: Subject, dom, spec):
 
 
 def _decreasing_pair(res, fmt, t0, pair, how) -> PropertyResult:
-    """res refuted by pair = (x1, x2, f(x1), f(x2)), x1 < x2 with f(x1) > f(x2), found by `how`."""
+    """res refuted by pair = (x1, x2, f(x1), f(x2)), x1 < x2 with f(x1) > f(x2) (non-increasing: f(x1) <
+    f(x2)), found by `how`."""
     x1, x2, y1, y2 = pair
     res.status, res.method = "refuted", how
     res.counterexample = {

@@ -132,7 +132,8 @@ def _counterexample(op, kind, model, terms, xs: dict, formula, attrs_terms, prop
         if kind == "monotonic":
             y1, y2 = _exact(formula, xv["x1"], attrs), _exact(formula, xv["x2"], attrs)
             ce["values"] = {"f(x1)": _num(y1), "f(x2)": _num(y2)}
-            ce["replayed"] = bool(xv["x1"] <= xv["x2"] and _lt(y2, y1))
+            # x1 <= x2 and f(x1) > f(x2) breaks non-decreasing; f(x1) < f(x2) breaks non-increasing
+            ce["replayed"] = bool(xv["x1"] <= xv["x2"] and (_lt(y1, y2) if prop.decreasing else _lt(y2, y1)))
         elif kind == "range":
             y = _exact(formula, xv["x"], attrs)
             ce["values"] = {"f(x)": _num(y)}
@@ -203,10 +204,11 @@ def _violation(m: RealModel, prop, formula, A):
         return _in_domain(m, prop, x, A) + [m.eval(formula, x, A) != m.eval(prop.value, x, A)], {"x": x}
     if prop.kind == "monotonic":
         x1, x2 = z3.Reals("x1 x2")
+        y1, y2 = m.eval(formula, x1, A), m.eval(formula, x2, A)
         return (
             _in_domain(m, prop, x1, A)
             + _in_domain(m, prop, x2, A)
-            + [x1 <= x2, m.eval(formula, x1, A) > m.eval(formula, x2, A)]
+            + [x1 <= x2, y1 < y2 if prop.decreasing else y1 > y2]
         ), {"x1": x1, "x2": x2}
     if prop.kind == "odd":
         x = z3.Real("x")
@@ -387,7 +389,8 @@ def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> Propert
         if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
             continue
         lo, hi = (eval_rational(d, Fraction(0), case) if d is not None else None for d in prop.domain)
-        status, info = prove_nondecreasing(formula, case, lo, hi, cuts=(0,))
+        # non-increasing f: -f non-decreasing (negation is exact over the reals)
+        status, info = prove_nondecreasing(_oriented(formula, prop), case, lo, hi, cuts=(0,))
         if status != "proved":
             return None
         pieces += info
@@ -397,11 +400,16 @@ def _structural_monotone(op, prop, attrs, formula, std_key, expected) -> Propert
         prop.statement,
         "proved",
         f"composition rules over the reals (sums, products of non-negative factors, monotone "
-        f"primitives), interval signs with ends at +-inf; {pieces} pieces, "
-        f"{len(cases)} attribute case(s)",
+        f"primitives), interval signs with ends at +-inf{', applied to -f' if prop.decreasing else ''}; "
+        f"{pieces} pieces, {len(cases)} attribute case(s)",
         time.perf_counter() - t0,
         expected=expected,
     )
+
+
+def _oriented(formula, prop):
+    """The formula whose non-decrease is the property: f, or -f where the property is non-increasing."""
+    return -formula if prop.decreasing else formula
 
 
 def _verified_range(op, prop, attrs, formula, res, rlimit, std_key) -> None:
@@ -480,17 +488,21 @@ def _per_case(op, prop, formula, res, rlimit, std_key) -> None:
 
 
 def _search_decrease(op, prop, attrs, formula, res, std_key) -> None:
-    """A witness that f decreases somewhere (the property is declared not to hold)."""
+    """A witness that f decreases somewhere (the property is declared not to hold); for a non-increasing
+    property, that f increases: a decrease of -f, whose values are negated back to f's."""
     case = attrs if attrs is not None else resolve(op, None, std_key)
     if prop.condition is not None and not eval_rational(prop.condition, Fraction(0), case):
         return
     t0 = time.perf_counter()
-    hit = find_decrease(formula, case)
+    hit = find_decrease(_oriented(formula, prop), case)
     res.elapsed_s += time.perf_counter() - t0
     if hit is None:
-        res.note = (res.note or "") + "; no decrease found on [-8, 8] (step 1/16) at the defaults"
+        res.note = (
+            res.note or ""
+        ) + f"; no {'increase' if prop.decreasing else 'decrease'} found on [-8, 8] (step 1/16) at the defaults"
         return
-    x1, x2, v1, v2 = hit
+    x1, x2, b1, b2 = hit
+    v1, v2 = ((-b.hi, -b.lo) if prop.decreasing else (b.lo, b.hi) for b in (b1, b2))
     res.status = "refuted"
     res.method = "exact evaluation (Arb) at two points, " + (
         "at the given attributes" if attrs is not None else f"at {std_key}'s default attributes"
@@ -498,7 +510,7 @@ def _search_decrease(op, prop, attrs, formula, res, std_key) -> None:
     res.counterexample = {
         "attrs": {k: show(v) for k, v in case.items()},
         "inputs": {"x1": show(x1), "x2": show(x2)},
-        "values": {"f(x1)": _num((v1.lo, v1.hi)), "f(x2)": _num((v2.lo, v2.hi))},
+        "values": {"f(x1)": _num(v1), "f(x2)": _num(v2)},
         "replayed": True,
     }
     res.note = None

@@ -8,6 +8,8 @@ a symmetric sample), with the target's outputs at +m and at -m. Then:
   ascends with the magnitude and the negative side descends, and the two meet
   at zero, where -0 and +0 are one point (their outputs must be equal as
   values); blocks and chunks carry their ends, so no boundary pair is missed;
+  a non-increasing property (`decreasing`) turns every comparison, and its
+  violations are the pairs x1 < x2 with f(x1) < f(x2);
 - oddness compares f(-x) with -f(x) for every pair (x, -x), evenness f(-x) with
   f(x), bit for bit (or as values where the catalog says zero signs are exempt);
 - ranges, constant regions (dead zones, saturation), NaN propagation, exact
@@ -227,6 +229,7 @@ class PropertyChecker:
         self.inf_bits = int(np.array([np.inf]).astype(fmt.dtype).view(fmt.uint)[0])
         # monotonic chains: per property and side, the first and the last valid (mag, y bits)
         self.ends = {c.name: {"pos": [None, None], "neg": [None, None]} for c in self.compiled if c.kind == "monotonic"}
+        self.decreasing = {c.name: bool(c.prop.decreasing) for c in self.compiled if c.kind == "monotonic"}
         self.limit_expect = None
         self._points: dict[str, list[int]] = {}
         self.bounds = {
@@ -336,7 +339,9 @@ class PropertyChecker:
                 if prev
                 else kernels.Chain(False, np.uint64(0), 0.0)
             )
-            kernels.scan_monotonic(arrays, self.bounds[c.name], side == "neg", chain, st, wmag, got)
+            kernels.scan_monotonic(
+                arrays, self.bounds[c.name], side == "neg", self.decreasing[c.name], chain, st, wmag, got
+            )
             if got[0]:
                 if ends[side][0] is None:
                     ends[side][0] = (int(got[1]), int(got[2]))
@@ -386,15 +391,16 @@ class PropertyChecker:
                     if prev is not None:
                         (pb, py), (fb, fy) = prev, first
                         ya, yb = self._y([py])[0], self._y([fy])[0]
-                        left, right = (ya, yb) if side == "pos" else (yb, ya)
+                        left, right = (ya, yb) if side == "pos" else (yb, ya)  # f(x1), f(x2): x1 < x2
                         lb, rb = (pb, fb) if side == "pos" else (fb, pb)
                         arr = [np.array([lb], dtype=np.uint64), np.array([rb], dtype=np.uint64)]
+                        down = self.decreasing[n]
                         self.acc[n].add(
                             1,
-                            np.array([not (left <= right)]),
+                            np.array([not (left >= right if down else left <= right)]),
                             np.array([min(lb, rb)], dtype=np.uint64),
                             arr,
-                            np.array([left - right]),
+                            np.array([right - left if down else left - right]),
                         )
                     if self.ends[n][side][0] is None:
                         self.ends[n][side][0] = tuple(first)
@@ -414,6 +420,9 @@ class PropertyChecker:
                 with np.errstate(invalid="ignore"):  # log(-0) - log(+0) = -inf - -inf
                     gap = yn - yp
                 mag = abs(gap) if not np.isnan(gap) else np.inf
+            elif self.decreasing[n]:
+                bad = not (yn >= yp)
+                mag = yp - yn
             else:
                 bad = not (yn <= yp)
                 mag = yn - yp

@@ -139,25 +139,30 @@ def scan_parity(pos, neg, sign, mirror, bitwise, st, wmag):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def scan_monotonic(side, bounds, negative, chain, st, wmag, ends):
+def scan_monotonic(side, bounds, negative, decreasing, chain, st, wmag, ends):
     """Adjacent valid inputs (in [bounds.dlo, bounds.dhi]) along the side's arrays (x ascends on the
     positive side and descends on the negative one), continuing the chain from where it stands (a
-    Chain). ends receives [found, first bits, first output bits, last bits, last output bits]."""
+    Chain): non-decreasing, or non-increasing where `decreasing`. A violation's inputs are recorded in
+    value order (x1 < x2) and its magnitude is how far f(x2) falls below f(x1) (non-increasing: rises
+    above it). ends receives [found, first bits, first output bits, last bits, last output bits]."""
     xb, x, y, yb = side
     dlo, dhi = bounds.dlo, bounds.dhi
     has_prev, prev_b, prev_y = chain
+    # along the arrays the outputs must not fall (`up`: x ascends and f is non-decreasing, or x descends and
+    # f is non-increasing), else must not rise
+    up = negative == decreasing
     n = x.size
     inside = 0
     bad = 0
-    for i in range(n):  # the common case first, branch-free: every input valid, no pair decreasing
+    for i in range(n):  # the common case first, branch-free: every input valid, no pair going wrong
         inside += (x[i] >= dlo) & (x[i] <= dhi)
     if n and inside == n:
         for i in range(n - 1):
-            bad += (y[i + 1] > y[i]) if negative else (y[i + 1] < y[i])
+            bad += (y[i + 1] < y[i]) if up else (y[i + 1] > y[i])
             bad += y[i] != y[i]
         bad += y[n - 1] != y[n - 1]
         if has_prev:
-            bad += not ((y[0] <= prev_y) if negative else (prev_y <= y[0]))
+            bad += not ((prev_y <= y[0]) if up else (y[0] <= prev_y))
         if bad == 0:
             st[EVALUATED] += n - 1 + has_prev
             ends[0], ends[1], ends[2] = 1, np.uint64(xb[0]), np.uint64(yb[0])
@@ -175,11 +180,17 @@ def scan_monotonic(side, bounds, negative, chain, st, wmag, ends):
             ends[1], ends[2] = b, np.uint64(yb[i])
         if have:
             st[EVALUATED] += 1
-            if negative:
-                if not (v <= ly):
-                    _record(st, wmag, min(b, lb_), b, lb_, np.float64(v) - np.float64(ly))
-            elif not (ly <= v):
-                _record(st, wmag, min(b, lb_), lb_, b, np.float64(ly) - np.float64(v))
+            if not ((ly <= v) if up else (v <= ly)):
+                # x1 < x2: this input and the previous one in value order
+                x1, x2 = (b, lb_) if negative else (lb_, b)
+                _record(
+                    st,
+                    wmag,
+                    min(b, lb_),
+                    x1,
+                    x2,
+                    (np.float64(ly) - np.float64(v)) if up else (np.float64(v) - np.float64(ly)),
+                )
         have, lb_, ly, lyb = True, b, v, np.uint64(yb[i])
     if found:
         ends[0], ends[3], ends[4] = 1, lb_, lyb
