@@ -237,6 +237,8 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
             return math.copysign(math.inf, z)
     if op in RATIONAL:
         return _round(_rational(op, _exact_q(x), attrs), dtype)
+    if op == "ConstantPow":
+        return _constant_pow(x, attrs, dtype)
 
     def at(prec):
         with _working(prec):
@@ -286,6 +288,29 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
             else:
                 raise ValueError(op)
             return v
+
+    return _ziv(at, dtype)
+
+
+def _constant_pow(x: float, attrs: dict[str, float], dtype: str) -> float:
+    """DirectML's pow(x * scale + bias, Exponent) at a finite x: the exact u; a negative u with a non-integer exponent
+    is NaN (the document); 0 to a negative power the pole's +inf; an integer exponent an exact rational power; else
+    MPFR's pow of the exact u."""
+    e = attrs.get("exponent", 2.0)
+    u = _exact_q(x) * _exact_q(attrs.get("scale", 1.0)) + _exact_q(attrs.get("bias", 0.0))
+    integer = float(e).is_integer()
+    if e == 0:
+        return 1.0
+    if u < 0 and not integer:
+        return math.nan
+    if u == 0:
+        return math.inf if e < 0 else 0.0
+    if integer and abs(e) * max(u.numerator.bit_length(), u.denominator.bit_length()) < 200_000:
+        return _round(u ** int(e), dtype)
+
+    def at(prec):
+        with _working(prec):
+            return gmpy2.mpfr(u, max(u.numerator.bit_length(), u.denominator.bit_length(), 2) + 64) ** mpfr(e)
 
     return _ziv(at, dtype)
 

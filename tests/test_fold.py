@@ -31,7 +31,7 @@ DOMAINS = [
     ("opcert.numerics.one_sided", "_SignBound"),
     ("opcert.numerics.one_sided", "_AttrCondition"),
 ]
-REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive", "reduction")
+REQUIRED = ("var", "attr", "const", "arithmetic", "compare", "primitive", "power", "reduction")
 ROWS = {"NumpyDomain", "PlainDomain", "Balls", "RationalDomain", "ArbDomain", "TinyDomain"}  # reduce over rows
 NOT_KNOWN = {"_Supported", "_SignBound", "_AttrCondition"}  # say "not known" of a reduction, as of any node
 

@@ -57,6 +57,7 @@ ARITY = {
     "or": 2,
     "not": 1,
     "fma": 3,
+    "pow": 2,
     "select": 3,
     "rowsum": 1,
     "rowmax": 1,
@@ -269,6 +270,13 @@ def isnan(a) -> Expr:
     return Expr("isnan", (lift(a),))
 
 
+def power(a, b) -> Expr:
+    """a^b (C's pow): over the reals, defined for a > 0; at a = 0 for b >= 0 (0^0 = 1); for a < 0 where b is an
+    integer, (-1)^b |a|^b; a pole at a = 0 for b < 0. Elsewhere (a < 0, b not an integer) IEEE 754's NaN. In
+    floating point the platform's binary64 pow (expr.pow_record: its contract)."""
+    return Expr("pow", (lift(a), lift(b)))
+
+
 def minimum(a, b) -> Expr:
     return Expr("min", (lift(a), lift(b)))
 
@@ -345,6 +353,12 @@ def parity(e: Expr) -> str | None:
         return None if p is None or q is None else ("even" if p == q else "odd")
     if op == "fma":
         return parity(Expr("add", (Expr("mul", a[:2]), a[2])))
+    if op == "pow":  # a^n for a constant integer n: n's parity
+        n = a[1].value if a[1].op == "const" and a[1].name is None else None
+        p = parity(a[0])
+        if n is None or n.denominator != 1 or p is None:
+            return None
+        return "even" if p == "even" or n % 2 == 0 else "odd"
     if op in PRIMITIVES:
         p, f = parity(a[0]), PRIMITIVES[op]
         if p == "even" or (p == "odd" and f.even):

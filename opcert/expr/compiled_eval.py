@@ -41,6 +41,7 @@ import numpy as np
 from opcert.expr import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr, compiled_ops, fma_kernel
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.expr.numpy_eval import NumpyDomain, const_value, fma_as_mul_add, uses_x
+from opcert.expr.pow_record import numpy_power
 from opcert.jit import load_generated
 
 _ENABLED = True  # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
@@ -65,7 +66,14 @@ _lit = float_literal
 
 @functools.cache
 def _has_primitive(e: Expr) -> bool:
-    return any(n.op in PRIMITIVES for n in e.nodes())
+    return any(_is_call(n) for n in e.nodes())
+
+
+# pow(a, b) with b of the attributes alone is computed as a primitive is, by NumPy on the whole block (np.power on
+# a's values and b's): NumPy's binary64 pow is SVML's where it has AVX-512 loops, numba's math.pow the C library's,
+# other bits. An exponent that varies with x has no loop (numpy_eval runs it).
+def _is_call(e: Expr) -> bool:
+    return e.op in PRIMITIVES or e.op == "pow"
 
 
 class _Primitives(Domain):
@@ -104,6 +112,9 @@ class _Primitives(Domain):
 
     reduction = element_wise_only  # _Plan refuses a reduction first (NoLoopCode)
 
+    def power(self, a, b, node=None):
+        self.found.append(node)
+
 
 def _primitives(e: Expr, branches: bool) -> list[Expr]:
     d = _Primitives(branches)
@@ -140,7 +151,7 @@ class _Plan:
         a slot before its inside is visited, where a fold would give the inside's slots first."""
         if e in self.memo:
             return self.memo[e]
-        if e.op in REDUCTIONS:
+        if e.op in REDUCTIONS or (e.op == "pow" and uses_x(e.args[1])):
             raise NoLoopCode(e.op)
         if e.op == "const" or e.op == "var":
             r = e
@@ -240,6 +251,9 @@ class _Code(Domain):
         self.used.add(k)
         return f"p{k}"
 
+    def power(self, a, b, node=None):
+        return self.primitive(None, a, node)
+
     def value(self, e: Expr) -> str:
         return fold(e, self)
 
@@ -252,7 +266,7 @@ class _Code(Domain):
         if not _has_primitive(e) or (e, path) in done:
             return
         done.add((e, path))
-        if e.op in PRIMITIVES:
+        if _is_call(e):
             paths.setdefault(self.plan.prims.index(e), set()).add(path)
             self.reach(e.args[0], path, done, paths)
             return
@@ -347,7 +361,7 @@ def source(e: Expr, input_bits: int) -> tuple[str, _Plan]:
     plan = _Plan(e, input_bits)
     parts = [_HEADER.format(digest=_generator_digest())]
     for k, p in enumerate(plan.prims):
-        if p.args[0].op in PRIMITIVES:
+        if _is_call(p.args[0]):
             plan.of_prim[k] = plan.prims.index(p.args[0])
         elif p.args[0].op != "var":
             src, plan.args[k] = _loop(f"arg{k}", plan, p.args[0])
@@ -365,9 +379,9 @@ def worth_compiling(e: Expr) -> bool:
     primitive of x is all; Identity: nothing). Cached: every call of impl.run asks, and the walk over an
     expression's nodes is not negligible beside a sweep's block (bench/README.md, 'Figures behind choices in
     the code')."""
-    return any(
-        uses_x(n) and n.op not in PRIMITIVES and n.op not in ("var", "attr", "const") for n in e.nodes()
-    ) and not any(n.op in REDUCTIONS for n in e.nodes())
+    return any(uses_x(n) and not _is_call(n) and n.op not in ("var", "attr", "const") for n in e.nodes()) and not any(
+        n.op in REDUCTIONS for n in e.nodes()
+    )
 
 
 _KERNELS: dict = {}
@@ -408,6 +422,10 @@ class _Kernel:
             self.uniform[key] = u
         return u
 
+    def _exponent(self, node: Expr, u: np.ndarray) -> np.float64:
+        b = node.args[1]  # after _Plan's rewrite: a slot of the attributes, or a constant
+        return const_value(b) if b.op == "const" else np.float64(u[int(b.name[3:])])
+
     def __call__(self, x64: np.ndarray, attrs: dict[str, float], input_bits: int, out: np.ndarray):
         plan, mod = self.plan, self.mod
         n = x64.size
@@ -430,7 +448,7 @@ class _Kernel:
                     getattr(mod, f"arg{k}")(x64, u, *(vals[j] for j in plan.args[k]), arg)
                 else:
                     arg = x64
-                v = PRIMITIVES[node.op].numpy(arg)
+                v = PRIMITIVES[node.op].numpy(arg) if node.op != "pow" else numpy_power(arg, self._exponent(node, u))
                 if not (
                     isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous
                 ):

@@ -34,6 +34,7 @@ KINDS = {
     "select": frozenset({"select"}),
     "isnan": frozenset({"isnan"}),
     "primitive": frozenset(PRIMITIVES),
+    "power": frozenset({"pow"}),
     "reduction": REDUCTIONS,
 }
 
@@ -84,6 +85,10 @@ class Domain:
         """node: the expression node, for a domain that keeps facts about nodes (the code generator)."""
         raise NotImplementedError
 
+    def power(self, a, b, node: Expr | None = None):
+        """a^b (expr.power; its facts in expr.pow_record): C's pow in floating point, the real power where it is defined (the node's doc)."""
+        raise NotImplementedError
+
     def reduction(self, e: Expr, walk):
         """rowsum, rowmax, rowfirstmax over the row the element sits in. `walk` evaluates e's argument
         in this domain (a domain over whole rows reduces what it gives); a domain of one element at a time
@@ -123,6 +128,8 @@ def fold(e: Expr, domain: Domain):
             return domain.connective(op, args)
         if op in PRIMITIVES:
             return domain.primitive(PRIMITIVES[op], args[0], n)
+        if op == "pow":
+            return domain.power(args[0], args[1], n)
         raise ValueError(f"{type(domain).__name__}: no meaning for operation {op}")
 
     memo = domain.memo

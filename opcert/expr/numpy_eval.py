@@ -21,6 +21,7 @@ import numpy as np
 
 from opcert.expr import NAMED, PRIMITIVES, Expr
 from opcert.expr.fold import Domain, fold
+from opcert.expr.pow_record import numpy_power
 
 
 def fma_as_mul_add(node, input_bits: int) -> bool:
@@ -185,6 +186,9 @@ class _Binary64(Domain):
 
     def primitive(self, p, a, node=None):
         return p.numpy(a)
+
+    def power(self, a, b, node=None):
+        return numpy_power(a, b)
 
     def reduction(self, e, walk):
         return reduce_rows(e, walk(e.args[0]), np.shape(self.x))

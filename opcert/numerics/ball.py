@@ -43,7 +43,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from opcert.expr import NAMED, PRIMITIVES, Expr
+from opcert.expr import NAMED, PRIMITIVES, Expr, pow_record
 from opcert.expr.fold import Domain, fold
 from opcert.expr.numpy_eval import depth, pairwise_sum, row_first_max, row_maximum
 from opcert.expr.primitives import binary64_array, long_double_array
@@ -76,7 +76,8 @@ def _wide() -> Precision | None:
         np.longdouble,
         float(fi.eps) / 2,
         fi.smallest_subnormal,
-        {n: p.long_double_ulps for n, p in PRIMITIVES.items() if p.long_double_ulps is not None},
+        {n: p.long_double_ulps for n, p in PRIMITIVES.items() if p.long_double_ulps is not None}
+        | {"pow": pow_record.LONG_DOUBLE_ULPS},
     )
 
 
@@ -93,7 +94,8 @@ def without_fast_path(e: Expr, precision: Precision | None) -> set[str]:
     return {
         n.op
         for n in e.nodes()
-        if n.op in PRIMITIVES and (precision.ulps.get(n.op) is None or long_double_array(n.op) is None)
+        if (n.op in PRIMITIVES and (precision.ulps.get(n.op) is None or long_double_array(n.op) is None))
+        or (n.op == "pow" and precision.ulps.get("pow") is None)
     }
 
 
@@ -141,14 +143,14 @@ def may_be_beyond(e: Expr) -> bool:
     value: e is a primitive (its platform value overflowed: exp(1000)), or a negation, absolute value or
     select of such. After other arithmetic it need not (beyond + -1e308 may be finite; 1 / beyond is not 0),
     so there an infinite midpoint leaves the element undecided, as before."""
-    return _at_root(e, lambda n: n.op in PRIMITIVES or n.op in ("var", "const"))
+    return _at_root(e, lambda n: n.op in PRIMITIVES or n.op in ("pow", "var", "const"))
 
 
 def may_be_outside(e: Expr) -> bool:
     """Whether a NaN midpoint of e's ball (radius 0) can only be IEEE's value of a primitive outside its real
     domain (log(-1), sqrt(-1): ball_rules.primitive): e is a primitive, or a negation, absolute value or
-    select of such."""
-    return _at_root(e, lambda n: n.op in PRIMITIVES)
+    select of such (pow: a negative base to a non-integer power)."""
+    return _at_root(e, lambda n: n.op in PRIMITIVES or n.op == "pow")
 
 
 def evaluate(e: Expr, x: np.ndarray, attrs: dict[str, float], precision: Precision = BINARY64):
@@ -354,6 +356,31 @@ class Balls(Domain):
             hi_open,
         )
         return self._node(m, r, ok, R[SIGN_RULES[p.sign].__name__](m, r, sa))
+
+    def power(self, a, b, node=None):
+        """ball_rules.power with the platform's pow (pow_record.numpy_power: NumPy's); b = 1 is a itself and b = 2
+        the product's rule, whose exactness test decides the squares that land on a format's midpoint."""
+        P, R = self.P, self.R
+        (ma, ra, oka, sa), (mb, rb, okb, _) = a, b
+        ok = oka & okb & (rb == 0)
+        if np.ndim(mb) == 0 and mb in (1, 2):
+            if mb == 1:
+                return ma, ra, ok, sa
+            m, r, s = R["mul"](ma, ra, sa, ma, ra, sa, _product_exact(ma, ma, P), P.u, P.eta)
+            return self._node(m, r, ok, s)
+        ulps = pow_record.ULPS if P.ulps is None else P.ulps.get("pow")
+        if ulps is None:  # no pow of this precision: undecided, for the exact path
+            zero = np.zeros(np.broadcast(ma, mb).shape, dtype=P.dtype)
+            return zero, zero, zero != zero, zero.astype(np.int8)
+        f = pow_record.ball_power
+        with np.errstate(all="ignore"):
+            m = f(ma, mb)
+            wide = np.broadcast_to(ra > 0, np.shape(m))
+            f_lo = f_hi = m
+            if wide.any():
+                f_lo, f_hi = f(np.nextafter(ma - ra, -np.inf), mb), f(np.nextafter(ma + ra, np.inf), mb)
+            r, ok, s = R["power"](m, ma, ra, mb, f_lo, f_hi, ok, ulps, P.u, P.eta)
+        return self._node(m, r, ok, s)
 
 
 def decide(m, r, ok, fmt, sign=None):

@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from opcert.errors import UsageError
-from opcert.expr import PRIMITIVES, Expr, ball_ops, fma_kernel, primitives
+from opcert.expr import PRIMITIVES, Expr, ball_ops, fma_kernel, pow_record, primitives
 from opcert.expr.compiled_eval import float_literal
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.expr.primitives import binary64_array
@@ -327,6 +327,36 @@ class _Gen(Domain):
 
     reduction = element_wise_only
 
+    def power(self, a, b, node=None):
+        """Balls.power's code: the C library's pow (math.pow), under pow's contract as NumPy's is; b is an
+        attribute or a constant, known here (an exponent that varies with x: numerics.ball takes it)."""
+        e = node.args[1]
+        if e.op == "attr":
+            bv = float(self.attrs[e.name])
+        elif e.op == "const" and float(ball_constant(e, BINARY64)[1]) == 0.0:
+            bv = float(ball_constant(e, BINARY64)[0])
+        else:
+            raise NoBallCode("pow of an exponent that is no attribute or exact constant")
+        (ma, ra, oka, sa), (mb, _, okb, _) = a, b
+        m, r, ok, s = names = self.out()
+        E = self.emit
+        E(f"{ok} = {oka} and {okb}")
+        if bv == 1:
+            E(f"{m} = {ma}; {r} = {ra}; {s} = {sa}")
+            return names
+        if bv == 2:
+            E(
+                f"{m}, {r}, {s} = {self.call('mul', ma, ra, sa, ma, ra, sa, f'{_product_exact()}({ma}, {ma})', 'U', 'ETA')}"
+            )
+            return self.settled(names)
+        E(f"{m} = math.pow({ma}, {mb})")
+        E(f"flo = {m}; fhi = {m}")
+        E(f"if {ra} > 0.0:")
+        E(f"    flo = math.pow(step_down({ma} - {ra}), {mb}); fhi = math.pow(step_up({ma} + {ra}), {mb})")
+        k = _lit(pow_record.ULPS)
+        E(f"{r}, {ok}, {s} = {self.call('power', m, ma, ra, mb, 'flo', 'fhi', ok, k, 'U', 'ETA')}")
+        return self.settled(names)
+
     def primitive(self, p, a, node=None):
         name = p.name
         if name not in LIBM or p.ball_radius is None:
@@ -543,6 +573,9 @@ class Midpoints(Domain):
 
     reduction = element_wise_only
 
+    def power(self, a, b, node=None):
+        raise NoBallCode("pow")  # _Gen computes pow in the kernel: no midpoint is precomputed for it
+
     def primitive(self, p, a, node=None):  # a precomputed primitive (the generator checked)
         out = self._out(np.float64, a)
         f = binary64_array(p.name)[0]
@@ -593,6 +626,9 @@ class _Reached(Domain):
         return None
 
     def primitive(self, p, a, node=None):
+        return None
+
+    def power(self, a, b, node=None):
         return None
 
     def select(self, e, walk):

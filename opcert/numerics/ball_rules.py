@@ -145,6 +145,31 @@ def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_
     return B.where(B.either(B.isinf(m), outside), 0.0, r), B.where(outside, ok, inside)  # as settle
 
 
+def power(m, ma, ra, mb, f_lo, f_hi, ok, ulps, u, eta):
+    """(r, ok, s) of a^b for an exponent ball of radius 0 (the evaluators leave a varying one undecided), from
+    the platform's m = pow(ma, b) and, for a wide ball (ra > 0), its values at the ends one step outward. a^b is
+    monotone in a on each side of 0 (every b on a > 0, an integer b on a < 0): the ends bound every value of a
+    ball that keeps off 0, each within pow's contract (as `ends`). Exact where IEEE's pow is: b = 0 or a = 1
+    (1), a = 0 (0, 1, or the pole's infinity). A ball wholly below 0 with a non-integer b is outside the domain:
+    IEEE's NaN, radius 0. The sign is a's for an even or non-integer b, and a's times (-1)^b for an odd one."""
+    integer = B.floor(mb) == mb
+    odd = B.both(integer, B.floor(mb * 0.5) != mb * 0.5)
+    above, below = ma - ra > 0, ma + ra < 0
+    at_ends = B.nmax(
+        B.fabs(f_hi - m) + ulps * (B.fabs(f_hi) * (2 * u) + eta),
+        B.fabs(m - f_lo) + ulps * (B.fabs(f_lo) * (2 * u) + eta),
+    ) * (1 + 4 * u)
+    prop = B.where(ra > 0, at_ends, 0.0)
+    r = (prop + ulps * (B.fabs(m) * (2 * u) + eta)) * MARGIN * MARGIN
+    exact = B.both(ra == 0, B.either(B.either(mb == 0, ma == 1), ma == 0))
+    outside = B.both(below, B.negated(integer))
+    r = B.where(B.either(B.either(exact, outside), B.isinf(m)), 0.0, r)
+    off = B.either(above, B.both(below, integer))
+    ok = B.both(B.both(ok, B.either(off, B.either(exact, outside))), B.either(outside, m == m))
+    s = B.where(above, 1, B.where(B.both(below, integer), B.where(odd, -1, 1), 0))
+    return r, ok, B.where(B.both(exact, m == 0), 0, s)
+
+
 # the sign of f(a) from the record's sign rule (expr.primitives.SIGNS)
 def sign_positive(m, r, sa):
     return 1
@@ -231,6 +256,7 @@ RULES = (
     contract,
     ends,
     primitive,
+    power,
     *SIGN_RULES.values(),
     less,
     less_equal,

@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from opcert.expr import NAMED, Expr
+from opcert.expr import NAMED, Expr, pow_record
 from opcert.expr.fold import OVERLOADED, Domain, by_operators, fold
 from opcert.expr.primitives import REGISTRY as PRIMITIVES
 from opcert.expr.primitives import TINY
@@ -151,12 +151,23 @@ class RationalDomain(Domain):
             raise NotRational(p.name)
         return v
 
+    def power(self, a, b, node=None):
+        try:
+            v = pow_record.exact_power(a, b)
+        except pow_record.OutsideDomain as exc:
+            raise Undefined(str(exc)) from None
+        if v is None:
+            raise NotRational("pow")
+        return v
+
 
 def outside_domain(e: Expr, x: Fraction, attrs: dict[str, Fraction]) -> float | None:
     """IEEE's value of e at x where e's root is a primitive applied outside its real domain, its argument
     rational there (log(x * scale + bias) at x * scale + bias <= 0): NaN below the domain, the platform's
     value at an open end (log(0) = -inf, the pole's infinity); None where the root is no primitive, its
     argument is not rational, or it is inside the domain."""
+    if e.op == "pow":
+        return _pow_outside_domain(e, x, attrs)
     p = PRIMITIVES.get(e.op)
     if p is None:
         return None
@@ -172,6 +183,16 @@ def outside_domain(e: Expr, x: Fraction, attrs: dict[str, Fraction]) -> float | 
             with np.errstate(divide="ignore", invalid="ignore"):
                 return float(p.numpy(np.array([float(end)]))[0])
     return float("nan")
+
+
+def _pow_outside_domain(e: Expr, x: Fraction, attrs) -> float | None:
+    """pow(a, b) at a < 0 with b no integer: NaN (the pole at a = 0, b < 0 is the reference's pole_value: C's pow
+    there, whose infinity keeps -0's sign for an odd b)."""
+    try:
+        a, b = eval_rational(e.args[0], x, attrs), eval_rational(e.args[1], x, attrs)
+    except (NotRational, ZeroDivisionError, Undefined):
+        return None
+    return float("nan") if a < 0 and not pow_record.is_integer(b) else None
 
 
 def eval_rational(e: Expr, x: Fraction, attrs: dict[str, Fraction], row: Row | None = None):
@@ -222,6 +243,18 @@ class TinyDomain(Domain):
         if p.tiny is None:
             raise NotTiny(p.name)
         return p.tiny(lo)
+
+    def power(self, a, b, node=None):
+        (alo, ahi), (blo, bhi) = a, b
+        if alo != ahi or blo != bhi:
+            raise NotTiny("pow")
+        try:
+            v = pow_record.exact_power(alo, blo)
+        except (pow_record.OutsideDomain, ZeroDivisionError):
+            raise NotTiny("pow") from None
+        if v is None:  # irrational: the ball tier encloses it (a tiny a to a power is no rounding midpoint)
+            raise NotTiny("pow")
+        return (v, v)
 
     def arithmetic(self, op, a, node=None):
         if op == "neg":
@@ -379,6 +412,14 @@ class ArbDomain(Domain):
     def primitive(self, p, a, node=None):
         in_domain(p, a)
         return p.arb(a)
+
+    def power(self, a, b, node=None):
+        try:
+            return pow_record.arb_power(a, b)
+        except pow_record.OutsideDomain as exc:
+            raise Undefined(str(exc)) from None
+        except ValueError as exc:
+            raise Undecided(str(exc)) from None
 
 
 def eval_ball(e: Expr, x: Fraction, attrs: dict[str, Fraction], prec: int, row: Row | None = None):

@@ -79,6 +79,9 @@ class _Supported(Domain):
     def primitive(self, p, a, node=None):
         return p.name in SUPPORTED and a
 
+    def power(self, a, b, node=None):
+        return False  # pow has no one-sided rule: the ball and the exact path decide it
+
     def reduction(self, e, walk):
         return False
 
@@ -159,6 +162,9 @@ class _AttrCondition(Domain):
     def primitive(self, p, a, node=None):
         return None
 
+    def power(self, a, b, node=None):
+        return None
+
     def reduction(self, e, walk):
         return None
 
@@ -219,6 +225,9 @@ class _SignBound(Domain):
         return None
 
     def primitive(self, p, a, node=None):
+        return None
+
+    def power(self, a, b, node=None):
         return None
 
     def reduction(self, e, walk):
@@ -365,6 +374,9 @@ class OneSided(Domain):
         if p.one_sided is None:
             return NONE
         return p.one_sided(node.args[0], _Analyses(self.x, self.attrs))
+
+    def power(self, a, b, node=None):
+        return NONE
 
 
 def decide(m, r, side, ok, fmt):

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from opcert.expr import NAMED
+from opcert.expr import NAMED, pow_record
 from opcert.expr.fold import element_wise_only, fold
 from opcert.formats import FLOAT_FORMATS, ordinal, round_fraction
 from opcert.numerics.exact import (
@@ -219,6 +219,46 @@ class RoundedDomain(ArbDomain):
                 raise Undecided("overflow")  # Arb gives up past its exponent range (exp(1e308))
             v = lo.union(hi)
         return _clip(_round64(_widen(v, p.ulps * 2.0**-52, p.ulps * 2.0**-1074)), *p.bounds)
+
+    def power(self, a, b, node=None):
+        """The platform's pow within its contract of a^b, for an exponent that is one value (an attribute, a
+        constant). a^b is monotone in a on each side of 0 (the negative side for an integer b only, where it is
+        +-|a|^b): its values at the ends of each side enclose it."""
+        if not b.is_exact() or (node is not None and any(n.op == "var" for n in node.args[1].nodes())):
+            raise Undecided("pow: an exponent that depends on x (no monotone pieces to take the ends of)")
+        q = arb_to_fractions(b)[0]
+        if q == 0 or q == 1:  # the contract: pow(a, 0) = 1, pow(a, 1) = a, exactly
+            return arb(1) if q == 0 else a
+        if not a.is_finite():
+            raise Undecided("pow of an unbounded base")
+        lo, hi = arb_to_fractions(a)
+        integer = pow_record.is_integer(q)
+        if lo < 0 and not integer:
+            if hi < 0:
+                raise Undefined(f"pow: a negative base to the non-integer power {q}")
+            raise Undecided(f"pow: a base on both sides of 0 to the non-integer power {q}")
+        if q < 0 and lo <= 0 <= hi:
+            raise Undecided("pow: a base holding 0 to a negative power (the pole)")
+        sides = [(max(lo, Fraction(0)), hi, 1)] if hi >= 0 else []
+        if lo < 0:
+            sides.append((max(-hi, Fraction(0)), -lo, -1 if pow_record.is_odd_integer(q) else 1))
+        v = None
+        for m0, m1, sign in sides:
+            ends = _power_at(m0, q).union(_power_at(m1, q))  # monotone in m: the ends' values, either order
+            w = ends if sign > 0 else -ends
+            v = w if v is None else v.union(w)
+        v = _round64(_widen(v, pow_record.ULPS * 2.0**-52, pow_record.ULPS * 2.0**-1074))
+        # the platform's pow keeps the sign of a^b (non-negative where every side is)
+        return _clip(v, 0, None) if all(sign > 0 for _, _, sign in sides) else v
+
+
+def _power_at(m: Fraction, q: Fraction):
+    """An enclosure of m^q, m >= 0 (not the pole)."""
+    if m == 0:
+        return arb(0)
+    if pow_record.is_integer(q):
+        return arb_of(m) ** int(q)
+    return arb_of(m) ** arb_of(q)
 
 
 def eval_rounded(e, x, attrs, prec: int = 80):

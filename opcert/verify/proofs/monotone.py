@@ -22,11 +22,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from flint import ctx
+from flint import arb, ctx
 
 from opcert.expr.fold import Domain, element_wise_only, fold
+from opcert.expr.pow_record import is_odd_integer
 from opcert.formats import ordinal
-from opcert.numerics.exact import Undecided, Undefined
+from opcert.numerics.exact import Undecided, Undefined, arb_to_fractions
 from opcert.verify.accuracy.inputs import from_ordinal
 from opcert.verify.proofs.common import record
 from opcert.verify.proofs.interval import RoundedDomain, arb_interval
@@ -66,6 +67,13 @@ def _mul(va, da, vb, db):
     sa, sb = _sign(va), _sign(vb)
     # |a| moves in direction sa*da; the product is sa*sb*|a||b|
     return sa * sb * _comb_mag(sa * da, sb * db)
+
+
+def _point(v) -> Fraction | None:
+    """The value of an enclosure that is one point (an Arb ball of radius 0, a real_monotone.Span), else None."""
+    if isinstance(v, arb):
+        return arb_to_fractions(v)[0] if v.is_exact() and v.is_finite() else None
+    return v.lo if v.lo == v.hi and isinstance(v.lo, Fraction) else None
 
 
 def _comb_mag(a, b):
@@ -118,6 +126,23 @@ class DirectionDomain(Domain):
             raise Stuck(f"{p.name} is monotone nowhere on its domain")
         v = self.inner.primitive(p, a[0])
         return v, a[1] if p.increasing else -a[1]
+
+    def power(self, a, b, node=None):
+        (va, da), (vb, db) = a, b
+        if db != 0:
+            raise Stuck("pow with an exponent that depends on x")
+        v = self.inner.power(va, vb, node)  # Split or Undecided outside pow's domain, at the pole
+        q = _point(vb)
+        if q is None:
+            raise Stuck("pow with an exponent that is not one value")
+        if da == 0 or q == 0:
+            return v, 0
+        # |a|^q grows with |a| for q > 0, shrinks for q < 0; on a <= 0 (an integer q) |a| moves against a, and an
+        # odd power's sign turns that back
+        d = 1 if q > 0 else -1
+        if _sign(va) < 0 and not is_odd_integer(q):
+            d = -d
+        return v, d * da
 
     def arithmetic(self, op, args, node=None):
         v = self.inner.arithmetic(op, [a[0] for a in args])

@@ -13,6 +13,10 @@ absolute error eta (subnormals). The platform's exp/expm1/tanh are
 uninterpreted functions with contracts.PLATFORM_CONTRACT. A counterexample in
 this mode may be spurious (the abstraction admits functions that are not
 rounding): the prover replays it before calling anything refuted.
+
+pow(a, b) over the reals is +-M(|a|, b), M uninterpreted (RealModel.power): its sign and parity are then the term's
+form, for an attribute b that is symbolic as for a numeral one. The platform's pow at a negative base is a value of
+its own under the contract (no parity: NumPy's is not odd bit for bit).
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ from fractions import Fraction
 
 import z3
 
-from opcert.expr import NAMED, Expr
+from opcert.expr import NAMED, Expr, pow_record
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
+
+SMALL_POWER = 8  # a^n for an integer numeral |n| <= 8: the product itself (exact mode)
+
+
+def _numeral(t) -> Fraction | None:
+    t = z3.simplify(t)
+    return Fraction(t.numerator_as_long(), t.denominator_as_long()) if z3.is_rational_value(t) else None
 
 
 def Q(v) -> z3.ArithRef:
@@ -60,6 +71,8 @@ class RealModel:
         # claimed where no divisor on the path taken is 0
         self.divisors: list = []
         self.path: list = []  # the select conditions of the branch being built
+        self.pows: list = []  # (m, b, M(m, b), the true M or None): the magnitudes |a|^b of power()
+        self.negative_pows: list = []  # (the platform's pow at -m, the true signed value, its magnitude, odd b)
 
     def named(self, name: str):
         """A named irrational constant: a real variable inside a 2^-80-wide rational enclosure."""
@@ -121,6 +134,7 @@ class RealModel:
             else:
                 out += self._pair_axioms(name, apps)
         out += self._links()
+        out += self._power_axioms()
         if self.truth is not None:
             out += self.truth.axioms()
         return out
@@ -190,6 +204,105 @@ class RealModel:
                         ax.append(rel(t1, a, t2, b))
         return ax
 
+    # -- pow (expr.pow_record) ----------------------------------------------------
+    def power(self, a, b):
+        """a^b as a term: a product where b is a small integer numeral (exact mode); elsewhere (-1)^b M(|a|, b) for
+        a < 0 and an odd integer b, M(|a|, b) otherwise, M an uninterpreted function: the real power under its
+        theorems, or in rounding mode the platform's pow under its contract. Parity is then the term's own form,
+        which the contract states bit for bit. Where a^b is undefined (a < 0 with b not an integer: IEEE's NaN; the
+        pole at a = 0 for b < 0) it is recorded as a divisor is: a term that is 0 exactly there, so that the
+        definition is claimed where it is defined, and the abstraction asks whether an input reaches it."""
+        q = _numeral(b)
+        on = z3.And(*self.path) if self.path else z3.BoolVal(True)
+        if q is None:
+            defined = z3.Or(a > 0, z3.And(a == 0, b >= 0), z3.And(a < 0, z3.IsInt(b)))
+            self.divisors.append((on, z3.If(defined, 1, 0)))
+        elif not pow_record.is_integer(q):
+            self.divisors.append((on, z3.If(a > 0 if q < 0 else a >= 0, 1, 0)))
+        elif q < 0:
+            self.divisors.append((on, a))
+        if q == 0 or q == 1:  # pow(a, 0) = 1 and pow(a, 1) = a: the definition, and clauses of the contract
+            return Q(1) if q == 0 else a
+        if self.exact and q is not None and q.denominator == 1 and abs(q) <= SMALL_POWER:
+            t = a
+            for _ in range(abs(q.numerator) - 1):
+                t = t * a
+            return t if q > 0 else 1 / t
+        m = z3.If(a >= 0, a, -a)
+        # the true magnitude beside the platform's: the contract's error bound relates them
+        true = self.truth.magnitude(m, b) if self.truth is not None else None
+        p = self.magnitude(m, b, true)
+        odd = (
+            z3.BoolVal(pow_record.is_odd_integer(q)) if q is not None else z3.And(z3.IsInt(b), z3.Not(z3.IsInt(b / 2)))
+        )
+        if self.exact:
+            return z3.If(z3.And(a < 0, odd), -p, p)
+        # the platform's pow at a negative base is a value of its own, within the contract of the true one: NumPy's
+        # pow is not odd bit for bit (its AVX-512 loop gives pow(-a, 3) and -pow(a, 3) an ULP apart), so no parity
+        # ties it to the value at |a|
+        f = self.funcs.get("pow64_negative_base")
+        if f is None:
+            f = self.funcs["pow64_negative_base"] = z3.Function(
+                "pow64_negative_base", z3.RealSort(), z3.RealSort(), z3.RealSort()
+            )
+        self.negative_pows.append((f(m, b), z3.If(odd, -true, true), true, odd))
+        return z3.If(a < 0, f(m, b), p)
+
+    def magnitude(self, m, b, true=None):
+        """M(m, b), m >= 0: the real m^b (exact mode), or the platform's pow within its contract of `true`."""
+        name = "pow" if self.exact else "pow64"
+        f = self.funcs.get(name)
+        if f is None:
+            f = self.funcs[name] = z3.Function(name, z3.RealSort(), z3.RealSort(), z3.RealSort())
+        self.pows.append((m, b, f(m, b), true))
+        return f(m, b)
+
+    def _power_axioms(self):
+        """Theorems of m^b for m >= 0 (exact), or the platform contract's clauses (rounding mode: non-strict, and
+        within ULPS of the true magnitude), on every M(m, b) and every pair of them."""
+        ax = []
+        strict = self.exact
+        delta, eta = Q(Fraction(pow_record.ULPS) / 2**52), Q(Fraction(pow_record.ULPS) / 2**1074)
+        for p, true, mag, odd in self.negative_pows:  # within the contract of the signed true value, of its sign
+            ax += [p - true <= delta * mag + eta, true - p <= delta * mag + eta, z3.If(odd, p <= 0, p >= 0)]
+        for m, b, p, true in self.pows:
+            ax += [
+                z3.Implies(b == 0, p == 1),
+                z3.Implies(m == 1, p == 1),
+                z3.Implies(b == 1, p == m),
+                z3.Implies(z3.And(m == 0, b > 0), p == 0),
+            ]
+            if not self.exact:
+                ax.append(z3.Implies(m > 0, p >= 0))
+                mag = z3.If(true >= 0, true, -true)
+                ax += [p - true <= delta * mag + eta, true - p <= delta * mag + eta]
+                continue
+            ax += [
+                z3.Implies(m > 0, p > 0),
+                # the side of 1 (pairs with the term at m = 1 need not occur)
+                z3.Implies(z3.And(b > 0, m > 1), p > 1),
+                z3.Implies(z3.And(b > 0, m >= 0, m < 1), p < 1),
+                z3.Implies(z3.And(b < 0, m > 1), p < 1),
+                z3.Implies(z3.And(b < 0, m > 0, m < 1), p > 1),
+            ]
+            if _numeral(b) is None:  # an attribute pinned to 2 by a property's condition
+                ax.append(z3.Implies(b == 2, p == m * m))
+        for i, (m1, b1, p1, _) in enumerate(self.pows):
+            for m2, b2, p2, _ in self.pows[i + 1 :]:
+                for (u, pu), (v, pv) in (((m1, p1), (m2, p2)), ((m2, p2), (m1, p1))):
+                    below = u < v if strict else u <= v
+                    ax += [
+                        z3.Implies(z3.And(b1 == b2, b1 > 0, u >= 0, below), pu < pv if strict else pu <= pv),
+                        z3.Implies(z3.And(b1 == b2, b1 < 0, u > 0, below), pu > pv if strict else pu >= pv),
+                    ]
+                if self.exact:  # in b at a fixed base: increasing above 1, decreasing below
+                    for (c, pc), (d, pd) in (((b1, p1), (b2, p2)), ((b2, p2), (b1, p1))):
+                        ax += [
+                            z3.Implies(z3.And(m1 == m2, m1 > 1, c < d), pc < pd),
+                            z3.Implies(z3.And(m1 == m2, m1 > 0, m1 < 1, c < d), pc > pd),
+                        ]
+        return ax
+
     def _rounding_axioms(self, r: Rounding, apps):
         ax = []
         u, eta = Q(r.unit), Q(r.eta)
@@ -239,6 +352,11 @@ class _RealDomain(Domain):
 
     def select(self, e, walk):
         c = walk(e.args[0])
+        decided = z3.simplify(c)
+        if z3.is_true(decided) or z3.is_false(decided):
+            # a condition of the attributes' values (ConstantPow's integer exponent): only the branch taken, so that
+            # the other one's functions and their pairwise facts do not enter the query
+            return walk(e.args[1] if z3.is_true(decided) else e.args[2])
         self.model.path.append(c)
         a = walk(e.args[1])
         self.model.path[-1] = z3.Not(c)
@@ -250,6 +368,11 @@ class _RealDomain(Domain):
 
     def primitive(self, p, a, node=None):
         return self.model.apply(p.name, a)
+
+    def power(self, a, b, node=None):
+        # the model's terms are sound for any exponent, one that depends on x included (its theorems hold for
+        # every b); proofs that need b fixed fail there, with z3's unknown or an unreplayed model
+        return self.model.power(a, b)
 
     def compare(self, op, a, b):
         return {

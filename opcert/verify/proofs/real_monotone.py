@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from opcert.expr import NAMED
+from opcert.expr import NAMED, pow_record
 from opcert.expr.fold import OVERLOADED, Domain, by_operators, element_wise_only, fold
 from opcert.expr.primitives import AT_INF
 from opcert.numerics.exact import Undecided
@@ -120,6 +120,45 @@ def _primitive(p, s: Span) -> Span:
     return Span(lo, hi)
 
 
+def _power(s: Span, q: Fraction) -> Span:
+    """a^q over the span of a: monotone in |a| on each side of 0 (the negative side for an integer q only, where
+    it is +-|a|^q), so its values at the ends of each side enclose it."""
+    if q == 0 or q == 1:
+        return _point(1) if q == 0 else s
+    integer = pow_record.is_integer(q)
+    if s.lo < 0 and not integer:
+        raise Split("a negative base to a non-integer power (outside pow's domain)")
+    if q < 0 and 0 in s:
+        raise Split("pow's pole at 0")
+
+    def at(m, side):  # m^q, m >= 0, a lower (side < 0) or upper end
+        if math.isinf(m):
+            return INF if q > 0 else Fraction(0)
+        if m == 0:
+            return Fraction(0)
+        v = pow_record.exact_power(m, q)
+        if v is not None:
+            return v
+        saved = ctx.prec
+        ctx.prec = 80
+        try:
+            lo, hi = arb_to_fractions(pow_record.arb_of_fraction(m) ** pow_record.arb_of_fraction(q))
+        finally:
+            ctx.prec = saved
+        return lo if side < 0 else hi
+
+    def magnitude(m0, m1):
+        return Span(at(m0, -1), at(m1, 1)) if q > 0 else Span(at(m1, -1), at(m0, 1))
+
+    out = []
+    if s.hi >= 0:
+        out.append(magnitude(max(s.lo, Fraction(0)), s.hi))
+    if s.lo < 0:
+        m = magnitude(max(-s.hi, Fraction(0)), -s.lo)
+        out.append(-m if pow_record.is_odd_integer(q) else m)
+    return Span(min(v.lo for v in out), max(v.hi for v in out))
+
+
 class SpanDomain(Domain):
     """Exact real enclosures: Spans with rational (or infinite) ends. Undecided where a comparison of spans
     cannot be decided; Split where a span must be cut (a divisor or a primitive's argument across a
@@ -177,6 +216,11 @@ class SpanDomain(Domain):
 
     def primitive(self, p, a, node=None):
         return _primitive(p, a)
+
+    def power(self, a, b, node=None):
+        if b.lo != b.hi or math.isinf(b.lo) or (node is not None and any(n.op == "var" for n in node.args[1].nodes())):
+            raise Stuck("pow with an exponent that depends on x")
+        return _power(a, b.lo)
 
 
 def enclose(e, X: Span, attrs) -> Span | bool:

@@ -1,0 +1,234 @@
+"""pow(a, b), the expression language's binary node: its exact values, its enclosures, the contract opcert assumes
+of the platform's binary64 pow (expr.pow_record), and ConstantPow's reference where a rounding is a tie. Expected
+values come from rational arithmetic (Python's Fractions) and MPFR (gmpy2), never from opcert."""
+
+import ctypes
+import ctypes.util
+import math
+from fractions import Fraction
+
+import gmpy2
+import numpy as np
+import pytest
+from flint import arb
+
+import opcert
+from opcert.expr import pow_record
+
+F = Fraction
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
+_LIBM.pow.restype, _LIBM.pow.argtypes = ctypes.c_double, (ctypes.c_double, ctypes.c_double)
+
+
+# ---- exact values --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a, b, want",
+    [
+        (F(3), F(2), F(9)),
+        (F(-3), F(3), F(-27)),
+        (F(-3), F(-2), F(1, 9)),
+        (F(1, 4), F(1, 2), F(1, 2)),  # a perfect square to the power 1/2
+        (F(27, 8), F(-2, 3) * 1, None),  # 2/3 is no dyadic exponent of a format, but exact: (27/8)^(-2/3) = 4/9
+        (F(16), F(3, 4), F(8)),
+        (F(2), F(1, 2), None),  # sqrt(2): irrational
+        (F(0), F(5, 2), F(0)),
+        (F(0), F(0), F(1)),
+        (F(7), F(0), F(1)),
+        (F(1), F(-123, 8), F(1)),
+    ],
+)
+def test_exact_power_is_the_rational_value_where_there_is_one(a, b, want):
+    got = pow_record.exact_power(a, b)
+    if a == F(27, 8):
+        assert got == F(4, 9)  # a q-th root of numerator and denominator for any q, not only powers of two
+        return
+    assert got == want
+
+
+def test_exact_power_outside_the_domain_and_at_the_pole():
+    with pytest.raises(pow_record.OutsideDomain):
+        pow_record.exact_power(F(-2), F(1, 2))
+    with pytest.raises(ZeroDivisionError):
+        pow_record.exact_power(F(0), F(-1))
+    # a huge power of a binary32 value is left to the enclosures, not computed as a rational of 10^40 bits
+    assert pow_record.exact_power(F(3, 2), F(2**100)) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_arb_power_encloses_mpfrs_value(seed):
+    rng = np.random.default_rng(seed)
+    for a, b in zip(np.exp2(rng.uniform(-60, 60, 200)), rng.uniform(-40, 40, 200)):
+        b = float(np.float32(b))
+        got = pow_record.arb_power(arb(a), arb(b))
+        with gmpy2.context(precision=300):
+            want = gmpy2.mpfr(a) ** gmpy2.mpfr(b)
+        lo, hi = got.lower(), got.upper()
+        assert float(lo) <= float(want) <= float(hi)
+        assert arb(str(want)).overlaps(got)
+    assert pow_record.arb_power(arb(-2), arb(3)).contains(-8)
+    with pytest.raises(pow_record.OutsideDomain):
+        pow_record.arb_power(arb(-2), arb(0.5))
+
+
+# ---- the platform contract ----------------------------------------------------------------------------------
+
+
+def _pairs(n=20000, seed=7):
+    rng = np.random.default_rng(seed)
+    a = np.concatenate([np.exp2(rng.uniform(-100, 100, n)), rng.uniform(0, 4, n)])
+    b = np.concatenate([rng.uniform(-30, 30, n), np.float32(rng.normal(0, 6, n)).astype(np.float64)])
+    return a, b
+
+
+def _ulp_error(y: float, a: float, b: float) -> float:
+    with gmpy2.context(precision=200):
+        v = gmpy2.mpfr(a) ** gmpy2.mpfr(b)
+        if not gmpy2.is_finite(v) or v == 0 or abs(v) < 2.0**-1022 or abs(v) > 1.7e308:
+            return 0.0  # the contract covers normal finite results
+        ulp = 2.0 ** (math.frexp(float(v))[1] - 53)
+        return float(abs(gmpy2.mpfr(y) - v) / ulp)
+
+
+@pytest.mark.parametrize("impl", ["numpy", "c"])
+def test_pow_within_its_binary64_contract(impl):
+    """pow_record.ULPS: NumPy's pow (SVML's on AVX-512 hosts) and the C library's (math.pow, the compiled ball's)."""
+    a, b = _pairs(3000)
+    with np.errstate(all="ignore"):
+        y = np.power(a, b) if impl == "numpy" else np.array([_LIBM.pow(u, v) for u, v in zip(a, b)])
+    worst = max(_ulp_error(float(yi), float(ai), float(bi)) for yi, ai, bi in zip(y, a, b))
+    assert worst <= pow_record.ULPS, worst
+
+
+def test_long_double_pow_within_its_contract():
+    ld = np.finfo(np.longdouble)
+    if ld.nmant < 63:
+        pytest.skip("long double is binary64 here: binary64 results take the exact path")
+    a, b = _pairs(2000, seed=11)
+    y = np.power(a.astype(np.longdouble), b.astype(np.longdouble))
+    p = ld.nmant + 1
+    worst = 0.0
+    with gmpy2.context(precision=300):
+        for yi, ai, bi in zip(y, a, b):
+            v = gmpy2.mpfr(float(ai)) ** gmpy2.mpfr(float(bi))
+            if not gmpy2.is_finite(v) or not -16000 < gmpy2.get_exp(v) < 16000 or not np.isfinite(yi):
+                continue
+            exp = gmpy2.get_exp(v)  # v in [2^(exp-1), 2^exp)
+            ulp = gmpy2.mpfr(2) ** (exp - p)
+            worst = max(worst, float(abs(gmpy2.mpfr(gmpy2.mpq(*yi.as_integer_ratio())) - v) / ulp))
+    assert worst <= pow_record.LONG_DOUBLE_ULPS, worst
+
+
+def test_pow_contract_clauses():
+    """The clauses the provers assume (pow_record.CONTRACT), on NumPy's pow: exact points, monotone in a for a fixed
+    exponent on a >= 0, the sign of an integer power of a negative base, NaN for a negative base and a non-integer
+    exponent. Not parity bit for bit: below."""
+    rng = np.random.default_rng(2)
+    a = np.unique(np.concatenate([np.exp2(rng.uniform(-80, 80, 50000)), rng.uniform(0, 3, 50000), [0.0]]))
+    with np.errstate(all="ignore"):
+        for b in (2.0, 3.0, 0.5, 1.5, 7.25, -1.0, -2.5, -3.0, 100.0):
+            y = np.power(a, b)
+            assert (y[1:] >= y[:-1]).all() if b > 0 else (y[2:] <= y[1:-1]).all()  # a = 0 is the pole for b < 0
+            if float(b).is_integer():  # the sign of an integer power of a negative base (no parity bit for bit)
+                neg = np.power(-a[1:], b)
+                assert (np.signbit(neg) == bool(b % 2)).all() and not np.isnan(neg).any()
+            else:
+                assert np.isnan(np.power(-a[1:], b)).all()
+        assert (np.power(a, 0.0) == 1).all() and (np.power(a, 1.0) == a).all()
+        assert (np.power(1.0, rng.uniform(-300, 300, 1000)) == 1).all()
+
+
+# ---- the reference where the rounding is a tie ------------------------------------------------------------------
+
+
+def test_squares_on_a_binary32_midpoint_round_to_even():
+    """(1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: halfway between two binary32 values; a precision loop would never decide
+    it. Its correctly rounded value rounds the exact rational ties to even."""
+    x = np.float32(1 + 2.0**-12)
+    exact = F(1 + 2.0**-12) ** 2
+    assert exact == 1 + F(1, 2**11) + F(1, 2**24)  # a binary32 midpoint
+    lo, hi = np.float32(1 + 2.0**-11), np.nextafter(np.float32(1 + 2.0**-11), np.float32(2))
+    even = lo if int(lo.view(np.uint32)) % 2 == 0 else hi
+    got = opcert.reference("ConstantPow", np.array([x, -x]), exponent=2.0)
+    assert got.tolist() == [float(even)] * 2
+    # and a cube on a midpoint: (1 + 2^-8)^3 = 1 + 3 2^-8 + 3 2^-16 + 2^-24
+    y = np.float32(1 + 2.0**-8)
+    cube = F(1 + 2.0**-8) ** 3
+    assert (cube * 2**24).denominator == 1 and (cube * 2**24).numerator % 2 == 1  # halfway in [1, 2)
+    got = opcert.reference("ConstantPow", np.array([y]), exponent=3.0)[0]
+    assert got in (float(np.float32(cube - F(1, 2**24))), float(np.float32(cube + F(1, 2**24))))
+    assert int(np.float32(got).view(np.uint32)) % 2 == 0
+
+
+def test_a_negative_base_with_a_non_integer_exponent_is_nan_and_the_pole_keeps_its_sign():
+    x = np.array([-4.0, -0.5, 4.0, 0.0], dtype=np.float32)
+    got = opcert.reference("ConstantPow", x, exponent=0.5)
+    assert np.isnan(got[:2]).all() and got[2:].tolist() == [2.0, 0.0]
+    got = opcert.reference("ConstantPow", np.array([0.0, -0.0], dtype=np.float32), exponent=-3.0)
+    assert got.tolist() == [math.inf, math.inf]  # x * 1 + 0 is +0 at both zeros (DirectML's ScaleBias)
+    got = opcert.reference("ConstantPow", np.array([-np.inf, np.inf, np.nan], dtype=np.float32), exponent=1.5)
+    assert np.isnan(got[0]) and got[1] == math.inf and np.isnan(got[2])  # -inf is a negative base: the document's NaN
+
+
+# ---- parity: NumPy's pow is not odd bit for bit on every host; opcert's code is, by its form ---------------------
+
+
+def _numpy_pow_odd_misses(a: np.ndarray) -> np.ndarray:
+    return a[np.power(-a, 3.0) != -np.power(a, 3.0)]
+
+
+def test_opcerts_constant_pow_is_odd_bit_for_bit_where_numpys_pow_is_not():
+    rng = np.random.default_rng(5)
+    a = np.exp2(rng.uniform(-300, 300, 200000))
+    got = opcert.run("ConstantPow", np.concatenate([a, -a]), exponent=3.0)
+    assert np.array_equal(got[a.size :], -got[: a.size])  # bit for bit: no zero or NaN among them
+    (p,) = opcert.prove("ConstantPow", "float64", attrs={"exponent": 3.0}, properties=["odd"]).properties
+    assert p.status == "proved", p.detail
+
+
+def test_a_kernel_calling_numpys_pow_is_refuted_odd_wherever_numpys_pow_is_not_odd():
+    """The verdict follows the host's NumPy: refuted with an input where np.power itself breaks oddness (checked
+    here on that input, independently), or not refuted where np.power is odd on a large sample too."""
+    (p,) = opcert.prove(
+        "ConstantPow", "float64", target="math_kernels:cube_in_numpy", attrs={"exponent": 3.0}, properties=["odd"]
+    ).properties
+    if p.status == "refuted":
+        x = abs(float(p.counterexample["inputs"]["x"]["value"]))
+        assert _numpy_pow_odd_misses(np.array([x])).size == 1, p.counterexample
+    else:
+        rng = np.random.default_rng(6)
+        assert _numpy_pow_odd_misses(np.exp2(rng.uniform(-300, 300, 10**6))).size == 0, p.status
+
+
+@pytest.mark.parametrize("attrs", [{"exponent": 2.5}, {"exponent": -3.0, "scale": 0.5, "bias": 1.0}])
+def test_numpy_and_compiled_balls_of_pow_are_one_semantics(attrs, monkeypatch):
+    """ball_rules.power run by both evaluators: given the same pow (the C library's, which the compiled ball calls)
+    they compute the same balls bit for bit; and each ball holds MPFR's value."""
+    import numba
+
+    from opcert.numerics import ball, ball_compiled
+    from opcert.spec.attrs import resolve
+
+    monkeypatch.setattr(pow_record, "ball_power", numba.vectorize(["float64(float64, float64)"])(lambda a, b: math.pow(a, b)))
+    op = opcert.get_operator("ConstantPow")
+    a = {k: float(v) for k, v in resolve(op, attrs).items()}
+    form = op.reference_form(None)
+    x64 = np.concatenate(
+        [np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)), -np.exp2(np.linspace(-60, 60, 1001))]
+    )
+    same_eta = ball.Precision(np.float64, ball.U, ball_compiled.ETA_BINARY32, None)
+    want = ball.evaluate(form, x64, a, same_eta)
+    got = ball_compiled.compiled(form, a)(x64)
+    for part, w, g in zip(("midpoint", "radius", "ok", "sign"), want, got):
+        w, g = np.broadcast_to(w, x64.shape), np.asarray(g)
+        differ = ~((w == g) | (np.isnan(w) & np.isnan(g))) if part in ("midpoint", "radius") else w != g
+        assert not differ.any(), (
+            f"{part} differs at x = {x64[differ][:4]}: NumPy {w[differ][:4]}, compiled {g[differ][:4]}"
+        )
+    m, r, ok = np.asarray(got[0]), np.asarray(got[1]), np.asarray(got[2])
+    for i in np.flatnonzero(ok & np.isfinite(m))[::37]:
+        u = F(float(x64[i])) * F(a["scale"]) + F(a["bias"])
+        with gmpy2.context(precision=300):
+            v = gmpy2.mpfr(gmpy2.mpq(u.numerator, u.denominator)) ** gmpy2.mpfr(a["exponent"])
+            assert abs(v - gmpy2.mpfr(float(m[i]))) <= gmpy2.mpfr(float(r[i])), (x64[i], m[i], r[i])
