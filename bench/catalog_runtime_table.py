@@ -61,6 +61,13 @@ def main():
     ap.add_argument("--dtypes", nargs="*", default=DTYPES)
     ap.add_argument("--samples", type=int, default=100_000)
     ap.add_argument(
+        "--attr",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="an attribute's values, one row each (ConstantPow's exponent=2,3,0.5); default: the defaults",
+    )
+    ap.add_argument(
         "--float32",
         default="sample",
         choices=["sample", "exhaustive"],
@@ -81,31 +88,36 @@ def main():
     print("| operator | target | " + " | ".join(a.dtypes) + " |")
     print("|---|---|" + "---|" * len(a.dtypes))
     findings, worst = [], []
-    for op in operators():
+    sets = [{}]
+    for spec in a.attr:
+        name, values = spec.split("=", 1)
+        sets = [{**s, name: float(v)} for s in sets for v in values.split(",")]
+    for op, attrs in ((op, s) for op in operators() for s in sets):
         if a.ops and op.name not in a.ops:
             continue
+        label = op.name + ("".join(f" {k}={v:g}" for k, v in attrs.items()) if attrs else "")
         for tgt in a.targets:
             cells = []
             for dt in a.dtypes:
                 if dt in ("float16", "bfloat16") or (dt == "float32" and a.float32 == "exhaustive"):
-                    r = measure(op.name, tgt, dt, "exhaustive")
+                    r = measure(op.name, tgt, dt, "exhaustive", attrs=attrs or None)
                 else:
-                    r = measure(op.name, tgt, dt, "sample", samples=a.samples)
+                    r = measure(op.name, tgt, dt, "sample", samples=a.samples, attrs=attrs or None)
                 text, refuted = cell(r)
                 cells.append(text)
-                findings += [(op.name, tgt, dt, p) for p, _ in refuted]
+                findings += [(label, tgt, dt, p) for p, _ in refuted]
                 if r.status == "ok" and r.worst_input is not None:
                     worst.append(
-                        f"- {op.name} {dt} {tgt}: {r.max_ulp:.4g} ULP at {r.worst_input!r} "
+                        f"- {label} {dt} {tgt}: {r.max_ulp:.4g} ULP at {r.worst_input!r} "
                         f"({r.worst_input_bits}): `{r.command}`"
                     )
                 print(
-                    f"{op.name} {tgt} {dt}: {text} ({r.elapsed_s:.0f} s)"
+                    f"{label} {tgt} {dt}: {text} ({r.elapsed_s:.0f} s)"
                     + (f" [{r.error}]" if r.status == "unsupported" else ""),
                     file=sys.stderr,
                     flush=True,
                 )
-            print(f"| {op.name} | {tgt} | " + " | ".join(cells) + " |", flush=True)
+            print(f"| {label} | {tgt} | " + " | ".join(cells) + " |", flush=True)
     print(f"\n({time.time() - t0:.0f} s)\n\nWorst inputs (reproduce with the command):\n")
     print("\n".join(worst))
     print("\nRefuted properties, first counterexample (replayed on the target):\n")

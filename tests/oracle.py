@@ -303,8 +303,10 @@ def _constant_pow(x: float, attrs: dict[str, float], dtype: str) -> float:
         return 1.0
     if u < 0 and not integer:
         return math.nan
-    if u == 0:
-        return math.inf if e < 0 else 0.0
+    if u == 0:  # C's pow at a zero: the pole's infinity (and the zero) keep the zero's sign for an odd exponent
+        z = x * attrs["scale"] + attrs["bias"] if "scale" in attrs else x  # DirectML's x * scale + bias in IEEE
+        odd = integer and int(e) % 2 == 1
+        return math.copysign(math.inf if e < 0 else 0.0, z if odd else 1.0)
     if integer and abs(e) * max(u.numerator.bit_length(), u.denominator.bit_length()) < 200_000:
         return _round(u ** int(e), dtype)
 

@@ -97,8 +97,8 @@ OTHER = [
     ("ConstantPow", None, {"exponent": -3.0}),
     ("ConstantPow", None, {"exponent": 7.25}),
     ("ConstantPow", None, {"exponent": 100.0}),
-    ("ConstantPow", None, {"scale": -3.5, "bias": 0.1, "exponent": 3.0}),
-    ("ConstantPow", None, {"scale": 0.5, "bias": 1.0, "exponent": -1.5}),
+    ("ConstantPow", "directml", {"scale": -3.5, "bias": 0.1, "exponent": 3.0}),
+    ("ConstantPow", "directml", {"scale": 0.5, "bias": 1.0, "exponent": -1.5}),
 ]
 # The ScaleBias forms' second sets: f of another scale and bias, the same code as the first set's with other
 # constants; the slow run takes them (their 16-bit and random inputs, and tests/test_ball_compiled.py's balls)
@@ -125,7 +125,7 @@ SCALE_BIAS_SECOND = {
     "Ceil-directml-scale=3.0,bias=-0.3",
     "Reciprocal-directml-scale=0.5,bias=-2.0",
     "ConstantPow-primary-exponent=100.0",
-    "ConstantPow-primary-scale=0.5,bias=1.0,exponent=-1.5",
+    "ConstantPow-directml-scale=0.5,bias=1.0,exponent=-1.5",
 }
 SEEDS = {"Tanh", "ScaledTanh", "HardSigmoid", "Shrink", "Celu"}  # tests/test_reference_oracle.py
 OPS = [op.name for op in opcert.operators() if op.name not in SEEDS]

@@ -165,10 +165,16 @@ def test_a_negative_base_with_a_non_integer_exponent_is_nan_and_the_pole_keeps_i
     x = np.array([-4.0, -0.5, 4.0, 0.0], dtype=np.float32)
     got = opcert.reference("ConstantPow", x, exponent=0.5)
     assert np.isnan(got[:2]).all() and got[2:].tolist() == [2.0, 0.0]
-    got = opcert.reference("ConstantPow", np.array([0.0, -0.0], dtype=np.float32), exponent=-3.0)
-    assert got.tolist() == [math.inf, math.inf]  # x * 1 + 0 is +0 at both zeros (DirectML's ScaleBias)
-    got = opcert.reference("ConstantPow", np.array([-np.inf, np.inf, np.nan], dtype=np.float32), exponent=1.5)
-    assert np.isnan(got[0]) and got[1] == math.inf and np.isnan(got[2])  # -inf is a negative base: the document's NaN
+    zeros, ends = np.array([0.0, -0.0], dtype=np.float32), np.array([-np.inf, np.inf, np.nan], dtype=np.float32)
+    # ONNX's Pow is C's: pow(-0, -3) = -inf; pow(-inf, 1.5) = +inf
+    assert opcert.reference("ConstantPow", zeros, exponent=-3.0).tolist() == [math.inf, -math.inf]
+    got = opcert.reference("ConstantPow", ends, exponent=1.5)
+    assert got[0] == math.inf and got[1] == math.inf and np.isnan(got[2])
+    # DirectML's: x * 1 + 0 is +0 at both zeros (its ScaleBias); -inf is a negative base, the document's NaN
+    got = opcert.reference("ConstantPow", zeros, standard="directml", exponent=-3.0)
+    assert got.tolist() == [math.inf, math.inf]
+    got = opcert.reference("ConstantPow", ends, standard="directml", exponent=1.5)
+    assert np.isnan(got[0]) and got[1] == math.inf and np.isnan(got[2])
 
 
 # ---- parity: NumPy's pow is not odd bit for bit on every host; opcert's code is, by its form ---------------------
@@ -210,10 +216,12 @@ def test_numpy_and_compiled_balls_of_pow_are_one_semantics(attrs, monkeypatch):
     from opcert.numerics import ball, ball_compiled
     from opcert.spec.attrs import resolve
 
-    monkeypatch.setattr(pow_record, "ball_power", numba.vectorize(["float64(float64, float64)"])(lambda a, b: math.pow(a, b)))
+    monkeypatch.setattr(
+        pow_record, "ball_power", numba.vectorize(["float64(float64, float64)"])(lambda a, b: math.pow(a, b))
+    )
     op = opcert.get_operator("ConstantPow")
-    a = {k: float(v) for k, v in resolve(op, attrs).items()}
-    form = op.reference_form(None)
+    a = {k: float(v) for k, v in resolve(op, attrs, "directml").items()}
+    form = op.reference_form("directml")
     x64 = np.concatenate(
         [np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)), -np.exp2(np.linspace(-60, 60, 1001))]
     )
@@ -232,3 +240,13 @@ def test_numpy_and_compiled_balls_of_pow_are_one_semantics(attrs, monkeypatch):
         with gmpy2.context(precision=300):
             v = gmpy2.mpfr(gmpy2.mpq(u.numerator, u.denominator)) ** gmpy2.mpfr(a["exponent"])
             assert abs(v - gmpy2.mpfr(float(m[i]))) <= gmpy2.mpfr(float(r[i])), (x64[i], m[i], r[i])
+
+
+def test_an_exact_point_at_a_pole_is_refuted_not_proved_vacuously():
+    """pow(0, -3) has no real value: "pow(0, e) = 0" is not claimed there, and the spec level refutes it (the pole is
+    a violation of the point's claim, not a point left out of it) with the replay saying why."""
+    (p,) = opcert.prove("ConstantPow", attrs={"exponent": -3.0}, properties=["zero"]).properties
+    assert p.status == "refuted" and p.expected == "not claimed"
+    assert "undefined" in p.counterexample["values"]["f(0.0)"]
+    (p,) = opcert.prove("ConstantPow", attrs={"exponent": 3.0}, properties=["zero"]).properties
+    assert p.status == "proved"

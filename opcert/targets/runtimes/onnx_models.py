@@ -77,7 +77,7 @@ def onnx_mismatch(op, attrs: dict) -> str | None:
 def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: int = 1, opset: int | None = None):
     """A one-node ONNX model: Y = op(X), X and Y of `dtype` and `shape`
     (None: unknown). A tensor-input attribute (PRelu's slope) is a
-    one-element initializer, broadcast by the operator. copies > 1: that many
+    0-d initializer, broadcast by the operator. copies > 1: that many
     independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
     opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
     from onnx import helper, numpy_helper
@@ -89,8 +89,11 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     for k, v in attrs.items():
         a = op.attribute(k)
         if a.input:
-            name = names.get(k, k)
-            arr = np.asarray([float(v)]).astype(get_format(dtype).dtype)
+            # the initializer's own name: ONNX Pow calls its exponent input Y, which is this graph's output
+            name = f"opcert_{names.get(k, k)}"
+            # a 0-d tensor: ONNX's scalars (Clip's min and max); Pow broadcasts both ways, and a one-element Y of
+            # shape (1,) made a 0-d X's output (1,)
+            arr = np.asarray(float(v)).astype(get_format(dtype).dtype)
             t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
             if dtype == "bfloat16":
                 t.data_type = elem

@@ -30,6 +30,7 @@ import z3
 from opcert.expr import NAMED, Expr, pow_record
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.expr.primitives import LINKS, REGISTRY, SIGN_PRESERVING
+from opcert.numerics.exact import eval_rational
 
 SMALL_POWER = 8  # a^n for an integer numeral |n| <= 8: the product itself (exact mode)
 
@@ -351,6 +352,9 @@ class _RealDomain(Domain):
         return z3.BoolVal(False)  # real inputs are never NaN (NaN is proved apart)
 
     def select(self, e, walk):
+        known = self._attribute_condition(e.args[0])
+        if known is not None:
+            return walk(e.args[1] if known else e.args[2])
         c = walk(e.args[0])
         decided = z3.simplify(c)
         if z3.is_true(decided) or z3.is_false(decided):
@@ -363,6 +367,24 @@ class _RealDomain(Domain):
         b = walk(e.args[2])
         self.model.path.pop()
         return z3.If(c, a, b)
+
+    def _attribute_condition(self, c: Expr) -> bool | None:
+        """A condition of the attributes alone where their values are given (the implementation level): its exact
+        truth value. Rounding mode models floor as the platform's function, which z3 may give any value at a
+        numeral (ConstantPow's integer exponent was then odd at 2 in a model)."""
+        if c.uses("var"):
+            return None
+        values = {}
+        for name in c.attributes():
+            v = self.attrs.get(name)
+            q = v if isinstance(v, Fraction) else _numeral(v) if isinstance(v, z3.ExprRef) else None
+            if q is None:
+                return None
+            values[name] = q
+        try:
+            return bool(eval_rational(c, Fraction(0), values))
+        except Exception:  # noqa: BLE001 - an irrational constant in the condition: leave it to z3
+            return None
 
     reduction = element_wise_only
 

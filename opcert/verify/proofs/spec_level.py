@@ -12,7 +12,7 @@ import z3
 from opcert.errors import UsageError
 from opcert.formats import FLOAT_FORMATS
 from opcert.impl.run import run_resolved
-from opcert.numerics.exact import eval_rational, evaluate
+from opcert.numerics.exact import Undefined, eval_rational, evaluate
 from opcert.spec.attrs import resolve, to_binary32
 from opcert.verify.proofs.common import (
     attribute,
@@ -109,8 +109,8 @@ def _implementation_replay(op, attrs, xs) -> dict | None:
     """The counterexample on opcert's float64 implementation (attributes rounded to binary32)."""
     try:
         a32 = {k: to_binary32(k, v) for k, v in attrs.items()}
-        for a in op.attributes:
-            if not a.domain.contains(a32[a.name]):
+        for a in op.attributes:  # those of the standard's definition (ONNX's Pow has no scale)
+            if a.name in a32 and not a.domain.contains(a32[a.name]):
                 return None
         x = np.array([float(v) for v in xs])
         y = run_resolved(op, x, a32)
@@ -221,7 +221,13 @@ def _violation(m: RealModel, prop, formula, A):
         return [m.eval(formula, -x, A) + m.eval(formula, x, A) != m.eval(prop.center, x, A)], {"x": x}
     if prop.kind == "exact_point":
         x = z3.Real("x")
-        return [z3.Or(*[m.eval(formula, m.eval(p, x, A), A) != m.eval(v, x, A) for p, v in prop.points])], {}
+        before = len(m.divisors)
+        wrong = [m.eval(formula, m.eval(p, x, A), A) != m.eval(v, x, A) for p, v in prop.points]
+        # a point where the definition has no value (a pole: pow(0, -3)) breaks the claim: its divisors are not
+        # assumed nonzero (as a property over x's domain assumes them), their zero is a violation
+        undefined = [z3.And(on, d == 0) for on, d in m.divisors[before:]]
+        del m.divisors[before:]
+        return [z3.Or(*wrong, *undefined)], {}
     if prop.kind == "continuity":
         x = z3.Real("x")
         sel = selects_on_x(formula)
@@ -254,9 +260,14 @@ def _replay_points(formula, prop, attrs) -> tuple[bool | None, dict]:
     if prop.kind == "exact_point":
         for p, v in prop.points:
             pq, vq = eval_rational(p, Fraction(0), attrs), eval_rational(v, Fraction(0), attrs)
-            y = _exact(formula, pq, attrs)
-            values[f"f({show(pq)})"] = _num(y)
             values[f"expected at {show(pq)}"] = show(vq)
+            try:
+                y = _exact(formula, pq, attrs)
+            except Undefined:  # a pole or outside the domain: the definition has no value there
+                values[f"f({show(pq)})"] = "undefined (a pole, or outside the domain)"
+                found = True
+                continue
+            values[f"f({show(pq)})"] = _num(y)
             found = found or bool(_lt(y, vq) or _lt(vq, y))
         return found, values
     sel = selects_on_x(formula)
