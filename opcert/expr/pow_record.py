@@ -18,7 +18,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, fmpz
+from flint import arb, fmpq, fmpz
 
 # the platform contract, as reports state it (tests/test_contracts.py checks each clause on the platform)
 CONTRACT = (
@@ -124,6 +124,4 @@ def scalar_power(a: float, b: float) -> float:
 
 
 def arb_of_fraction(q: Fraction):
-    from flint import fmpq
-
     return arb(fmpq(q.numerator, q.denominator))
