@@ -533,6 +533,11 @@ def test_numpy_and_compiled_balls_are_one_semantics(name, monkeypatch):
             "has no NumPy loop; the compiled ball takes the C library's value"
         )
     a = {k: float(v) for k, v in resolve(op, None).items()}
+    same_balls(name, form, a)
+
+
+def same_balls(name, form, a):
+    """The NumPy ball and the compiled one of `form` at moderate inputs, bit for bit: (x64, the compiled balls)."""
     x64 = np.concatenate(
         [np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)), -np.exp2(np.linspace(-60, 60, 1001))]
     )
@@ -545,3 +550,4 @@ def test_numpy_and_compiled_balls_are_one_semantics(name, monkeypatch):
         assert not differ.any(), (
             f"{name}: {part} differs at x = {x64[differ][:4]}: NumPy {w[differ][:4]}, compiled {g[differ][:4]}"
         )
+    return x64, got

@@ -212,8 +212,8 @@ def test_numpy_and_compiled_balls_of_pow_are_one_semantics(attrs, monkeypatch):
     """ball_rules.power run by both evaluators: given the same pow (the C library's, which the compiled ball calls)
     they compute the same balls bit for bit; and each ball holds MPFR's value."""
     import numba
+    from test_ball_compiled import same_balls
 
-    from opcert.numerics import ball, ball_compiled
     from opcert.spec.attrs import resolve
 
     monkeypatch.setattr(
@@ -222,18 +222,7 @@ def test_numpy_and_compiled_balls_of_pow_are_one_semantics(attrs, monkeypatch):
     op = opcert.get_operator("ConstantPow")
     a = {k: float(v) for k, v in resolve(op, attrs, "directml").items()}
     form = op.reference_form("directml")
-    x64 = np.concatenate(
-        [np.linspace(-40, 40, 4001), np.exp2(np.linspace(-60, 60, 1001)), -np.exp2(np.linspace(-60, 60, 1001))]
-    )
-    same_eta = ball.Precision(np.float64, ball.U, ball_compiled.ETA_BINARY32, None)
-    want = ball.evaluate(form, x64, a, same_eta)
-    got = ball_compiled.compiled(form, a)(x64)
-    for part, w, g in zip(("midpoint", "radius", "ok", "sign"), want, got):
-        w, g = np.broadcast_to(w, x64.shape), np.asarray(g)
-        differ = ~((w == g) | (np.isnan(w) & np.isnan(g))) if part in ("midpoint", "radius") else w != g
-        assert not differ.any(), (
-            f"{part} differs at x = {x64[differ][:4]}: NumPy {w[differ][:4]}, compiled {g[differ][:4]}"
-        )
+    x64, got = same_balls("ConstantPow", form, a)
     m, r, ok = np.asarray(got[0]), np.asarray(got[1]), np.asarray(got[2])
     for i in np.flatnonzero(ok & np.isfinite(m))[::37]:
         u = F(float(x64[i])) * F(a["scale"]) + F(a["bias"])

@@ -2,17 +2,17 @@
 DML_ELEMENT_WISE_CONSTANT_POW (level 1.0), pow(x * scale + bias, Exponent). (ONNX's Pow with an exponent tensor of
 its own, every pair of inputs, is another operator.)
 
-Its document: "f(x) = pow(x, Exponent). Negative bases are supported for integral exponents, otherwise this
-operator returns NaN." opcert reads pow as the real power where it is defined (expr.pow_record): u^e for u > 0; 0^e
-= 0 for e > 0 and 1 for e = 0; (-1)^e |u|^e for u < 0 and an integer e; the pole at u = 0 for e < 0 is C's
-+-inf (-inf at -0 for an odd e). A negative base with a non-integer exponent is NaN, -inf included (C's pow gives
-+inf there; the document's sentence covers every negative base). NaN gives NaN, for every exponent, as every
-operator of opcert's catalog (C's pow(NaN, 0) is 1; DirectML's document does not say). Exponent has no default (a
-required member): opcert checks 2 unless told.
+DirectML's document: "f(x) = pow(x, Exponent). Negative bases are supported for integral exponents, otherwise this
+operator returns NaN." opcert reads pow as the real power where it is defined (expr.pow_record): u^e for u > 0;
+0^e = 0 for e > 0 and 1 for e = 0; (-1)^e |u|^e for u < 0 and an integer e; the pole at u = 0 for e < 0 is C's
++-inf (-inf at -0 for an odd e). A negative base with a non-integer exponent is NaN. At -inf the standards differ:
+DirectML's sentence covers every negative base (NaN), ONNX's Pow is C's (+inf or +0). NaN gives NaN, for every
+exponent, as every operator of opcert's catalog (C's pow(NaN, 0) is 1; neither document says). Neither standard
+gives a default exponent (DirectML's is a required member, ONNX's an input): opcert checks 2 unless told.
 
-opcert's implementation raises s, the scale-bias rounded once in binary64, with the platform's pow (a negative s
-to an integer power as +-pow(-s, e): NumPy's pow is not odd bit for bit), and
-corrects for the rounding's error lo (its two-sum): (s + lo)^e = s^e (1 + lo / s)^e, the factor's excess
+opcert's implementation raises s (x, or DirectML's scale-bias rounded once in binary64) with the platform's pow (a
+negative s to an integer power as +-pow(-s, e): NumPy's pow is not odd bit for bit), and for DirectML corrects for
+the rounding's error lo (its two-sum): (s + lo)^e = s^e (1 + lo / s)^e, the factor's excess
 expm1(e log1p(lo / s)) added by one fused multiply-add. The platform's binary64 pow is NumPy's: SVML's where
 NumPy has its AVX-512 loops, the C library's elsewhere; both under pow's contract (expr.pow_record)."""
 
