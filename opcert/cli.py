@@ -49,6 +49,7 @@ from opcert.isa import (
     switch_for,
 )
 from opcert.numbers import Huge, Tiny, is_bit_pattern, parse_real
+from opcert.numerics.exact import FAR
 from opcert.options import Options
 from opcert.progress import Progress
 from opcert.report import ci
@@ -423,7 +424,7 @@ def cmd_ref(args) -> int:
                 "input_bits": hex_bits(xv, fmt),
                 "result": _num(rv, fmt),
                 "result_bits": hex_bits(rv, fmt),
-                "exact": _exact_text(r.exact_hi[i], r.exact_lo[i]),
+                "exact": _exact_text(r.exact_hi[i], r.exact_lo[i], fmt),
             }
         )
     out = {
@@ -455,12 +456,20 @@ def _num(v, fmt):
     return "nan" if math.isnan(f) else f
 
 
-def _exact_text(hi, lo) -> str:
+def _exact_text(hi, lo, fmt=None) -> str:
     if math.isnan(hi):
         return "nan"
     if math.isinf(hi):
         return str(hi)
     q = Fraction(float(hi)) + Fraction(float(lo))
+    if fmt is not None and fmt.kind == "float" and q != 0:
+        # the exact evaluation stands for a value beyond these bounds by one inside them (numerics.exact: _far_above,
+        # _far_below): 2^(3e38) is no 9.4e57, which that representative would print
+        above, below = fmt.emax + 1 + FAR, fmt.emin - fmt.p - FAR
+        if abs(q) >= Fraction(2) ** above:
+            return f"{'-' if q < 0 else ''}beyond 2^{above} (rounds to {'-' if q < 0 else ''}inf)"
+        if abs(q) <= Fraction(2) ** below:
+            return f"{'-' if q < 0 else ''}below 2^{below} (rounds to {'-' if q < 0 else ''}0)"
     with decimal.localcontext() as ctx:
         ctx.prec = 25
         return str(+(decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)))

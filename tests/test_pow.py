@@ -4,6 +4,7 @@ values come from rational arithmetic (Python's Fractions) and MPFR (gmpy2), neve
 
 import ctypes
 import ctypes.util
+import json
 import math
 from fractions import Fraction
 
@@ -239,3 +240,16 @@ def test_an_exact_point_at_a_pole_is_refuted_not_proved_vacuously():
     assert "undefined" in p.counterexample["values"]["f(0.0)"]
     (p,) = opcert.prove("ConstantPow", attrs={"exponent": 3.0}, properties=["zero"]).properties
     assert p.status == "proved"
+
+
+def test_ref_says_a_value_beyond_every_format_is_beyond_not_a_number_inside(cli):
+    """2^(3e38) and e^(1e30) are far beyond float32's range; the exact evaluation stands for them by an enclosure
+    just past 2^192, which `opcert ref` printed as the value (9.4e57). It prints the bound instead."""
+    code, out, _ = cli(
+        "ref", "ConstantPow", "--dtype", "float32", "--attr", "exponent=3e38", "--json", "--", "2", "0.5"
+    )
+    rows = json.loads(out)["results"]
+    assert code == 0 and [r["exact"] for r in rows] == ["beyond 2^192 (rounds to inf)", "below 2^-214 (rounds to 0)"]
+    code, out, _ = cli("ref", "Exp", "--dtype", "float32", "--json", "--", "1e30", "88")
+    rows = json.loads(out)["results"]
+    assert rows[0]["exact"] == "beyond 2^192 (rounds to inf)" and rows[1]["exact"].startswith("1.6516362549940018")
