@@ -372,7 +372,7 @@ class Balls(Domain):
         if ulps is None:  # no pow of this precision: undecided, for the exact path
             zero = np.zeros(np.broadcast(ma, mb).shape, dtype=P.dtype)
             return zero, zero, zero != zero, zero.astype(np.int8)
-        f = pow_record.ball_power
+        f = pow_record.signed_power
         with np.errstate(all="ignore"):
             m = f(ma, mb)
             wide = np.broadcast_to(ra > 0, np.shape(m))
