@@ -117,8 +117,8 @@ ball_power = numpy_power
 
 def signed_power(a, b, f=None, out=None):
     """f(a, b) (default: ball_power) with an integer b's parity taken from f(|a|, b): NumPy's loop runs the C
-    library's scalar pow on negative bases (60 ns a value beside 2.7 for SVML's on positive ones), and its value
-    there is within the same contract either way. -0's sign is kept for an odd b (pow(-0, 3) = -0, pow(-0, -3) =
+    library's scalar pow on negative bases, much slower than its SIMD loop on positive ones (bench/README.md,
+    ConstantPow), and its value there is within the same contract either way. -0's sign is kept for an odd b (pow(-0, 3) = -0, pow(-0, -3) =
     -inf)."""
     f = f or ball_power
     b = np.float64(b)

@@ -351,8 +351,9 @@ class _Gen(Domain):
             return self.settled(names)
         pre = None
         if self.precompute and self._mid_computable(node.args[0]):
-            # NumPy's pow of the block's midpoints (pow_record.ball_power: 2.7 ns a value with AVX-512, the C
-            # library's 11 ns), taken where the code's argument has the same bits, as a vectorised primitive's
+            # NumPy's pow of the block's midpoints (pow_record.signed_power: faster than the C library's call in
+            # the kernel, bench/README.md, ConstantPow), taken where the code's argument has the same bits, as a
+            # vectorised primitive's
             if node not in self.pre:
                 self.pre.append(node)
             pre = self.pre.index(node)
