@@ -14,7 +14,6 @@ values matter: the squares of binary32 values land on binary32 rounding midpoint
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -31,7 +30,7 @@ CONTRACT = (
 )
 ULPS = 1.0  # glibc's pow: within 0.52 ULP since 2.28; tests/test_contracts.py measures it
 LONG_DOUBLE_ULPS = 8.0  # glibc's powl (x86-64: the x87 format), as the primitives' long double contracts
-LIBM = "math.pow"
+LIBM = "math.pow"  # what the compiled ball calls where it takes no precomputed value
 # the largest |b| * (bits of a) for which a rational a^b is computed exactly: beyond it the exact tier leaves it to
 # Arb (a binary32 a to the power 3.4e38 has no rational value of any use)
 MAX_EXACT_BITS = 1 << 16
@@ -128,14 +127,6 @@ def signed_power(a, b, f=None, out=None):
     if b % 2 == 1:
         y = np.copysign(y, a, out=y if isinstance(y, np.ndarray) else None)
     return y
-
-
-def scalar_power(a: float, b: float) -> float:
-    """The C library's pow at one point (compiled code calls math.pow; Python's raises where C returns inf/NaN)."""
-    try:
-        return math.pow(a, b)
-    except (OverflowError, ValueError):
-        return float(numpy_power(np.float64(a), np.float64(b)))
 
 
 def arb_of_fraction(q: Fraction):

@@ -358,7 +358,7 @@ class _Gen(Domain):
                 self.pre.append(node)
             pre = self.pre.index(node)
         if pre is None:
-            E(f"{m} = math.pow({ma}, {mb})")
+            E(f"{m} = {pow_record.LIBM}({ma}, {mb})")
         elif not _direct(node):
             E(f"if np.float64({ma}).view(np.uint64) == A{pre}:")
             E(f"    {m} = P{pre}")
@@ -369,7 +369,8 @@ class _Gen(Domain):
         E(f"flo = {m}; fhi = {m}")
         E(f"if {ra} > 0.0:")
         if pre is None:
-            E(f"    flo = math.pow(step_down({ma} - {ra}), {mb}); fhi = math.pow(step_up({ma} + {ra}), {mb})")
+            f = pow_record.LIBM
+            E(f"    flo = {f}(step_down({ma} - {ra}), {mb}); fhi = {f}(step_up({ma} + {ra}), {mb})")
         else:  # no C library call in this kernel (as the primitives'): the other kernel takes a wide ball
             E("    miss = True")
         k = _lit(pow_record.ULPS)
