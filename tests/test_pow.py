@@ -253,3 +253,11 @@ def test_ref_says_a_value_beyond_every_format_is_beyond_not_a_number_inside(cli)
     code, out, _ = cli("ref", "Exp", "--dtype", "float32", "--json", "--", "1e30", "88")
     rows = json.loads(out)["results"]
     assert rows[0]["exact"] == "beyond 2^192 (rounds to inf)" and rows[1]["exact"].startswith("1.6516362549940018")
+
+
+def test_exact_power_of_an_exponent_with_a_huge_denominator_is_left_to_the_enclosures():
+    """A z3 model may pick b = 1 / 2^100: 3^(2^-100) is irrational (no integer's 2^100-th power is 3), and asking
+    flint for that root overflowed (an exit 3 of `opcert prove ConstantPow`)."""
+    assert pow_record.exact_power(F(3), F(1, 2**100)) is None
+    assert pow_record.exact_power(F(1, 4), F(1, 2**100)) is None
+    assert pow_record.exact_power(F(2**64), F(1, 64)) == 2

@@ -79,6 +79,8 @@ def exact_power(a: Fraction, b: Fraction) -> Fraction | None:
 def _root(n: int, q: int) -> int | None:
     if n in (0, 1):
         return n
+    if q >= n.bit_length():  # a root r >= 2 has r^q >= 2^q > n (and q may be too large for fmpz.root: 2^100)
+        return None
     r = int(fmpz(n).root(q))
     return r if r**q == n else None
 

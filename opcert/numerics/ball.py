@@ -358,8 +358,9 @@ class Balls(Domain):
         return self._node(m, r, ok, R[SIGN_RULES[p.sign].__name__](m, r, sa))
 
     def power(self, a, b, node=None):
-        """ball_rules.power with the platform's pow (pow_record.numpy_power: NumPy's); b = 1 is a itself and b = 2
-        the product's rule, whose exactness test decides the squares that land on a format's midpoint."""
+        """ball_rules.power with the platform's pow (pow_record.signed_power: NumPy's, an integer power of a negative
+        base from |a|'s); b = 1 is a itself and b = 2 the product's rule, whose exactness test decides the squares
+        that land on a format's midpoint."""
         P, R = self.P, self.R
         (ma, ra, oka, sa), (mb, rb, okb, _) = a, b
         ok = oka & okb & (rb == 0)

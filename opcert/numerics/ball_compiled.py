@@ -328,8 +328,9 @@ class _Gen(Domain):
     reduction = element_wise_only
 
     def power(self, a, b, node=None):
-        """Balls.power's code: the C library's pow (math.pow), under pow's contract as NumPy's is; b is an
-        attribute or a constant, known here (an exponent that varies with x: numerics.ball takes it)."""
+        """Balls.power's code: NumPy's pow of the block's midpoints where the argument's are computable beforehand
+        (as _midpoints gives the vectorised primitives'), else the C library's (pow_record.LIBM), under the same
+        contract; b is an attribute or a constant, known here (an exponent that varies with x: numerics.ball)."""
         e = node.args[1]
         if e.op == "attr":
             bv = float(self.attrs[e.name])

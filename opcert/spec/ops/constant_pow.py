@@ -61,6 +61,9 @@ def _parity_by_construction(s):
     return select(INTEGER, select(ODD, odd, even), non_integer)
 
 
+_POW_OF_X = select(isnan(x), x, _parity_by_construction(x))  # ONNX's Pow: NaN gives NaN at exponent 0 too
+
+
 def _pow_scaled():
     _, s, lo = scale_bias_parts()
     y = _parity_by_construction(s)
@@ -240,7 +243,7 @@ OPERATOR = Operator(
             defaults={},
             attribute_names={"exponent": "Y"},
             support=(Support("7", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
-            implementation=select(isnan(x), x, _parity_by_construction(x)),
+            implementation=_POW_OF_X,
             notes="Y is an input: opcert checks a one-element one, 2 unless told. C's pow (ONNX's reference operator "
             "is np.power): NaN for a negative base and a non-integer exponent, +inf or +0 at -inf; NaN gives NaN for "
             "every exponent (np.power(NaN, 0) is 1).",
@@ -259,7 +262,7 @@ OPERATOR = Operator(
         ),
     ),
     primary="onnx",
-    implementation=select(isnan(x), x, _parity_by_construction(x)),
+    implementation=_POW_OF_X,
     # over the reals; at scale 1 and bias 0 they differ at special values only: -0 (x * 1 + 0 is +0) and -inf to a
     # non-integer power (DirectML's NaN, C's +inf or +0), each the limits' and the references' own
     standards_differ_where=negate(PLAIN),

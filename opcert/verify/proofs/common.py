@@ -216,7 +216,7 @@ def show(q) -> str:
     """A number for people: decimal, and the exact fraction when it is short."""
     if isinstance(q, float):
         return repr(q)
-    if q.numerator.bit_length() - q.denominator.bit_length() > 1100:  # beyond binary64 (no float())
+    if q.numerator.bit_length() - q.denominator.bit_length() > 1023:  # beyond binary64 (no float(): 2^1024 overflows)
         return f"about 2^{q.numerator.bit_length() - q.denominator.bit_length()} (beyond binary64)"
     f = float(q)
     text = repr(f)

@@ -89,7 +89,10 @@ def _exact(e, x: Fraction, attrs) -> Fraction | tuple:
 
 
 def _num(v) -> str:
-    return show(v) if isinstance(v, Fraction) else f"in [{float(v[0])!r}, {float(v[1])!r}]"
+    if isinstance(v, Fraction):
+        return show(v)
+    # an enclosure's ends as binary64 values; beyond binary64 (3^(2^100) at a z3 model's point), show's power of two
+    return "in [" + ", ".join(show(e) if abs(e) >= 2**1024 else repr(float(e)) for e in v) + "]"
 
 
 def _lt(a, b) -> bool | None:
