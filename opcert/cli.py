@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from opcert import __version__, policy
+from opcert import __version__, cli_binary, cli_predicate, policy
 from opcert import files as io
 from opcert.errors import ConfigErrors, OpcertError, UsageError, choices
 from opcert.files import check_writable, write_json_atomic, write_text_atomic
@@ -60,10 +60,16 @@ from opcert.report.svg import attr_sweep_svg
 from opcert.report.text import LIMIT, log
 from opcert.runtime_table import isa_switches, target_names
 from opcert.spec import (
+    binary_operators,
+    get_binary_operator,
     get_operator,
+    get_predicate_operator,
     get_tensor_operator,
+    is_binary_operator,
+    is_predicate_operator,
     is_tensor_operator,
     operators,
+    predicate_operators,
     row_reference,
     tensor_operators,
 )
@@ -198,6 +204,10 @@ def tensor_record(op) -> dict:
 
 def _one_operator(args) -> int:
     """`opcert ops OP`: one operator's standards, attributes (each standard's name and default), properties."""
+    if is_binary_operator(args.op):
+        return cli_binary.cmd_ops_one(sys.modules[__name__], args)
+    if is_predicate_operator(args.op):
+        return cli_predicate.cmd_ops_one(sys.modules[__name__], args)
     tensor = is_tensor_operator(args.op)
     r = tensor_record(get_tensor_operator(args.op)[0]) if tensor else operator_record(get_operator(args.op))
     if args.json:
@@ -244,8 +254,10 @@ def cmd_ops(args) -> int:
         return _one_operator(args)
     records = [operator_record(op) for op in operators()]
     tensors = [tensor_record(op) for op in tensor_operators()]
+    binaries = [cli_binary.binary_record(op) for op in binary_operators()]
+    binaries += [cli_predicate.predicate_record(op) for op in predicate_operators()]
     if args.json:
-        print(json.dumps(sorted(records + tensors, key=lambda r: r["name"]), indent=2))
+        print(json.dumps(sorted(records + tensors + binaries, key=lambda r: r["name"]), indent=2))
         return 0
     t = Table(title="opcert operator catalog")
     for col in ("operator", "standards", "attributes (defaults)", "dtypes (standards)", "definition"):
@@ -279,6 +291,8 @@ def cmd_ops(args) -> int:
                 ", ".join(d for d in op.dtypes if any(d in u.dtypes for u in s.support)),
             )
     _console().print(t)
+    cli_binary.ops_rows(sys.modules[__name__], _console())
+    cli_predicate.ops_rows(sys.modules[__name__], _console())
     return 0
 
 
@@ -400,6 +414,10 @@ def cmd_ref_tensor(args) -> int:
 
 
 def cmd_ref(args) -> int:
+    if is_binary_operator(args.op):
+        return cli_binary.cmd_ref(sys.modules[__name__], args)
+    if is_predicate_operator(args.op):
+        return cli_predicate.cmd_ref(sys.modules[__name__], args)
     if is_tensor_operator(args.op):
         return cmd_ref_tensor(args)
     if args.axis is not None or args.axes is not None or args.shape is not None:
@@ -700,6 +718,10 @@ def _print_rows(res, stderr: bool = False) -> None:
 
 
 def cmd_accuracy(args) -> int:
+    if is_binary_operator(args.op):
+        return cli_binary.cmd_accuracy(sys.modules[__name__], args)
+    if is_predicate_operator(args.op):
+        return cli_predicate.cmd_accuracy(sys.modules[__name__], args)
     if is_tensor_operator(args.op):
         return cmd_accuracy_tensor(args)
     if args.exhaustive and args.samples is not None:
@@ -827,7 +849,15 @@ def _accuracy_as_check(args, fmt, mode) -> int:
     if args.accept_sampled_evidence:
         raw["accept_sampled_evidence"] = True
     if args.waive:
-        target_op = get_tensor_operator(args.op)[0] if is_tensor_operator(args.op) else get_operator(args.op)
+        target_op = (
+            get_binary_operator(args.op)
+            if is_binary_operator(args.op)
+            else get_predicate_operator(args.op)
+            if is_predicate_operator(args.op)
+            else get_tensor_operator(args.op)[0]
+            if is_tensor_operator(args.op)
+            else get_operator(args.op)
+        )
         raw["waive"] = parse_waivers(target_op, args.waive)
     checks = parse_check(raw, 0, "the command line")
     if len(checks) != 1:
@@ -840,6 +870,20 @@ def _accuracy_as_check(args, fmt, mode) -> int:
         print(
             f"opcert: {args.op} {fmt.name} on {args.target}: max ULP error {acc.get('max_ulp')!r} over "
             f"{acc.get('inputs_checked') or 0:,} elements in {acc.get('rows') or 0:,} rows",
+            file=sys.stderr,
+        )
+    elif acc.get("kind") == "predicate":  # a predicate operator's outputs (verify.predicate.measure)
+        print(
+            f"opcert: {args.op} {fmt.name} on {args.target}: {acc.get('mismatches') or 0:,} wrong outputs over "
+            f"{acc.get('inputs_checked') or 0:,} inputs",
+            file=sys.stderr,
+        )
+    elif acc.get("kind") == "pairs":  # a binary operator's pairs (verify.binary.measure's gate_accuracy)
+        worst = acc.get("max_ulp")
+        print(
+            f"opcert: {args.op} {fmt.name} on {args.target}: "
+            + ("every output correctly rounded" if worst is None else f"max ULP error {worst!r}")
+            + f" over {acc.get('inputs_checked') or 0:,} pairs",
             file=sys.stderr,
         )
     elif acc:

@@ -3,12 +3,12 @@
 A row says what the rest of opcert needs to know without loading the runtime: its target name (and the
 devices it also runs on, as NAME:DEVICE targets), the pip extra that installs it, the modules whose import
 starts its threads (opcert.workers spawns its workers, rather than forking them, once one is loaded), where
-its element-wise and tensor sides are ("module:attribute", imported when the target is loaded), its ISA
-switch (opcert.isa), and whether its calls may be made from several threads at once (the layout check's
+its element-wise, tensor and binary sides are ("module:attribute", imported when the target is loaded), its
+ISA switch (opcert.isa), and whether its calls may be made from several threads at once (the layout check's
 "caller threads" family). The target names (opcert.targets), the tensor operators' target names
-(opcert.targets.tensor), the ISA switches (opcert.isa), the threaded modules (opcert.workers) and the help
-texts come from here. docs/targets.md ("Adding a runtime") says how to add one: a file under
-opcert/targets/runtimes/ and a row below.
+(opcert.targets.tensor), the binary operators' (opcert.targets.binary), the ISA switches (opcert.isa), the
+threaded modules (opcert.workers) and the help texts come from here. docs/targets.md ("Adding a runtime")
+says how to add one: a file under opcert/targets/runtimes/ and a row below.
 
 Data only: this module imports nothing of opcert's and no runtime, so every layer may read it.
 """
@@ -44,6 +44,11 @@ class Runtime:
     #                             called with no argument, or with the device for NAME:DEVICE
     tensor: str | None = None  # "module:attribute" of its tensor side (targets.protocol.TensorTarget), called with
     #                             no argument; None: the tensor operators cannot be run on it
+    binary: str | None = None  # "module:attribute" of its binary side (targets.protocol.BinaryTarget), called with
+    #                             no argument; None: the binary operators (Pow) cannot be run on it
+    predicate: str | None = None  # "module:attribute" of its predicate side (targets.predicate.PredicateTarget),
+    #                                called with no argument; None: the predicate operators (IsNaN, IsInf) cannot
+    #                                be run on it
     devices: tuple[str, ...] = ()  # other devices its element-wise side runs on, as targets NAME:DEVICE
     modules: tuple[str, ...] = ()  # modules whose import starts the runtime's threads (after which fork() may
     #                                 deadlock a child): a process that has one loaded spawns its workers
@@ -59,6 +64,8 @@ RUNTIMES = (
         concurrent=True,
         elementwise="opcert.targets.runtimes.onnxruntime:OnnxRuntimeElementWise",
         tensor="opcert.targets.runtimes.onnxruntime:OnnxRuntimeTensor",
+        binary="opcert.targets.runtimes.onnxruntime:OnnxRuntimeBinary",
+        predicate="opcert.targets.runtimes.predicates:OnnxRuntimePredicate",
     ),
     Runtime(
         name="onnx-reference",
@@ -67,6 +74,8 @@ RUNTIMES = (
         concurrent=True,
         elementwise="opcert.targets.runtimes.onnx_reference:OnnxReferenceElementWise",
         tensor="opcert.targets.runtimes.onnx_reference:OnnxReferenceTensor",
+        binary="opcert.targets.runtimes.onnx_reference:OnnxReferenceBinary",
+        predicate="opcert.targets.runtimes.predicates:OnnxReferencePredicate",
     ),
     Runtime(
         name="torch",
@@ -81,6 +90,8 @@ RUNTIMES = (
         ),
         elementwise="opcert.targets.runtimes.torch:TorchElementWise",
         tensor="opcert.targets.runtimes.torch:TorchTensor",
+        binary="opcert.targets.runtimes.torch:TorchBinary",
+        predicate="opcert.targets.runtimes.predicates:TorchPredicate",
     ),
     Runtime(
         name="jax",
@@ -90,6 +101,8 @@ RUNTIMES = (
         concurrent=True,
         elementwise="opcert.targets.runtimes.jax:JaxElementWise",
         tensor="opcert.targets.runtimes.jax:JaxTensor",
+        binary="opcert.targets.runtimes.jax:JaxBinary",
+        predicate="opcert.targets.runtimes.predicates:JaxPredicate",
     ),
     Runtime(
         name="openvino",
@@ -102,6 +115,8 @@ RUNTIMES = (
         ),
         elementwise="opcert.targets.runtimes.openvino:OpenVinoElementWise",
         tensor="opcert.targets.runtimes.openvino:OpenVinoTensor",
+        binary="opcert.targets.runtimes.openvino:OpenVinoBinary",
+        predicate="opcert.targets.runtimes.predicates:OpenVinoPredicate",
     ),
 )
 
@@ -122,6 +137,16 @@ def target_names() -> tuple[str, ...]:
 def tensor_target_names() -> tuple[str, ...]:
     """The runtimes the tensor operators can be run on."""
     return tuple(r.name for r in RUNTIMES if r.tensor is not None)
+
+
+def binary_target_names() -> tuple[str, ...]:
+    """The runtimes the binary element-wise operators (Pow) can be run on."""
+    return tuple(r.name for r in RUNTIMES if r.binary is not None)
+
+
+def predicate_target_names() -> tuple[str, ...]:
+    """The runtimes the predicate operators (IsNaN, IsInf) can be run on."""
+    return tuple(r.name for r in RUNTIMES if r.predicate is not None)
 
 
 def runtime_of(target: str) -> Runtime | None:

@@ -12,9 +12,10 @@ def test_ops_json_lists_the_catalog(cli):
     code, out, _ = cli("ops", "--json")
     data = json.loads(out)
     names = [d["name"] for d in data]
-    # one operator per module of the catalog's two folders (spec/ops, spec/tensor_ops), counted on disk
+    # one operator per module of the catalog's folders (spec/ops, tensor_ops, binary_ops, predicate_ops), on disk
     spec = os.path.join(os.path.dirname(__file__), "..", "opcert", "spec")
-    modules = [f for d in ("ops", "tensor_ops") for f in os.listdir(os.path.join(spec, d))]
+    folders = ("ops", "tensor_ops", "binary_ops", "predicate_ops")
+    modules = [f for d in folders for f in os.listdir(os.path.join(spec, d))]
     expected = sum(1 for f in modules if f.endswith(".py") and not f.startswith("_"))
     assert code == 0 and names == sorted(names) and len(names) == expected
     tensor = {d["name"]: d for d in data if d["kind"] == "tensor"}

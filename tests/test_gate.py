@@ -215,9 +215,9 @@ def test_default_config_covers_the_catalog():
 
     cfg = default_config()
     cells = {(c.op, d) for c in cfg.checks for d in c.dtypes}
-    from opcert.spec import tensor_operators
+    from opcert.spec import binary_operators, predicate_operators, tensor_operators
 
-    every = list(opcert.operators()) + tensor_operators()
+    every = list(opcert.operators()) + tensor_operators() + binary_operators() + predicate_operators()
     assert cells == {(op.name, d) for op in every for d in ("float16", "bfloat16", "float32", "float64")}
     assert all(c.target == "opcert" for c in cfg.checks)
     assert all(c.mode == "exhaustive" for c in cfg.checks if set(c.dtypes) <= {"float16", "bfloat16"})

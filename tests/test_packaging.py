@@ -257,13 +257,14 @@ def test_the_sdist_installs_into_a_new_venv_and_works(dists, tmp_path):
 
     # the catalog: the installed copy's operators are the checkout's (an operator module missing from the sdist
     # would drop out of the catalog, which is found by listing the package)
-    from opcert.spec import operators, tensor_operators
+    from opcert.spec import binary_operators, operators, predicate_operators, tensor_operators
 
     r = run(bin_ / "opcert", "ops", "--json")
     assert r.returncode == 0, r.stderr
     installed = {rec["name"] for rec in json.loads(r.stdout)}
-    assert installed == {op.name for op in operators()} | {op.name for op in tensor_operators()}
-    assert {"Tanh", "Softmax"} <= installed
+    every = operators() + tensor_operators() + binary_operators() + predicate_operators()
+    assert installed == {op.name for op in every}
+    assert {"Tanh", "Softmax", "Pow", "IsNaN"} <= installed
 
     # the installed copy is what ran (not the checkout's), and the C library opcert compiles at first use on glibc
     # x86-64 compiles from the source in it (a new kernel cache: compiled here, not found from an earlier run)

@@ -178,6 +178,19 @@ def test_a_negative_base_with_a_non_integer_exponent_is_nan_and_the_pole_keeps_i
     assert np.isnan(got[0]) and got[1] == math.inf and np.isnan(got[2])
 
 
+def test_directml_scale_bias_keeps_an_overflowed_power_infinite():
+    """(-FLT_MAX * 0.5 + 1)^10 and (FLT_MAX * 0.5 + 1)^10 are above 10^380: +inf in float32. The two-sum correction
+    once turned the overflowed -inf * (negative excess) + inf into NaN; Pow's infinite exponents too."""
+    big = np.float32(3.4028234663852886e38)
+    x = np.array([-big, big], dtype=np.float32)
+    got = opcert.run("ConstantPow", x, standard="directml", scale=0.5, bias=1.0, exponent=10.0)
+    assert got.tolist() == [math.inf, math.inf]
+    assert opcert.reference("ConstantPow", x, standard="directml", scale=0.5, bias=1.0, exponent=10.0).tolist() == [
+        math.inf,
+        math.inf,
+    ]
+
+
 # ---- parity: NumPy's pow is not odd bit for bit on every host; opcert's code is, by its form ---------------------
 
 

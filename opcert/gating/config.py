@@ -37,9 +37,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from opcert import policy
 from opcert.errors import ConfigErrors, ConfigProblem, UsageError, choices
@@ -47,8 +50,22 @@ from opcert.formats import FLOAT_FORMATS
 from opcert.gating import paths, toml_lines
 from opcert.isa import check_isa, levels
 from opcert.runtime_table import isa_switches
-from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators, tensor_operators
+from opcert.spec import (
+    binary_operators,
+    get_binary_operator,
+    get_operator,
+    get_predicate_operator,
+    get_tensor_operator,
+    is_binary_operator,
+    is_predicate_operator,
+    is_tensor_operator,
+    operators,
+    predicate_operators,
+    tensor_operators,
+)
 from opcert.spec.attrs import resolve
+from opcert.spec.binary import BinaryOperator
+from opcert.spec.predicate import PredicateOperator
 from opcert.targets import BUILTIN, c_abi, check_name
 from opcert.verify.accuracy.attr_sweep import attribute_sets
 from opcert.verify.tensor.measure import LONGEST_ROW
@@ -274,8 +291,10 @@ class Check:
     def mode_for(self, dtype: str) -> str:
         # exhaustive float64 is not a thing: 2^64 inputs; a tensor operator's exhaustive pass is over every
         # pair of 16-bit values (its float32 rows are sampled)
-        if dtype == "float64" or (dtype == "float32" and is_tensor_operator(self.op)):
+        if dtype == "float64" or (dtype == "float32" and (is_tensor_operator(self.op) or is_binary_operator(self.op))):
             return "sample"
+        if is_predicate_operator(self.op) and dtype in ("float16", "bfloat16"):  # always every pattern
+            return "exhaustive"
         return self.mode
 
     def identity(self, dtype: str) -> dict:
@@ -405,9 +424,37 @@ def _ops(spec, at: tuple, P: _Problems) -> list | None:
     out = []
     for j, n in enumerate(names):
         path = at + ("op", j) if isinstance(spec, list) else at + ("op",)
-        got = P.attempt(path, lambda n=n: get_tensor_operator(n)[0] if is_tensor_operator(n) else get_operator(n))
+        got = P.attempt(path, lambda n=n: _operator(n))
         out.append(got)
     return None if any(o is _BAD for o in out) else out
+
+
+def _operator(name):
+    if is_binary_operator(name):
+        return get_binary_operator(name)
+    if is_predicate_operator(name):
+        return get_predicate_operator(name)
+    return get_tensor_operator(name)[0] if is_tensor_operator(name) else get_operator(name)
+
+
+def _binary_attrs(op, attrs: dict, standard, at: tuple, P: _Problems) -> tuple:
+    """A binary operator's [check.attrs] (DirectML's scale and bias): names its standard has, binary32 values."""
+    try:
+        std = op.standard(standard)
+    except UsageError as exc:
+        P.add(at + ("standard",), str(exc))
+        return ()
+    out = []
+    for key, value in attrs.items():
+        if not std.has(key):
+            P.add(at + ("attrs", key), f"{op.name} ({std.key}) has no attribute {key!r}; its attributes: "
+                  f"{choices(std.attribute_names) if std.attribute_names else 'none'}")  # fmt: skip
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+            P.add(at + ("attrs", key), f"must be a finite number (a binary32 value), got {value!r}")
+            continue
+        out.append((key, float(np.float32(value))))
+    return tuple(sorted(out))
 
 
 def _dtypes(raw, at: tuple, P: _Problems) -> list | None:
@@ -460,21 +507,27 @@ def _string(value, key: str) -> str:
     return value
 
 
-def _tensor_proofs(op, raw, at: tuple, P: _Problems, base: Check, dtypes_ok: bool, refused: dict) -> tuple:
-    """The required properties of a tensor operator's check (sampled rows: verify.tensor.measure); `refused`:
-    the keys that concern element-wise kernels only, each refused by name where it is given."""
+def _tensor_proofs(
+    op, raw, at: tuple, P: _Problems, base: Check, dtypes_ok: bool, refused: dict, kind: str = "a tensor operator"
+) -> tuple:
+    """The required properties of a tensor (or binary) operator's check (sampled rows or pairs: verify.tensor,
+    verify.binary); `refused`: the keys that concern element-wise kernels only, each refused by name."""
+    what = (
+        "a tensor operator has no attributes; its rows are sampled"
+        if kind == "a tensor operator"
+        else "its pairs are sampled, or every pair of a 16-bit format"
+    )
     for key, given in refused.items():
         if given:
-            P.add(
-                at + (key,),
-                f"{op.name} is a tensor operator: {key} applies to the element-wise "
-                "operators (a tensor operator has no attributes; its rows are sampled)",
-            )
+            P.add(at + (key,), f"{op.name} is {kind}: {key} applies to the element-wise operators ({what})")
     if dtypes_ok and base.mode == "exhaustive" and not any(d in ("float16", "bfloat16") for d in base.dtypes):
         P.add(
             at + ("mode",),
             f"{op.name} is a tensor operator: exhaustive adds every row of two 16-bit "
-            'values (float16, bfloat16); its float32 and float64 rows are sampled: mode = "sample"',
+            'values (float16, bfloat16); its float32 and float64 rows are sampled: mode = "sample"'
+            if kind == "a tensor operator"
+            else f"{op.name} is {kind}: exhaustive covers every pair of 16-bit values (float16, bfloat16); its "
+            'float32 and float64 pairs are sampled: mode = "sample"',
         )
     requested = raw.get("proofs", [])
     declared = [p.name for p in op.properties]
@@ -570,6 +623,14 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
     for op in ops:
         if standard is not None and P.attempt(at + ("standard",), op.standard, standard) is _BAD:
             continue
+        if standard is not None and getattr(op.standard(standard), "rounded_scale_bias", False):
+            if mode == "exhaustive" and dtypes and "float32" in dtypes:
+                P.add(
+                    at + ("mode",),
+                    f"{standard}: the exhaustive float32 sweep computes the exact reading of the ScaleBias only; the "
+                    'rounded variant is measured on every 16-bit input and on float32 samples (mode = "sample")',
+                )
+                continue
         base = Check(
             op.name,
             tuple(dtypes or ()),
@@ -589,6 +650,37 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
             config_line=toml_lines.find(P.lines, P.prefix + at) if P.lines else None,
             waive=_waived(op, waive, at, P, ops),
         )
+        if isinstance(op, PredicateOperator):
+            refused = {
+                "attr_sweep": bool(sweep),
+                "isa": bool(isa_levels) and isa_levels is not _BAD,
+                "layout_samples": layout_samples is not None,
+            }
+            proofs = _tensor_proofs(op, raw, at, P, base, dtypes_ok, refused, kind="a predicate operator")
+            given = P.attempt(at + ("attrs",), op.attributes_for, op.standard(standard), attrs or {})
+            out.append(
+                dataclasses.replace(
+                    base,
+                    proofs=tuple(n for n in proofs if n not in dict(base.waive)),
+                    attrs=tuple(sorted((given if given is not _BAD else {}).items())),
+                )
+            )
+            continue
+        if isinstance(op, BinaryOperator):
+            refused = {
+                "attr_sweep": bool(sweep),
+                "isa": bool(isa_levels) and isa_levels is not _BAD,
+                "layout_samples": layout_samples is not None,
+            }
+            proofs = _tensor_proofs(op, raw, at, P, base, dtypes_ok, refused, kind="a binary operator")
+            out.append(
+                dataclasses.replace(
+                    base,
+                    proofs=tuple(n for n in proofs if n not in dict(base.waive)),
+                    attrs=_binary_attrs(op, attrs or {}, standard, at, P),
+                )
+            )
+            continue
         if not op.elementwise:
             refused = {
                 "attrs": bool(attrs),
@@ -655,6 +747,23 @@ TENSOR_EVIDENCE = (
     "that sampled evidence (`opcert accuracy OP --dtype float16 --target opcert --exhaustive` decides "
     "them over every pair of 16-bit values, about 45 minutes on 2 cores; `opcert prove OP` proves "
     "them for the standards' formula over the reals)"
+)
+
+
+# the built-in gate's checks of the binary operators: their pair properties are decided on samples (every pair of
+# a 16-bit format takes minutes: bench/README.md, 'Pow over every pair'), and the gate accepts that evidence
+BINARY_EVIDENCE = (
+    "pair properties of the code are checked on sampled pairs, not proved: the built-in gate accepts that sampled "
+    "evidence (`opcert accuracy Pow --dtype float16 --target opcert --exhaustive` decides them over every pair of "
+    "float16 values)"
+)
+
+
+# the built-in gate's checks of the predicate operators: every 16-bit pattern (their properties proved), float32
+# and float64 on samples (checked): the gate accepts that evidence
+PREDICATE_EVIDENCE = (
+    "float32 and float64 are checked on sampled patterns, not proved, and the built-in gate accepts that evidence "
+    "(`opcert accuracy IsNaN --dtype float32 --target opcert --exhaustive` decides every float32 pattern)"
 )
 
 
@@ -953,6 +1062,38 @@ def default_config() -> GateConfig:
                 proofs=proofs,
                 accept_sampled_evidence=True,
                 proofs_left_out=(TENSOR_EVIDENCE,),
+            )
+        )
+    for op in binary_operators():
+        proofs = tuple(p.name for p in op.properties_of(op.primary))
+        for dtypes, budget in (
+            (("float16", "bfloat16", "float32"), DEFAULT_BUDGET["float32"]),
+            (("float64",), op.budget64),
+        ):
+            checks.append(
+                Check(
+                    op.name,
+                    dtypes,
+                    "opcert",
+                    "sample",
+                    max_ulp=budget,
+                    proofs=proofs,
+                    accept_sampled_evidence=True,
+                    proofs_left_out=(BINARY_EVIDENCE,),
+                )
+            )
+    for op in predicate_operators():
+        # every 16-bit pattern, float32 and float64 sampled (every float32 pattern: --exhaustive, about a minute)
+        checks.append(
+            Check(
+                op.name,
+                ("float16", "bfloat16", "float32", "float64"),
+                "opcert",
+                "sample",
+                max_ulp=0.0,
+                proofs=tuple(p.name for p in op.properties_of(op.primary)),
+                accept_sampled_evidence=True,
+                proofs_left_out=(PREDICATE_EVIDENCE,),
             )
         )
     return GateConfig(checks, "built-in default")

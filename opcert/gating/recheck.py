@@ -12,6 +12,8 @@ from dataclasses import MISSING, fields
 from opcert.gating import run
 from opcert.report.diff import load_gate as load
 from opcert.verify.accuracy.measure import AccuracyResult
+from opcert.verify.binary.measure import PairResult
+from opcert.verify.predicate.measure import PredicateResult
 from opcert.verify.tensor.measure import RowResult
 
 
@@ -82,6 +84,14 @@ def rejudge(c: dict) -> tuple[str, list]:
         if proofs is not None:  # the required verdicts, as the check recorded them
             data["properties"] = proofs
         res = run.judge_rows(check, c["dtype"], Record(data, defaults(RowResult)), 0.0)
+    elif acc.get("kind") in ("pairs", "predicate"):  # a binary or predicate operator's (verify.binary, .predicate)
+        data = dict(acc)
+        if proofs is not None:
+            data["properties"] = proofs
+        if acc["kind"] == "pairs":
+            res = run.judge_pairs(check, c["dtype"], Record(data, defaults(PairResult)), 0.0)
+        else:
+            res = run.judge_predicate(check, c["dtype"], Record(data, defaults(PredicateResult)), 0.0)
     else:
         data = {**acc, "command": acc.get("command") or c.get("command") or ""}
         res = run.judge(check, c["dtype"], Record(data, defaults(AccuracyResult)), proofs, c.get("proof_note"), 0.0)

@@ -26,16 +26,26 @@ from dataclasses import dataclass, field
 from opcert._version import __version__
 from opcert.errors import TargetFailure, UsageError
 from opcert.expr import libm_arrays
+from opcert.formats import get_format
 from opcert.gating.config import Check, GateConfig
 from opcert.gating.paths import reproduce_env
 from opcert.isa import measure_at_level
 from opcert.options import Options
 from opcert.progress import takes_phase, tell
 from opcert.provenance import command_line, provenance
-from opcert.spec import get_operator, is_tensor_operator
+from opcert.spec import (
+    get_binary_operator,
+    get_operator,
+    get_predicate_operator,
+    is_binary_operator,
+    is_predicate_operator,
+    is_tensor_operator,
+)
 from opcert.spec.attrs import resolve
 from opcert.targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
 from opcert.verify.accuracy.measure import enforcement, measure, reproduce_command
+from opcert.verify.binary.measure import PairOptions, command, measure_pairs, settle
+from opcert.verify.predicate import measure as predicate_measure
 from opcert.verify.tensor.measure import measure_rows
 from opcert.workers import Pool, WorkerLost
 
@@ -453,10 +463,115 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
     return out
 
 
+def judge_pairs(check: Check, dtype: str, res, elapsed) -> CheckResult:
+    """A binary operator's check (verify.binary.measure): its per-output budget, the special values, the zeros'
+    signs and the subnormals by policy, and its required pair properties."""
+    out = CheckResult(check, dtype, "pass", command=check_command(check, res.command), elapsed_s=elapsed)
+    out.accuracy = res.gate_accuracy()
+    out.proof_note = "; ".join(check.proofs_left_out) or None
+    if res.status == "unsupported":
+        out.status, out.reasons = "skipped", [res.error]
+        return out
+    if res.status != "ok":
+        out.status, out.reasons = "fail", [f"target crashed: {res.error}"]
+        return out
+    r = out.reasons
+    w = res.worst or {}
+    if res.max_ulp is not None and res.max_ulp > check.max_ulp:
+        r.append(
+            f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at x = {w.get('x')!r}, y = {w.get('y')!r}: "
+            f"output {w.get('got')!r}, correctly rounded {w.get('want')!r} ({w.get('batch')})"
+            + ("" if w.get("replayed", True) else " (not reproduced when run again)")
+        )
+    if res.special_mismatches:
+        e = res.special_examples[0]
+        r.append(
+            f"{res.special_mismatches} outputs wrong at special values (IEEE 754's special cases of {res.op}, NaN, "
+            f"infinities), first x = {e['x']!r}, y = {e['y']!r}: {e['got']!r} where {e['want']!r} is due"
+        )
+    if res.signed_zero_mismatches and check.signed_zero == "strict":
+        e = res.signed_zero_example
+        r.append(
+            f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict), first x = {e['x']!r}, "
+            f"y = {e['y']!r}: {e['got']!r} where {e['want']!r} is due"
+        )
+    if res.subnormal_flushes and check.subnormals == "strict":
+        e = res.flush_example
+        r.append(
+            f"{res.subnormal_flushes} subnormal results flushed to zero (policy strict), first x = {e['x']!r}, "
+            f"y = {e['y']!r}: 0 where {e['want']!r} is due"
+        )
+    if check.proofs:
+        why, chosen = judge_properties(check, res.properties, False)
+        r += why
+        out.proofs = chosen
+    out.enforcement = gate_enforcement(check, out.accuracy.get("properties"))
+    if r:
+        out.status = "fail"
+    return out
+
+
+def judge_predicate(check: Check, dtype: str, res, elapsed) -> CheckResult:
+    """A predicate operator's check (verify.predicate.measure): every output the truth value due (no ULP budget:
+    an output is right or wrong), and its required properties."""
+    out = CheckResult(check, dtype, "pass", command=check_command(check, res.command), elapsed_s=elapsed)
+    out.accuracy = res.gate_accuracy()
+    out.proof_note = "; ".join(check.proofs_left_out) or None
+    if res.status == "unsupported":
+        out.status, out.reasons = "skipped", [res.error]
+        return out
+    if res.status != "ok":
+        out.status, out.reasons = "fail", [f"target crashed: {res.error}"]
+        return out
+    r = out.reasons
+    if res.mismatches:  # the first note says how many, of which kind, and the first input (a result read back too)
+        r.append((out.accuracy.get("notes") or [f"{res.mismatches} wrong outputs"])[0])
+    if check.proofs:
+        why, chosen = judge_properties(check, res.properties, False)
+        r += why
+        out.proofs = chosen
+    out.enforcement = gate_enforcement(check, out.accuracy.get("properties"))
+    if r:
+        out.status = "fail"
+    return out
+
+
+def _predicate_options(check: Check, dtype: str):
+    return predicate_measure.PredicateOptions(
+        standard=check.standard,
+        attrs=tuple(check.attrs),
+        samples=check.samples,
+        seed=check.seed,
+        isolation=check.isolation,
+        exhaustive=check.mode_for(dtype) == "exhaustive",
+    )
+
+
+def _measure_pairs(check: Check, dtype: str):
+    return measure_pairs(
+        check.op,
+        check.target,
+        dtype,
+        PairOptions(
+            standard=check.standard,
+            attrs=tuple(check.attrs),
+            samples=check.samples,
+            seed=check.seed,
+            isolation=check.isolation,
+            exhaustive=check.mode_for(dtype) == "exhaustive",
+        ),
+    )
+
+
 def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=None, progress=None) -> CheckResult:
     """Measure, prove where required, and judge one (check, dtype): what the gate, the pytest plugin and
     `opcert accuracy --require` all run."""
     t0 = time.perf_counter()
+    if is_binary_operator(check.op):
+        return judge_pairs(check, dtype, _measure_pairs(check, dtype), time.perf_counter() - t0)
+    if is_predicate_operator(check.op):
+        res = predicate_measure.measure_predicate(check.op, check.target, dtype, _predicate_options(check, dtype))
+        return judge_predicate(check, dtype, res, time.perf_counter() - t0)
     if is_tensor_operator(check.op):
         res = measure_rows(
             check.op,
@@ -491,6 +606,17 @@ def _task(check, dtype) -> CheckResult:
 
 
 def _lost(check: Check, dtype: str, exc) -> CheckResult:
+    if is_predicate_operator(check.op):
+        op, fmt = get_predicate_operator(check.op), get_format(dtype)
+        o = predicate_measure.settle(op, fmt, _predicate_options(check, dtype))
+        cmd = reproduce_env(check) + predicate_measure.command(op, check.target, fmt, o)
+        return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
+    if is_binary_operator(check.op):
+        op, fmt = get_binary_operator(check.op), get_format(dtype)
+        o = PairOptions(check.standard, tuple(check.attrs), check.samples, check.seed,
+                        exhaustive=check.mode_for(dtype) == "exhaustive")  # fmt: skip
+        cmd = reproduce_env(check) + command(op, check.target, fmt, settle(op, fmt, o))
+        return CheckResult(check, dtype, "fail", [f"target crashed: target {check.target} {exc}"], command=cmd)
     if is_tensor_operator(check.op):
         cmd = reproduce_env(check) + (
             f"opcert accuracy {check.op} --dtype {dtype} --target {check.target}"

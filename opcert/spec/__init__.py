@@ -16,8 +16,15 @@ import pkgutil
 from opcert.errors import UsageError, choices
 from opcert.expr import ARITY, reduces
 from opcert.expr.primitives import check_registry
-from opcert.spec import ops, tensor_ops
+from opcert.spec import binary_ops, ops, tensor_ops
+from opcert.spec.binary import BinaryOperator
 from opcert.spec.model import Attribute, AttributeDomain, Limit, Operator, Property, RuntimeMap, Standard, Support
+from opcert.spec.predicate import (
+    get_predicate_operator,
+    is_predicate_operator,
+    predicate_catalog,
+    predicate_operators,
+)
 from opcert.spec.tensor import TensorOperator
 
 
@@ -115,6 +122,36 @@ def _load_tensor() -> dict:
 TENSOR_CATALOG: dict = _load_tensor()
 
 
+def _load_binary() -> dict:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(binary_ops.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        op = importlib.import_module(f"{binary_ops.__name__}.{info.name}").OPERATOR
+        if op.name in found or op.name in CATALOG or op.name in TENSOR_CATALOG:
+            raise RuntimeError(f"operator {op.name} is declared twice (binary_ops/{info.name}.py)")
+        names = {a.name for a in op.attributes} | {op.second}
+        for s in op.standards:
+            for n in s.implementation.nodes():
+                if n.op not in ARITY:
+                    raise RuntimeError(f"{op.name} {s.key} implementation: unknown operation {n.op}")
+                if n.op == "attr" and n.name not in names:
+                    raise RuntimeError(f"{op.name} {s.key} implementation: undeclared attribute {n.name}")
+        if op.primary not in {s.key for s in op.standards}:
+            raise RuntimeError(f"{op.name}: primary standard {op.primary} is not declared")
+        found[op.name] = op
+    return dict(sorted(found.items()))
+
+
+# the operators of two tensor inputs (spec.binary): opcert.verify.binary measures them over pairs
+BINARY_CATALOG: dict = _load_binary()
+# the operators whose outputs are booleans (spec.predicate: IsNaN, IsInf): opcert.verify.predicate measures them
+PREDICATE_CATALOG: dict = predicate_catalog()
+for _name in PREDICATE_CATALOG:
+    if _name in CATALOG or _name in TENSOR_CATALOG or _name in BINARY_CATALOG:
+        raise RuntimeError(f"operator {_name} is declared twice (predicate_ops/)")
+
+
 def _spellings(op: Operator) -> list[tuple[str, str | None]]:
     names = [(op.name, None)]
     for s in op.standards:
@@ -124,6 +161,9 @@ def _spellings(op: Operator) -> list[tuple[str, str | None]]:
 
 _LOOKUP = {name.lower(): (op, std) for op in CATALOG.values() for name, std in _spellings(op)}
 _TENSOR_LOOKUP = {name.lower(): (op, std) for op in TENSOR_CATALOG.values() for name, std in _spellings(op)}
+_BINARY_LOOKUP = {name.lower(): (op, std) for op in BINARY_CATALOG.values() for name, std in _spellings(op)}
+for _name in _BINARY_LOOKUP:  # ONNX's Pow is the binary operator; ConstantPow is its one-element-exponent form
+    _LOOKUP.pop(_name, None)
 
 
 def get_operator(name) -> Operator:
@@ -140,17 +180,41 @@ def get_operator(name) -> Operator:
                 "checks, proofs and gates cover the element-wise operators: "
                 f"{choices(CATALOG)}"
             )
-        known = list(_LOOKUP) + list(_TENSOR_LOOKUP)
+        if is_predicate_operator(name):
+            p = get_predicate_operator(name)
+            raise UsageError(
+                f"{p.name} gives booleans (a predicate operator): opcert ops, ref and accuracy take it, every input of "
+                f"a 16-bit format and, with --exhaustive, of float32 (opcert accuracy {p.name} --dtype float32 --target "
+                f"opcert --exhaustive); z3's proofs and the element-wise checks cover the one-input operators of a "
+                f"number: {choices(CATALOG)}"
+            )
+        binary = _BINARY_LOOKUP.get(str(name).lower())
+        if binary is not None:
+            raise UsageError(
+                f"{binary[0].name} takes two tensors (a binary operator): opcert ops, ref and accuracy take it, and "
+                "its properties are decided over pairs, proved by enumeration over every pair of a 16-bit format "
+                f"(opcert accuracy {binary[0].name} --dtype float16 --target opcert --exhaustive; its properties in x "
+                "for one exponent are ConstantPow's, which opcert prove ConstantPow proves for every exponent); z3's "
+                f"proofs and the element-wise checks cover the one-input operators: {choices(CATALOG)}"
+            )
+        known = (
+            list(_LOOKUP)
+            + list(_TENSOR_LOOKUP)
+            + list(_BINARY_LOOKUP)
+            + [o.name.lower() for o in predicate_operators()]
+        )
         # the same letters in another order first (a transposed pair: Tahn is Tanh, though Tan is one letter off)
         swapped = [k for k in known if sorted(k) == sorted(str(name).lower())]
         close = difflib.get_close_matches(str(name).lower(), swapped or known, n=1, cutoff=0.75)
-        near = (_LOOKUP.get(close[0]) or _TENSOR_LOOKUP.get(close[0]))[0].name if close else None
+        hit = (_LOOKUP.get(close[0]) or _TENSOR_LOOKUP.get(close[0]) or _BINARY_LOOKUP.get(close[0])) if close else None
+        near = hit[0].name if hit else get_predicate_operator(close[0]).name if close else None
         raise UsageError(
             f"unknown operator {name!r}"
             + (f" (did you mean {near!r}?)" if near else "")
-            + f"; allowed: {choices(CATALOG)}, and the tensor operators "
-            f"{choices(TENSOR_CATALOG)} (any case; DirectML names such as DML_ACTIVATION_SCALED_TANH "
-            "too)"
+            + f"; allowed: {choices(CATALOG)}, the tensor operators "
+            f"{choices(TENSOR_CATALOG)}, the binary operators {choices(BINARY_CATALOG)} and the predicate operators "
+            f"{choices(o.name for o in predicate_operators())} (any case; DirectML names such as "
+            "DML_ACTIVATION_SCALED_TANH too)"
         )
     return hit[0]
 
@@ -168,6 +232,24 @@ def get_tensor_operator(name):
         )
     op, std = hit
     return op, (std if std != op.primary and op.name.lower() != str(name).lower() else None)
+
+
+def get_binary_operator(name) -> BinaryOperator:
+    """The binary operator called `name` (its ONNX name, any case, or a standard's name)."""
+    if isinstance(name, BinaryOperator):
+        return name
+    hit = _BINARY_LOOKUP.get(str(name).lower())
+    if hit is None:
+        raise UsageError(f"unknown binary operator {name!r}; allowed: {choices(BINARY_CATALOG)}")
+    return hit[0]
+
+
+def is_binary_operator(name) -> bool:
+    return isinstance(name, BinaryOperator) or str(name).lower() in _BINARY_LOOKUP
+
+
+def binary_operators() -> list:
+    return list(BINARY_CATALOG.values())
 
 
 def is_tensor_operator(name) -> bool:
@@ -197,6 +279,14 @@ __all__ = [
     "Attribute",
     "CATALOG",
     "AttributeDomain",
+    "BINARY_CATALOG",
+    "PREDICATE_CATALOG",
+    "binary_operators",
+    "get_binary_operator",
+    "get_predicate_operator",
+    "is_binary_operator",
+    "is_predicate_operator",
+    "predicate_operators",
     "Limit",
     "Operator",
     "Property",

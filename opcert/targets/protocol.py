@@ -9,6 +9,8 @@
 - `TensorTarget`: a target of the tensor operators (verify.tensor), called with a whole tensor and the axes
   its standard reduces over. Every tensor side implements it directly; subclassing it gives the defaults
   (no refusal, no thread switch).
+- `BinaryTarget`: a target of the binary element-wise operators (z = f(x, y), both tensors: Pow), called with
+  the two inputs, which broadcast against each other (opcert.targets.binary loads them).
 """
 
 from __future__ import annotations
@@ -119,3 +121,23 @@ class TensorTarget(Protocol):
         """A context in which the target runs on n threads; None where opcert has no switch for them
         (`no_threads` says why)."""
         return None
+
+
+class BinaryTarget(Protocol):
+    """A target of the binary element-wise operators: call(op, std, x, y, attrs) -> z, where x and y have one
+    dtype and broadcast against each other ((N,) and (N,), or (1, N) and (M, 1)). `op` is a
+    spec.binary.BinaryOperator, `std` one of its BinaryStandard, `attrs` the attributes beside the inputs (name ->
+    float: DirectML's scale and bias). The output is the library's as it gives it: opcert judges its dtype and
+    shape (a wrong one is a finding), so no side casts or reshapes it."""
+
+    name: str
+    version: str
+
+    def unsupported(self, op, std, dtype: str, attrs: dict) -> str | None:
+        """Why this operator, standard, dtype and attribute set cannot be given to the target (a skip, with the
+        library's own reason where it has one); None where it can."""
+        return None
+
+    def call(self, op, std, x: np.ndarray, y: np.ndarray, attrs: dict) -> np.ndarray:
+        """The target's output for the inputs x and y (the second input of the operator: Pow's exponent)."""
+        ...

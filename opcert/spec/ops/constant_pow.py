@@ -61,15 +61,27 @@ def _parity_by_construction(s):
     return select(INTEGER, select(ODD, odd, even), non_integer)
 
 
-_POW_OF_X = select(isnan(x), x, _parity_by_construction(x))  # ONNX's Pow: NaN gives NaN at exponent 0 too
+POW_OF_X = select(isnan(x), x, _parity_by_construction(x))  # ONNX's Pow: NaN gives NaN at exponent 0 too
 
 
-def _pow_scaled():
+def pow_scaled():
     _, s, lo = scale_bias_parts()
     y = _parity_by_construction(s)
     # lo is 0 where the sum is exact (always at bias 0), NaN at x = +-inf
     # at bias 0 the sum is exact (x * scale: binary32 operands): the provers then see pow(x * scale, e) itself
-    y = select(eq(bias, 0), y, select(either(eq(lo, 0), isnan(lo)), y, fma(y, expm1(exponent * log1p(lo / s)), y)))
+    # an overflowed s^e stays +-inf: past binary64's range the corrected value rounds to inf in DirectML's formats
+    # too, and inf times the factor's excess plus inf is NaN where that excess is negative
+    corrected = select(absolute(y) > MAX64, y, fma(y, expm1(exponent * log1p(lo / s)), y))
+    # an infinite exponent (Pow's, never ConstantPow's finite attribute): pow(g, +-inf) is decided by |g| against 1,
+    # which s keeps unless |s| = 1 with lo != 0: then s moved by 2^-52 toward g stands for it (the correction's
+    # factor would be 0 or inf)
+    toward = s + select(lo > 0, const(2.0**-52), const(-(2.0**-52)))
+    infinite = select(both(eq(absolute(s), 1), negate(eq(lo, 0))), _parity_by_construction(toward), y)
+    y = select(
+        eq(bias, 0),
+        y,
+        select(either(eq(lo, 0), isnan(lo)), y, select(absolute(exponent) > MAX64, infinite, corrected)),
+    )
     # where C's pow is not the definition: NaN to the power 0 is 1 in C (NaN here), and -inf to a non-integer
     # power is +inf or +0 in C (the document's NaN: s * 0 is IEEE's NaN at s = -inf; no real value is below -MAX)
     y = select(both(s < -MAX64, negate(INTEGER)), s * const(0), y)
@@ -243,7 +255,7 @@ OPERATOR = Operator(
             defaults={},
             attribute_names={"exponent": "Y"},
             support=(Support("7", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
-            implementation=_POW_OF_X,
+            implementation=POW_OF_X,
             notes="Y is an input: opcert checks a one-element one, 2 unless told. C's pow (ONNX's reference operator "
             "is np.power): NaN for a negative base and a non-integer exponent, +inf or +0 at -inf; NaN gives NaN for "
             "every exponent (np.power(NaN, 0) is 1).",
@@ -253,7 +265,7 @@ OPERATOR = Operator(
                 "CONSTANT_POW",
                 "f(x) = pow(x, Exponent); negative bases with integral exponents only, else NaN",
                 _pow,
-                implementation_of_x=_pow_scaled(),
+                implementation_of_x=pow_scaled(),
                 reference_of_x=_pow(scaled()),
                 notes="Exponent has no default (a required member): opcert checks 2 unless told. NaN gives NaN for "
                 "every exponent (C's pow(NaN, 0) is 1; the document does not say). -inf is a negative base: NaN for a "
@@ -262,7 +274,7 @@ OPERATOR = Operator(
         ),
     ),
     primary="onnx",
-    implementation=_POW_OF_X,
+    implementation=POW_OF_X,
     # over the reals; at scale 1 and bias 0 they differ at special values only: -0 (x * 1 + 0 is +0) and -inf to a
     # non-integer power (DirectML's NaN, C's +inf or +0), each the limits' and the references' own
     standards_differ_where=negate(PLAIN),

@@ -1,4 +1,4 @@
-"""The runtimes under test, one file each holding its element-wise and its tensor side (onnxruntime.py,
+"""The runtimes under test, one file each holding its element-wise, tensor and binary sides (onnxruntime.py,
 onnx_reference.py, torch.py, jax.py, openvino.py; onnx_models.py: the one-node ONNX models three of them
 run; functions.py: the library functions the catalog declares, which torch and JAX call).
 
@@ -17,9 +17,9 @@ import json
 from opcert.errors import UsageError
 from opcert.runtime_table import Runtime, runtime_of
 from opcert.targets.base import Target, TargetInfo
-from opcert.targets.protocol import TensorTarget
+from opcert.targets.protocol import BinaryTarget, TensorTarget
 
-__all__ = ["load", "load_tensor", "resolve", "row"]
+__all__ = ["load", "load_binary", "load_tensor", "resolve", "row"]
 
 
 def row(name: str) -> Runtime:
@@ -76,6 +76,22 @@ def load_tensor(name: str) -> TensorTarget:
     if r.tensor is None or r.name != name:
         raise UsageError(f"target {name} has no tensor side (opcert.runtime_table)")
     side = resolve(r.tensor)
+    try:
+        return side()
+    except ImportError as exc:
+        raise UsageError(
+            f"target {name} needs {r.extra}, which is not installed ({exc}): pip install 'opcert[{r.extra}]'"
+        ) from None
+
+
+def load_binary(name: str) -> BinaryTarget:
+    """The runtime's binary side (UsageError naming the extra to install where its library is missing)."""
+    r = row(name)
+    if r.name != name:
+        raise UsageError(f"target {name}: the binary operators run on the CPU only (target {r.name})")
+    if r.binary is None:
+        raise UsageError(f"target {name} has no binary side (opcert.runtime_table)")
+    side = resolve(r.binary)
     try:
         return side()
     except ImportError as exc:

@@ -1,6 +1,7 @@
 """JAX: the `jax.nn` / `jax.scipy.special` function the operator's file declares, jit-compiled on the CPU
 (or, jax:gpu, a GPU) with 64-bit enabled so that float64 stays float64; the tensor operators through
-jax.nn's softmax and log_softmax."""
+jax.nn's softmax and log_softmax; the binary operators (Pow) through the function the operator's file declares
+(op.runtimes["jax"]: jax.numpy.power), jit-compiled on the CPU."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from opcert.targets.layouts import LayoutSupport
 from opcert.targets.protocol import TensorTarget
 from opcert.targets.runtimes.functions import arguments, resolve_function, runtime_function
+from opcert.targets.runtimes.onnx_models import BinaryRuntime
 
 # the tensor operators jax.nn has a function for
 TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
@@ -109,3 +111,31 @@ class JaxTensor(TensorTarget):
         fn = getattr(self.jax.nn, TENSOR_FUNCTIONS[op.name])
         axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
         return np.asarray(fn(self.jax.numpy.asarray(x), axis=axis))
+
+
+class JaxBinary(BinaryRuntime):
+    """The function the binary operator's file declares (BinaryOperator.runtimes["jax"]: jax.numpy.power),
+    jit-compiled per operator on the CPU, 64-bit enabled so that float64 stays float64."""
+
+    name = "jax"
+
+    def __init__(self):
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        self.jax = jax
+        self.version = jax.__version__
+        self.dev = jax.devices("cpu")[0]
+        self.compiled = {}
+
+    def refuse(self, op, std, dtype, attrs):
+        if "jax" not in op.runtimes:
+            return f"opcert maps no jax function to {op.name}"
+        return None
+
+    def call(self, op, std, x, y, attrs):
+        if op.name not in self.compiled:
+            self.compiled[op.name] = self.jax.jit(resolve_function(op.runtimes["jax"].function))
+        put = self.jax.device_put
+        return np.asarray(self.compiled[op.name](put(x, self.dev), put(y, self.dev)))

@@ -3,7 +3,9 @@
 Element-wise: `onnx_model` builds Y = op(X) at the opset a runtime can load (`onnx_opset`, `OnnxVersions`).
 Tensor: `OnnxTensorModels` builds Softmax, LogSoftmax and Hardmax at the standard's opset (ONNX opsets 1, 11,
 13; DirectML's forms as the opset whose rule makes the same rows: one axis is opset 13, trailing axes opset 11,
-proved equal in verify.proofs.axes). Nothing here imports onnx before a model is built.
+proved equal in verify.proofs.axes). Binary (Pow): `binary_model` builds Z = op(X, Y), both inputs of one dtype
+and of dynamic shapes; `BinaryRuntime` is what every runtime's binary side shares (the runtimes implement ONNX's
+standard only). Nothing here imports onnx before a model is built.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from opcert.formats import get_format
 from opcert.spec.attrs import user_value
-from opcert.targets.protocol import TensorTarget
+from opcert.targets.protocol import BinaryTarget, TensorTarget
 
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
 ONNX_ELEM = {
@@ -241,3 +243,90 @@ class OnnxTensorModels(TensorTarget):
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
         m.ir_version = 9
         return m
+
+
+# ---- the binary operators ----------------------------------------------------------------------------------
+
+_STANDARDS = {"onnx": "ONNX", "directml": "DirectML"}
+
+
+def binary_mismatch(label: str, op, std, dtype: str, attrs: dict) -> str | None:
+    """Why no runtime here can be given this case of a binary operator (None: opcert has no objection; the
+    library may still refuse it). The runtimes implement ONNX's standard only: DirectML's, or attributes other
+    than DirectML's defaults (the plain function: scale = 1, bias = 0), are no runtime's here; a dtype ONNX's
+    operator does not list is none of theirs either."""
+    if std.key != "onnx":
+        who = _STANDARDS.get(std.key, std.key)
+        return (
+            f"{label}: no runtime here runs {who} ({who}'s {std.op_name}): the runtimes implement ONNX's {op.name} only"
+        )
+    plain: dict = {}
+    for s in op.standards:
+        plain.update(s.defaults or {})
+    odd = [k for k, v in attrs.items() if k not in plain or float(v) != float(plain[k])]
+    if odd:
+        named = ", ".join(f"{k} = {float(attrs[k]):g}" for k in odd)
+        return (
+            f"{label}: ONNX's {std.op_name} has no attribute {', '.join(odd)} ({named}: a DirectML ScaleBias, "
+            "and no runtime here runs DirectML)"
+        )
+    if not any(dtype in s.dtypes for s in std.support):
+        listed = sorted({d for s in std.support for d in s.dtypes})
+        return f"{label}: ONNX's {std.op_name} lists no {dtype} (its types: {', '.join(listed)})"
+    return None
+
+
+def binary_opset(std, known: frozenset[int] | None) -> int:
+    """The opset of a binary operator's one-node model: the newest version of the operator the runtime knows
+    (`known`; None or empty: the standard's newest). ONNX's versions of Pow differ in their types only, and
+    only the newest (Pow-15) lists bfloat16 for the exponent as well as for the base."""
+    return max(known) if known else int(std.support[-1].since)
+
+
+def binary_model(op, std, dtype: str, ranks: tuple[int, int], opset: int):
+    """A one-node ONNX model: Z = op(X, Y) at `opset`, X and Y of `dtype` and of the given ranks, every
+    dimension dynamic (each its own name: X and Y broadcast against each other), Z's shape left to the
+    runtime."""
+    from onnx import helper
+
+    elem = ONNX_ELEM[dtype]
+    names = op.inputs
+    node = helper.make_node(std.op_name, list(names), ["Z"])
+    graph = helper.make_graph(
+        [node],
+        f"opcert_{op.name}",
+        [helper.make_tensor_value_info(n, elem, [f"{n.lower()}{i}" for i in range(r)]) for n, r in zip(names, ranks)],
+        [helper.make_tensor_value_info("Z", elem, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
+    model.ir_version = 9  # what ONNX Runtime 1.16 and later accept
+    return model
+
+
+class BinaryRuntime(BinaryTarget):
+    """What the runtimes' binary sides share. unsupported(): opcert's objection (binary_mismatch), then the
+    side's own (`refuse`: a library with no way to take the dtype), then the library's refusal of a call on
+    two zeros (no kernel for the type: its message), answered once per case. Subclasses set name and version
+    and define call()."""
+
+    def refuse(self, op, std, dtype: str, attrs: dict) -> str | None:
+        return None
+
+    def unsupported(self, op, std, dtype, attrs):
+        cache = self.__dict__.setdefault("_refused", {})
+        key = (op.name, std.key, dtype, tuple(sorted((k, float(v)) for k, v in attrs.items())))
+        if key not in cache:
+            label = f"{self.name} {self.version}"
+            why = binary_mismatch(label, op, std, dtype, attrs)
+            if why is None:
+                why = self.refuse(op, std, dtype, attrs)
+                why = f"{label}: {why}" if why else None
+            if why is None:
+                zeros = np.zeros(2, dtype=get_format(dtype).dtype)
+                try:
+                    self.call(op, std, zeros, zeros.copy(), attrs)
+                except Exception as exc:  # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                    why = f"{label} cannot run {op.name} in {dtype}: {first}"
+            cache[key] = why
+        return cache[key]

@@ -1,5 +1,6 @@
 """onnx.reference (`onnx.reference.ReferenceEvaluator`): the ONNX standard's Python reference, on the same
-one-node models as ONNX Runtime (at the newest version the installed `onnx` knows), evaluated with NumPy."""
+one-node models as ONNX Runtime (at the newest version the installed `onnx` knows), evaluated with NumPy; the
+binary operators (Pow) on Z = op(X, Y) of dynamic shapes, one evaluator per operator, dtype and ranks."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import numpy as np
 from opcert.provenance import simd
 from opcert.targets.layouts import LayoutSupport
 from opcert.targets.runtimes.onnx_models import (
+    BinaryRuntime,
     OnnxTensorModels,
     OnnxVersions,
+    binary_model,
+    binary_opset,
     built,
     newest_schema,
     onnx_mismatch,
@@ -86,3 +90,24 @@ class OnnxReferenceTensor(OnnxTensorModels):
 
     def call(self, op, std, x, reduced):
         return self.evaluator(self.model(op, std, x, reduced)).run(None, {"X": x})[0]
+
+
+class OnnxReferenceBinary(BinaryRuntime):
+    name = "onnx-reference"
+
+    def __init__(self):
+        import onnx
+        from onnx.reference import ReferenceEvaluator
+
+        self.version = onnx.__version__
+        self.known = schema_versions(onnx.defs.get_all_schemas_with_history())
+        self.evaluator = ReferenceEvaluator
+        self.evaluators = {}
+
+    def call(self, op, std, x, y, attrs):
+        key = (op.name, std.op_name, x.dtype.name, (x.ndim, y.ndim))
+        if key not in self.evaluators:
+            opset = binary_opset(std, self.known.get(std.op_name))
+            self.evaluators[key] = self.evaluator(binary_model(op, std, x.dtype.name, key[3], opset))
+        a, b = op.inputs
+        return self.evaluators[key].run(None, {a: x, b: y})[0]

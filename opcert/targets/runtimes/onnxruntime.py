@@ -3,7 +3,8 @@
 Element-wise: the model at the newest opset the standard lists, or the newest version the installed ONNX
 Runtime knows that lists the dtype (onnx_models.onnx_opset); many calls of one length in one run for the
 layout check (`ort_calls`). Tensor: the standard's one-node model (onnx_models.OnnxTensorModels), on one
-thread or on n (the layout check).
+thread or on n (the layout check). Binary (Pow): Z = op(X, Y) at the newest version of the operator ONNX
+Runtime knows (onnx_models.binary_model), dynamic shapes, one session per operator, dtype and ranks, one thread.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import numpy as np
 from opcert.targets.layouts import LayoutSupport, ThreadCount, cores, padded_stride, row_buffer
 from opcert.targets.runtimes.onnx_models import (
     ONNX_ELEM,
+    BinaryRuntime,
     OnnxTensorModels,
     OnnxVersions,
+    binary_model,
+    binary_opset,
     built,
     is_bfloat16,
     newest_schema,
@@ -205,3 +209,49 @@ class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
             y = np.asarray(sess.run_with_ort_values(["Y"], {"X": v})[0].numpy())
             return y.view(x.dtype) if y.dtype == np.uint16 else y
         return sess.run(None, {"X": x})[0]
+
+
+class OnnxRuntimeBinary(BinaryRuntime):
+    """ONNX Runtime's CPU execution provider on a one-node model Z = op(X, Y), one intra-op thread (opcert
+    parallelises over processes, as for the element-wise side)."""
+
+    name = "onnxruntime"
+
+    def __init__(self):
+        import onnxruntime as ort
+
+        self.ort = ort
+        self.version = ort.__version__
+        try:  # the versions of each operator ONNX Runtime knows (as the element-wise side asks them)
+            self.known = schema_versions(ort.capi._pybind_state.get_all_operator_schema())
+        except Exception:  # noqa: BLE001 - a minimal build without schemas: the standard's newest is built
+            self.known = {}
+        self.sessions = {}
+
+    def _session(self, op, std, dtype: str, ranks: tuple[int, int]):
+        key = (op.name, std.op_name, dtype, ranks)
+        if key not in self.sessions:
+            opts = self.ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            model = binary_model(op, std, dtype, ranks, binary_opset(std, self.known.get(std.op_name)))
+            self.sessions[key] = self.ort.InferenceSession(
+                model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+            )
+        return self.sessions[key]
+
+    def call(self, op, std, x, y, attrs):
+        sess = self._session(op, std, x.dtype.name, (x.ndim, y.ndim))
+        a, b = op.inputs
+        if is_bfloat16(x):
+            # NumPy has no bfloat16 for ONNX Runtime's Python API: the inputs as uint16 buffers of the same bits
+            make = self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type
+            elem = ONNX_ELEM["bfloat16"]
+            feeds = {
+                a: make(np.ascontiguousarray(x).view(np.uint16), elem),
+                b: make(np.ascontiguousarray(y).view(np.uint16), elem),
+            }
+            z = np.asarray(sess.run_with_ort_values(["Z"], feeds)[0].numpy())
+            return z.view(x.dtype) if z.dtype == np.uint16 else z
+        return sess.run(["Z"], {a: x, b: y})[0]

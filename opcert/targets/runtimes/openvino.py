@@ -1,6 +1,7 @@
 """OpenVINO's CPU plugin, running the one-node ONNX models (onnx_models) through its ONNX frontend; inference
 precision pinned to f32 (the plugin would otherwise pick bf16 on CPUs that have it), one thread (the tensor
-side runs on n for the layout check); no bfloat16 (opcert feeds it NumPy arrays)."""
+side runs on n for the layout check); no bfloat16 (opcert feeds it NumPy arrays). The binary operators (Pow):
+Z = op(X, Y) of dynamic shapes, one compiled model per operator, dtype and ranks."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ import os
 import numpy as np
 
 from opcert.targets.layouts import LayoutSupport, ThreadCount
-from opcert.targets.runtimes.onnx_models import OnnxTensorModels, built, onnx_mismatch, onnx_model
+from opcert.targets.runtimes.onnx_models import (
+    BinaryRuntime,
+    OnnxTensorModels,
+    binary_model,
+    binary_opset,
+    built,
+    onnx_mismatch,
+    onnx_model,
+    schema_versions,
+)
 
 
 class OpenVinoElementWise:
@@ -105,3 +115,35 @@ class OpenVinoTensor(ThreadCount, OnnxTensorModels):
                 model, "CPU", {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32"}
             )
         return np.asarray(self.compiled[key]([np.ascontiguousarray(x)])[0])
+
+
+class OpenVinoBinary(BinaryRuntime):
+    """OpenVINO's CPU plugin on the one-node model Z = op(X, Y) (its ONNX frontend, the model at the newest
+    version of the operator the installed `onnx` knows), inference precision pinned to f32 and one thread, as
+    the element-wise side."""
+
+    name = "openvino"
+
+    def __init__(self):
+        import onnx
+        import openvino as ov
+
+        self.core = ov.Core()
+        self.version = ov.__version__
+        self.known = schema_versions(onnx.defs.get_all_schemas_with_history())
+        self.compiled = {}
+
+    def refuse(self, op, std, dtype, attrs):
+        if dtype == "bfloat16":
+            return "opcert feeds OpenVINO NumPy arrays, which have no bfloat16"
+        return None
+
+    def call(self, op, std, x, y, attrs):
+        key = (op.name, std.op_name, x.dtype.name, (x.ndim, y.ndim))
+        if key not in self.compiled:
+            opset = binary_opset(std, self.known.get(std.op_name))
+            model = self.core.read_model(binary_model(op, std, x.dtype.name, key[3], opset).SerializeToString())
+            self.compiled[key] = self.core.compile_model(
+                model, "CPU", {"INFERENCE_NUM_THREADS": 1, "INFERENCE_PRECISION_HINT": "f32"}
+            )
+        return np.asarray(self.compiled[key]([np.ascontiguousarray(x), np.ascontiguousarray(y)])[0])

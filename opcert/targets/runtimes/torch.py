@@ -1,5 +1,6 @@
 """PyTorch: the function the operator's file declares (`runtimes={"torch": RuntimeMap(...)}`), on the CPU or
-(torch:cuda) a CUDA device; the tensor operators through torch.nn.functional's softmax and log_softmax."""
+(torch:cuda) a CUDA device; the tensor operators through torch.nn.functional's softmax and log_softmax; the binary
+operators (Pow) through the function the operator's file declares (op.runtimes["torch"]: torch.pow), on the CPU."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import os
 
 import numpy as np
 
+from opcert.formats import get_format
 from opcert.targets.layouts import LayoutSupport
 from opcert.targets.protocol import TensorTarget
 from opcert.targets.runtimes.functions import arguments, resolve_function, runtime_function
+from opcert.targets.runtimes.onnx_models import BinaryRuntime
 
 # the tensor operators torch has a function for (torch.nn.functional)
 TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
@@ -165,3 +168,41 @@ class TorchTensor(TensorTarget):
         if x.dtype.name == "bfloat16":
             return y.view(torch.int16).numpy().view(x.dtype)
         return y.numpy()
+
+
+class TorchBinary(BinaryRuntime):
+    """The function the binary operator's file declares (BinaryOperator.runtimes["torch"]: torch.pow), called on
+    CPU tensors that share the inputs' buffers (torch.from_numpy; bfloat16 through its bits), one thread as the
+    element-wise side."""
+
+    name = "torch"
+
+    def __init__(self):
+        import torch
+
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.version = torch.__version__
+
+    def refuse(self, op, std, dtype, attrs):
+        if "torch" not in op.runtimes:
+            return f"opcert maps no torch function to {op.name}"
+        return None
+
+    def _tensor(self, a: np.ndarray):
+        a = np.ascontiguousarray(a)
+        if not a.flags.writeable:  # torch.from_numpy warns of a read-only buffer (a broadcast view's)
+            a = a.copy()
+        if a.dtype.name == "bfloat16":
+            return self.torch.from_numpy(a.view(np.int16)).view(self.torch.bfloat16)
+        return self.torch.from_numpy(a)
+
+    def call(self, op, std, x, y, attrs):
+        torch = self.torch
+        z = resolve_function(op.runtimes["torch"].function)(self._tensor(x), self._tensor(y))
+        if not isinstance(z, torch.Tensor):
+            return np.asarray(z)  # judged as the wrong thing it is
+        z = z.detach().cpu().contiguous()
+        if z.dtype == torch.bfloat16:  # its bits, as ml_dtypes' bfloat16 (NumPy has no bfloat16 of its own)
+            return z.view(torch.int16).numpy().view(get_format("bfloat16").dtype)
+        return z.numpy()
