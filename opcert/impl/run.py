@@ -7,9 +7,9 @@ import numpy as np
 from opcert.errors import UsageError
 from opcert.expr.compiled_eval import evaluate
 from opcert.expr.numpy_eval import eval_numpy
-from opcert.formats import IntFormat, format_of, to_format
+from opcert.formats import FloatFormat, IntFormat, format_of, to_format
 from opcert.impl.tensor_run import run as run_tensor
-from opcert.spec import get_operator, is_tensor_operator, standard_named
+from opcert.spec import get_operator, is_tensor_operator, scale_bias, standard_named
 from opcert.spec.attrs import resolve, standard_for
 from opcert.spec.reference import check_dtype, reference_detailed
 
@@ -45,6 +45,13 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
             got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
             raise UsageError(f"out must have the input's dtype and shape ({x.dtype} {x.shape}); got {got}")
     std = standard_for(op, attrs, standard)
+    if isinstance(fmt, FloatFormat) and op.standard(std).rounded_scale_bias:
+        # the variant: f at x * scale + bias rounded in the tensor's type (spec.scale_bias)
+        x, attrs, std = (
+            scale_bias.rounded_argument(x, attrs, fmt),
+            scale_bias.plain_attributes(attrs),
+            op.standard(std).key,
+        )
     if isinstance(fmt, IntFormat):
         # integers: the exact value, rounded half to even and saturated (the operator's integer semantics)
         result = reference_detailed(op, x, attrs, std).rounded

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from opcert.errors import UsageError, choices
@@ -68,6 +68,14 @@ class Standard:
     implementation: Expr | None = None  # opcert's implementation of this standard's form, when the
     #                                            operator's own (`Operator.implementation`) does not apply
     reference_form: Expr | None = None  # well-conditioned, proved equal to `formula` (numerics.ball)
+    # the declared variant of a ScaleBias (spec.scale_bias): x * scale + bias first rounded in the tensor's type,
+    # selected as KEY+rounded (`--standard directml+rounded`)
+    rounded_scale_bias: bool = False
+
+    @property
+    def name(self) -> str:
+        """The key that selects this standard and its variant: "directml", "directml+rounded"."""
+        return self.key + ROUNDED if self.rounded_scale_bias else self.key
 
     def support_at(self, level: str | None) -> Support | None:
         """The support table in force at `level` (the newest one when None)."""
@@ -89,16 +97,32 @@ def support_at(support: tuple, level: str | None):
     return chosen
 
 
+ROUNDED = "+rounded"  # a standard's key + this: its ScaleBias rounded in the tensor's type (spec.scale_bias)
+
+
 def standard_of(op, key: str | None):
     """op's standard called `key` (None: its primary); UsageError naming the ones it has. For the
-    element-wise operators and the tensor ones (spec.tensor) alike."""
+    element-wise operators and the tensor ones (spec.tensor) alike. KEY+rounded: the standard KEY with its
+    ScaleBias rounded in the tensor's type (spec.scale_bias), for a standard that has one."""
     key = key or op.primary
+    if key.endswith(ROUNDED):
+        base = standard_of(op, key[: -len(ROUNDED)])
+        if not (isinstance(base, Standard) and base.has("scale") and base.has("bias")):
+            raise UsageError(
+                f"{key!r}: {op.name}'s {base.key} standard has no ScaleBias, whose rounding the {ROUNDED} variant "
+                f"declares; it applies to: {choices(_scale_bias_keys(op)) if _scale_bias_keys(op) else 'none'}"
+            )
+        return replace(base, rounded_scale_bias=True)
     for s in op.standards:
         if s.key == key:
             return s
     raise UsageError(
         f"{op.name} is not defined by standard {key!r}; it is defined by: {choices(s.key for s in op.standards)}"
     )
+
+
+def _scale_bias_keys(op) -> list[str]:
+    return [s.key + ROUNDED for s in op.standards if isinstance(s, Standard) and s.has("scale") and s.has("bias")]
 
 
 @functools.lru_cache(maxsize=256)

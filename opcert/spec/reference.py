@@ -31,7 +31,7 @@ from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FLOAT_FORMATS, FloatFormat, IntFormat, format_of, get_format, round_fraction
 from opcert.numerics import ball, one_sided
 from opcert.numerics.exact import MAX_PREC, Undefined, eval_rational, evaluate, outside_domain
-from opcert.spec import get_operator, is_tensor_operator, standard_named
+from opcert.spec import get_operator, is_tensor_operator, scale_bias, standard_named
 from opcert.spec.attrs import resolve
 from opcert.spec.model import Operator
 from opcert.spec.row_reference import reference as reference_tensor
@@ -136,6 +136,9 @@ def reference_detailed(
     if isinstance(fmt, IntFormat):
         return _reference_int(op, x, attrs, standard, fmt)
     std = op.standard(standard)
+    if std.rounded_scale_bias:  # f at x * scale + bias rounded in the tensor's type (spec.scale_bias)
+        u = scale_bias.rounded_argument(x, attrs, fmt)
+        return reference_detailed(op, u, scale_bias.plain_attributes(attrs), std.key, exact_bits)
     flat = x.reshape(-1)
     with np.errstate(invalid="ignore"):  # ml_dtypes warns when widening NaN
         x64 = flat.astype(np.float64)

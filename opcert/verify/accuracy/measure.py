@@ -323,6 +323,17 @@ def _request(op, target, dtype, inputs, options: Options, attrs) -> Request:
             )
         if inputs == "exhaustive" and o.samples is not None:
             raise UsageError("samples apply to sampled checks, not exhaustive ones")
+        if (
+            inputs == "exhaustive"
+            and fmt.name == "float32"
+            and o.standard
+            and op.standard(o.standard).rounded_scale_bias
+        ):
+            raise UsageError(
+                f"{o.standard}: the exhaustive float32 sweep computes the exact reading of the ScaleBias only; the "
+                "rounded variant is measured on every input of float16 and bfloat16, and on float32 samples "
+                "(--samples N)"
+            )
         if inputs == "sample" and fmt.kind != "float":
             raise UsageError("sampling covers float formats; pass an array of integer inputs")
     else:

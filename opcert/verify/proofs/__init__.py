@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields, replace
 from opcert.errors import UsageError, choices
 from opcert.formats import get_format
 from opcert.options import Options
-from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators, tensor_operators
+from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators, scale_bias, tensor_operators
 from opcert.spec.attrs import describe, resolve
 from opcert.verify.accuracy.measure import measure
 from opcert.verify.proofs import descriptors, impl_level, spec_level
@@ -87,6 +87,8 @@ def prove(
         if extra:
             raise UsageError(f"{op.name} declares no property {extra[0]!r}; declared: {choices(names)}")
     props = [p for p in op.properties if wanted is None or p.name in wanted]
+    if standard and op.standard(standard).rounded_scale_bias:
+        return _variant_not_proved(op, dtype, attrs, standard, props, t0)
     if dtype in (None, "real"):
         resolved = resolve(op, attrs, standard) if attrs else None
         report = ProofReport(op.name, "real", describe(resolved, op) if resolved else "all values in their domains")
@@ -121,6 +123,17 @@ def prove(
                         + f" --property {p.name} --enumerate"
                     )
                     p.note = f"{p.note + '; ' if p.note else ''}`{cmd}` decides it on every float32 input"
+    report.elapsed_s = time.perf_counter() - t0
+    return report
+
+
+def _variant_not_proved(op, dtype, attrs, standard, props, t0) -> ProofReport:
+    """The +rounded variant (spec.scale_bias): every property skipped for opcert's code, with the reason and the
+    command that decides them on outputs."""
+    resolved = resolve(op, attrs, standard)
+    report = ProofReport(op.name, dtype or "real", describe(resolved, op))
+    why = scale_bias.WHY_NOT_PROVED.format(op=op.name, name=op.standard(standard).name)
+    report.properties = [PropertyResult(p.name, p.kind, p.statement, "skipped", "-", note=why) for p in props]
     report.elapsed_s = time.perf_counter() - t0
     return report
 
