@@ -394,9 +394,10 @@ def enforcement_lines(e: dict | None) -> list[str]:
     return [line for line in out if line]
 
 
-def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
-    """A tensor operator's check (verify.tensor.measure): its per-element budget, the declared rule for NaN and
-    infinite entries, and its required row properties."""
+def _judged(check: Check, dtype: str, res, elapsed, findings) -> CheckResult:
+    """What the checks of the tensor, binary and predicate operators share: the result with its accuracy, a skip
+    where the target cannot run the case, a failure where it crashed, else `findings(out, reasons)`'s reasons from
+    the measurement's own figures and the required properties' verdicts."""
     out = CheckResult(check, dtype, "pass", command=check_command(check, res.command), elapsed_s=elapsed)
     out.accuracy = res.gate_accuracy()
     out.proof_note = "; ".join(check.proofs_left_out) or None
@@ -407,52 +408,7 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
         out.status, out.reasons = "fail", [f"target crashed: {res.error}"]
         return out
     r = out.reasons
-    w = res.worst or {}
-    if res.call_failures:
-        f = res.call_failures[0]
-        r.append(
-            f"the target failed on {len(res.call_failures)} case(s), first {f['case']} (shape {f['shape']}, "
-            f"axes {f['axes']}): {f['error']}"
-        )
-    if res.max_ulp > check.max_ulp:
-        r.append(
-            f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at element {w.get('position')} of a row "
-            f"of {w.get('length')} ({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
-            f"rounded {w.get('want')!r}"
-            + (f"; the row: {w['row']}" if w.get("row") else "")
-            + ("" if w.get("replayed", True) else " (not reproduced when run again)")
-        )
-    if res.special_mismatches:
-        e = res.special_examples[0]
-        r.append(
-            f"{res.special_mismatches} outputs differ from the {res.inf_rule} rule for NaN and infinite entries "
-            f"({res.standard}: {res.inf_rule_text}), "
-            f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
-            f"gave {e['got']!r}, declared {e['want']!r}"
-            + ("" if e.get("replayed", True) else " (not reproduced when run again)")
-        )
-    if res.signed_zero_mismatches and check.signed_zero == "strict":
-        e = res.signed_zero_example or {}
-        r.append(
-            f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict)"
-            + (
-                f", first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
-                f"{e['want']!r} is due"
-                if e
-                else ", in the pairs"
-            )
-        )
-    if res.subnormal_flushes and check.subnormals == "strict":
-        e = res.flush_example
-        r.append(
-            f"{res.subnormal_flushes} subnormal outputs flushed to zero (policy strict)"
-            + (
-                f", first at element {e['position']} of a row of {e['length']} ({e['case']}): 0 where "
-                f"{e['want']!r} is due"
-                if e
-                else ", in the pairs"
-            )
-        )
+    findings(out, r)
     if check.proofs:
         why, chosen = judge_properties(check, res.properties, False)
         r += why
@@ -461,79 +417,106 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
     if r:
         out.status = "fail"
     return out
+
+
+def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
+    """A tensor operator's check (verify.tensor.measure): its per-element budget, the declared rule for NaN and
+    infinite entries, and its required row properties."""
+
+    def findings(out, r: list) -> None:
+        w = res.worst or {}
+        if res.call_failures:
+            f = res.call_failures[0]
+            r.append(
+                f"the target failed on {len(res.call_failures)} case(s), first {f['case']} (shape {f['shape']}, "
+                f"axes {f['axes']}): {f['error']}"
+            )
+        if res.max_ulp > check.max_ulp:
+            r.append(
+                f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at element {w.get('position')} of a row "
+                f"of {w.get('length')} ({w.get('case')}): x = {w.get('x')!r}, output {w.get('got')!r}, correctly "
+                f"rounded {w.get('want')!r}"
+                + (f"; the row: {w['row']}" if w.get("row") else "")
+                + ("" if w.get("replayed", True) else " (not reproduced when run again)")
+            )
+        if res.special_mismatches:
+            e = res.special_examples[0]
+            r.append(
+                f"{res.special_mismatches} outputs differ from the {res.inf_rule} rule for NaN and infinite entries "
+                f"({res.standard}: {res.inf_rule_text}), "
+                f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
+                f"gave {e['got']!r}, declared {e['want']!r}"
+                + ("" if e.get("replayed", True) else " (not reproduced when run again)")
+            )
+        if res.signed_zero_mismatches and check.signed_zero == "strict":
+            e = res.signed_zero_example or {}
+            r.append(
+                f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict)"
+                + (
+                    f", first at element {e['position']} of a row of {e['length']} ({e['case']}): {e['got']!r} where "
+                    f"{e['want']!r} is due"
+                    if e
+                    else ", in the pairs"
+                )
+            )
+        if res.subnormal_flushes and check.subnormals == "strict":
+            e = res.flush_example
+            r.append(
+                f"{res.subnormal_flushes} subnormal outputs flushed to zero (policy strict)"
+                + (
+                    f", first at element {e['position']} of a row of {e['length']} ({e['case']}): 0 where "
+                    f"{e['want']!r} is due"
+                    if e
+                    else ", in the pairs"
+                )
+            )
+
+    return _judged(check, dtype, res, elapsed, findings)
 
 
 def judge_pairs(check: Check, dtype: str, res, elapsed) -> CheckResult:
     """A binary operator's check (verify.binary.measure): its per-output budget, the special values, the zeros'
     signs and the subnormals by policy, and its required pair properties."""
-    out = CheckResult(check, dtype, "pass", command=check_command(check, res.command), elapsed_s=elapsed)
-    out.accuracy = res.gate_accuracy()
-    out.proof_note = "; ".join(check.proofs_left_out) or None
-    if res.status == "unsupported":
-        out.status, out.reasons = "skipped", [res.error]
-        return out
-    if res.status != "ok":
-        out.status, out.reasons = "fail", [f"target crashed: {res.error}"]
-        return out
-    r = out.reasons
-    w = res.worst or {}
-    if res.max_ulp is not None and res.max_ulp > check.max_ulp:
-        r.append(
-            f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at x = {w.get('x')!r}, y = {w.get('y')!r}: "
-            f"output {w.get('got')!r}, correctly rounded {w.get('want')!r} ({w.get('batch')})"
-            + ("" if w.get("replayed", True) else " (not reproduced when run again)")
-        )
-    if res.special_mismatches:
-        e = res.special_examples[0]
-        r.append(
-            f"{res.special_mismatches} outputs wrong at special values (IEEE 754's special cases of {res.op}, NaN, "
-            f"infinities), first x = {e['x']!r}, y = {e['y']!r}: {e['got']!r} where {e['want']!r} is due"
-        )
-    if res.signed_zero_mismatches and check.signed_zero == "strict":
-        e = res.signed_zero_example
-        r.append(
-            f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict), first x = {e['x']!r}, "
-            f"y = {e['y']!r}: {e['got']!r} where {e['want']!r} is due"
-        )
-    if res.subnormal_flushes and check.subnormals == "strict":
-        e = res.flush_example
-        r.append(
-            f"{res.subnormal_flushes} subnormal results flushed to zero (policy strict), first x = {e['x']!r}, "
-            f"y = {e['y']!r}: 0 where {e['want']!r} is due"
-        )
-    if check.proofs:
-        why, chosen = judge_properties(check, res.properties, False)
-        r += why
-        out.proofs = chosen
-    out.enforcement = gate_enforcement(check, out.accuracy.get("properties"))
-    if r:
-        out.status = "fail"
-    return out
+
+    def findings(out, r: list) -> None:
+        w = res.worst or {}
+        if res.max_ulp is not None and res.max_ulp > check.max_ulp:
+            r.append(
+                f"max ULP error {res.max_ulp!r} > budget {check.max_ulp!r} at x = {w.get('x')!r}, y = {w.get('y')!r}: "
+                f"output {w.get('got')!r}, correctly rounded {w.get('want')!r} ({w.get('batch')})"
+                + ("" if w.get("replayed", True) else " (not reproduced when run again)")
+            )
+        if res.special_mismatches:
+            e = res.special_examples[0]
+            r.append(
+                f"{res.special_mismatches} outputs wrong at special values (IEEE 754's special cases of {res.op}, NaN, "
+                f"infinities), first x = {e['x']!r}, y = {e['y']!r}: {e['got']!r} where {e['want']!r} is due"
+            )
+        if res.signed_zero_mismatches and check.signed_zero == "strict":
+            e = res.signed_zero_example
+            r.append(
+                f"{res.signed_zero_mismatches} zeros of the wrong sign (policy strict), first x = {e['x']!r}, "
+                f"y = {e['y']!r}: {e['got']!r} where {e['want']!r} is due"
+            )
+        if res.subnormal_flushes and check.subnormals == "strict":
+            e = res.flush_example
+            r.append(
+                f"{res.subnormal_flushes} subnormal results flushed to zero (policy strict), first x = {e['x']!r}, "
+                f"y = {e['y']!r}: 0 where {e['want']!r} is due"
+            )
+
+    return _judged(check, dtype, res, elapsed, findings)
 
 
 def judge_predicate(check: Check, dtype: str, res, elapsed) -> CheckResult:
     """A predicate operator's check (verify.predicate.measure): every output the truth value due (no ULP budget:
     an output is right or wrong), and its required properties."""
-    out = CheckResult(check, dtype, "pass", command=check_command(check, res.command), elapsed_s=elapsed)
-    out.accuracy = res.gate_accuracy()
-    out.proof_note = "; ".join(check.proofs_left_out) or None
-    if res.status == "unsupported":
-        out.status, out.reasons = "skipped", [res.error]
-        return out
-    if res.status != "ok":
-        out.status, out.reasons = "fail", [f"target crashed: {res.error}"]
-        return out
-    r = out.reasons
-    if res.mismatches:  # the first note says how many, of which kind, and the first input (a result read back too)
-        r.append((out.accuracy.get("notes") or [f"{res.mismatches} wrong outputs"])[0])
-    if check.proofs:
-        why, chosen = judge_properties(check, res.properties, False)
-        r += why
-        out.proofs = chosen
-    out.enforcement = gate_enforcement(check, out.accuracy.get("properties"))
-    if r:
-        out.status = "fail"
-    return out
+
+    def findings(out, r: list) -> None:
+        if res.mismatches:  # the first note says how many, of which kind, and the first input (a result read back too)
+            r.append((out.accuracy.get("notes") or [f"{res.mismatches} wrong outputs"])[0])
+
+    return _judged(check, dtype, res, elapsed, findings)
 
 
 def _predicate_options(check: Check, dtype: str):

@@ -15,9 +15,6 @@ targets/runtimes/, named by its row of opcert.runtime_table.
 
 from __future__ import annotations
 
-import importlib
-import inspect
-
 import numpy as np
 
 from opcert._version import __version__
@@ -27,7 +24,7 @@ from opcert.formats import FloatFormat, format_of, to_format
 from opcert.runtime_table import binary_target_names, runtime_of
 from opcert.targets import runtimes
 from opcert.targets.protocol import BinaryTarget
-from opcert.targets.python import split
+from opcert.targets.python import keywords_not_taken, load_callable
 
 NAMES = ("opcert",) + binary_target_names()
 
@@ -73,21 +70,8 @@ class PythonBinaryTarget(BinaryTarget):
     it; where it does not, the case is unsupported."""
 
     def __init__(self, name: str):
-        module, attr = split(name)
-        try:
-            obj = importlib.import_module(module)
-        except ImportError as exc:
-            raise UsageError(f"target {name!r}: cannot import module {module!r} ({exc})") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise UsageError(f"target {name!r}: module {module!r} has no {attr!r}") from None
-        if not callable(obj):
-            raise UsageError(f"target {name!r}: {attr!r} is not callable (a function f(x, y) -> ndarray)")
-        self.fn = obj
+        self.fn, self.version = load_callable(name, "f(x, y) -> ndarray")
         self.name = name
-        self.version = str(getattr(importlib.import_module(module.split(".")[0]), "__version__", ""))
 
     @staticmethod
     def _given(std, attrs: dict) -> dict:
@@ -95,19 +79,7 @@ class PythonBinaryTarget(BinaryTarget):
         return {k: float(v) for k, v in attrs.items() if k not in defaults or float(v) != float(defaults[k])}
 
     def unsupported(self, op, std, dtype, attrs):
-        given = self._given(std, attrs)
-        if not given:
-            return None
-        try:
-            params = inspect.signature(self.fn).parameters
-        except (TypeError, ValueError):  # a ufunc (np.power) or a builtin: no signature to read
-            params = None
-        takes_all = params is not None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        missing = [k for k in given if params is None or (k not in params and not takes_all)]
-        if missing:
-            named = ", ".join(f"{k} = {given[k]:g}" for k in missing)
-            return f"{self.name} takes no keyword {', '.join(missing)} (its signature), and the check gives {named}"
-        return None
+        return keywords_not_taken(self.name, self.fn, self._given(std, attrs))
 
     def call(self, op, std, x, y, attrs):
         return self.fn(x, y, **self._given(std, attrs))

@@ -11,8 +11,6 @@ the input's dtype). Predicates have no C ABI (targets.c_abi's signatures write a
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from typing import Protocol
 
 import numpy as np
@@ -21,7 +19,7 @@ from opcert._version import __version__
 from opcert.errors import UsageError, choices
 from opcert.formats import FloatFormat, format_of
 from opcert.runtime_table import predicate_target_names, runtime_of
-from opcert.targets.python import split
+from opcert.targets.python import keywords_not_taken, load_callable
 from opcert.targets.runtimes import resolve
 
 NAMES = ("opcert",) + predicate_target_names()
@@ -71,21 +69,8 @@ class PythonPredicateTarget:
     takes it; where it does not, the case is unsupported."""
 
     def __init__(self, name: str):
-        module, attr = split(name)
-        try:
-            obj = importlib.import_module(module)
-        except ImportError as exc:
-            raise UsageError(f"target {name!r}: cannot import module {module!r} ({exc})") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise UsageError(f"target {name!r}: module {module!r} has no {attr!r}") from None
-        if not callable(obj):
-            raise UsageError(f"target {name!r}: {attr!r} is not callable (a function f(x) -> ndarray)")
-        self.fn = obj
+        self.fn, self.version = load_callable(name, "f(x) -> ndarray")
         self.name = name
-        self.version = str(getattr(importlib.import_module(module.split(".")[0]), "__version__", ""))
 
     @staticmethod
     def given(std, attrs: dict) -> dict:
@@ -94,19 +79,7 @@ class PythonPredicateTarget:
         return {k: int(v) for k, v in attrs.items() if k not in defaults or int(v) != int(defaults[k])}
 
     def unsupported(self, op, std, dtype, attrs):
-        given = self.given(std, attrs)
-        if not given:
-            return None
-        try:
-            params = inspect.signature(self.fn).parameters
-        except (TypeError, ValueError):  # a ufunc (np.isnan) or a builtin: no signature to read
-            params = None
-        takes_all = params is not None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        missing = [k for k in given if params is None or (k not in params and not takes_all)]
-        if missing:
-            named = ", ".join(f"{k} = {given[k]}" for k in missing)
-            return f"{self.name} takes no keyword {', '.join(missing)} (its signature), and the check gives {named}"
-        return None
+        return keywords_not_taken(self.name, self.fn, self.given(std, attrs))
 
     def call(self, op, std, x, attrs):
         return self.fn(x, **self.given(std, attrs))

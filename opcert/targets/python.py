@@ -14,6 +14,7 @@ import csv
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import platform
 import re
@@ -90,25 +91,47 @@ def load(spec: str, timeout: float | None = None) -> Target:
     return tgt
 
 
+def load_callable(name: str, signature: str) -> tuple:
+    """(the callable `module:function` names, its top module's version) for the tensor, binary and predicate
+    operators' Python targets; UsageError naming what is wrong (`signature`: the form the message asks for)."""
+    module, attr = split(name)
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(f"target {name!r}: cannot import module {module!r} ({exc})") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"target {name!r}: module {module!r} has no {attr!r}") from None
+    if not callable(obj):
+        raise UsageError(f"target {name!r}: {attr!r} is not callable (a function {signature})")
+    return obj, str(getattr(importlib.import_module(module.split(".")[0]), "__version__", ""))
+
+
+def keywords_not_taken(name: str, fn, given: dict) -> str | None:
+    """Why `fn` cannot be given these keyword attributes (names its signature does not take; every one for a ufunc
+    or a builtin, which have no signature to read), or None where it takes them all."""
+    if not given:
+        return None
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = None
+    takes_all = params is not None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    missing = [k for k in given if params is None or (k not in params and not takes_all)]
+    if not missing:
+        return None
+    named = ", ".join(f"{k} = {given[k]:g}" for k in missing)
+    return f"{name} takes no keyword {', '.join(missing)} (its signature), and the check gives {named}"
+
+
 class PythonTensorTarget(TensorTarget):
     """`module:function` for the tensor operators: f(x, axis=int or tuple) -> array."""
 
     def __init__(self, name: str):
-        module, attr = split(name)
-        try:
-            obj = importlib.import_module(module)
-        except ImportError as exc:
-            raise UsageError(f"target {name!r}: cannot import module {module!r} ({exc})") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise UsageError(f"target {name!r}: module {module!r} has no {attr!r}") from None
-        if not callable(obj):
-            raise UsageError(f"target {name!r}: {attr!r} is not callable (a function f(x, axis=...) -> ndarray)")
-        self.fn = obj
+        self.fn, self.version = load_callable(name, "f(x, axis=...) -> ndarray")
         self.name = name
-        self.version = getattr(importlib.import_module(module.split(".")[0]), "__version__", "")
 
     def call(self, op, std, x, reduced):
         return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced))
