@@ -77,3 +77,15 @@ def flushes_subnormals(x, y):
 def returns_float64(x, y):
     """Right values, the wrong dtype."""
     return in_binary64(x, y).astype(np.float64)
+
+
+def scaled_in_binary64(x, y, scale=1.0, bias=0.0):
+    """DirectML's pow(x * scale + bias, y): the scale-bias and the power in binary64 (NumPy's), rounded once; a
+    negative base to a non-integer power and -inf to any non-integer power NaN."""
+    g, y64 = np.broadcast_arrays(x.astype(np.float64) * scale + bias, y.astype(np.float64))
+    with np.errstate(all="ignore"):
+        z = np.power(np.abs(g), y64)
+        odd = (np.floor(y64) == y64) & (np.floor(y64 / 2) * 2 != y64)
+        z = np.where((g < 0) & odd, -z, z)
+        z = np.where((g < 0) & (np.floor(y64) != y64), np.nan, z)
+    return z.astype(x.dtype)

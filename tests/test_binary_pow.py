@@ -221,3 +221,16 @@ def test_the_gates_reproduce_command_gives_its_verdict(cli):
         "--max-ulp", "0.5", "--require", "special_cases", "--accept-sampled-evidence", "--in-process",
     )  # fmt: skip
     assert code == 1 and "special_cases: refuted" in err, err
+
+
+def test_directml_special_cases_are_those_of_g_not_of_x():
+    """At scale 0.5 and bias 1, x = 1 and x = 0 are no special pairs (g = 1.5 and 1): a kernel off the correctly
+    rounded value by its binary64 rounding there is measured in ULPs, not counted as wrong at a special value. Its
+    binary64 g is wrong where it matters: g = 2^-149 * 0.5 + 1 rounds to 1, and pow(1, inf) = 1 where the exact
+    g > 1 gives +inf (IEEE's table), which special_cases finds."""
+    res = _run("pow_kernels:scaled_in_binary64", standard="directml", attrs=(("bias", 1.0), ("scale", 0.5)))
+    assert res.status == "ok", res.error
+    assert res.special_examples and all(math.isinf(e["y"]) for e in res.special_examples), res.special_examples
+    ce = _prop(res, "special_cases")["counterexample"]
+    assert math.isinf(ce["y"]) and ce["output"] == 1.0 and ce["x"] != 0
+    assert res.max_ulp < 1.0

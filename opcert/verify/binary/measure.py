@@ -242,10 +242,15 @@ def _near_value(x, y, fmt, attrs):
         return pow_record.numpy_power(g, y.astype(np.float64)), np.zeros(x.shape)
 
 
-def _special_pairs(x, y, fmt) -> np.ndarray:
-    """The pairs of IEEE 754's special cases of pow: a zero, an infinity or a NaN among the inputs, the base +-1."""
+def _special_pairs(x, y, fmt, attrs=None) -> np.ndarray:
+    """The pairs of IEEE 754's special cases of pow: a zero, an infinity or a NaN among the inputs, the base +-1.
+    With a scale-bias other than (1, 0) (DirectML's), the base is g = x * scale + bias: the pairs whose case x and y
+    alone decide (a NaN, an infinite exponent, the exponent 0, x = +-inf at a nonzero scale)."""
     a, b = x.astype(np.float64), y.astype(np.float64)
-    return ~np.isfinite(a) | ~np.isfinite(b) | (a == 0) | (b == 0) | (np.abs(a) == 1)
+    scale, bias = (attrs or {}).get("scale", 1.0), (attrs or {}).get("bias", 0.0)
+    if scale == 1.0 and bias == 0.0:
+        return ~np.isfinite(a) | ~np.isfinite(b) | (a == 0) | (b == 0) | (np.abs(a) == 1)
+    return np.isnan(a) | ~np.isfinite(b) | (b == 0) | (np.isinf(a) & (scale != 0))
 
 
 class Tally:
@@ -269,8 +274,9 @@ class Tally:
         z64, r64 = zb.astype(np.float64), rb.astype(np.float64)
         wrong = ~_same(zb, rb, fmt)
         nan = np.isnan(z64) != np.isnan(r64)
-        inf = (np.isinf(z64) | np.isinf(r64)) & ~nan & _special_pairs(xb, yb, fmt)
-        special = wrong & (_special_pairs(xb, yb, fmt) | nan)
+        at_special = _special_pairs(xb, yb, fmt, self.attrs)
+        inf = (np.isinf(z64) | np.isinf(r64)) & ~nan & at_special
+        special = wrong & (at_special | nan)
         zero_sign = wrong & (z64 == 0) & (r64 == 0)
         flush = wrong & (z64 == 0) & (r64 != 0) & (np.abs(r64) < 2.0**fmt.emin) & ~special
         special &= ~zero_sign
@@ -293,9 +299,7 @@ class Tally:
             res.flush_example = res.flush_example or self._pair(xb, yb, zb, rb, k[0], label)
         # the errors: of every number that is no special pair's (samples), or of every wrong one (every pair)
         # (a correctly rounded infinity is an overflow: the ULP definition's 2^(emax + 1) does not measure it)
-        rest = (
-            ~(special | zero_sign | flush) & ~_special_pairs(xb, yb, fmt) & ~np.isnan(r64) & (wrong | np.isfinite(r64))
-        )
+        rest = ~(special | zero_sign | flush) & ~at_special & ~np.isnan(r64) & (wrong | np.isfinite(r64))
         if not np.any(rest):
             return
         k = np.flatnonzero(rest)
@@ -538,7 +542,7 @@ class _Verdicts:
         return out
 
 
-def _grid_properties(v: _Verdicts, xs, ys, z, ref, fmt, neg_index, z_broadcast=None, prev=None, label=""):
+def _grid_properties(v: _Verdicts, xs, ys, z, ref, fmt, neg_index, attrs, z_broadcast=None, prev=None, label=""):
     """Every grid property of one grid (rows: ys ascending, columns: xs ascending); `prev`: the previous grid's
     last row (its y and outputs) for the monotonicity in y across blocks."""
     xs64, y64 = xs.astype(np.float64), ys.astype(np.float64)
@@ -547,7 +551,7 @@ def _grid_properties(v: _Verdicts, xs, ys, z, ref, fmt, neg_index, z_broadcast=N
         d = {"x": float(xs64[c]), "y": float(y64[r]), "output": float(z[r, c]), "grid": label}
         return {**d, **(extra or {})}
 
-    sp = _special_pairs(xs[None, :], ys[:, None], fmt)
+    sp = _special_pairs(xs[None, :], ys[:, None], fmt, attrs)
     wrong = sp & ~_same(z, ref, fmt)
     k = np.argwhere(wrong)
     v.add(
@@ -627,7 +631,7 @@ def _sampled(res, op, std, fmt, tgt, attrs, o: PairOptions) -> None:
     tally.exact_worst(op, std)
     v = _Verdicts(_claimed(op, std, attrs))
     for (label, x, y), (_, _, z, ref) in zip(batches, calls.values()):  # the special pairs among the sampled ones
-        sp = _special_pairs(x, y, fmt)
+        sp = _special_pairs(x, y, fmt, attrs)
         k = np.flatnonzero(sp & ~_same(z, ref, fmt))
         first = {"x": float(x[k[0]]), "y": float(y[k[0]]), "output": float(z[k[0]]), "due": float(ref[k[0]]),
                  "batch": label} if k.size else None  # fmt: skip
@@ -642,7 +646,7 @@ def _sampled(res, op, std, fmt, tgt, attrs, o: PairOptions) -> None:
         flat = call(tgt, op, std, gx.ravel().copy(), gy.ravel().copy(), attrs).reshape(z.shape)
         ref = op.reference(gx.ravel().copy(), gy.ravel().copy(), fmt, std.key, **attrs).reshape(z.shape)
         neg = _negation_index(xs) if std.key == "onnx" else None
-        _grid_properties(v, xs, ys, flat, ref, fmt, neg, z_broadcast=z, label=label)
+        _grid_properties(v, xs, ys, flat, ref, fmt, neg, attrs, z_broadcast=z, label=label)
     res.properties = v.results("samples", complete=False)
 
 
@@ -693,7 +697,7 @@ def _every_pair(res, op, std, fmt, tgt, attrs, o: PairOptions) -> None:
             ref = op.reference(fx, fy, fmt, std.key, **attrs).reshape(z.shape)
             label = f"block {b} of {nb}: y from {float(ys[0])!r} to {float(ys[-1])!r}"
             tally.add(label, b, fx, fy, z.ravel(), ref.ravel(), every=False)
-            _grid_properties(v, xs, ys, z, ref, fmt, neg, z_broadcast=zb, prev=prev, label=label)
+            _grid_properties(v, xs, ys, z, ref, fmt, neg, attrs, z_broadcast=zb, prev=prev, label=label)
             keep = np.flatnonzero(~np.isnan(ys.astype(np.float64)))
             if keep.size:
                 prev = (float(ys[keep[-1]]), z[keep[-1]].copy())
