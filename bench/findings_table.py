@@ -1,0 +1,404 @@
+"""Every CPU runtime's float32 max ULP per function, from exhaustive sweeps (issue 52, deliverable 7).
+
+    nice -n 19 .venv/bin/python bench/findings_table.py                       # every cell still missing
+    nice -n 19 .venv/bin/python bench/findings_table.py --targets torch onnxruntime jax
+    nice -n 19 .venv/bin/python bench/findings_table.py --ops Exp Log --targets numpy
+    NPY_DISABLE_CPU_FEATURES="AVX512_ICL X86_V4" ATEN_CPU_CAPABILITY=avx2 \\
+        nice -n 19 .venv/bin/python bench/findings_table.py --ops Exp --targets torch numpy --label avx2
+    .venv/bin/python bench/findings_table.py --print                          # the cells so far, no sweep
+
+Each cell is `opcert.verify.accuracy.measure.measure(op, target, "float32", "exhaustive")` with a fresh,
+empty checkpoint directory (so nothing resumes from an earlier sweep): all 2^32 float32 inputs, every declared
+property proved or refuted on that target (the layout property on the sweep's layout samples). What is kept per
+cell: max ULP (opcert's error |y - v| / ulp(v) against the exact value v, DESIGN.md), the integer distance in
+float32 values from the correctly rounded result (max_ulp_distance, what JAX's and glibc's tables count), the
+correctly rounded share, special-value mismatches, subnormal flushes, the properties refuted (with their first
+counterexample), the versions and ISA, the wall and CPU time, and `r.command`, the `opcert accuracy` command
+line that reproduces the cell.
+
+Resumable: each finished cell is written at once to bench/findings_table.json (next to this file), keyed by
+"OP|TARGET" (and "|LABEL" with --label, for runs under another ISA level); a cell already there is skipped
+(--redo runs it again). Targets: a runtime name (torch, onnxruntime, jax, openvino), `numpy` (each operator's
+NumPy function, numpy:exp ... numpy:arctan; operators NumPy lacks, Erf and Sigmoid, are skipped), or any
+`module:function` target, used for every operator given, or `glibc` (the C library's expf ... sqrtf through a
+C kernel, c:/tmp/opcert-findings/libm_shim.so:opcert_expf; build it first with --build-glibc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "findings_table.json"
+
+OPS = [
+    "Exp", "Log", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "Erf", "Sinh", "Cosh",
+    "Asinh", "Acosh", "Atanh", "Asin", "Acos", "Atan", "Sqrt",
+]  # fmt: skip
+TARGETS = ["torch", "onnxruntime", "jax", "numpy", "openvino"]
+NUMPY = {
+    "Exp": "exp", "Log": "log", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Tanh": "tanh", "Sinh": "sinh",
+    "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh", "Asin": "arcsin",
+    "Acos": "arccos", "Atan": "arctan", "Sqrt": "sqrt",
+}  # fmt: skip
+# the C library's own float functions (glibc here), each through a C kernel `void f(const float *x, float *y,
+# size_t n, const float *attrs)` that calls it element by element (targets.c_abi), built by --build-glibc
+LIBM = {
+    "Exp": "expf", "Log": "logf", "Sin": "sinf", "Cos": "cosf", "Tan": "tanf", "Tanh": "tanhf", "Erf": "erff",
+    "Sinh": "sinhf", "Cosh": "coshf", "Asinh": "asinhf", "Acosh": "acoshf", "Atanh": "atanhf", "Asin": "asinf",
+    "Acos": "acosf", "Atan": "atanf", "Sqrt": "sqrtf",
+}  # fmt: skip
+SHIM = Path("/tmp/opcert-findings/libm_shim.so")
+ENV = ("NPY_DISABLE_CPU_FEATURES", "ATEN_CPU_CAPABILITY", "XLA_FLAGS", "OMP_NUM_THREADS")
+
+
+# Published float32 figures, beside the measured ones in --markdown (bench/findings_table.md says where each is from).
+# JAX: docs/accuracy.md of jax-ml/jax (https://docs.jax.dev/en/latest/accuracy.html), "freshness: reviewed
+# 2026-09-18", float32 table, CPU (x86_64) column; lax.logistic for Sigmoid, lax.erf for Erf. The earlier
+# stored version of the same page (commit ce79c7dd) differs for asin only: 8388608.0.
+JAX_CPU = {
+    "Exp": "1.5", "Log": "1.5", "Sin": "0.5", "Cos": "0.5", "Tan": "0.5", "Tanh": "5.0", "Sigmoid": "2.5",
+    "Erf": "7.0", "Sinh": "25.0", "Cosh": "25.0", "Asinh": "3.5", "Acosh": "4.5", "Atanh": "3.0",
+    "Asin": "2.0 (8388608.0 before)", "Acos": "1.5", "Atan": "4.0-5.5 (AMD vs Intel)", "Sqrt": "0.5",
+}  # fmt: skip
+# glibc 2.36 (the C library here): sysdeps/x86_64/fpu/libm-test-ulps at tag glibc-2.36, `float:` lines of the
+# round-to-nearest entries (what the manual's "Known Maximum Errors in Math Functions" table is generated from);
+# sqrtf is not listed (IEEE 754 requires it correctly rounded); the C library has no logistic function.
+GLIBC_236 = {
+    "Exp": "1", "Log": "1", "Sin": "1", "Cos": "1", "Tan": "1", "Tanh": "2", "Sigmoid": "-", "Erf": "1",
+    "Sinh": "2", "Cosh": "2", "Asinh": "2", "Acosh": "2", "Atanh": "2", "Asin": "1", "Acos": "1", "Atan": "1",
+    "Sqrt": "0 (not listed)",
+}  # fmt: skip
+
+
+def target_of(op: str, target: str) -> str | None:
+    if target == "numpy":
+        return f"numpy:{NUMPY[op]}" if op in NUMPY else None
+    if target == "glibc":
+        return f"c:{SHIM}:opcert_{LIBM[op]}" if op in LIBM else None
+    return target
+
+
+def build_shim() -> Path:
+    """The C kernels over the C library's float functions (-O2, no vectorisation, no fast-math: one libm
+    call per element; sqrtf becomes the sqrtss instruction, correctly rounded as IEEE 754 requires)."""
+    import subprocess
+
+    SHIM.parent.mkdir(parents=True, exist_ok=True)
+    src = SHIM.with_suffix(".c")
+    body = "#include <math.h>\n#include <stddef.h>\n" + "".join(
+        f"void opcert_{f}(const float *x, float *y, size_t n, const float *a) "
+        f"{{ (void)a; for (size_t i = 0; i < n; i++) y[i] = {f}(x[i]); }}\n"
+        for f in LIBM.values()
+    )
+    src.write_text(body)
+    subprocess.run(
+        ["gcc", "-O2", "-fno-tree-vectorize", "-fno-fast-math", "-shared", "-fPIC", "-o", str(SHIM), str(src), "-lm"],
+        check=True,
+    )
+    return SHIM
+
+
+def cpu_seconds() -> float:
+    """This process's and its reaped children's CPU time (user + system)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def workers_cpu() -> float:
+    """CPU time of this process's live descendants (the sweep's worker pool is not reaped between cells)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    me = os.getpid()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == me:
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ppid = int(fields[1])
+        if _descends(ppid, me):
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _descends(pid: int, root: int, depth: int = 8) -> bool:
+    for _ in range(depth):
+        if pid == root:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat[stat.rindex(")") + 2 :].split()[1])
+    return False
+
+
+FLUSH_FLAGS = " --max-ulp 1e30 --subnormals flush-allowed"  # the CLI's way to count flushes apart (a gate check)
+
+
+def record(r, op: str, target: str, label: str, wall: float, cpu: float, flush_allowed: bool = False) -> dict:
+    refuted = [
+        {
+            "name": p["name"],
+            "violations": p.get("violations"),
+            "inputs_checked": p.get("inputs_checked"),
+            "counterexample": p.get("counterexample"),
+        }
+        for p in r.properties
+        if p["status"] == "refuted" and p.get("expected", "holds") == "holds"
+    ]
+    env = {k: os.environ[k] for k in ENV if k in os.environ}
+    prefix = " ".join(f'{k}="{v}"' if " " in v else f"{k}={v}" for k, v in env.items())
+    return {
+        "op": op,
+        "target": target,
+        "label": label,
+        "status": r.status,
+        "error": r.error,
+        "inputs_checked": r.inputs_checked,
+        "exhaustive": r.exhaustive,
+        "max_ulp": r.max_ulp,
+        "max_ulp_distance": r.max_ulp_distance,
+        "worst_input": r.worst_input,
+        "worst_input_bits": r.worst_input_bits,
+        "worst_output": r.worst_output,
+        "worst_reference": r.worst_reference,
+        "worst_layout": r.worst_layout,
+        "correctly_rounded": r.correctly_rounded,
+        "nan_mismatches": r.nan_mismatches,
+        "inf_mismatches": r.inf_mismatches,
+        "signed_zero_mismatches": r.signed_zero_mismatches,
+        "subnormal_flushes": r.subnormal_flushes,
+        "histogram": r.histogram,
+        "properties": {p["name"]: p["status"] for p in r.properties},
+        "refuted": refuted,
+        "command": (prefix + " " if prefix else "") + r.command + (FLUSH_FLAGS if flush_allowed else ""),
+        "flush_allowed": flush_allowed,
+        "env": env,
+        "target_info": r.target_info,
+        "numpy_simd": (r.provenance or {}).get("simd"),
+        "target_isa": ((r.target_info or {}).get("details") or {}).get("isa") or (r.target_info or {}).get("numpy_isa"),
+        "cpu": (r.provenance or {}).get("cpu"),
+        "provenance": r.provenance,
+        "notes": r.notes,
+        "elapsed_s": round(r.elapsed_s, 1),
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "host": platform.node(),
+    }
+
+
+def load() -> dict:
+    return json.loads(OUT.read_text()) if OUT.exists() else {}
+
+
+def save(cells: dict) -> None:
+    tmp = OUT.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(cells, indent=1, sort_keys=True, default=str) + "\n")
+    tmp.replace(OUT)
+
+
+def short(x) -> str:
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e4:
+        return f"{x:.3e}"
+    return f"{x:.4g}"
+
+
+def summary(c: dict) -> str:
+    if c["status"] != "ok":
+        return f"{c['status']}: {c['error']}"
+    cr = 100 * c["correctly_rounded"] / max(c["inputs_checked"], 1)
+    s = f"{short(c['max_ulp'])} ULP (dist {c['max_ulp_distance']}), {cr:.4f}% CR"
+    extra = [
+        f"{c[k]} {n}"
+        for k, n in (
+            ("nan_mismatches", "NaN mm"),
+            ("inf_mismatches", "inf mm"),
+            ("signed_zero_mismatches", "-0 mm"),
+            ("subnormal_flushes", "flushed"),
+        )
+        if c[k]
+    ]
+    if c["refuted"]:
+        extra.append("refuted: " + ", ".join(p["name"] for p in c["refuted"]))
+    return s + ("; " + ", ".join(extra) if extra else "")
+
+
+def cell_text(c: dict, n: int) -> str:
+    """One table cell: max ULP (opcert's error), [integer distance to the correctly rounded value], the
+    correctly rounded share, flushes and refuted properties, and the footnote of its command."""
+    if c["status"] != "ok":
+        return f"{c['status']}[^{n}]"
+    cr = 100 * c["correctly_rounded"] / max(c["inputs_checked"], 1)
+    s = f"{short(c['max_ulp'])}{'*' if c.get('worst_layout') else ''} [{c['max_ulp_distance']}], {cr:.2f}%"
+    extra = []
+    if c["subnormal_flushes"]:
+        extra.append(f"{c['subnormal_flushes']:,} flushed")
+    for k, name in (("nan_mismatches", "NaN mm"), ("inf_mismatches", "inf mm"), ("signed_zero_mismatches", "-0 mm")):
+        if c[k]:
+            extra.append(f"{c[k]:,} {name}")
+    if c["refuted"]:
+        extra.append("**refuted: " + ", ".join(p["name"] for p in c["refuted"]) + "**")
+    return s + ("; " + "; ".join(extra) if extra else "") + f"[^{n}]"
+
+
+def markdown(cells: dict, ops, columns) -> str:
+    """The table of the cells kept (rows: operators; columns: each target as given, `T` or `T|SUFFIX` for the
+    cells keyed with a label or |ftz, then the published figures) and the footnotes with each cell's command."""
+    heads = {"numpy": "NumPy", "glibc": "glibc 2.36 here"}
+    rows, notes = [], []
+    cols = []
+    for col in columns:
+        t, _, suffix = col.partition("|")
+        cols.append(heads.get(t, t) + (f" ({suffix.replace('|', ', ')})" if suffix else ""))
+    rows.append("| function | " + " | ".join(cols) + " | JAX published, CPU | glibc 2.36 published, float |")
+    rows.append("|---" * (len(cols) + 3) + "|")
+    for op in ops:
+        out = []
+        for col in columns:
+            t, _, suffix = col.partition("|")
+            tt = target_of(op, t)
+            key = f"{op}|{tt}" + (f"|{suffix}" if suffix else "") if tt else None
+            if tt is None:
+                out.append("n/a")
+            elif key not in cells:
+                out.append("not run")
+            else:
+                notes.append(cells[key])
+                out.append(cell_text(cells[key], len(notes)))
+        rows.append(f"| {op} | " + " | ".join(out) + f" | {JAX_CPU.get(op, '-')} | {GLIBC_236.get(op, '-')} |")
+    foot = []
+    for i, c in enumerate(notes, 1):
+        w = ""
+        if c["status"] == "ok" and c["worst_input_bits"]:
+            w = (
+                f" Worst at x = {c['worst_input']!r} ({c['worst_input_bits']}): {c['worst_output']!r}, "
+                f"correctly rounded {c['worst_reference']!r}"
+                + (f" (*in another layout: {c['worst_layout']})" if c.get("worst_layout") else "")
+                + "."
+            )
+        ref = "".join(
+            f" Refuted {p['name']}: {p['violations']:,} of {p['inputs_checked']:,}"
+            + (f", first {_cx(p['counterexample'])}" if p.get("counterexample") else "")
+            + "."
+            for p in c["refuted"]
+            if p.get("violations") is not None
+        )
+        foot.append(f"[^{i}]: `{c['command']}` ({c['wall_s']:.0f} s, {c['date']}).{w}{ref}")
+    return "\n".join(rows) + "\n\n" + "\n".join(foot) + "\n"
+
+
+def _cx(cx: dict) -> str:
+    """A refuted property's first counterexample, briefly (its replayed inputs, outputs and references)."""
+    if not isinstance(cx, dict):
+        return str(cx)
+
+    def vals(d):
+        return ", ".join(f"{k} = {v.get('value')!r} ({v.get('bits')})" for k, v in (d or {}).items())
+
+    if "layout" in cx and "base" in cx:
+        base = cx["base"]
+        return (
+            f"{vals(cx.get('inputs'))}: {base['output']['bits']} in {base['layout']}, "
+            f"{vals(cx.get('outputs'))} in {cx['layout']}; correctly rounded {vals(cx.get('reference'))}"
+        )
+    if "inputs" in cx:
+        return f"{vals(cx['inputs'])} -> {vals(cx.get('outputs'))}; correctly rounded {vals(cx.get('reference'))}"
+    return json.dumps(cx, default=str)[:300]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ops", nargs="*", default=OPS)
+    ap.add_argument("--targets", nargs="*", default=TARGETS)
+    ap.add_argument("--label", default="", help="a tag for the cells' keys (e.g. avx2 under ATEN_CPU_CAPABILITY)")
+    ap.add_argument("--workers", type=int, default=None, help="sweep processes (default: opcert's)")
+    ap.add_argument(
+        "--flush-allowed",
+        action="store_true",
+        help="count outputs flushed to zero where the exact value is subnormal apart from the ULP figure "
+        "(opcert's flush_allowed; cells keyed with |ftz)",
+    )
+    ap.add_argument("--redo", action="store_true", help="run cells already in the JSON again")
+    ap.add_argument("--print", action="store_true", help="print the cells kept so far and exit")
+    ap.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the Markdown table of the cells kept and exit (--targets T or T|SUFFIX: jax|ftz, torch|avx2)",
+    )
+    ap.add_argument(
+        "--build-glibc",
+        action="store_true",
+        help=f"build {SHIM} (the C library's float functions as c: targets; the target `glibc` needs it) and exit",
+    )
+    a = ap.parse_args()
+
+    if a.build_glibc:
+        print(build_shim())
+        return 0
+    cells = load()
+    if a.markdown:
+        print(markdown(cells, a.ops, a.targets), end="")
+        return 0
+    if a.print:
+        for k in sorted(cells):
+            c = cells[k]
+            print(f"{k}: {summary(c)}; {c['wall_s']} s wall, {c['cpu_s']} s CPU\n    {c['command']}")
+        return 0
+
+    from opcert.options import Options
+    from opcert.verify.accuracy.measure import measure
+
+    for target in a.targets:
+        for op in a.ops:
+            t = target_of(op, target)
+            if t is None:
+                print(f"skip {op} {target}: no such function", file=sys.stderr)
+                continue
+            key = f"{op}|{t}" + (f"|{a.label}" if a.label else "") + ("|ftz" if a.flush_allowed else "")
+            if key in cells and not a.redo:
+                continue
+            ckpt = tempfile.mkdtemp(prefix="findings-")
+            print(f"{key} ...", file=sys.stderr, flush=True)
+            t0, c0 = time.perf_counter(), cpu_seconds()
+            w0 = workers_cpu()
+            try:
+                r = measure(
+                    op,
+                    t,
+                    "float32",
+                    "exhaustive",
+                    Options(checkpoint=ckpt, workers=a.workers, flush_allowed=a.flush_allowed),
+                )
+                wall = time.perf_counter() - t0
+                cpu = cpu_seconds() - c0 + max(workers_cpu() - w0, 0.0)
+            finally:
+                shutil.rmtree(ckpt, ignore_errors=True)
+            c = record(r, op, t, a.label, wall, cpu, a.flush_allowed)
+            cells = load()  # another run may have added cells meanwhile
+            cells[key] = c
+            save(cells)
+            print(f"{key}: {summary(c)}; {c['wall_s']} s wall, {c['cpu_s']} s CPU", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
