@@ -149,7 +149,22 @@ def _descends(pid: int, root: int, depth: int = 8) -> bool:
 FLUSH_FLAGS = " --max-ulp 1e30 --subnormals flush-allowed"  # the CLI's way to count flushes apart (a gate check)
 
 
-def record(r, op: str, target: str, label: str, wall: float, cpu: float, flush_allowed: bool = False) -> dict:
+NORMAL = (0x00800000, 2**31)  # magnitude_range of the normal inputs (and infinities, NaNs), both signs
+
+
+def python_command(op: str, target: str, flush_allowed: bool) -> str:
+    """The command of a sweep over the normal inputs alone: the CLI has no option for magnitude_range."""
+    kw = ", flush_allowed=True" if flush_allowed else ""
+    return (
+        '.venv/bin/python -c "from opcert.verify.accuracy.measure import measure; '
+        f"r = measure('{op}', '{target}', 'float32', 'exhaustive'{kw}, magnitude_range=(0x00800000, 2**31)); "
+        'print(r.max_ulp, r.max_ulp_distance, r.correctly_rounded, r.inputs_checked)"'
+    )
+
+
+def record(
+    r, op: str, target: str, label: str, wall: float, cpu: float, flush_allowed: bool = False, normal: bool = False
+) -> dict:
     refuted = [
         {
             "name": p["name"],
@@ -185,8 +200,10 @@ def record(r, op: str, target: str, label: str, wall: float, cpu: float, flush_a
         "histogram": r.histogram,
         "properties": {p["name"]: p["status"] for p in r.properties},
         "refuted": refuted,
-        "command": (prefix + " " if prefix else "") + r.command + (FLUSH_FLAGS if flush_allowed else ""),
+        "command": (prefix + " " if prefix else "")
+        + (python_command(op, target, flush_allowed) if normal else r.command + (FLUSH_FLAGS if flush_allowed else "")),
         "flush_allowed": flush_allowed,
+        "normal_inputs_only": normal,
         "env": env,
         "target_info": r.target_info,
         "numpy_simd": (r.provenance or {}).get("simd"),
@@ -250,8 +267,10 @@ def cell_text(c: dict, n: int) -> str:
     cr = 100 * c["correctly_rounded"] / max(c["inputs_checked"], 1)
     s = f"{short(c['max_ulp'])}{'*' if c.get('worst_layout') else ''} [{c['max_ulp_distance']}], {cr:.2f}%"
     extra = []
+    if c.get("normal_inputs_only"):
+        extra.append(f"normal inputs alone ({c['inputs_checked']:,})")
     if c["subnormal_flushes"]:
-        extra.append(f"{c['subnormal_flushes']:,} flushed")
+        extra.append(f"{c['subnormal_flushes']:,} flushed" + (" (apart)" if c.get("flush_allowed") else ""))
     for k, name in (("nan_mismatches", "NaN mm"), ("inf_mismatches", "inf mm"), ("signed_zero_mismatches", "-0 mm")):
         if c[k]:
             extra.append(f"{c[k]:,} {name}")
@@ -268,7 +287,8 @@ def markdown(cells: dict, ops, columns) -> str:
     cols = []
     for col in columns:
         t, _, suffix = col.partition("|")
-        cols.append(heads.get(t, t) + (f" ({suffix.replace('|', ', ')})" if suffix else ""))
+        name = {"jaxrule": "subnormals apart"}.get(suffix, suffix.replace("|", ", "))
+        cols.append(heads.get(t, t) + (f" ({name})" if suffix else ""))
     rows.append("| function | " + " | ".join(cols) + " | JAX published, CPU | glibc 2.36 published, float |")
     rows.append("|---" * (len(cols) + 3) + "|")
     for op in ops:
@@ -277,6 +297,8 @@ def markdown(cells: dict, ops, columns) -> str:
             t, _, suffix = col.partition("|")
             tt = target_of(op, t)
             key = f"{op}|{tt}" + (f"|{suffix}" if suffix else "") if tt else None
+            if suffix == "jaxrule" and tt:  # JAX's rule: subnormal inputs and outputs apart, where it was run
+                key = next((k for k in (f"{op}|{tt}|normal|ftz", f"{op}|{tt}|ftz", f"{op}|{tt}") if k in cells), key)
             if tt is None:
                 out.append("n/a")
             elif key not in cells:
@@ -337,6 +359,12 @@ def main() -> int:
         help="count outputs flushed to zero where the exact value is subnormal apart from the ULP figure "
         "(opcert's flush_allowed; cells keyed with |ftz)",
     )
+    ap.add_argument(
+        "--normal-inputs",
+        action="store_true",
+        help="sweep the normal inputs alone (and infinities, NaNs; no zero or subnormal input), as JAX's table "
+        "flushes subnormal inputs before its reference (cells keyed with |normal)",
+    )
     ap.add_argument("--redo", action="store_true", help="run cells already in the JSON again")
     ap.add_argument("--print", action="store_true", help="print the cells kept so far and exit")
     ap.add_argument(
@@ -373,7 +401,9 @@ def main() -> int:
             if t is None:
                 print(f"skip {op} {target}: no such function", file=sys.stderr)
                 continue
-            key = f"{op}|{t}" + (f"|{a.label}" if a.label else "") + ("|ftz" if a.flush_allowed else "")
+            key = f"{op}|{t}" + "".join(
+                f"|{x}" for x, on in ((a.label, a.label), ("normal", a.normal_inputs), ("ftz", a.flush_allowed)) if on
+            )
             if key in cells and not a.redo:
                 continue
             ckpt = tempfile.mkdtemp(prefix="findings-")
@@ -386,13 +416,18 @@ def main() -> int:
                     t,
                     "float32",
                     "exhaustive",
-                    Options(checkpoint=ckpt, workers=a.workers, flush_allowed=a.flush_allowed),
+                    Options(
+                        checkpoint=ckpt,
+                        workers=a.workers,
+                        flush_allowed=a.flush_allowed,
+                        magnitude_range=NORMAL if a.normal_inputs else None,
+                    ),
                 )
                 wall = time.perf_counter() - t0
                 cpu = cpu_seconds() - c0 + max(workers_cpu() - w0, 0.0)
             finally:
                 shutil.rmtree(ckpt, ignore_errors=True)
-            c = record(r, op, t, a.label, wall, cpu, a.flush_allowed)
+            c = record(r, op, t, a.label, wall, cpu, a.flush_allowed, a.normal_inputs)
             cells = load()  # another run may have added cells meanwhile
             cells[key] = c
             save(cells)
