@@ -8,6 +8,7 @@ from opcert.errors import UsageError
 from opcert.expr.compiled_eval import evaluate
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FloatFormat, IntFormat, format_of, to_format
+from opcert.impl.rounding_test import near_indices, to_float32
 from opcert.impl.tensor_run import run as run_tensor
 from opcert.spec import get_operator, is_tensor_operator, scale_bias, standard_named
 from opcert.spec.attrs import resolve, standard_for
@@ -60,17 +61,23 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
             x64 = x.astype(np.float64)
         impl = op.implementation_for(std)
         a64 = {k: float(v) for k, v in attrs.items()}
-        result = None
-        if x64.size >= MIN_SIZE:
-            # the same values as eval_numpy's, in a few compiled loops (expr.compiled_eval); binary32 and
-            # binary64 stored by the loop itself (the same rounding as to_format's cast)
-            direct = fmt.name in ("float32", "float64")
-            result = evaluate(impl, x64, a64, fmt.p, fmt.dtype if direct else np.float64)
-            if result is not None and not direct:
-                result = to_format(result, fmt)
-        if result is None:
-            y = eval_numpy(impl, x64, a64, input_bits=fmt.p)
-            result = to_format(np.broadcast_to(y, x.shape), fmt)
+        # the same values as eval_numpy's, in a few compiled loops (expr.compiled_eval), from MIN_SIZE elements
+        y64 = evaluate(impl, x64, a64, fmt.p) if x64.size >= MIN_SIZE else None
+        if fmt.name == "float64":
+            result = y64 if y64 is not None else to_format(eval_numpy(impl, x64, a64, input_bits=fmt.p), fmt)
+            result = np.broadcast_to(result, x.shape).copy() if result.shape != x.shape else result
+        else:
+            if y64 is None:
+                y64 = np.broadcast_to(eval_numpy(impl, x64, a64, input_bits=fmt.p), x.shape)
+            if fmt.name == "float32":
+                result, near = to_float32(y64)
+            else:
+                result, near = to_format(y64, fmt), near_indices(y64, fmt.p, fmt.emin)
+            # a binary64 value too near a midpoint of the narrow format: the exact value decides (impl.rounding_test)
+            if near.size:
+                result = result.reshape(-1)
+                result[near] = reference_detailed(op, x.reshape(-1)[near], attrs, std).rounded
+                result = result.reshape(x.shape)
     if out is None:
         return result
     out[...] = result
