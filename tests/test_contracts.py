@@ -117,18 +117,50 @@ PERIODIC = {
 }
 
 
+def _binary32(o: np.ndarray) -> np.ndarray:
+    """binary32 values from ordinals (order-preserving: negative ordinals are the negative values)."""
+    return np.where(o >= 0, o, (-o) | 0x80000000).astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _ordinal32(v: float) -> int:
+    i = int(np.float32(v).view(np.int32))
+    return i if i >= 0 else -(i & 0x7FFFFFFF)
+
+
+def _in_pieces(a: float, b: float) -> np.ndarray:
+    """Arguments across [a, b]: a grid, runs of consecutive binary64 and binary32 values at both ends and at 0,
+    and every 1024th binary32 value inside."""
+    runs = [np.linspace(a, b, 200_001)]
+    for v in (a, b, 0.0):
+        runs.append(v + np.arange(-2000, 2000) * np.spacing(max(abs(v), 1e-300)))
+        runs.append(_binary32(_ordinal32(v) + np.arange(-2000, 2000, dtype=np.int64)))
+    runs.append(_binary32(np.arange(_ordinal32(a), _ordinal32(b), 1024, dtype=np.int64)))
+    t = np.concatenate(runs)
+    return np.unique(t[(t >= a) & (t <= b)])
+
+
+@pytest.mark.parametrize("narrow", [False, True], ids=["numpy", "narrow"])
 @pytest.mark.parametrize("name", sorted(PERIODIC))
-def test_periodic_contracts(name):
+def test_periodic_contracts(name, narrow):
     """What sin's, cos's and tan's records state, on every binary64 value of T (huge arguments included: the
     argument reduction's): no NaN at a finite argument, within the bounds, odd or even to the bit, the values
-    at +-0; NaN at +-inf and at NaN. The z3 theorems near 0 (sin t in (0, t] on (0, 3]; cos t > 0 on
-    [-1.57, 1.57]; tan t >= t on (0, 1.57]) on the platform's values."""
-    from opcert.expr.primitives import REGISTRY
+    at +-0; NaN at +-inf and at NaN; monotone on each of the record's pieces. The z3 theorems near 0 (sin t in
+    (0, t] on (0, 3]; cos t > 0 on [-1.57, 1.57]; tan t >= t on (0, 1.57]) on the platform's values. Both the
+    function of the binary64 code (NumPy's) and that of the narrow formats' code (expr.primitives.platform_array
+    for inputs of at most 26 bits: expr.quarter_turns' for sin and cos)."""
+    from opcert.expr.primitives import REGISTRY, platform_array
 
     odd, even, (lo, hi) = PERIODIC[name]
     p = REGISTRY[name]
     assert (p.odd, p.even, p.increasing, p.bounds) == (odd, even, None, (lo, hi))
-    f = getattr(np, name)
+    f = platform_array(p, 24) if narrow else getattr(np, name)
+    assert p.pieces
+    for a, b, d in p.pieces:
+        t = _in_pieces(float(a), float(b))
+        if narrow:  # that code's arguments are binary32 values (every one of the pieces: bench/quarter_turns.py)
+            t = t[t.astype(np.float32) == t]
+        y = f(t)
+        assert t.size > 100_000 and (d * np.diff(y) >= 0).all(), (name, a, b)
     t = T[np.isfinite(T)]
     y = f(t)
     assert not np.isnan(y).any()

@@ -165,12 +165,14 @@ def test_erf_and_erfc_over_arrays_are_the_c_librarys_own_bit_for_bit(name):
 def test_binary64_array_names_the_vector_function_and_its_contract(monkeypatch):
     """Where NumPy's loops are scalar (no AVX-512; on an AVX-512 host the choice is made as if it had none,
     so that this runs on every host: the other choice is the test below)."""
-    from opcert.expr import primitives
+    from opcert.expr import primitives, quarter_turns
 
     monkeypatch.setattr(primitives, "_numpy_avx512", lambda: False)
     for name in PRIMITIVES:
         f, ulps, simd = binary64_array(name)
-        if libm_arrays.vector(name) is not None and name != "sqrt":
+        if name in quarter_turns.FUNCTIONS:  # the exact reduction, then the vector functions (or NumPy's)
+            assert f is quarter_turns.FUNCTIONS[name] and ulps == max(PRIMITIVES[name].ulps, quarter_turns.ULPS)
+        elif libm_arrays.vector(name) is not None and name != "sqrt":
             assert ulps == max(PRIMITIVES[name].ulps, libm_arrays.VECTOR_ULPS) and simd
         else:
             assert _underlying(f) is _underlying(PRIMITIVES[name].numpy) and ulps == PRIMITIVES[name].ulps
@@ -185,11 +187,14 @@ def test_loading_the_library_keeps_subnormals():
 
 
 def test_turned_off_every_ball_takes_numpys_functions():
+    """(sin and cos: the exact reduction, then NumPy's functions of the reduced argument.)"""
     code = (
-        "from opcert.expr import libm_arrays, PRIMITIVES; from opcert.expr.primitives import binary64_array;"
+        "import numpy as np; from opcert.expr import libm_arrays, PRIMITIVES, quarter_turns as q;"
+        "from opcert.expr.primitives import binary64_array;"
         "print(libm_arrays.status());"
         "u = lambda f: u(f.__wrapped__) if hasattr(f, '__wrapped__') else f;"
-        "print(all(u(binary64_array(n)[0]) is u(PRIMITIVES[n].numpy) for n in PRIMITIVES))"
+        "print(all(u(binary64_array(n)[0]) is u(PRIMITIVES[n].numpy) for n in PRIMITIVES if n not in q.FUNCTIONS)"
+        " and q._halves() == (np.sin, np.cos))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -239,7 +244,9 @@ def test_where_numpy_dispatches_to_avx512_its_own_loops_are_kept(monkeypatch):
     monkeypatch.setattr(primitives, "_numpy_avx512", lambda: True)
     for name, p in PRIMITIVES.items():
         f, ulps, simd = binary64_array(name)
-        if p.vector:
+        if name in primitives.quarter_turns.FUNCTIONS:  # sin, cos: the exact reduction on every host
+            assert f is primitives.quarter_turns.FUNCTIONS[name] and simd, name
+        elif p.vector:
             assert _underlying(f) is _underlying(p.numpy) and ulps == p.ulps and simd, name
         elif libm_arrays.vector(name) is not None:
             assert f is not p.numpy and ulps == max(p.ulps, libm_arrays.VECTOR_ULPS) and simd, name

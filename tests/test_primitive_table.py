@@ -183,11 +183,19 @@ def test_proof_interpreters(name):
     span = real_monotone.enclose(_f(name), real_monotone.Span(lo, hi), {})
     assert span.lo <= Fraction(_true(name)) + Fraction(1, 10**12)
     assert span.hi >= Fraction(_true(name)) - Fraction(1, 10**12)
-    if REGISTRY[name].increasing is None:  # sin, cos, tan: no direction to give, even where one holds
+    p = REGISTRY[name]
+    if p.increasing is None:  # sin, cos, tan: a direction only inside one of the record's monotone pieces
+        a, b, d = p.pieces[-1]
+        inside = (a + (b - a) / 3, a + (b - a) / 2)
+        assert monotone.direction(_f(name), arb_interval(*inside), {})[1] == d
+        assert real_monotone.direction(_f(name), real_monotone.Span(*inside), {})[1] == d
+        with pytest.raises(monotone.Split):  # across the piece's end (short of tan's pole): smaller spans decide
+            monotone.direction(_f(name), arb_interval(b - Fraction(1, 64), b + Fraction(1, 10**8)), {})
+        outside = (b + 1, b + Fraction(65, 64)) if name != "cos" else (Fraction(-7), Fraction(-6))
         with pytest.raises(monotone.Stuck):
-            monotone.direction(_f(name), arb_interval(lo, hi), {})
+            monotone.direction(_f(name), arb_interval(*outside), {})
         with pytest.raises(monotone.Stuck):
-            real_monotone.direction(_f(name), real_monotone.Span(lo, hi), {})
+            real_monotone.direction(_f(name), real_monotone.Span(*outside), {})
         return
     want = 1 if REGISTRY[name].increasing else -1
     assert monotone.direction(_f(name), arb_interval(lo, hi), {})[1] == want

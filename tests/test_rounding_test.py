@@ -106,3 +106,19 @@ def test_tiny_outputs_rounded_once(dtype):
     attrs = {"alpha": 1.0, "beta": 0.5}
     st = oracle("ScaledTanh", xs, attrs).astype(fmt.dtype)
     assert np.array_equal(run("ScaledTanh", xs, **attrs).view(fmt.uint), st.view(fmt.uint))
+
+
+def test_the_exact_value_moves_a_result_only_to_the_other_neighbour():
+    from opcert.impl.rounding_test import decide
+
+    f32 = FORMATS["float32"]
+    lo, hi = 1.0, 1.0 + 2.0**-23
+    y = np.array([(lo + hi) / 2] * 4 + [float(f32.max_finite) + 2.0**103])
+    with np.errstate(over="ignore"):
+        rounded = y.astype(np.float32)  # ties to even: 1.0, and +inf past the largest finite value
+    exact = np.array([hi, lo, 1.0 + 2.0**-22, np.nan, float(f32.max_finite)], np.float32)
+    got = decide(y, rounded, exact, f32)
+    # the other neighbour; the same one; two ULPs away (a code that is not the function): its own; NaN: its own;
+    # the largest finite value against +inf at the overflow threshold: a neighbour
+    want = np.array([hi, lo, lo, lo, float(f32.max_finite)], np.float32)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -42,6 +42,7 @@ from opcert.expr import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr, compiled_ops, fma
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.expr.numpy_eval import NumpyDomain, const_value, fma_as_mul_add, uses_x
 from opcert.expr.pow_record import numpy_power
+from opcert.expr.primitives import platform_array
 from opcert.jit import load_generated
 
 _ENABLED = True  # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
@@ -448,7 +449,11 @@ class _Kernel:
                     getattr(mod, f"arg{k}")(x64, u, *(vals[j] for j in plan.args[k]), arg)
                 else:
                     arg = x64
-                v = PRIMITIVES[node.op].numpy(arg) if node.op != "pow" else numpy_power(arg, self._exponent(node, u))
+                v = (
+                    platform_array(PRIMITIVES[node.op], input_bits)(arg)
+                    if node.op != "pow"
+                    else numpy_power(arg, self._exponent(node, u))
+                )
                 if not (
                     isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous
                 ):

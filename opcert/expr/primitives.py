@@ -42,7 +42,7 @@ try:  # NumPy's private names: where they move, NumPy's AVX-512 loops are taken 
 except ImportError:
     __cpu_features__ = {}
 
-from opcert.expr import libm_arrays
+from opcert.expr import libm_arrays, quarter_turns
 from opcert.expr.ball_ops import NUMPY
 
 B = NUMPY  # the ball rules' vocabulary as written (expr.ball_ops: the compiled ball rebinds it)
@@ -95,6 +95,18 @@ class Primitive:
     extra: dict = field(default_factory=dict)
     even: bool = False  # f(-t) = f(t) for every t, and the platform's function gives the same bits at t and -t
     strict: bool = True  # `increasing` is strict (False: non-decreasing, constant on pieces: floor)
+    # where `increasing` is None (monotone nowhere on its whole domain): closed intervals (lo, hi, direction) with
+    # rational ends, inside the real function's own pieces, on which it is monotone (+1 increasing, -1
+    # decreasing): a theorem of the real function (tests/test_primitive_table.py, against Arb), and a clause of
+    # the platform contract (tests/test_contracts.py), as every monotone record's `increasing` is
+    pieces: tuple = ()
+
+    def piece_direction(self, lo, hi) -> int | None:
+        """The direction of a piece holding [lo, hi], or None where none does."""
+        for a, b, d in self.pieces:
+            if a <= lo and hi <= b:
+                return d
+        return None
 
     @property
     def correctly_rounded(self) -> bool:
@@ -114,6 +126,12 @@ class Primitive:
             return False
         return hi is None or t < hi or (t == hi and not hi_open)
 
+
+# inside [-pi/2, pi/2] and [0, pi]: 1.5707963 < pi/2 = 1.57079632..., 3.1415926 < pi = 3.14159265...; every binary32
+# and bfloat16 value strictly inside the real pieces lies inside these too (binary32's nearest below pi/2 is
+# 1.5707962513, below pi 3.1415925026)
+HALF_PI_INSIDE = Fraction(15707963, 10**7)
+PI_INSIDE = Fraction(31415926, 10**7)
 
 TANH_SATURATION = 20.0  # |t| >= 20: 1 - |tanh t| < 2e^-40 < 2^-54, so tanh(t) rounds to +-1 in binary64
 TANH_TINY = 2.0**-27  # |t| < 2^-27: tanh(t) rounds to t (t - tanh t < |t|^3/3 < |t| 2^-54)
@@ -178,16 +196,18 @@ def _tiny_region() -> float:
 _tanh_np.__wrapped__ = np.tanh
 
 
-def _erf_np(x):
+def _special():
     from opcert.expr import special  # lazy: numba's loops, as for tanh above
 
-    return special.erf(x)
+    return special
+
+
+def _erf_np(x):
+    return _special().erf(x)
 
 
 def _erfc_np(x):
-    from opcert.expr import special  # lazy: numba's loops, as for tanh above
-
-    return special.erfc(x)
+    return _special().erfc(x)
 
 
 # ---- exact values at rational points -------------------------------------------------------
@@ -1229,9 +1249,11 @@ REGISTRY: dict[str, Primitive] = {
                 "-1 <= sin(t) <= 1",
                 "sin(+-0) = +-0",
                 "sin is odd",
+                "sin is non-decreasing on [-1.5707963, 1.5707963]",
                 "sin(+-inf) is NaN",
                 "sin(NaN) is NaN",
             ),
+            pieces=((-HALF_PI_INSIDE, HALF_PI_INSIDE, 1),),
             ulps=4.0,
             tiny=_sin_tiny,
             spec_axioms=_ax_sin,
@@ -1256,9 +1278,11 @@ REGISTRY: dict[str, Primitive] = {
                 "-1 <= cos(t) <= 1",
                 "cos(+-0) = 1",
                 "cos is even",
+                "cos is non-decreasing on [-3.1415926, 0] and non-increasing on [0, 3.1415926]",
                 "cos(+-inf) is NaN",
                 "cos(NaN) is NaN",
             ),
+            pieces=((-PI_INSIDE, Fraction(0), 1), (Fraction(0), PI_INSIDE, -1)),
             ulps=4.0,
             tiny=_cos_tiny,
             spec_axioms=_ax_cos,
@@ -1281,9 +1305,11 @@ REGISTRY: dict[str, Primitive] = {
             contract=(
                 "tan(+-0) = +-0",
                 "tan is odd",
+                "tan is non-decreasing on [-1.5707963, 1.5707963]",
                 "tan(+-inf) is NaN",
                 "tan(NaN) is NaN",
             ),
+            pieces=((-HALF_PI_INSIDE, HALF_PI_INSIDE, 1),),
             ulps=4.0,
             tiny=_tan_tiny,
             spec_axioms=_ax_tan,
@@ -1362,6 +1388,16 @@ SIGN_PRESERVING = frozenset(
 AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 
+def platform_array(p: Primitive, input_bits: int) -> Callable:
+    """The binary64 function over arrays that opcert's implementation takes p's values from: on inputs of at
+    most 26 bits (its float16, bfloat16 and float32 code), sin and cos reduced exactly (expr.quarter_turns:
+    within quarter_turns.ULPS, far inside what impl.rounding_test assumes of them), else NumPy's (p.numpy). The
+    narrow results do not depend on which: each is the correctly rounded one (impl.rounding_test)."""
+    if input_bits <= 26 and p.name in quarter_turns.FUNCTIONS:
+        return quarter_turns.FUNCTIONS[p.name]
+    return p.numpy
+
+
 def binary64_array(name: str) -> tuple[Callable, float, bool]:
     """(f, ulps, simd): the binary64 function the reference's balls take a primitive's values from
     over arrays, its contract in binary64 ULPs, and whether it runs SIMD loops over a block (the
@@ -1372,6 +1408,8 @@ def binary64_array(name: str) -> tuple[Callable, float, bool]:
     'Figures behind choices in the code'): only erf and erfc, which NumPy lacks, come from glibc there.
     sqrt stays NumPy's: IEEE 754's, correctly rounded and SIMD everywhere."""
     p = REGISTRY[name]
+    if name in quarter_turns.FUNCTIONS:  # the argument reduced exactly where it is a binary32 value
+        return quarter_turns.FUNCTIONS[name], max(p.ulps, quarter_turns.ULPS), True
     if name != "sqrt" and not (p.vector and _numpy_avx512()):
         f = _vector_blockwise(name)
         if f is not None:

@@ -10,9 +10,11 @@ binary64 value exactly on a midpoint: sin(9830.3984375) in float32, which rounde
 accurate path when its rounding test fails.
 
 The properties proved of the code hold for these results too: each is one of the two neighbours of y, on the side
-the exact value lies, so an increasing (odd, even, bounded) function keeps its order (symmetry, bounds between
-representable values) as the rounding to nearest it replaces; and opcert's float16, bfloat16 and float32 results
-are checked on every input by enumeration.
+the exact value lies. Two inputs x1 < x2 whose binary64 values are in order and between the same two neighbours
+keep their order: one near the midpoint and one not are on the same side of it, and two near it follow the exact
+values, in order wherever the function is non-decreasing. So monotonicity, oddness, evenness and bounds between
+representable values hold as for the rounding to nearest this replaces; and opcert's float16, bfloat16 and float32
+results are checked on every input by enumeration.
 
 In bits: y (finite, nonzero) of exponent e has s bits of its 53-bit significand below the narrow quantum,
 s = 53 - p + max(emin - e, 0); it is near a midpoint when those bits are within 2^(s - 22) of 2^(s - 1). Every
@@ -22,9 +24,55 @@ from __future__ import annotations
 
 import numpy as np
 
+from opcert.jit import numba  # impl.run's compiled loops load numba already
+
 NEAR_BITS = 22  # the test's width: 2^-NEAR_BITS of the narrow format's ULP
-MIN_COMPILED = 1 << 12  # impl.run's MIN_SIZE: below it NumPy's passes, and no numba import
+MIN_COMPILED = 1 << 12  # impl.run's MIN_SIZE: below it NumPy's passes (a compiled call's start costs more)
 _MANT = (1 << 52) - 1
+_ABS = 0x7FFFFFFFFFFFFFFF
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _near(bits, p, emin, near_bits):
+    b = bits & _ABS
+    biased = b >> 52
+    mant = (b & _MANT) | (1 << 52)
+    s = min(53 - p + max(emin - (biased - 1023), 0), 62)
+    one = np.int64(1)
+    return (
+        (biased > 0) & (biased < 2047) & (abs((mant & ((one << s) - 1)) - (one << (s - 1))) <= (one << (s - near_bits)))
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _count(bits, p, emin, near_bits):
+    """How many of the binary64 values whose bits are `bits` (int64) are near a midpoint of the format."""
+    n = 0
+    for i in range(bits.size):
+        n += _near(bits[i], p, emin, near_bits)
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _where_loop(bits, p, emin, near_bits, out):
+    """Their indices, into out (as long as count's answer)."""
+    k = 0
+    for i in range(bits.size):
+        if _near(bits[i], p, emin, near_bits):
+            out[k] = i
+            k += 1
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def _to_float32(y, out, near_bits):
+    """out = y rounded to binary32 (the CPU's conversion: nearest even), counting as count does, in one pass."""
+    bits = y.view(np.int64)
+    n = 0
+    for i in range(y.size):
+        out[i] = np.float32(y[i])
+        n += _near(bits[i], 24, -126, near_bits)
+    return n
 
 
 def near_mask(y: np.ndarray, p: int, emin: int) -> np.ndarray:
@@ -39,12 +87,10 @@ def near_mask(y: np.ndarray, p: int, emin: int) -> np.ndarray:
 
 
 def _where(flat, p, emin, n) -> np.ndarray:
-    from opcert.impl import rounding_test_kernel as k
-
     if n == 0:
         return np.zeros(0, np.int64)
     out = np.empty(n, np.int64)
-    k.where(flat.view(np.int64), p, emin, NEAR_BITS, out)
+    _where_loop(flat.view(np.int64), p, emin, NEAR_BITS, out)
     return out
 
 
@@ -53,9 +99,7 @@ def near_indices(y: np.ndarray, p: int, emin: int) -> np.ndarray:
     flat = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     if flat.size < MIN_COMPILED:
         return np.flatnonzero(near_mask(flat, p, emin))
-    from opcert.impl import rounding_test_kernel as k
-
-    return _where(flat, p, emin, k.count(flat.view(np.int64), p, emin, NEAR_BITS))
+    return _where(flat, p, emin, _count(flat.view(np.int64), p, emin, NEAR_BITS))
 
 
 def to_float32(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,8 +109,24 @@ def to_float32(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if flat.size < MIN_COMPILED:
         with np.errstate(over="ignore"):
             return flat.astype(np.float32).reshape(np.shape(y)), np.flatnonzero(near_mask(flat, 24, -126))
-    from opcert.impl import rounding_test_kernel as k
-
     out = np.empty(flat.size, np.float32)
-    n = k.to_float32(flat, out, NEAR_BITS)
+    n = _to_float32(flat, out, NEAR_BITS)
     return out.reshape(np.shape(y)), _where(flat, 24, -126, n)
+
+
+def decide(y: np.ndarray, rounded: np.ndarray, exact: np.ndarray, fmt) -> np.ndarray:
+    """The results at binary64 values y near a midpoint: the exact value's rounding where it is one of y's two
+    neighbours in the narrow format, else y's own rounding. Where the code is as accurate as its contracts say,
+    it always is; where it is not (an expression that is not the operator's function: a test's bent copy), the
+    exact value is no neighbour, and the code's own rounding stays, so that this test never moves a result
+    further than to y's other neighbour, and the order of the code's results is kept (the module's note)."""
+    top = 2.0 ** (fmt.emax + 1)  # an infinite neighbour counts as 2^(emax+1): the overflow threshold's side
+
+    def at(v):
+        f = np.asarray(v, dtype=np.float64)
+        return np.where(np.isinf(f), np.copysign(top, f), f)
+
+    with np.errstate(invalid="ignore"):
+        own = np.abs(at(rounded) - y)  # about half the narrow ULP
+        neighbour = np.abs(at(exact) - y) <= 2 * own  # the other neighbour is as far; the next ones 3 times
+    return np.where(neighbour, exact, rounded)

@@ -8,7 +8,7 @@ from opcert.errors import UsageError
 from opcert.expr.compiled_eval import evaluate
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FloatFormat, IntFormat, format_of, to_format
-from opcert.impl.rounding_test import near_indices, to_float32
+from opcert.impl.rounding_test import decide, near_indices, to_float32
 from opcert.impl.tensor_run import run as run_tensor
 from opcert.spec import get_operator, is_tensor_operator, scale_bias, standard_named
 from opcert.spec.attrs import resolve, standard_for
@@ -73,10 +73,12 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
                 result, near = to_float32(y64)
             else:
                 result, near = to_format(y64, fmt), near_indices(y64, fmt.p, fmt.emin)
-            # a binary64 value too near a midpoint of the narrow format: the exact value decides (impl.rounding_test)
+            # a binary64 value too near a midpoint of the narrow format: the exact value decides between its two
+            # neighbours (impl.rounding_test)
             if near.size:
                 result = result.reshape(-1)
-                result[near] = reference_detailed(op, x.reshape(-1)[near], attrs, std).rounded
+                exact = reference_detailed(op, x.reshape(-1)[near], attrs, std).rounded
+                result[near] = decide(np.asarray(y64).reshape(-1)[near], result[near], exact, fmt)
                 result = result.reshape(x.shape)
     if out is None:
         return result

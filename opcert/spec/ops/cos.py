@@ -4,6 +4,7 @@ The exact cosine of the input's exact value, at every magnitude (the reference r
 pi). At +-inf both standards follow IEEE 754 (C's cos): NaN."""
 
 from opcert.expr import both, cos, eq, negate
+from opcert.expr.primitives import PI_INSIDE
 from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
 from opcert.spec.elementwise import (
     FINITE,
@@ -39,6 +40,21 @@ OPERATOR = Operator(
         ),
         Property("even", "even", "Cos(-x) = Cos(x)", standards=("onnx",)),
         Property("one", "exact_point", "Cos(0) = 1", points=((const(0), const(1)),), standards=("onnx",)),
+        Property(
+            "monotonic",
+            "monotonic",
+            "Cos is non-increasing on [0, 3.1415926] (inside [0, pi])",
+            domain=(const(0), const(PI_INSIDE)),
+            decreasing=True,
+            standards=("onnx",),
+        ),
+        Property(
+            "monotonic_negative",
+            "monotonic",
+            "Cos is non-decreasing on [-3.1415926, 0] (inside [-pi, 0])",
+            domain=(const(-PI_INSIDE), const(0)),
+            standards=("onnx",),
+        ),
         *scale_bias_properties("cos", even=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,

@@ -4,6 +4,7 @@ The exact sine of the input's exact value, at every magnitude (the reference red
 as many bits as the argument needs). At +-inf both standards follow IEEE 754 (C's sin): NaN."""
 
 from opcert.expr import both, eq, negate, sin
+from opcert.expr.primitives import HALF_PI_INSIDE
 from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
 from opcert.spec.elementwise import (
     FINITE,
@@ -39,6 +40,13 @@ OPERATOR = Operator(
         ),
         Property("odd", "odd", "Sin(-x) = -Sin(x)", standards=("onnx",)),
         Property("zero", "exact_point", "Sin(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        Property(
+            "monotonic",
+            "monotonic",
+            "Sin is non-decreasing on [-1.5707963, 1.5707963] (inside [-pi/2, pi/2])",
+            domain=(const(-HALF_PI_INSIDE), const(HALF_PI_INSIDE)),
+            standards=("onnx",),
+        ),
         *scale_bias_properties("sin", odd=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,

@@ -5,6 +5,7 @@ pi). Its poles, the odd multiples of pi/2, are irrational: no input meets one, a
 reals (it may round to an infinity). At +-inf both standards follow IEEE 754 (C's tan): NaN."""
 
 from opcert.expr import both, eq, negate, tan
+from opcert.expr.primitives import HALF_PI_INSIDE
 from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
 from opcert.spec.elementwise import (
     SCALE_BIAS,
@@ -30,6 +31,13 @@ OPERATOR = Operator(
     properties=(
         Property("odd", "odd", "Tan(-x) = -Tan(x)", standards=("onnx",)),
         Property("zero", "exact_point", "Tan(0) = 0", points=((const(0), const(0)),), standards=("onnx",)),
+        Property(
+            "monotonic",
+            "monotonic",
+            "Tan is non-decreasing on [-1.5707963, 1.5707963] (inside (-pi/2, pi/2), between its poles)",
+            domain=(const(-HALF_PI_INSIDE), const(HALF_PI_INSIDE)),
+            standards=("onnx",),
+        ),
         *scale_bias_properties("tan", odd=True, monotonic=False),
         NAN_PROPAGATION,
         LIMITS,

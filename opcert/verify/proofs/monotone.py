@@ -76,6 +76,19 @@ def _point(v) -> Fraction | None:
     return v.lo if v.lo == v.hi and isinstance(v.lo, Fraction) else None
 
 
+def _ends(v) -> tuple:
+    """The ends of an enclosure (an Arb ball or a real_monotone.Span) as rationals (or +-inf)."""
+    if isinstance(v, arb):
+        if not v.is_finite():
+            return -float("inf"), float("inf")
+        return arb_to_fractions(v)
+    return v.lo, v.hi
+
+
+def _pieces(p) -> str:
+    return ", ".join(f"[{float(a)}, {float(b)}] {'increasing' if d > 0 else 'decreasing'}" for a, b, d in p.pieces)
+
+
 def _comb_mag(a, b):
     if a == 0:
         return b
@@ -123,7 +136,16 @@ class DirectionDomain(Domain):
 
     def primitive(self, p, a, node=None):
         if p.increasing is None:
-            raise Stuck(f"{p.name} is monotone nowhere on its domain")
+            v = self.inner.primitive(p, a[0])
+            if a[1] == 0:
+                return v, 0
+            lo, hi = _ends(a[0])
+            d = p.piece_direction(lo, hi)
+            if d is not None:
+                return v, d * a[1]
+            if any(lo <= b and a_ <= hi for a_, b, _ in p.pieces):
+                raise Split(f"{p.name}'s argument across the end of a monotone piece")
+            raise Stuck(f"{p.name} is monotone nowhere here (its monotone pieces: {_pieces(p)})")
         v = self.inner.primitive(p, a[0])
         return v, a[1] if p.increasing else -a[1]
 

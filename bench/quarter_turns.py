@@ -1,0 +1,74 @@
+"""expr.quarter_turns over every binary32 value: how many values >= pi/4 its reduction hands to the C library
+(a rest under 2^-48 of a quarter turn, where the table's truncation would matter), the smallest rest, and whether
+its sin and cos are monotone over every binary32 value of the pieces expr.primitives' records declare (the
+contract clause the narrow formats' code relies on).
+
+    .venv/bin/python bench/quarter_turns.py
+"""
+
+import time
+
+import numpy as np
+
+from opcert.expr import quarter_turns as qt
+from opcert.expr import quarter_turns_kernel as k
+from opcert.expr.primitives import REGISTRY
+
+STEP = 1 << 22
+
+
+def rests() -> str:
+    table = qt.table()
+    other = 0
+    smallest = np.inf
+    for lo in range(0x3F000000, 0x7F800000, STEP):
+        x = np.arange(lo, min(lo + STEP, 0x7F800000), dtype=np.uint32).view(np.float32).astype(np.float64)
+        r = np.empty(x.size)
+        q = np.empty(x.size, np.int8)
+        other += k.reduce(x, table, r, q, qt.E_MIN, qt.E_MAX, qt.QUARTER)
+        reduced = (q != k.DIRECT) & (q != k.OTHER)
+        if reduced.any():
+            smallest = min(smallest, float(np.min(np.abs(r[reduced]))) / (np.pi / 2))
+    return (
+        f"binary32 values >= pi/4 handed to the C library: {other}; smallest rest {smallest:.6e} quarter turns "
+        f"(2^{np.log2(smallest):.2f})"
+    )
+
+
+def _ordinal(v: float) -> int:
+    i = int(np.float32(v).view(np.int32))
+    return i if i >= 0 else -(i & 0x7FFFFFFF)
+
+
+def monotone(name: str) -> str:
+    f = qt.FUNCTIONS[name]
+    out = []
+    for a, b, d in REGISTRY[name].pieces:
+        a, b = float(a), float(b)
+        bad = n = 0
+        last = None
+        oa, ob = _ordinal(a), _ordinal(b)
+        for s in range(oa, ob + 1, STEP):
+            o = np.arange(s, min(s + STEP, ob + 1), dtype=np.int64)
+            x = np.where(o >= 0, o, (-o) | 0x80000000).astype(np.uint32).view(np.float32).astype(np.float64)
+            x = x[(x >= a) & (x <= b)]
+            y = f(x)
+            if last is not None:
+                y = np.concatenate([[last], y])
+            bad += int((d * np.diff(y) < 0).sum())
+            n += x.size
+            last = y[-1]
+        out.append(f"{name} on [{a}, {b}]: {n:,} binary32 values, {bad} adjacent pairs out of order")
+    return "; ".join(out)
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    print(rests())
+    print(monotone("sin"))
+    print(monotone("cos"))
+    print(f"{time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

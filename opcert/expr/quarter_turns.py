@@ -1,0 +1,88 @@
+"""sin and cos of binary32 values over arrays: the argument reduced exactly, then glibc's vector functions.
+
+Why: the C library's sin and cos reduce a large argument with its slow path (Payne and Hanek's, one value at a
+time, also inside glibc's vector functions), and half of the binary32 values are beyond 2^20. A float32 sweep of
+Sin or Cos spent most of its time there, in opcert's implementation and in the reference's ball alike
+(bench/README.md). A binary32 value is M 2^E with M < 2^24: its number of quarter turns x (2 / pi) modulo 4 is
+M times (2^E (2 / pi) mod 4), an integer product on 128 bits of 2 / pi taken from Arb (the table below), exact
+but for the table's truncation (under 2^-102 of a quarter turn). Its nearest integer q and the rest f (|f| <= 1/2)
+give x = (q + f) pi / 2 modulo 2 pi, and sin x, cos x are +-sin or +-cos of r = f pi / 2, |r| <= pi / 4, where the
+vector functions take their fast path.
+
+Error: f rounded to binary64 (2^-53 relative; the table's 2^-102 absolute is below 2^-53 of every |f| >= 2^-48,
+and a smaller f, which no binary32 value gives, takes the C library's path), pi / 2 rounded and the product
+rounded: r within 2^-51 relative of the exact rest, which moves sin r by at most 1.12 |r| 2^-51 and cos r by at
+most 0.9 |r| 2^-51 of their values (|r| <= pi / 4): 2 binary64 ULPs, plus the vector function's 4 (ULPS = 6).
+Checked against MPFR in tests/test_quarter_turns.py, on the binary32 values nearest to multiples of pi / 2
+among them. Values that are no binary32 value (DirectML's x * scale + bias) take NumPy's functions (the C
+library's: glibc's vector sin is not monotone next to pi / 2, tests/test_contracts.py), and |t| < pi / 4 the vector
+functions (or NumPy's) as they are."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from mpmath import mp, mpf
+
+from opcert.expr import libm_arrays
+
+ULPS = 6.0
+E_MIN, E_MAX = -30, 104  # M 2^E with M < 2^24: |t| >= pi / 4 needs E >= -24; binary32's largest has E = 104
+QUARTER = 0.7853981633974483  # below pi / 4 (binary64's pi / 4 rounds down): taken as it is
+
+
+@functools.cache
+def table() -> np.ndarray:
+    """Row E - E_MIN: floor(2^(E + 126) (2 / pi)) mod 2^128 in four 32-bit limbs, the lowest first; flat."""
+    with mp.workprec(420):
+        t = int(mp.floor(mpf(2) / mp.pi * mpf(2) ** 400))
+    rows = []
+    for e in range(E_MIN, E_MAX + 1):
+        w = (t >> (400 - e - 126)) & ((1 << 128) - 1)
+        rows.append([(w >> (32 * i)) & 0xFFFFFFFF for i in range(4)])
+    return np.array(rows, dtype=np.uint64).reshape(-1)
+
+
+def _halves():
+    """(sin, cos) over binary64 arrays of |r| <= pi / 4: glibc's vector functions, else NumPy's."""
+    return (libm_arrays.vector("sin") or np.sin), (libm_arrays.vector("cos") or np.cos)
+
+
+def _apply(t: np.ndarray, which: int) -> np.ndarray:
+    from opcert.expr import quarter_turns_kernel as k  # lazy: numba, not loaded by `import opcert`
+
+    a = np.asarray(t, dtype=np.float64)
+    flat = np.ascontiguousarray(a).reshape(-1)  # ascontiguousarray alone makes a 0-d argument 1-d
+    r = np.empty(flat.size)
+    q = np.empty(flat.size, np.int8)
+    k.reduce(flat, table(), r, q, E_MIN, E_MAX, QUARTER)
+    sin, cos = _halves()
+    with np.errstate(invalid="ignore"):
+        out = k.combine(sin(r), cos(r), q, which)
+        # NumPy's (the C library's) where the reduction did not run: values that are no binary32 value (glibc's
+        # vector sin is not monotone next to pi / 2, its scalar one is), and cos's |t| < pi / 4 (glibc's vector
+        # cos is not monotone there: 17 million adjacent binary32 pairs in [2^-26, pi / 4) out of order)
+        at = np.flatnonzero((q == k.OTHER) | (q == k.DIRECT)) if which == 1 else np.flatnonzero(q == k.OTHER)
+        if at.size:
+            out[at] = (np.sin if which == 0 else np.cos)(flat[at])
+    return out.reshape(a.shape) if a.ndim else out[0]
+
+
+def _into(y, out):
+    """As a ufunc's `out=`: the values written into out, which is returned (the compiled ball's calls)."""
+    if out is None:
+        return y
+    out[...] = y
+    return out
+
+
+def sin(t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    return _into(_apply(t, 0), out)
+
+
+def cos(t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    return _into(_apply(t, 1), out)
+
+
+FUNCTIONS = {"sin": sin, "cos": cos}

@@ -1,0 +1,83 @@
+"""expr.quarter_turns: sin and cos of binary32 values by an exact reduction, against MPFR."""
+
+from __future__ import annotations
+
+import gmpy2
+import numpy as np
+import pytest
+from gmpy2 import mpfr
+
+from opcert.expr import quarter_turns as qt
+
+
+def test_table_is_2_over_pi_from_mpfr():
+    with gmpy2.context(precision=600):
+        t = int(gmpy2.floor(2 / gmpy2.const_pi() * mpfr(2) ** 400))
+    rows = qt.table().reshape(-1, 4)
+    for e in range(qt.E_MIN, qt.E_MAX + 1):
+        w = sum(int(v) << (32 * i) for i, v in enumerate(rows[e - qt.E_MIN]))
+        assert w == (t >> (400 - e - 126)) & ((1 << 128) - 1)
+
+
+def nearest_to_quarter_turns() -> np.ndarray:
+    """binary32 values nearest to multiples of pi / 2 (the rests the reduction must keep), from MPFR: for
+    exponents across binary32's range, the multiple k pi / 2 nearest each of a few values, rounded to binary32,
+    and its neighbours."""
+    out = []
+    with gmpy2.context(precision=400):
+        half_pi = gmpy2.const_pi() / 2
+        for e in range(-1, 128, 3):
+            for m in (1.0, 1.3, 1.7):
+                k = gmpy2.rint(mpfr(m) * mpfr(2) ** e / half_pi)
+                out.append(float(gmpy2.mpfr(k * half_pi, 24)))
+    x = np.array(out, np.float32)
+    x = x[np.isfinite(x)]
+    up = np.nextafter(x, np.float32(np.inf))
+    down = np.nextafter(x, np.float32(0))
+    # 16367173 * 2^72: a binary32 value within 2^-29 of a multiple of pi / 2 (x mod pi/2 small)
+    return np.concatenate([x, up, down, np.array([16367173 * 2.0**72], np.float32)]).astype(np.float64)
+
+
+def inputs() -> np.ndarray:
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 2**31, 20000, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32)
+    x = x[np.isfinite(x)].astype(np.float64)
+    not32 = rng.standard_normal(2000) * 10.0 ** rng.integers(-3, 12, 2000)  # binary64 values: the other path
+    v = np.concatenate([x, nearest_to_quarter_turns(), not32, [0.0, 5e-324, 1e-300, 0.7853981633974483, 0.78539818]])
+    return np.concatenate([v, -v])
+
+
+def ulps_off(got: float, exact) -> float:
+    with gmpy2.context(precision=200):
+        if exact == 0:
+            return 0.0 if got == 0 else float("inf")
+        u = mpfr(2) ** (max(gmpy2.get_exp(exact) - 1, -1022) - 52)
+        return float(abs(mpfr(got) - exact) / u)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_within_the_stated_ulps(name):
+    x = inputs()
+    y = qt.FUNCTIONS[name](x)
+    f = gmpy2.sin if name == "sin" else gmpy2.cos
+    worst = 0.0
+    with gmpy2.context(precision=300):
+        for v, got in zip(x.tolist(), y.tolist()):
+            worst = max(worst, ulps_off(got, f(mpfr(v))))
+    assert worst <= qt.ULPS, worst
+    assert worst > 0.5  # the figure is measured, not vacuous
+
+
+def test_symmetry_and_special_values():
+    x = inputs()
+    assert np.array_equal(qt.sin(-x).view(np.int64), (-qt.sin(x)).view(np.int64))
+    assert np.array_equal(qt.cos(-x).view(np.int64), qt.cos(x).view(np.int64))
+    s = qt.sin(np.array([0.0, -0.0, np.inf, -np.inf, np.nan]))
+    assert np.array_equal(np.signbit(s[:2]), [False, True]) and (s[:2] == 0).all() and np.isnan(s[2:]).all()
+    c = qt.cos(np.array([0.0, -0.0, np.inf, -np.inf, np.nan]))
+    assert (c[:2] == 1).all() and np.isnan(c[2:]).all()
+    assert qt.sin(np.float64(3.0)) == qt.sin(np.array([3.0]))[0]  # a 0-d argument
+    assert np.ndim(qt.cos(np.float64(3.0))) == 0 and np.shape(qt.cos(np.ones((2, 3)))) == (2, 3)
+    into = np.empty(4)
+    assert qt.sin(np.arange(4.0), out=into) is into and np.array_equal(into, qt.sin(np.arange(4.0)))
