@@ -4,15 +4,20 @@ Why: the C library's sin and cos reduce a large argument with its slow path (Pay
 time, also inside glibc's vector functions), and half of the binary32 values are beyond 2^20. A float32 sweep of
 Sin or Cos spent most of its time there, in opcert's implementation and in the reference's ball alike
 (bench/README.md). A binary32 value is M 2^E with M < 2^24: its number of quarter turns x (2 / pi) modulo 4 is
-M times (2^E (2 / pi) mod 4), an integer product on 128 bits of 2 / pi taken from Arb (the table below), exact
+M times (2^E (2 / pi) mod 4), an integer product on 128 bits of 2 / pi from mpmath (the table below; tests/test_quarter_turns.py checks it against MPFR), exact
 but for the table's truncation (under 2^-102 of a quarter turn). Its nearest integer q and the rest f (|f| <= 1/2)
 give x = (q + f) pi / 2 modulo 2 pi, and sin x, cos x are +-sin or +-cos of r = f pi / 2, |r| <= pi / 4, where the
-vector functions take their fast path.
+vector sine takes its fast path: sin r, and cos r as 1 - 2 sin(r / 2)^2 (glibc's vector cosine is not monotone:
+17 million adjacent binary32 values of [2^-26, pi / 4) out of order; this form is a composition of monotone
+steps on [0, pi / 4]).
 
 Error: f rounded to binary64 (2^-53 relative; the table's 2^-102 absolute is below 2^-53 of every |f| >= 2^-48,
-and a smaller f, which no binary32 value gives, takes the C library's path), pi / 2 rounded and the product
-rounded: r within 2^-51 relative of the exact rest, which moves sin r by at most 1.12 |r| 2^-51 and cos r by at
-most 0.9 |r| 2^-51 of their values (|r| <= pi / 4): 2 binary64 ULPs, plus the vector function's 4 (ULPS = 6).
+and a smaller f, which no binary32 value gives: bench/quarter_turns.py, takes the C library's path), pi / 2
+rounded and the product rounded: r within 2^-51 relative of the exact rest, which moves sin r by at most
+1.12 |r| 2^-51 and cos r by at most 0.9 |r| 2^-51 of their values (|r| <= pi / 4): 2 binary64 ULPs; sin r
+adds the vector function's 4. cos r: sin(r / 2) within 4 ULPs (8 2^-53 relative), its square within 17 2^-53,
+2 sin^2 <= 0.293 so 5 2^-53 absolute, the subtraction half an ULP, over cos r >= 0.707: 8 ULPs, 10 with r's.
+ULPS = 12.
 Checked against MPFR in tests/test_quarter_turns.py, on the binary32 values nearest to multiples of pi / 2
 among them. Values that are no binary32 value (DirectML's x * scale + bias) take NumPy's functions (the C
 library's: glibc's vector sin is not monotone next to pi / 2, tests/test_contracts.py), and |t| < pi / 4 the vector
@@ -27,7 +32,7 @@ from mpmath import mp, mpf
 
 from opcert.expr import libm_arrays
 
-ULPS = 6.0
+ULPS = 12.0
 E_MIN, E_MAX = -30, 104  # M 2^E with M < 2^24: |t| >= pi / 4 needs E >= -24; binary32's largest has E = 104
 QUARTER = 0.7853981633974483  # below pi / 4 (binary64's pi / 4 rounds down): taken as it is
 
@@ -44,9 +49,9 @@ def table() -> np.ndarray:
     return np.array(rows, dtype=np.uint64).reshape(-1)
 
 
-def _halves():
-    """(sin, cos) over binary64 arrays of |r| <= pi / 4: glibc's vector functions, else NumPy's."""
-    return (libm_arrays.vector("sin") or np.sin), (libm_arrays.vector("cos") or np.cos)
+def _sine():
+    """sin over binary64 arrays of |r| <= pi / 4: glibc's vector function, else NumPy's."""
+    return libm_arrays.vector("sin") or np.sin
 
 
 def _apply(t: np.ndarray, which: int) -> np.ndarray:
@@ -57,13 +62,12 @@ def _apply(t: np.ndarray, which: int) -> np.ndarray:
     r = np.empty(flat.size)
     q = np.empty(flat.size, np.int8)
     k.reduce(flat, table(), r, q, E_MIN, E_MAX, QUARTER)
-    sin, cos = _halves()
+    sin = _sine()
     with np.errstate(invalid="ignore"):
-        out = k.combine(sin(r), cos(r), q, which)
-        # NumPy's (the C library's) where the reduction did not run: values that are no binary32 value (glibc's
-        # vector sin is not monotone next to pi / 2, its scalar one is), and cos's |t| < pi / 4 (glibc's vector
-        # cos is not monotone there: 17 million adjacent binary32 pairs in [2^-26, pi / 4) out of order)
-        at = np.flatnonzero((q == k.OTHER) | (q == k.DIRECT)) if which == 1 else np.flatnonzero(q == k.OTHER)
+        out = k.combine(sin(r), sin(r * 0.5), q, which)
+        # NumPy's (the C library's) for values that are no binary32 value (glibc's vector sin is not monotone
+        # next to pi / 2, its scalar one is)
+        at = np.flatnonzero(q == k.OTHER)
         if at.size:
             out[at] = (np.sin if which == 0 else np.cos)(flat[at])
     return out.reshape(a.shape) if a.ndim else out[0]

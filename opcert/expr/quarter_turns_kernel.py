@@ -78,16 +78,17 @@ def reduce(t, table, r, q, e_min, e_max, quarter):
 
 
 @numba.njit(cache=True, nogil=True)
-def combine(s, c, q, which):
-    """sin (which 0) or cos (which 1) of the reduced values from the vector functions' s = sin r, c = cos r:
-    quadrant k takes sin(r + k pi/2) = (s, c, -s, -c)[k] and cos(r + k pi/2) = (c, -s, -c, s)[k], a negative
-    t (bit 3) negates the sine. Without branches: the quadrants alternate at random."""
+def combine(s, h, q, which):
+    """sin (which 0) or cos (which 1) of the reduced values from s = sin r and h = sin(r / 2) (cos r is
+    1 - 2 h^2): quadrant k takes sin(r + k pi/2) = (s, c, -s, -c)[k] and cos(r + k pi/2) = (c, -s, -c, s)[k], a
+    negative t (bit 3) negates the sine. Without branches: the quadrants alternate at random."""
     out = np.empty(s.size)
     for i in range(s.size):
         k = np.int64(q[i])
         quad = (k & 3) + which  # cos(t) = sin(t + pi / 2)
         odd = quad & 1
-        v = c[i] if odd else s[i]  # a select, not c * odd + s * (1 - odd): that loses the sign of zero
+        c = 1.0 - 2.0 * (h[i] * h[i])
+        v = c if odd else s[i]  # a select, not c * odd + s * (1 - odd): that loses the sign of zero
         flip = ((quad >> 1) & 1) ^ ((k >> 3) & (1 - which))
         out[i] = v * (1.0 - 2.0 * flip)
     return out
