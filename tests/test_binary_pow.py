@@ -234,3 +234,34 @@ def test_directml_special_cases_are_those_of_g_not_of_x():
     ce = _prop(res, "special_cases")["counterexample"]
     assert math.isinf(ce["y"]) and ce["output"] == 1.0 and ce["x"] != 0
     assert res.max_ulp < 1.0
+
+
+def test_prove_pow_over_the_reals(cli):
+    """`opcert prove Pow`: the monotonicities and the sign over the reals by z3, what the reals cannot say
+    skipped with its reason; the same facts cannot prove a false claim (the reversed order in y)."""
+    import z3
+
+    from opcert.verify.proofs import pow_reals, prove
+
+    r = prove("Pow")
+    got = {p.name: p.status for p in r.properties}
+    assert got == {
+        "special_cases": "skipped",
+        "monotonic_base": "proved",
+        "monotonic_exponent": "proved",
+        "parity": "skipped",
+        "nonnegative": "proved",
+        "layout": "skipped",
+    }
+    assert all(p.note for p in r.properties if p.status == "skipped")
+    claim, facts, _ = pow_reals._queries()["monotonic_exponent"]
+    E = z3.Function("exp", z3.RealSort(), z3.RealSort())
+    L = z3.Function("log", z3.RealSort(), z3.RealSort())
+    x, y1, y2 = z3.Reals("x y1 y2")
+    reversed_ = z3.Implies(z3.And(y1 <= y2, x > 1), E(y1 * L(x)) >= E(y2 * L(x)))
+    assert pow_reals._decide(reversed_, facts, None)[0] == "refuted"
+    assert pow_reals._decide(claim, [], None)[0] != "proved"  # without the primitive table's facts: no proof
+    code, out, _ = cli("prove", "Pow")
+    assert code == 0 and "monotonic_exponent" in out
+    code, _, err = cli("prove", "Pow", "--dtype", "float16")
+    assert code == 2 and "over the reals" in err and "--exhaustive" in err

@@ -191,11 +191,13 @@ def get_operator(name) -> Operator:
         binary = _BINARY_LOOKUP.get(str(name).lower())
         if binary is not None:
             raise UsageError(
-                f"{binary[0].name} takes two tensors (a binary operator): opcert ops, ref and accuracy take it, and "
-                "its properties are decided over pairs, proved by enumeration over every pair of a 16-bit format "
-                f"(opcert accuracy {binary[0].name} --dtype float16 --target opcert --exhaustive; its properties in x "
-                "for one exponent are ConstantPow's, which opcert prove ConstantPow proves for every exponent); z3's "
-                f"proofs and the element-wise checks cover the one-input operators: {choices(CATALOG)}"
+                f"{binary[0].name} takes two tensors (a binary operator): opcert ops, ref and accuracy take it; "
+                f"`opcert prove {binary[0].name}` proves its properties over the reals (no format, no attributes), "
+                "and on the code and the targets they are decided over pairs, proved by enumeration over every "
+                f"pair of a 16-bit format (opcert accuracy {binary[0].name} --dtype float16 --target opcert "
+                "--exhaustive; its properties in x for one exponent are ConstantPow's, which opcert prove "
+                f"ConstantPow proves for every exponent); the element-wise checks and the proofs in a format cover "
+                f"the one-input operators: {choices(CATALOG)}"
             )
         known = (
             list(_LOOKUP)

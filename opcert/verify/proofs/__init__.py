@@ -19,11 +19,22 @@ from dataclasses import dataclass, fields, replace
 from opcert.errors import UsageError, choices
 from opcert.formats import get_format
 from opcert.options import Options
-from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator, operators, scale_bias, tensor_operators
+from opcert.spec import (
+    binary_operators,
+    get_binary_operator,
+    get_operator,
+    get_tensor_operator,
+    is_binary_operator,
+    is_tensor_operator,
+    operators,
+    scale_bias,
+    tensor_operators,
+)
 from opcert.spec.attrs import describe, resolve
 from opcert.verify.accuracy.measure import measure
 from opcert.verify.proofs import descriptors, impl_level, spec_level
 from opcert.verify.proofs.axes import prove_axis_rules
+from opcert.verify.proofs.pow_reals import prove_pow_reals
 from opcert.verify.proofs.rows import prove_rows
 from opcert.verify.result import ProofReport, PropertyResult
 from opcert.workers import die_with_parent, fresh_stdio, warm_before_fork
@@ -76,7 +87,9 @@ def prove(
     rlimit = _rlimit(rlimit)
     if is_tensor_operator(op):
         return prove_tensor(op, dtype, properties, rlimit, target=target)
-    op = get_operator(op)
+    if is_binary_operator(op) and dtype in (None, "real") and target == "opcert" and not attrs and not standard:
+        return _prove_binary(get_binary_operator(op), properties, rlimit)
+    op = get_operator(op)  # a binary operator in a format (or with attributes): UsageError, saying where to go
     t0 = time.perf_counter()
     if target != "opcert":
         return _prove_target(op, dtype, attrs, properties, standard, target, settings, t0)
@@ -125,6 +138,14 @@ def prove(
                     p.note = f"{p.note + '; ' if p.note else ''}`{cmd}` decides it on every float32 input"
     report.elapsed_s = time.perf_counter() - t0
     return report
+
+
+def _prove_binary(op, properties, rlimit) -> ProofReport:
+    names = [p.name for p in op.properties]
+    extra = [n for n in properties or () if n not in names]
+    if extra:
+        raise UsageError(f"{op.name} declares no property {extra[0]!r}; declared: {choices(names)}")
+    return prove_pow_reals(op, properties, rlimit)
 
 
 def _variant_not_proved(op, dtype, attrs, standard, props, t0) -> ProofReport:
@@ -405,6 +426,7 @@ def prove_all(
     rlimit = _rlimit(rlimit)
     chosen = None if only is None else set(only)  # operators by name (None: the whole catalog)
     tasks = [(op.name, "real", rlimit, False) for op in tensor_operators() if chosen is None or op.name in chosen]
+    tasks += [(op.name, "real", rlimit, False) for op in binary_operators() if chosen is None or op.name in chosen]
     tasks += [
         (op.name, dt, rlimit, enumerate_float32)
         for op in operators()
