@@ -8,7 +8,8 @@ one after the other on one core, as a sweep's worker runs them (see main),
 every declared property checked, and wraps each stage of
 `verify.accuracy.sweep.run_chunk` with a timer: the target's call, the compiled ball
 (its NumPy precomputation included), the branch-free pass (`easy_pass`:
-easy_near or easy), the classification kernel (`block`), the one-sided
+easy_near or easy), the NaN and infinite references it leaves (`specials`),
+the classification kernel (`block`), the one-sided
 decisions and the exact reference (what the fast path leaves), the property
 scans (`add_block`); "other" is the rest (array conversions, Python), and the
 minor page faults per block of 65,536 inputs (fresh memory from the system:
@@ -75,7 +76,10 @@ def main():
     timed(one_sided, "evaluate", "one-sided")
     timed(one_sided, "decide", "one-sided")
     timed(reference, "reference_detailed", "exact")
-    timed(reference, "zero_signs", "zeros")
+    # the compiled formula's (reference.zero_signs where it has none); an older checkout: reference.zero_signs
+    timed(*((sweep, "zero_signs") if hasattr(sweep, "zero_signs") else (reference, "zero_signs")), "zeros")
+    if hasattr(sweep_kernel, "specials"):
+        timed(sweep_kernel, "specials", "specials")
     compiled = ball_compiled.compiled
 
     def compiled_timed(*args, **kw):
@@ -93,7 +97,7 @@ def main():
         return ball
 
     ball_compiled.compiled = compiled_timed
-    stages = ["target", "ball", "easy", "block", "one-sided", "exact", "zeros", "properties"]
+    stages = ["target", "ball", "easy", "specials", "block", "one-sided", "exact", "zeros", "properties"]
     print(
         "| operator | s per chunk | "
         + " | ".join(stages)

@@ -126,6 +126,46 @@ def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
 '''
 
 
+# The radius-0 kernel's loop (source(zero=True)): the radius-0 code on every input, then the default code
+# (ball_full, called) on those where a radius was not +0, in a second loop (the call in the first loop's body
+# cost Round's kernel more: bench/README.md, 'Figures behind choices in the code'). Returns how many inputs missed, plus 2^32 times how many took the
+# default code (compiled() reads both).
+_FOOTER_ZERO = '''
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def evaluate(xs, PA, PV, m_out, r_out, ok_out, s_out, miss_out):
+    """miss_out[i]: whether an argument of input i differed from NumPy's (the other kernel takes
+    those inputs). Returns how many did, plus 2^32 times how many inputs the default code took."""
+    n_miss = 0
+    n_again = 0
+    for i in range(xs.size):
+        m, r, ok, s, miss, zz = ball(xs[i]{PRE})
+        # an infinite midpoint of radius 0: beyond the largest double where the root may be (ball.may_be_beyond);
+        # a NaN one: outside the root primitive's domain (ball.may_be_outside)
+        ok = ok and (r - r == 0.0) and ((m - m == 0.0) or (r == 0.0 and (BEYOND if m == m else OUTSIDE)))
+        m_out[i] = m
+        r_out[i] = r
+        ok_out[i] = ok
+        s_out[i] = s if zz else 2  # a radius that was not +0: marked for the second loop (a sign is -1, 0, 1)
+        miss_out[i] = miss
+        n_miss += 1 if miss else 0
+        n_again += 0 if zz else 1
+    if n_again:
+        n_miss = 0
+        for i in range(xs.size):
+            if s_out[i] == 2:
+                m, r, ok, s, miss = ball_full(xs[i]{PRE})
+                ok = ok and (r - r == 0.0) and ((m - m == 0.0) or (r == 0.0 and (BEYOND if m == m else OUTSIDE)))
+                m_out[i] = m
+                r_out[i] = r
+                ok_out[i] = ok
+                s_out[i] = s
+                miss_out[i] = miss
+            n_miss += 1 if miss_out[i] else 0
+    return n_miss + (n_again << 32)
+'''
+
+
 class NoBallCode(Exception):
     """An expression node the generator has no code for (numerics.ball handles it)."""
 
@@ -174,9 +214,11 @@ class _Gen(Domain):
     functions computed beforehand for the whole block (precompute) or from the C library, the choice
     of exactness test for a product."""
 
-    def __init__(self, attrs: dict[str, float], precompute: bool = True, cse: bool = True):
+    def __init__(self, attrs: dict[str, float], precompute: bool = True, cse: bool = True, zero: bool = False):
         self.attrs = attrs
         self.cse = cse
+        # zero: every operation's result is used with radius 0, and zz records whether each was (see source)
+        self.zero = zero
         self.consts: list[str] = []
         self.lines: list[str] = []
         self.n = 0
@@ -225,9 +267,13 @@ class _Gen(Domain):
         return f"{v}m", f"{v}r", f"{v}ok", f"{v}s"
 
     def settled(self, names):
-        """As ball._node: an infinite midpoint carries radius 0."""
-        m, r, _, _ = names
+        """As ball._node: an infinite midpoint carries radius 0. zero: the nodes that use it take the
+        radius as the constant +0 (their radius arithmetic folds away), and zz whether it was (source)."""
+        m, r, ok, s = names
         self.emit(f"{r} = {self.call('settle', m, r)}")
+        if self.zero:
+            self.emit(f"zz = zz & (np.float64({r}).view(np.uint64) == np.uint64(0))")
+            return m, "0.0", ok, s
         return names
 
     def var(self, e):
@@ -445,14 +491,28 @@ def _generator_digest() -> str:
 
 
 def source(
-    e: Expr, attrs: dict[str, float], precompute: bool = True, inline: bool = True, cse: bool = True
+    e: Expr, attrs: dict[str, float], precompute: bool = True, inline: bool = True, cse: bool = True, zero: bool = False
 ) -> tuple[str, list[Expr]]:
     """The generated module for e at these attribute values (raises NoBallCode),
     and the primitive nodes whose values it takes from NumPy (rows of PA, PV).
     inline=False: the loop calls the ball's function; cse=False: a repeated
     subexpression is computed each time (each faster for some expressions,
-    slower for others: see compiled)."""
-    g = _Gen(attrs, precompute, cse)
+    slower for others: see compiled); zero=True: the radius-0 kernel.
+
+    The radius-0 kernel computes each input's ball using every operation's
+    radius as the constant +0 (the rules' radius arithmetic on constant zeros
+    folds away), and records whether each radius it computed was +0 (zz, the
+    bits); where one was not, the default code (ball_full, called) computes the
+    input's ball again. Where every radius was +0, the radius-0 code computed
+    with the very values the default code computes with, the same operations
+    in the same order: the same ball, bit for bit. Round's ball has radius 0
+    everywhere from 2^-29 to 2^52 (its sums and products are exact on binary32
+    inputs there), where its default kernel (not vectorised: four selects)
+    spent a third of its time on radius arithmetic (bench/ball_radius_zero.py;
+    bench/README.md, 'Figures behind choices in the code')."""
+    if zero:
+        full, pre_full = source(e, attrs, precompute, inline=False, cse=cse)
+    g = _Gen(attrs, precompute, cse, zero)
     m, r, ok, s = fold(e, g)
     body = "\n".join(g.lines)
     rules = "\n".join(f'R_{n} = _R["{n}"]' for n in sorted(g.rules))
@@ -480,7 +540,21 @@ def source(
         + f"\n\nBEYOND = {ball.may_be_beyond(e)}\nOUTSIDE = {ball.may_be_outside(e)}\n"
         + _FOOTER.replace("{PRE}", args)
     )
+    if zero:
+        # the default code, called where a radius was not +0 (its constants are these: the same walk)
+        assert pre_full == g.pre and _consts(full) == g.consts, "the radius-0 walk differs from the default one"
+        a = full.index(_NJIT_CALLED + "def ball(")
+        b = full.index("\n\n\nBEYOND = ")
+        src = src.replace("    miss = False\n", "    miss = False\n    zz = True\n", 1).replace(ret, ret + ", zz", 1)
+        src = src.replace(
+            njit + "def ball(", full[a:b].replace("def ball(", "def ball_full(", 1) + "\n\n\n" + njit + "def ball(", 1
+        )
+        src = src.replace(_FOOTER.replace("{PRE}", args), _FOOTER_ZERO.replace("{PRE}", args), 1)
     return src, g.pre
+
+
+def _consts(src: str) -> list[str]:
+    return [line for line in src.splitlines() if line.startswith("C") and " = " in line]
 
 
 _NJIT_INLINE = '@numba.njit(nogil=True, error_model="numpy", inline="always")\n'
@@ -599,8 +673,41 @@ class Midpoints(Domain):
 
     def primitive(self, p, a, node=None):  # a precomputed primitive (the generator checked)
         out = self._out(np.float64, a)
-        f = binary64_array(p.name)[0]
-        return f(a) if out is None else f(a, out=out)
+        if out is not None:
+            return primitive_values(p.name, a, out)
+        return binary64_array(p.name)[0](a)
+
+
+# The primitives whose IEEE value is NaN (the invalid operation) wherever the argument is below lo or above hi,
+# strictly: log(-0) is -inf, sqrt(-0) is -0, log1p(-1) and atanh(+-1) infinities, asin(+-1), acos(+-1) and acosh(1)
+# finite. Every value there is NaN whatever the function's contract (an infinite argument included).
+NAN_OUTSIDE = {
+    "log": (0.0, math.inf),
+    "log1p": (-1.0, math.inf),
+    "sqrt": (0.0, math.inf),
+    "asin": (-1.0, 1.0),
+    "acos": (-1.0, 1.0),
+    "atanh": (-1.0, 1.0),
+    "acosh": (1.0, math.inf),
+}
+
+
+def primitive_values(name: str, a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """binary64_array(name)'s function of a, into out: a block whose every argument lies where the value is NaN
+    (NAN_OUTSIDE) is filled with the NaN the function gives at its first one, without the call. NumPy's loops
+    take a slow path on such arguments (acos beyond 1, log below 0, acosh below 1: bench/README.md, 'Figures behind choices in the code'), and the
+    float32 sweep's blocks have one sign and span a few binades, so whole blocks are there: Log's negative half,
+    half of Asin's and Acos' inputs, three quarters of Acosh's (bench/sweep_stages_block.py). The first
+    argument is tested first: a block inside the domain pays one comparison. A NaN argument fails the tests
+    (the call takes the block)."""
+    f = binary64_array(name)[0]
+    bounds = NAN_OUTSIDE.get(name)
+    if bounds is not None and a.ndim == 1 and a.size >= 1024:
+        lo, hi = bounds
+        if (a[0] < lo or a[0] > hi) and (a.max() < lo or a.min() > hi):
+            out.fill(f(a[:1])[0])
+            return out
+    return f(a, out=out)
 
 
 _SCRATCH = threading.local()
@@ -700,7 +807,7 @@ def _midpoints(
                 b = fold(node.args[1], mid)
                 mid.memo[node] = pow_record.signed_power(arg, np.float64(b), out=pv[k])
             else:
-                mid.memo[node] = binary64_array(node.op)[0](arg, out=pv[k])
+                mid.memo[node] = primitive_values(node.op, arg, pv[k])
     return pa, pv
 
 
@@ -788,6 +895,76 @@ def variants(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     return src, pre, alts
 
 
+def _zero_candidate(e: Expr) -> bool:
+    """Whether the radius-0 kernel may pay for e: a select whose condition depends on the input (the default
+    kernel branches, and is not vectorised), and no node that always has a radius (a primitive with a contract
+    above 0 ULPs, a quotient, a power, a fused multiply-add). Of the catalog: LeakyRelu, PRelu, Round, Shrink,
+    Sign, ThresholdedRelu."""
+    nodes = e.nodes()
+    select = any(n.op == "select" and n.args[0].uses("var") for n in nodes)
+    return select and all(
+        n.op not in ("div", "pow", "fma") and (n.op not in PRIMITIVES or PRIMITIVES[n.op].ulps == 0) for n in nodes
+    )
+
+
+# the radius-0 kernel is compiled and tried only where the chosen kernel takes more than this many seconds an
+# input over _tuning_blocks: Round's default kernel is above it, the vectorised kernels of the other candidates
+# far below (bench/README.md, 'Figures behind choices in the code')
+ZERO_WORTH = 4e-9
+
+
+def _block_times(k, blocks) -> np.ndarray:
+    """k's best time of 3 on each of blocks ((x, PA, PV) each), in seconds."""
+    n = max(b[0].size for b in blocks)
+    out = (
+        np.empty(n),
+        np.empty(n),
+        np.empty(n, dtype=np.bool_),
+        np.empty(n, dtype=np.int8),
+        np.empty(n, dtype=np.bool_),
+    )
+    best = np.full(len(blocks), math.inf)
+    for _ in range(3):
+        for b, (x, pa, pv) in enumerate(blocks):
+            t0 = time.perf_counter()
+            k(x, pa, pv, *(a[: x.size] for a in out))
+            best[b] = min(best[b], time.perf_counter() - t0)
+    return best
+
+
+def _zero_pays(zero, kernel, blocks) -> bool:
+    """Whether the radius-0 kernel, taken on the blocks where it is the faster, saves a sixth of the chosen
+    kernel's time over _tuning_blocks (best of 3 each): Round's saves a fourth (its radii are 0 from 2^-29 to
+    2^52); where a radius is not 0 on most blocks it costs more than it saves."""
+    mine, theirs = _block_times(zero, blocks), _block_times(kernel, blocks)
+    return np.minimum(mine, theirs).sum() < 5 / 6 * theirs.sum()
+
+
+class _ZeroState:
+    """Which kernel a block takes, where the radius-0 one is kept: the radius-0 kernel, until a block where a
+    quarter of its inputs had a radius (Round below 2^-29: the sum x + 1/2 is not exact); then the other for
+    `wait` blocks, 16 at first, twice as many after each block that does the same, before it tries again. The
+    sweep's blocks come in order, and such regions span many: the retries cost little. Which kernel takes a
+    block does not change its balls (source's radius-0 kernel)."""
+
+    FIRST, MOST = 16, 1024
+
+    def __init__(self):
+        self.skip, self.wait = 0, self.FIRST
+
+    def take(self) -> bool:
+        if self.skip:
+            self.skip -= 1
+            return False
+        return True
+
+    def took(self, again: int, n: int) -> None:
+        if 4 * again > n:
+            self.skip, self.wait = self.wait, min(2 * self.wait, self.MOST)
+        else:
+            self.wait = self.FIRST
+
+
 def kernel_tuning() -> bool:
     """Whether a float32 sweep tunes its kernel (compiled(tune=True)): OPCERT_KERNEL_TUNING, 1 (default) or
     0: the default kernel alone. The variants compute the same balls (tests/test_ball_compiled.py); with
@@ -817,14 +994,21 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     and that is nearly always fastest; not always (`bench/ball_variants.py`;
     bench/README.md, 'Figures behind choices in the code'). All compute
     the same balls (tests/test_ball_compiled.py). The unshared ones are not tried where
-    their source is over UNSHARED_MAX times the shared one's."""
+    their source is over UNSHARED_MAX times the shared one's.
+
+    Tuned, a form whose kernel has a select on the input (branches: not
+    vectorised) and nothing that always has a radius (a primitive with a
+    contract above 0 ULPs, a quotient, a power) gets the radius-0 kernel too
+    (source(zero=True): the same balls), kept where it pays on the sample of
+    blocks (_zero_pays) and run block by block while it does (_ZeroState)."""
     try:
         src, pre, alts = variants(e, attrs, precompute, tune)
         plain = source(e, attrs, False)[0]
         plain = plain if plain != src else None
+        zsrc = source(e, attrs, precompute, zero=True)[0] if tune and precompute and _zero_candidate(e) else None
     except NoBallCode:
         return None
-    key = hashlib.sha256("".join([src, *alts]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("".join([src, *alts, zsrc or ""]).encode()).hexdigest()[:24]
     if key in _LOADED:
         return _LOADED[key]
 
@@ -847,6 +1031,16 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
     except Exception as exc:  # noqa: BLE001 - numba's errors have no common public base across versions
         _not_compiled(e, exc)
         return None
+    zero = None
+    if zsrc is not None:
+        blocks = [(x, *(a.copy() for a in _midpoints(pre, x, attrs, e))) for x in _tuning_blocks()]
+        if _block_times(kernel, blocks).sum() > ZERO_WORTH * sum(b[0].size for b in blocks):
+            try:
+                zero = warm(_load(zsrc), pre)
+            except Exception as exc:  # noqa: BLE001 - as above; the other kernel computes the same balls
+                _not_compiled(e, exc)
+            zero = zero if zero is not None and _zero_pays(zero, kernel, blocks) else None
+    state = _ZeroState()
     # the C library's kernel, compiled at the first input that needs it: most operators' sweeps never
     # do (Gelu's tanh form: no such input in 16 chunks of 128), and it was a large part of a first run's
     # compiling (bench/README.md, 'Figures behind choices in the code')
@@ -869,7 +1063,13 @@ def compiled(e: Expr, attrs: dict[str, float], precompute: bool = True, tune: bo
         m, r = np.empty(n), np.empty(n)
         ok, s = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
         miss = np.empty(n, dtype=np.bool_)
-        n_miss = kernel(x64, *_midpoints(pre, x64, attrs, e), m, r, ok, s, miss)
+        rows = _midpoints(pre, x64, attrs, e)
+        if zero is not None and state.take():
+            got = int(zero(x64, *rows, m, r, ok, s, miss))
+            n_miss = got & 0xFFFFFFFF
+            state.took(got >> 32, n)
+        else:
+            n_miss = kernel(x64, *rows, m, r, ok, s, miss)
         if n_miss:
             idx = np.flatnonzero(miss)
             out = (

@@ -710,7 +710,17 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     full = (start, stop) == (0, HALF)
     # the whole format: 10^6 inputs at every position; a range of magnitudes (a partial sweep): 1,024
     req = dataclasses.replace(req, layout_default=SWEEP_LAYOUT_SAMPLES if full else DEFAULT_LAYOUT_SAMPLES)
-    tell(progress, "loading the target, its first call and its code paths (layout check)")
+    # the layout check runs beside the sweep's chunks, in one of its workers (sweep's `alongside`): it needs
+    # nothing the sweep computes, and before the sweep it added its whole time to a float32 check's on 2 cores
+    # (in the target's process: bench/README.md, 'Figures behind choices in the code'). Not where
+    # measure itself runs in a worker, nor with a Dask scheduler: there it comes first, as before.
+    beside = not in_worker() and not o.scheduler
+    tell(
+        progress,
+        "loading the target and its first call"
+        if beside
+        else "loading the target, its first call and its code paths (layout check)",
+    )
     try:
         call = (op.name, "float32", req.attrs, o.standard, (start, min(start + (1 << 16), stop)))  # its first block
         if in_process or in_worker():
@@ -719,7 +729,7 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
             # one worker loads the target, makes its first call (what it loads then keys the checkpoints),
             # says what it supports and runs the layout check: a worker is slow to start and load
             # (bench/README.md, 'Figures behind choices in the code')
-            info, *checked = run_isolated(_probe_and_check, req, call)
+            info, *checked = run_isolated(_probe_and_unsupported if beside else _probe_and_check, req, call)
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0)
     except WorkerLost as lost:
@@ -735,7 +745,12 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     if not full:
         res.mode = f"magnitudes [0x{start:08x}, 0x{stop:08x}), both signs"
     try:
-        why, lay = _unsupported_and_layout(req) if in_process else checked or run_isolated(_unsupported_and_layout, req)
+        if beside:
+            why, lay = (_unsupported(req)[0] if in_process else checked[0]), None
+        else:
+            why, lay = (
+                _unsupported_and_layout(req) if in_process else checked or run_isolated(_unsupported_and_layout, req)
+            )
     except TargetFailure as exc:
         return _crashed(req, str(exc), t0, info)
     except WorkerLost as lost:
@@ -743,12 +758,26 @@ def _measure_sweep(req: Request, t0: float, progress=None) -> AccuracyResult:
     if why:
         return _stopped(res, "unsupported", why, t0)
     tell(progress, None)
+    alongside = (_layout_alone, (req,), {}) if beside and _wants_layout(req) else None
     try:
         stats, checker, sinfo = sweep(
-            cfg, workers=o.workers, scheduler=o.scheduler, checkpoint=o.checkpoint, progress=progress
+            cfg,
+            workers=o.workers,
+            scheduler=o.scheduler,
+            checkpoint=o.checkpoint,
+            progress=progress,
+            alongside=alongside,
         )
     except TargetFailure as exc:
         return _stopped(res, "crashed", str(exc), t0)
+    if alongside is not None:
+        ok, lay = sinfo.pop("alongside")
+        if not ok:  # as before the sweep: the worker lost, or the target failed to load again there
+            if isinstance(lay, WorkerLost):
+                return _crashed(req, f"target {req.target_name} {lay} (in the layout check)", t0, info)
+            if isinstance(lay, TargetFailure):
+                return _crashed(req, str(lay), t0, info)
+            raise lay
     res.inputs_checked, res.sweep = stats.n if cfg.accuracy else cfg.inputs, sinfo
     if sinfo["rejected_chunks"]:
         res.notes.append(
@@ -910,17 +939,38 @@ def _probe_and_check(req: Request, call):
     return (_describe(req, call), *_unsupported_and_layout(req))
 
 
+def _probe_and_unsupported(req: Request, call):
+    """In one worker: the target's identity and what it does not support (its layout check runs beside the
+    sweep: _layout_alone)."""
+    return _describe(req, call), _unsupported(req)[0]
+
+
+def _unsupported(req: Request):
+    """In the target's process: (why it does not support the check or None, the target loaded)."""
+    tgt = load_target(req.target, req.options.target_timeout, req.options.standard)
+    return tgt.unsupported(get_operator(req.op), "float32", req.resolved), tgt
+
+
 def _unsupported_and_layout(req: Request):
     """In the target's process: (why it does not support the check or None, the layout result, why the target
     failed the layout check (a string) or None)."""
-    tgt = load_target(req.target, req.options.target_timeout, req.options.standard)
-    why = tgt.unsupported(get_operator(req.op), "float32", req.resolved)
+    why, tgt = _unsupported(req)
     if why or not _wants_layout(req):
         return why, None
+    return None, _layout_checked(req, tgt)
+
+
+def _layout_alone(req: Request):
+    """In one of the sweep's workers, beside its chunks: the layout result, or why the target failed the
+    layout check (a string), as _unsupported_and_layout gives them for a target that supports the check."""
+    return _layout_checked(req, load_target(req.target, req.options.target_timeout, req.options.standard))
+
+
+def _layout_checked(req: Request, tgt: Target):
     try:
-        return None, _layout_sampled(req, tgt)
+        return _layout_sampled(req, tgt)
     except TargetFailure as exc:
-        return None, f"target {req.target_name} failed in the layout check: {exc}"
+        return f"target {req.target_name} failed in the layout check: {exc}"
 
 
 def _binary32(bits_list) -> np.ndarray:

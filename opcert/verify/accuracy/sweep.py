@@ -64,7 +64,7 @@ import numpy as np
 
 from opcert import expr, provenance
 from opcert.errors import TargetFailure, UsageError
-from opcert.expr import libm_arrays
+from opcert.expr import compiled_eval, libm_arrays
 from opcert.files import write_json_atomic
 from opcert.fingerprint import code_fingerprint
 from opcert.formats import FLOAT_FORMATS
@@ -83,6 +83,10 @@ CHUNK = 1 << 24  # magnitudes per chunk (each chunk holds 2 * CHUNK inputs)
 BLOCK = 1 << 16  # inputs per target call: 512 KiB of binary64 per array, stays in L2
 HALF = 1 << 31  # every magnitude: 0 .. 0x7fffffff
 SIGN = np.uint32(0x80000000)
+# where the fast pass leaves more than 1 in 2^SPECIALS_SHIFT of a block's inputs, sweep_kernel.specials takes
+# those block would count without a figure (NaN and infinite references) first: a pass over the whole block
+# (bench/sweep_stages_block.py)
+SPECIALS_SHIFT = 4
 CHUNK_SCHEMA = "opcert.chunk/4"  # /4: the fingerprints of every block's outputs (/3: one block's digest)
 
 
@@ -293,10 +297,17 @@ class _Chunk:
         )
         got, self.near = sweep_kernel.easy_pass(self.near, blk, tops, self.hard, *scratch)
         sweep_kernel.take_easy(got, t)
-        self.crowded[negative] = raised or n - got[0] - got[2] > n >> 7
-        if got[0] + got[2] == n:  # the inputs the fast pass left: none in most blocks of most operators
+        left = n - got[0] - got[2]  # the inputs the fast pass left: none in most blocks of most operators
+        if left:
+            blk = self._mirrored(blk, odd) if mirrored else blk
+        if left > n >> SPECIALS_SHIFT:
+            # many: inputs outside the domain (NaN) or whose value overflows, taken without block's branches
+            got = sweep_kernel.specials(blk, self.hard[:n])
+            sweep_kernel.take_specials(got, t)
+            left -= got[0] + got[1]
+        self.crowded[negative] = raised or left > n >> 7
+        if left == 0:
             return
-        blk = self._mirrored(blk, odd) if mirrored else blk
         n_und = sweep_kernel.block(blk, self.at_inf, t, self.und, flush, np.flatnonzero(self.hard[:n]))
         if n_und:
             self._undecided(blk, n_und)
@@ -317,8 +328,11 @@ class _Chunk:
         if zeros:
             # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
             # the formula need not be odd where the real function is)
-            zero = ok & (v == 0) & (rad == 0)
-            v[zero] = reference.zero_signs(self.formula, _wide(x, x64, zero), a64)
+            if zeros == v.size:  # every input (Round's blocks below 0.5): no selection
+                zero_signs(self.formula, x64, a64, v)
+            else:
+                zero = ok & (v == 0) & (rad == 0)
+                v[zero] = zero_signs(self.formula, _wide(x, x64, zero), a64)
         self.kept = (v, rad, sg, zeros)
         return sweep_kernel.Block(bits, y, y.view(np.uint32), v, rad, sg)
 
@@ -329,7 +343,7 @@ class _Chunk:
         v, sg = (-v, -sg) if odd else (v.copy(), sg)
         if zeros:
             zero = (v == 0) & (rad == 0)
-            v[zero] = reference.zero_signs(self.formula, _wide(blk.xbits.view(np.float32), None, zero), self.setup.a64)
+            v[zero] = zero_signs(self.formula, _wide(blk.xbits.view(np.float32), None, zero), self.setup.a64)
         return blk._replace(v=v, sgn=sg)
 
     def _undecided(self, blk, n_und: int) -> None:
@@ -393,6 +407,27 @@ class _Chunk:
         }
         out["sha256"] = chunk_digest(out)
         return out
+
+
+def zero_signs(formula, x64: np.ndarray, a64: dict, out: np.ndarray | None = None) -> np.ndarray:
+    """reference.zero_signs(formula, x64, a64) (into out where given): -0.0 where IEEE arithmetic gives the
+    formula -0 at x64, else +0.0, from the formula's compiled loops (expr.compiled_eval: numpy_eval's values,
+    bit for bit, which is what reference.zero_signs evaluates) where it has them. reference.zero_signs
+    evaluates it in NumPy, a pass and a temporary per node, several times slower, and half of Round's inputs
+    are exact zeros (bench/sweep_stages_block.py; bench/README.md, 'Figures behind choices in the code')."""
+    x64 = np.ascontiguousarray(x64, dtype=np.float64)
+    if x64.ndim == 1 and x64.size >= ZERO_SIGNS_COMPILED:
+        z = compiled_eval.evaluate(formula, x64, a64, 53)
+        if z is not None:
+            return sweep_kernel.signed_zeros(z, np.empty(x64.size) if out is None else out)
+    z = reference.zero_signs(formula, x64, a64)
+    if out is None:
+        return z
+    out[:] = z
+    return out
+
+
+ZERO_SIGNS_COMPILED = 256  # zero_signs goes to the compiled loops from this many inputs (fewer: a call's setup)
 
 
 def _call_block(cfg: SweepConfig, tgt, op, attrs, b0: int, b1: int, negative: bool) -> np.ndarray:
@@ -590,9 +625,13 @@ def sweep(
     checkpoint: Path | None = None,
     progress=None,
     seed: int | None = None,
+    alongside: tuple | None = None,
 ) -> tuple[Stats, dict, dict]:
     """Run (or resume) the sweep: (merged Stats, merged property state (PropertyChecker), info).
-    seed: the order of the resumed chunks' replays (default: replay_seed())."""
+    seed: the order of the resumed chunks' replays (default: replay_seed()). alongside: a task (fn, args,
+    kwargs; fn a module-level function) run by the sweep's own workers beside its chunks, started second,
+    after the first chunk (measure's layout check: its time overlaps the chunks' instead of coming before
+    them); info["alongside"] is then (ok, its value or what it raised, as Pool.run gives them)."""
     directory = _open_checkpoint(cfg, checkpoint)
     done, rejected = {}, []
     for i in range(cfg.chunks):
@@ -629,11 +668,13 @@ def sweep(
             if progress:
                 progress(len(done), cfg.chunks)
 
-        if todo:
-            if scheduler:
-                _run_dask(cfg, todo, scheduler, record)
-            else:
-                _run_local(cfg, todo, pool, record)
+        side = []
+        if todo and not scheduler:
+            _run_local(cfg, todo, pool, record, alongside, side)
+        elif alongside is not None:  # nothing to compute here: the task alone, in a worker as it would be
+            side = [(ok, value) for _, ok, value in pool.run([alongside])]
+        if todo and scheduler:
+            _run_dask(cfg, todo, scheduler, record)
     total = Stats()
     op = get_operator(cfg.op)
     checker = PropertyChecker(
@@ -663,6 +704,8 @@ def sweep(
         # the largest (estimated) error of each chunk, for the report's plot
         "chunk_max": [max([t[0] for t in done[i]["stats"]["top"]], default=0.0) for i in range(cfg.chunks)],
     }
+    if alongside is not None:
+        info["alongside"] = side[0]
     return total, checker, info
 
 
@@ -836,15 +879,21 @@ def warm_kernels(cfg: SweepConfig) -> None:
     PropertyChecker(s.compiled, F32).add_block(mags, y, y, limits=s.limits[:2], negb=mags | SIGN)
 
 
-def _run_local(cfg, todo, pool, record):
+def _run_local(cfg, todo, pool, record, alongside=None, side=None):
+    """The chunks todo on the pool, each recorded as it finishes. alongside (a task): the second task, its
+    (ok, value) appended to side; the second worker starts with it instead of warm_kernels."""
     tasks = [(run_chunk, (cfg, i), {}) for i in todo]
-    warm = pool.size > 1 and len(todo) > 1
-    if warm:  # the second worker's first task; a failure there is the chunks' to report, as they meet it too
+    extra = alongside is not None or (pool.size > 1 and len(todo) > 1)
+    if alongside is not None:
+        tasks.insert(1, alongside)
+    elif extra:  # the second worker's first task; a failure there is the chunks' to report, as they meet it too
         tasks.insert(1, (warm_kernels, (cfg,), {}))
     for j, ok, value in pool.run(tasks):
-        if warm and j == 1:
+        if extra and j == 1:
+            if alongside is not None:
+                side.append((ok, value))
             continue
-        if warm and j > 1:
+        if extra and j > 1:
             j -= 1
         if not ok:
             raise _chunk_failure(cfg, todo[j], value)

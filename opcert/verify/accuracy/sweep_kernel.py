@@ -51,6 +51,15 @@ def progression(out, start):
 
 
 @numba.njit(cache=True, nogil=True)
+def signed_zeros(z, out):
+    """out[i] = -0.0 where z[i] is -0 (its bits), else +0.0: reference.zero_signs' np.where(np.signbit(z) &
+    (z == 0), -0.0, 0.0) in one pass, into out (sweep.zero_signs)."""
+    for i in range(z.size):
+        out[i] = -0.0 if np.float64(z[i]).view(np.uint64) == np.uint64(0x8000000000000000) else 0.0
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def is_progression(a, start):
     """Whether a[i] == start + i still, for every i (no early exit: the loop vectorises)."""
     d = np.uint32(0)
@@ -356,6 +365,66 @@ def take_easy(got, tally: Tally) -> None:
     if n_cr and tally.maxdist[0] < 0:
         tally.maxdist[0] = 0
     tally.maxdist[0] = max(tally.maxdist[0], maxd)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def specials(blk, hard):
+    """Of the inputs the fast pass left (hard[i] set), those block counts without an error figure, taken
+    here and cleared from hard: an output that is the infinity a finite exact value rounds to (the ball's
+    ends do: an overflow, as sinh's beyond 89.4), which block counts as correctly rounded and exact (the
+    histogram's 0 bin, a distance of 0); and an output that is correct and not measured, which block
+    counts as correctly rounded alone: NaN where the exact value is NaN (a NaN midpoint of radius 0: the
+    input is outside the domain, as Log's 2^31 negative inputs, the half of Asin's and Acos' and three
+    quarters of Acosh's) or the input is NaN, and the infinity of an exact value beyond the largest double
+    (an infinite midpoint of radius 0). Neither is a mismatch or a worst case in block, so the order in
+    which they are counted does not matter. Returns (how many of the first, of the second).
+
+    block took these slowly (its branches); this loop has none and LLVM vectorises it. It runs over the
+    whole block (the caller runs it where the fast pass left many inputs): in the fast pass itself, the same
+    tests cost every operator's every input a fifth more (bench/fast_pass_block.py; bench/README.md, 'Figures behind choices in the code'). The ball is widened as in easy(): an infinity decided here is block's."""
+    xbits, yvals, ybits, v, rad, sgn = blk
+    n_inf = 0
+    n_unmeasured = 0
+    for i in range(xbits.size):
+        xbit, ybit, vv, e = xbits[i], ybits[i], v[i], rad[i]
+        t = vv - e
+        lo = t - (abs(t) * 2.0**-52 + 5e-324)
+        t = vv + e
+        hi = t + (abs(t) * 2.0**-52 + 5e-324)
+        r32 = np.float32(lo)
+        finite = (xbit & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)
+        xnan = (xbit & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+        ynan = (ybit & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+        # a finite midpoint (block leaves an infinite one of radius > 0 undecided), the ends on one side of
+        # zero, rounding to one binary32 value, an infinity (of the midpoint's sign)
+        ovf = (
+            finite
+            & (vv - vv == 0.0)
+            & ((lo > 0.0) | (hi < 0.0))
+            & (r32 == np.float32(hi))
+            & ((r32.view(np.uint32) & np.uint32(0x7FFFFFFF)) == np.uint32(0x7F800000))
+        )
+        exact_inf = finite & (e == 0.0) & (abs(vv) == np.inf)
+        nan_ball = finite & (vv != vv) & (e == 0.0)
+        inf_bits = np.uint32(np.float64(vv).view(np.uint64) >> np.uint64(32)) & np.uint32(0x80000000)
+        same_inf = (ovf | exact_inf) & (ybit == (inf_bits | np.uint32(0x7F800000)))
+        h = hard[i]
+        inf = h & same_inf & ~exact_inf
+        unmeasured = h & ((same_inf & exact_inf) | ((nan_ball | xnan) & ynan))
+        hard[i] = h & ~(inf | unmeasured)
+        n_inf += inf
+        n_unmeasured += unmeasured
+    return n_inf, n_unmeasured
+
+
+def take_specials(got, tally: Tally) -> None:
+    """Add what specials() counted to block's accumulators, as block counts them."""
+    n_inf, n_unmeasured = got
+    tally.counts[0] += n_inf + n_unmeasured
+    tally.counts[1] += n_inf + n_unmeasured
+    tally.hist[0] += n_inf
+    if n_inf and tally.maxdist[0] < 0:
+        tally.maxdist[0] = 0
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")

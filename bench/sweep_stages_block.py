@@ -1,0 +1,166 @@
+"""Per-stage time of a float32 sweep over a few consecutive blocks, best of several runs.
+
+    .venv/bin/python bench/sweep_stages_block.py --ops Log Sinh --at 0x3f800000 0x42b40000 [--blocks 16] [--repeat 5]
+
+For each operator and each starting magnitude (--at, hex bits; rounded down to a block), runs
+`verify.accuracy.sweep._Chunk.run_block` on --blocks consecutive blocks of 65,536 magnitudes (both signs:
+2 x blocks x 65,536 inputs) as a sweep's worker runs them, --repeat times with a fresh chunk each time, and
+prints the best time (this thread's CPU time; --clock wall) of each stage (summed over the blocks) in ns per input of the whole run: the target,
+the compiled ball (NumPy's precomputation included), `prepare`, the fast pass (`easy_pass`), `block`, the
+one-sided decisions and the exact reference, the property scans (`add_block`), the outputs' fingerprints;
+"total" is the best whole run, and "sent to block" the inputs the fast pass left (per run). Unlike
+bench/chunk_stages.py (whole chunks, mean), this is meant for a busy host: the best of several short runs
+of one stage is the figure least touched by other processes' load.
+"""
+
+import argparse
+import collections
+import math
+import time
+
+import numpy as np
+
+import opcert
+import opcert.numerics.ball_compiled as ball_compiled
+import opcert.numerics.one_sided as one_sided
+import opcert.spec.reference as reference
+import opcert.verify.accuracy.sweep_kernel as sweep_kernel
+import opcert.workers
+from opcert.spec.attrs import resolve
+from opcert.targets import load_target
+from opcert.verify.accuracy import sweep
+from opcert.verify.properties.checks import PropertyChecker, compile_all
+
+SPENT = collections.Counter()
+# the calling thread's CPU time: time another process takes from this one's core is not counted (a busy
+# host); --clock wall for the wall clock
+CLOCK = time.thread_time
+SENT = collections.Counter()
+
+
+def timed(owner, name, label, count=None):
+    f = getattr(owner, name)
+
+    def wrapper(*a, **k):
+        t0 = CLOCK()
+        try:
+            out = f(*a, **k)
+            if count is not None:
+                SENT[label] += count(a, out)
+            return out
+        finally:
+            SPENT[label] += CLOCK() - t0
+
+    setattr(owner, name, wrapper)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", nargs="+", required=True)
+    ap.add_argument("--at", nargs="+", default=["0x3f800000"], help="starting magnitudes (hex bits)")
+    ap.add_argument("--blocks", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--target", default="opcert")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    a = ap.parse_args()
+    global CLOCK
+    CLOCK = time.thread_time if a.clock == "cpu" else time.perf_counter
+    opcert.workers._IN_WORKER = True
+    timed(sweep_kernel, "easy_pass", "easy")
+    timed(sweep_kernel, "block", "block", count=lambda args, out: len(args[5]) if len(args) > 5 else 0)
+    timed(sweep_kernel, "prepare", "prepare")
+    timed(sweep_kernel, "output_fingerprint", "fingerprint")
+    timed(PropertyChecker, "add_block", "properties")
+    timed(one_sided, "evaluate", "one-sided")
+    timed(one_sided, "decide", "one-sided")
+    timed(reference, "reference_detailed", "exact")
+    # the compiled formula's (reference.zero_signs where it has none); an older checkout: reference.zero_signs
+    timed(*((sweep, "zero_signs") if hasattr(sweep, "zero_signs") else (reference, "zero_signs")), "zeros")
+    if hasattr(sweep_kernel, "specials"):
+        timed(sweep_kernel, "specials", "specials")
+    compiled = ball_compiled.compiled
+
+    def compiled_timed(*args, **kw):
+        f = compiled(*args, **kw)
+        if f is None:
+            return f
+
+        def ball(x):
+            t0 = CLOCK()
+            try:
+                return f(x)
+            finally:
+                SPENT["ball"] += CLOCK() - t0
+
+        return ball
+
+    ball_compiled.compiled = compiled_timed
+    stages = [
+        "target",
+        "ball",
+        "prepare",
+        "zeros",
+        "easy",
+        "specials",
+        "block",
+        "one-sided",
+        "exact",
+        "properties",
+        "fingerprint",
+    ]
+    print(
+        "| operator | block at | ns per input | "
+        + " | ".join(stages)
+        + " | sent to block |\n|---|---|---|"
+        + "---|" * (len(stages) + 1)
+    )
+    for name in a.ops:
+        op = opcert.get_operator(name)
+        attrs = resolve(op, None)
+        tgt = load_target(a.target)
+        props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
+        cfg = sweep.SweepConfig(
+            op.name,
+            a.target,
+            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
+            None,
+            target_fingerprint=tgt.info.fingerprint,
+            properties=props,
+        )
+        sweep.run_chunk(cfg, 127)  # compile, tune, load (and block's kernel on NaN inputs)
+        target = sweep._setup(cfg)[3]
+        if not getattr(target, "_timed", False):
+            timed(target, "run", "target")
+            target._timed = True
+        for at in a.at:
+            m0 = int(at, 16) // cfg.block * cfg.block
+            index = (m0 - cfg.start) // cfg.chunk
+            best = collections.defaultdict(lambda: math.inf)
+            sent = None
+            for _ in range(a.repeat):
+                SPENT.clear()
+                SENT.clear()
+                chunk = sweep._Chunk(cfg, index)
+                t0 = CLOCK()
+                for k in range(a.blocks):
+                    b0 = m0 + k * cfg.block
+                    if b0 >= chunk.hi:
+                        break
+                    chunk.run_block(b0, min(b0 + cfg.block, chunk.hi))
+                total = CLOCK() - t0
+                best["total"] = min(best["total"], total)
+                for s in stages:
+                    best[s] = min(best[s], SPENT.get(s, 0.0))
+                sent = SENT["block"]
+            n = 2 * min(a.blocks * cfg.block, chunk.hi - m0)
+            print(
+                f"| {op.name} | 0x{m0:08x} | {1e9 * best['total'] / n:.2f} | "
+                + " | ".join(f"{1e9 * best[s] / n:.2f}" for s in stages)
+                + f" | {sent:,} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
