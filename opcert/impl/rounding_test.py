@@ -2,17 +2,18 @@
 
 opcert's implementation computes in binary64 and rounds once into float16, bfloat16 or float32. Rounding the
 binary64 value y is rounding the exact value v wherever no midpoint of the narrow format lies between them. The
-platform's functions keep |y - v| within a few binary64 ULPs (expr.primitives' contracts: 4 for libm's), far
-below NEAR = 2^-22 of the narrow format's ULP (2^7 binary64 ULPs in float32), so where y is farther than that
-from every midpoint, rounding y is correctly rounding v. Where it is nearer (a few inputs in 10^6, and every
-binary64 value exactly on a midpoint: sin(9830.3984375) in float32, which rounded by ties-to-even was
-0.5000000007 ULP off), impl.run takes the exact value's rounding, as a correctly rounded float32 library takes its
-accurate path when its rounding test fails.
+platform's functions keep |y - v| within a few binary64 ULPs (expr.primitives' contracts: 4 for libm's, 12 for
+expr.quarter_turns'), far below NEAR = 2^-22 of the narrow format's ULP (2^7 binary64 ULPs in float32), so where y
+is farther than that from every midpoint, rounding y is correctly rounding v. Where it is nearer (about one input
+in two million, and every binary64 value exactly on a midpoint: sin(9830.3984375) in float32, which rounded by
+ties-to-even was 0.5000000007 ULP off), impl.run takes the exact value's rounding where it is one of y's two
+neighbours (decide), as a correctly rounded float32 library takes its accurate path when its rounding test fails.
 
 The properties proved of the code hold for these results too: each is one of the two neighbours of y, on the side
 the exact value lies. Two inputs x1 < x2 whose binary64 values are in order and between the same two neighbours
-keep their order: one near the midpoint and one not are on the same side of it, and two near it follow the exact
-values, in order wherever the function is non-decreasing. So monotonicity, oddness, evenness and bounds between
+keep their order: where one is near the midpoint and the other not, the other lies farther out, on its own side,
+and gets that side's neighbour; two near it follow the exact values, in order wherever the function is
+non-decreasing. So monotonicity, oddness, evenness and bounds between
 representable values hold as for the rounding to nearest this replaces; and opcert's float16, bfloat16 and float32
 results are checked on every input by enumeration.
 
