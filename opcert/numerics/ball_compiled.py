@@ -850,18 +850,23 @@ def _tuning_blocks() -> list[np.ndarray]:
     ]
 
 
-def _faster(kernels: list, pre: list[Expr], attrs: dict[str, float], e: Expr):
-    """The kernel that takes the least time over _tuning_blocks, best of 3 interleaved.
-    They compute the same balls (tests/test_ball_compiled.py): only the time differs."""
-    blocks = [(x, *(a.copy() for a in _midpoints(pre, x, attrs, e))) for x in _tuning_blocks()]
-    n = blocks[0][0].size
-    out = (
+def _kernel_outputs(n: int) -> tuple:
+    """A kernel's output arrays for n inputs: midpoints, radii, ok, signs and misses."""
+    return (
         np.empty(n),
         np.empty(n),
         np.empty(n, dtype=np.bool_),
         np.empty(n, dtype=np.int8),
         np.empty(n, dtype=np.bool_),
     )
+
+
+def _faster(kernels: list, pre: list[Expr], attrs: dict[str, float], e: Expr):
+    """The kernel that takes the least time over _tuning_blocks, best of 3 interleaved.
+    They compute the same balls (tests/test_ball_compiled.py): only the time differs."""
+    blocks = [(x, *(a.copy() for a in _midpoints(pre, x, attrs, e))) for x in _tuning_blocks()]
+    n = blocks[0][0].size
+    out = _kernel_outputs(n)
     best = [math.inf] * len(kernels)
     for _ in range(3):
         for i, k in enumerate(kernels):
@@ -916,13 +921,7 @@ ZERO_WORTH = 4e-9
 def _block_times(k, blocks) -> np.ndarray:
     """k's best time of 3 on each of blocks ((x, PA, PV) each), in seconds."""
     n = max(b[0].size for b in blocks)
-    out = (
-        np.empty(n),
-        np.empty(n),
-        np.empty(n, dtype=np.bool_),
-        np.empty(n, dtype=np.int8),
-        np.empty(n, dtype=np.bool_),
-    )
+    out = _kernel_outputs(n)
     best = np.full(len(blocks), math.inf)
     for _ in range(3):
         for b, (x, pa, pv) in enumerate(blocks):
