@@ -81,3 +81,30 @@ def test_symmetry_and_special_values():
     assert np.ndim(qt.cos(np.float64(3.0))) == 0 and np.shape(qt.cos(np.ones((2, 3)))) == (2, 3)
     into = np.empty(4)
     assert qt.sin(np.arange(4.0), out=into) is into and np.array_equal(into, qt.sin(np.arange(4.0)))
+
+
+@pytest.mark.parametrize(
+    "op, kernel, prop",
+    [
+        ("Sin", "piece_kernels:sin_stepping_back_at_1", "monotonic"),
+        ("Cos", "piece_kernels:cos_stepping_up_at_1", "monotonic"),
+        ("Cos", "piece_kernels:cos_stepping_up_at_1", "monotonic_negative"),
+    ],
+)
+def test_a_step_the_wrong_way_inside_a_monotone_piece_is_refuted(cli, op, kernel, prop):
+    """The pieces' properties can fail: a kernel one value the wrong way at x = +-1 (float16, every input) is
+    refuted, with the pair that shows it, through the API and the CLI; opcert's own passes."""
+    from opcert.verify.accuracy.measure import measure
+
+    r = measure(op, kernel, "float16", "exhaustive", isolation="none")
+    p = {q["name"]: q for q in r.properties}[prop]
+    assert p["status"] == "refuted", p
+    assert "1.0" in str(p.get("counterexample")) or "0.9995" in str(p.get("counterexample")), p
+    good = measure(op, "opcert", "float16", "exhaustive", isolation="none")
+    assert {q["name"]: q["status"] for q in good.properties}[prop] == "proved"
+    # a budget the step keeps within (it is 2 ULPs at most), so that the property alone fails the check
+    flags = ("--dtype", "float16", "--exhaustive", "--max-ulp", "4", "--require", prop)
+    code, out, _ = cli("accuracy", op, "--target", kernel, *flags)
+    assert code == 1 and f"{prop}: refuted" in out, out[-2000:]
+    code, _, _ = cli("accuracy", op, "--target", "opcert", *flags)
+    assert code == 0
