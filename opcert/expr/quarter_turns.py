@@ -61,10 +61,10 @@ def _apply(t: np.ndarray, which: int) -> np.ndarray:
     flat = np.ascontiguousarray(a).reshape(-1)  # ascontiguousarray alone makes a 0-d argument 1-d
     r = np.empty(flat.size)
     q = np.empty(flat.size, np.int8)
-    k.reduce(flat, table(), r, q, E_MIN, E_MAX, QUARTER)
+    k.reduce(flat, table(), r, q, E_MIN, E_MAX, QUARTER, which)
     sin = _sine()
     with np.errstate(invalid="ignore"):
-        out = k.combine(sin(r), sin(r * 0.5), q, which)
+        out = k.combine(sin(r, out=r), q, which, np.empty(flat.size))
         # NumPy's (the C library's) for values that are no binary32 value (glibc's vector sin is not monotone
         # next to pi / 2, its scalar one is)
         at = np.flatnonzero(q == k.OTHER)

@@ -26,18 +26,20 @@ _TINY_F = np.uint64(
 
 
 @numba.njit(cache=True, nogil=True)
-def reduce(t, table, r, q, e_min, e_max, quarter):
+def reduce(t, table, r, q, e_min, e_max, quarter, which):
     """r[i], q[i]: t[i] = (4k + q + r / (pi / 2)) with |r| <= pi / 4, q in 0..3 with the sign of t in bit 3
     (q + 8: negative t, as sin's oddness and cos's evenness use it); q = DIRECT and r = t where |t| < pi / 4 or t
     is not finite; q = OTHER where t is no binary32 value. table: quarter_turns.table() flattened. Returns how many
-    are OTHER. The rest's sign is taken without a branch (it is random from one input to the next)."""
+    are OTHER. The rest's sign is taken without a branch (it is random from one input to the next).
+    r[i] is then halved where the quadrant takes the cosine of r (sin, which 0, in quadrants 1 and 3; cos, which 1,
+    in 0 and 2): combine takes cos r as 1 - 2 sin(r / 2)^2, so one sine of r serves every element."""
     n_other = 0
     tb = t.view(np.uint64)
     for i in range(t.size):
         v = t[i]
         a = abs(v)
         if not (a >= quarter) or a == np.inf:
-            r[i] = v
+            r[i] = v * 0.5 if which else v
             q[i] = DIRECT
             continue
         bits = tb[i] & _ABS
@@ -72,23 +74,25 @@ def reduce(t, table, r, q, e_min, e_max, quarter):
             n_other += 1
             continue
         f = np.float64(mag_hi) * 2.0**-62 + np.float64(mag_lo) * 2.0**-126
-        r[i] = f * (-PIO2 if neg else PIO2)
+        rest = f * (-PIO2 if neg else PIO2)
+        r[i] = rest * (0.5 if (quad + which) & 1 else 1.0)  # exact: |rest| >= 2^-48
         q[i] = quad + (8 if v < 0 else 0)
     return n_other
 
 
 @numba.njit(cache=True, nogil=True)
-def combine(s, h, q, which):
-    """sin (which 0) or cos (which 1) of the reduced values from s = sin r and h = sin(r / 2) (cos r is
-    1 - 2 h^2): quadrant k takes sin(r + k pi/2) = (s, c, -s, -c)[k] and cos(r + k pi/2) = (c, -s, -c, s)[k], a
-    negative t (bit 3) negates the sine. Without branches: the quadrants alternate at random."""
-    out = np.empty(s.size)
+def combine(s, q, which, out):
+    """sin (which 0) or cos (which 1) of the reduced values into out, from s = sin of reduce's r: sin r where the
+    quadrant takes the sine, sin(r / 2) where it takes the cosine (cos r = 1 - 2 sin(r / 2)^2): quadrant k takes
+    sin(r + k pi/2) = (s, c, -s, -c)[k] and cos(r + k pi/2) = (c, -s, -c, s)[k], a negative t (bit 3) negates the
+    sine. Without branches: the quadrants alternate at random."""
     for i in range(s.size):
         k = np.int64(q[i])
         quad = (k & 3) + which  # cos(t) = sin(t + pi / 2)
         odd = quad & 1
-        c = 1.0 - 2.0 * (h[i] * h[i])
-        v = c if odd else s[i]  # a select, not c * odd + s * (1 - odd): that loses the sign of zero
+        h = s[i]
+        c = 1.0 - 2.0 * (h * h)
+        v = c if odd else h  # a select, not c * odd + h * (1 - odd): that loses the sign of zero
         flip = ((quad >> 1) & 1) ^ ((k >> 3) & (1 - which))
         out[i] = v * (1.0 - 2.0 * flip)
     return out
