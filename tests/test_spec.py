@@ -204,6 +204,19 @@ def test_parity_rules():
     assert parity(x + 1) is None and parity(exp(x)) is None and parity(x * exp(x)) is None
     assert parity(-x) == "odd" and parity(x - tanh(x)) == "odd" and parity(x + x * x) is None
     assert parity(maximum(x, -x)) is None and parity(select(x > 0, x, -x)) is None
+    # r on x > 0 extended as an odd function (Round's forms), and selects on a condition even in x
+    from opcert.expr import eq, floor
+
+    def signed(r):
+        return select(x < 0, -r(-x), select(x > 0, r(x), x))
+
+    assert parity(signed(lambda t: floor(t + const(0.5)))) == "odd" and parity(signed(exp)) == "odd"
+    assert parity(select(x < 0, -exp(-x), select(x > 0, tanh(x), x))) is None  # not one r on both sides
+    assert parity(select(x < 0, exp(-x), select(x > 0, exp(x), x))) is None  # -r(-x) lacks its negation
+    assert parity(select(x < 0, -exp(-x), select(x > 0, exp(x), const(0)))) is None  # 0, not x: -0 -> +0
+    assert parity(select(absolute(x) >= 4, x, tanh(x))) == "odd" and parity(select(x >= 4, x, tanh(x))) is None
+    assert parity(select(eq(attr("mode"), 0), tanh(x), x * x)) is None
+    assert parity(select(eq(attr("mode"), 0), x * x, exp(absolute(x)))) == "even"
 
 
 def _parity_claims():
@@ -230,6 +243,7 @@ def test_parity_is_found_where_the_sweep_relies_on_it():
         "Identity",
         "Neg",
         "Reciprocal",
+        "Round",
         "ScaledTanh",
         "Sin",
         "Sinh",

@@ -364,7 +364,46 @@ def parity(e: Expr) -> str | None:
         if p == "even" or (p == "odd" and f.even):
             return "even"
         return "odd" if p == "odd" and f.odd else None
-    return None  # min, max, select, comparisons: not decided structurally
+    if op == "select":
+        if _odd_extension(e):
+            return "odd"
+        if _even_condition(a[0]):  # the same branch is taken at x and -x
+            p, q = parity(a[1]), parity(a[2])
+            return p if p == q else None
+    return None  # min, max, other selects, comparisons: not decided structurally
+
+
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq")
+
+
+def _even_condition(c: Expr) -> bool:
+    """c(-x) = c(x): a comparison of even terms (|x| >= 2^52, mode == 0), or and/or/not of such."""
+    if c.op in _COMPARISONS:
+        return parity(c.args[0]) == "even" and parity(c.args[1]) == "even"
+    if c.op in ("and", "or", "not"):
+        return all(_even_condition(b) for b in c.args)
+    return False
+
+
+def _substitute(e: Expr, old: Expr, new: Expr) -> Expr:
+    if e == old:
+        return new
+    if not e.args:
+        return e
+    return Expr(e.op, tuple(_substitute(b, old, new) for b in e.args), e.name, e.value)
+
+
+def _odd_extension(e: Expr) -> bool:
+    """e is select(x < 0, -r(-x), select(x > 0, r(x), x)) for some r: r on x > 0 extended as an odd function, +-0
+    and NaN being x itself (Round's forms)."""
+    c, neg_side, rest = e.args
+    if c.op != "lt" or c.args[0].op != "var" or c.args[1] != Expr("const", value=Fraction(0)):
+        return False
+    x = c.args[0]
+    if rest.op != "select" or rest.args[0] != Expr("gt", (x, c.args[1])) or rest.args[2] != x:
+        return False
+    r_pos = rest.args[1]
+    return neg_side.op == "neg" and neg_side.args[0] == _substitute(r_pos, x, Expr("neg", (x,)))
 
 
 _INFIX = {
