@@ -405,7 +405,12 @@ def _run_kernel(src, pre, x64, a, form):
 # Swish take the same generator paths and cost 16-31 s more of compiling on a cold kernel cache (2 cores)
 @pytest.mark.parametrize(
     "name",
-    [pytest.param("Sigmoid", marks=pytest.mark.slow), pytest.param("Swish", marks=pytest.mark.slow), "Mish", "Selu"],
+    [
+        pytest.param("Sigmoid", marks=pytest.mark.slow),
+        pytest.param("Swish", marks=pytest.mark.slow),
+        "Mish",
+        pytest.param("Selu", marks=pytest.mark.slow),
+    ],
 )
 def test_the_tuned_kernel_gives_the_same_balls(name):
     """tune=True keeps the fastest of four generated kernels (the ball inlined into the loop or

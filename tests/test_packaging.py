@@ -227,6 +227,10 @@ def _numpy_tanh_float16_independently() -> tuple[float, int, int]:
     return float(err[i]), int(bits[finite][i]), int(np.sum(err < 0.5) + others_right)
 
 
+# The slow run: a venv, pip building the wheel from the sdist, and the user's checks in it took 19-22 s of CI's 480;
+# CI keeps test_the_sdist_and_the_wheel_hold_what_the_package_needs (the two artifacts' files) and the suite's own
+# gate, pytest plugin and user kernels
+@pytest.mark.slow
 def test_the_sdist_installs_into_a_new_venv_and_works(dists, tmp_path):
     """pip builds the wheel from the sdist (isolated: setuptools from the index) and installs it; the installed
     copy measures a kernel with the figures an independent computation gives, lists the checkout's whole catalog,
