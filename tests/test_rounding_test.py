@@ -144,5 +144,29 @@ def test_decisions_kept_between_calls_are_those_of_each_call_alone(dtype, cached
         for order in (np.arange(xs.size), np.arange(xs.size)[::-1], np.arange(120), np.repeat(np.arange(4), 50)):
             got = run("ScaledTanh", xs[order], **attrs).view(fmt.uint)
             assert np.array_equal(got, want[order])
-    sizes = [len(v) for v in run_module._DECIDED.values()]
+    sizes = [len(known) for _, known in run_module._DECIDED.values()]
     assert max(sizes) <= 150 and sum(sizes) > 0  # the calls of four inputs were kept
+
+
+def test_decisions_kept_from_several_threads_at_once(monkeypatch):
+    # the layout check calls the kernel from several threads at once; a bound of 6 empties the kept decisions while
+    # other threads read them: every result must still be MPFR's, and no call may fail
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    run_module = sys.modules["opcert.impl.run"]
+    monkeypatch.setattr(run_module, "_DECIDED", {})
+    monkeypatch.setattr(run_module, "_DECIDED_MAX", 6)
+    fmt = FORMATS["float16"]
+    k = np.arange(1, 40)
+    xs = (np.concatenate([k, -k]).astype(np.float64) * 2.0 ** (fmt.emin - fmt.p + 1)).astype(fmt.dtype)
+    attrs = {"alpha": 1.0, "beta": 0.5}
+    want = oracle("ScaledTanh", xs, attrs).astype(fmt.dtype).view(fmt.uint)
+    rng = np.random.default_rng(2)
+    orders = [rng.choice(xs.size, size=int(rng.integers(1, 60))) for _ in range(400)]
+
+    def call(order):
+        return np.array_equal(run("ScaledTanh", xs[order], **attrs).view(fmt.uint), want[order])
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(call, orders))

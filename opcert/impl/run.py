@@ -91,10 +91,12 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
 # vectors repeat one input along a call, the lengths and positions call it again), and each exact value costs a
 # rational evaluation. A call with more distinct such inputs than _CACHED_CALL (a sweep's block of Gelu's or
 # Linear's subnormals, half of them on a midpoint) has none to reuse: it goes to the reference as it is, each input
-# once. Bounded per key.
-_DECIDED: dict[tuple, dict[int, object]] = {}
+# once. Bounded per key. The layout check calls the kernel from several threads at once: the dict is only read
+# with get, and changed by single calls (clear, update).
+_DECIDED: dict[tuple, tuple[object, dict[int, object]]] = {}
 _DECIDED_MAX = 1 << 16
 _CACHED_CALL = 1 << 10
+_ABSENT = object()
 
 
 def _exact_rounded(op, xs: np.ndarray, attrs: dict, std, fmt) -> np.ndarray:
@@ -103,15 +105,21 @@ def _exact_rounded(op, xs: np.ndarray, attrs: dict, std, fmt) -> np.ndarray:
         return reference_detailed(op, xs, attrs, std).rounded
     u, first, inverse = np.unique(view, return_index=True, return_inverse=True)
     try:
-        key = (op.name, std, tuple(sorted(attrs.items())), fmt.name)
+        key = (op.name, id(op), std, tuple(sorted(attrs.items())), fmt.name)
         hash(key)
     except TypeError:
         key = None
     if key is None or u.size > _CACHED_CALL:
         return reference_detailed(op, xs[first], attrs, std).rounded[inverse]
-    known = _DECIDED.setdefault(key, {})
+    held, known = _DECIDED.setdefault(key, (op, {}))  # the operator held: its id names no other while kept
+    if held is not op:
+        return reference_detailed(op, xs[first], attrs, std).rounded[inverse]
     bits = u.tolist()
-    values = {b: known[b] for b in bits if b in known}
+    values = {}
+    for b in bits:
+        v = known.get(b, _ABSENT)
+        if v is not _ABSENT:
+            values[b] = v
     missing = [j for j, b in enumerate(bits) if b not in values]
     if missing:
         fresh = dict(
