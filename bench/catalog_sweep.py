@@ -22,11 +22,10 @@ their ratio.
 import argparse
 import time
 
+from sweep_setup import sweep_config  # bench/, beside this script
+
 import opcert
-from opcert.spec.attrs import resolve
-from opcert.targets import load_target
-from opcert.verify.accuracy.sweep import F32, SweepConfig, run_chunk
-from opcert.verify.properties.checks import compile_all
+from opcert.verify.accuracy.sweep import run_chunk
 
 
 def main():
@@ -42,19 +41,9 @@ def main():
     def use(numpy_ball):
         bc.compiled = (lambda e, attrs, **kw: None) if numpy_ball else compiled
 
-    fp = load_target(a.target).info.fingerprint
     rows = []
     for op in opcert.operators():
-        attrs = resolve(op)
-        props = tuple(c.name for c in compile_all(op, F32, attrs, op.primary) if c.skip is None)
-        cfg = SweepConfig(
-            op.name,
-            a.target,
-            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-            None,
-            target_fingerprint=fp,
-            properties=props,
-        )
+        cfg = sweep_config(op, a.target)
         modes = (False, True) if a.numpy_ball else (False,)
         spent = {m: 0.0 for m in modes}
         undecided = 0

@@ -25,16 +25,16 @@ import collections
 import resource
 import time
 
+from sweep_setup import sweep_config  # bench/, beside this script
+
 import opcert
 import opcert.numerics.ball_compiled as ball_compiled
 import opcert.numerics.one_sided as one_sided
 import opcert.spec.reference as reference
 import opcert.verify.accuracy.sweep_kernel as sweep_kernel
 import opcert.workers
-from opcert.spec.attrs import resolve
-from opcert.targets import load_target
 from opcert.verify.accuracy import sweep
-from opcert.verify.properties.checks import PropertyChecker, compile_all
+from opcert.verify.properties.checks import PropertyChecker
 
 SPENT = collections.Counter()
 
@@ -105,17 +105,7 @@ def main():
         + "---|" * (len(stages) + 2)
     )
     for op in [opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators():
-        attrs = resolve(op, given or None)
-        tgt = load_target(a.target)
-        props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
-        cfg = sweep.SweepConfig(
-            op.name,
-            a.target,
-            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-            None,
-            target_fingerprint=tgt.info.fingerprint,
-            properties=props,
-        )
+        cfg = sweep_config(op, a.target, given)
         sweep.run_chunk(cfg, 64)  # compile, tune, load
         target = sweep._setup(cfg)[3]
         if not getattr(target, "_timed", False):

@@ -14,15 +14,15 @@ largest finite values with the infinities and the NaNs.
 """
 
 import argparse
+import dataclasses
 import json
 import sys
 
+from sweep_setup import sweep_config  # bench/, beside this script
+
 import opcert
 import opcert.workers
-from opcert.spec.attrs import resolve
-from opcert.targets import load_target
 from opcert.verify.accuracy import sweep
-from opcert.verify.properties.checks import compile_all
 
 SPAN = 1 << 18
 RANGES = (0x00000000, 0x3EFE0000, 0x3F7E0000, 0x42B20000, 0x42FE0000, 0x4AFE0000, 0x7F7E0000)
@@ -36,22 +36,9 @@ def main():
     opcert.workers._IN_WORKER = True
     out = {}
     for op in [opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators():
-        attrs = resolve(op, None)
-        tgt = load_target(a.target)
-        props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
+        every = sweep_config(op, a.target)
         for lo in RANGES:
-            hi = min(lo + SPAN, sweep.HALF)
-            cfg = sweep.SweepConfig(
-                op.name,
-                a.target,
-                tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-                None,
-                lo,
-                hi,
-                SPAN,
-                target_fingerprint=tgt.info.fingerprint,
-                properties=props,
-            )
+            cfg = dataclasses.replace(every, start=lo, stop=min(lo + SPAN, sweep.HALF), chunk=SPAN)
             data = sweep.run_chunk(cfg, 0)
             for k in ("key", "sha256", "elapsed_s"):
                 data.pop(k, None)

@@ -16,13 +16,11 @@ import math
 import time
 
 import numpy as np
+from sweep_setup import sweep_config  # bench/, beside this script
 
 import opcert
 import opcert.workers
-from opcert.spec.attrs import resolve
-from opcert.targets import load_target
 from opcert.verify.accuracy import sweep
-from opcert.verify.properties.checks import compile_all
 
 
 def main():
@@ -39,17 +37,7 @@ def main():
     print("|---|---|---|---|---|")
     for name in a.ops:
         op = opcert.get_operator(name)
-        attrs = resolve(op, None)
-        tgt = load_target("opcert")
-        props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
-        cfg = sweep.SweepConfig(
-            op.name,
-            "opcert",
-            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-            None,
-            target_fingerprint=tgt.info.fingerprint,
-            properties=props,
-        )
+        cfg = sweep_config(op)
         sweep.run_chunk(cfg, 127)  # compile, tune, load
         per = []
         for c in range(0, cfg.chunks, a.every):

@@ -19,6 +19,7 @@ import math
 import time
 
 import numpy as np
+from sweep_setup import sweep_config  # bench/, beside this script
 
 import opcert
 import opcert.numerics.ball_compiled as ball_compiled
@@ -26,10 +27,8 @@ import opcert.numerics.one_sided as one_sided
 import opcert.spec.reference as reference
 import opcert.verify.accuracy.sweep_kernel as sweep_kernel
 import opcert.workers
-from opcert.spec.attrs import resolve
-from opcert.targets import load_target
 from opcert.verify.accuracy import sweep
-from opcert.verify.properties.checks import PropertyChecker, compile_all
+from opcert.verify.properties.checks import PropertyChecker
 
 SPENT = collections.Counter()
 # the calling thread's CPU time: time another process takes from this one's core is not counted (a busy
@@ -116,17 +115,7 @@ def main():
     )
     for name in a.ops:
         op = opcert.get_operator(name)
-        attrs = resolve(op, None)
-        tgt = load_target(a.target)
-        props = tuple(c.name for c in compile_all(op, sweep.F32, attrs, op.primary) if c.skip is None)
-        cfg = sweep.SweepConfig(
-            op.name,
-            a.target,
-            tuple((k, f"{v.numerator}/{v.denominator}") for k, v in attrs.items()),
-            None,
-            target_fingerprint=tgt.info.fingerprint,
-            properties=props,
-        )
+        cfg = sweep_config(op, a.target)
         sweep.run_chunk(cfg, 127)  # compile, tune, load (and block's kernel on NaN inputs)
         target = sweep._setup(cfg)[3]
         if not getattr(target, "_timed", False):
