@@ -21,35 +21,16 @@ a sweep.
 """
 
 import argparse
-import collections
 import resource
 import time
 
-from sweep_setup import sweep_config  # bench/, beside this script
+import stage_timers  # bench/, beside this script
+from stage_timers import SPENT
+from sweep_setup import sweep_config
 
 import opcert
-import opcert.numerics.ball_compiled as ball_compiled
-import opcert.numerics.one_sided as one_sided
-import opcert.spec.reference as reference
-import opcert.verify.accuracy.sweep_kernel as sweep_kernel
 import opcert.workers
 from opcert.verify.accuracy import sweep
-from opcert.verify.properties.checks import PropertyChecker
-
-SPENT = collections.Counter()
-
-
-def timed(owner, name, label):
-    f = getattr(owner, name)
-
-    def wrapper(*a, **k):
-        t0 = time.perf_counter()
-        try:
-            return f(*a, **k)
-        finally:
-            SPENT[label] += time.perf_counter() - t0
-
-    setattr(owner, name, wrapper)
 
 
 def main():
@@ -70,33 +51,7 @@ def main():
     # which made the target's stage 0.05-0.1 s of a chunk too long
     opcert.workers._IN_WORKER = True
     given = dict(kv.split("=", 1) for kv in a.attr)
-    timed(sweep_kernel, "easy_pass", "easy")
-    timed(sweep_kernel, "block", "block")
-    timed(PropertyChecker, "add_block", "properties")
-    timed(one_sided, "evaluate", "one-sided")
-    timed(one_sided, "decide", "one-sided")
-    timed(reference, "reference_detailed", "exact")
-    # the compiled formula's (reference.zero_signs where it has none); an older checkout: reference.zero_signs
-    timed(*((sweep, "zero_signs") if hasattr(sweep, "zero_signs") else (reference, "zero_signs")), "zeros")
-    if hasattr(sweep_kernel, "specials"):
-        timed(sweep_kernel, "specials", "specials")
-    compiled = ball_compiled.compiled
-
-    def compiled_timed(*args, **kw):
-        f = compiled(*args, **kw)
-        if f is None:
-            return f
-
-        def ball(x):
-            t0 = time.perf_counter()
-            try:
-                return f(x)
-            finally:
-                SPENT["ball"] += time.perf_counter() - t0
-
-        return ball
-
-    ball_compiled.compiled = compiled_timed
+    stage_timers.install()
     stages = ["target", "ball", "easy", "specials", "block", "one-sided", "exact", "zeros", "properties"]
     print(
         "| operator | s per chunk | "
@@ -107,10 +62,7 @@ def main():
     for op in [opcert.get_operator(n) for n in a.ops] if a.ops else opcert.operators():
         cfg = sweep_config(op, a.target, given)
         sweep.run_chunk(cfg, 64)  # compile, tune, load
-        target = sweep._setup(cfg)[3]
-        if not getattr(target, "_timed", False):
-            timed(target, "run", "target")
-            target._timed = True
+        stage_timers.time_target(cfg)
         SPENT.clear()
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()

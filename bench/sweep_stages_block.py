@@ -19,38 +19,14 @@ import math
 import time
 
 import numpy as np
-from sweep_setup import sweep_config  # bench/, beside this script
+import stage_timers  # bench/, beside this script
+from stage_timers import SENT, SPENT
+from sweep_setup import sweep_config
 
 import opcert
-import opcert.numerics.ball_compiled as ball_compiled
-import opcert.numerics.one_sided as one_sided
-import opcert.spec.reference as reference
 import opcert.verify.accuracy.sweep_kernel as sweep_kernel
 import opcert.workers
 from opcert.verify.accuracy import sweep
-from opcert.verify.properties.checks import PropertyChecker
-
-SPENT = collections.Counter()
-# the calling thread's CPU time: time another process takes from this one's core is not counted (a busy
-# host); --clock wall for the wall clock
-CLOCK = time.thread_time
-SENT = collections.Counter()
-
-
-def timed(owner, name, label, count=None):
-    f = getattr(owner, name)
-
-    def wrapper(*a, **k):
-        t0 = CLOCK()
-        try:
-            out = f(*a, **k)
-            if count is not None:
-                SENT[label] += count(a, out)
-            return out
-        finally:
-            SPENT[label] += CLOCK() - t0
-
-    setattr(owner, name, wrapper)
 
 
 def main():
@@ -62,38 +38,14 @@ def main():
     ap.add_argument("--target", default="opcert")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     a = ap.parse_args()
-    global CLOCK
-    CLOCK = time.thread_time if a.clock == "cpu" else time.perf_counter
+    # the calling thread's CPU time: time another process takes from this one's core is not counted (a busy
+    # host); --clock wall for the wall clock
+    clock = time.thread_time if a.clock == "cpu" else time.perf_counter
     opcert.workers._IN_WORKER = True
-    timed(sweep_kernel, "easy_pass", "easy")
-    timed(sweep_kernel, "block", "block", count=lambda args, out: len(args[5]) if len(args) > 5 else 0)
-    timed(sweep_kernel, "prepare", "prepare")
-    timed(sweep_kernel, "output_fingerprint", "fingerprint")
-    timed(PropertyChecker, "add_block", "properties")
-    timed(one_sided, "evaluate", "one-sided")
-    timed(one_sided, "decide", "one-sided")
-    timed(reference, "reference_detailed", "exact")
-    # the compiled formula's (reference.zero_signs where it has none); an older checkout: reference.zero_signs
-    timed(*((sweep, "zero_signs") if hasattr(sweep, "zero_signs") else (reference, "zero_signs")), "zeros")
-    if hasattr(sweep_kernel, "specials"):
-        timed(sweep_kernel, "specials", "specials")
-    compiled = ball_compiled.compiled
-
-    def compiled_timed(*args, **kw):
-        f = compiled(*args, **kw)
-        if f is None:
-            return f
-
-        def ball(x):
-            t0 = CLOCK()
-            try:
-                return f(x)
-            finally:
-                SPENT["ball"] += CLOCK() - t0
-
-        return ball
-
-    ball_compiled.compiled = compiled_timed
+    stage_timers.install(
+        clock,
+        extra=((sweep_kernel, "prepare", "prepare"), (sweep_kernel, "output_fingerprint", "fingerprint")),
+    )
     stages = [
         "target",
         "ball",
@@ -117,10 +69,7 @@ def main():
         op = opcert.get_operator(name)
         cfg = sweep_config(op, a.target)
         sweep.run_chunk(cfg, 127)  # compile, tune, load (and block's kernel on NaN inputs)
-        target = sweep._setup(cfg)[3]
-        if not getattr(target, "_timed", False):
-            timed(target, "run", "target")
-            target._timed = True
+        stage_timers.time_target(cfg)
         for at in a.at:
             m0 = int(at, 16) // cfg.block * cfg.block
             index = (m0 - cfg.start) // cfg.chunk
@@ -130,13 +79,13 @@ def main():
                 SPENT.clear()
                 SENT.clear()
                 chunk = sweep._Chunk(cfg, index)
-                t0 = CLOCK()
+                t0 = clock()
                 for k in range(a.blocks):
                     b0 = m0 + k * cfg.block
                     if b0 >= chunk.hi:
                         break
                     chunk.run_block(b0, min(b0 + cfg.block, chunk.hi))
-                total = CLOCK() - t0
+                total = clock() - t0
                 best["total"] = min(best["total"], total)
                 for s in stages:
                     best[s] = min(best[s], SPENT.get(s, 0.0))
