@@ -59,7 +59,7 @@ def main():
     bits = np.arange(n, dtype=np.uint32) + np.uint32(0x3F000000)
     x = bits.view(np.float32)
     v = np.tanh(x.astype(np.float64))
-    rad, sg = np.abs(v) * 2.0**-52, np.sign(v)
+    rad, sg = np.abs(v) * 2.0**-52, np.sign(v).astype(np.int8)
     y = v.astype(np.float32) if a.cr else np.tanh(x)
     top = sweep_kernel.TOP
 

@@ -318,7 +318,9 @@ def test_easy_pass_then_block_counts_what_block_counts_alone(seed):
         tiny = (rng.random(n) < 0.03) & (seed % 3 != 0)
         v[tiny] *= 2.0**-200  # below the binary32 subnormals
         rad[tiny] *= 2.0**-200
-        sg = np.sign(v) * (rng.random(n) < 0.8)  # the exact value's sign, unknown for some
+        # the exact value's sign, unknown for some: int8, as the ball kernels give it (a float64 array would compile
+        # every pass once more, for this test alone)
+        sg = np.sign(np.nan_to_num(v)).astype(np.int8) * (rng.random(n) < 0.8)
         y = v.astype(np.float32)
         off = rng.random(n) if seed % 3 else np.ones(n)  # every output right in the tied case
         y[off < 0.1] = np.nextafter(y[off < 0.1], np.float32(np.inf))
@@ -374,7 +376,7 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
         tiny = rng.random(n) < 0.03
         v[tiny] *= 2.0**-200
         rad[tiny] *= 2.0**-200
-        sg = np.sign(v) * (rng.random(n) < 0.8)
+        sg = np.sign(np.nan_to_num(v)).astype(np.int8) * (rng.random(n) < 0.8)
         y_pos = v.astype(np.float32)
         keep = np.empty(n, np.uint32)
         easy(
@@ -426,7 +428,7 @@ def test_the_mirrored_pass_then_block_counts_what_block_counts_alone(seed, parit
                 taken += (got[0] + got[2]) if split is True else 0
                 n_und = block(*args, np.flatnonzero(hard))
             else:
-                n_und = block(*args)
+                n_und = block(*args, np.arange(1024))
             undecided += (und[:n_und] + 1024 * k).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
     assert states[0] == states[1] == states[2]
@@ -458,7 +460,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
     x = bits.view(np.float32).astype(np.float64)
     v = x - x**3 / 3  # tanh's first two terms: within half an ULP of x, and rising
     rad = np.abs(v) * 2.0**-50
-    sg = np.ones(n)
+    sg = np.ones(n, np.int8)
     y = x.astype(np.float32)
     if wrong:
         y = np.nextafter(y, np.float32(1))  # one value above x: 1 ULP + (x - v), rising too
@@ -475,7 +477,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
             False,
         )
         if how == "block":
-            assert block(*args) == 0
+            assert block(*args, np.arange(n)) == 0
         else:
             hard = np.empty(n, np.bool_)
             # the lists already full from an earlier block, of smaller errors: every input here is above them
@@ -484,7 +486,7 @@ def test_a_block_whose_errors_rise_goes_to_block_only_near_its_worst_cases(wrong
             tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
             if how == "sampled":
                 tops = sampled_floor(args[0], args[1], st, False, stride)
-            take_easy(easy(args[0], tops, hard), st)
+            take_easy(easy(args[0], tops, hard, np.empty(n, np.uint32)), st)  # keep: as the sweep calls it
             sent.append(int(hard.sum()))
             assert block(*args, np.flatnonzero(hard)) == 0
             for lst_e, _lst_b in ((st[2], st[3]), (st[4], st[5])):
@@ -519,7 +521,7 @@ def test_easy_pass_takes_wrong_outputs_in_every_bin_and_the_largest_distance():
     bits = (np.arange(n) + 0x3F800000).astype(np.uint32)
     v = 1.0 + (np.arange(n) + 1) * 2.0**-40  # just above 1: binary32 rounds them to 1.0
     rad = np.full(n, 2.0**-60)
-    sg = np.ones(n)
+    sg = np.ones(n, np.int8)
     one = np.uint32(0x3F800000)
     # values below 1.0 (half an ULP of 1's binade each), errors on both sides of every bin's edges
     steps = np.array([1, 2, 3, 4, 5, 8, 9, 31, 33, 511, 513, 131_071, 131_073, 3 << 19], np.int64)
@@ -580,7 +582,7 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                 tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
                 if split == "sampled":  # the thresholds raised by every 7th input, as crowded blocks have them
                     tops = sampled_floor(args[0], args[1], st, flush_ok, 7)
-                easy_args = (args[0], tops, hard)
+                easy_args = (args[0], tops, hard, np.empty(1024, np.uint32))  # keep: as the sweep calls it
                 if split == "adaptive":  # as the sweep does: easy_near until a wrong output is above 2 ULPs
                     got, near = easy_pass(near, *easy_args)
                     near_used.append(near)
@@ -591,7 +593,7 @@ def _easy_then_block_and_block_alone(bits, y, v, rad, sg, block_order, flush_ok)
                 total_easy += got[0] + got[2]
                 total_wrong += got[2]
             else:
-                n_und = block(*args)
+                n_und = block(*args, np.arange(1024))
             undecided += (und[:n_und] + b0).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
     assert states[0] == states[1] == states[2] == states[3]
@@ -687,17 +689,18 @@ def test_easy_near_is_easy_while_no_wrong_output_is_above_2_ulps():
     yb = v.astype(np.float32).view(np.uint32) + (np.arange(n) % 2).astype(np.uint32)
     tops = Floor(1e9, 0, 1e9, 0)
     blk = Block(bits, yb.view(np.float32), yb, v, rad, sg)
-    h1, h2 = np.empty(n, np.bool_), np.empty(n, np.bool_)
-    want = easy(blk, tops, h1)
-    got, beyond = easy_near(blk, tops, h2)
+    # with keep, as the sweep calls them (each set of argument types is another compiled form)
+    h1, h2, keep = np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n, np.uint32)
+    want = easy(blk, tops, h1, keep)
+    got, beyond = easy_near(blk, tops, h2, keep)
     assert beyond == 0 and got == want and (h1 == h2).all()
     assert want[3] > 0 and want[4] > 0 and want[0] > 0  # bins (0.5, 1] and (1, 2], and right ones
-    assert easy_pass(True, blk, tops, h2) == (want, True)
+    assert easy_pass(True, blk, tops, h2, keep) == (want, True)
     yb[100] += 3
-    want = easy(blk, tops, h1)
-    assert easy_near(blk, tops, h2)[1] == 1 and want[5] == 1
-    assert easy_pass(True, blk, tops, h2) == (want, False)
-    assert easy_pass(False, blk, tops, h2) == (want, False)
+    want = easy(blk, tops, h1, keep)
+    assert easy_near(blk, tops, h2, keep)[1] == 1 and want[5] == 1
+    assert easy_pass(True, blk, tops, h2, keep) == (want, False)
+    assert easy_pass(False, blk, tops, h2, keep) == (want, False)
 
 
 def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mapping():

@@ -114,7 +114,7 @@ def _block_alone_and_split(bits, y, v, rad, sg, order, mirror=None, v_plus=None,
                 hard = np.empty(1024, np.bool_)
                 tops = Floor(st[2][TOP - 1], st[3][TOP - 1], st[4][TOP - 1], st[5][TOP - 1])
                 if mirror is None:
-                    fast = (args[0], tops, hard)
+                    fast = (args[0], tops, hard, np.empty(1024, np.uint32))  # keep: as the sweep calls it
                     scale = None
                 else:
                     at_plus = Block(bits[s], y[s], yb[s], v_plus[s], rad[s], sg_plus[s])
@@ -137,7 +137,7 @@ def _block_alone_and_split(bits, y, v, rad, sg, order, mirror=None, v_plus=None,
                         special += sp[0] + sp[1]
                 n_und = block(*args, np.flatnonzero(hard))
             else:
-                n_und = block(*args)
+                n_und = block(*args, np.arange(1024))
             undecided += (und[:n_und] + 1024 * k).tolist()
         states.append(([a.tolist() for a in st], sorted(undecided)))
     assert states[0] == states[1] == states[2] == states[3]

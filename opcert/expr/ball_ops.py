@@ -8,8 +8,8 @@ Python's arithmetic and comparison operators and the names of this vocabulary, a
 - over NumPy arrays of any float type (binary64, long double): `NUMPY`, the element-wise functions of
   NumPy, which numerics.ball runs;
 - over scalars in compiled code: `numba_ops()`, small njit functions that numba inlines into the
-  rules, which the kernels numerics.ball_compiled generates call (`compiled(rule)`: compiled once per
-  process and inlined by LLVM; inlined by numba instead, a kernel took longer to compile and ran no
+  rules, which the kernels numerics.ball_compiled generates call (`compiled(rule)`: compiled once,
+  cached on disk, and inlined by LLVM; inlined by numba instead, a kernel took longer to compile and ran no
   faster: bench/ball_variants.py; bench/README.md, 'Figures behind choices in the code').
 
 `instantiate(rule, ops)` is the rule with `B` meaning `ops`. A choice made with `where` computes both
@@ -158,10 +158,11 @@ def instantiate(rule, ops: types.ModuleType):
 
 @functools.cache
 def compiled(rule):
-    """The rule over scalars, compiled by numba at its first call with each signature."""
-    import numba
+    """The rule over scalars, compiled by numba at its first call with each signature, and cached on disk
+    (under opcert's code fingerprint: opcert.jit) for the next process that compiles a kernel calling it."""
+    from opcert.jit import numba  # lazy: numba loads where a kernel is built, not with opcert
 
-    return numba.njit(nogil=True, error_model="numpy")(instantiate(rule, numba_ops()))
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(instantiate(rule, numba_ops()))
 
 
 @functools.cache

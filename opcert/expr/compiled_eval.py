@@ -400,11 +400,12 @@ def _ones(n: int) -> np.ndarray:
 
 
 def _flags(k: int, n: int) -> np.ndarray:
-    """The reach loop's rows, kept from one call to the next (per thread)."""
+    """The reach loop's rows, kept from one call to the next (per thread): the front of a flat array, so
+    that they are C-contiguous whatever k and n (one layout, one compiled reach loop)."""
     have = getattr(_BUFFERS, "flags", None)
-    if have is None or have.shape[0] < k or have.shape[1] < n:
-        have = _BUFFERS.flags = np.empty((max(k, 4), max(n, 1 << 16)), np.bool_)
-    return have[:k, :n]
+    if have is None or have.size < k * n:
+        have = _BUFFERS.flags = np.empty(max(k * n, 4 << 16), np.bool_)
+    return have[: k * n].reshape(k, n)
 
 
 class _Kernel:

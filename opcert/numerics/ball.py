@@ -180,12 +180,16 @@ def ball_condition(e: Expr, x, attrs, P):
         return fold(e, Balls(np.asarray(x).astype(P.dtype), attrs, P))
 
 
+def _errorfree():
+    from opcert.numerics import errorfree  # lazy: numba loads with the first array, not with opcert
+
+    return errorfree
+
+
 def _sum_exact(a, b, P: Precision):
     """a + b is the real sum (TwoSum)."""
     if P.dtype == np.float64:
-        from opcert.numerics import errorfree  # lazy: numba loads with the first array, not with opcert
-
-        return errorfree.sum_is_exact(a, b)
+        return _errorfree().sum_is_exact(a, b)
     s = a + b
     bb = s - a
     return (a - (s - bb)) + (b - bb) == 0
@@ -194,9 +198,7 @@ def _sum_exact(a, b, P: Precision):
 def _product_exact(a, b, P: Precision):
     """a * b is the real product (Dekker's); binary64 only (a wider product: taken as rounded)."""
     if P.dtype == np.float64:
-        from opcert.numerics import errorfree  # lazy: numba loads with the first array, not with opcert
-
-        return errorfree.product_is_exact(a, b)
+        return _errorfree().product_is_exact(a, b)
     return False
 
 

@@ -566,12 +566,14 @@ _BUFFERS = threading.local()
 def _buffers(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The rows of PA and PV, kept from one block to the next (per thread): allocated
     anew for each block, they cost a page fault per 4 KiB written (glibc returns them to
-    the system; bench/README.md, 'Figures behind choices in the code')."""
+    the system; bench/README.md, 'Figures behind choices in the code'). Views of the front of flat arrays,
+    so that they are C-contiguous whatever k and n: a kernel takes one layout and numba compiles it once
+    (a slice of a wider 2-D buffer has another layout, and compiled each kernel a second time)."""
     have = getattr(_BUFFERS, "arrays", None)
-    if have is None or have[0].shape[0] < k or have[0].shape[1] < n:
-        have = (np.empty((k, n), np.uint64), np.empty((k, n)))
+    if have is None or have[0].size < k * n:
+        have = (np.empty(k * n, np.uint64), np.empty(k * n))
         _BUFFERS.arrays = have
-    return have[0][:k, :n], have[1][:k, :n]
+    return have[0][: k * n].reshape(k, n), have[1][: k * n].reshape(k, n)
 
 
 # PA's row of a node that no input of the block reaches: bits of a NaN no midpoint has

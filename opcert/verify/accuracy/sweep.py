@@ -324,7 +324,8 @@ class _Chunk:
             rad = np.array(np.broadcast_to(rad, x64.shape), dtype=np.float64)  # prepare writes to it
             ok = np.broadcast_to(ok, x64.shape)
         zeros = sweep_kernel.prepare(v, rad, np.ascontiguousarray(ok, dtype=np.bool_))
-        rad, sg = np.ascontiguousarray(rad), np.ascontiguousarray(sg)
+        # the signs as every pass is compiled for them: int8, writable (NumPy's ball gives a broadcast view)
+        rad, sg = np.ascontiguousarray(rad), np.require(sg, np.int8, ["C", "W"])
         if zeros:
             # an exact zero takes the sign IEEE arithmetic gives the standard's formula (at this sign:
             # the formula need not be odd where the real function is)
@@ -370,6 +371,7 @@ class _Chunk:
                     self.tally,
                     self.und2,
                     flush,
+                    np.arange(j.size),
                 )
                 idx = idx[~good]
         if idx.size:

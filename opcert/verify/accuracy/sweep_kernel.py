@@ -502,8 +502,9 @@ def _count(counts, first, kinds, xb):
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def block(blk, at_inf, tally, undecided, flush_ok, only=None):
     """blk: a Block (its ball: NaN radius where undecided); at_inf: the references at +-inf; tally: the
-    accumulators (Tally); only: the indices to classify (all when None). Returns the number of undecided
-    inputs written to `undecided` (indices)."""
+    accumulators (Tally); only: the indices to classify (all when None: opcert's callers pass them, so that
+    numba compiles one form of this loop, not two). Returns the number of undecided inputs written to
+    `undecided` (indices)."""
     xbits, yvals, ybits, v, rad, sgn = blk
     counts, hist, top_err, top_bits, topw_err, topw_bits, first, maxdist = tally
     # the counters that change on every input live in locals until the end: kept
