@@ -8,7 +8,7 @@ import importlib
 
 import numpy as np
 import pytest
-from conftest import all_16bit, same_bits
+from conftest import all_16bit, first_of_each_kind, same_bits
 
 import opcert
 from opcert.errors import UsageError
@@ -78,7 +78,22 @@ def _attr_sets(op, std):
     return out
 
 
-@pytest.mark.parametrize("name", OPS)
+def _implementation_kinds(name: str) -> frozenset:
+    """The kinds of node of an operator's implementations, one per standard, and the standards' names."""
+    op = opcert.get_operator(name)
+    kinds = set()
+    for std in op.standards:
+        kinds |= {n.op for n in op.implementation_for(std.key).nodes()} | {f"standard:{std.key}"}
+    return frozenset(kinds)
+
+
+# CI: the operators that bring a kind of node or a standard (conftest.first_of_each_kind), each compiled at four
+# precisions; every operator in the slow run. Every operator's compiled kernel meets numpy_eval in CI all the same,
+# on every 16-bit input (test_run_gives_the_same_bits_either_way_on_every_16_bit_input).
+_CI_OPS = first_of_each_kind([(n, _implementation_kinds(n)) for n in OPS])
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in _CI_OPS else [pytest.mark.slow]) for n in OPS])
 def test_same_bits_as_numpy_eval(name):
     op = opcert.get_operator(name)
     rng = np.random.default_rng(11)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import first_of_each_kind
 
 import opcert
 import opcert.workers
@@ -101,7 +102,20 @@ def _float32_sample():
 CASES = [(op.name, std.key) for op in opcert.operators() for std in op.standards]
 
 
-@pytest.mark.parametrize("name, standard", CASES, ids=[f"{n}-{s}" for n, s in CASES])
+def _formula_kinds(case) -> frozenset:
+    return frozenset(n.op for n in opcert.get_operator(case[0]).standard(case[1]).formula.nodes())
+
+
+# CI: the formulas that bring a kind of node (conftest.first_of_each_kind: the compiled formula's zero sign is
+# IEEE arithmetic node by node); every operator and standard in the slow run
+_CI_CASES = first_of_each_kind([(c, _formula_kinds(c)) for c in CASES])
+
+
+@pytest.mark.parametrize(
+    "name, standard",
+    [pytest.param(*c, marks=() if c in _CI_CASES else [pytest.mark.slow]) for c in CASES],
+    ids=[f"{n}-{s}" for n, s in CASES],
+)
 def test_zero_signs_from_the_compiled_formula_are_the_references(name, standard):
     """sweep.zero_signs against spec.reference.zero_signs, bit for bit, on every operator and standard (their
     default attributes), on inputs of every magnitude, small ones (Round's zeros) and special values."""
