@@ -428,3 +428,38 @@ def test_point_symmetry_violations_agree_with_rational_arithmetic(dtype, center)
     want = np.array(want)
     assert np.array_equal(bad, want), (yp[bad != want][:4], yn[bad != want][:4])
     assert 0 < want.sum() < want.size  # both kinds are present
+
+
+def test_chunks_meeting_where_both_outputs_overflow_merge_without_a_warning():
+    """Two chunks of Sinh's float16 sweep meeting at 16, where both chain ends are +inf: the pair across the
+    boundary is in order (inf <= inf), not a violation, and its gap inf - inf is no warning on the user's terminal
+    (`opcert accuracy Sinh --dtype float32 --exhaustive` printed NumPy's RuntimeWarning)."""
+    import warnings
+
+    import opcert
+    from opcert.formats import get_format
+    from opcert.spec.attrs import resolve
+    from opcert.verify.properties.checks import PropertyChecker, compile_property
+
+    op, fmt = opcert.get_operator("Sinh"), get_format("float16")
+    prop = next(p for p in op.properties if p.name == "monotonic")
+    c = compile_property(op, prop, fmt, resolve(op), op.primary)
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.sinh(bits.view(np.float16).astype(np.float64)).astype(np.float16)
+    split = int(np.array([16.0], np.float16).view(np.uint16)[0])
+    assert np.isinf(y[split - 1]) and np.isinf(y[split])
+
+    def chunk(lo, hi):
+        checker = PropertyChecker([c], fmt)
+        m = np.arange(lo, hi, dtype=np.uint64)
+        checker.add_block(m, y[m.astype(np.int64)], y[(m | 0x8000).astype(np.int64)])
+        return checker.to_json()
+
+    merged = PropertyChecker([c], fmt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        merged.merge_chunks([chunk(0, split), chunk(split, 0x7C01)])
+        merged.finish_chains()
+    acc = merged.acc[prop.name]
+    assert acc.evaluated > 0 and acc.violations == 0

@@ -395,12 +395,14 @@ class PropertyChecker:
                         lb, rb = (pb, fb) if side == "pos" else (fb, pb)
                         arr = [np.array([lb], dtype=np.uint64), np.array([rb], dtype=np.uint64)]
                         down = self.decreasing[n]
+                        with np.errstate(invalid="ignore"):  # inf - inf where both ends overflow: no violation
+                            gap = right - left if down else left - right
                         self.acc[n].add(
                             1,
                             np.array([not (left >= right if down else left <= right)]),
                             np.array([min(lb, rb)], dtype=np.uint64),
                             arr,
-                            np.array([right - left if down else left - right]),
+                            np.array([gap]),
                         )
                     if self.ends[n][side][0] is None:
                         self.ends[n][side][0] = tuple(first)
