@@ -447,16 +447,17 @@ def _check(fmt, standard: str) -> FloatFormat:
 
 
 def _specials(fmt: FloatFormat) -> np.ndarray:
-    """The special values by code, as bit patterns of fmt (binary32 and narrower) or as float64 values."""
+    """The special values by code, as bit patterns of fmt: uint16 for the 16-bit formats, uint64 for binary32 and
+    binary64 (one type of output for both, so that numba compiles _prepare once for them)."""
     if fmt.bits == 64:
         v = np.zeros(SLOW + 1, dtype=np.float64)
         for c, value in _SPECIAL_VALUES.items():
             v[c] = value
-        return v
+        return v.view(np.uint64)
     sign = 1 << (fmt.bits - 1)
     inf = ((1 << (fmt.bits - fmt.p)) - 1) << (fmt.p - 1)
     bits = {ONE: fmt.emax << (fmt.p - 1), NAN: inf | (1 << (fmt.p - 2)), NZERO: sign, PINF: inf, NINF: inf | sign}
-    return np.array([bits.get(c, 0) for c in range(SLOW + 1)], dtype=fmt.uint)
+    return np.array([bits.get(c, 0) for c in range(SLOW + 1)], dtype=fmt.uint if fmt.bits == 16 else np.uint64)
 
 
 _X_REPS = (math.nan, 0.0, -0.0, math.inf, -math.inf, 1.0, -1.0, 0.5, 2.0, -0.5, -2.0)
@@ -581,7 +582,7 @@ def pow_reference(
         if ns:
             exact_tier.append(slow[:ns] + s)
         if not narrow:
-            undecided = _fast64(a[:k], b[:k], flags[:k], idx[:k], out[s:e])
+            undecided = _fast64(a[:k], b[:k], flags[:k], idx[:k], out[s:e].view(np.float64))
         else:
             with np.errstate(all="ignore"):
                 # |g| > 0: NumPy's SIMD loop (a negative base takes the C library's, slowly)
@@ -596,7 +597,7 @@ def pow_reference(
             undecided = und[:nu]
         if undecided.size:
             exact_tier.append(undecided + s)
-    out = out.view(fmt.dtype)
+    out = out.astype(np.uint32).view(fmt.dtype) if fmt.bits == 32 else out.view(fmt.dtype)
     if exact_tier:
         slow = np.concatenate(exact_tier)
         with np.errstate(invalid="ignore"):
