@@ -109,18 +109,13 @@ def _exact_rounded(op, xs: np.ndarray, attrs: dict, std, fmt) -> np.ndarray:
         hash(key)
     except TypeError:
         key = None
-    if key is None or u.size > _CACHED_CALL:
-        return reference_detailed(op, xs[first], attrs, std).rounded[inverse]
-    held, known = _DECIDED.setdefault(key, (op, {}))  # the operator held: its id names no other while kept
+    # no key, or too many to keep: straight to the reference; the operator held: its id names no other while kept
+    held, known = (None, None) if key is None or u.size > _CACHED_CALL else _DECIDED.setdefault(key, (op, {}))
     if held is not op:
         return reference_detailed(op, xs[first], attrs, std).rounded[inverse]
     bits = u.tolist()
-    values = {}
-    for b in bits:
-        v = known.get(b, _ABSENT)
-        if v is not _ABSENT:
-            values[b] = v
-    missing = [j for j, b in enumerate(bits) if b not in values]
+    values = {b: known.get(b, _ABSENT) for b in bits}
+    missing = [j for j, b in enumerate(bits) if values[b] is _ABSENT]
     if missing:
         fresh = dict(
             zip((bits[j] for j in missing), reference_detailed(op, xs[first[missing]], attrs, std).rounded.tolist())
