@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from opcert import __version__, cli_binary, cli_predicate, policy
+from opcert import __version__, cli_binary, cli_paths, cli_predicate, policy
 from opcert import files as io
 from opcert.errors import ConfigErrors, OpcertError, UsageError, choices
 from opcert.files import check_writable, write_json_atomic, write_text_atomic
@@ -763,7 +763,14 @@ def cmd_accuracy(args) -> int:
     if check_isa(args.isa, args.target):
         return _accuracy_per_isa(args)
     _outputs(args, files=("json",))
-    if args.require is not None or args.signed_zero or args.subnormals or args.accept_sampled_evidence:
+    if args.max_ulp_apart is not None and not args.against:
+        raise UsageError("--max-ulp-apart applies with --against TARGET (the other path)")
+    if args.against and args.isa:
+        raise UsageError(
+            "--against compares the target with another path at one ISA level: give the level's switch in the "
+            "environment (as the gate's printed command does), not --isa"
+        )
+    if args.require is not None or args.signed_zero or args.subnormals or args.accept_sampled_evidence or args.against:
         return _accuracy_as_check(args, fmt, mode)
     with _sweep_progress(args.exhaustive and fmt.name == "float32") as progress:
         options = Options(
@@ -819,7 +826,7 @@ def _accuracy_as_check(args, fmt, mode) -> int:
     of that one check (gating.run.run_check), so the command a gate prints gives the gate's verdict."""
     if args.max_ulp is None:
         raise UsageError(
-            "--require, --signed-zero, --subnormals and --accept-sampled-evidence judge the check as a "
+            "--require, --signed-zero, --subnormals, --accept-sampled-evidence and --against judge the check as a "
             "gate does: give its budget with --max-ulp"
         )
     raw = {
@@ -848,6 +855,10 @@ def _accuracy_as_check(args, fmt, mode) -> int:
             raw[key] = value
     if args.accept_sampled_evidence:
         raw["accept_sampled_evidence"] = True
+    if args.against:
+        raw["against"] = args.against
+        if args.max_ulp_apart is not None:
+            raw["max_ulp_apart"] = args.max_ulp_apart
     if args.waive:
         target_op = (
             get_binary_operator(args.op)
@@ -1466,6 +1477,10 @@ def _write_reports(data: dict, directory: str, flag: str, plots=None) -> list[st
     return files
 
 
+def cmd_paths(args) -> int:
+    return cli_paths.cmd_paths(sys.modules[__name__], args)
+
+
 def cmd_report(args) -> int:
     if not args.out and not args.summary:
         raise UsageError(
@@ -1606,6 +1621,18 @@ def build_parser() -> argparse.ArgumentParser:
         "are reported but do not fail; needs --max-ulp",
     )
     s.add_argument(
+        "--against",
+        metavar="TARGET",
+        help="judge as a gate check with `against`: the target's outputs compared bit for bit with another path "
+        "of the same function (torch for torch.compile) on the same inputs; fails past --max-ulp-apart",
+    )
+    s.add_argument(
+        "--max-ulp-apart",
+        type=int,
+        metavar="N",
+        help="with --against: the most representable values the two outputs may be apart (default 0: same bits)",
+    )
+    s.add_argument(
         "--waive",
         action="append",
         metavar="PROPERTY[=REASON]",
@@ -1729,6 +1756,8 @@ def build_parser() -> argparse.ArgumentParser:
         "float16'",
     )
     s.set_defaults(func=cmd_gate)
+
+    cli_paths.add_parser(sub, cmd_paths)
 
     s = sub.add_parser("schema", help="print the JSON Schema of opcert.toml (for editors; docs/opcert.schema.json)")
     s.set_defaults(func=cmd_schema)

@@ -33,6 +33,13 @@ class IsaSwitch:
 # NumPy's dispatch: opcert's own code, NumPy callables and onnx.reference run on it
 NUMPY_ISA = IsaSwitch(library="numpy", variable="NPY_DISABLE_CPU_FEATURES")
 
+# torch's dispatch: its eager kernels, and the vector ISA TorchInductor generates code for (torch.compile)
+TORCH_ISA = IsaSwitch(
+    library="torch",
+    variable="ATEN_CPU_CAPABILITY",
+    levels=(("default", None), ("avx2", "AVX2"), ("avx512", "AVX512")),
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Runtime:
@@ -68,6 +75,20 @@ RUNTIMES = (
         predicate="opcert.targets.runtimes.predicates:OnnxRuntimePredicate",
     ),
     Runtime(
+        name="onnxruntime-subgraph",
+        extra="onnxruntime",
+        modules=("onnxruntime",),
+        concurrent=True,
+        elementwise="opcert.targets.runtimes.onnxruntime_subgraph:OnnxRuntimeSubgraph",
+    ),
+    Runtime(
+        name="onnxruntime-subgraph-unfused",
+        extra="onnxruntime",
+        modules=("onnxruntime",),
+        concurrent=True,
+        elementwise="opcert.targets.runtimes.onnxruntime_subgraph:OnnxRuntimeSubgraphUnfused",
+    ),
+    Runtime(
         name="onnx-reference",
         extra="onnxruntime",
         isa=NUMPY_ISA,
@@ -83,15 +104,25 @@ RUNTIMES = (
         modules=("torch",),
         devices=("cuda",),
         concurrent=True,
-        isa=IsaSwitch(
-            library="torch",
-            variable="ATEN_CPU_CAPABILITY",
-            levels=(("default", None), ("avx2", "AVX2"), ("avx512", "AVX512")),
-        ),
+        isa=TORCH_ISA,
         elementwise="opcert.targets.runtimes.torch:TorchElementWise",
         tensor="opcert.targets.runtimes.torch:TorchTensor",
         binary="opcert.targets.runtimes.torch:TorchBinary",
         predicate="opcert.targets.runtimes.predicates:TorchPredicate",
+    ),
+    Runtime(
+        name="torch.compile",
+        extra="torch",
+        modules=("torch",),
+        isa=TORCH_ISA,
+        elementwise="opcert.targets.runtimes.torch_compile:TorchCompiledElementWise",
+    ),
+    Runtime(
+        name="torch.compile-emulate-casts",
+        extra="torch",
+        modules=("torch",),
+        isa=TORCH_ISA,
+        elementwise="opcert.targets.runtimes.torch_compile:TorchCompiledEmulatedCasts",
     ),
     Runtime(
         name="jax",

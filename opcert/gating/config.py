@@ -17,6 +17,9 @@
     layout_samples = 1024      # inputs per layout where the layouts are not enumerated (the `layout` property;
                                # default 1024, 1000000 in a float32 sweep of the whole format)
     isa = "all"                # one check per ISA level the host has (torch, NumPy, ...), or one level
+    against = "torch"          # another path of the same function (eager torch for target torch.compile):
+    max_ulp_apart = 0          # the two outputs at most this many representable values apart on every
+                               # compared input (default 0: the same bits; path_matrix.compare_paths)
     standard = "onnx"          # whose definition; default: the operator's primary
     name = "tanh-fp16"         # optional label
     [check.attrs]
@@ -210,6 +213,22 @@ CHECK_KEYS = {
         "inputs per layout where the layouts are not enumerated (the layout property)",
         {"type": "integer", "minimum": 1, "maximum": policy.MAX_SAMPLES},
     ),
+    "against": Key(
+        "string (a target)",
+        "none",
+        'another code path of the same function (eager torch for target = "torch.compile", onnxruntime-subgraph-'
+        "unfused for onnxruntime-subgraph): both run on the same inputs (every input of a 16-bit format, the "
+        "check's samples of float32 and float64), compared bit for bit and replayed where they differ; the "
+        "check fails where they are more than max_ulp_apart apart (element-wise operators)",
+        {"type": "string", "minLength": 1},
+    ),
+    "max_ulp_apart": Key(
+        "integer >= 0",
+        "0 (the same bits)",
+        "with against: the most representable values the two paths' outputs may be apart on any compared input "
+        "(NaN equals NaN; a NaN against a number always fails)",
+        {"type": "integer", "minimum": 0},
+    ),
     "isa": Key(
         "string",
         "the host's",
@@ -263,6 +282,8 @@ class Check:
     layout_samples: int | None = None  # inputs per layout where the layouts are not enumerated
     isa: str | None = None  # the ISA level this check runs at (opcert.isa); None: the host's
     waive: tuple = ()  # ((property, reason), ...): declared properties not held to, still measured and reported
+    against: str | None = None  # another path of the same function, compared with this target's outputs
+    max_ulp_apart: int = 0  # with against: how many representable values apart the two outputs may be
     # Where the check comes from, and how its target was found; none of it is part of its identity (a result
     # keeps its identity when the configuration moves, or is read on another machine)
     target_given: str = ""  # the target as the configuration spells it, where `target` resolved it (an
@@ -323,6 +344,7 @@ class Check:
             **({"layout_samples": self.layout_samples} if self.layout_samples is not None else {}),
             **({"isa": self.isa} if self.isa is not None else {}),
             **({"waive": dict(self.waive)} if self.waive else {}),
+            **({"against": self.against, "max_ulp_apart": self.max_ulp_apart} if self.against else {}),
         }
 
 
@@ -477,22 +499,28 @@ def _dtypes(raw, at: tuple, P: _Problems) -> list | None:
     return dtypes if ok else None
 
 
-def _target(value, at: tuple, P: _Problems, base_dir: str | None) -> str | None:
-    """The target, its spelling checked; a relative c:PATH made absolute from base_dir (the configuration
-    file's directory) where there is one."""
+def _target(value, at: tuple, P: _Problems, base_dir: str | None, key: str = "target") -> str | None:
+    """The target (or `against`, key), its spelling checked; a relative c:PATH made absolute from base_dir (the
+    configuration file's directory) where there is one."""
     try:
         name = check_name(value)
     except UsageError as exc:
         text = str(exc)
         if isinstance(value, str) and ":" not in value:
             text = _suggest(text, _near(value.strip(), BUILTIN))
-        P.add(at + ("target",), text)
+        P.add(at + (key,), text)
         return None
     if base_dir is not None and name.startswith("c:"):
         path, symbol = c_abi.split(name)
         if not os.path.isabs(os.path.expanduser(path)):
             name = f"c:{os.path.normpath(os.path.join(base_dir, path))}:{symbol}"
     return name
+
+
+def _apart(value, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{key}: must be an integer >= 0, representable values (got {value!r})")
+    return value
 
 
 def _boolean(value, key: str) -> bool:
@@ -597,6 +625,15 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
     if target is not None and raw.get("isa") is not None:
         isa_levels = P.attempt(at + ("isa",), _isa_levels, raw.get("isa"), target, where)
     name = get("name", _string, "") or ""
+    against = None
+    if raw.get("against") is not None:
+        against = _target(raw["against"], at, P, base_dir, key="against")
+        if against is not None and against == target:
+            P.add(at + ("against",), f"names the check's own target {against!r}; give another path of the function")
+            against = None
+    apart = get("max_ulp_apart", _apart, 0)
+    if raw.get("max_ulp_apart") is not None and raw.get("against") is None:
+        P.add(at + ("max_ulp_apart",), "applies with against (the other path); give against = TARGET with it")
     standard = get("standard", _string, None)
     attrs = raw.get("attrs", {})
     if not isinstance(attrs, dict):
@@ -649,7 +686,12 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
             target_given=given_target if given_target != target else "",
             config_line=toml_lines.find(P.lines, P.prefix + at) if P.lines else None,
             waive=_waived(op, waive, at, P, ops),
+            against=against,
+            max_ulp_apart=apart or 0,
         )
+        if against is not None and (isinstance(op, (PredicateOperator, BinaryOperator)) or not op.elementwise):
+            P.add(at + ("against",), f"applies to the element-wise operators; {op.name} is not one")
+            continue
         if isinstance(op, PredicateOperator):
             refused = {
                 "attr_sweep": bool(sweep),

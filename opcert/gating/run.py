@@ -29,8 +29,10 @@ from opcert.expr import libm_arrays
 from opcert.formats import get_format
 from opcert.gating.config import Check, GateConfig
 from opcert.gating.paths import reproduce_env
+from opcert.isa import environment as isa_environment
 from opcert.isa import measure_at_level
 from opcert.options import Options
+from opcert.path_matrix import compare_paths
 from opcert.progress import takes_phase, tell
 from opcert.provenance import command_line, provenance
 from opcert.spec import (
@@ -66,6 +68,7 @@ class CheckResult:
     plot: tuple | None = field(default=None, repr=False)  # (inputs, errors) or ("chunks", [...])
     internal_error: bool = False
     enforcement: dict | None = None  # which declared properties it enforced, reported, waived (with why)
+    against: dict | None = None  # the `against` key's comparison (path_matrix.compare_paths)
 
     @property
     def key(self) -> str:
@@ -100,6 +103,7 @@ class CheckResult:
             "proofs": self.proofs,
             "proof_note": self.proof_note,
             "enforcement": self.enforcement,
+            **({"against": self.against} if self.against is not None else {}),
         }
 
 
@@ -290,6 +294,8 @@ def check_command(check: Check, base: str) -> str:
         parts.append("--in-process")
     for name, why in check.waive:
         parts += ["--waive", f"{name}={why}"]
+    if check.against:
+        parts += ["--against", check.against, "--max-ulp-apart", str(check.max_ulp_apart)]
     return reproduce_env(check) + base + " " + shlex.join(parts)
 
 
@@ -581,7 +587,68 @@ def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=N
         note = f"properties decided on {check.target}'s outputs, in the measurement's pass"
     if check.proofs_left_out:
         note = (note + ". " if note else "") + "Not required: " + "; ".join(check.proofs_left_out)
-    return judge(check, dtype, acc, proofs, note, time.perf_counter() - t0)
+    res = judge(check, dtype, acc, proofs, note, time.perf_counter() - t0)
+    if check.against and res.status != "skipped":
+        res.against = _against(check, dtype)
+        res.reasons += against_reasons(check, res.against)
+        if res.reasons:
+            res.status = "fail"
+        res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _against(check: Check, dtype: str) -> dict:
+    """The check's target against its `against` path on the compared inputs (path_matrix.compare_paths)."""
+    options = Options(
+        samples=check.samples,
+        seed=check.seed,
+        standard=check.standard,
+        isolation=check.isolation,
+        target_timeout=check.target_timeout,
+        layout_samples=check.layout_samples,
+    )
+    env = isa_environment(check.target, check.isa) if check.isa else None
+    return compare_paths(
+        check.op,
+        dtype,
+        check.target,
+        check.against,
+        mode=check.mode_for(dtype),
+        options=options,
+        attrs={k: (v if isinstance(v, str) else repr(float(v))) for k, v in check.attrs},
+        env=env,
+    )
+
+
+def against_reasons(check: Check, cmp: dict) -> list[str]:
+    """Why the comparison with the `against` path fails the check (none where it passes)."""
+    a, b = cmp["paths"]
+    if cmp["missing"]:
+        return [
+            f"against {b}: not compared, no outputs from " + "; ".join(f"{k} ({v})" for k, v in cmp["missing"].items())
+        ]
+    if not cmp["differ"]:
+        return []
+    ex = cmp["example"] or {}
+    oa, ob = ex.get("outputs") or [{}, {}]
+    shown = (
+        f"first at x = {ex['x']['value']} ({ex['x']['bits']}): {a} {oa['output']['bits']}, {b} {ob['output']['bits']}, "
+        f"correctly rounded {ex['correctly_rounded']['bits']}"
+        + ("" if ex.get("replayed") else " (not reproduced when run again)")
+        if ex
+        else ""
+    )
+    out = []
+    if cmp["nan_differ"]:
+        out.append(
+            f"against {b}: {cmp['nan_differ']:,} inputs give a NaN on one path and a number on the other; {shown}"
+        )
+    if cmp["max_apart"] > check.max_ulp_apart:
+        out.append(
+            f"against {b}: outputs up to {cmp['max_apart']:,} representable values apart > max_ulp_apart "
+            f"{check.max_ulp_apart} ({cmp['differ']:,} of {cmp['inputs']:,} differ on {cmp['scope']}); {shown}"
+        )
+    return out
 
 
 def _task(check, dtype) -> CheckResult:

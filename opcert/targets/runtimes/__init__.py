@@ -56,6 +56,10 @@ def load(name: str, timeout: float | None = None) -> Target:
     # plain str and JSON values: torch.__version__ is a TorchVersion, and a result holding one imports torch
     # where it is unpickled (the parent of an isolated worker, which must not load a multithreaded runtime)
     info = TargetInfo(name, "runtime", str(rt.version), fp, json.loads(json.dumps(rt.details, default=str)))
+    if getattr(rt, "observed", None) is not None:
+        # what the runtime reports as it builds its sessions (the kernels a fused graph ran): this dict, filled
+        # later, and read where the result is made (plain str values)
+        info.details["observed"] = rt.observed
     tgt = Target(info, rt, rt.unsupported, timeout=timeout)
     layouts = rt.layouts()
     # calls from other threads: the row's, where the target can be given layouts at all (not on a GPU, whose

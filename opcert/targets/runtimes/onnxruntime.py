@@ -46,13 +46,10 @@ def ort_calls(runtime, copies: int = 256) -> Callable:
         dtype = X.dtype.name
         key = (op.name, dtype, tuple(sorted(attrs.items())))
         if key not in sessions:
-            ort = runtime.ort
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = 1
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            model = onnx_model(op, dtype, attrs, shape=["n"], copies=copies, opset=runtime.opset(op, dtype))
-            sessions[key] = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            model = runtime.model(op, dtype, attrs, shape=["n"], copies=copies)
+            sessions[key] = runtime.ort.InferenceSession(
+                model.SerializeToString(), runtime.options(1), providers=["CPUExecutionProvider"]
+            )
         sess = sessions[key]
         k = copies
         itemsize = X.dtype.itemsize
@@ -112,16 +109,25 @@ class OnnxRuntimeElementWise(OnnxVersions):
         self.sessions = {}
         self.threads = 1  # opcert parallelises over processes; the layout check also runs with every core
 
+    def options(self, threads: int):
+        """The session options of every session this side builds: `threads` intra-op threads."""
+        opts = self.ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        return opts
+
+    def model(self, op, dtype, attrs, shape=None, copies: int = 1):
+        """The ONNX model run for the operator: its one node (copies > 1: that many independent ones)."""
+        return onnx_model(op, dtype, attrs, shape=shape, copies=copies, opset=self.opset(op, dtype))
+
     def _session(self, op, dtype, attrs):
         n = self.threads
 
         def build():
-            opts = self.ort.SessionOptions()
-            opts.intra_op_num_threads = n
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            model = onnx_model(op, dtype, attrs, opset=self.opset(op, dtype))
-            return self.ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            return self.ort.InferenceSession(
+                self.model(op, dtype, attrs).SerializeToString(), self.options(n), providers=["CPUExecutionProvider"]
+            )
 
         return built(self.sessions, op, dtype, dict(attrs, __threads=n) if n != 1 else attrs, build)
 
