@@ -6,8 +6,9 @@ from __future__ import annotations
 import importlib
 from fractions import Fraction
 
+from opcert.errors import UsageError
 from opcert.numerics.exact import eval_rational
-from opcert.spec.attrs import user_value
+from opcert.spec.attrs import resolve, user_value
 
 
 def runtime_function(op, library: str, attrs: dict):
@@ -23,8 +24,63 @@ def runtime_function(op, library: str, attrs: dict):
         if m.condition is not None and not eval_rational(m.condition, Fraction(0), attrs):
             why = why or m.why_not
             continue
+        dropped = _not_taken(op, m, attrs)
+        if dropped:
+            why = why or dropped
+            continue
         return m, None
     return None, why or f"{maps[0].function} is not {op.name} at these attributes"
+
+
+def _attr_names(expr, out: set) -> set:
+    if expr is not None:
+        if getattr(expr, "op", None) == "attr":
+            out.add(expr.name)
+        for a in getattr(expr, "args", ()) or ():
+            _attr_names(a, out)
+    return out
+
+
+_PLAIN: dict = {}
+
+
+def _plain(op, name: str) -> frozenset:
+    """The values of an attribute at which a function that does not take it computes the operator: the value each
+    standard having it gives by default (DirectML's ScaleBias: scale 1, bias 0; HardSwish's 1/6 and 1/2)."""
+    key = (op.name, name)
+    if key not in _PLAIN:
+        values = set()
+        for std in op.standards:
+            if std.has(name):
+                try:
+                    values.add(resolve(op, {}, std.key)[name])
+                except UsageError:  # a standard that gives the attribute no value: none is plain
+                    pass
+        _PLAIN[key] = frozenset(values)
+    return _PLAIN[key]
+
+
+def _not_taken(op, m, attrs: dict) -> str | None:
+    """Why the function cannot compute the operator at these attributes because it does not take one of them
+    (torch.tanh has no ScaleBias: with scale = 2 it would be measured as tanh(x), against tanh(2x)); None where
+    each attribute it does not take is at its standard's value."""
+    taken = set(m.positional) | _attr_names(m.condition, set())
+    for kw, spec in m.kwargs.items():
+        if isinstance(spec, str):
+            taken.add(spec)
+        elif isinstance(spec, tuple) and spec[0] == "tensor":
+            taken.add(spec[1])
+        elif isinstance(spec, tuple) and spec[0] == "choice":
+            taken.add(kw)
+    for name, value in attrs.items():
+        if name in taken or value in _plain(op, name):
+            continue
+        shown = " or ".join(str(user_value(op, name, v)) for v in sorted(_plain(op, name))) or "none"
+        return (
+            f"{m.function} takes no {name}: it computes {op.name} at {name} = {shown} only "
+            f"(given {user_value(op, name, value)})"
+        )
+    return None
 
 
 def resolve_function(dotted: str):
