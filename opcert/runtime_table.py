@@ -40,6 +40,13 @@ TORCH_ISA = IsaSwitch(
     levels=(("default", None), ("avx2", "AVX2"), ("avx512", "AVX512")),
 )
 
+# oneDNN's inside OpenVINO's CPU plugin
+OPENVINO_ISA = IsaSwitch(
+    library="openvino",
+    variable="ONEDNN_MAX_CPU_ISA",
+    levels=(("SSE41", None), ("AVX2", "AVX2"), ("AVX512_CORE", "AVX512")),
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Runtime:
@@ -136,18 +143,28 @@ RUNTIMES = (
         predicate="opcert.targets.runtimes.predicates:JaxPredicate",
     ),
     Runtime(
+        name="jax-chain",
+        extra="jax",
+        modules=("jax", "jaxlib"),
+        concurrent=True,
+        elementwise="opcert.targets.runtimes.jax_chain:JaxChainElementWise",
+    ),
+    Runtime(
         name="openvino",
         extra="openvino",
         modules=("openvino",),
-        isa=IsaSwitch(
-            library="openvino",
-            variable="ONEDNN_MAX_CPU_ISA",
-            levels=(("SSE41", None), ("AVX2", "AVX2"), ("AVX512_CORE", "AVX512")),
-        ),
+        isa=OPENVINO_ISA,
         elementwise="opcert.targets.runtimes.openvino:OpenVinoElementWise",
         tensor="opcert.targets.runtimes.openvino:OpenVinoTensor",
         binary="opcert.targets.runtimes.openvino:OpenVinoBinary",
         predicate="opcert.targets.runtimes.predicates:OpenVinoPredicate",
+    ),
+    Runtime(
+        name="openvino-subgraph",
+        extra="openvino",
+        modules=("openvino",),
+        isa=OPENVINO_ISA,
+        elementwise="opcert.targets.runtimes.openvino_subgraph:OpenVinoSubgraph",
     ),
 )
 

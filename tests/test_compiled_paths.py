@@ -179,6 +179,46 @@ def test_onnx_runtime_runs_the_gelu_subgraph_fused_or_not_and_says_which_kernels
     assert "no decomposed subgraph of Tanh" in refused
 
 
+def _openvino_subgraph():
+    """In a worker: what OpenVINO's compiled subgraph ran, and its distance from the correctly rounded Gelu."""
+    from opcert.targets.runtimes.openvino_subgraph import OpenVinoSubgraph
+
+    op = get_operator("Gelu")
+    attrs = resolve(op, {}, None)
+    x = np.linspace(-0.5, 3, 4097, dtype=np.float32)
+    ref = np.asarray(reference_detailed(op, x, attrs, None).rounded)
+    side = OpenVinoSubgraph()
+    why = side.unsupported(op, "float32", attrs)
+    y = side(op, x, attrs)
+    far = np.abs(y.view(np.int32).astype(np.int64) - ref.view(np.int32).astype(np.int64))
+    return why, list(side.observed["kernels"].values()), int(far.max())
+
+
+def test_openvino_compiles_the_gelu_subgraph_and_says_which_nodes_ran():
+    needs("openvino")
+    from opcert.workers import run_isolated
+
+    why, seen, far = run_isolated(_openvino_subgraph)
+    (one,) = seen
+    assert why is None and one["form"].startswith("erf") and one["nodes_run"], one
+    assert far <= 4, far
+
+
+@pytest.mark.slow
+def test_the_jax_chain_applies_its_scale_and_bias_inside_the_jitted_computation(cli):
+    """jax-chain computes tanh(x * 2 + 0.25): a few ULP from the exact chain (the plain function would be hundreds
+    off), and outside a ScaleBias standard it is skipped, saying why."""
+    needs("jax")
+    code, out, err = cli(
+        "accuracy", "Tanh", "--dtype", "float32", "--samples", "2000", "--target", "jax-chain", "--standard",
+        "directml", "--attr", "scale=2", "--attr", "bias=0.25", "--json", "-",
+    )  # fmt: skip
+    r = json.loads(out)
+    assert r["status"] == "ok" and r["max_ulp"] < 8, (r["max_ulp"], err)
+    code, out, err = cli("accuracy", "Tanh", "--dtype", "float16", "--target", "jax-chain")
+    assert code == 0 and "has no ScaleBias" in err
+
+
 @pytest.mark.slow
 def test_torch_compile_of_gelu_is_measured_as_compiled_code(cli):
     """The issue's acceptance command: the compiled path's worst ULP and properties, its settings stated."""
