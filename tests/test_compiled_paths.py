@@ -18,6 +18,7 @@ from opcert.gating.config import parse_check
 from opcert.gating.run import against_reasons
 from opcert.isa import LevelOutputs
 from opcert.path_matrix import _groups, _pair, parse_paths
+from opcert.report.render import markdown
 from opcert.spec import get_operator
 from opcert.spec.attrs import resolve
 from opcert.spec.reference import reference_detailed
@@ -119,9 +120,13 @@ def test_the_gate_key_against_fails_past_its_distance_and_prints_a_command_that_
     code, out, err = cli(*base, "--json", "-")
     check = json.loads(out)["check"]
     assert code == 1 and check["status"] == "fail"
-    assert any("1 representable values apart > max_ulp_apart 0" in r for r in check["reasons"]), check["reasons"]
+    assert any("1 representable value apart > max_ulp_apart 0" in r for r in check["reasons"]), check["reasons"]
     assert check["command"].endswith("--against path_kernels:tanh --max-ulp-apart 0")
     assert check["against"]["max_apart"] == 1
+    # the reports show the comparison beside the reason
+    gate = {"checks": [check], "counts": {"pass": 0, "fail": 1, "skipped": 0}, "ok": False, "provenance": {}}
+    page = markdown({**gate, "config": "test", "elapsed_s": 1.0, "command": "opcert gate", "verdict_note": None})
+    assert "**against path_kernels:tanh**: " in page and "at most 1 representable value apart" in page
     # the same comparison, judged at a distance of 1: nothing to say
     (one_apart,) = parse_check(
         {"op": "Tanh", "dtypes": ["float32"], "target": "path_kernels:tanh_moved", "against": "path_kernels:tanh",

@@ -645,7 +645,8 @@ def against_reasons(check: Check, cmp: dict) -> list[str]:
         )
     if cmp["max_apart"] > check.max_ulp_apart:
         out.append(
-            f"against {b}: outputs up to {cmp['max_apart']:,} representable values apart > max_ulp_apart "
+            f"against {b}: outputs up to {cmp['max_apart']:,} representable value{'s' if cmp['max_apart'] != 1 else ''} "
+            "apart > max_ulp_apart "
             f"{check.max_ulp_apart} ({cmp['differ']:,} of {cmp['inputs']:,} differ on {cmp['scope']}); {shown}"
         )
     return out

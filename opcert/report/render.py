@@ -88,6 +88,7 @@ def _facts(c) -> list[tuple[str | None, str]]:
     ]
     out += [("reason" if c["status"] == "fail" else "skipped", clip(r)) for r in c["reasons"]]
     out += _enforcement(c.get("enforcement"))
+    out += _against(c.get("against"))
     if a.get("max_ulp") is not None:
         out.append(
             (
@@ -112,6 +113,29 @@ def _facts(c) -> list[tuple[str | None, str]]:
     # what the target did besides computing (the FP mode it set, a write into its input), and the like
     out += [("note", clip(n)) for n in a.get("notes") or []]
     return out
+
+
+def _against(cmp: dict | None) -> list[tuple[str, str]]:
+    """The `against` key's comparison: the two paths' bits on the same inputs (path_matrix.compare_paths)."""
+    if not cmp:
+        return []
+    a, b = cmp["paths"]
+    if cmp.get("missing"):
+        return [(f"against {b}", clip("not compared: " + "; ".join(f"{k}: {v}" for k, v in cmp["missing"].items())))]
+    text = f"{cmp['differ']:,} of {cmp['inputs']:,} outputs differ from {a}'s ({cmp['scope']})"
+    if cmp["differ"]:
+        text += f", at most {cmp['max_apart']:,} representable value{'s' if cmp['max_apart'] != 1 else ''} apart"
+        if cmp.get("nan_differ"):
+            text += f", {cmp['nan_differ']:,} a NaN against a number"
+        ex = cmp.get("example")
+        if ex:
+            oa, ob = ex["outputs"]
+            text += (
+                f"; x = {ex['x']['value']!r} ({ex['x']['bits']}): {a} {oa['output']['bits']}, {b} "
+                f"{ob['output']['bits']}, correctly rounded {ex['correctly_rounded']['bits']}"
+                + (" (replayed)" if ex.get("replayed") else " (not reproduced when run again)")
+            )
+    return [(f"against {b}", clip(text, LONG_LIMIT))]
 
 
 def _enforcement(e: dict | None) -> list[tuple[str, str]]:
