@@ -49,6 +49,8 @@ _CHECK_KEYS = (
     "target_timeout",
     "name",
     "waive",
+    "against",
+    "max_ulp_apart",
 )
 
 

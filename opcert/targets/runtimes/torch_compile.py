@@ -11,12 +11,17 @@ is always the compiled code's. `torch.compile-emulate-casts` is the same with In
 on (TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1: the rounding of 16-bit intermediates eager torch does is kept).
 
 Inductor picks its vector ISA from ATEN_CPU_CAPABILITY, as eager torch picks its kernels: the row's ISA switch
-is torch's.
+is torch's. Its on-disk cache does not key the code it generates by that choice (torch 2.13: a Gelu kernel
+generated for AVX-512 and run again with ATEN_CPU_CAPABILITY=avx2 gave 32,768 of 65,536 float16 outputs other
+than eager torch, and failed to compile at "default": bench/torch_compile_cache_isa.py), so this target keeps
+each ISA level's code in a cache directory of its own, beside Inductor's default one, unless
+TORCHINDUCTOR_CACHE_DIR is set (then that one, shared, as the user has it; the details say which).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -29,6 +34,26 @@ from opcert.targets.runtimes.torch import TorchElementWise, torch_threads
 # fail_on_recompile_limit_hit turns into an error
 RECOMPILE_LIMIT = 256
 
+# the user's Inductor cache, as the process started (read before torch sets the variable itself)
+USER_CACHE = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+
+
+def cache_directory() -> tuple[str, str]:
+    """(Inductor's cache directory for this process, why): the user's TORCHINDUCTOR_CACHE_DIR where set, else one
+    per ISA level (ATEN_CPU_CAPABILITY) beside Inductor's default directory."""
+    if USER_CACHE:
+        return USER_CACHE, (
+            "TORCHINDUCTOR_CACHE_DIR as set: shared by every ISA level, whose code Inductor's cache does not tell "
+            "apart (bench/torch_compile_cache_isa.py)"
+        )
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    level = os.environ.get("ATEN_CPU_CAPABILITY") or "host"
+    return os.path.join(default_cache_dir(), f"opcert-isa-{level}"), (
+        "one per ISA level (ATEN_CPU_CAPABILITY), beside Inductor's default: its cache does not tell the levels' "
+        "code apart (bench/torch_compile_cache_isa.py)"
+    )
+
 
 class TorchCompiledElementWise(TorchElementWise):
     """The catalog's torch function (Operator.runtimes["torch"]), compiled once per operator, attributes and
@@ -39,6 +64,8 @@ class TorchCompiledElementWise(TorchElementWise):
 
     def __init__(self):
         super().__init__("cpu")
+        cache, why = cache_directory()
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before Inductor first asks for it
         import torch._dynamo.config as dynamo_config
         import torch._inductor.config as inductor_config
 
@@ -58,6 +85,7 @@ class TorchCompiledElementWise(TorchElementWise):
             {
                 "compile": "torch.compile(f, backend='inductor', mode=None, dynamic=True, fullgraph=True)",
                 "emulate_precision_casts": self.emulate_casts,
+                "inductor_cache": f"{cache}: {why}",
                 "isa": f"Inductor's vector ISA: {self._vec_isa()} (ATEN_CPU_CAPABILITY caps it); eager kernels: "
                 + self.details["isa"],
             }
