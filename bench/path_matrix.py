@@ -1,6 +1,7 @@
 """The path matrices of issue 54: Gelu and Tanh through eager torch, torch.compile (with and without Inductor's
-emulate_precision_casts, at each of torch's ISA levels), ONNX Runtime's one-node model and its fused and unfused
-subgraph; every float16 input, 100,000 sampled float32 inputs.
+emulate_precision_casts, at each of torch's ISA levels), ONNX Runtime's and OpenVINO's one-node models and their
+compiled decomposed subgraphs (fused or not), and JAX's jitted chain f(x * scale + bias) beside opcert's code;
+every 16-bit input, 100,000 sampled float32 inputs.
 
     python bench/path_matrix.py [--only NAME] [--out bench/path_matrix.md]
 
@@ -24,25 +25,33 @@ HERE = Path(__file__).resolve().parent
 
 TORCH = "torch,torch.compile,torch.compile-emulate-casts"
 TORCH_LEVELS = "torch@all,torch.compile@all"
-ORT = "onnxruntime,onnxruntime-subgraph,onnxruntime-subgraph-unfused,torch,torch.compile"
+FUSED = "onnxruntime,onnxruntime-subgraph,onnxruntime-subgraph-unfused,openvino,openvino-subgraph,torch,torch.compile"
+CHAIN = "jax-chain,jax,opcert"
+SB = {"scale": "0.5", "bias": "0.25"}
 
-# (name, operator, dtype, paths, samples, attributes)
+# (name, operator, dtype, paths, samples, attributes, standard)
 MATRICES = (
-    ("gelu-float16-torch", "Gelu", "float16", TORCH, None, {}),
-    ("tanh-float16-torch", "Tanh", "float16", TORCH, None, {}),
-    ("gelu-float16-torch-levels", "Gelu", "float16", TORCH_LEVELS, None, {}),
-    ("tanh-float16-torch-levels", "Tanh", "float16", TORCH_LEVELS, None, {}),
-    ("gelu-bfloat16-torch", "Gelu", "bfloat16", TORCH, None, {}),
-    ("gelu-float32-torch", "Gelu", "float32", TORCH, 100000, {}),
-    ("tanh-float32-torch", "Tanh", "float32", TORCH, 100000, {}),
-    ("gelu-float16-ort", "Gelu", "float16", ORT, None, {}),
-    ("gelu-float32-ort", "Gelu", "float32", ORT, 100000, {}),
-    ("gelu-tanh-float32-ort", "Gelu", "float32", ORT, 100000, {"approximate": "tanh"}),
+    ("gelu-float16-torch", "Gelu", "float16", TORCH, None, {}, None),
+    ("tanh-float16-torch", "Tanh", "float16", TORCH, None, {}, None),
+    ("gelu-float16-torch-levels", "Gelu", "float16", TORCH_LEVELS, None, {}, None),
+    ("tanh-float16-torch-levels", "Tanh", "float16", TORCH_LEVELS, None, {}, None),
+    ("gelu-bfloat16-torch", "Gelu", "bfloat16", TORCH, None, {}, None),
+    ("gelu-float32-torch", "Gelu", "float32", TORCH, 100000, {}, None),
+    ("tanh-float32-torch", "Tanh", "float32", TORCH, 100000, {}, None),
+    ("gelu-float16-fused", "Gelu", "float16", FUSED, None, {}, None),
+    ("gelu-float32-fused", "Gelu", "float32", FUSED, 100000, {}, None),
+    ("gelu-tanh-float32-fused", "Gelu", "float32", FUSED, 100000, {"approximate": "tanh"}, None),
+    ("tanh-float16-chain", "Tanh", "float16", "jax-chain,opcert", None, SB, "directml"),
+    ("tanh-float16-chain-rounded", "Tanh", "float16", "jax-chain,opcert", None, SB, "directml+rounded"),
+    ("tanh-float32-chain", "Tanh", "float32", "jax-chain,opcert", 100000, SB, "directml"),
+    ("exp-float16-chain", "Exp", "float16", "jax-chain,opcert", None, SB, "directml"),
 )
 
 
-def command(op, dtype, paths, samples, attrs) -> str:
+def command(op, dtype, paths, samples, attrs, standard) -> str:
     parts = ["opcert paths", op, "--dtype", dtype, "--paths", paths]
+    if standard:
+        parts += ["--standard", standard]
     if samples:
         parts += ["--samples", str(samples)]
     for k, v in attrs.items():
@@ -95,19 +104,20 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", help="run only these matrices (by name)")
     ap.add_argument("--out", default=str(HERE / "path_matrix.md"))
+    ap.add_argument("--render", action="store_true", help="write the Markdown from path_matrix.json, running nothing")
     args = ap.parse_args(argv)
-    chosen = [m for m in MATRICES if not args.only or m[0] in args.only]
+    chosen = [] if args.render else [m for m in MATRICES if not args.only or m[0] in args.only]
     jpath = HERE / "path_matrix.json"
     done = json.loads(jpath.read_text()) if jpath.exists() else {}
-    for name, op, dtype, paths, samples, attrs in chosen:
-        cmd = command(op, dtype, paths, samples, attrs)
+    for name, op, dtype, paths, samples, attrs, standard in chosen:
+        cmd = command(op, dtype, paths, samples, attrs, standard)
         print(f"== {name}: {cmd}", file=sys.stderr)
         t0 = time.perf_counter()
         m = path_matrix(
             op,
             dtype,
             paths,
-            options=Options(samples=samples),
+            options=Options(samples=samples, standard=standard),
             attrs=attrs,
             say=lambda text: print(f"   {text}", file=sys.stderr),
         )
@@ -118,7 +128,9 @@ def main(argv=None) -> int:
     write_text_atomic(
         args.out,
         "# Path matrices (issue 54)\n\nWritten by `python bench/path_matrix.py`; each section's command gives its "
-        "matrix again.\n\n" + body,
+        "matrix again. Measured on a 2-core AMD EPYC with AVX-512 on 2026-11-30 (torch 2.13.0+cpu, onnxruntime 1.32.0, "
+        "OpenVINO 2026.4.1, jax 0.10.2); the seconds are each matrix's wall time on that shared host, other work "
+        "running beside it.\n\n" + body,
     )
     return 0
 

@@ -3,7 +3,7 @@
 A path is a target (eager `torch`, `torch.compile`, `onnxruntime`, a fused subgraph, a callable) at an ISA
 level where its library has a switch (`torch@avx2`; `torch@all` is every level the host has). Each path is
 measured by the same `opcert accuracy` command a user runs, in a fresh process of its own (its worst ULP, its
-properties, every layout family with its thread counts), and the same process also runs it once on the
+properties, every layout family with its thread counts; every input of a 16-bit format), and the same process also runs it once on the
 compared inputs, drawn here once for every path (opcert.isa's mechanism, which compares ISA levels the same
 way): every input of a 16-bit format, the check's sampled inputs in float32 and float64. The outputs are then
 compared bit for bit for every pair of paths (any NaN equals any NaN), with the largest distance between two
@@ -190,6 +190,8 @@ def path_matrix(
     if fmt.kind != "float":
         raise UsageError(f"the path matrix covers float formats; {dtype} is not one")
     plist = parse_paths(paths)
+    if fmt.bits <= 16:
+        mode = "exhaustive"  # every input is compared: each path is measured on every input too
     attrs = dict(attrs or {})
     resolved = resolve(op, attrs, options.standard)
     say = say or (lambda text: None)
