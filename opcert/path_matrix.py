@@ -217,12 +217,10 @@ def path_matrix(
                 if bits_differ(a.y.view(fmt.uint), b.y.view(fmt.uint), fmt).any():
                     differing |= {a.level, b.level}
         again = {}
-        for r in have:
+        for i, r in enumerate(have):
             if r.level in differing:
                 say(f"path {r.level}: run again on the compared inputs")
-                again[r.level] = outputs_at(
-                    r.level, r.env, argvs[r.level], xfile, os.path.join(tmp, f"again-{r.level}")
-                )
+                again[r.level] = outputs_at(r.level, r.env, argvs[r.level], xfile, os.path.join(tmp, f"again{i}"))
         pairs = [
             _pair(op, fmt, resolved, options.standard, x, a, b, again)
             for i, a in enumerate(have)
