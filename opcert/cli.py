@@ -1178,6 +1178,11 @@ def _print_accuracy(res, stderr: bool = False) -> None:
                 ),
             )
         t.add_row("histogram", ", ".join(f"{k}: {v}" for k, v in res.histogram.items() if v))
+        # what a fused or compiled target reports it ran (targets.runtimes: the subgraph targets' kernels)
+        for label, k in (
+            (((res.target_info or {}).get("details") or {}).get("observed") or {}).get("kernels", {}).items()
+        ):
+            t.add_row("kernels run", esc(f"{label}: {', '.join(k['nodes_run'])}"))
         if res.properties:
             t.add_row(
                 "properties",

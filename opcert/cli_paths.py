@@ -109,9 +109,15 @@ def _print(ui, m: dict, stderr: bool) -> None:
             _ulp(p.get("max_ulp")),
             f"{cr:,} / {n:,}" if cr is not None and n else "-",
             ui.esc(shown),
-            "pass" if p.get("exit_code") == 0 else f"{p.get('status')} (exit {p.get('exit_code')})",
+            "pass"
+            if p.get("exit_code") == 0
+            else f"{'fail' if p.get('status') == 'ok' else p.get('status')} (exit {p.get('exit_code')})",
         )
     con.print(t)
+    for p in m["paths"]:
+        seen = ((p.get("target_details") or {}).get("observed") or {}).get("kernels") or {}
+        for label, k in seen.items():
+            con.print(f"{ui.esc(p['path'])} ran, for {ui.esc(label)}: {ui.esc(', '.join(k['nodes_run']))}")
     pt = Table(title="bits compared on the same inputs (any NaN equals any NaN)")
     for col in ("paths", "outputs that differ", "most apart (representable values)", "example (replayed)"):
         pt.add_column(col)

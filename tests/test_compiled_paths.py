@@ -292,3 +292,7 @@ def test_onnx_runtimes_fused_gelu_against_its_subgraph_unfused_on_every_float16_
     assert m["complete"] and m["inputs"] == 65536, err
     for p in m["paths"]:
         assert p["target_details"]["observed"]["kernels"], p
+    code, out, err = cli(
+        "accuracy", "Gelu", "--dtype", "float32", "--samples", "3000", "--target", "onnxruntime-subgraph"
+    )
+    assert "com.microsoft:Gelu" in out  # the fused kernel's name, in the table
