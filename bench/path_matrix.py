@@ -19,7 +19,7 @@ from pathlib import Path
 
 from opcert.files import write_json_atomic, write_text_atomic
 from opcert.options import Options
-from opcert.path_matrix import path_matrix
+from opcert.path_matrix import pair_text, path_matrix
 
 HERE = Path(__file__).resolve().parent
 
@@ -83,16 +83,7 @@ def markdown(name: str, cmd: str, m: dict, seconds: float) -> str:
         "|---|---|---|---|",
     ]
     for pr in m["pairs"]:
-        ex = pr["example"]
-        text = "-"
-        if ex:
-            a, b = ex["outputs"]
-            text = (
-                f"x = {ex['x']['bits']}: {a['output']['bits']} ({_ulp(a['ulp'])} ULP) vs {b['output']['bits']} "
-                f"({_ulp(b['ulp'])} ULP), correctly rounded {ex['correctly_rounded']['bits']}"
-                + ("" if ex["replayed"] else " (not reproduced)")
-            )
-        apart = f"{pr['max_apart']:,}" + (f" (+{pr['nan_differ']:,} NaN vs number)" if pr["nan_differ"] else "")
+        apart, text = pair_text(pr)
         out.append(f"| {' vs '.join(pr['paths'])} | {pr['differ']:,} of {m['inputs']:,} | {apart} | {text} |")
     out += ["", "Same bits: " + "; ".join(" = ".join(g) for g in m["groups"]), ""]
     if m["missing"]:

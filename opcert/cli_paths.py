@@ -11,7 +11,7 @@ from opcert import policy
 from opcert.errors import UsageError
 from opcert.files import write_json_atomic
 from opcert.options import Options
-from opcert.path_matrix import path_matrix
+from opcert.path_matrix import pair_text, path_matrix
 
 PROPS_SHOWN = 8  # properties named per path in the table (all are in the JSON)
 
@@ -122,16 +122,7 @@ def _print(ui, m: dict, stderr: bool) -> None:
     for col in ("paths", "outputs that differ", "most apart (representable values)", "example (replayed)"):
         pt.add_column(col)
     for pr in m["pairs"]:
-        ex = pr["example"]
-        text = "-"
-        if ex:
-            a, b = ex["outputs"]
-            text = (
-                f"x = {ex['x']['value']} ({ex['x']['bits']}): {a['path']} {a['output']['bits']} ({_ulp(a['ulp'])} ULP), "
-                f"{b['path']} {b['output']['bits']} ({_ulp(b['ulp'])} ULP); correctly rounded "
-                f"{ex['correctly_rounded']['bits']}" + ("" if ex["replayed"] else "; NOT reproduced when run again")
-            )
-        apart = f"{pr['max_apart']:,}" + (f" (+{pr['nan_differ']:,} NaN vs number)" if pr["nan_differ"] else "")
+        apart, text = pair_text(pr)
         pt.add_row(ui.esc(" vs ".join(pr["paths"])), f"{pr['differ']:,} of {m['inputs']:,}", apart, ui.esc(text))
     con.print(pt)
     con.print("same bits: " + "; ".join(" = ".join(g) for g in m["groups"]))

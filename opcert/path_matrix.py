@@ -150,6 +150,24 @@ def _pair(op, fmt, resolved, standard, x, a: LevelOutputs, b: LevelOutputs, agai
     return out
 
 
+def pair_text(pr: dict) -> tuple[str, str]:
+    """A pair in words, as the tables show it: (how far apart, the replayed example or "-")."""
+    apart = f"{pr['max_apart']:,}" + (f" (+{pr['nan_differ']:,} NaN vs number)" if pr["nan_differ"] else "")
+    ex = pr["example"]
+    if not ex:
+        return apart, "-"
+    a, b = ex["outputs"]
+
+    def ulp(v) -> str:
+        return "-" if v is None else f"{v:.4g}"
+
+    return apart, (
+        f"x = {ex['x']['value']} ({ex['x']['bits']}): {a['path']} {a['output']['bits']} ({ulp(a['ulp'])} ULP), "
+        f"{b['path']} {b['output']['bits']} ({ulp(b['ulp'])} ULP); correctly rounded {ex['correctly_rounded']['bits']}"
+        + ("" if ex["replayed"] else "; NOT reproduced when run again")
+    )
+
+
 def _groups(names: list[str], pairs: list[dict]) -> list[list[str]]:
     """Paths whose outputs are all the same bits, grouped (a path alone where it matches no other)."""
     parent = {n: n for n in names}

@@ -36,14 +36,7 @@ class JaxChainElementWise(JaxElementWise):
                 f"jax-chain computes f(x * scale + bias): {op.name}'s standard here has no ScaleBias (give a "
                 "DirectML standard: --standard directml, or directml+rounded)"
             )
-        if self.dev is None:
-            return f"jax {self.version}: no cpu device ({self.dev_error})"
-        m, why = runtime_function(op, "jax", {**attrs, **PLAIN})
-        if m is None:
-            return f"jax {self.version}: {why}"
-        if dtype not in self.floats:
-            return f"jax {self.version}: opcert maps {m.function} for float dtypes only"
-        return None
+        return super().unsupported(op, dtype, {**attrs, **PLAIN})  # f itself, the scale-bias applied here
 
     def __call__(self, op, x, attrs):
         key = (op.name, tuple(sorted(attrs.items())))
