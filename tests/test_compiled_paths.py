@@ -147,6 +147,7 @@ def test_against_is_checked_where_the_configuration_is_read():
     assert "unknown target" in errors(against="torhc")
     assert "integer >= 0" in errors(against="torch", max_ulp_apart=-1)
     assert "applies with against" in errors(max_ulp_apart=2)
+    assert "not a callable" in errors(against=lambda x: x)
     with pytest.raises(ConfigErrors, match="element-wise operators"):
         parse_check({"op": "Softmax", "dtypes": ["float16"], "target": "torch", "against": "onnxruntime"}, 0, "t")
     (c,) = parse_check({"op": "Tanh", "dtypes": ["float16"], "target": "torch.compile", "against": "torch"}, 0, "t")

@@ -628,6 +628,10 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
     against = None
     if raw.get("against") is not None:
         against = _target(raw["against"], at, P, base_dir, key="against")
+        if against is not None and not isinstance(against, str):
+            P.add(at + ("against",), "must name a target (it runs in a process of its own): a runtime, "
+                  "module:function or c:PATH:SYMBOL, not a callable")  # fmt: skip
+            against = None
         if against is not None and against == target:
             P.add(at + ("against",), f"names the check's own target {against!r}; give another path of the function")
             against = None
