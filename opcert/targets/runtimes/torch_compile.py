@@ -38,18 +38,16 @@ RECOMPILE_LIMIT = 256
 USER_CACHE = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
 
 
-def cache_directory() -> tuple[str, str]:
+def cache_directory(default: str) -> tuple[str, str]:
     """(Inductor's cache directory for this process, why): the user's TORCHINDUCTOR_CACHE_DIR where set, else one
-    per ISA level (ATEN_CPU_CAPABILITY) beside Inductor's default directory."""
+    per ISA level (ATEN_CPU_CAPABILITY) inside Inductor's default directory, `default`."""
     if USER_CACHE:
         return USER_CACHE, (
             "TORCHINDUCTOR_CACHE_DIR as set: shared by every ISA level, whose code Inductor's cache does not tell "
             "apart (bench/torch_compile_cache_isa.py)"
         )
-    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
-
     level = os.environ.get("ATEN_CPU_CAPABILITY") or "host"
-    return os.path.join(default_cache_dir(), f"opcert-isa-{level}"), (
+    return os.path.join(default, f"opcert-isa-{level}"), (
         "one per ISA level (ATEN_CPU_CAPABILITY), beside Inductor's default: its cache does not tell the levels' "
         "code apart (bench/torch_compile_cache_isa.py)"
     )
@@ -64,7 +62,9 @@ class TorchCompiledElementWise(TorchElementWise):
 
     def __init__(self):
         super().__init__("cpu")
-        cache, why = cache_directory()
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        cache, why = cache_directory(default_cache_dir())
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before Inductor first asks for it
         import torch._dynamo.config as dynamo_config
         import torch._inductor.config as inductor_config
