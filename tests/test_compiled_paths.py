@@ -95,12 +95,12 @@ def test_a_pair_counts_the_differences_and_their_distance_and_shows_the_first_re
 def test_the_path_matrix_finds_the_path_that_moves_outputs(cli, kernels_on_path):
     code, out, err = cli(
         "paths", "Tanh", "--dtype", "float32", "--samples", "2000",
-        "--paths", "path_kernels:tanh,path_kernels:tanh_moved,numpy:tanh", "--json", "-",
+        "--paths", "path_kernels:tanh,path_kernels:tanh_moved", "--json", "-",
     )  # fmt: skip
     m = json.loads(out)
     assert code == 1, err  # a pair differs
-    assert m["groups"] == [["path_kernels:tanh", "numpy:tanh"], ["path_kernels:tanh_moved"]]
-    pair = next(p for p in m["pairs"] if p["paths"] == ["path_kernels:tanh", "path_kernels:tanh_moved"])
+    assert m["groups"] == [["path_kernels:tanh"], ["path_kernels:tanh_moved"]]
+    (pair,) = m["pairs"]
     assert pair["max_apart"] == 1 and pair["nan_differ"] == 0 and pair["differ"] > 0
     ex = pair["example"]
     x = np.float32(ex["x"]["value"])
