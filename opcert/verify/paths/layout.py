@@ -540,7 +540,9 @@ class LayoutCheck:
                 got.view(self.uint),
                 self.base[order],
                 lambda i, order=order: order[i],
-                lambda i, name=name, shape=x.shape: f"{name}, element {np.unravel_index(i, shape)}",
+                lambda i, name=name, shape=x.shape: (
+                    f"{name}, element {tuple(int(k) for k in np.unravel_index(i, shape))}"
+                ),
                 lambda i, make=make: self._redo(make, i),
             )
         for shp in ((0,), (3, 0, 2)):
