@@ -46,8 +46,8 @@ def timed_block(blk, tops, tally, at_inf, repeat):
         sweep_kernel.block(blk, at_inf, st, np.empty(n, np.int64), False, idx)
 
     if hasattr(sweep_kernel, "specials"):  # this checkout's specials() first (sweep._Chunk runs it on many left)
-        sp = best(lambda: sweep_kernel.specials(blk, hard.copy()), repeat)
-        sweep_kernel.specials(blk, hard)
+        sp = best(lambda: sweep_kernel.specials(blk, hard.copy(), True), repeat)
+        sweep_kernel.specials(blk, hard, True)
         only = np.flatnonzero(hard)
     else:
         sp = 0.0

@@ -15,6 +15,7 @@ from flint import arb
 
 import opcert
 from opcert.expr import pow_record
+from opcert.spec.pow_reference import pow_reference
 
 F = Fraction
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
@@ -274,3 +275,31 @@ def test_exact_power_of_an_exponent_with_a_huge_denominator_is_left_to_the_enclo
     assert pow_record.exact_power(F(3), F(1, 2**100)) is None
     assert pow_record.exact_power(F(1, 4), F(1, 2**100)) is None
     assert pow_record.exact_power(F(2**64), F(1, 64)) == 2
+
+
+def _nan_stays(x, exponent, scale=1.0, bias=0.0):
+    """pow with a NaN base kept NaN at every exponent (opcert's reading before IEEE 754's pow(NaN, 0) = 1); scale and
+    bias (DirectML's) at 1 and 0."""
+    assert (scale, bias) == (1.0, 0.0)
+    return np.where(np.isnan(x), x, np.power(x, x.dtype.type(exponent))).astype(x.dtype)
+
+
+@pytest.mark.parametrize("standard", ["onnx", "directml"])
+def test_a_nan_base_to_the_power_0_is_1_as_in_pow_and_ieee_754(standard):
+    """ConstantPow reads pow(NaN, 0) as IEEE 754 and C do (math.pow and np.power give 1), as opcert's Pow does:
+    the reference, opcert's code and the measurement agree, and a kernel that keeps the NaN is counted wrong."""
+    x = np.array([np.nan, -np.nan, 2.0, -3.0], np.float16)
+    want = np.array([math.pow(float("nan"), 0.0), math.pow(float("nan"), 0.0), 1.0, 1.0], np.float16)
+    assert want[0] == 1.0
+    ref = opcert.reference("ConstantPow", x, standard=standard, exponent=0.0)
+    assert np.array_equal(ref, want) and np.array_equal(
+        opcert.run("ConstantPow", x, standard=standard, exponent=0.0), want
+    )
+    binary = pow_reference(x, np.zeros(4, np.float16), "float16", standard)
+    assert np.array_equal(binary, ref)  # the binary operator's reading
+    at_two = opcert.reference("ConstantPow", x[:1], standard=standard, exponent=2.0)
+    assert np.isnan(at_two[0])  # any other exponent: NaN
+    r = opcert.measure("ConstantPow", _nan_stays, "float16", "exhaustive", attrs={"exponent": 0.0}, standard=standard)
+    assert (
+        r.status == "ok" and r.nan_mismatches == 2046
+    )  # every NaN pattern of float16 (2 x 1023), each a NaN where 1 is

@@ -294,6 +294,9 @@ class Operator:
     # Stated in the gate's results; a user's kernel is still held to it.
     own_exceptions: dict = field(default_factory=dict)
     elementwise: bool = True  # declares layout invariance (model.layout_invariance)
+    # ((condition on the attributes, value), ...): where a condition holds, a NaN input gives that value, not NaN
+    # (ConstantPow at exponent 0: IEEE 754's pow(NaN, 0) = 1); the first that holds applies
+    nan_results: tuple = ()
 
     def __post_init__(self):
         if self.elementwise and not any(p.kind == "layout" for p in self.properties):
@@ -344,6 +347,17 @@ class Operator:
     @property
     def integer_dtypes(self) -> tuple[str, ...]:
         return tuple(d for d in self.dtypes if d.startswith(("int", "uint"))) if self.integer else ()
+
+    def nan_result(self, attrs: dict) -> float:
+        """What a NaN input gives at these attributes: NaN, or the value of the first of `nan_results` whose
+        condition holds."""
+        for condition, value in self.nan_results:
+            try:
+                if eval_rational(condition, Fraction(0), attrs):
+                    return float(value)
+            except KeyError:  # a condition on an attribute this standard does not have
+                continue
+        return float("nan")
 
     def limit(self, side: int, attrs: dict) -> Limit:
         for lim in self.limits:

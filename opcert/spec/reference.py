@@ -154,6 +154,9 @@ def reference_detailed(
         if where.any():
             r, v = limit_value(op, side, attrs, fmt)
             out[where], hi[where] = r, v
+    nan_value = op.nan_result(attrs)
+    if nan_value == nan_value:  # NaN gives a number here (ConstantPow at exponent 0: 1)
+        out[np.isnan(x64)] = hi[np.isnan(x64)] = nan_value
 
     pending = np.isfinite(x64)
     precision = ball.BINARY64 if fmt.p <= 24 else ball.WIDE if fmt.p == 53 else None

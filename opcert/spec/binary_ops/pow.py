@@ -9,8 +9,8 @@ reading (pow(-2, inf) = inf), which opcert keeps for both standards. Where the d
 base with a zero exponent, the base 1 with a NaN exponent) IEEE 754's pow decides: 1 in both cases.
 
 opcert's implementation is ConstantPow's (spec/ops/constant_pow.py) with the exponent an array: the same
-expression, proved there for every exponent value, evaluated here per element. (ConstantPow keeps its own reading of
-a NaN base at the exponent 0: NaN, said in its notes; here IEEE 754's 1.)"""
+expression, proved there for every exponent value, evaluated here per element; a NaN base to the power 0 is 1 in
+both (IEEE 754)."""
 
 from opcert.expr import both, const, eq, isnan, select
 from opcert.spec.binary import BinaryOperator, BinaryStandard, PairProperty

@@ -6,8 +6,9 @@ DirectML's document: "f(x) = pow(x, Exponent). Negative bases are supported for 
 operator returns NaN." opcert reads pow as the real power where it is defined (expr.pow_record): u^e for u > 0;
 0^e = 0 for e > 0 and 1 for e = 0; (-1)^e |u|^e for u < 0 and an integer e; the pole at u = 0 for e < 0 is C's
 +-inf (-inf at -0 for an odd e). A negative base with a non-integer exponent is NaN. At -inf the standards differ:
-DirectML's sentence covers every negative base (NaN), ONNX's Pow is C's (+inf or +0). NaN gives NaN, for every
-exponent, as every operator of opcert's catalog (C's pow(NaN, 0) is 1; neither document says). Neither standard
+DirectML's sentence covers every negative base (NaN), ONNX's Pow is C's (+inf or +0). NaN gives NaN, except to the
+power 0: pow(NaN, 0) is 1 in IEEE 754 and C (ONNX's reference operator np.power, ONNX Runtime and torch give 1;
+neither document says), as in opcert's Pow, for both standards. Neither standard
 gives a default exponent (DirectML's is a required member, ONNX's an input): opcert checks 2 unless told.
 
 opcert's implementation raises s (x, or DirectML's scale-bias rounded once in binary64) with the platform's pow (a
@@ -61,7 +62,9 @@ def _parity_by_construction(s):
     return select(INTEGER, select(ODD, odd, even), non_integer)
 
 
-POW_OF_X = select(isnan(x), x, _parity_by_construction(x))  # ONNX's Pow: NaN gives NaN at exponent 0 too
+ZERO_POWER = eq(exponent, 0)
+NAN_IN = select(ZERO_POWER, const(1), x)  # a NaN base: NaN, and 1 to the power 0 (IEEE 754's pow(NaN, 0))
+POW_OF_X = select(isnan(x), NAN_IN, _parity_by_construction(x))
 
 
 def pow_scaled():
@@ -82,10 +85,10 @@ def pow_scaled():
         y,
         select(either(eq(lo, 0), isnan(lo)), y, select(absolute(exponent) > MAX64, infinite, corrected)),
     )
-    # where C's pow is not the definition: NaN to the power 0 is 1 in C (NaN here), and -inf to a non-integer
-    # power is +inf or +0 in C (the document's NaN: s * 0 is IEEE's NaN at s = -inf; no real value is below -MAX)
+    # where C's pow is not the definition: -inf to a non-integer power is +inf or +0 in C (the document's NaN: s * 0
+    # is IEEE's NaN at s = -inf; no real value is below -MAX)
     y = select(both(s < -MAX64, negate(INTEGER)), s * const(0), y)
-    return select(isnan(x), x, y)
+    return select(isnan(x), NAN_IN, y)
 
 
 def _at(side: int, toward: int, condition) -> tuple:
@@ -257,8 +260,8 @@ OPERATOR = Operator(
             support=(Support("7", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
             implementation=POW_OF_X,
             notes="Y is an input: opcert checks a one-element one, 2 unless told. C's pow (ONNX's reference operator "
-            "is np.power): NaN for a negative base and a non-integer exponent, +inf or +0 at -inf; NaN gives NaN for "
-            "every exponent (np.power(NaN, 0) is 1).",
+            "is np.power): NaN for a negative base and a non-integer exponent, +inf or +0 at -inf; NaN gives NaN, "
+            "and 1 to the power 0 (IEEE 754 and np.power).",
         ),
         _with_exponent(
             dml_element_wise(
@@ -267,9 +270,9 @@ OPERATOR = Operator(
                 _pow,
                 implementation_of_x=pow_scaled(),
                 reference_of_x=_pow(scaled()),
-                notes="Exponent has no default (a required member): opcert checks 2 unless told. NaN gives NaN for "
-                "every exponent (C's pow(NaN, 0) is 1; the document does not say). -inf is a negative base: NaN for a "
-                "non-integer exponent, where C's pow gives +inf or +0.",
+                notes="Exponent has no default (a required member): opcert checks 2 unless told. NaN gives NaN, and 1 to "
+                "the power 0 (IEEE 754's pow(NaN, 0); the document does not say), as DirectML's POW in opcert's Pow. "
+                "-inf is a negative base: NaN for a non-integer exponent, where C's pow gives +inf or +0.",
             )
         ),
     ),
@@ -282,9 +285,14 @@ OPERATOR = Operator(
     properties=(
         *_for("onnx", _properties("onnx", None)),
         *_for("directml", _properties("directml", PLAIN)),
-        NAN_PROPAGATION,
+        replace(
+            NAN_PROPAGATION,
+            statement="a NaN input gives a NaN output where the exponent is not 0 (pow(NaN, 0) = 1)",
+            condition=negate(ZERO_POWER),
+        ),
         LIMITS,
     ),
+    nan_results=((ZERO_POWER, 1),),
     budget64=1.0,
     runtimes={
         "torch": RuntimeMap("torch.pow", positional=("exponent",)),

@@ -187,7 +187,7 @@ def _setup(cfg: SweepConfig) -> _Setup:
         )
     lims = limits_bits(op, attrs, cfg.standard)
     compiled = compile_all(op, F32, attrs, cfg.standard or op.primary, set(cfg.properties))
-    at_inf = sweep_kernel.AtInf(np.uint32(lims[1]), np.uint32(lims[0]), lims[3], lims[2])
+    at_inf = sweep_kernel.AtInf(np.uint32(lims[1]), np.uint32(lims[0]), lims[3], lims[2], op.nan_result(attrs))
     _CACHE[cfg] = _Setup(op, attrs, {k: float(v) for k, v in attrs.items()}, tgt, lims, at_inf, compiled)
     return _CACHE[cfg]
 
@@ -302,7 +302,7 @@ class _Chunk:
             blk = self._mirrored(blk, odd) if mirrored else blk
         if left > n >> SPECIALS_SHIFT:
             # many: inputs outside the domain (NaN) or whose value overflows, taken without block's branches
-            got = sweep_kernel.specials(blk, self.hard[:n])
+            got = sweep_kernel.specials(blk, self.hard[:n], self.at_inf.r_nan != self.at_inf.r_nan)
             sweep_kernel.take_specials(got, t)
             left -= got[0] + got[1]
         self.crowded[negative] = raised or left > n >> 7

@@ -115,7 +115,9 @@ NOT_KEPT = np.uint32(0xFFFFFFFF)  # in `keep`: no reference kept for the mirrore
 # histogram; the worst cases' errors and bits, largest first, and the wrong outputs'; the first input bits of
 # each mismatch kind, 2**32 for none; the largest distance in binary32 values, -1 for none).
 Block = namedtuple("Block", "xbits yvals ybits v rad sgn")
-AtInf = namedtuple("AtInf", "r_neg r_pos v_neg v_pos")
+# the references at -inf and +inf (binary32 bits) with their exact values; r_nan: the reference at a NaN input (NaN,
+# or ConstantPow's 1 at exponent 0: Operator.nan_results)
+AtInf = namedtuple("AtInf", "r_neg r_pos v_neg v_pos r_nan", defaults=(np.nan,))
 Floor = namedtuple("Floor", "top_min top_min_bits topw_min topw_min_bits")
 Mirror = namedtuple("Mirror", "kept scale flip")
 Tally = namedtuple("Tally", "counts hist top_err top_bits topw_err topw_bits first maxdist")
@@ -368,7 +370,7 @@ def take_easy(got, tally: Tally) -> None:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def specials(blk, hard):
+def specials(blk, hard, nan_is_nan):
     """Of the inputs the fast pass left (hard[i] set), those block counts without an error figure, taken
     here and cleared from hard: an output that is the infinity a finite exact value rounds to (the ball's
     ends do: an overflow, as sinh's beyond 89.4), which block counts as correctly rounded and exact (the
@@ -377,7 +379,8 @@ def specials(blk, hard):
     input is outside the domain, as Log's 2^31 negative inputs, the half of Asin's and Acos' and three
     quarters of Acosh's) or the input is NaN, and the infinity of an exact value beyond the largest double
     (an infinite midpoint of radius 0). Neither is a mismatch or a worst case in block, so the order in
-    which they are counted does not matter. Returns (how many of the first, of the second).
+    which they are counted does not matter. Returns (how many of the first, of the second). nan_is_nan: a NaN
+    input's reference is NaN (else block takes NaN inputs: AtInf.r_nan).
 
     block took these slowly (its branches); this loop has none and LLVM vectorises it. It runs over the
     whole block (the caller runs it where the fast pass left many inputs): in the fast pass itself, the same
@@ -410,7 +413,7 @@ def specials(blk, hard):
         same_inf = (ovf | exact_inf) & (ybit == (inf_bits | np.uint32(0x7F800000)))
         h = hard[i]
         inf = h & same_inf & ~exact_inf
-        unmeasured = h & ((same_inf & exact_inf) | ((nan_ball | xnan) & ynan))
+        unmeasured = h & ((same_inf & exact_inf) | ((nan_ball | (xnan & nan_is_nan)) & ynan))
         hard[i] = h & ~(inf | unmeasured)
         n_inf += inf
         n_unmeasured += unmeasured
@@ -464,7 +467,7 @@ def _round_ball(vv, e, sgn, i):
 def _special(xb, at_inf):
     """block's reference at a NaN or infinite input: (r, r's sign, the exact value, whether it is infinite)."""
     if (xb & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
-        return np.nan, False, np.nan, False
+        return at_inf.r_nan, False, at_inf.r_nan, False
     rb, lim = (at_inf.r_neg, at_inf.v_neg) if xb >> np.uint32(31) else (at_inf.r_pos, at_inf.v_pos)
     r = np.float64(np.uint32(rb).view(np.float32))
     return r, (rb >> np.uint32(31)) == 1, lim, lim == np.inf or lim == -np.inf
@@ -558,7 +561,9 @@ def block(blk, at_inf, tally, undecided, flush_ok, only=None):
             if maxdist[0] < 0:
                 maxdist[0] = 0
             continue
-        err = _ulp_err(vv, rad[i], TWO128 if y == np.inf else -TWO128 if y == -np.inf else y)
+        # a NaN input's reference is exact (its ball is no enclosure of it)
+        e_i = rad[i] if mag <= np.uint32(0x7F800000) else 0.0
+        err = _ulp_err(vv, e_i, TWO128 if y == np.inf else -TWO128 if y == -np.inf else y)
         if err == 0.0:
             h_zero += 1
         elif err <= 0.5:  # the common case first

@@ -95,15 +95,24 @@ def _domain(s: Subject, prop):
 # ---- NaN: abstract interpretation -------------------------------------------------
 
 
-def _nan_state(e, memo=None):
+_BOOLEAN = ("lt", "le", "gt", "ge", "eq", "not", "and", "or")
+
+
+def _nan_state(e, attrs=None):
     """'nan' if e is NaN whenever x is NaN (attributes finite), else None;
-    booleans: False/True when decided, None otherwise."""
+    booleans: False/True when decided, None otherwise. attrs: a condition on the attributes alone is decided at
+    these values (ConstantPow's exponent = 0, where a NaN base gives 1)."""
     op = e.op
     if op == "var":
         return "nan"
     if op in ("attr", "const"):
         return None
-    args = [_nan_state(a) for a in e.args]
+    if attrs is not None and op in _BOOLEAN and not any(n.op == "var" for n in e.nodes()):
+        try:
+            return bool(eval_rational(e, Fraction(0), attrs))
+        except Exception:  # noqa: BLE001 - not decidable at these values: as if unknown
+            return None
+    args = [_nan_state(a, attrs) for a in e.args]
     if op == "isnan":
         return True if args[0] == "nan" else None
     if op in ("lt", "le", "gt", "ge", "eq"):
@@ -128,7 +137,7 @@ def _nan_state(e, memo=None):
 
 def prove_nan(s: Subject) -> PropertyResult:
     t0 = time.perf_counter()
-    state = _nan_state(s.impl)
+    state = _nan_state(s.impl, s.attrs)
     specials = special_values(s.fmt)
     with np.errstate(invalid="ignore"):
         nans = specials[np.isnan(specials.astype(np.float64))]  # quiet and signalling, both signs
