@@ -72,6 +72,12 @@ def subgraph_for(op, attrs: dict) -> Subgraph | None:
     return None
 
 
+def no_subgraph(op) -> str:
+    """Why a subgraph target skips `op` at attributes with no form here, naming the forms there are."""
+    have = "; ".join(f"{s.op} {' '.join(f'{k}={v}' for k, v in s.attrs.items())}" for s in SUBGRAPHS)
+    return f"opcert has no decomposed subgraph of {op.name} at these attributes (it has: {have})"
+
+
 def subgraph_model(sub: Subgraph, dtype: str, elem: int, shape=None, copies: int = 1, opset: int = 17):
     """The ONNX model of the form: Y = f(X), or (copies > 1) Yi = f(Xi) for i < copies, sharing the constants."""
     from onnx import helper, numpy_helper

@@ -16,7 +16,7 @@ import tempfile
 
 from opcert.spec.attrs import user_value
 from opcert.targets.runtimes.onnx_models import ONNX_ELEM
-from opcert.targets.runtimes.onnx_subgraphs import SUBGRAPHS, subgraph_for, subgraph_model
+from opcert.targets.runtimes.onnx_subgraphs import no_subgraph, subgraph_for, subgraph_model
 from opcert.targets.runtimes.onnxruntime import OnnxRuntimeElementWise
 
 
@@ -36,8 +36,7 @@ class OnnxRuntimeSubgraph(OnnxRuntimeElementWise):
 
     def unsupported(self, op, dtype, attrs):
         if self._form(op, attrs) is None:
-            have = "; ".join(f"{s.op} {' '.join(f'{k}={v}' for k, v in s.attrs.items())}" for s in SUBGRAPHS)
-            return f"opcert has no decomposed subgraph of {op.name} at these attributes (it has: {have})"
+            return no_subgraph(op)
         s = self._session(op, dtype, attrs)
         return (
             f"onnxruntime {self.version} cannot run the subgraph of {op.name} in {dtype}: {s}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from opcert.spec.attrs import user_value
 from opcert.targets.runtimes.onnx_models import ONNX_ELEM, built
-from opcert.targets.runtimes.onnx_subgraphs import SUBGRAPHS, subgraph_for, subgraph_model
+from opcert.targets.runtimes.onnx_subgraphs import no_subgraph, subgraph_for, subgraph_model
 from opcert.targets.runtimes.openvino import OpenVinoElementWise
 
 
@@ -52,8 +52,7 @@ class OpenVinoSubgraph(OpenVinoElementWise):
 
     def unsupported(self, op, dtype, attrs):
         if self._form(op, attrs) is None:
-            have = "; ".join(f"{s.op} {' '.join(f'{k}={v}' for k, v in s.attrs.items())}" for s in SUBGRAPHS)
-            return f"opcert has no decomposed subgraph of {op.name} at these attributes (it has: {have})"
+            return no_subgraph(op)
         if dtype == "bfloat16":
             return f"openvino {self.version}: opcert feeds OpenVINO NumPy arrays, which have no bfloat16"
         c = self._compiled(op, dtype, attrs)
