@@ -246,6 +246,25 @@ def test_the_jax_chain_applies_its_scale_and_bias_inside_the_jitted_computation(
     assert code == 0 and "has no ScaleBias" in err
 
 
+def _prelu_dtypes():
+    """In a worker: torch.compile's PRelu (a tensor attribute, the slope) called in three dtypes, one after another."""
+    from opcert.targets.runtimes.torch_compile import TorchCompiledElementWise
+
+    op = get_operator("PRelu")
+    side, attrs = TorchCompiledElementWise(), resolve(op, {}, None)
+    return [side(op, np.linspace(-2, 2, 9).astype(dt), attrs).dtype.name for dt in ("float32", "float16", "float64")]
+
+
+@pytest.mark.slow
+def test_torch_compile_makes_a_tensor_attribute_in_each_dtype_it_is_called_with():
+    """The compiled function is kept per dtype: a float16 call after a float32 one gets a float16 slope, not the
+    float32 one (which would promote its output to float32, a wrong dtype blamed on torch)."""
+    needs("torch")
+    from opcert.workers import run_isolated
+
+    assert run_isolated(_prelu_dtypes) == ["float32", "float16", "float64"]
+
+
 @pytest.mark.slow
 def test_torch_compile_of_gelu_is_measured_as_compiled_code(cli):
     """The issue's acceptance command: the compiled path's worst ULP and properties, its settings stated."""

@@ -74,13 +74,6 @@ class TorchCompiledElementWise(TorchElementWise):
         dynamo_config.fail_on_recompile_limit_hit = True
         self.inductor_config = inductor_config
         self.compiled = {}
-        self.settings = {
-            "backend": "inductor",
-            "mode": None,
-            "dynamic": True,
-            "fullgraph": True,
-            "emulate_precision_casts": self.emulate_casts,
-        }
         self.details.update(
             {
                 "compile": "torch.compile(f, backend='inductor', mode=None, dynamic=True, fullgraph=True)",
@@ -101,7 +94,9 @@ class TorchCompiledElementWise(TorchElementWise):
             return f"unknown ({type(exc).__name__})"
 
     def _function(self, op, attrs, dtype):
-        key = (op.name, tuple(sorted(attrs.items())), self.in_place_call)
+        # the dtype too: a tensor attribute is made in the input's dtype (a float16 input with a float32 slope
+        # would be promoted, and its wrong dtype blamed on torch)
+        key = (op.name, tuple(sorted(attrs.items())), self.in_place_call, dtype)
         if key not in self.compiled:
             torch = self.torch
             m, _ = runtime_function(op, "torch", attrs)
