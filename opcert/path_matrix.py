@@ -100,10 +100,10 @@ def _summary(path: Path, argv: list[str], code: int, result: dict | None, err: s
     return d
 
 
-def _pair(op, fmt, resolved, standard, x, a: LevelOutputs, b: LevelOutputs, again: dict) -> dict:
-    """Two paths' outputs compared: how many differ, how far apart, and the first replayed input."""
+def _pair(op, fmt, resolved, standard, x, a: LevelOutputs, b: LevelOutputs, d, again: dict) -> dict:
+    """Two paths' outputs compared (d: where their bits differ): how many differ, how far apart, and the first
+    replayed input."""
     ya, yb = a.y.view(fmt.uint), b.y.view(fmt.uint)
-    d = bits_differ(ya, yb, fmt)
     out = {"paths": [a.level, b.level], "differ": int(d.sum()), "max_apart": 0, "nan_differ": 0, "example": None}
     if not d.any():
         return out
@@ -148,6 +148,28 @@ def _pair(op, fmt, resolved, standard, x, a: LevelOutputs, b: LevelOutputs, agai
         f"{int(same.sum()):,} of the {where.size:,} differing inputs gave both outputs again",
     }
     return out
+
+
+def _missing(runs: list[LevelOutputs]) -> dict:
+    """The paths that gave no outputs, and why."""
+    return {r.level: r.info.get("error") or "no outputs" for r in runs if r.y is None}
+
+
+def _compared(op, fmt, resolved, standard, x, runs, argvs: dict, xfile: str, tmp: str, say) -> list[dict]:
+    """Every pair of the paths with outputs compared (_pair), after each path that differs from another has run
+    the compared inputs again, once, in a fresh process."""
+    have = [r for r in runs if r.y is not None]
+    masks = {
+        (i, j): bits_differ(have[i].y.view(fmt.uint), have[j].y.view(fmt.uint), fmt)
+        for i in range(len(have))
+        for j in range(i + 1, len(have))
+    }
+    again = {}
+    for i in sorted({k for pair, d in masks.items() if d.any() for k in pair}):
+        r = have[i]
+        say(f"path {r.level}: run again on the compared inputs")
+        again[r.level] = outputs_at(r.level, r.env, argvs[r.level], xfile, os.path.join(tmp, f"again{i}"))
+    return [_pair(op, fmt, resolved, standard, x, have[i], have[j], d, again) for (i, j), d in masks.items()]
 
 
 def pair_text(pr: dict) -> tuple[str, str]:
@@ -227,23 +249,8 @@ def path_matrix(
             code, result, err = run_accuracy(p.env, argv, outputs=where, inputs=xfile)
             summaries.append(_summary(p, argv, code, result, err))
             runs.append(LevelOutputs.read(p.name, p.env, where, code, err))
-        have = [r for r in runs if r.y is not None]
-        missing = {r.level: r.info.get("error") or "no outputs" for r in runs if r.y is None}
-        differing = set()
-        for i, a in enumerate(have):
-            for b in have[i + 1 :]:
-                if bits_differ(a.y.view(fmt.uint), b.y.view(fmt.uint), fmt).any():
-                    differing |= {a.level, b.level}
-        again = {}
-        for i, r in enumerate(have):
-            if r.level in differing:
-                say(f"path {r.level}: run again on the compared inputs")
-                again[r.level] = outputs_at(r.level, r.env, argvs[r.level], xfile, os.path.join(tmp, f"again{i}"))
-        pairs = [
-            _pair(op, fmt, resolved, options.standard, x, a, b, again)
-            for i, a in enumerate(have)
-            for b in have[i + 1 :]
-        ]
+        missing = _missing(runs)
+        pairs = _compared(op, fmt, resolved, options.standard, x, runs, argvs, xfile, tmp, say)
     return {
         "op": op.name,
         "dtype": fmt.name,
@@ -255,7 +262,7 @@ def path_matrix(
         "paths": summaries,
         "missing": missing,
         "pairs": pairs,
-        "groups": _groups([r.level for r in have], pairs),
+        "groups": _groups([r.level for r in runs if r.y is not None], pairs),
     }
 
 
@@ -298,18 +305,10 @@ def compare_paths(
             "environment": dict(env or {}),
             "scope": scope,
             "inputs": int(x.size),
-            "missing": {r.level: r.info.get("error") or "no outputs" for r in runs if r.y is None},
+            "missing": _missing(runs),
         }
         out["complete"] = bool(complete) and not out["missing"]
         if out["missing"]:
             return dict(out, differ=None, max_apart=None, nan_differ=None, example=None)
-        a, b = runs
-        again = {}
-        if bits_differ(a.y.view(fmt.uint), b.y.view(fmt.uint), fmt).any():
-            again = {
-                r.level: outputs_at(r.level, r.env, argvs[r.level], xfile, os.path.join(tmp, f"again{i}"))
-                for i, r in enumerate(runs)
-            }
-        out.update(_pair(op, fmt, resolved, options.standard, x, a, b, again))
-        out["paths"] = [p.name for p in paths]
-    return out
+        (pair,) = _compared(op, fmt, resolved, options.standard, x, runs, argvs, xfile, tmp, lambda text: None)
+    return {**out, **pair}  # the pair's "paths" are the same two names

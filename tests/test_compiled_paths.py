@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from opcert.errors import ConfigErrors, UsageError
-from opcert.formats import get_format
+from opcert.formats import bits_differ, get_format
 from opcert.gating.config import parse_check
 from opcert.gating.run import against_reasons
 from opcert.isa import LevelOutputs
@@ -73,7 +73,8 @@ def test_a_pair_counts_the_differences_and_their_distance_and_shows_the_first_re
     a, b = _outputs("a", x, y, fmt), _outputs("b", x, moved, fmt)
     again = {"a": _outputs("a", x, y, fmt), "b": _outputs("b", x, moved, fmt)}
     resolved = resolve(op, {}, None)
-    pr = _pair(op, fmt, resolved, None, x.view(fmt.uint), a, b, again)
+    d = bits_differ(a.y, b.y, fmt)
+    pr = _pair(op, fmt, resolved, None, x.view(fmt.uint), a, b, d, again)
     assert (pr["differ"], pr["max_apart"], pr["nan_differ"]) == (2, 2, 1)
     ex = pr["example"]
     assert ex["x"]["bits"] == "0x3c00" and ex["replayed"]
@@ -84,7 +85,7 @@ def test_a_pair_counts_the_differences_and_their_distance_and_shows_the_first_re
         f"0x{int(moved.view(np.uint16)[2]):04x}",
     ]
     # not reproduced: the replay of b gave other bits
-    pr = _pair(op, fmt, resolved, None, x.view(fmt.uint), a, b, {"a": again["a"], "b": _outputs("b", x, y, fmt)})
+    pr = _pair(op, fmt, resolved, None, x.view(fmt.uint), a, b, d, {"a": again["a"], "b": _outputs("b", x, y, fmt)})
     assert pr["example"]["replayed"] is False
     assert _groups(["a", "b", "c"], [{"paths": ["a", "b"], "differ": 3}, {"paths": ["a", "c"], "differ": 0}]) == [
         ["a", "c"],

@@ -82,7 +82,7 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
     0-d initializer, broadcast by the operator. copies > 1: that many
     independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
     opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
-    from onnx import helper, numpy_helper
+    from onnx import helper
 
     std = onnx_standard(op)
     op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
@@ -95,30 +95,46 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
             name = f"opcert_{names.get(k, k)}"
             # a 0-d tensor: ONNX's scalars (Clip's min and max); Pow broadcasts both ways, and a one-element Y of
             # shape (1,) made a 0-d X's output (1,)
-            arr = np.asarray(float(v)).astype(get_format(dtype).dtype)
-            t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
-            if dtype == "bfloat16":
-                t.data_type = elem
             inputs.append(name)
-            inits.append(t)
+            inits.append(scalar_initializer(v, dtype, name))
         else:
             node_attrs[names.get(k, k)] = user_value(op, k, v)
+    xs, ys = copy_names(copies)
+    nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
+    return graph_model(nodes, f"opcert_{op.name}", xs, ys, elem, shape, inits, opset or onnx_opset(op, dtype))
+
+
+def copy_names(copies: int) -> tuple[list[str], list[str]]:
+    """The graph's inputs and outputs: X and Y, or X0.., Y0.. for `copies` > 1 independent copies of it."""
     if copies == 1:
-        nodes = [helper.make_node(op_name, inputs, ["Y"], **node_attrs)]
-        xs, ys = ["X"], ["Y"]
-    else:
-        xs, ys = [f"X{i}" for i in range(copies)], [f"Y{i}" for i in range(copies)]
-        nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
+        return ["X"], ["Y"]
+    return [f"X{i}" for i in range(copies)], [f"Y{i}" for i in range(copies)]
+
+
+def scalar_initializer(value, dtype: str, name: str):
+    """A 0-d initializer: value rounded to dtype (bfloat16 through its bits, typed as ONNX's bfloat16)."""
+    from onnx import numpy_helper
+
+    arr = np.asarray(float(value)).astype(get_format(dtype).dtype)
+    t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
+    if dtype == "bfloat16":
+        t.data_type = ONNX_ELEM["bfloat16"]
+    return t
+
+
+def graph_model(nodes, name: str, xs, ys, elem: int, shape, inits, opset: int):
+    """A model of these nodes: inputs xs and outputs ys of ONNX type `elem` and `shape`, the default domain at
+    `opset`."""
+    from onnx import helper
+
     graph = helper.make_graph(
         nodes,
-        f"opcert_{op.name}",
+        name,
         [helper.make_tensor_value_info(x, elem, shape) for x in xs],
         [helper.make_tensor_value_info(y, elem, shape) for y in ys],
         initializer=inits,
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset or onnx_opset(op, dtype))], producer_name="opcert"
-    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
     model.ir_version = 9  # what ONNX Runtime 1.16 and later accept
     return model
 

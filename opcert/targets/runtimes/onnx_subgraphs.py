@@ -17,9 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from opcert.formats import get_format
+from opcert.targets.runtimes.onnx_models import copy_names, graph_model, scalar_initializer
 
 
 @dataclass(frozen=True)
@@ -80,18 +78,10 @@ def no_subgraph(op) -> str:
 
 def subgraph_model(sub: Subgraph, dtype: str, elem: int, shape=None, copies: int = 1, opset: int = 17):
     """The ONNX model of the form: Y = f(X), or (copies > 1) Yi = f(Xi) for i < copies, sharing the constants."""
-    from onnx import helper, numpy_helper
+    from onnx import helper
 
-    fmt = get_format(dtype)
-    inits = []
-    for name, value in sub.constants.items():
-        arr = np.asarray(value, dtype=np.float64).astype(fmt.dtype)
-        t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
-        if dtype == "bfloat16":
-            t.data_type = elem
-        inits.append(t)
-    xs = ["X"] if copies == 1 else [f"X{i}" for i in range(copies)]
-    ys = ["Y"] if copies == 1 else [f"Y{i}" for i in range(copies)]
+    inits = [scalar_initializer(value, dtype, name) for name, value in sub.constants.items()]
+    xs, ys = copy_names(copies)
     nodes = []
     for i, (x, y) in enumerate(zip(xs, ys)):
 
@@ -103,13 +93,4 @@ def subgraph_model(sub: Subgraph, dtype: str, elem: int, shape=None, copies: int
             return v if v in sub.constants else f"{v}_{i}"
 
         nodes += [helper.make_node(kind, [name(v) for v in ins], [name(out)]) for kind, ins, out in sub.nodes]
-    graph = helper.make_graph(
-        nodes,
-        f"opcert_{sub.op}_subgraph",
-        [helper.make_tensor_value_info(x, elem, shape) for x in xs],
-        [helper.make_tensor_value_info(y, elem, shape) for y in ys],
-        initializer=inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
-    model.ir_version = 9
-    return model
+    return graph_model(nodes, f"opcert_{sub.op}_subgraph", xs, ys, elem, shape, inits, opset)

@@ -31,6 +31,25 @@ def torch_threads(torch, n: int):
         torch.set_num_threads(before)
 
 
+def tensor_of(torch, x: np.ndarray):
+    """x as a CPU tensor sharing its buffer (from_numpy: torch sees its strides and alignment); bfloat16 through
+    its bits, as NumPy has no bfloat16 of its own."""
+    return (
+        torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if x.dtype.name == "bfloat16" else torch.from_numpy(x)
+    )
+
+
+def array_of(torch, y, x: np.ndarray):
+    """A function's result as an array for input x: a bfloat16 tensor as x's bfloat16 bits; anything that is not a
+    tensor as it is (judged as the wrong thing it is)."""
+    if not isinstance(y, torch.Tensor):
+        return np.asarray(y)
+    y = y.cpu()
+    if x.dtype.name == "bfloat16" and y.dtype == torch.bfloat16:
+        return y.view(torch.int16).numpy().view(x.dtype)
+    return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
+
+
 def torch_isa(torch) -> str:
     """The CPU capability torch's kernels were dispatched for (ATEN_CPU_CAPABILITY caps it)."""
     try:
@@ -79,20 +98,12 @@ class TorchElementWise:
     def __call__(self, op, x, attrs):
         torch = self.torch
         m, _ = runtime_function(op, "torch", attrs)
-        bf16 = x.dtype.name == "bfloat16"
-        # x is the call's own copy (Target.run), with the layout the caller gave: torch sees its strides
-        # and its alignment (from_numpy shares the buffer)
-        t = (torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if bf16 else torch.from_numpy(x)).to(self.device)
+        # x is the call's own copy (Target.run), with the layout the caller gave
+        t = tensor_of(torch, x).to(self.device)
         args, kwargs = arguments(op, m, attrs, lambda v: torch.tensor([v], dtype=t.dtype, device=self.device))
         if self.in_place_call:
             kwargs["inplace"] = True
-        y = resolve_function(m.function)(t, *args, **kwargs)
-        if not isinstance(y, torch.Tensor):
-            return np.asarray(y)  # judged as the wrong thing it is
-        y = y.cpu()
-        if bf16 and y.dtype == torch.bfloat16:
-            return y.view(torch.int16).numpy().view(x.dtype)
-        return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
+        return array_of(torch, resolve_function(m.function)(t, *args, **kwargs), x)
 
     def layouts(self):
         if self.device != "cpu":

@@ -23,11 +23,9 @@ from __future__ import annotations
 import functools
 import os
 
-import numpy as np
-
 from opcert.targets.layouts import LayoutSupport
 from opcert.targets.runtimes.functions import arguments, resolve_function, runtime_function
-from opcert.targets.runtimes.torch import TorchElementWise, torch_threads
+from opcert.targets.runtimes.torch import TorchElementWise, array_of, tensor_of, torch_threads
 
 # dynamo keeps one compiled entry per guard set (dtype, rank, strides, sizes 0 and 1): the layout check's
 # shapes and views need a few dozen; past the limit dynamo would run eager torch instead, which
@@ -110,17 +108,10 @@ class TorchCompiledElementWise(TorchElementWise):
         return self.compiled[key]
 
     def __call__(self, op, x, attrs):
-        torch = self.torch
-        bf16 = x.dtype.name == "bfloat16"
-        t = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if bf16 else torch.from_numpy(x)
+        t = tensor_of(self.torch, x)
         fn = self._function(op, attrs, t.dtype)
         with self.inductor_config.patch(emulate_precision_casts=self.emulate_casts):
-            y = fn(t)
-        if not isinstance(y, torch.Tensor):
-            return np.asarray(y)  # judged as the wrong thing it is
-        if bf16 and y.dtype == torch.bfloat16:
-            return y.view(torch.int16).numpy().view(x.dtype)
-        return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
+            return array_of(self.torch, fn(t), x)
 
     def layouts(self):
         return LayoutSupport(
