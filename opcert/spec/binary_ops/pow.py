@@ -12,14 +12,11 @@ opcert's implementation is ConstantPow's (spec/ops/constant_pow.py) with the exp
 expression, proved there for every exponent value, evaluated here per element; a NaN base to the power 0 is 1 in
 both (IEEE 754)."""
 
-from opcert.expr import both, const, eq, isnan, select
 from opcert.spec.binary import BinaryOperator, BinaryStandard, PairProperty
-from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, x
+from opcert.spec.declarations import ANY_RANK, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.elementwise import DML_ELEMENT_WISE_DOC, SCALE_BIAS
 from opcert.spec.model import RuntimeMap, Support
-from opcert.spec.ops.constant_pow import POW_OF_X, exponent, pow_scaled
-
-_NAN_TO_ZERO = both(isnan(x), eq(exponent, 0))  # IEEE 754: pow(NaN, +-0) = 1
+from opcert.spec.ops.constant_pow import POW_OF_X, pow_scaled
 
 OPERATOR = BinaryOperator(
     name="Pow",
@@ -37,7 +34,7 @@ OPERATOR = BinaryOperator(
             formula_text="Z = pow(X, Y), Y broadcast against X",
             support=(Support("7", FLOATS_ONNX_OLD, ANY_RANK), Support("13", FLOATS_ONNX, ANY_RANK)),
             attribute_names={},
-            implementation=select(_NAN_TO_ZERO, const(1), POW_OF_X),
+            implementation=POW_OF_X,  # pow(NaN, +-0) = 1 included (IEEE 754), as ConstantPow's
             notes="IEEE 754's pow, C's: pow(x, +-0) = 1 and pow(1, y) = 1 for every x and y, NaN among them; "
             "NaN for a finite negative base and a finite non-integer exponent; +inf or +0 at -inf.",
         ),
@@ -49,7 +46,7 @@ OPERATOR = BinaryOperator(
             "scale = 1, bias = 0); negative bases with integral exponents only, else NaN",
             support=(Support("1.0", ("float16", "float32"), (4, 4)), Support("3.0", ("float16", "float32"), (1, 8))),
             attribute_names={"scale": "ScaleBias.Scale", "bias": "ScaleBias.Bias"},
-            implementation=select(_NAN_TO_ZERO, const(1), pow_scaled()),
+            implementation=pow_scaled(),
             notes="The tensors have equal sizes (no broadcast). -inf is a negative base: NaN for a non-integer "
             "exponent. A NaN base to the power 0 is 1 (IEEE 754; the document does not say). The scale-bias is the "
             "exact real x * scale + bias.",
