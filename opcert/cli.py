@@ -73,7 +73,7 @@ from opcert.spec import (
     row_reference,
     tensor_operators,
 )
-from opcert.spec.attrs import exact_decimal, resolve
+from opcert.spec.attrs import describe, exact_decimal, resolve
 from opcert.spec.reference import check_dtype, reference_detailed
 from opcert.spec.row_reference import check_float
 from opcert.spec.tensor import reduced_axes, to_rows
@@ -181,6 +181,16 @@ def tensor_record(op) -> dict:
         "family": op.family,
         "primary_standard": op.primary,
         "dtypes": list(op.dtypes),
+        "attributes": [
+            {
+                "name": a.name,
+                "aliases": list(a.aliases),
+                "domain": a.domain.description,
+                "doc": a.doc,
+                "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults},
+            }
+            for a in op.attributes
+        ],
         "standards": [
             {
                 "key": s.key,
@@ -188,6 +198,7 @@ def tensor_record(op) -> dict:
                 "document": s.document,
                 "formula": s.formula_text,
                 "versions": list(s.versions),
+                "attribute_names": dict(s.attribute_names),
                 "axes": {"rule": s.axes.kind, "default": s.axes.default, "text": s.axes.text},
                 "in_place": s.in_place,
                 "support": _support_records(s),
@@ -349,7 +360,7 @@ def _ints(text: str | None, flag: str, lo: int = None) -> list[int] | None:
 
 def cmd_ref_tensor(args) -> int:
     op, named = get_tensor_operator(args.op)
-    if args.attr:
+    if args.attr and not op.attributes:
         raise UsageError(f"{op.name} has no attributes; it takes --axis (ONNX) or --axes (DirectML's 1 forms)")
     fmt = get_format(args.dtype)
     if not args.x:
@@ -363,8 +374,8 @@ def cmd_ref_tensor(args) -> int:
     axis = None if args.axis is None else _ints(args.axis, "--axis")[0]
     axes = _ints(args.axes, "--axes")
     standard = args.standard or named
-    r = row_reference.reference_detailed(op, x, standard=standard, axis=axis, axes=axes)
-    std = op.standard(standard)
+    r = row_reference.reference_detailed(op, x, standard=standard, axis=axis, axes=axes, attrs=_attrs(args.attr))
+    std = op.with_values(op.standard(standard), _attrs(args.attr))
     reduced = reduced_axes(op, std, x.ndim, axis, axes)
     rows_in, _ = to_rows(x, reduced)
     rows_out, _ = to_rows(r.rounded, reduced)
@@ -386,6 +397,7 @@ def cmd_ref_tensor(args) -> int:
         "standard": std.name,
         "shape": list(x.shape),
         "reduced_axes": list(reduced),
+        "attrs": describe(dict(std.attrs)),
         "exact_path_elements": r.slow_path,
         "results": rows,
     }
@@ -395,7 +407,9 @@ def cmd_ref_tensor(args) -> int:
     t = Table(
         title=esc(
             f"{op.name} ({std.name}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
-            f"over axes {list(reduced)}: each element correctly rounded (nearest, ties to even)"
+            f"over axes {list(reduced)}"
+            + "".join(f", {k} = {v}" for k, v in std.values().items())
+            + ": each element correctly rounded (nearest, ties to even)"
         )
     )
     for col in ("row", "position", "x", "x bits", "result", "result bits"):
@@ -542,7 +556,7 @@ def cmd_accuracy_tensor(args) -> int:
     """A tensor operator's target over sampled rows (verify.tensor.measure)."""
     op, _ = get_tensor_operator(args.op)
     for flag, given in (
-        ("--attr", args.attr),
+        ("--attr", args.attr and not op.attributes),
         ("--workers", args.workers),
         ("--scheduler", args.scheduler),
         ("--checkpoint", args.checkpoint),
@@ -586,6 +600,7 @@ def cmd_accuracy_tensor(args) -> int:
         max_ulp=allowed,
         isolation=_isolation(args),
         exhaustive=args.exhaustive,
+        attrs=tuple(_attrs(args.attr).items()),
     )
     res.enforcement = enforcement(res.properties, waived)
     to_stdout = args.json == "-"
@@ -1570,7 +1585,7 @@ def build_parser() -> argparse.ArgumentParser:
     dtypes = choices(FLOAT_FORMATS)
     s = sub.add_parser("ref", help="correctly rounded reference values")
     s.add_argument("op")
-    s.add_argument("--dtype", required=True, help=f"one of {dtypes} (integers for Shrink)")
+    s.add_argument("--dtype", default="float32", help=f"one of {dtypes} (integers for Shrink); default float32")
     s.add_argument("--attr", action="append", metavar="NAME=VALUE", help="attribute (ONNX or DirectML name)")
     s.add_argument(
         "--standard",

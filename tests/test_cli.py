@@ -19,8 +19,9 @@ def test_ops_json_lists_the_catalog(cli):
     expected = sum(1 for f in modules if f.endswith(".py") and not f.startswith("_"))
     assert code == 0 and names == sorted(names) and len(names) == expected
     tensor = {d["name"]: d for d in data if d["kind"] == "tensor"}
-    assert set(tensor) == {"Softmax", "LogSoftmax", "Hardmax"}
-    for d in tensor.values():  # every standard's form: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
+    assert set(tensor) == {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization", "RMSNormalization"}
+    # every standard's form of Softmax's family: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
+    for d in [tensor[n] for n in ("Softmax", "LogSoftmax", "Hardmax")]:
         assert [(s["key"], s["axes"]["rule"]) for s in d["standards"]] == [
             ("onnx-1", "coerce-2d"),
             ("onnx-11", "coerce-2d"),
@@ -32,6 +33,12 @@ def test_ops_json_lists_the_catalog(cli):
     assert tensor["Softmax"]["standards"][4]["support"] == [
         {"since": "5.1", "dtypes": ["float16", "float32"], "ranks": [1, 8]}
     ]
+    # the normalizations: ONNX's axis rule (the trailing axes from axis), epsilon with its default
+    ln = tensor["LayerNormalization"]
+    assert [(s["key"], s["axes"]["rule"], s["name"]) for s in ln["standards"]] == [
+        ("onnx", "coerce-2d", "LayerNormalization")
+    ]
+    assert [(a["name"], a["defaults"]) for a in ln["attributes"]] == [("epsilon", {"onnx": 1e-5})]
     # the seed documents' five and the catalog the issue lists
     assert {
         "Tanh",

@@ -448,8 +448,8 @@ def judge_rows(check: Check, dtype: str, res, elapsed) -> CheckResult:
         if res.special_mismatches:
             e = res.special_examples[0]
             r.append(
-                f"{res.special_mismatches} outputs differ from the {res.inf_rule} rule for NaN and infinite entries "
-                f"({res.standard}: {res.inf_rule_text}), "
+                f"{res.special_mismatches} outputs NaN or infinite where the reference is not, or the other way "
+                f"(in the reference, {res.standard}: {res.inf_rule_text}), "
                 f"first in the row {e.get('row') or e.get('neighbours')} ({e['case']}): element {e['position']} "
                 f"gave {e['got']!r}, declared {e['want']!r}"
                 + ("" if e.get("replayed", True) else " (not reproduced when run again)")
@@ -572,6 +572,7 @@ def run_check(check: Check, dtype: str, workers: int | None = None, checkpoint=N
             max_ulp=max(0.5, check.max_ulp),
             isolation=check.isolation,
             exhaustive=check.mode_for(dtype) == "exhaustive",
+            attrs=tuple(check.attrs),
         )
         return judge_rows(check, dtype, res, time.perf_counter() - t0)
     acc = _accuracy(check, dtype, workers=workers, checkpoint=checkpoint, progress=progress)

@@ -20,12 +20,13 @@ from opcert.spec.row_reference import check_float, reference_rows
 from opcert.spec.tensor import over_rows, tensor_rows
 
 
-def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False) -> np.ndarray:
-    """Where v moved by 16 binary64 ULPs either way rounds to another value of fmt (NaN and +-inf: never).
+def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
+    """Where v moved by `ulps` binary64 ULPs (16, or an array of v's shape: the operator's error_bound) either
+    way rounds to another value of fmt (NaN and +-inf: never).
     nonnegative (the operator's outputs are >= 0): a band around a binary64 zero (an exp that underflowed)
     rounds to +0 and -0 only, and +0 is the value: not near (a fifth of Softmax's float16 pairs)."""
     with np.errstate(all="ignore"):
-        d = 16 * np.abs(np.spacing(v))
+        d = ulps * np.abs(np.spacing(v))
         lo, hi = to_format(v - d, fmt), to_format(v + d, fmt)
     near = np.isfinite(v) & (lo.view(fmt.uint) != hi.view(fmt.uint))
     if nonnegative:
@@ -33,10 +34,13 @@ def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False) -> np.ndarray:
     return near
 
 
-def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, axis=None, axes=None) -> np.ndarray:
+def run(
+    op, x, *, out: np.ndarray | None = None, standard: str | None = None, axis=None, axes=None, attrs=None
+) -> np.ndarray:
     """opcert's implementation of the tensor operator `op` on x (rank 1 to 8, empty allowed), over the rows
     that `standard`'s axis rule makes with `axis` (ONNX) or `axes` (DirectML's `1` forms). `out`: as for
-    the element-wise operators (x's dtype and shape; x itself runs in place)."""
+    the element-wise operators (x's dtype and shape; x itself runs in place). attrs: the attributes
+    (LayerNormalization's epsilon), rounded to binary32; the standard's defaults for the others."""
     op, named = get_tensor_operator(op)
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
@@ -45,15 +49,34 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, ax
         got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
         raise UsageError(f"out must have the input's dtype and shape ({x.dtype} {x.shape}); got {got}")
     rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
+    std = op.with_values(std, attrs)
+    values_of = std.values()
     with np.errstate(invalid="ignore"):
         rows64 = rows.astype(np.float64)
-    values = over_rows(op, rows64, lambda b: eval_numpy(op.implementation, b, {}, input_bits=fmt.p))
+    if fmt.p == 53 and op.reference_in_binary64:
+        result = back(reference_rows(op, rows64, fmt, attrs=values_of)[0])
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    values = over_rows(
+        op, rows64, lambda b: eval_numpy(op.implementation, b, values_of, input_bits=fmt.p), attrs=values_of
+    )
+    if op.nonfinite == "formula":
+        # the squares of a normalization's row beyond binary64's range (|x| from 2^512 on overflows, from
+        # 2^-537 down underflows): those rows, rare, are the reference's
+        with np.errstate(all="ignore"):
+            mag = np.abs(rows64).max(axis=1, initial=0.0)
+            wide = np.isfinite(rows64).all(axis=1) & ((mag > 2.0**480) | ((mag < 2.0**-480) & (mag > 0)))
+        if wide.any():
+            values[wide] = reference_rows(op, rows64[wide], fmt, attrs=values_of)[0]
     if fmt.p < 53:
         rng = next((p for p in op.properties if p.kind == "range"), None)
         nonnegative = rng is not None and rng.lower is not None and rng.lower >= 0
-        near = np.nonzero(_near_boundary(values, fmt, nonnegative).any(axis=1))[0]
+        ulps = 16 if op.error_bound is None else op.error_bound(rows64)
+        near = np.nonzero(_near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
         if near.size:
-            values[near] = reference_rows(op, rows64[near], fmt)[0]
+            values[near] = reference_rows(op, rows64[near], fmt, attrs=values_of)[0]
     result = back(to_format(values, fmt))
     if out is None:
         return result

@@ -401,7 +401,12 @@ def decide(m, r, ok, fmt, sign=None):
         elif fmt.p == 53:  # a wider midpoint: the CPU's conversion rounds to nearest, ties to even
             rlo, rhi = lo.astype(np.float64), hi.astype(np.float64)
         else:
-            raise ValueError(f"a {m.dtype} ball decides binary64 results only, not {fmt.name}")
+            # a narrower format: each end widened outward to binary64 (a superset of the ball), then rounded
+            # once; rounding is monotone, so two ends that round alike decide every value between them
+            lo64, hi64 = lo.astype(np.float64), hi.astype(np.float64)
+            lo64 = np.where(lo64 > lo, np.nextafter(lo64, -np.inf), lo64)
+            hi64 = np.where(hi64 < hi, np.nextafter(hi64, np.inf), hi64)
+            rlo, rhi = round_float64(lo64, fmt), round_float64(hi64, fmt)
         # an exact zero is decided (its sign comes from the definition); a ball that
         # straddles zero, or ends on a different sign, is not
         zero = (m == 0) & (rr == 0)

@@ -107,7 +107,12 @@ def _load_tensor() -> dict:
         for where, e in [("implementation", op.implementation), ("reference form", op.reference_form)] + [
             (f"{s.key} formula", s.formula) for s in op.standards
         ]:
-            bad = [n.op for n in e.nodes() if n.op not in ARITY or n.op == "attr"]
+            declared = {a.name for a in op.attributes}
+            bad = [
+                n.op if n.op != "attr" else f"attribute {n.name} (not declared)"
+                for n in e.nodes()
+                if n.op not in ARITY or (n.op == "attr" and n.name not in declared)
+            ]
             if bad:
                 raise RuntimeError(f"{op.name} {where}: {bad[0]} is not an operation of a tensor operator")
             if not reduces(e):

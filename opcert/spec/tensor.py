@@ -27,6 +27,7 @@ from opcert.errors import UsageError, choices
 from opcert.expr import Expr
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import round_fraction
+from opcert.spec.attrs import resolve
 from opcert.spec.model import Support, standard_of, support_at
 
 # The rules for a row with infinite entries, which the standards leave undefined: the default, and the named
@@ -44,8 +45,19 @@ DEFAULT_INF_RULE = "limit"
 RULE_MARK = "+"  # standard key + rule name: onnx+ieee
 
 
-def inf_rule_text(rule: str, op_name: str = "", key: str = "onnx") -> str:
+# the one rule of the normalizations (TensorOperator.nonfinite = "formula"): every value it gives at such a row
+# is NaN, +-0 or +-inf, exact in every format
+NONFINITE_FORMULA = (
+    "a row holding a NaN or an infinite entry takes the standard's formula in IEEE arithmetic: "
+    "LayerNormalization is NaN at every element (x - mean is inf - inf or NaN), RMSNormalization NaN at a NaN "
+    "or infinite entry and +-0 at the finite ones (x / inf)"
+)
+
+
+def inf_rule_text(rule: str, op_name: str = "", key: str = "onnx", nonfinite: str = "limit") -> str:
     """What a result says of its rows with infinite entries: the rule that applied, and how to choose the other."""
+    if nonfinite == "formula":
+        return f"rows with NaN or +-inf entries: {NONFINITE_FORMULA}"
     base = key.partition(RULE_MARK)[0]
     other = "ieee" if rule == DEFAULT_INF_RULE else DEFAULT_INF_RULE
     choose = f"{base}{RULE_MARK}ieee" if other == "ieee" else base
@@ -85,6 +97,18 @@ class TensorStandard:
     in_place: bool = True
     notes: str = ""
     inf_rule: str = DEFAULT_INF_RULE  # the rule for rows with infinite entries (INF_RULES): key+NAME selects one
+    # the attributes (LayerNormalization's epsilon): each default, the standard's own spelling of each name, and
+    # the values a run holds it to (name -> exact binary32 value, as pairs: with_values, spec.attrs.resolve)
+    defaults: dict = field(default_factory=dict, hash=False, compare=False)
+    attribute_names: dict = field(default_factory=dict, hash=False, compare=False)
+    attrs: tuple = ()
+
+    def has(self, name: str) -> bool:
+        return name in self.attribute_names
+
+    def values(self) -> dict:
+        """The attributes a run holds the standard to, as binary64 (each a binary32 value exactly)."""
+        return {k: float(v) for k, v in self.attrs}
 
     @property
     def name(self) -> str:
@@ -105,6 +129,9 @@ ROW_KINDS = {
     "nan_row": "a row holding a NaN gives NaN everywhere",
     "infinite_entries": "the limit rule for +-inf entries (limit_row)",
     "row_layout": "a row's outputs do not depend on the tensor around it (verify.tensor.layouts)",
+    "nonfinite_row": "a row holding a NaN or an infinite entry: the formula in IEEE arithmetic (NONFINITE_FORMULA)",
+    "row_bound": "|y_i| <= sqrt(n - k) for a row of n (k: RowProperty.bound_less)",
+    "moments": "the outputs' mean square is at most 1 (and their mean is 0: RowProperty.mean_zero)",
 }
 
 
@@ -119,6 +146,8 @@ class RowProperty:
     lower: float | None = None
     upper: float | None = None
     sum_of: str = "y"
+    bound_less: int = 0  # row_bound: the k in sqrt(n - k)
+    mean_zero: bool = False  # moments: the mean is 0 too
 
     def __post_init__(self):
         if self.kind not in ROW_KINDS:
@@ -144,13 +173,44 @@ class TensorOperator:
     # opcert's implementation in binary64: the most ULPs it may be off at an element of a row of n (tested)
     budget64: object = lambda n: 0.0
     runtimes: dict = field(default_factory=dict)
+    attributes: tuple = ()  # spec.model.Attribute: binary32 values, given per standard (TensorStandard.defaults)
+    # rows with a NaN or an infinite entry: "limit" (INF_RULES: Softmax's family) or "formula" (the formula in
+    # IEEE arithmetic: the normalizations, NONFINITE_FORMULA)
+    nonfinite: str = "limit"
+    # the rows a check generates besides the random ones (verify.tensor.measure.HARD_CASES): "exp" (the
+    # exponential's overflow and underflow, ties: Softmax's family) or "moments" (cancellation in the mean,
+    # squares that overflow, stalled sums, epsilon beside the variance: the normalizations)
+    hard_cases: str = "exp"
+    # opcert's implementation in binary64, before it is rounded into a narrower format: a bound on its error in
+    # binary64 ULPs of each value, f(rows) -> an array of the rows' shape (None: 16, Softmax's family); an
+    # element that close to a rounding boundary of the format is taken from the reference (impl.tensor_run)
+    error_bound: object = None
+    # in binary64 opcert's implementation is the reference (correctly rounded, at its cost): where no bound in
+    # ULPs holds for a binary64 expression (a deviation next to a row's mean, LayerNormalization)
+    reference_in_binary64: bool = False
     elementwise = False
-    attributes = ()
+
+    def attribute(self, name: str):
+        return next(a for a in self.attributes if a.name == name)
+
+    def with_values(self, std: TensorStandard, attrs: dict | None = None) -> TensorStandard:
+        """std holding the attributes `attrs` (name or alias -> value; the standard's defaults for the rest),
+        each rounded to binary32. UsageError naming an unknown attribute or a value outside its domain."""
+        if not self.attributes:
+            if attrs:
+                raise UsageError(f"{self.name} has no attributes (got {', '.join(map(str, attrs))})")
+            return std
+        return replace(std, attrs=tuple(sorted(resolve(self, attrs, std.name).items())))
 
     def standard(self, key: str | None = None) -> TensorStandard:
         """The standard called `key`; "KEY+RULE" (onnx+ieee) is that standard with RULE (INF_RULES) for its
         rows with infinite entries, which the standards leave undefined."""
         base, mark, rule = (key or "").partition(RULE_MARK)
+        if mark and self.nonfinite == "formula":
+            raise UsageError(
+                f"{self.name}: standard {key!r}: {self.name} has one rule for rows with NaN or infinite entries "
+                f"({NONFINITE_FORMULA}); give the standard's key alone: {choices(s.key for s in self.standards)}"
+            )
         if not mark:
             try:
                 return standard_of(self, key)
@@ -267,13 +327,22 @@ def ieee_nan(op: TensorOperator, row: np.ndarray) -> np.ndarray:
     return np.isnan(eval_numpy(op.reference_form, np.asarray(row, dtype=np.float64)[None, :], {}))[0]
 
 
-def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int = 1, rule: str = DEFAULT_INF_RULE):
+def over_rows(
+    op: TensorOperator,
+    rows: np.ndarray,
+    finite_block,
+    channels: int = 1,
+    rule: str = DEFAULT_INF_RULE,
+    attrs: dict | None = None,
+):
     """op's values over rows (2-D, binary64 or wider), under the rule for non-finite entries (limit_row):
     finite_block(block) gives the values over a 2-D block of finite rows of one length (a tuple of
     `channels` arrays where channels > 1: the reference's rounded values and exact midpoints); a row with
     NaN, +-inf entries is reduced to such a block (its finite entries, or a row of zeros) and the rest filled
     with NaN (a NaN row) or the operator's `absent` value. rule "ieee" (INF_RULES): NaN besides, wherever
-    the formula evaluated in IEEE arithmetic gives NaN (ieee_nan)."""
+    the formula evaluated in IEEE arithmetic gives NaN (ieee_nan). An operator whose nonfinite rule is
+    "formula" (the normalizations) takes its formula in IEEE arithmetic at every row with a NaN or an
+    infinite entry, with the attributes `attrs` (NONFINITE_FORMULA)."""
     if rule not in INF_RULES:
         raise ValueError(f"unknown rule for infinite entries {rule!r}")
     outs = [np.full(rows.shape, np.nan) for _ in range(channels)]
@@ -287,6 +356,12 @@ def over_rows(op: TensorOperator, rows: np.ndarray, finite_block, channels: int 
     finite = np.isfinite(rows).all(axis=1)
     if finite.any():
         put(finite, finite_block(rows[finite]))
+    if op.nonfinite == "formula":  # the other rows: the formula in IEEE arithmetic (NONFINITE_FORMULA)
+        if (~finite).any():
+            with np.errstate(all="ignore"):
+                ieee = eval_numpy(op.reference_form, rows[~finite].astype(np.float64), dict(attrs or {}))
+            put(~finite, ieee if channels == 1 else (ieee,) * channels)
+        return outs[0] if channels == 1 else tuple(outs)
     absent = -np.inf if op.absent == "-inf" else float(op.absent)
     nan_rows = np.isnan(rows).any(axis=1)  # every output NaN: left as filled, without a row's loop
     for i in np.nonzero(~finite & ~nan_rows)[0]:

@@ -83,6 +83,12 @@ def standards(onnx_name: str, dml_name: str, formula_text: str, formula, dml_tex
 
 
 NAN_ROW = RowProperty("nan", "nan_row", "a row holding a NaN gives NaN at every element of the row")
+NONFINITE = RowProperty(
+    "nonfinite",
+    "nonfinite_row",
+    "a row holding a NaN or an infinite entry gives, bit for bit, what the standard's formula gives in IEEE "
+    "arithmetic (NaN where it is NaN, +-0 where it is +-0)",
+)
 INFINITE = RowProperty(
     "infinite",
     "infinite_entries",
@@ -111,6 +117,7 @@ __all__ = [
     "INFINITE",
     "LAYOUT",
     "NAN_ROW",
+    "NONFINITE",
     "ONNX_1",
     "ONNX_11",
     "ONNX_13",

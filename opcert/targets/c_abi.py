@@ -153,5 +153,9 @@ class CTensorTarget(TensorTarget):
         y = np.empty_like(x)
         sizes = (ctypes.c_int64 * max(1, x.ndim))(*x.shape)
         axes = (ctypes.c_uint32 * max(1, len(reduced)))(*reduced)
-        self.fn(x.ctypes.data, y.ctypes.data, sizes, x.ndim, axes, len(reduced), None)
+        # the operator's attributes in its declaration's order (LayerNormalization: epsilon), each binary32
+        # exactly; NULL for an operator without any
+        values = std.values()
+        attrs = (ctypes.c_float * len(values))(*[values[a.name] for a in op.attributes]) if values else None
+        self.fn(x.ctypes.data, y.ctypes.data, sizes, x.ndim, axes, len(reduced), attrs)
         return y

@@ -47,8 +47,9 @@ class OpcertTensor(TensorTarget):
 
     def call(self, op, std, x, reduced):
         kind = std.axes.kind
+        attrs = dict(std.attrs)
         if kind == "list":
-            return run_tensor(op, x, standard=std.key, axes=list(reduced))
+            return run_tensor(op, x, standard=std.key, axes=list(reduced), attrs=attrs)
         if kind == "last":
-            return run_tensor(op, x, standard=std.key)
-        return run_tensor(op, x, standard=std.key, axis=reduced[0])
+            return run_tensor(op, x, standard=std.key, attrs=attrs)
+        return run_tensor(op, x, standard=std.key, axis=reduced[0], attrs=attrs)

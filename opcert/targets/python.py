@@ -127,14 +127,18 @@ def keywords_not_taken(name: str, fn, given: dict) -> str | None:
 
 
 class PythonTensorTarget(TensorTarget):
-    """`module:function` for the tensor operators: f(x, axis=int or tuple) -> array."""
+    """`module:function` for the tensor operators: f(x, axis=int or tuple) -> array; an operator's attributes
+    as keywords besides (LayerNormalization: f(x, axis=..., epsilon=...))."""
 
     def __init__(self, name: str):
         self.fn, self.version = load_callable(name, "f(x, axis=...) -> ndarray")
         self.name = name
 
+    def unsupported(self, op, std, dtype, reduced, rank):
+        return keywords_not_taken(self.name, self.fn, std.values())
+
     def call(self, op, std, x, reduced):
-        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced))
+        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced), **std.values())
 
 
 @lru_cache(maxsize=1)

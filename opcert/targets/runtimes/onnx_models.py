@@ -122,6 +122,21 @@ def scalar_initializer(value, dtype: str, name: str):
     return t
 
 
+def ones_initializer(shape, dtype: str, name: str):
+    """An initializer of ones of `shape` in dtype (bfloat16 through its bits, typed as ONNX's bfloat16)."""
+    from onnx import numpy_helper
+
+    arr = np.ones(tuple(shape), dtype=get_format(dtype).dtype)
+    t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
+    if dtype == "bfloat16":
+        t.data_type = ONNX_ELEM["bfloat16"]
+    return t
+
+
+# the tensor operators whose ONNX node takes a Scale input (given as ones: their declarations' Scale of 1)
+SCALED_NORMALIZATIONS = ("LayerNormalization", "RMSNormalization")
+
+
 def graph_model(nodes, name: str, xs, ys, elem: int, shape, inits, opset: int):
     """A model of these nodes: inputs xs and outputs ys of ONNX type `elem` and `shape`, the default domain at
     `opset`."""
@@ -215,8 +230,8 @@ class OnnxTensorModels(TensorTarget):
     refused: dict
 
     def _opset_axis(self, std, reduced, rank):
-        if std.key in ("onnx-1", "onnx-11", "onnx"):
-            return {"onnx-1": 1, "onnx-11": 11, "onnx": 13}[std.key], reduced[0]
+        if std.key.startswith("onnx"):  # the standard's own opset: Softmax 1, 11, 13; LayerNormalization 17
+            return int(std.support[0].since), reduced[0]
         if len(reduced) == 1:
             return 13, reduced[0]
         if _trailing(reduced, rank):
@@ -249,12 +264,17 @@ class OnnxTensorModels(TensorTarget):
 
         opset, axis = self._opset_axis(std, reduced, x.ndim)
         elem = ONNX_ELEM[x.dtype.name]
-        node = helper.make_node(op.name, ["X"], ["Y"], axis=int(axis))
+        inputs, inits = ["X"], []
+        if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
+            inputs.append("Scale")
+            inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
+        node = helper.make_node(op.name, inputs, ["Y"], axis=int(axis), **std.values())
         g = helper.make_graph(
             [node],
             f"opcert_{op.name}",
             [helper.make_tensor_value_info("X", elem, x.shape)],
             [helper.make_tensor_value_info("Y", elem, x.shape)],
+            initializer=inits,
         )
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
         m.ir_version = 9

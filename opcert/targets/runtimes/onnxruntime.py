@@ -198,7 +198,7 @@ class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
         return self.refusal(op, std, dtype, reduced, rank)
 
     def call(self, op, std, x, reduced):
-        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
+        key = (op.name, std.key, std.attrs, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
         if key not in self.sessions:
             opts = self.ort.SessionOptions()
             opts.log_severity_level = 3

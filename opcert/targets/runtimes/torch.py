@@ -19,6 +19,8 @@ from opcert.targets.runtimes.onnx_models import BinaryRuntime
 
 # the tensor operators torch has a function for (torch.nn.functional)
 TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
+# the normalizations: f(x, normalized_shape, eps=epsilon) over the trailing axes (weight None: Scale 1)
+NORMALIZATIONS = {"LayerNormalization": "layer_norm", "RMSNormalization": "rms_norm"}
 
 
 @contextlib.contextmanager
@@ -150,7 +152,7 @@ class TorchTensor(TensorTarget):
         self.version = torch.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if op.name not in TENSOR_FUNCTIONS:
+        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS:
             return f"torch {self.version} has no {op.name} function"
         return None
 
@@ -164,11 +166,15 @@ class TorchTensor(TensorTarget):
             if x.dtype.name == "bfloat16"
             else torch.from_numpy(np.ascontiguousarray(x))
         )
-        fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
         r = x.ndim
-        if len(reduced) == 1:
+        if op.name in NORMALIZATIONS:  # reduced: the trailing axes (the standard's rule)
+            fn = getattr(torch.nn.functional, NORMALIZATIONS[op.name])
+            y = fn(t, tuple(x.shape[reduced[0] :]), eps=std.values()["epsilon"])
+        elif len(reduced) == 1:
+            fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
             y = fn(t, dim=reduced[0])
         else:
+            fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
             rest = [a for a in range(r) if a not in reduced]
             perm = rest + list(reduced)
             moved = t.permute(perm)

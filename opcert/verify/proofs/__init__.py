@@ -35,7 +35,7 @@ from opcert.verify.accuracy.measure import measure
 from opcert.verify.proofs import descriptors, impl_level, spec_level
 from opcert.verify.proofs.axes import prove_axis_rules
 from opcert.verify.proofs.pow_reals import prove_pow_reals
-from opcert.verify.proofs.rows import prove_rows
+from opcert.verify.proofs.rows import attribute_terms, prove_rows
 from opcert.verify.result import ProofReport, PropertyResult
 from opcert.workers import die_with_parent, fresh_stdio, warm_before_fork
 
@@ -197,7 +197,7 @@ def prove_tensor(
             by_formula.setdefault(std.formula, []).append(std.key)
         for formula, keys in by_formula.items():
             for p in chosen:
-                r = prove_rows(op, p, formula, {}, _rlimit(rlimit), ", ".join(keys))
+                r = prove_rows(op, p, formula, attribute_terms(op), _rlimit(rlimit), ", ".join(keys))
                 if len(by_formula) > 1:
                     r.statement += f" ({', '.join(keys)})"
                 report.properties.append(r)

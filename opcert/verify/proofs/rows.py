@@ -48,7 +48,8 @@ class _RowDomain(Domain):
         return list(self.row)
 
     def attr(self, e):
-        return [Q(self.attrs[e.name])] * self.n
+        v = self.attrs[e.name]  # a value, or a z3 real: every value of the attribute's domain (attribute_facts)
+        return [v if isinstance(v, z3.ArithRef) else Q(v)] * self.n
 
     def const(self, e):
         v = self.model.named(e.name) if e.name is not None else Q(e.value)
@@ -144,6 +145,8 @@ def _axioms(model: RealModel) -> list:
                 v = p.exact(Fraction(at))
                 if v is not None:
                     out.append(z3.Implies(t == at, ft == Q(v)))
+            if name == "sqrt":  # the square root's defining identity, on its domain
+                out.append(z3.Implies(t >= 0, z3.And(ft >= 0, ft * ft == t)))
             if name == "log":  # log(t) has the sign of t - 1
                 out += [z3.Implies(t > 1, ft > 0), z3.Implies(z3.And(t > 0, t < 1), ft < 0)]
         for i, (t1, f1) in enumerate(apps):
@@ -250,15 +253,47 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
             yi = fold(formula, _RowDomain(m, xi, attrs))
             claims += [yi[i] >= y[i], *[yi[j] <= y[j] for j in range(n) if j != i]]
         claim = z3.Implies(d > 0, z3.And(*claims))
+    elif p.kind in ("row_bound", "moments"):
+        if p.kind == "row_bound":
+            claim = z3.And(*[v * v <= n - p.bound_less for v in y])
+        else:
+            claim = z3.And(z3.Sum([v * v for v in y]) <= n, *([z3.Sum(y) == 0] if p.mean_zero else []))
+        # where the formula is defined: every square root's argument (variance + epsilon) above 0
+        defined = [t > 0 for t, _ in m.apps.get("sqrt", [])]
+        claim = z3.Implies(z3.And(*defined), claim)
     else:
         return None
+    extra = extra + attribute_facts(op, attrs)
     return claim, lambda: extra + _axioms(m) + _compositions(m), m
+
+
+def attribute_facts(op, attrs: dict) -> list:
+    """The domains of the attributes given as z3 reals (every value of the domain: epsilon >= 0)."""
+    out = []
+    for a in getattr(op, "attributes", ()):
+        v = attrs.get(a.name)
+        if isinstance(v, z3.ArithRef) and a.domain.lower is not None:
+            lo = Q(a.domain.lower)
+            out.append(v > lo if a.domain.lower_open else v >= lo)
+    return out
+
+
+def attribute_terms(op) -> dict:
+    """Each attribute of op as a z3 real: the row properties proved for every value of its domain."""
+    return {a.name: z3.Real(a.name) for a in getattr(op, "attributes", ())}
 
 
 ARGUMENT = (
     "for longer rows, the same argument: it uses per-element facts (exp > 0 and increasing, "
     "exp(a + c) = exp(a) exp(c), log increasing with log(1) = 0, exp(log t) = t) and the row's sum, maximum "
     "and first maximum, never the number of elements"
+)
+
+
+# the normalizations' bound and moments: a theorem for every length, which z3 is given length by length
+MOMENTS_ARGUMENT = (
+    "for longer rows, Cauchy-Schwarz: the deviations d sum to 0, so d_i^2 <= (n - 1)/n sum d_j^2, and the "
+    "mean square is var / (var + epsilon) <= 1; z3 proves it length by length (1 to 4 here), not for every n"
 )
 
 
@@ -271,7 +306,7 @@ def prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards:
 
 def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
     t0 = time.perf_counter()
-    if p.kind in ("nan_row", "infinite_entries"):
+    if p.kind in ("nan_row", "infinite_entries", "nonfinite_row"):
         return PropertyResult(
             p.name,
             p.kind,
@@ -330,5 +365,5 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
         "proved",
         f"z3, real rows of 1 to {MAX_LENGTH} elements ({standards}' formula)",
         elapsed_s=time.perf_counter() - t0,
-        note=ARGUMENT,
+        note=MOMENTS_ARGUMENT if p.kind in ("row_bound", "moments") else ARGUMENT,
     )

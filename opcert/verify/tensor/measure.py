@@ -27,6 +27,7 @@ from opcert.errors import TargetFailure, UsageError
 from opcert.formats import get_format
 from opcert.progress import Progress
 from opcert.spec import get_tensor_operator
+from opcert.spec.attrs import describe
 from opcert.spec.row_reference import reference_detailed
 from opcert.spec.tensor import DEFAULT_INF_RULE, inf_rule_text, reduced_axes, to_rows
 from opcert.targets import tensor as tensor_targets
@@ -82,6 +83,7 @@ class RowResult:
     inf_rule: str = DEFAULT_INF_RULE  # the rule rows with infinite entries were held to (spec.tensor.INF_RULES)
     inf_rule_text: str = ""  # that rule in words, and how to choose the other
     enforcement: dict | None = None  # which declared properties the command enforced, reported, waived
+    attrs: dict = field(default_factory=dict)  # the attributes held to (spec.attrs.describe): LayerNorm's epsilon
 
     @property
     def ok(self) -> bool:
@@ -104,7 +106,7 @@ class RowResult:
             {
                 "kind": "rows",
                 "inputs_checked": self.elements,
-                "attrs": {},
+                "attrs": self.attrs,
                 "notes": self._notes(),
                 "target_info": {"name": self.target, "kind": "tensor", "version": self.target_version},
             }
@@ -218,22 +220,7 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
         for n in lengths:
             m = max(1, per // n)
             rows(f"random rows of {n} (scale {scale:g})", rng.standard_normal((m, n)) * scale)
-    # the exponential overflows the format's own arithmetic, then binary32's, then binary64's, unless the
-    # row maximum is subtracted
-    big = [v for v in (11.5, 95.0, 720.0) if v < fmt.max_finite / 2]
-    for v in big:
-        rows(
-            f"values near {v:g} (exp overflows without the row maximum subtracted)",
-            v + rng.standard_normal((64, 8)) * min(1.0, v / 64),
-        )
-    # one dominant element, the others' outputs subnormal in the format
-    tiny = -math.log(2.0 ** (fmt.emin)) + 2
-    dom = np.concatenate([np.zeros((32, 1)), -tiny - rng.uniform(0, 8, (32, 7))], axis=1)
-    rows("one dominant element, subnormal outputs for the others", dom)
-    ties = rng.integers(0, 3, (256, 6)).astype(np.float64)
-    rows("ties (small integers)", ties)
-    rows("equal elements: rows of 3 and of 4,096", np.zeros((4, 3)))
-    rows("equal elements, 4,096 (a float16 sum stalls at 2,048)", np.full((2, 4096), 1.5))
+    HARD_CASES[op.hard_cases](rows, fmt, rng)
     rows("a long row of 100,000", rng.standard_normal((1, 100_000)) * 3)
     inf, nan = np.inf, np.nan
     specials = [
@@ -272,6 +259,64 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     return out
 
 
+def _exp_cases(rows, fmt, rng) -> None:
+    """Where the bugs of Softmax's family live: the exponential's overflow and underflow, ties, stalled sums."""
+    # the exponential overflows the format's own arithmetic, then binary32's, then binary64's, unless the
+    # row maximum is subtracted
+    big = [v for v in (11.5, 95.0, 720.0) if v < fmt.max_finite / 2]
+    for v in big:
+        rows(
+            f"values near {v:g} (exp overflows without the row maximum subtracted)",
+            v + rng.standard_normal((64, 8)) * min(1.0, v / 64),
+        )
+    # one dominant element, the others' outputs subnormal in the format
+    tiny = -math.log(2.0 ** (fmt.emin)) + 2
+    dom = np.concatenate([np.zeros((32, 1)), -tiny - rng.uniform(0, 8, (32, 7))], axis=1)
+    rows("one dominant element, subnormal outputs for the others", dom)
+    ties = rng.integers(0, 3, (256, 6)).astype(np.float64)
+    rows("ties (small integers)", ties)
+    rows("equal elements: rows of 3 and of 4,096", np.zeros((4, 3)))
+    rows("equal elements, 4,096 (a float16 sum stalls at 2,048)", np.full((2, 4096), 1.5))
+
+
+def _moment_cases(rows, fmt, rng) -> None:
+    """Where the normalizations' bugs live (issue 53's classes): a large mean beside a small spread (the
+    variance as E[x^2] - E[x]^2 cancels to 0 or below), squares that overflow the format, long rows whose
+    sums stall in a 16-bit accumulator, epsilon of the order of the variance, rows of equal values (variance
+    0), one outlier, and large and tiny rows."""
+    ulp1 = 2.0 ** (1 - fmt.p)
+    top = fmt.max_finite
+    # consecutive values of the format far from 0: E[x^2] - E[x]^2 in the format's own arithmetic is 0 or
+    # negative (LayerNormalization of [40000, 40001, 40002, 40003] in float32 as NaN)
+    for mean in (2.0 ** min(fmt.p - 8, 15), 2.0 ** min(fmt.p - 2, 15) * 0.75):
+        step = mean * ulp1
+        rows(
+            f"a large mean ({mean:g}) and a spread of a few values of the format",
+            mean + step * rng.integers(0, 8, (64, 4)).astype(np.float64),
+        )
+    rows("[40000, 40001, 40002, 40003] and its neighbours", 40000.0 + np.arange(4.0)[None, :] + np.arange(8.0)[:, None])
+    # x^2 overflows the format: sqrt(max) and beyond
+    big = math.sqrt(top) * 2
+    if big < top / 8:
+        rows(f"values near {big:.4g} (their squares overflow the format)", big * (1 + rng.uniform(-0.5, 0.5, (32, 8))))
+    # long rows: a float16 or bfloat16 running sum of 4,096 values near 1.5 stalls
+    rows("4,096 values near 1.5 (a 16-bit running sum stalls at 2,048)", 1.5 + rng.uniform(-0.25, 0.25, (2, 4096)))
+    # epsilon (1e-5 by default) of the order of the variance: spreads of 1e-2 to 1e-3
+    for sd in (3e-3, 1e-2):
+        rows(f"spread {sd:g} (variance near epsilon 1e-5)", 1.0 + sd * rng.standard_normal((64, 16)))
+    rows("rows of equal values (variance 0): 3 and 4,096", np.full((2, 3), 7.0))
+    rows("equal values, 4,096 (variance 0)", np.full((1, 4096), 0.5))
+    out = np.zeros((4, 1000))
+    out[:, 0] = 1000.0
+    rows("one outlier in a row of 1,000 (|y| near sqrt(n - 1))", out + rng.uniform(-1e-3, 1e-3, out.shape))
+    tiny = 2.0 ** (fmt.emin + 4)
+    rows("tiny values (squares underflow)", tiny * rng.standard_normal((32, 8)))
+
+
+# the hard rows of each operator family (TensorOperator.hard_cases)
+HARD_CASES = {"exp": _exp_cases, "moments": _moment_cases}
+
+
 @dataclass(frozen=True)
 class RowOptions:
     """How measure_rows measures: whose definition, how many random elements from which seed, the per-output
@@ -284,6 +329,7 @@ class RowOptions:
     max_ulp: float = 0.5
     isolation: str = "process"
     exhaustive: bool = False
+    attrs: tuple = ()  # (name, value) pairs: LayerNormalization's epsilon; the standard's defaults for the rest
 
 
 def measure_rows(
@@ -297,8 +343,9 @@ def measure_rows(
     o = replace(options or RowOptions(), **keywords)
     op, named = get_tensor_operator(op)
     std = op.standard(o.standard or named)
+    std = op.with_values(std, dict(o.attrs))
     fmt = get_format(dtype)
-    o = _settled(op, fmt, replace(o, standard=std.name), std)
+    o = _settled(op, fmt, replace(o, standard=std.name, attrs=tuple((k, float(v)) for k, v in std.attrs)), std)
     if target != "opcert" and o.isolation == "process" and not in_worker():
         try:
             return run_isolated(measure_rows, op.name, target, dtype, replace(o, isolation="none"))
@@ -321,7 +368,8 @@ def measure_rows(
         command=_command(op, target, fmt, o),
         allowed_ulp=o.max_ulp,
         inf_rule=std.inf_rule,
-        inf_rule_text=inf_rule_text(std.inf_rule, op.name, std.name),
+        inf_rule_text=inf_rule_text(std.inf_rule, op.name, std.name, op.nonfinite),
+        attrs=describe(dict(std.attrs)),
     )
     try:
         tgt = tensor_targets.load(target)  # through the module: tests stand a target in for it
@@ -341,7 +389,12 @@ def measure_rows(
             res.cases.append({"label": case.label, "shape": list(case.x.shape), "axes": list(reduced), "skipped": why})
             continue
         ref = reference_detailed(
-            op, case.x, standard=std.name, axis=case.axis, axes=list(case.axes) if case.axes else None
+            op,
+            case.x,
+            standard=std.name,
+            axis=case.axis,
+            axes=list(case.axes) if case.axes else None,
+            attrs=dict(std.attrs),
         )
         try:
             y = call_target(tgt, op, std, case.x, reduced)
@@ -372,6 +425,11 @@ def measure_rows(
 
 def _settled(op, fmt, o: RowOptions, std=None) -> RowOptions:
     """o with its default sample size; UsageError for a format, sample size or exhaustive run it cannot take."""
+    if o.exhaustive and op.hard_cases != "exp":
+        raise UsageError(
+            f"exhaustive (every row of two 16-bit values) is Softmax's family's sweep; {op.name}'s rows are "
+            "sampled (no --exhaustive)"
+        )
     if o.exhaustive and std is not None and std.inf_rule != DEFAULT_INF_RULE:
         raise UsageError(
             f"exhaustive (every row of two 16-bit values) holds rows with infinite entries to the "
@@ -394,7 +452,9 @@ def _settled(op, fmt, o: RowOptions, std=None) -> RowOptions:
 def _command(op, target, fmt, o: RowOptions) -> str:
     return (
         f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {o.standard} "
-        f"--samples {o.samples} --seed {o.seed}" + (" --exhaustive" if o.exhaustive else "")
+        f"--samples {o.samples} --seed {o.seed}"
+        + "".join(f" --attr {k}={np.float32(v)!s}" for k, v in o.attrs)  # the shortest text of its binary32 value
+        + (" --exhaustive" if o.exhaustive else "")
     )
 
 

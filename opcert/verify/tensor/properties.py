@@ -57,7 +57,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
         checked = bad = 0
         example = None
         note = None
-        if kind in ("range", "nan_row", "infinite_entries", "one_hot_first", "row_sum"):
+        if kind in ("range", "nan_row", "infinite_entries", "one_hot_first", "row_sum", *ROW_MOMENTS):
             for case, reduced, xr, yr, ref in _rows_of(stats):
                 rr = to_rows(ref.rounded, reduced)[0]
                 y64, x64 = yr.astype(np.float64), xr.astype(np.float64)
@@ -79,6 +79,9 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                     tol = max(0, math.ceil(max_ulp - 0.5))
                     viol = inf_row[:, None] & (ordinal_distance(yr, rr, fmt) > tol)
                     checked += int(inf_row.sum())
+                elif kind in ROW_MOMENTS:
+                    viol, n_rows = _moments(p, fmt, x64, y64, rr, max_ulp)
+                    checked += n_rows
                 elif kind == "one_hot_first":
                     viol = ~nan_row[:, None] & ~same_bits(yr, rr, fmt)
                     checked += int((~nan_row).sum())
@@ -113,6 +116,39 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
         status = "refuted" if bad else "checked"
         out.append(_result(p, status, checked, bad, example, note))
     return out
+
+
+ROW_MOMENTS = ("nonfinite_row", "row_bound", "moments")
+
+
+def _moments(p, fmt, x64, y64, rr, max_ulp):
+    """(violations per row, rows checked) of the normalizations' row claims. nonfinite_row: every output of a
+    row holding NaN or +-inf is NaN. row_bound and moments, on the rows whose reference is a number: each
+    output within e = max(max_ulp, 1/2) ULPs of its exact value moves |y_i| by at most e 2^(1-p) |y_i| (plus
+    half the smallest subnormal), so |y_i| <= sqrt(n - k) (1 + e 2^(1-p)), the mean square <= (1 + e
+    2^(1-p))^2, and |sum y_i| <= e 2^(1-p) sum |y_i| + n 2^(emin-p+1) where the exact mean is 0."""
+    nonfinite = ~np.isfinite(x64).all(axis=1)
+    if p.kind == "nonfinite_row":  # bit for bit (any NaN for a NaN): the formula's NaN, +-0 and +-inf
+        return nonfinite[:, None] & (ordinal_distance(y64.astype(fmt.dtype), rr, fmt) > 0), int(nonfinite.sum())
+    n = x64.shape[1]
+    if n == 0:  # an empty row has no outputs to hold to anything
+        return np.zeros((x64.shape[0], 1), dtype=bool), 0
+    keep = ~nonfinite & ~np.isnan(np.asarray(rr, dtype=np.float64)).any(axis=1) & (n > 0)
+    rel = max(max_ulp, 0.5) * 2.0 ** (1 - fmt.p)
+    tiny = 2.0 ** (fmt.emin - fmt.p + 1)
+    viol = np.zeros(x64.shape[0], dtype=bool)
+    with np.errstate(all="ignore"):
+        if p.kind == "row_bound":
+            bound = math.sqrt(max(n - p.bound_less, 0)) * (1 + rel) + tiny
+            viol = ~(np.abs(y64) <= bound).all(axis=1)
+        else:
+            y = y64.astype(np.longdouble)
+            ms = np.mean(y * y, axis=1)
+            viol = ~(ms <= (1 + rel) ** 2 * (1 + 2.0**-40) + n * tiny * tiny)
+            if p.mean_zero:
+                sums = np.array([abs(math.fsum(r)) if np.isfinite(r).all() else math.inf for r in y64])
+                viol |= ~(sums <= rel * np.abs(y64).sum(axis=1) * (1 + 2.0**-40) + n * tiny)
+    return (viol & keep)[:, None], int(keep.sum())
 
 
 def _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp):

@@ -1,0 +1,111 @@
+"""LayerNormalization: ONNX LayerNormalization-17, each row normalized to mean 0 and variance 1 (Scale 1, B 0)."""
+
+import numpy as np
+
+from opcert.expr import attr, lift, rowmax, rowsum, sqrt
+from opcert.expr.numpy_eval import depth
+from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
+from opcert.spec.model import Attribute, AttributeDomain, Support
+from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
+from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, SHIFT, RowProperty, x
+
+epsilon = attr("epsilon")
+n = rowsum(lift(1))  # the row's length
+d = x - rowsum(x) / n
+
+# opcert's implementation (binary64): the mean by the corrected two-pass algorithm (Chan, Golub and LeVeque),
+# m_hi and then the mean of x - m_hi, which is 0 over the reals and corrects m_hi's rounding in binary64. A
+# deviation next to the mean is then x - m_hi exactly (Sterbenz) less a small correction: a few binary64
+# ULPs of itself. (Without the correction an element next to the mean of a row of 4,096 was 7,767 binary64
+# ULPs off; with the row maximum subtracted first, 776 in a row of 8: x - max rounds at the scale of the row.)
+m_hi = rowsum(x) / n
+c = x - m_hi
+dc = c - rowsum(c) / n
+CORRECTED = dc / sqrt(rowsum(dc * dc) / n + epsilon)
+# The reference's fast path (balls): the row maximum subtracted first, exact where the row's values are within
+# a factor 2 of it (Sterbenz), where the mean cancels: [40000, 40001, 40002, 40003] as [-3, -2, -1, 0], each
+# ball of radius 0. Over the reals all three forms are the standard's formula.
+t = x - rowmax(x)
+dt = t - rowsum(t) / n
+SHIFTED = dt / sqrt(rowsum(dt * dt) / n + epsilon)
+
+
+def deviation_bound(rows: np.ndarray) -> np.ndarray:
+    """The binary64 implementation's error at each element, in binary64 ULPs of its value: the correction's
+    error is (depth + 3) u max|c| in absolute terms (depth: of the pairwise sum), so relative to a deviation
+    c_i it is (depth + 3) max|c| / |c_i| ULPs, with the division, square root and variance's (depth / 2 + 4)
+    besides; 4x that for the margin, the bound being estimated from binary64's own deviations."""
+    k = depth(rows.shape[1]) + 4
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape)
+    with np.errstate(all="ignore"):
+        c = np.abs(rows - rows.mean(axis=1, keepdims=True))
+        ratio = np.where(c > 0, c.max(axis=1, keepdims=True, initial=0.0) / c, np.inf)
+    return 4 * (k * np.minimum(ratio, 2.0**40) + k)
+
+
+OPERATOR = TensorOperator(
+    name="LayerNormalization",
+    summary="(x_i - mean) / sqrt(variance + epsilon) over a row (the trailing axes from axis)",
+    family="normalization",
+    standards=(
+        TensorStandard(
+            "onnx",
+            "LayerNormalization",
+            ONNX_DOC.format("LayerNormalization"),
+            "Mean = ReduceMean<axes=normalized_axes>(X); D = Sub(X, Mean); DD = Mul(D, D); "
+            "Var = ReduceMean<axes=normalized_axes>(DD); VarEps = Add(Var, epsilon); StdDev = Sqrt(VarEps); "
+            "Normalized = Div(D, StdDev); Y = Mul(Normalized, Scale) + B",
+            d / sqrt(rowsum(d * d) / n + epsilon),
+            AxisRule(
+                "coerce-2d",
+                default=-1,
+                negative=True,
+                text="normalized over the axes from axis (default -1) to the last, flattened; axis in -rank to "
+                "rank - 1",
+            ),
+            (Support("17", FLOATS_ONNX),),
+            versions=("17",),
+            defaults={"epsilon": 1e-5},
+            attribute_names={"epsilon": "epsilon"},
+            notes="Scale is 1 and B is absent (0): the targets are given a Scale of ones. stash_type is the "
+            "standard's default, 1 (Mean and InvStdDev in float32): the exact reference does not depend on it; "
+            "a kernel that computes in a narrower type shows it in its errors",
+        ),
+    ),
+    primary="onnx",
+    implementation=CORRECTED,
+    reference_form=SHIFTED,
+    absent=0,
+    attributes=(
+        Attribute(
+            "epsilon",
+            "added to the variance under the square root",
+            AttributeDomain(lower=0.0, description="a finite binary32 value >= 0"),
+        ),
+    ),
+    nonfinite="formula",
+    hard_cases="moments",
+    error_bound=deviation_bound,
+    reference_in_binary64=True,
+    properties=(
+        SHIFT,
+        PERMUTATION,
+        RowProperty(
+            "bound",
+            "row_bound",
+            "|y_i| <= sqrt(n - 1) in a row of n (Cauchy-Schwarz: the deviations sum to 0)",
+            bound_less=1,
+        ),
+        RowProperty(
+            "moments",
+            "moments",
+            "the outputs of a row have mean 0 and mean square var / (var + epsilon) <= 1 (a kernel's outputs, "
+            "each within e ULPs: within e 2^(1-p) of it, relative to the row's magnitudes)",
+            mean_zero=True,
+        ),
+        NONFINITE,
+        LAYOUT,
+    ),
+    budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
+)

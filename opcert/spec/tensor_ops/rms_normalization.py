@@ -1,0 +1,70 @@
+"""RMSNormalization: ONNX RMSNormalization-23, each row divided by its root mean square (Scale 1)."""
+
+from opcert.expr import attr, lift, rowsum, sqrt
+from opcert.expr.numpy_eval import depth
+from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
+from opcert.spec.model import Attribute, AttributeDomain, Support
+from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
+from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, RowProperty, x
+
+epsilon = attr("epsilon")
+n = rowsum(lift(1))  # the row's length
+RMS = x / sqrt(rowsum(x * x) / n + epsilon)
+
+OPERATOR = TensorOperator(
+    name="RMSNormalization",
+    summary="x_i / sqrt(mean(x^2) + epsilon) over a row (the trailing axes from axis)",
+    family="normalization",
+    standards=(
+        TensorStandard(
+            "onnx",
+            "RMSNormalization",
+            ONNX_DOC.format("RMSNormalization"),
+            "XSquared = Mul(X, X); XSquaredMean = ReduceMean<axes=normalized_axes>(XSquared); "
+            "MeanSquareEpsilon = Add(XSquaredMean, epsilon); RMS = Sqrt(MeanSquareEpsilon); "
+            "Normalized = Div(X, RMS); Y = Mul(Normalized, Scale)",
+            RMS,
+            AxisRule(
+                "coerce-2d",
+                default=-1,
+                negative=True,
+                text="normalized over the axes from axis (default -1) to the last, flattened; axis in -rank to "
+                "rank - 1",
+            ),
+            (Support("23", FLOATS_ONNX),),
+            versions=("23",),
+            defaults={"epsilon": 1e-5},
+            attribute_names={"epsilon": "epsilon"},
+            notes="Scale is 1: the targets are given a Scale of ones. stash_type is the standard's default, 1 "
+            "(float32): the exact reference does not depend on it",
+        ),
+    ),
+    primary="onnx",
+    implementation=RMS,
+    reference_form=RMS,
+    absent=0,
+    attributes=(
+        Attribute(
+            "epsilon",
+            "added to the mean square under the square root",
+            AttributeDomain(lower=0.0, description="a finite binary32 value >= 0"),
+        ),
+    ),
+    nonfinite="formula",
+    hard_cases="moments",
+    # no cancellation: the sum of squares, the division and the square root, (depth + 8) binary64 ULPs at most
+    error_bound=lambda rows: 2.0 * (depth(rows.shape[1]) + 8),
+    properties=(
+        PERMUTATION,
+        RowProperty("bound", "row_bound", "|y_i| <= sqrt(n) in a row of n", bound_less=0),
+        RowProperty(
+            "moments",
+            "moments",
+            "the outputs of a row have mean square mean(x^2) / (mean(x^2) + epsilon) <= 1 (a kernel's outputs, "
+            "each within e ULPs: within e 2^(1-p) of it)",
+        ),
+        NONFINITE,
+        LAYOUT,
+    ),
+    budget64=lambda n: 4 + depth(n),
+)

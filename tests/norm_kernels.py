@@ -1,0 +1,109 @@
+"""LayerNormalization and RMSNormalization kernels with the bugs runtimes have had (issue 53), as
+`module:function` targets f(x, axis, epsilon) -> y over the trailing axes from `axis`, and a careful one.
+Each computes what its name says, nothing more."""
+
+import numpy as np
+
+
+def _rows(x, axis):
+    """x as 2-D rows over the trailing axes from axis (an int, or the tuple of those axes), and the shape to
+    put them back in."""
+    a = (axis[0] if isinstance(axis, tuple) else axis) % x.ndim
+    n = int(np.prod(x.shape[a:], dtype=np.int64))
+    return x.reshape(-1, n), x.shape
+
+
+def ln_careful(x, axis=-1, epsilon=1e-5):
+    """binary64 throughout, the mean by the corrected two-pass algorithm, one rounding into x's format."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    v = r.astype(np.float64)
+    m = v.mean(axis=1, keepdims=True)
+    c = v - m
+    c = c - c.mean(axis=1, keepdims=True)
+    y = c / np.sqrt((c * c).mean(axis=1, keepdims=True) + np.float64(epsilon))
+    return y.astype(x.dtype).reshape(shape)
+
+
+def ln_naive_variance(x, axis=-1, epsilon=1e-5):
+    """The variance as E[x^2] - E[x]^2 in float32 (NaN where it cancels below -epsilon)."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    v = r.astype(np.float32)
+    m = v.mean(axis=1, keepdims=True, dtype=np.float32)
+    var = (v * v).mean(axis=1, keepdims=True, dtype=np.float32) - m * m
+    y = (v - m) / np.sqrt(var + np.float32(epsilon))
+    return y.astype(x.dtype).reshape(shape)
+
+
+def ln_float16_accumulation(x, axis=-1, epsilon=1e-5):
+    """Sums accumulated one term at a time in float16 (a running sum of 4,096 values near 1.5 stalls at
+    2,048), the rest in float32."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    n = np.float32(r.shape[1])
+    v = r.astype(np.float32)
+    m = np.cumsum(r.astype(np.float16), axis=1, dtype=np.float16)[:, -1:].astype(np.float32) / n
+    d = v - m
+    dd = (d * d).astype(np.float16)
+    var = np.cumsum(dd, axis=1, dtype=np.float16)[:, -1:].astype(np.float32) / n
+    y = d / np.sqrt(var + np.float32(epsilon))
+    return y.astype(x.dtype).reshape(shape)
+
+
+def ln_stash_ignored(x, axis=-1, epsilon=1e-5):
+    """stash_type ignored: the mean and the variance in the input's own format (float16's), not float32."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    t = r.dtype
+    m = r.mean(axis=1, keepdims=True, dtype=t)
+    d = r - m
+    var = (d * d).mean(axis=1, keepdims=True, dtype=t)
+    y = d / np.sqrt(var + t.type(epsilon))
+    return y.astype(x.dtype).reshape(shape)
+
+
+def ln_epsilon_after_sqrt(x, axis=-1, epsilon=1e-5):
+    """epsilon added after the square root: (x - mean) / (sqrt(var) + epsilon), binary64, rounded once."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    v = r.astype(np.float64)
+    c = v - v.mean(axis=1, keepdims=True)
+    y = c / (np.sqrt((c * c).mean(axis=1, keepdims=True)) + np.float64(epsilon))
+    return y.astype(x.dtype).reshape(shape)
+
+
+def rms_careful(x, axis=-1, epsilon=1e-5):
+    """binary64 throughout (the row scaled by a power of two first: no square overflows), rounded once."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    v = r.astype(np.float64)
+    with np.errstate(all="ignore"):
+        top = np.max(np.abs(v), axis=1, keepdims=True)
+        k = np.where(np.isfinite(top) & (top > 0), np.frexp(top)[1], 0).astype(np.float64)
+        s = np.ldexp(1.0, -k.astype(int))
+        u = v * s
+        y = u / np.sqrt((u * u).mean(axis=1, keepdims=True) + np.float64(epsilon) * s * s)
+    return y.astype(x.dtype).reshape(shape)
+
+
+def rms_in_format(x, axis=-1, epsilon=1e-5):
+    """Everything in the input's own format: squares of float16 values from 256 on overflow to inf."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    t = r.dtype
+    with np.errstate(all="ignore"):
+        y = r / np.sqrt((r * r).mean(axis=1, keepdims=True, dtype=t) + t.type(epsilon))
+    return y.astype(x.dtype).reshape(shape)
+
+
+def ln_fixed_epsilon(x, axis=-1, epsilon=1e-5):
+    """Takes epsilon and ignores it: the careful kernel at 1e-5 whatever the check gives."""
+    return ln_careful(x, axis)

@@ -1,0 +1,259 @@
+"""LayerNormalization and RMSNormalization (issue 53): the reference against MPFR, opcert's implementation, the
+rule for rows with NaN and infinite entries, epsilon as an attribute, the proofs over the reals, and a gate that
+fails the known bug classes (tests/norm_kernels.py) with the row that shows each."""
+
+import json
+import math
+import shutil
+import subprocess
+from fractions import Fraction
+
+import gmpy2
+import numpy as np
+import pytest
+from gmpy2 import mpfr
+from oracle import _ziv
+
+import opcert
+from opcert.spec import get_tensor_operator
+from opcert.spec.row_reference import reference
+from opcert.verify.tensor.measure import measure_rows
+
+EPS = float(np.float32(1e-5))  # the default epsilon as binary32, as the standards hold attributes
+
+
+def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]:
+    """Each output of the row by MPFR: the mean and the variance exact (rationals), the square root and the
+    division at increasing precision until the rounding is decided (oracle._ziv)."""
+    q = [Fraction(float(v)) for v in row.astype(np.float64)]
+    n = len(q)
+    if name == "LayerNormalization":
+        mean = sum(q, Fraction(0)) / n
+        dev = [v - mean for v in q]
+    else:
+        dev = q
+    second = sum((d * d for d in dev), Fraction(0)) / n + Fraction(eps)
+    out = []
+    for d in dev:
+        if d == 0:
+            out.append(0.0)
+            continue
+
+        def at(prec, d=d):
+            with gmpy2.context(precision=prec):
+                num = mpfr(gmpy2.mpq(d.numerator, d.denominator))
+                return num / gmpy2.sqrt(mpfr(gmpy2.mpq(second.numerator, second.denominator)))
+
+        out.append(_ziv(at, dtype))
+    return out
+
+
+def _rows(dtype: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    fmt = np.dtype(dtype) if dtype != "bfloat16" else None
+    rows = [rng.standard_normal(n) * s for n, s in ((1, 1), (2, 3), (3, 1), (7, 10), (16, 0.01), (33, 2))]
+    rows += [
+        np.array([40000.0, 40001.0, 40002.0, 40003.0]),
+        32768 + rng.integers(0, 8, 6) * 2.0**-8,  # a large mean, a spread of a few float32 values
+        np.concatenate([[1000.0], rng.uniform(-1e-3, 1e-3, 199)]),  # one outlier
+        1.0 + 3e-3 * rng.standard_normal(12),  # variance of the order of epsilon
+        np.full(5, 7.0),  # variance 0
+    ]
+    import ml_dtypes  # noqa: F401 - bfloat16 as a NumPy dtype
+
+    target = fmt if fmt is not None else np.dtype("bfloat16")
+    return [r.astype(target) for r in rows]
+
+
+@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_reference_is_mpfr_rounded(name, dtype):
+    for row in _rows(dtype):
+        got = reference(name, row[None, :])[0].astype(np.float64)
+        want = _mpfr_row(name, row, EPS, dtype)
+        assert got.tolist() == want, (row.tolist()[:8], got[:8], want[:8])
+
+
+def test_the_issues_row_through_the_cli(cli):
+    """`opcert ref LayerNormalization --shape 1,4 -- 40000 40001 40002 40003` (the issue's acceptance, float32
+    by default): the correctly rounded row, as MPFR rounds it."""
+    code, out, _ = cli(
+        "ref", "LayerNormalization", "--shape", "1,4", "--json", "--", "40000", "40001", "40002", "40003"
+    )
+    assert code == 0
+    got = [r["result"] for r in json.loads(out)["results"]]
+    want = _mpfr_row("LayerNormalization", np.array([40000.0, 40001, 40002, 40003], np.float32), EPS, "float32")
+    assert got == want and want[0] == -want[3] and abs(want[0] + 1.3416355) < 1e-7
+    assert json.loads(out)["attrs"]["epsilon"]["bits"] == "0x3727c5ac"  # 1e-5 rounded to binary32
+
+
+def test_epsilon_is_an_attribute_of_its_domain(cli):
+    x = np.array([[3.0, 3.0, 3.0]], np.float32)
+    assert np.isnan(reference("LayerNormalization", x, attrs={"epsilon": 0})).all()  # 0 / 0, as the formula
+    assert (reference("LayerNormalization", x) == 0).all()
+    # epsilon 1: the row [0, 2] has variance 1, so y = -+1 / sqrt(2), rounded
+    y = reference("LayerNormalization", np.array([[0.0, 2.0]], np.float32), attrs={"epsilon": 1})
+    assert y.tolist() == [[-np.float32(1 / math.sqrt(2)), np.float32(1 / math.sqrt(2))]]
+    code, _, err = cli("ref", "LayerNormalization", "--attr", "epsilon=-1", "--", "1", "2")
+    assert code == 2 and "outside its domain" in err and ">= 0" in err
+    code, _, err = cli("ref", "LayerNormalization", "--attr", "eps=1", "--", "1", "2")
+    assert code == 2 and "unknown attribute 'eps'" in err and "epsilon" in err
+    code, _, err = cli("ref", "Softmax", "--attr", "epsilon=1", "--", "1", "2")
+    assert code == 2 and "Softmax has no attributes" in err
+    code, _, err = cli("ref", "LayerNormalization", "--standard", "onnx+ieee", "--", "1", "2")
+    assert code == 2 and "one rule for rows with NaN or infinite entries" in err
+
+
+def test_rows_with_nan_or_infinite_entries_take_the_formula_in_ieee_arithmetic():
+    inf, nan = np.inf, np.nan
+    x = np.array([[inf, 1.0, -2.0], [-inf, 1.0, 2.0], [nan, 1.0, 2.0]], np.float32)
+    ln = reference("LayerNormalization", x)
+    assert np.isnan(ln).all()  # x - mean is inf - inf (or NaN) at every element
+    rms = reference("RMSNormalization", x)
+    assert np.isnan(rms[:, 0]).all() and np.isnan(rms[2]).all()
+    assert rms[:2, 1:].tolist() == [[0.0, -0.0], [0.0, 0.0]] and np.signbit(rms[0, 2])  # x / inf: signed zeros
+
+
+@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization"])
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_opcerts_implementation_is_correctly_rounded_on_every_generated_row(name, dtype):
+    r = measure_rows(name, "opcert", dtype, samples=2000)
+    assert r.status == "ok" and r.correctly_rounded == r.elements and r.special_mismatches == 0, r.worst
+    assert {p["status"] for p in r.properties} == {"checked"}, [p for p in r.properties if p["status"] != "checked"]
+
+
+def test_float64_is_the_reference_and_rms_within_its_bound():
+    """LayerNormalization in binary64 is the reference (no bound in ULPs holds next to a row's mean); the
+    RMSNormalization expression within its stated bound (no cancellation)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 300)) + 5
+    assert (opcert.run("LayerNormalization", x) == reference("LayerNormalization", x)).all()
+    y, want = opcert.run("RMSNormalization", x), reference("RMSNormalization", x)
+    bound = get_tensor_operator("RMSNormalization")[0].budget64(x.shape[1])
+    assert np.max(np.abs(y - want) / np.spacing(np.abs(want))) <= bound
+
+
+def test_the_row_properties_are_proved_over_the_reals_and_a_false_bound_is_not():
+    from opcert.spec import get_tensor_operator
+    from opcert.spec.tensor import RowProperty
+    from opcert.verify.proofs import prove_tensor
+    from opcert.verify.proofs.rows import attribute_terms, prove_rows
+
+    for name in ("LayerNormalization", "RMSNormalization"):
+        report = prove_tensor(name, "real")
+        verdicts = {p.name: p.status for p in report.properties if ":" not in p.name}
+        assert verdicts["permutation"] == verdicts["bound"] == verdicts["moments"] == "proved", verdicts
+        assert verdicts["nonfinite"] == verdicts["layout"] == "skipped"
+    assert verdicts.get("shift") is None  # RMSNormalization declares no shift invariance: it has none
+    op = get_tensor_operator("LayerNormalization")[0]
+    formula = op.standards[0].formula
+    too_tight = RowProperty("tight", "row_bound", "|y_i| <= sqrt(n - 2)", bound_less=2)  # [1, 0]: |y| = 1 > 0
+    r = prove_rows(op, too_tight, formula, attribute_terms(op), None, "onnx")
+    assert r.status != "proved", r
+
+
+FAULTS = """
+[[check]]
+name = "{name}"
+op = "{op}"
+dtypes = {dtypes}
+target = "norm_kernels:{kernel}"
+max_ulp = 1
+samples = 2000
+proofs = "all"
+accept_sampled_evidence = true
+"""
+
+KERNELS = [
+    ("variance as E[x^2] - E[x]^2", "LayerNormalization", ["float32"], "ln_naive_variance"),
+    ("float16 accumulation", "LayerNormalization", ["float16"], "ln_float16_accumulation"),
+    ("stash_type ignored", "LayerNormalization", ["float16"], "ln_stash_ignored"),
+    ("epsilon after the square root", "LayerNormalization", ["float32"], "ln_epsilon_after_sqrt"),
+    ("squares in float16", "RMSNormalization", ["float16"], "rms_in_format"),
+    ("careful", "LayerNormalization", ["float16", "float32"], "ln_careful"),
+    ("careful rms", "RMSNormalization", ["float16", "float32"], "rms_careful"),
+]
+
+
+def test_a_gate_fails_each_bug_class_with_the_row_that_shows_it():
+    import tomllib
+
+    from opcert.gating.config import parse
+    from opcert.gating.run import run_gate
+
+    text = "".join(FAULTS.format(name=n, op=o, dtypes=json.dumps(d), kernel=k) for n, o, d, k in KERNELS)
+    result = run_gate(parse(tomllib.loads(text), "norms.toml"), workers=2)
+    by = {}
+    for r in result.results:
+        by.setdefault(r.check.name, []).append(r)
+    for name, _, _, kernel in KERNELS:
+        runs = by[name]
+        if kernel.endswith("careful"):
+            assert [r.status for r in runs] == ["pass", "pass"], [r.reasons for r in runs]
+            continue
+        (r,) = runs
+        assert r.status == "fail", (name, r.reasons)
+        worst = r.accuracy["worst"]
+        assert r.accuracy["max_ulp"] > 1 and worst["replayed"] is True, (name, r.accuracy["max_ulp"])
+        # the row that shows it: its case, its length and the element, in the reasons a reader sees
+        why = r.reasons[0]
+        assert why.startswith("max ULP error") and worst["case"] in why and f"element {worst['position']}" in why
+
+
+def test_the_epsilon_of_a_gate_check_reaches_the_kernel_and_a_bad_one_is_a_config_error(tmp_path):
+    import tomllib
+
+    from opcert.errors import ConfigErrors
+    from opcert.gating.config import parse
+
+    base = FAULTS.format(name="c", op="LayerNormalization", dtypes='["float32"]', kernel="ln_careful")
+    (check,) = parse(tomllib.loads(base + "attrs = { epsilon = 0.5 }\n"), "e.toml").checks
+    assert dict(check.attrs) == {"epsilon": 0.5}
+    with pytest.raises(ConfigErrors, match="outside its domain"):
+        parse(tomllib.loads(base + "attrs = { epsilon = -2 }\n"), "e.toml")
+    r = measure_rows("LayerNormalization", "norm_kernels:ln_careful", "float32", samples=500, attrs=(("epsilon", 0.5),))
+    assert r.max_ulp <= 0.5 and r.attrs["epsilon"]["value"] == 0.5 and "--attr epsilon=0.5 " in r.command + " "
+    # a kernel that ignores the check's epsilon is measured against it: wrong wherever the variance is near it
+    r = measure_rows(
+        "LayerNormalization", "norm_kernels:ln_fixed_epsilon", "float32", samples=500, attrs=(("epsilon", 0.5),)
+    )
+    assert r.max_ulp > 1000
+
+
+C_LAYER_NORM = r"""
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+/* LayerNormalization over the trailing axes from axes[0], in double, rounded once; epsilon is attrs[0] */
+void ln(const float *x, float *y, const int64_t *sizes, size_t rank, const uint32_t *axes, size_t count,
+        const float *attrs) {
+    int64_t n = 1, rows = 1;
+    for (size_t k = 0; k < rank; k++) {
+        if (k >= axes[0]) n *= sizes[k]; else rows *= sizes[k];
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        const float *a = x + r * n;
+        double m = 0, c = 0, v = 0;
+        for (int64_t j = 0; j < n; j++) m += a[j];
+        m /= n;
+        for (int64_t j = 0; j < n; j++) c += a[j] - m;
+        m += c / n;
+        for (int64_t j = 0; j < n; j++) v += (a[j] - m) * (a[j] - m);
+        double s = sqrt(v / n + (double)attrs[0]);
+        for (int64_t j = 0; j < n; j++) y[r * n + j] = (float)((a[j] - m) / s);
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on this machine")
+def test_a_c_kernel_is_given_the_checks_epsilon(tmp_path):
+    """The tensor ABI's attrs: the check's epsilon, binary32, in the declaration's order (a kernel given NULL, or
+    1e-5, where the check asks for 0.5 would be measured against the wrong function)."""
+    (tmp_path / "ln.c").write_text(C_LAYER_NORM)
+    so = tmp_path / "ln.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(tmp_path / "ln.c"), "-lm"], check=True)
+    for eps in (0.5, 1e-5):
+        r = measure_rows("LayerNormalization", f"c:{so}:ln", "float32", samples=300, attrs=(("epsilon", eps),))
+        assert r.status == "ok" and not r.call_failures, (r.error, r.call_failures)
+        assert r.max_ulp < 1, (eps, r.worst)  # double, rounded once: the corrected mean loses little
