@@ -1,6 +1,7 @@
-"""The normalizations of issue 53 on every runtime here: LayerNormalization and RMSNormalization through torch
-(F.layer_norm, F.rms_norm), ONNX Runtime, onnx.reference and OpenVINO (one-node ONNX models, Scale of ones),
-in float16, bfloat16 and float32, each over the sampled and the generated hard rows of `opcert accuracy`.
+"""The normalizations of issue 53 on every runtime here: LayerNormalization, RMSNormalization and
+MeanVarianceNormalization through torch (F.layer_norm, F.rms_norm; no MeanVarianceNormalization), ONNX Runtime,
+onnx.reference and OpenVINO (one-node ONNX models, Scale of ones), in float16, bfloat16 and float32, each over
+the sampled and the generated hard rows of `opcert accuracy`.
 
     python bench/normalizations.py [--samples 20000] [--out bench/normalizations.md]
 
@@ -20,7 +21,7 @@ from opcert.files import write_json_atomic, write_text_atomic
 from opcert.verify.tensor.measure import measure_rows
 
 HERE = Path(__file__).resolve().parent
-OPS = ("LayerNormalization", "RMSNormalization")
+OPS = ("LayerNormalization", "RMSNormalization", "MeanVarianceNormalization")
 TARGETS = ("torch", "onnxruntime", "onnx-reference", "openvino")
 DTYPES = ("float16", "bfloat16", "float32")
 

@@ -19,7 +19,14 @@ def test_ops_json_lists_the_catalog(cli):
     expected = sum(1 for f in modules if f.endswith(".py") and not f.startswith("_"))
     assert code == 0 and names == sorted(names) and len(names) == expected
     tensor = {d["name"]: d for d in data if d["kind"] == "tensor"}
-    assert set(tensor) == {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization", "RMSNormalization"}
+    assert set(tensor) == {
+        "Softmax",
+        "LogSoftmax",
+        "Hardmax",
+        "LayerNormalization",
+        "RMSNormalization",
+        "MeanVarianceNormalization",
+    }
     # every standard's form of Softmax's family: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
     for d in [tensor[n] for n in ("Softmax", "LogSoftmax", "Hardmax")]:
         assert [(s["key"], s["axes"]["rule"]) for s in d["standards"]] == [

@@ -27,12 +27,13 @@ def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]
     division at increasing precision until the rounding is decided (oracle._ziv)."""
     q = [Fraction(float(v)) for v in row.astype(np.float64)]
     n = len(q)
-    if name == "LayerNormalization":
+    if name in ("LayerNormalization", "MeanVarianceNormalization"):
         mean = sum(q, Fraction(0)) / n
         dev = [v - mean for v in q]
     else:
         dev = q
-    second = sum((d * d for d in dev), Fraction(0)) / n + Fraction(eps)
+    after = name == "MeanVarianceNormalization"  # ONNX's function body: 1e-9 (binary32) after the square root
+    second = sum((d * d for d in dev), Fraction(0)) / n + (0 if after else Fraction(eps))
     out = []
     for d in dev:
         if d == 0:
@@ -42,7 +43,10 @@ def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]
         def at(prec, d=d):
             with gmpy2.context(precision=prec):
                 num = mpfr(gmpy2.mpq(d.numerator, d.denominator))
-                return num / gmpy2.sqrt(mpfr(gmpy2.mpq(second.numerator, second.denominator)))
+                root = gmpy2.sqrt(mpfr(gmpy2.mpq(second.numerator, second.denominator)))
+                if after:
+                    root = root + mpfr(float(np.float32(1e-9)))
+                return num / root
 
         out.append(_ziv(at, dtype))
     return out
@@ -65,11 +69,12 @@ def _rows(dtype: str) -> list[np.ndarray]:
     return [r.astype(target) for r in rows]
 
 
-@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization"])
+@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization", "MeanVarianceNormalization"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_reference_is_mpfr_rounded(name, dtype):
+    axes = {"axes": [1]} if name == "MeanVarianceNormalization" else {}
     for row in _rows(dtype):
-        got = reference(name, row[None, :])[0].astype(np.float64)
+        got = reference(name, row[None, :], **axes)[0].astype(np.float64)
         want = _mpfr_row(name, row, EPS, dtype)
         assert got.tolist() == want, (row.tolist()[:8], got[:8], want[:8])
 
@@ -104,6 +109,24 @@ def test_epsilon_is_an_attribute_of_its_domain(cli):
     assert code == 2 and "one rule for rows with NaN or infinite entries" in err
 
 
+def test_mean_variance_normalization_reduces_over_its_default_axes_and_refuses_bad_ones(cli):
+    """ONNX's axes default to 0, 2, 3 (a rank-4 tensor's batch and spatial axes); negative axes count from the
+    back; a rank too small for the default is a usage error naming what is allowed."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 2, 2)).astype(np.float32)
+    y = reference("MeanVarianceNormalization", x)
+    assert (y == reference("MeanVarianceNormalization", x, axes=[0, -2, -1])).all()
+    channel = x[:, 1].reshape(-1)  # the row of channel 1: every batch and spatial position
+    want = _mpfr_row("MeanVarianceNormalization", channel, EPS, "float32")
+    assert y[:, 1].reshape(-1).tolist() == want
+    code, _, err = cli("ref", "MeanVarianceNormalization", "--shape", "2,2", "--", "1", "2", "3", "4")
+    assert code == 2 and "Axes [0, 2, 3] hold [2, 3], out of range; allowed: -2 to 1" in err
+    code, out, _ = cli(
+        "ref", "MeanVarianceNormalization", "--shape", "2,2", "--axes", "1", "--json", "--", "1", "2", "3", "4"
+    )
+    assert code == 0 and [r["result"] for r in json.loads(out)["results"]] == [-1.0, 1.0, -1.0, 1.0]
+
+
 def test_rows_with_nan_or_infinite_entries_take_the_formula_in_ieee_arithmetic():
     inf, nan = np.inf, np.nan
     x = np.array([[inf, 1.0, -2.0], [-inf, 1.0, 2.0], [nan, 1.0, 2.0]], np.float32)
@@ -114,7 +137,7 @@ def test_rows_with_nan_or_infinite_entries_take_the_formula_in_ieee_arithmetic()
     assert rms[:2, 1:].tolist() == [[0.0, -0.0], [0.0, 0.0]] and np.signbit(rms[0, 2])  # x / inf: signed zeros
 
 
-@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization"])
+@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization", "MeanVarianceNormalization"])
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_opcerts_implementation_is_correctly_rounded_on_every_generated_row(name, dtype):
     r = measure_rows(name, "opcert", dtype, samples=2000)
@@ -139,12 +162,13 @@ def test_the_row_properties_are_proved_over_the_reals_and_a_false_bound_is_not()
     from opcert.verify.proofs import prove_tensor
     from opcert.verify.proofs.rows import attribute_terms, prove_rows
 
-    for name in ("LayerNormalization", "RMSNormalization"):
+    for name in ("LayerNormalization", "RMSNormalization", "MeanVarianceNormalization"):
         report = prove_tensor(name, "real")
         verdicts = {p.name: p.status for p in report.properties if ":" not in p.name}
         assert verdicts["permutation"] == verdicts["bound"] == verdicts["moments"] == "proved", verdicts
         assert verdicts["nonfinite"] == verdicts["layout"] == "skipped"
-    assert verdicts.get("shift") is None  # RMSNormalization declares no shift invariance: it has none
+        if name == "RMSNormalization":
+            assert verdicts.get("shift") is None  # RMSNormalization declares no shift invariance: it has none
     op = get_tensor_operator("LayerNormalization")[0]
     formula = op.standards[0].formula
     too_tight = RowProperty("tight", "row_bound", "|y_i| <= sqrt(n - 2)", bound_less=2)  # [1, 0]: |y| = 1 > 0

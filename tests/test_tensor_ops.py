@@ -248,6 +248,7 @@ def test_element_wise_layers_refuse_tensor_operators_by_name():
         "Hardmax",
         "LayerNormalization",
         "RMSNormalization",
+        "MeanVarianceNormalization",
     }
 
 

@@ -78,6 +78,7 @@ class AxisRule:
     default: int | None = None
     negative: bool = True
     text: str = ""
+    default_axes: tuple | None = None  # "list": the axes where none are given (ONNX MeanVarianceNormalization: 0, 2, 3)
 
     def __post_init__(self):
         if self.kind not in ("coerce-2d", "single", "last", "list"):
@@ -148,6 +149,7 @@ class RowProperty:
     sum_of: str = "y"
     bound_less: int = 0  # row_bound: the k in sqrt(n - k)
     mean_zero: bool = False  # moments: the mean is 0 too
+    longest: int | None = None  # the longest row z3 is given (verify.proofs.rows.MAX_LENGTH where None)
 
     def __post_init__(self):
         if self.kind not in ROW_KINDS:
@@ -276,17 +278,20 @@ def reduced_axes(
         if axes is not None:
             raise UsageError(f"{where} reduces over the last dimension and takes no Axes")
         return (rank - 1,)
+    lo = -rank if rule.negative else 0
     if axes is None:
-        raise UsageError(f"{where} needs Axes (a non-empty list of distinct axes in 0 to {rank - 1})")
+        if rule.default_axes is None:
+            raise UsageError(f"{where} needs Axes (a non-empty list of distinct axes in {lo} to {rank - 1})")
+        axes = rule.default_axes
     got = [int(a) for a in axes]
     if not got:
-        raise UsageError(f"{where}: AxisCount is 0; allowed: 1 to {rank} distinct axes in 0 to {rank - 1}")
-    bad = [a for a in got if not 0 <= a <= rank - 1]
+        raise UsageError(f"{where}: AxisCount is 0; allowed: 1 to {rank} distinct axes in {lo} to {rank - 1}")
+    bad = [a for a in got if not lo <= a <= rank - 1]
     if bad:
-        raise UsageError(f"{where}: Axes {got} hold {bad}, out of range; allowed: 0 to {rank - 1}")
-    if len(set(got)) != len(got):
+        raise UsageError(f"{where}: Axes {got} hold {bad}, out of range; allowed: {lo} to {rank - 1} (rank {rank})")
+    if len({a % rank for a in got}) != len(got):
         raise UsageError(f"{where}: Axes {got} repeat an axis; allowed: distinct axes")
-    return tuple(sorted(got))
+    return tuple(sorted(a % rank for a in got))
 
 
 def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]:

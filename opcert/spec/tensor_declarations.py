@@ -1,6 +1,9 @@
 """What the tensor operators' declarations share: axis rules per standard version, support tables, documents."""
 
+import numpy as np
+
 from opcert.expr import exp, fma, rowmax, var
+from opcert.expr.numpy_eval import depth
 from opcert.spec.declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import AxisRule, RowProperty, TensorStandard
@@ -41,6 +44,7 @@ DML_LAST = AxisRule(
 )
 DML_AXES = AxisRule(
     "list",
+    negative=False,
     text="the Axes array (AxisCount of them, distinct, in 0 to DimensionCount - 1), flattened in increasing order",
 )
 DML_5_1 = (Support("5.1", DML_FLOATS, (1, 8)),)
@@ -111,6 +115,22 @@ LAYOUT = RowProperty(
     "a row's outputs depend on that row alone: not on the number of rows in the call, the row's "
     "place among them, the reduction axis's place in the shape, or the thread count",
 )
+
+
+def deviation_bound(rows: np.ndarray) -> np.ndarray:
+    """The binary64 implementation's error at each element, in binary64 ULPs of its value: the correction's
+    error is (depth + 3) u max|c| in absolute terms (depth: of the pairwise sum), so relative to a deviation
+    c_i it is (depth + 3) max|c| / |c_i| ULPs, with the division, square root and variance's (depth / 2 + 4)
+    besides; 4x that for the margin, the bound being estimated from binary64's own deviations."""
+    k = depth(rows.shape[1]) + 4
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape)
+    with np.errstate(all="ignore"):
+        c = np.abs(rows - rows.mean(axis=1, keepdims=True))
+        ratio = np.where(c > 0, c.max(axis=1, keepdims=True, initial=0.0) / c, np.inf)
+    return 4 * (k * np.minimum(ratio, 2.0**40) + k)
+
+
 __all__ = [
     "DML_AXES",
     "DML_LAST",
@@ -124,6 +144,7 @@ __all__ = [
     "PERMUTATION",
     "SHIFT",
     "RowProperty",
+    "deviation_bound",
     "shifted",
     "standards",
     "x",

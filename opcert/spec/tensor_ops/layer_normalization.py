@@ -1,13 +1,10 @@
 """LayerNormalization: ONNX LayerNormalization-17, each row normalized to mean 0 and variance 1 (Scale 1, B 0)."""
 
-import numpy as np
-
 from opcert.expr import attr, lift, rowmax, rowsum, sqrt
-from opcert.expr.numpy_eval import depth
 from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Attribute, AttributeDomain, Support
 from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
-from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, SHIFT, RowProperty, x
+from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, SHIFT, RowProperty, deviation_bound, x
 
 epsilon = attr("epsilon")
 n = rowsum(lift(1))  # the row's length
@@ -28,20 +25,6 @@ CORRECTED = dc / sqrt(rowsum(dc * dc) / n + epsilon)
 t = x - rowmax(x)
 dt = t - rowsum(t) / n
 SHIFTED = dt / sqrt(rowsum(dt * dt) / n + epsilon)
-
-
-def deviation_bound(rows: np.ndarray) -> np.ndarray:
-    """The binary64 implementation's error at each element, in binary64 ULPs of its value: the correction's
-    error is (depth + 3) u max|c| in absolute terms (depth: of the pairwise sum), so relative to a deviation
-    c_i it is (depth + 3) max|c| / |c_i| ULPs, with the division, square root and variance's (depth / 2 + 4)
-    besides; 4x that for the margin, the bound being estimated from binary64's own deviations."""
-    k = depth(rows.shape[1]) + 4
-    if rows.shape[1] == 0:
-        return np.zeros(rows.shape)
-    with np.errstate(all="ignore"):
-        c = np.abs(rows - rows.mean(axis=1, keepdims=True))
-        ratio = np.where(c > 0, c.max(axis=1, keepdims=True, initial=0.0) / c, np.inf)
-    return 4 * (k * np.minimum(ratio, 2.0**40) + k)
 
 
 OPERATOR = TensorOperator(

@@ -268,7 +268,9 @@ class OnnxTensorModels(TensorTarget):
         if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
             inputs.append("Scale")
             inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
-        node = helper.make_node(op.name, inputs, ["Y"], axis=int(axis), **std.values())
+        # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
+        where = {"axes": [int(a) for a in reduced]} if std.axes.kind == "list" else {"axis": int(axis)}
+        node = helper.make_node(op.name, inputs, ["Y"], **where, **std.values())
         g = helper.make_graph(
             [node],
             f"opcert_{op.name}",

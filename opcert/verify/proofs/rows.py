@@ -293,7 +293,7 @@ ARGUMENT = (
 # the normalizations' bound and moments: a theorem for every length, which z3 is given length by length
 MOMENTS_ARGUMENT = (
     "for longer rows, Cauchy-Schwarz: the deviations d sum to 0, so d_i^2 <= (n - 1)/n sum d_j^2, and the "
-    "mean square is var / (var + epsilon) <= 1; z3 proves it length by length (1 to 4 here), not for every n"
+    "mean square is var / (var + epsilon) <= 1; z3 proves it length by length (the lengths above), not for every n"
 )
 
 
@@ -328,7 +328,8 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
             "outputs whatever the tensor around it; each target's outputs decide it in "
             "every layout (`opcert accuracy`)",
         )
-    for n in range(1, MAX_LENGTH + 1):
+    longest = min(MAX_LENGTH, p.longest or MAX_LENGTH)
+    for n in range(1, longest + 1):
         # monotonicity in x_i is monotonicity in x_0 of the row with x_i and x_0 swapped, where the formula
         # is permutation equivariant: proved first at this length, then x_0 alone, which is faster
         # (bench/README.md, 'Figures behind choices in the code')
@@ -363,7 +364,7 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
         p.kind,
         p.statement,
         "proved",
-        f"z3, real rows of 1 to {MAX_LENGTH} elements ({standards}' formula)",
+        f"z3, real rows of 1 to {longest} elements ({standards}' formula)",
         elapsed_s=time.perf_counter() - t0,
         note=MOMENTS_ARGUMENT if p.kind in ("row_bound", "moments") else ARGUMENT,
     )

@@ -1,0 +1,88 @@
+"""MeanVarianceNormalization: ONNX MeanVarianceNormalization-13, each row (the `axes`, default 0, 2, 3) normalized
+by its mean and standard deviation, with ONNX's function body's epsilon of 1e-9 added after the square root."""
+
+from fractions import Fraction
+
+import numpy as np
+
+from opcert.expr import lift, rowmax, rowsum, sqrt
+from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
+from opcert.spec.model import Support
+from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
+from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, SHIFT, RowProperty, deviation_bound, x
+
+# the function body's Epsilon, a float constant: 1e-9 rounded to binary32, exactly
+EPSILON = lift(Fraction(float(np.float32(1e-9))))
+n = rowsum(lift(1))  # the row's length
+d = x - rowsum(x) / n
+# opcert's implementation and the reference's fast path, as LayerNormalization's (its module says why): the
+# corrected two-pass mean in binary64, the row maximum subtracted first in balls
+m_hi = rowsum(x) / n
+c = x - m_hi
+dc = c - rowsum(c) / n
+CORRECTED = dc / (sqrt(rowsum(dc * dc) / n) + EPSILON)
+t = x - rowmax(x)
+dt = t - rowsum(t) / n
+SHIFTED = dt / (sqrt(rowsum(dt * dt) / n) + EPSILON)
+
+OPERATOR = TensorOperator(
+    name="MeanVarianceNormalization",
+    summary="(x_i - mean) / (sqrt(variance) + 1e-9) over the axes `axes` (default 0, 2, 3)",
+    family="normalization",
+    standards=(
+        TensorStandard(
+            "onnx",
+            "MeanVarianceNormalization",
+            ONNX_DOC.format("MeanVarianceNormalization"),
+            "X_RM = ReduceMean(X, axes); EX_squared = Pow(X_RM, 2); E_Xsquared = ReduceMean(Pow(X, 2), axes); "
+            "Variance = Sub(E_Xsquared, EX_squared); STD = Sqrt(Variance); Processed_STD = Add(STD, Epsilon = "
+            "1e-9); Y = Div(Sub(X, X_RM), Processed_STD)",
+            d / (sqrt(rowsum(d * d) / n) + EPSILON),
+            AxisRule(
+                "list",
+                negative=True,
+                default_axes=(0, 2, 3),
+                text="the axes `axes` (default 0, 2, 3: a rank-4 tensor's batch and spatial axes), flattened in "
+                "increasing order; each in -rank to rank - 1",
+            ),
+            (Support("13", FLOATS_ONNX),),
+            versions=("13",),
+            notes="The document's formula is (X - EX) / sqrt(E(X - EX)^2); its function body, which runtimes "
+            "follow, adds 1e-9 after the square root (a row of equal values gives 0, not 0 / 0) and takes the "
+            "variance as E[x^2] - E[x]^2, equal over the reals. opcert's reference is the function body's over "
+            "the reals",
+        ),
+    ),
+    primary="onnx",
+    implementation=CORRECTED,
+    reference_form=SHIFTED,
+    absent=0,
+    nonfinite="formula",
+    hard_cases="moments",
+    error_bound=deviation_bound,
+    reference_in_binary64=True,
+    properties=(
+        SHIFT,
+        PERMUTATION,
+        RowProperty(
+            "bound",
+            "row_bound",
+            "|y_i| <= sqrt(n - 1) in a row of n (Cauchy-Schwarz: the deviations sum to 0)",
+            bound_less=1,
+            # epsilon after the square root: z3 spends its whole budget on rows of 4 (`opcert prove
+            # MeanVarianceNormalization` with longest 4 is unknown), so rows of 1 to 3, said in the method
+            longest=3,
+        ),
+        RowProperty(
+            "moments",
+            "moments",
+            "the outputs of a row have mean 0 and mean square var / (sqrt(var) + 1e-9)^2 <= 1 (a kernel's outputs, "
+            "each within e ULPs: within e 2^(1-p) of it)",
+            mean_zero=True,
+            longest=3,
+        ),
+        NONFINITE,
+        LAYOUT,
+    ),
+    budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
+)
