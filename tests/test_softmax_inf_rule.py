@@ -106,3 +106,17 @@ def test_a_kernel_computing_the_formula_passes_under_ieee_and_fails_under_the_de
     assert np.isinf(e["row_max"]) and np.isnan(e["got"])  # NaN where the limit rule gives a number
     note = limit.gate_accuracy()["notes"][0]
     assert "follow the limit rule" in note and "--standard onnx+ieee" in note
+
+
+@pytest.mark.parametrize("standard", ["onnx+ieee", "directml-1+ieee"])
+def test_opcerts_own_implementation_follows_the_rule_its_standard_names(standard):
+    """opcert as a target under KEY+ieee gives the IEEE rule's NaN (the rule reaches its implementation, not only
+    the reference it is measured against): [inf, 1, 2] is NaN throughout, not [1, 0, 0]."""
+    import opcert
+
+    x = np.array([[np.inf, 1.0, 2.0]], np.float32)
+    axes = {"axes": [1]} if standard.startswith("directml") else {"axis": 1}
+    assert np.isnan(opcert.run("Softmax", x, standard=standard, **axes)).all()
+    assert opcert.run("Softmax", x, standard=standard.partition("+")[0], **axes).tolist() == [[1.0, 0.0, 0.0]]
+    r = measure_rows("Softmax", "opcert", "float32", standard=standard, samples=300)
+    assert r.ok and r.special_mismatches == 0, r.special_examples

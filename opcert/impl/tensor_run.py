@@ -60,7 +60,11 @@ def run(
         out[...] = result
         return out
     values = over_rows(
-        op, rows64, lambda b: eval_numpy(op.implementation, b, values_of, input_bits=fmt.p), attrs=values_of
+        op,
+        rows64,
+        lambda b: eval_numpy(op.implementation, b, values_of, input_bits=fmt.p),
+        rule=std.inf_rule,
+        attrs=values_of,
     )
     if op.nonfinite == "formula":
         # the squares of a normalization's row beyond binary64's range (|x| from 2^512 on overflows, from
@@ -76,7 +80,7 @@ def run(
         ulps = 16 if op.error_bound is None else op.error_bound(rows64)
         near = np.nonzero(_near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
         if near.size:
-            values[near] = reference_rows(op, rows64[near], fmt, attrs=values_of)[0]
+            values[near] = reference_rows(op, rows64[near], fmt, rule=std.inf_rule, attrs=values_of)[0]
     result = back(to_format(values, fmt))
     if out is None:
         return result
