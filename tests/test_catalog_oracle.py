@@ -1,6 +1,6 @@
 """The reference of every catalog operator against MPFR (gmpy2, tests/oracle.py): every finite
-float16 and bfloat16 input at the defaults and at two other attribute sets (each other set in one
-format here, in both in the slow run), and random finite
+float16 and bfloat16 input at the defaults and at two other attribute sets (each other set that takes a
+branch of its own in one format here, in both in the slow run), and random finite
 float32 and float64 inputs (a few thousand here; 10^5 each in the slow test). Zeros are compared by
 value (their sign is the standard's IEEE formula's, checked elsewhere).
 
@@ -160,15 +160,26 @@ def test_the_cases_cover_every_operator_and_attribute():
 # the trigonometric reduction (Sin), poles and the ends of a domain (Atanh, Acosh, Asin, Log, Sqrt), overflow
 # (Exp). The others' 16-bit inputs are in the slow run, their random float32 and float64 inputs in CI.
 SCALE_BIAS_EVERY_INPUT = {"Sin", "Atanh", "Acosh", "Asin", "Log", "Sqrt", "Exp"}
+# The other sets whose values are constants of the form the defaults take on every 16-bit input in CI (a slope, a
+# scale, a threshold: no select, primitive or standard of their own; Softplus's DirectML form keeps its first
+# steepness): CI checks them on the random float32 and float64 inputs below, the slow run on every 16-bit input.
+# The sets that take a branch of their own stay (Clip's min above max, Round's modes, ConstantPow's exponents,
+# Gelu's tanh form, DirectML's parametric Softplus).
+SAME_FORM_SETS = {
+    i
+    for (n, _, a), i in zip(CASES, IDS)
+    if a and n in {"Elu", "LeakyRelu", "PRelu", "ThresholdedRelu", "Selu", "Swish", "Linear", "HardSwish"}
+} | {"Softplus-directml-steepness=7.5"}
 
 
 def _sixteen_bit_cases():
     """Every operator's defaults in one 16-bit format, float16 and bfloat16 in turn by operator; every form with
     one attribute set (Gelu's tanh form, DirectML's parametric Softplus) in both formats; of an operator's two or
-    three other sets, the first in float16, the next in bfloat16 and so on; the other format of each in the slow
-    run. The oracle is the time here (1-4 s a case: MPFR at 320 bits per input): what an attribute value exercises
-    does not depend on the format, each format's rounding is exercised at half the operators' defaults, and
-    bfloat16's exponent range is float32's, which every operator's random float32 inputs below reach in CI."""
+    three other sets (SAME_FORM_SETS apart), the first in float16, the next in bfloat16 and so on; the other format
+    of each in the slow run. The oracle is the time here (1-4 s a case: MPFR at 320 bits per input): what an
+    attribute value exercises does not depend on the format, each format's rounding is exercised at half the
+    operators' defaults, and bfloat16's exponent range is float32's, which every operator's random float32 inputs
+    below reach in CI."""
     other = {}
     for n, s, a in CASES:
         if a:
@@ -182,7 +193,7 @@ def _sixteen_bit_cases():
             elif "scale" in a:  # ScaleBias: every input for the operators whose argument meets a domain's edge
                 fast = k == 0 and n in SCALE_BIAS_EVERY_INPUT and i not in SCALE_BIAS_SECOND
             else:
-                fast = (len(sets) == 1 or sets.index(a) % 2 == k) and i not in SCALE_BIAS_SECOND
+                fast = (len(sets) == 1 or sets.index(a) % 2 == k) and i not in SCALE_BIAS_SECOND | SAME_FORM_SETS
             out.append(pytest.param(n, s, a, dtype, id=f"{i}-{dtype}", marks=() if fast else [pytest.mark.slow]))
     return out
 

@@ -8,7 +8,8 @@ the shell and must exit with the status its `# exit N` comment states (0 without
 quoted under it (up to the next `$ ` line) must be in what it printed: compared after taking out the
 table rules and the padding, and with each duration (`4.3 s`, `28s`) read as any duration, so a quoted
 line may be a whole row or a part of one, and a long line may be quoted broken at spaces; `...` stands
-for lines left out, or inside a line for text left out (a temporary path). A python block is executed.
+for lines left out, or inside a line for text left out (a temporary path). A python block is executed (once
+where two pages hold the same code, before any file of either is written).
 Commands that sweep all 2^32 float32 inputs are slow tests (run with -m slow); the attribute sweep of
 gating.md is chosen to take seconds, and runs with the others.
 
@@ -81,7 +82,7 @@ def _missing(quoted: list[str], printed: str) -> list[str]:
 
 
 def _cases(slow: bool):
-    out = []
+    out, ran = [], set()
     for page in PAGES:
         steps = list(_examples(page))
         commands = [s for s in steps if s[0] == "command"]
@@ -89,7 +90,24 @@ def _cases(slow: bool):
             continue
         if slow != any(_slow(c[1][0]) for c in commands):
             continue
-        out.append(pytest.param(page, steps, id=page.name, marks=[pytest.mark.slow] if slow else []))
+        out.append(pytest.param(page, _once(steps, ran), id=page.name, marks=[pytest.mark.slow] if slow else []))
+    return out
+
+
+def _once(steps: list, ran: set) -> list:
+    """The page's steps less each python block an earlier page of the same run executes (the same code, comments
+    apart) where neither page has written a file before it: the same code in the same context, run once
+    (README.md's measure() example is getting-started.md's, an exhaustive measurement and a torch one)."""
+    out = []
+    for kind, payload in steps:
+        if kind == "file":
+            ran = set()  # what follows may read the file: this page's blocks from here on run, and count for no other
+        elif kind == "python":
+            code = ast.dump(ast.parse(payload))
+            if code in ran:
+                continue
+            ran.add(code)
+        out.append((kind, payload))
     return out
 
 

@@ -664,6 +664,15 @@ def test_default_limit_scales_with_the_call():
     assert "--target-timeout" in default_timeout(10)[1]
 
 
+@pytest.fixture(scope="module")
+def passing_gate(tmp_path_factory):
+    """One passing gate's result file and its content: the cases below differ in the hand edit, not the gate."""
+    from opcert.cli import main
+
+    d = tmp_path_factory.mktemp("passing_gate")
+    return d / "g.json", _small_gate(lambda *args: main([str(a) for a in args]), d)
+
+
 @pytest.mark.parametrize(
     "edit,key",
     [
@@ -675,12 +684,13 @@ def test_default_limit_scales_with_the_call():
         (lambda g: g.pop("config"), "gate.config"),
     ],
 )
-def test_report_and_diff_refuse_a_hand_edited_result_with_the_key_at_fault(cli, tmp_path, edit, key):
-    g = _small_gate(cli, tmp_path)
+def test_report_and_diff_refuse_a_hand_edited_result_with_the_key_at_fault(cli, tmp_path, passing_gate, edit, key):
+    result, g = passing_gate
+    g = json.loads(json.dumps(g))  # each case edits its own copy
     edit(g)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(g))
-    for args in (["report", bad, "--out", tmp_path / "rep"], ["diff", tmp_path / "g.json", bad]):
+    for args in (["report", bad, "--out", tmp_path / "rep"], ["diff", result, bad]):
         code, _, err = cli(*args)
         assert code == 2 and key in err, err
 

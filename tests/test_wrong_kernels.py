@@ -562,6 +562,7 @@ def test_public_api():
         assert hasattr(opcert, name), name
 
 
+@pytest.mark.slow  # CI runs these blocks in tests/test_docs.py (every example of README.md, in page order)
 def test_the_readme_python_examples_run():
     import pathlib
     import re
