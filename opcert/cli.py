@@ -125,6 +125,20 @@ def _support_records(std) -> list[dict]:
     ]
 
 
+def _attribute_records(op) -> list[dict]:
+    """Each attribute: its names, domain, meaning and default per standard (element-wise and tensor operators)."""
+    return [
+        {
+            "name": a.name,
+            "aliases": list(a.aliases),
+            "domain": a.domain.description,
+            "doc": a.doc,
+            "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults},
+        }
+        for a in op.attributes
+    ]
+
+
 def operator_record(op) -> dict:
     return {
         "name": op.name,
@@ -133,16 +147,7 @@ def operator_record(op) -> dict:
         "family": op.family,
         "primary_standard": op.primary,
         "dtypes": list(op.dtypes),
-        "attributes": [
-            {
-                "name": a.name,
-                "aliases": list(a.aliases),
-                "domain": a.domain.description,
-                "doc": a.doc,
-                "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults},
-            }
-            for a in op.attributes
-        ],
+        "attributes": _attribute_records(op),
         "standards": [
             {
                 "key": s.key,
@@ -181,16 +186,7 @@ def tensor_record(op) -> dict:
         "family": op.family,
         "primary_standard": op.primary,
         "dtypes": list(op.dtypes),
-        "attributes": [
-            {
-                "name": a.name,
-                "aliases": list(a.aliases),
-                "domain": a.domain.description,
-                "doc": a.doc,
-                "defaults": {s.key: s.defaults[a.name] for s in op.standards if a.name in s.defaults},
-            }
-            for a in op.attributes
-        ],
+        "attributes": _attribute_records(op),
         "standards": [
             {
                 "key": s.key,

@@ -5,7 +5,7 @@ import numpy as np
 from opcert.expr import exp, fma, rowmax, var
 from opcert.expr.numpy_eval import depth
 from opcert.spec.declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
-from opcert.spec.model import Support
+from opcert.spec.model import Attribute, AttributeDomain, Support
 from opcert.spec.tensor import AxisRule, RowProperty, TensorStandard
 
 x = var("x")
@@ -117,6 +117,31 @@ LAYOUT = RowProperty(
 )
 
 
+# the normalizations' (ONNX LayerNormalization-17, RMSNormalization-23): the trailing axes from `axis`
+ONNX_TRAILING = AxisRule(
+    "coerce-2d",
+    default=-1,
+    negative=True,
+    text="normalized over the axes from axis (default -1) to the last, flattened; axis in -rank to rank - 1",
+)
+# |y_i| <= sqrt(n - 1): a row's deviations from its mean, normalized (LayerNormalization, MeanVarianceNormalization)
+DEVIATION_BOUND = RowProperty(
+    "bound",
+    "row_bound",
+    "|y_i| <= sqrt(n - 1) in a row of n (Cauchy-Schwarz: the deviations sum to 0)",
+    bound_less=1,
+)
+
+
+def epsilon_attribute(under: str):
+    """A normalization's epsilon: a binary32 value >= 0, added to `under` under the square root."""
+    return Attribute(
+        "epsilon",
+        f"added to {under} under the square root",
+        AttributeDomain(lower=0.0, description="a finite binary32 value >= 0"),
+    )
+
+
 def deviation_bound(rows: np.ndarray) -> np.ndarray:
     """The binary64 implementation's error at each element, in binary64 ULPs of its value: the correction's
     error is (depth + 3) u max|c| in absolute terms (depth: of the pairwise sum), so relative to a deviation
@@ -144,7 +169,10 @@ __all__ = [
     "PERMUTATION",
     "SHIFT",
     "RowProperty",
+    "DEVIATION_BOUND",
+    "ONNX_TRAILING",
     "deviation_bound",
+    "epsilon_attribute",
     "shifted",
     "standards",
     "x",

@@ -2,9 +2,20 @@
 
 from opcert.expr import attr, lift, rowmax, rowsum, sqrt
 from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
-from opcert.spec.model import Attribute, AttributeDomain, Support
-from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
-from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, SHIFT, RowProperty, deviation_bound, x
+from opcert.spec.model import Support
+from opcert.spec.tensor import TensorOperator, TensorStandard
+from opcert.spec.tensor_declarations import (
+    DEVIATION_BOUND,
+    LAYOUT,
+    NONFINITE,
+    ONNX_TRAILING,
+    PERMUTATION,
+    SHIFT,
+    RowProperty,
+    deviation_bound,
+    epsilon_attribute,
+    x,
+)
 
 epsilon = attr("epsilon")
 n = rowsum(lift(1))  # the row's length
@@ -40,13 +51,7 @@ OPERATOR = TensorOperator(
             "Var = ReduceMean<axes=normalized_axes>(DD); VarEps = Add(Var, epsilon); StdDev = Sqrt(VarEps); "
             "Normalized = Div(D, StdDev); Y = Mul(Normalized, Scale) + B",
             d / sqrt(rowsum(d * d) / n + epsilon),
-            AxisRule(
-                "coerce-2d",
-                default=-1,
-                negative=True,
-                text="normalized over the axes from axis (default -1) to the last, flattened; axis in -rank to "
-                "rank - 1",
-            ),
+            ONNX_TRAILING,
             (Support("17", FLOATS_ONNX),),
             versions=("17",),
             defaults={"epsilon": 1e-5},
@@ -60,13 +65,7 @@ OPERATOR = TensorOperator(
     implementation=CORRECTED,
     reference_form=SHIFTED,
     absent=0,
-    attributes=(
-        Attribute(
-            "epsilon",
-            "added to the variance under the square root",
-            AttributeDomain(lower=0.0, description="a finite binary32 value >= 0"),
-        ),
-    ),
+    attributes=(epsilon_attribute("the variance"),),
     nonfinite="formula",
     hard_cases="moments",
     error_bound=deviation_bound,
@@ -74,12 +73,7 @@ OPERATOR = TensorOperator(
     properties=(
         SHIFT,
         PERMUTATION,
-        RowProperty(
-            "bound",
-            "row_bound",
-            "|y_i| <= sqrt(n - 1) in a row of n (Cauchy-Schwarz: the deviations sum to 0)",
-            bound_less=1,
-        ),
+        DEVIATION_BOUND,
         RowProperty(
             "moments",
             "moments",

@@ -3,9 +3,17 @@
 from opcert.expr import attr, lift, rowsum, sqrt
 from opcert.expr.numpy_eval import depth
 from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
-from opcert.spec.model import Attribute, AttributeDomain, Support
-from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
-from opcert.spec.tensor_declarations import LAYOUT, NONFINITE, PERMUTATION, RowProperty, x
+from opcert.spec.model import Support
+from opcert.spec.tensor import TensorOperator, TensorStandard
+from opcert.spec.tensor_declarations import (
+    LAYOUT,
+    NONFINITE,
+    ONNX_TRAILING,
+    PERMUTATION,
+    RowProperty,
+    epsilon_attribute,
+    x,
+)
 
 epsilon = attr("epsilon")
 n = rowsum(lift(1))  # the row's length
@@ -24,13 +32,7 @@ OPERATOR = TensorOperator(
             "MeanSquareEpsilon = Add(XSquaredMean, epsilon); RMS = Sqrt(MeanSquareEpsilon); "
             "Normalized = Div(X, RMS); Y = Mul(Normalized, Scale)",
             RMS,
-            AxisRule(
-                "coerce-2d",
-                default=-1,
-                negative=True,
-                text="normalized over the axes from axis (default -1) to the last, flattened; axis in -rank to "
-                "rank - 1",
-            ),
+            ONNX_TRAILING,
             (Support("23", FLOATS_ONNX),),
             versions=("23",),
             defaults={"epsilon": 1e-5},
@@ -43,13 +45,7 @@ OPERATOR = TensorOperator(
     implementation=RMS,
     reference_form=RMS,
     absent=0,
-    attributes=(
-        Attribute(
-            "epsilon",
-            "added to the mean square under the square root",
-            AttributeDomain(lower=0.0, description="a finite binary32 value >= 0"),
-        ),
-    ),
+    attributes=(epsilon_attribute("the mean square"),),
     nonfinite="formula",
     hard_cases="moments",
     # no cancellation: the sum of squares, the division and the square root, (depth + 8) binary64 ULPs at most
