@@ -49,8 +49,8 @@ RULE_MARK = "+"  # standard key + rule name: onnx+ieee
 # is NaN, +-0 or +-inf, exact in every format
 NONFINITE_FORMULA = (
     "a row holding a NaN or an infinite entry takes the standard's formula in IEEE arithmetic: "
-    "LayerNormalization is NaN at every element (x - mean is inf - inf or NaN), RMSNormalization NaN at a NaN "
-    "or infinite entry and +-0 at the finite ones (x / inf)"
+    "LayerNormalization and MeanVarianceNormalization are NaN at every element (x - mean is inf - inf or NaN), "
+    "RMSNormalization NaN at a NaN or infinite entry and +-0 at the finite ones (x / inf)"
 )
 
 

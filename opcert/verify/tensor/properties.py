@@ -122,11 +122,12 @@ ROW_MOMENTS = ("nonfinite_row", "row_bound", "moments")
 
 
 def _moments(p, fmt, x64, y64, rr, max_ulp):
-    """(violations per row, rows checked) of the normalizations' row claims. nonfinite_row: every output of a
-    row holding NaN or +-inf is NaN. row_bound and moments, on the rows whose reference is a number: each
-    output within e = max(max_ulp, 1/2) ULPs of its exact value moves |y_i| by at most e 2^(1-p) |y_i| (plus
-    half the smallest subnormal), so |y_i| <= sqrt(n - k) (1 + e 2^(1-p)), the mean square <= (1 + e
-    2^(1-p))^2, and |sum y_i| <= e 2^(1-p) sum |y_i| + n 2^(emin-p+1) where the exact mean is 0."""
+    """(violations per row, rows checked) of the normalizations' row claims. nonfinite_row: a row holding NaN or
+    +-inf gives the standard's formula's IEEE values bit for bit (any NaN for a NaN). row_bound and moments, on
+    the rows whose reference is a number: an output within e = max(max_ulp, 1/2) ULPs of its exact value t_i is
+    within r = e 2^(1-p) of it relatively (plus the smallest subnormal), so |y_i| <= sqrt(n - k) (1 + r), the
+    mean square <= (1 + r)^2, and |sum y_i| <= r sum |t_i| <= r / (1 - r) sum |y_i| (+ n subnormals) where the
+    exact mean is 0."""
     nonfinite = ~np.isfinite(x64).all(axis=1)
     if p.kind == "nonfinite_row":  # bit for bit (any NaN for a NaN): the formula's NaN, +-0 and +-inf
         return nonfinite[:, None] & (ordinal_distance(y64.astype(fmt.dtype), rr, fmt) > 0), int(nonfinite.sum())
@@ -147,7 +148,7 @@ def _moments(p, fmt, x64, y64, rr, max_ulp):
             viol = ~(ms <= (1 + rel) ** 2 * (1 + 2.0**-40) + n * tiny * tiny)
             if p.mean_zero:
                 sums = np.array([abs(math.fsum(r)) if np.isfinite(r).all() else math.inf for r in y64])
-                viol |= ~(sums <= rel * np.abs(y64).sum(axis=1) * (1 + 2.0**-40) + n * tiny)
+                viol |= ~(sums <= rel / (1 - rel) * np.abs(y64).sum(axis=1) * (1 + 2.0**-40) + n * tiny)
     return (viol & keep)[:, None], int(keep.sum())
 
 
