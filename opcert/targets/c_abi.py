@@ -156,6 +156,7 @@ class CTensorTarget(TensorTarget):
         # the operator's attributes in its declaration's order (LayerNormalization: epsilon), each binary32
         # exactly; NULL for an operator without any
         values = std.values()
-        attrs = (ctypes.c_float * len(values))(*[values[a.name] for a in op.attributes]) if values else None
+        given = [values[a.name] for a in op.attributes if a.name in values]
+        attrs = (ctypes.c_float * len(given))(*given) if given else None
         self.fn(x.ctypes.data, y.ctypes.data, sizes, x.ndim, axes, len(reduced), attrs)
         return y

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from opcert.expr import lift, rowmax, rowsum, sqrt
+from opcert.expr import lift, rowsum, sqrt
 from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
@@ -18,22 +18,18 @@ from opcert.spec.tensor_declarations import (
     SHIFT,
     RowProperty,
     deviation_bound,
-    x,
+    deviations,
 )
 
 # the function body's Epsilon, a float constant: 1e-9 rounded to binary32, exactly
 EPSILON = lift(Fraction(float(np.float32(1e-9))))
-n = rowsum(lift(1))  # the row's length
-d = x - rowsum(x) / n
-# opcert's implementation and the reference's fast path, as LayerNormalization's (its module says why): the
-# corrected two-pass mean in binary64, the row maximum subtracted first in balls
-m_hi = rowsum(x) / n
-c = x - m_hi
-dc = c - rowsum(c) / n
-CORRECTED = dc / (sqrt(rowsum(dc * dc) / n) + EPSILON)
-t = x - rowmax(x)
-dt = t - rowsum(t) / n
-SHIFTED = dt / (sqrt(rowsum(dt * dt) / n) + EPSILON)
+# opcert's implementation (corrected) and the reference's fast path (shifted): as LayerNormalization's
+n, d, corrected, shifted = deviations()
+
+
+def normalized(dev):
+    return dev / (sqrt(rowsum(dev * dev) / n) + EPSILON)
+
 
 OPERATOR = TensorOperator(
     name="MeanVarianceNormalization",
@@ -47,7 +43,7 @@ OPERATOR = TensorOperator(
             "X_RM = ReduceMean(X, axes); EX_squared = Pow(X_RM, 2); E_Xsquared = ReduceMean(Pow(X, 2), axes); "
             "Variance = Sub(E_Xsquared, EX_squared); STD = Sqrt(Variance); Processed_STD = Add(STD, Epsilon = "
             "1e-9); Y = Div(Sub(X, X_RM), Processed_STD)",
-            d / (sqrt(rowsum(d * d) / n) + EPSILON),
+            normalized(d),
             AxisRule(
                 "list",
                 negative=True,
@@ -64,8 +60,8 @@ OPERATOR = TensorOperator(
         ),
     ),
     primary="onnx",
-    implementation=CORRECTED,
-    reference_form=SHIFTED,
+    implementation=normalized(corrected),
+    reference_form=normalized(shifted),
     absent=0,
     nonfinite="formula",
     hard_cases="moments",
