@@ -107,3 +107,15 @@ def rms_in_format(x, axis=-1, epsilon=1e-5):
 def ln_fixed_epsilon(x, axis=-1, epsilon=1e-5):
     """Takes epsilon and ignores it: the careful kernel at 1e-5 whatever the check gives."""
     return ln_careful(x, axis)
+
+
+def rms_nan_rows(x, axis=-1, epsilon=1e-5):
+    """The careful kernel, but NaN throughout a row holding NaN or +-inf (where x / inf is +-0 at its finite
+    entries)."""
+    y = rms_careful(x, axis, epsilon)
+    if x.size == 0:
+        return y
+    r, shape = _rows(x, axis)
+    out = y.reshape(r.shape).copy()
+    out[~np.isfinite(r.astype(np.float64)).all(axis=1)] = np.nan
+    return out.reshape(shape)

@@ -281,3 +281,14 @@ def test_a_c_kernel_is_given_the_checks_epsilon(tmp_path):
         r = measure_rows("LayerNormalization", f"c:{so}:ln", "float32", samples=300, attrs=(("epsilon", eps),))
         assert r.status == "ok" and not r.call_failures, (r.error, r.call_failures)
         assert r.max_ulp < 1, (eps, r.worst)  # double, rounded once: the corrected mean loses little
+
+
+def test_a_kernel_with_nan_rows_where_the_formula_gives_zeros_is_refuted():
+    """RMSNormalization of [inf, 1, 2] is [nan, 0, 0] (x / inf): a kernel that gives NaN throughout refutes
+    `nonfinite`, with that row, and is otherwise the careful one."""
+    r = measure_rows("RMSNormalization", "norm_kernels:rms_nan_rows", "float32", samples=300)
+    p = {q["name"]: q for q in r.properties}["nonfinite"]
+    assert p["status"] == "refuted", p
+    ex = p["counterexample"]
+    assert ex["row"] == [np.inf, 1.0, 2.0] and ex["want"][1:] == [0.0, 0.0] and ex["replayed"] is True, ex
+    assert {q["name"]: q["status"] for q in r.properties}["bound"] == "checked"
