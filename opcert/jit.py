@@ -12,6 +12,12 @@ package or from its generated kernels (files.kernel_cache_dir) is keyed by
 the code fingerprint too: any change to opcert's source compiles them
 again. The cache files stay where numba puts them (NUMBA_CACHE_DIR is
 honoured); one of another fingerprint is replaced, not kept beside.
+
+A kernel is compiled once across processes: a sweep's workers, a gate's
+workers and the commands a test suite starts all ask for the same kernels
+at the same moment on a cold cache, and each compiled its own copy (a
+generated ball kernel takes seconds). The first compiles it under a file
+lock beside numba's index; the others wait and load what it saved.
 """
 
 from __future__ import annotations
@@ -21,11 +27,17 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: each process compiles its own, as numba alone does
+    fcntl = None
+
 import numba
-from numba.core import caching
+from numba.core import caching, dispatcher
 
 from opcert.files import kernel_cache_dir
 from opcert.fingerprint import code_fingerprint
@@ -87,6 +99,52 @@ def keyed(dispatcher) -> bool:
     return isinstance(getattr(impl, "locator", None), _KeyedLocator)
 
 
+# numba's own method (a reload of this module must not wrap the wrapper: it would wait on its own lock)
+_COMPILE = getattr(dispatcher.Dispatcher.compile, "numba_compile", dispatcher.Dispatcher.compile)
+_HELD: set[str] = set()  # the lock files this process holds: a nested compile of the same kernel,
+_HELD_GUARD = threading.Lock()  # or another thread's, must not wait on this process's own lock
+
+
+def _lock_path(disp) -> str | None:
+    if fcntl is None:
+        return None
+    cache = getattr(disp, "_cache", None)
+    if not isinstance(getattr(getattr(cache, "_impl", None), "locator", None), _KeyedLocator):
+        return None
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return index + ".lock" if index else None
+
+
+def _compile_once(self, sig):
+    """numba's Dispatcher.compile, for opcert's cached kernels under a lock across processes: the
+    process that waited finds the kernel in numba's cache, whose index it reads again."""
+    path = _lock_path(self)
+    if path is None:
+        return _COMPILE(self, sig)
+    with _HELD_GUARD:
+        mine = path not in _HELD
+        if mine:
+            _HELD.add(path)
+    if not mine:
+        return _COMPILE(self, sig)
+    try:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:  # a cache directory that cannot take the lock: compile as numba alone would
+            return _COMPILE(self, sig)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return _COMPILE(self, sig)
+        finally:
+            os.close(fd)  # releases the lock
+    finally:
+        with _HELD_GUARD:
+            _HELD.discard(path)
+
+
+_compile_once.numba_compile = _COMPILE
+
+
 def _install() -> None:
     classes = _IMPL._locator_classes
     if _KeyedLocator not in classes:
@@ -96,6 +154,7 @@ def _install() -> None:
         # NUMBA_CACHE_LOCATOR_CLASSES replaces numba's list by names: opcert's is put first in it (for
         # opcert's files only; it places them as numba's default locators would)
         numba.config.CACHE_LOCATOR_CLASSES = "opcert.jit._KeyedLocator," + chosen
+    dispatcher.Dispatcher.compile = _compile_once
 
 
 _install()

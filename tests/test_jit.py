@@ -16,8 +16,11 @@ import opcert
 from opcert.jit import keyed
 
 PROBE = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys, time
 import opcert.fingerprint
+if len(sys.argv) > 3:     # start together with the other processes: when this file appears
+    while not os.path.exists(sys.argv[3]):
+        time.sleep(0.001)
 if sys.argv[2] != "-":
     opcert.fingerprint._FINGERPRINT.append(sys.argv[2])   # as if opcert's source had changed
 spec = importlib.util.spec_from_file_location("opcert_probe_kernel", sys.argv[1])
@@ -73,6 +76,28 @@ def test_a_kernel_is_compiled_again_when_opcert_source_changes(tmp_path):
     back = _run(tmp_path, path)
     assert back["hits"] == 0 and back["misses"] == 1
     assert _run(tmp_path, path)["hits"] == 1
+
+
+def test_processes_asking_for_the_same_kernel_at_once_compile_it_once(tmp_path):
+    """Three processes on a cold cache call the same kernel at the same moment (as a sweep's workers do):
+    one compiles it, under the lock beside numba's index, and the others load what it saved."""
+    path = tmp_path / "opcert_probe_kernel.py"
+    path.write_text(textwrap.dedent(KERNEL))
+    go = tmp_path / "go"
+    env = dict(os.environ, OPCERT_KERNEL_CACHE=str(tmp_path))
+    env.pop("NUMBA_CACHE_DIR", None)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PROBE, str(path), "-", str(go)], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
+    go.touch()
+    runs = [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert [r["out"] for r in runs] == [2.0**-22] * 3
+    assert sorted(r["misses"] for r in runs) == [0, 0, 1]
+    assert sorted(r["hits"] for r in runs) == [0, 1, 1]
 
 
 def test_a_kernel_outside_opcert_is_left_to_numba(tmp_path):
