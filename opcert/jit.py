@@ -115,52 +115,26 @@ def _lock_path(disp) -> str | None:
     return index + ".lock" if index else None
 
 
-_LOG = os.environ.get("OPCERT_JIT_LOG")  # a file: one line per compile or cache load (bench/README.md)
-_DEPTH = [0]  # nesting: a kernel's compile includes the compiles of the kernels it calls
-
-
-def _logged(self, sig):
-    """numba's compile, timed into OPCERT_JIT_LOG: what a cold cache costs, and where."""
-    if not _LOG:
-        return _COMPILE(self, sig)
-    misses = sum(self._cache_misses.values())
-    t0 = time.perf_counter()
-    _DEPTH[0] += 1
-    try:
-        return _COMPILE(self, sig)
-    finally:
-        _DEPTH[0] -= 1
-        took = time.perf_counter() - t0
-        kind = "compiled" if sum(self._cache_misses.values()) > misses else "loaded"
-        try:
-            with open(_LOG, "a") as fh:
-                fh.write(
-                    f"{os.getpid()}\t{_DEPTH[0]}\t{kind}\t{took:.3f}\t{self.py_func.__module__}.{self.py_func.__qualname__}\n"
-                )
-        except OSError:
-            pass
-
-
 def _compile_once(self, sig):
     """numba's Dispatcher.compile, for opcert's cached kernels under a lock across processes: the
     process that waited finds the kernel in numba's cache, whose index it reads again."""
     path = _lock_path(self)
     if path is None:
-        return _logged(self, sig)
+        return _COMPILE(self, sig)
     with _HELD_GUARD:
         mine = path not in _HELD
         if mine:
             _HELD.add(path)
     if not mine:
-        return _logged(self, sig)
+        return _COMPILE(self, sig)
     try:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:  # a cache directory that cannot take the lock: compile as numba alone would
-            return _logged(self, sig)
+            return _COMPILE(self, sig)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            return _logged(self, sig)
+            return _COMPILE(self, sig)
         finally:
             os.close(fd)  # releases the lock
     finally:
