@@ -626,8 +626,14 @@ def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp
 
     attrs = tuple((k, f"{v.numerator}/{v.denominator}") for k, v in resolve(opcert.get_operator(op)).items())
     rng = (0, 0x1000)
-    fast, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
     import opcert.numerics.ball_compiled as bc
+    from opcert.verify.accuracy import sweep as sweep_mod
+
+    monkeypatch.setattr(sweep_mod, "COMPILED_BALL_FROM", 0)  # the compiled ball, on a chunk this small
+    real, asked = bc.compiled, tmp_path / "compiled"  # the chunk runs in a worker: it says so in a file
+    monkeypatch.setattr(bc, "compiled", lambda *a, **k: asked.touch() or real(*a, **k))
+    fast, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "a")
+    assert asked.exists()
 
     monkeypatch.setattr(bc, "compiled", lambda *a, **k: None)
     slow, _, _ = sweep(cfg(op, target, rng=rng, attrs=attrs), workers=1, checkpoint=tmp_path / "b")

@@ -226,10 +226,13 @@ class _Chunk:
         self.lo, self.hi = cfg.chunk_range(index)
         self.tally = sweep_kernel.block_state()
         self.form = s.op.reference_form(cfg.standard)
-        # the same ball, compiled (None: a node it has no code for); a sweep for the properties alone has no
-        # reference
+        # the same ball, compiled (None: a node it has no code for, or a chunk of fewer than COMPILED_BALL_FROM
+        # magnitudes, where numerics.ball's arrays cost less than the compile); a sweep for the properties
+        # alone has no reference
         self.fast_ball = (
-            ball_compiled.compiled(self.form, s.a64, tune=ball_compiled.kernel_tuning()) if cfg.accuracy else None
+            ball_compiled.compiled(self.form, s.a64, tune=ball_compiled.kernel_tuning())
+            if cfg.accuracy and self.hi - self.lo >= COMPILED_BALL_FROM
+            else None
         )
         self.formula = s.op.standard(cfg.standard).formula
         # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
@@ -429,6 +432,10 @@ def zero_signs(formula, x64: np.ndarray, a64: dict, out: np.ndarray | None = Non
     return out
 
 
+# A chunk of fewer magnitudes evaluates the reference's ball with numerics.ball over arrays: over 2^20
+# magnitudes (one sign) that took 0.11-0.54 s for Tanh, Gelu and Mish, compiling their kernels on a cold cache
+# 1.8-2.9 s (bench/README.md, 'Figures behind choices in the code'). An exhaustive sweep's chunks are 2^24.
+COMPILED_BALL_FROM = 1 << 20
 ZERO_SIGNS_COMPILED = 256  # zero_signs goes to the compiled loops from this many inputs (fewer: a call's setup)
 
 
