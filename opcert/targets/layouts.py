@@ -123,9 +123,11 @@ def _many(f, xp, yp, m, n, stride_b, a):
 
 @functools.cache
 def _loop():
-    import numba  # at the first layout check of a C kernel: importing opcert does not import numba
+    # at the first layout check of a C kernel: importing opcert does not import numba. Cached on disk (every
+    # C kernel of one signature shares it: the function pointer is an argument), keyed by opcert's code
+    from opcert.jit import numba
 
-    return numba.njit(nogil=True)(_many)
+    return numba.njit(nogil=True, cache=True)(_many)
 
 
 def cores() -> int:
