@@ -123,10 +123,10 @@ def _many(f, xp, yp, m, n, stride_b, a):
 
 @functools.cache
 def _loop():
-    # at the first layout check of a C kernel: importing opcert does not import numba. Cached on disk (every
-    # C kernel of one signature shares it: the function pointer is an argument), keyed by opcert's code
-    from opcert.jit import numba
+    import numba  # at the first layout check of a C kernel: importing opcert does not import numba
 
+    # cached on disk: every C kernel of one signature shares it (the function pointer is an argument); it
+    # inlines nothing of opcert's, and where opcert.jit is loaded (a measurement) it is keyed by opcert's code
     return numba.njit(nogil=True, cache=True)(_many)
 
 

@@ -432,9 +432,9 @@ def zero_signs(formula, x64: np.ndarray, a64: dict, out: np.ndarray | None = Non
     return out
 
 
-# A chunk of fewer magnitudes evaluates the reference's ball with numerics.ball over arrays: over 2^20
-# magnitudes (one sign) that took 0.11-0.54 s for Tanh, Gelu and Mish, compiling their kernels on a cold cache
-# 1.8-2.9 s (bench/README.md, 'Figures behind choices in the code'). An exhaustive sweep's chunks are 2^24.
+# A chunk of fewer magnitudes evaluates the reference's ball with numerics.ball over arrays, which costs less
+# there than compiling its kernel on a cold cache (bench/README.md, 'Figures behind choices in the code'). An
+# exhaustive sweep's chunks are 2^24.
 COMPILED_BALL_FROM = 1 << 20
 ZERO_SIGNS_COMPILED = 256  # zero_signs goes to the compiled loops from this many inputs (fewer: a call's setup)
 
