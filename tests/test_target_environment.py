@@ -860,7 +860,8 @@ def users_parallel_kernel(a):
 
 
 def torch_hardsigmoid():
-    r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5, properties=(),
+    # sampled: its layout check calls torch from caller threads all the same (where the hang was)
+    r = measure("HardSigmoid", "torch", "float16", "sample", samples=2000, alpha=1 / 6, beta=0.5, properties=(),
                 target_timeout=60)
     return f"{r.status}:{r.error is None}"
 
