@@ -393,7 +393,7 @@ def cmd_ref_tensor(args) -> int:
         "standard": std.name,
         "shape": list(x.shape),
         "reduced_axes": list(reduced),
-        "attrs": describe(dict(std.attrs)),
+        "attrs": describe(dict(std.attrs), op),
         "exact_path_elements": r.slow_path,
         "results": rows,
     }

@@ -119,3 +119,38 @@ def rms_nan_rows(x, axis=-1, epsilon=1e-5):
     out = y.reshape(r.shape).copy()
     out[~np.isfinite(r.astype(np.float64)).all(axis=1)] = np.nan
     return out.reshape(shape)
+
+
+def _along(x, axis):
+    """x with `axis` moved last, as 2-D rows, and how to put the rows back."""
+    a = axis % x.ndim
+    moved = np.moveaxis(x, a, -1)
+    return moved.reshape(-1, moved.shape[-1]), lambda r: np.moveaxis(r.reshape(moved.shape), -1, a)
+
+
+def lp_careful(x, axis=-1, p="2"):
+    """LpNormalization in binary64, each row scaled by its largest magnitude first (no square underflows or
+    overflows), one rounding into x's format; 0 where the norm is 0."""
+    if x.size == 0:
+        return x.copy()
+    r, back = _along(x, axis)
+    v = r.astype(np.float64)
+    with np.errstate(all="ignore"):
+        big = np.abs(v).max(axis=1, keepdims=True, initial=0.0)
+        finite = np.isfinite(big) & (big > 0)
+        s = v / np.where(finite, big, 1.0)  # rows with NaN or +-inf entries: the formula as it stands
+        norm = np.abs(s).sum(axis=1, keepdims=True) if str(p) == "1" else np.sqrt((s * s).sum(axis=1, keepdims=True))
+        y = np.where(norm == 0, 0.0, s / norm)
+    return back(y.astype(x.dtype))
+
+
+def lp_squares_in_format(x, axis=-1, p="2"):
+    """The L2 norm as sqrt(sum(x * x)) in x's own format: the squares of tiny rows underflow to 0, of large
+    rows overflow to inf."""
+    if x.size == 0:
+        return x.copy()
+    r, back = _along(x, axis)
+    with np.errstate(all="ignore"):
+        norm = np.abs(r).sum(axis=1, keepdims=True) if str(p) == "1" else np.sqrt((r * r).sum(axis=1, keepdims=True))
+        y = np.where(norm == 0, np.zeros_like(r), r / norm)
+    return back(y.astype(x.dtype))

@@ -24,6 +24,7 @@ def test_ops_json_lists_the_catalog(cli):
         "LogSoftmax",
         "Hardmax",
         "LayerNormalization",
+        "LpNormalization",
         "RMSNormalization",
         "MeanVarianceNormalization",
     }

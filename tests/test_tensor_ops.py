@@ -249,6 +249,7 @@ def test_element_wise_layers_refuse_tensor_operators_by_name():
         "LayerNormalization",
         "RMSNormalization",
         "MeanVarianceNormalization",
+        "LpNormalization",
     }
 
 

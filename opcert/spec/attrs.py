@@ -71,6 +71,8 @@ def attribute_keys(op: Operator) -> set[str]:
 
 def _value(op: Operator, a, value) -> Fraction:
     if a.kind == "choice":
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+            value = str(int(value))  # a choice named by a number (LpNormalization's p = 2, a TOML integer)
         if not isinstance(value, str) or value not in a.choices:
             raise UsageError(
                 f"attribute {a.name}={value!r} of {op.name}: allowed {choices(repr(c) for c in a.choices)}"

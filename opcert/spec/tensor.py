@@ -27,7 +27,7 @@ from opcert.errors import UsageError, choices
 from opcert.expr import Expr
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import round_fraction
-from opcert.spec.attrs import resolve
+from opcert.spec.attrs import resolve, user_value
 from opcert.spec.model import Support, standard_of, support_at
 
 # The rules for a row with infinite entries, which the standards leave undefined: the default, and the named
@@ -194,6 +194,10 @@ class TensorOperator:
 
     def attribute(self, name: str):
         return next(a for a in self.attributes if a.name == name)
+
+    def given(self, std: TensorStandard) -> dict:
+        """std's attributes as a target is given them: binary32 values as floats, a choice by its name."""
+        return {k: user_value(self, k, v) for k, v in std.attrs}
 
     def with_values(self, std: TensorStandard, attrs: dict | None = None) -> TensorStandard:
         """std holding the attributes `attrs` (name or alias -> value; the standard's defaults for the rest),

@@ -154,9 +154,18 @@ class CTensorTarget(TensorTarget):
         sizes = (ctypes.c_int64 * max(1, x.ndim))(*x.shape)
         axes = (ctypes.c_uint32 * max(1, len(reduced)))(*reduced)
         # the operator's attributes in its declaration's order (LayerNormalization: epsilon), each binary32
-        # exactly; NULL for an operator without any
-        values = std.values()
-        given = [values[a.name] for a in op.attributes if a.name in values]
+        # exactly, a choice named by a number as that number (LpNormalization's p), another by its index; NULL
+        # for an operator without any
+        values, index = op.given(std), std.values()
+        given = [numeric_choice(values[a.name], index[a.name]) for a in op.attributes if a.name in values]
         attrs = (ctypes.c_float * len(given))(*given) if given else None
         self.fn(x.ctypes.data, y.ctypes.data, sizes, x.ndim, axes, len(reduced), attrs)
         return y
+
+
+def numeric_choice(value, index: float) -> float:
+    """An attribute as the C ABI passes it: a binary32 value; a choice named by a number (p = "2"), that number;
+    another choice, its index."""
+    if isinstance(value, str):
+        return float(value) if value.lstrip("-").isdigit() else index
+    return value

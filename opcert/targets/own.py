@@ -47,7 +47,7 @@ class OpcertTensor(TensorTarget):
 
     def call(self, op, std, x, reduced):
         kind = std.axes.kind
-        attrs = dict(std.attrs)
+        attrs = op.given(std)
         key = std.name  # with its rule for rows with infinite entries (onnx+ieee)
         if kind == "list":
             return run_tensor(op, x, standard=key, axes=list(reduced), attrs=attrs)

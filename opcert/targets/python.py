@@ -135,10 +135,10 @@ class PythonTensorTarget(TensorTarget):
         self.name = name
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        return keywords_not_taken(self.name, self.fn, std.values())
+        return keywords_not_taken(self.name, self.fn, op.given(std))
 
     def call(self, op, std, x, reduced):
-        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced), **std.values())
+        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced), **op.given(std))
 
 
 @lru_cache(maxsize=1)

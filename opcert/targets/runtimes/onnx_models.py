@@ -270,7 +270,10 @@ class OnnxTensorModels(TensorTarget):
             inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
         where = {"axes": [int(a) for a in reduced]} if std.axes.kind == "list" else {"axis": int(axis)}
-        node = helper.make_node(op.name, inputs, ["Y"], **where, **std.values())
+        # attributes as the standard spells them: a binary32 value a FLOAT, a choice named by a number an INT
+        # (LpNormalization's p), another choice its name
+        given = {k: int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for k, v in op.given(std).items()}
+        node = helper.make_node(op.name, inputs, ["Y"], **where, **given)
         g = helper.make_graph(
             [node],
             f"opcert_{op.name}",

@@ -21,6 +21,8 @@ from opcert.targets.runtimes.onnx_models import BinaryRuntime
 TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 # the normalizations: f(x, normalized_shape, eps=epsilon) over the trailing axes (weight None: Scale 1)
 NORMALIZATIONS = {"LayerNormalization": "layer_norm", "RMSNormalization": "rms_norm"}
+# along one axis, p from the standard (torch's eps, 1e-12 below which the norm is taken as eps, is its own)
+ALONG_AXIS = {"LpNormalization": "normalize"}
 
 
 @contextlib.contextmanager
@@ -152,7 +154,7 @@ class TorchTensor(TensorTarget):
         self.version = torch.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS:
+        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS and op.name not in ALONG_AXIS:
             return f"torch {self.version} has no {op.name} function"
         return None
 
@@ -170,6 +172,8 @@ class TorchTensor(TensorTarget):
         if op.name in NORMALIZATIONS:  # reduced: the trailing axes (the standard's rule)
             fn = getattr(torch.nn.functional, NORMALIZATIONS[op.name])
             y = fn(t, tuple(x.shape[reduced[0] :]), eps=std.values()["epsilon"])
+        elif op.name in ALONG_AXIS:
+            y = getattr(torch.nn.functional, ALONG_AXIS[op.name])(t, p=float(op.given(std)["p"]), dim=reduced[0])
         elif len(reduced) == 1:
             fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
             y = fn(t, dim=reduced[0])

@@ -268,14 +268,27 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
 
 
 def attribute_facts(op, attrs: dict) -> list:
-    """The domains of the attributes given as z3 reals (every value of the domain: epsilon >= 0)."""
+    """The domains of the attributes given as z3 reals (every value of the domain: epsilon >= 0; a choice, one
+    of its indices: LpNormalization's p)."""
     out = []
     for a in getattr(op, "attributes", ()):
         v = attrs.get(a.name)
-        if isinstance(v, z3.ArithRef) and a.domain.lower is not None:
+        if isinstance(v, z3.ArithRef) and a.kind == "choice":
+            out.append(z3.Or(*[v == i for i in range(len(a.choices))]))
+        elif isinstance(v, z3.ArithRef) and a.domain.lower is not None:
             lo = Q(a.domain.lower)
             out.append(v > lo if a.domain.lower_open else v >= lo)
     return out
+
+
+def _choice_cases(op, attrs: dict) -> list[dict]:
+    """attrs once per combination of the choices given as z3 terms, each choice fixed to one of its indices
+    (LpNormalization's p: one query per norm, which z3 decides where the disjunction of both it did not)."""
+    cases = [attrs]
+    for a in getattr(op, "attributes", ()):
+        if a.kind == "choice" and isinstance(attrs.get(a.name), z3.ArithRef):
+            cases = [{**c, a.name: Fraction(i)} for c in cases for i in range(len(a.choices))]
+    return cases
 
 
 def attribute_terms(op) -> dict:
@@ -337,17 +350,20 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
         if p.kind == "row_monotonic" and n > 1:
             perm = _query(op, RowProperty("permutation", "permutation", ""), formula, attrs, n)
             first_only = _decide(perm[0], perm[1], rlimit, perm[2])[0] == "proved"
-        q = _query(op, p, formula, attrs, n, first_only)
-        if q is None:
-            return PropertyResult(
-                p.name,
-                p.kind,
-                p.statement,
-                "skipped",
-                "-",
-                note=f"no model over the reals for a property of kind {p.kind}",
-            )
-        status, why = _decide(q[0], q[1], rlimit, q[2])
+        for case in _choice_cases(op, attrs):
+            q = _query(op, p, formula, case, n, first_only)
+            if q is None:
+                return PropertyResult(
+                    p.name,
+                    p.kind,
+                    p.statement,
+                    "skipped",
+                    "-",
+                    note=f"no model over the reals for a property of kind {p.kind}",
+                )
+            status, why = _decide(q[0], q[1], rlimit, q[2])
+            if status != "proved":
+                break
         if status != "proved":
             # a model of uninterpreted functions is not a real counterexample: never `refuted` from it
             return PropertyResult(

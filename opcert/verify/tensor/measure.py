@@ -345,7 +345,7 @@ def measure_rows(
     std = op.standard(o.standard or named)
     std = op.with_values(std, dict(o.attrs))
     fmt = get_format(dtype)
-    o = _settled(op, fmt, replace(o, standard=std.name, attrs=tuple((k, float(v)) for k, v in std.attrs)), std)
+    o = _settled(op, fmt, replace(o, standard=std.name, attrs=tuple(op.given(std).items())), std)
     if target != "opcert" and o.isolation == "process" and not in_worker():
         try:
             return run_isolated(measure_rows, op.name, target, dtype, replace(o, isolation="none"))
@@ -369,7 +369,7 @@ def measure_rows(
         allowed_ulp=o.max_ulp,
         inf_rule=std.inf_rule,
         inf_rule_text=inf_rule_text(std.inf_rule, op.name, std.name, op.nonfinite),
-        attrs=describe(dict(std.attrs)),
+        attrs=describe(dict(std.attrs), op),
     )
     try:
         tgt = tensor_targets.load(target)  # through the module: tests stand a target in for it
@@ -394,7 +394,7 @@ def measure_rows(
             standard=std.name,
             axis=case.axis,
             axes=list(case.axes) if case.axes else None,
-            attrs=dict(std.attrs),
+            attrs=op.given(std),
         )
         try:
             y = call_target(tgt, op, std, case.x, reduced)
@@ -453,7 +453,8 @@ def _command(op, target, fmt, o: RowOptions) -> str:
     return (
         f"opcert accuracy {op.name} --dtype {fmt.name} --target {target} --standard {o.standard} "
         f"--samples {o.samples} --seed {o.seed}"
-        + "".join(f" --attr {k}={np.float32(v)!s}" for k, v in o.attrs)  # the shortest text of its binary32 value
+        # a binary32 value by its shortest text, a choice by its name
+        + "".join(f" --attr {k}={v if isinstance(v, str) else np.float32(v)!s}" for k, v in o.attrs)
         + (" --exhaustive" if o.exhaustive else "")
     )
 
