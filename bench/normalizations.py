@@ -1,7 +1,8 @@
-"""The normalizations of issue 53 on every runtime here: LayerNormalization, RMSNormalization and
-MeanVarianceNormalization through torch (F.layer_norm, F.rms_norm; no MeanVarianceNormalization), ONNX Runtime,
-onnx.reference and OpenVINO (one-node ONNX models, Scale of ones), in float16, bfloat16 and float32, each over
-the sampled and the generated hard rows of `opcert accuracy`.
+"""The normalizations of issue 53 on every runtime here: LayerNormalization, RMSNormalization,
+MeanVarianceNormalization and LpNormalization (p = 2 and p = 1) through torch (F.layer_norm, F.rms_norm,
+F.normalize; no MeanVarianceNormalization), JAX (jax.nn.standardize for LayerNormalization; no function for the
+others), ONNX Runtime, onnx.reference and OpenVINO (one-node ONNX models, Scale of ones), in float16, bfloat16
+and float32, each over the sampled and the generated hard rows of `opcert accuracy`.
 
     python bench/normalizations.py [--samples 20000] [--out bench/normalizations.md]
 
@@ -18,11 +19,18 @@ import time
 from pathlib import Path
 
 from opcert.files import write_json_atomic, write_text_atomic
-from opcert.verify.tensor.measure import measure_rows
+from opcert.verify.tensor.measure import RowOptions, measure_rows
 
 HERE = Path(__file__).resolve().parent
-OPS = ("LayerNormalization", "RMSNormalization", "MeanVarianceNormalization")
-TARGETS = ("torch", "onnxruntime", "onnx-reference", "openvino")
+# (operator, attributes other than the standard's defaults)
+OPS = (
+    ("LayerNormalization", ()),
+    ("RMSNormalization", ()),
+    ("MeanVarianceNormalization", ()),
+    ("LpNormalization", ()),
+    ("LpNormalization", (("p", "1"),)),
+)
+TARGETS = ("torch", "jax", "onnxruntime", "onnx-reference", "openvino")
 DTYPES = ("float16", "bfloat16", "float32")
 
 
@@ -30,7 +38,7 @@ def _cell(r) -> dict:
     refuted = [p["name"] for p in r.properties if p["status"] == "refuted"]
     w = r.worst or {}
     return {
-        "op": r.op,
+        "op": r.op + "".join(f" {k}={v['value']}" for k, v in (r.attrs or {}).items() if k == "p"),
         "target": r.target,
         "version": r.target_version,
         "dtype": r.dtype,
@@ -56,11 +64,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(HERE / "normalizations.md"))
     a = ap.parse_args(argv)
     cells = []
-    for op in OPS:
+    for op, attrs in OPS:
         for target in TARGETS:
             for dtype in DTYPES:
                 t0 = time.perf_counter()
-                c = _cell(measure_rows(op, target, dtype, samples=a.samples))
+                c = _cell(measure_rows(op, target, dtype, RowOptions(samples=a.samples, attrs=attrs)))
                 cells.append(c)
                 print(f"{op} {target} {dtype}: max {c['max_ulp']} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     lines = [
@@ -69,7 +77,8 @@ def main(argv=None) -> int:
         f"`python bench/normalizations.py --samples {a.samples}`: each row is the `opcert accuracy` command in its",
         "last column (it replays the row, its worst element included). Max ULP: over every element of the sampled",
         "and the generated hard rows, against the correctly rounded value of the whole row (epsilon 1e-5 as",
-        "binary32, Scale 1). NaN/inf wrong: outputs NaN or infinite where the reference is not, or the other way.",
+        "binary32, Scale 1; LpNormalization p = 2 unless the operator column says p = 1). NaN/inf wrong: outputs",
+        "NaN or infinite where the reference is not, or the other way.",
         "",
         "| operator | target | dtype | max ULP | worst row (case) | correctly rounded | NaN/inf wrong | refuted "
         "| failed calls | command |",

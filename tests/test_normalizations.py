@@ -292,3 +292,16 @@ def test_a_kernel_with_nan_rows_where_the_formula_gives_zeros_is_refuted():
     ex = p["counterexample"]
     assert ex["row"] == [np.inf, 1.0, 2.0] and ex["want"][1:] == [0.0, 0.0] and ex["replayed"] is True, ex
     assert {q["name"]: q["status"] for q in r.properties}["bound"] == "checked"
+
+
+def test_jax_standardize_is_measured_as_layer_normalization_and_its_variance_cancels():
+    """jax.nn.standardize (its default algorithm, the variance as mean(x^2) - mean(x)^2) is JAX's
+    LayerNormalization: the issue's row [40000, 40001, 40002, 40003] is far off in float32 (the variance cancels)
+    and shift invariance is refuted; RMSNormalization has no function in jax.nn and is skipped with the reason."""
+    from opcert.verify.tensor.measure import RowOptions
+
+    r = measure_rows("LayerNormalization", "jax", "float32", RowOptions(samples=20))
+    assert r.status == "ok" and r.max_ulp > 1e6, (r.status, r.error, r.max_ulp)
+    assert "shift" in [p["name"] for p in r.properties if p["status"] == "refuted"]
+    skipped = measure_rows("RMSNormalization", "jax", "float32", RowOptions(samples=20))
+    assert skipped.status == "unsupported" and "no RMSNormalization function in jax.nn" in skipped.error

@@ -16,6 +16,9 @@ from opcert.targets.runtimes.onnx_models import BinaryRuntime
 
 # the tensor operators jax.nn has a function for
 TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
+# over the reduced axes, with the standard's epsilon; standardize's default algorithm ("fast": the variance as
+# mean(x^2) - mean(x)^2, clipped at 0), as users call it
+NORMALIZATIONS = {"LayerNormalization": "standardize"}
 
 
 class JaxElementWise:
@@ -103,13 +106,16 @@ class JaxTensor(TensorTarget):
         self.version = jax.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if op.name not in TENSOR_FUNCTIONS:
+        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS:
             return f"jax {self.version} has no {op.name} function in jax.nn"
         return None
 
     def call(self, op, std, x, reduced):
-        fn = getattr(self.jax.nn, TENSOR_FUNCTIONS[op.name])
         axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
+        if op.name in NORMALIZATIONS:
+            fn = getattr(self.jax.nn, NORMALIZATIONS[op.name])
+            return np.asarray(fn(self.jax.numpy.asarray(x), axis=axis, epsilon=std.values()["epsilon"]))
+        fn = getattr(self.jax.nn, TENSOR_FUNCTIONS[op.name])
         return np.asarray(fn(self.jax.numpy.asarray(x), axis=axis))
 
 
