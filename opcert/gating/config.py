@@ -99,7 +99,8 @@ CHECK_KEYS = {
         'string, list of strings, or "*"',
         "required",
         'the operator(s), by ONNX or DirectML name, case-insensitive; "*": the element-wise catalog (the '
-        "tensor operators Softmax, LogSoftmax, Hardmax by name: sampled rows, no attrs, attr_sweep, isa or "
+        "tensor operators, Softmax's family and the normalizations, by name: sampled rows; attrs only where the "
+        "operator has attributes (LayerNormalization's epsilon, LpNormalization's p); no attr_sweep, isa or "
         "layout_samples)",
         {
             "anyOf": [

@@ -20,7 +20,9 @@ The tensor operators' kernels have their own signature (`CTensorTarget`):
 
 x and y are contiguous, row-major, of `rank` dimensions of `sizes`; `axes` lists the reduced axes
 (ascending, distinct, non-negative: the rows the check's standard makes, its axis rule applied already);
-`attrs` is NULL (the tensor operators have none); T is as above.
+`attrs` holds the operator's attributes in its declaration's order as binary32 values (LayerNormalization's
+epsilon; a choice named by a number as that number: LpNormalization's p), NULL for an operator without any
+(Softmax's family); T is as above.
 
 Like every target but `opcert`, the library is loaded and called in a
 supervised worker process: a kernel that dereferences NULL or aborts fails its
