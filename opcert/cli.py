@@ -198,6 +198,9 @@ def tensor_record(op) -> dict:
                 "axes": {"rule": s.axes.kind, "default": s.axes.default, "text": s.axes.text},
                 "in_place": s.in_place,
                 "support": _support_records(s),
+                # a standard with its own formula (DirectML's MEAN_VARIANCE_NORMALIZATION1): opcert's forms of it
+                **({"implementation": str(s.implementation)} if s.implementation is not None else {}),
+                **({"reference_form": str(s.reference_form)} if s.reference_form is not None else {}),
             }
             for s in op.standards
         ],

@@ -305,3 +305,29 @@ def test_jax_standardize_is_measured_as_layer_normalization_and_its_variance_can
     assert "shift" in [p["name"] for p in r.properties if p["status"] == "refuted"]
     skipped = measure_rows("RMSNormalization", "jax", "float32", RowOptions(samples=20))
     assert skipped.status == "unsupported" and "no RMSNormalization function in jax.nn" in skipped.error
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_directml_mvn1_takes_epsilon_under_the_square_root(dtype):
+    """DML_MEAN_VARIANCE_NORMALIZATION1 (NormalizeVariance TRUE, no Scale or Bias) is (x - mean) / sqrt(var +
+    Epsilon): LayerNormalization's form over the Axes, held to MPFR at its recommended Epsilon and at 0.5; ONNX's
+    function body (1e-9 after the square root) gives other values on the same row."""
+    for eps in (EPS, 0.5):
+        for row in _rows(dtype):
+            got = reference(
+                "MeanVarianceNormalization", row[None, :], standard="directml-1", axes=[1], attrs={"epsilon": eps}
+            )[0].astype(np.float64)
+            assert got.tolist() == _mpfr_row("LayerNormalization", row, eps, dtype), (eps, row.tolist()[:6])
+    row = np.array([[0.0, 0.01, 0.02, 0.03]], dtype=dtype)  # a variance of the order of Epsilon
+    dml = reference("MeanVarianceNormalization", row, standard="directml-1", axes=[1])
+    assert not np.array_equal(dml, reference("MeanVarianceNormalization", row, axes=[1]))
+
+
+def test_directml_mvn1_on_opcert_and_refused_by_the_onnx_runtimes_with_the_reason():
+    from opcert.verify.tensor.measure import RowOptions
+
+    r = measure_rows("MeanVarianceNormalization", "opcert", "float32", RowOptions(standard="directml-1", samples=300))
+    assert r.status == "ok" and r.max_ulp <= 0.5, (r.status, r.error, r.max_ulp)
+    assert "--standard directml-1" in r.command and "--attr epsilon=1e-05" in r.command
+    ort = measure_rows("MeanVarianceNormalization", "onnxruntime", "float32", RowOptions(standard="directml-1"))
+    assert ort.status == "unsupported" and "no ONNX runtime runs it" in ort.error

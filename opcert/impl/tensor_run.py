@@ -50,6 +50,7 @@ def run(
         raise UsageError(f"out must have the input's dtype and shape ({x.dtype} {x.shape}); got {got}")
     rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
     std = op.with_values(std, attrs)
+    op = op.for_standard(std)
     values_of = std.values()
     with np.errstate(invalid="ignore"):
         rows64 = rows.astype(np.float64)

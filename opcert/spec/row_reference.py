@@ -63,6 +63,7 @@ def reference_rows(
         return _reference_rows(op, rows, fmt, fast, exact, rule, attrs)
     key = (
         op.name,
+        str(op.reference_form),  # a standard with its own formula (TensorOperator.for_standard)
         fmt.name,
         exact,
         rule,
@@ -173,6 +174,7 @@ def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=No
     fmt = check_float(op, x)
     rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
     std = op.with_values(std, attrs)
+    op = op.for_standard(std)
     with np.errstate(invalid="ignore"):
         values, hi, lo, slow = reference_rows(
             op, rows.astype(np.float64), fmt, exact=True, rule=std.inf_rule, attrs=std.values()

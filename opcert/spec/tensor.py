@@ -103,6 +103,10 @@ class TensorStandard:
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
     attribute_names: dict = field(default_factory=dict, hash=False, compare=False)
     attrs: tuple = ()
+    # a standard whose formula is not the operator's (DirectML's MEAN_VARIANCE_NORMALIZATION1: epsilon under the
+    # square root): opcert's implementation and the reference's form of it (None: the operator's)
+    implementation: Expr | None = field(default=None, hash=False, compare=False)
+    reference_form: Expr | None = field(default=None, hash=False, compare=False)
 
     def has(self, name: str) -> bool:
         return name in self.attribute_names
@@ -194,6 +198,16 @@ class TensorOperator:
 
     def attribute(self, name: str):
         return next(a for a in self.attributes if a.name == name)
+
+    def for_standard(self, std: TensorStandard) -> TensorOperator:
+        """The operator as std defines it: its implementation and reference form where std has its own."""
+        if std.implementation is None and std.reference_form is None:
+            return self
+        return replace(
+            self,
+            implementation=std.implementation or self.implementation,
+            reference_form=std.reference_form or self.reference_form,
+        )
 
     def given(self, std: TensorStandard) -> dict:
         """std's attributes as a target is given them: binary32 values as floats, a choice by its name."""

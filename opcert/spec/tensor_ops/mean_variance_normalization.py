@@ -1,17 +1,19 @@
 """MeanVarianceNormalization: ONNX MeanVarianceNormalization-13, each row (the `axes`, default 0, 2, 3) normalized
-by its mean and standard deviation, with ONNX's function body's epsilon of 1e-9 added after the square root."""
+by its mean and standard deviation, with ONNX's function body's epsilon of 1e-9 added after the square root; and
+DirectML's MEAN_VARIANCE_NORMALIZATION1, with its Epsilon under the square root."""
 
 from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
-from opcert.expr import lift, rowsum, sqrt
-from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
+from opcert.expr import attr, lift, rowsum, sqrt
+from opcert.spec.declarations import DML_FLOATS, FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
     DEVIATION_BOUND,
+    DML_AXES,
     LAYOUT,
     NONFINITE,
     PERMUTATION,
@@ -19,6 +21,7 @@ from opcert.spec.tensor_declarations import (
     RowProperty,
     deviation_bound,
     deviations,
+    epsilon_attribute,
 )
 
 # the function body's Epsilon, a float constant: 1e-9 rounded to binary32, exactly
@@ -29,6 +32,11 @@ n, d, corrected, shifted = deviations()
 
 def normalized(dev):
     return dev / (sqrt(rowsum(dev * dev) / n) + EPSILON)
+
+
+def under_root(dev):
+    """DirectML's: Epsilon added to the variance under the square root (LayerNormalization's form)."""
+    return dev / sqrt(rowsum(dev * dev) / n + attr("epsilon"))
 
 
 OPERATOR = TensorOperator(
@@ -58,11 +66,30 @@ OPERATOR = TensorOperator(
             "variance as E[x^2] - E[x]^2, equal over the reals. opcert's reference is the function body's over "
             "the reals",
         ),
+        TensorStandard(
+            "directml-1",
+            "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1",
+            "https://learn.microsoft.com/windows/win32/api/directml/"
+            "ns-directml-dml_mean_variance_normalization1_operator_desc",
+            "Output = FusedActivation(Scale * ((Input - Mean) / sqrt(Variance + Epsilon)) + Bias)",
+            under_root(d),
+            DML_AXES,
+            (Support("2.1", DML_FLOATS, (4, 4)), Support("3.1", DML_FLOATS, (1, 8))),
+            defaults={"epsilon": 1e-5},
+            attribute_names={"epsilon": "Epsilon"},
+            notes="NormalizeVariance TRUE (FALSE is Input - Mean, a centering, not measured here), Scale absent "
+            "(1), Bias absent (0), no fused activation. Epsilon is a required field, 0.00001 recommended: opcert "
+            "takes 1e-5 (binary32) where none is given. Introduced in DML_FEATURE_LEVEL_2_1 (4 dimensions), 1 to "
+            "8 dimensions from 3_1",
+            implementation=under_root(corrected),
+            reference_form=under_root(shifted),
+        ),
     ),
     primary="onnx",
     implementation=normalized(corrected),
     reference_form=normalized(shifted),
     absent=0,
+    attributes=(epsilon_attribute("the variance (DirectML's form only)"),),
     nonfinite="formula",
     hard_cases="moments",
     error_bound=deviation_bound,

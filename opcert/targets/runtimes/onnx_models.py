@@ -239,6 +239,12 @@ class OnnxTensorModels(TensorTarget):
         return None, None
 
     def unsupported(self, op, std, dtype, reduced, rank):
+        onnx = next((s for s in op.standards if s.key.startswith("onnx")), None)
+        if onnx is not None and not std.key.startswith("onnx") and std.formula != onnx.formula:
+            return (
+                f"a one-node ONNX model computes ONNX's {op.name} ({onnx.formula_text}); {std.op_name} ({std.key}) "
+                f"is another formula ({std.formula_text}): no ONNX runtime runs it"
+            )
         opset, _ = self._opset_axis(std, reduced, rank)
         if opset is None:
             return (
