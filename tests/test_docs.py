@@ -4,7 +4,7 @@ generated reference names every configuration key, and every code example runs.
 Examples run page by page, in order, in a fresh directory that sees the repository's `tests`,
 `examples` and `.venv` (so the commands read as a user types them): a block whose first line names a
 file (`# gate.toml`, `/* kernels.c */`) is written to it; each `$ ` line of a console block is run by
-the shell and must exit with the status its `# exit N` comment states (0 without one), and every line
+the shell (one `opcert` call: by opcert.cli.main in a forked child, _opcert_in_fork) and must exit with the status its `# exit N` comment states (0 without one), and every line
 quoted under it (up to the next `$ ` line) must be in what it printed: compared after taking out the
 table rules and the padding, and with each duration (`4.3 s`, `28s`) read as any duration, so a quoted
 line may be a whole row or a part of one, and a long line may be quoted broken at spaces; `...` stands
@@ -111,6 +111,68 @@ def _once(steps: list, ran: set) -> list:
     return out
 
 
+_ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=\S*")
+
+
+def _opcert_in_fork(cmd: str, work: Path, env: dict):
+    """A command that is one `opcert` call (`opcert ...`, `.venv/bin/opcert ...`, with VAR=value before it and
+    no other shell syntax), run as the console script runs it, opcert.cli.main(argv), in a child forked from
+    this process: opcert and numba are loaded here already, which a new interpreter pays for at each of the
+    pages' commands (about 1.4 s each; tests/test_packaging.py runs the installed console script itself).
+    The child takes the command's directory, environment and PYTHONPATH, and its own stdout and stderr; its
+    exit status is main's (3 where it raised). None: a command for the shell."""
+    if not hasattr(os, "fork") or any(c in cmd for c in "|&;<>$`()*?'\"\\"):
+        return None
+    words = cmd.split()
+    extra = {}
+    while words and _ASSIGNMENT.fullmatch(words[0]):
+        k, _, v = words.pop(0).partition("=")
+        extra[k] = v
+    if not words or os.path.basename(words[0]) != "opcert":
+        return None
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 3
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child's own, flushed below
+                sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+                os.chdir(work)
+                os.environ.clear()
+                os.environ.update(env)
+                os.environ.update(extra)
+                if "PYTHONPATH" in extra:
+                    sys.path[:0] = [str(work / p) for p in extra["PYTHONPATH"].split(os.pathsep) if p]
+                from opcert.cli import main
+
+                code = main(words[1:])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except BaseException:  # noqa: BLE001 - reported as the console script would: a traceback, exit 3
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code or 0)
+        _, status = os.waitpid(pid, 0)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            cmd,
+            os.waitstatus_to_exitcode(status),
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+        )
+
+
 def _workdir(tmp_path: Path) -> Path:
     for name in ("tests", "examples", ".venv"):
         if (ROOT / name).exists():
@@ -140,7 +202,9 @@ def _run(page, steps, tmp_path):
             cmd, want, quoted = payload
             if cmd.split()[0] in ("cc", "gcc") and shutil.which("cc") is None:
                 pytest.skip(f"{page.name}: `{cmd}` needs a C compiler, and this machine has none")
-            r = subprocess.run(cmd, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=900)
+            r = _opcert_in_fork(cmd, work, env)
+            if r is None:
+                r = subprocess.run(cmd, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=900)
             assert r.returncode == want, (
                 f"{page.name}: `{cmd}` exited {r.returncode}, the page says {want}\n"
                 f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
