@@ -23,8 +23,10 @@ import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tokenize
 from pathlib import Path
 
@@ -162,7 +164,16 @@ def _opcert_in_fork(cmd: str, work: Path, env: dict):
                     sys.stderr.flush()
                 finally:
                     os._exit(code or 0)
-        _, status = os.waitpid(pid, 0)
+        deadline = time.monotonic() + 900  # as the shell's commands: a hung command fails, it does not hang CI
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(cmd, 900)
+            time.sleep(0.02)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(
