@@ -153,6 +153,12 @@ def user_value(op: Operator, name: str, v: Fraction):
     return a.choices[int(v)] if a.kind == "choice" else float(v)
 
 
+def choice_number(value) -> int | None:
+    """The number a choice's name is, where it is one (LpNormalization's p = "2": 2): the C ABI and ONNX's INT
+    attributes take that number; None for another value."""
+    return int(value) if isinstance(value, str) and value.lstrip("-").isdigit() else None
+
+
 def standard_for(op, attrs, standard=None) -> str:
     """The standard whose attributes these are (its implementation may differ: Softplus)."""
     if standard:

@@ -39,6 +39,7 @@ import os
 import numpy as np
 
 from opcert.errors import UsageError
+from opcert.spec.attrs import choice_number
 from opcert.targets.base import Target, TargetInfo
 from opcert.targets.layouts import LayoutSupport, c_calls
 from opcert.targets.protocol import TensorTarget
@@ -159,15 +160,15 @@ class CTensorTarget(TensorTarget):
         # exactly, a choice named by a number as that number (LpNormalization's p), another by its index; NULL
         # for an operator without any
         values, index = op.given(std), std.values()
-        given = [numeric_choice(values[a.name], index[a.name]) for a in op.attributes if a.name in values]
+        given = [_c_value(values[a.name], index[a.name]) for a in op.attributes if a.name in values]
         attrs = (ctypes.c_float * len(given))(*given) if given else None
         self.fn(x.ctypes.data, y.ctypes.data, sizes, x.ndim, axes, len(reduced), attrs)
         return y
 
 
-def numeric_choice(value, index: float) -> float:
-    """An attribute as the C ABI passes it: a binary32 value; a choice named by a number (p = "2"), that number;
-    another choice, its index."""
+def _c_value(value, index: float) -> float:
+    """A binary32 value as itself; a choice as the number it names (p = "2": 2.0), another choice as its index."""
     if isinstance(value, str):
-        return float(value) if value.lstrip("-").isdigit() else index
+        n = choice_number(value)
+        return float(n) if n is not None else index
     return value

@@ -34,6 +34,11 @@ class PropertyResult:
     rlimit_count: int | None = None  # z3's resource units spent deciding it (its queries' "rlimit count"):
     #                                      the same on an idle or a loaded host, unlike elapsed_s
 
+    @classmethod
+    def skipped(cls, prop, note: str) -> PropertyResult:
+        """prop (a declared property: name, kind, statement) not decided here, and why."""
+        return cls(prop.name, prop.kind, prop.statement, "skipped", "-", note=note)
+
     @property
     def ok(self) -> bool:
         """Does this verdict establish what the catalog declares, with a proof?

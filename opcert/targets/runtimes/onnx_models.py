@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from opcert.formats import get_format
-from opcert.spec.attrs import user_value
+from opcert.spec.attrs import choice_number, user_value
 from opcert.targets.protocol import BinaryTarget, TensorTarget
 
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
@@ -278,7 +278,7 @@ class OnnxTensorModels(TensorTarget):
         where = {"axes": [int(a) for a in reduced]} if std.axes.kind == "list" else {"axis": int(axis)}
         # attributes as the standard spells them: a binary32 value a FLOAT, a choice named by a number an INT
         # (LpNormalization's p), another choice its name
-        given = {k: int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for k, v in op.given(std).items()}
+        given = {k: v if choice_number(v) is None else choice_number(v) for k, v in op.given(std).items()}
         node = helper.make_node(op.name, inputs, ["Y"], **where, **given)
         g = helper.make_graph(
             [node],

@@ -275,13 +275,9 @@ def _spec_property(op, p, resolved, rlimit, standard):
     key = standard or op.primary
     if p.standards is not None and key not in p.standards:
         if standard is not None:
-            return PropertyResult(
-                p.name,
-                p.kind,
-                p.statement,
-                "skipped",
-                "-",
-                note=f"declared for {', '.join(p.standards)}'s definition, not {standard}'s",
+            return PropertyResult.skipped(
+                p,
+                f"declared for {', '.join(p.standards)}'s definition, not {standard}'s",
             )
         key = p.standards[0]
     r = spec_level.prove_property(op, p, resolved if (standard or key == op.primary) else None, rlimit, std_key=key)

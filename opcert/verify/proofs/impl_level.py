@@ -935,22 +935,14 @@ def prove_property(s: Subject, prop, rlimit=None, enumerated=None) -> PropertyRe
     since = units_spent()
     why_not = prop.not_claimed(s.attrs, s.std)
     if prop.spec_only:
-        r = PropertyResult(
-            prop.name,
-            prop.kind,
-            prop.statement,
-            "skipped",
-            "-",
-            note=f"{prop.kind} is a property of the real function (proved on the specification)",
+        r = PropertyResult.skipped(
+            prop,
+            f"{prop.kind} is a property of the real function (proved on the specification)",
         )
     elif prop.kernel_only:
-        r = PropertyResult(
-            prop.name,
-            prop.kind,
-            prop.statement,
-            "skipped",
-            "-",
-            note="a property of a kernel's code paths, decided on its outputs in every layout "
+        r = PropertyResult.skipped(
+            prop,
+            "a property of a kernel's code paths, decided on its outputs in every layout "
             f"(`opcert accuracy {s.op.name} --dtype {s.fmt.name} --target opcert`), not by "
             "z3: opcert's code is NumPy's binary64 ufuncs, which no model here describes "
             "path by path",

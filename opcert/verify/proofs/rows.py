@@ -320,24 +320,16 @@ def prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards:
 def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
     t0 = time.perf_counter()
     if p.kind in ("nan_row", "infinite_entries", "nonfinite_row"):
-        return PropertyResult(
-            p.name,
-            p.kind,
-            p.statement,
-            "skipped",
-            "-",
-            note="a rule of the specification's special values: the reals have no NaN and no "
+        return PropertyResult.skipped(
+            p,
+            "a rule of the specification's special values: the reals have no NaN and no "
             "infinity, so there is nothing to prove over them; the black-box checks decide "
             "it on each target (`opcert accuracy`)",
         )
     if p.kind == "row_layout":
-        return PropertyResult(
-            p.name,
-            p.kind,
-            p.statement,
-            "skipped",
-            "-",
-            note="a property of a kernel's code paths: the real function maps a row to its "
+        return PropertyResult.skipped(
+            p,
+            "a property of a kernel's code paths: the real function maps a row to its "
             "outputs whatever the tensor around it; each target's outputs decide it in "
             "every layout (`opcert accuracy`)",
         )
@@ -353,13 +345,9 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
         for case in _choice_cases(op, attrs):
             q = _query(op, p, formula, case, n, first_only)
             if q is None:
-                return PropertyResult(
-                    p.name,
-                    p.kind,
-                    p.statement,
-                    "skipped",
-                    "-",
-                    note=f"no model over the reals for a property of kind {p.kind}",
+                return PropertyResult.skipped(
+                    p,
+                    f"no model over the reals for a property of kind {p.kind}",
                 )
             status, why = _decide(q[0], q[1], rlimit, q[2])
             if status != "proved":
