@@ -58,13 +58,13 @@ def _cell(r) -> dict:
     }
 
 
-def main(argv=None) -> int:
+def main(argv=None, ops=OPS, name="normalizations", title="The normalizations") -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=20000)
-    ap.add_argument("--out", default=str(HERE / "normalizations.md"))
+    ap.add_argument("--out", default=str(HERE / f"{name}.md"))
     a = ap.parse_args(argv)
     cells = []
-    for op, attrs in OPS:
+    for op, attrs in ops:
         for target in TARGETS:
             for dtype in DTYPES:
                 t0 = time.perf_counter()
@@ -72,9 +72,9 @@ def main(argv=None) -> int:
                 cells.append(c)
                 print(f"{op} {target} {dtype}: max {c['max_ulp']} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     lines = [
-        "# The normalizations on every runtime here (issue 53)",
+        f"# {title} on every runtime here (issue 53)",
         "",
-        f"`python bench/normalizations.py --samples {a.samples}`: each row is the `opcert accuracy` command in its",
+        f"`python bench/{name}.py --samples {a.samples}`: each row is the `opcert accuracy` command in its",
         "last column (it replays the row, its worst element included). Max ULP: over every element of the sampled",
         "and the generated hard rows, against the correctly rounded value of the whole row (epsilon 1e-5 as",
         "binary32, Scale 1; LpNormalization p = 2 unless the operator column says p = 1). NaN/inf wrong: outputs",

@@ -378,24 +378,36 @@ def cmd_ref_tensor(args) -> int:
     reduced = reduced_axes(op, std, x.ndim, axis, axes)
     rows_in, _ = to_rows(x, reduced)
     rows_out, _ = to_rows(r.rounded, reduced)
-    rows = [
-        {
-            "row": i,
-            "position": j,
-            "input": _num(rows_in[i, j], fmt),
-            "input_bits": hex_bits(rows_in[i, j], fmt),
-            "result": _num(rows_out[i, j], fmt),
-            "result_bits": hex_bits(rows_out[i, j], fmt),
-        }
-        for i in range(rows_in.shape[0])
-        for j in range(rows_in.shape[1])
-    ]
+    if op.reduces:  # one result per row
+        rows = [
+            {
+                "row": i,
+                "input": [_num(v, fmt) for v in rows_in[i]],
+                "result": _num(rows_out[i, 0], fmt),
+                "result_bits": hex_bits(rows_out[i, 0], fmt),
+            }
+            for i in range(rows_in.shape[0])
+        ]
+    else:
+        rows = [
+            {
+                "row": i,
+                "position": j,
+                "input": _num(rows_in[i, j], fmt),
+                "input_bits": hex_bits(rows_in[i, j], fmt),
+                "result": _num(rows_out[i, j], fmt),
+                "result_bits": hex_bits(rows_out[i, j], fmt),
+            }
+            for i in range(rows_in.shape[0])
+            for j in range(rows_in.shape[1])
+        ]
     out = {
         "op": op.name,
         "dtype": fmt.name,
         "standard": std.name,
         "shape": list(x.shape),
         "reduced_axes": list(reduced),
+        "output_shape": list(r.rounded.shape),
         "attrs": describe(dict(std.attrs), op),
         "exact_path_elements": r.slow_path,
         "results": rows,
@@ -403,25 +415,33 @@ def cmd_ref_tensor(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
+    each = "each row's result" if op.reduces else "each element"
     t = Table(
         title=esc(
             f"{op.name} ({std.name}, {std.op_name}) reference, {fmt.name}, shape {tuple(x.shape)}, rows "
             f"over axes {list(reduced)}"
             + "".join(f", {k} = {v}" for k, v in std.values().items())
-            + ": each element correctly rounded (nearest, ties to even)"
+            + f": {each} correctly rounded (nearest, ties to even)"
         )
     )
-    for col in ("row", "position", "x", "x bits", "result", "result bits"):
-        t.add_column(col)
-    for row in rows:
-        t.add_row(
-            str(row["row"]),
-            str(row["position"]),
-            str(row["input"]),
-            row["input_bits"],
-            str(row["result"]),
-            row["result_bits"],
-        )
+    if op.reduces:
+        for col in ("row", "x", "result", "result bits"):
+            t.add_column(col)
+        for row in rows:
+            shown = row["input"] if len(row["input"]) <= 8 else [*row["input"][:8], "..."]
+            t.add_row(str(row["row"]), ", ".join(map(str, shown)), str(row["result"]), row["result_bits"])
+    else:
+        for col in ("row", "position", "x", "x bits", "result", "result bits"):
+            t.add_column(col)
+        for row in rows:
+            t.add_row(
+                str(row["row"]),
+                str(row["position"]),
+                str(row["input"]),
+                row["input_bits"],
+                str(row["result"]),
+                row["result_bits"],
+            )
     _console().print(t)
     return 0
 

@@ -154,3 +154,36 @@ def lp_squares_in_format(x, axis=-1, p="2"):
         norm = np.abs(r).sum(axis=1, keepdims=True) if str(p) == "1" else np.sqrt((r * r).sum(axis=1, keepdims=True))
         y = np.where(norm == 0, np.zeros_like(r), r / norm)
     return back(y.astype(x.dtype))
+
+
+def _reduced(x, axis):
+    """x with the reduced axes (an int or a tuple) moved last and flattened, as 2-D rows, and how to put one
+    value per row back with the reduced axes kept (keepdims)."""
+    axes = tuple(a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    rows = moved.reshape(int(np.prod([x.shape[a] for a in rest], dtype=np.int64)), -1)
+    kept = tuple(1 if a in axes else d for a, d in enumerate(x.shape))
+    return rows, lambda v: v.reshape(kept)
+
+
+def lse_without_max(x, axis=-1):
+    """ReduceLogSumExp as log(sum(exp(x))) in x's own format, without the row maximum: exp overflows to inf
+    (float32 from x = 89), and rows far below 0 underflow to log(0) = -inf."""
+    r, back = _reduced(x, axis)
+    with np.errstate(all="ignore"):
+        return back(np.log(np.sum(np.exp(r), axis=1)).astype(x.dtype))
+
+
+def lse_careful(x, axis=-1):
+    """ReduceLogSumExp in binary64, the row maximum subtracted, one rounding into x's format; a row with +inf
+    gives +inf, a row of -inf only -inf, a NaN NaN (IEEE arithmetic on the formula)."""
+    r, back = _reduced(x, axis)
+    v = r.astype(np.float64)
+    with np.errstate(all="ignore"):
+        m = np.max(v, axis=1, keepdims=True, initial=-np.inf)
+        safe = np.where(np.isfinite(m), m, 0.0)
+        y = np.log(np.sum(np.exp(v - safe), axis=1)) + safe[:, 0]
+        y = np.where(np.isposinf(m[:, 0]), np.inf, y)
+        y = np.where(np.isnan(v).any(axis=1), np.nan, y)
+    return back(y.astype(x.dtype))

@@ -27,6 +27,10 @@ def test_ops_json_lists_the_catalog(cli):
         "LpNormalization",
         "RMSNormalization",
         "MeanVarianceNormalization",
+        "ReduceLogSumExp",
+        "ReduceLogSum",
+        "ReduceL2",
+        "ReduceSumSquare",
     }
     # every standard's form of Softmax's family: ONNX opsets 1, 11, 13, DirectML plain and 1 forms
     for d in [tensor[n] for n in ("Softmax", "LogSoftmax", "Hardmax")]:

@@ -250,6 +250,10 @@ def test_element_wise_layers_refuse_tensor_operators_by_name():
         "RMSNormalization",
         "MeanVarianceNormalization",
         "LpNormalization",
+        "ReduceLogSumExp",
+        "ReduceLogSum",
+        "ReduceL2",
+        "ReduceSumSquare",
     }
 
 

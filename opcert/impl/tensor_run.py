@@ -17,7 +17,7 @@ from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import to_format
 from opcert.spec import get_tensor_operator
 from opcert.spec.row_reference import check_float, reference_rows
-from opcert.spec.tensor import over_rows, tensor_rows
+from opcert.spec.tensor import kept_shape, one_per_row, over_rows, reduced_axes, tensor_rows
 
 
 def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
@@ -39,23 +39,31 @@ def run(
 ) -> np.ndarray:
     """opcert's implementation of the tensor operator `op` on x (rank 1 to 8, empty allowed), over the rows
     that `standard`'s axis rule makes with `axis` (ONNX) or `axes` (DirectML's `1` forms). `out`: as for
-    the element-wise operators (x's dtype and shape; x itself runs in place). attrs: the attributes
+    the element-wise operators (x's dtype and shape; x itself runs in place; a reduction's output has each
+    reduced axis of size 1). attrs: the attributes
     (LayerNormalization's epsilon), rounded to binary32; the standard's defaults for the others."""
     op, named = get_tensor_operator(op)
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
     fmt = check_float(op, x)
-    if out is not None and (not isinstance(out, np.ndarray) or out.dtype != x.dtype or out.shape != x.shape):
-        got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
-        raise UsageError(f"out must have the input's dtype and shape ({x.dtype} {x.shape}); got {got}")
     rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
+    shape = kept_shape(x.shape, reduced_axes(op, std, x.ndim, axis, axes)) if op.reduces else x.shape
+    if out is not None and (not isinstance(out, np.ndarray) or out.dtype != x.dtype or out.shape != shape):
+        got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        what = (
+            "the input's dtype and shape"
+            if not op.reduces
+            else "the input's dtype, and its shape with each reduced axis of size 1"
+        )
+        raise UsageError(f"out must have {what} ({x.dtype} {shape}); got {got}")
     std = op.with_values(std, attrs)
     op = op.for_standard(std)
     values_of = std.values()
     with np.errstate(invalid="ignore"):
         rows64 = rows.astype(np.float64)
     if fmt.p == 53 and op.reference_in_binary64:
-        result = back(reference_rows(op, rows64, fmt, attrs=values_of)[0])
+        values = reference_rows(op, rows64, fmt, rule=std.inf_rule, attrs=values_of)[0]
+        result = back(one_per_row(op, values) if op.reduces else values)
         if out is None:
             return result
         out[...] = result
@@ -82,7 +90,7 @@ def run(
         near = np.nonzero(_near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
         if near.size:
             values[near] = reference_rows(op, rows64[near], fmt, rule=std.inf_rule, attrs=values_of)[0]
-    result = back(to_format(values, fmt))
+    result = back(to_format(one_per_row(op, values) if op.reduces else values, fmt))
     if out is None:
         return result
     out[...] = result

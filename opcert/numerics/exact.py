@@ -39,7 +39,21 @@ class Undecided(Exception):
 
 
 class Undefined(Exception):
-    """A primitive was applied outside its domain (log of a negative number)."""
+    """A primitive was applied outside its domain (log of a negative number). `limit`: where the argument is the
+    domain's open end itself and the function tends to an infinity there (log at 0: -inf), that infinity, which is
+    IEEE 754's value at the pole (log(0) = -inf, a divide-by-zero, not an invalid operation); None elsewhere."""
+
+    def __init__(self, text: str, limit: float | None = None):
+        super().__init__(text)
+        self.limit = limit
+
+
+# the primitives whose open domain end is a pole, and the infinity they tend to there (IEEE 754's value at it)
+POLES = {"log": float("-inf"), "log1p": float("-inf")}
+
+
+def _pole(p, at_end: bool) -> float | None:
+    return POLES.get(p.name) if at_end else None
 
 
 _RATIONAL = {
@@ -145,7 +159,8 @@ class RationalDomain(Domain):
 
     def primitive(self, p, a, node=None):
         if not p.in_domain(a):
-            raise Undefined(f"{p.name}({a})")
+            lo = p.domain[0]
+            raise Undefined(f"{p.name}({a})", _pole(p, lo is not None and a == Fraction(lo)))
         v = p.exact(a)
         if v is None:
             raise NotRational(p.name)
@@ -329,7 +344,7 @@ def in_domain(p, a) -> bool:
         ok = a > bound if lo_open else a >= bound
         if not ok:
             if (a <= bound) if lo_open else (a < bound):
-                raise Undefined(p.name)
+                raise Undefined(p.name, _pole(p, bool(lo_open and a == bound)))
             raise Undecided(p.name)
     if hi is not None:
         bound = arb_of(Fraction(hi))

@@ -22,14 +22,21 @@ from opcert.formats import format_of, round_fraction
 from opcert.numerics import ball
 from opcert.numerics.exact import Row, Undefined, evaluate
 from opcert.spec import get_tensor_operator
-from opcert.spec.tensor import DEFAULT_INF_RULE, TensorOperator, over_rows, round_just_below, tensor_rows
+from opcert.spec.tensor import (
+    DEFAULT_INF_RULE,
+    TensorOperator,
+    one_per_row,
+    over_rows,
+    round_just_below,
+    tensor_rows,
+)
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 @dataclass
 class RowReference:
-    rounded: np.ndarray  # x's shape and dtype
+    rounded: np.ndarray  # x's shape and dtype (a reduction's: the reduced axes of size 1)
     slow_path: int  # elements the exact path decided
     exact_hi: np.ndarray | None = None  # the exact values as hi + lo (binary64 pair), x's shape: ULP errors
     exact_lo: np.ndarray | None = None
@@ -139,9 +146,10 @@ def _reference_rows(
                     continue
                 try:
                     v = evaluate(form, row.values[j], exact_attrs, fmt, row=row.at(int(j)))
-                except Undefined:
-                    # 0 / 0: a row of equal values with epsilon 0 (LayerNormalization); IEEE's NaN, as the formula
-                    out[i, j] = hi[i, j] = np.nan
+                except Undefined as u:
+                    # 0 / 0: a row of equal values with epsilon 0 (LayerNormalization); IEEE's NaN, as the formula;
+                    # log of a sum that is 0 exactly (ReduceLogSum): the pole's -inf
+                    out[i, j] = hi[i, j] = np.nan if u.limit is None else u.limit
                     slow[0] += 1
                     continue
                 except RuntimeError:
@@ -179,6 +187,8 @@ def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=No
         values, hi, lo, slow = reference_rows(
             op, rows.astype(np.float64), fmt, exact=True, rule=std.inf_rule, attrs=std.values()
         )
+    if op.reduces:  # one value per row, in the shape with the reduced axes kept
+        values, hi, lo = one_per_row(op, values), one_per_row(op, hi), np.nan_to_num(one_per_row(op, lo))
     return RowReference(back(values.astype(fmt.dtype)), slow, back(hi), back(lo))
 
 

@@ -78,7 +78,9 @@ class AxisRule:
     default: int | None = None
     negative: bool = True
     text: str = ""
-    default_axes: tuple | None = None  # "list": the axes where none are given (ONNX MeanVarianceNormalization: 0, 2, 3)
+    # "list": the axes where none are given (ONNX MeanVarianceNormalization: 0, 2, 3; "all": every axis, the ONNX
+    # reductions)
+    default_axes: tuple | str | None = None
 
     def __post_init__(self):
         if self.kind not in ("coerce-2d", "single", "last", "list"):
@@ -137,6 +139,7 @@ ROW_KINDS = {
     "nonfinite_row": "a row holding a NaN or an infinite entry: the formula in IEEE arithmetic (NONFINITE_FORMULA)",
     "row_bound": "|y_i| <= sqrt(n - k) for a row of n (k: RowProperty.bound_less)",
     "moments": "the outputs' mean square is at most 1 (and their mean is 0: RowProperty.mean_zero)",
+    "max_log_bounds": "max(x) <= y <= max(x) + log(n) for a row of n (LogSumExp)",
 }
 
 
@@ -194,6 +197,17 @@ class TensorOperator:
     # in binary64 opcert's implementation is the reference (correctly rounded, at its cost): where no bound in
     # ULPs holds for a binary64 expression (a deviation next to a row's mean, LayerNormalization)
     reference_in_binary64: bool = False
+    # a reduction (ReduceLogSumExp): one output per row. Its expressions give that value at every element of the
+    # row (tensor_declarations.per_row); its outputs have the input's shape with each reduced axis of size 1 (ONNX's
+    # keepdims = 1, DirectML's output tensor), and a row of no elements has the value `empty_value`
+    reduces: bool = False
+    empty_value: float = math.nan
+    # the formula a row with a NaN or an infinite entry takes in IEEE arithmetic, where the reference form's is
+    # not the standard's (LogSumExp's max-subtracted form is NaN at a row holding +inf; log(sum(exp(x))) is +inf)
+    nonfinite_form: Expr | None = None
+    # a -inf entry contributes nothing (exp(-inf) = 0: LogSumExp): a row whose other entries are finite takes the
+    # definition over those, exactly; the other rows with NaN or infinite entries the formula in IEEE arithmetic
+    neg_inf_drops: bool = False
     elementwise = False
 
     def attribute(self, name: str):
@@ -300,7 +314,7 @@ def reduced_axes(
     if axes is None:
         if rule.default_axes is None:
             raise UsageError(f"{where} needs Axes (a non-empty list of distinct axes in {lo} to {rank - 1})")
-        axes = rule.default_axes
+        axes = range(rank) if rule.default_axes == "all" else rule.default_axes
     got = [int(a) for a in axes]
     if not got:
         raise UsageError(f"{where}: AxisCount is 0; allowed: 1 to {rank} distinct axes in {lo} to {rank - 1}")
@@ -310,6 +324,19 @@ def reduced_axes(
     if len({a % rank for a in got}) != len(got):
         raise UsageError(f"{where}: Axes {got} repeat an axis; allowed: distinct axes")
     return tuple(sorted(a % rank for a in got))
+
+
+def kept_shape(shape: tuple, axes) -> tuple:
+    """A reduction's output shape: `shape` with each reduced axis of size 1 (keepdims)."""
+    return tuple(1 if a in set(axes) else d for a, d in enumerate(shape))
+
+
+def one_per_row(op: TensorOperator, values: np.ndarray) -> np.ndarray:
+    """A reduction's values over rows (the value at every element of each row: per_row) as one column, a row of
+    no elements taking the operator's empty_value."""
+    if values.shape[1]:
+        return values[:, :1]
+    return np.full((values.shape[0], 1), op.empty_value)
 
 
 def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]:
@@ -323,7 +350,11 @@ def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]
     inverse = np.argsort(perm)
 
     def back(y: np.ndarray) -> np.ndarray:
-        return np.transpose(np.asarray(y).reshape(moved.shape), inverse)
+        """Rows of x's length back into x's shape; rows of one value (a reduction's) into the kept shape."""
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1 and n != 1:
+            return np.transpose(y.reshape(moved.shape[: len(rest)] + (1,) * len(axes)), inverse)
+        return np.transpose(y.reshape(moved.shape), inverse)
 
     return rows, back
 
@@ -380,10 +411,19 @@ def over_rows(
     if finite.any():
         put(finite, finite_block(rows[finite]))
     if op.nonfinite == "formula":  # the other rows: the formula in IEEE arithmetic (NONFINITE_FORMULA)
+        if op.neg_inf_drops:  # rows of finite and -inf entries: the definition over the finite ones
+            dropping = ~finite & ~np.isnan(rows).any(axis=1) & ~np.isposinf(rows).any(axis=1)
+            for i in np.nonzero(dropping & np.isfinite(rows).any(axis=1))[0]:
+                keep = np.isfinite(rows[i])
+                got = finite_block(rows[i][keep][None, :])
+                put(i, got[0, :1] if channels == 1 else tuple(g[0, :1] for g in got))  # a reduction's one value
+                finite[i] = True
         if (~finite).any():
+            form = op.nonfinite_form or op.reference_form
             with np.errstate(all="ignore"):
-                ieee = eval_numpy(op.reference_form, rows[~finite].astype(np.float64), dict(attrs or {}))
-            put(~finite, ieee if channels == 1 else (ieee,) * channels)
+                ieee = eval_numpy(form, rows[~finite].astype(np.float64), dict(attrs or {}))
+            # every value it gives is NaN, +-0 or +-inf, exact in every format: no low part
+            put(~finite, ieee if channels == 1 else (ieee, ieee, *[np.zeros(ieee.shape)] * (channels - 2)))
         return outs[0] if channels == 1 else tuple(outs)
     absent = -np.inf if op.absent == "-inf" else float(op.absent)
     nan_rows = np.isnan(rows).any(axis=1)  # every output NaN: left as filled, without a row's loop

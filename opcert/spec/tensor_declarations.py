@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from opcert.expr import exp, fma, lift, rowmax, rowsum, var
+from opcert.expr import eq, exp, fma, lift, rowmax, rowsum, select, var
 from opcert.expr.numpy_eval import depth
 from opcert.spec.declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.model import Attribute, AttributeDomain, Support
@@ -150,6 +150,73 @@ def deviations():
     return n, x - rowsum(x) / n, c - rowsum(c) / n, t - rowsum(t) / n
 
 
+def per_row(e):
+    """A reduction's expression (TensorOperator.reduces): e, a value of the whole row, at every element of the
+    row. x == x selects it at a NaN entry too (both branches are e), and gives the value the row's shape in every
+    interpreter, as an element-wise term does."""
+    return select(eq(x, x), e, e)
+
+
+# the ONNX reductions' axes (ReduceSum's family, opset 18: an `axes` input): any distinct axes in -rank to rank - 1,
+# every axis where none are given (noop_with_empty_axes = 0)
+ONNX_REDUCE_AXES = AxisRule(
+    "list",
+    negative=True,
+    default_axes="all",
+    text="the axes input (distinct, in -rank to rank - 1), flattened in increasing order; every axis where none "
+    "are given (noop_with_empty_axes = 0); the output keeps each reduced axis with size 1 (keepdims = 1)",
+)
+# DirectML's DML_REDUCE_OPERATOR_DESC: Axes (AxisCount of them), an output tensor with each reduced axis of size 1
+DML_REDUCE_AXES = AxisRule(
+    "list",
+    negative=False,
+    text="the Axes array (AxisCount of them, distinct, in 0 to DimensionCount - 1), flattened in increasing "
+    "order; the output tensor has each reduced axis of size 1",
+)
+DML_REDUCE_LEVELS = (Support("1.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
+DML_REDUCE_DOC = "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_reduce_operator_desc"
+
+
+def reduction_standards(onnx_name: str, dml_function: str, formula_text: str, formula, notes: str = "") -> tuple:
+    """An ONNX reduction (opset 18: the axes input, keepdims = 1) and DirectML's DML_REDUCE_OPERATOR_DESC with
+    that Function, of one formula over the reduced elements."""
+    return (
+        TensorStandard(
+            "onnx",
+            onnx_name,
+            ONNX_DOC.format(onnx_name),
+            formula_text,
+            formula,
+            ONNX_REDUCE_AXES,
+            (Support("18", FLOATS_ONNX),),
+            versions=("18",),
+            notes=notes,
+        ),
+        TensorStandard(
+            "directml",
+            f"DML_REDUCE_OPERATOR_DESC (Function {dml_function})",
+            DML_REDUCE_DOC,
+            formula_text,
+            formula,
+            DML_REDUCE_AXES,
+            DML_REDUCE_LEVELS,
+            in_place=False,
+        ),
+    )
+
+
+# a reduction's (one output per row): the row in any order gives the same output
+PERMUTATION_INVARIANT = RowProperty(
+    "permutation", "permutation", "permuting a row leaves its one output unchanged (a reduction)"
+)
+# the row's maximum and at most log(n) above it (LogSumExp: the sum of the exponentials of x - max is in [1, n])
+MAX_LOG_BOUNDS = RowProperty(
+    "max_log_bounds",
+    "max_log_bounds",
+    "max(x) <= y <= max(x) + log(n) for a row of n (the sum of exp(x_j - max) is between 1 and n)",
+)
+
+
 def epsilon_attribute(under: str):
     """A normalization's epsilon: a binary32 value >= 0, added to `under` under the square root."""
     return Attribute(
@@ -175,6 +242,11 @@ def deviation_bound(rows: np.ndarray) -> np.ndarray:
 
 __all__ = [
     "DML_AXES",
+    "DML_REDUCE_AXES",
+    "MAX_LOG_BOUNDS",
+    "ONNX_REDUCE_AXES",
+    "per_row",
+    "reduction_standards",
     "DML_LAST",
     "INFINITE",
     "LAYOUT",
@@ -184,6 +256,7 @@ __all__ = [
     "ONNX_11",
     "ONNX_13",
     "PERMUTATION",
+    "PERMUTATION_INVARIANT",
     "SHIFT",
     "RowProperty",
     "DEVIATION_BOUND",

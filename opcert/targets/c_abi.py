@@ -18,7 +18,8 @@ The tensor operators' kernels have their own signature (`CTensorTarget`):
     void SYMBOL(const T *x, T *y, const int64_t *sizes, size_t rank,
                 const uint32_t *axes, size_t axis_count, const float *attrs);
 
-x and y are contiguous, row-major, of `rank` dimensions of `sizes`; `axes` lists the reduced axes
+x and y are contiguous, row-major, of `rank` dimensions of `sizes` (a reduction's y, ReduceLogSumExp's: the same
+rank, each reduced axis of size 1, one value per row); `axes` lists the reduced axes
 (ascending, distinct, non-negative: the rows the check's standard makes, its axis rule applied already);
 `attrs` holds the operator's attributes in its declaration's order as binary32 values (LayerNormalization's
 epsilon; a choice named by a number as that number: LpNormalization's p), NULL for an operator without any
@@ -40,6 +41,7 @@ import numpy as np
 
 from opcert.errors import UsageError
 from opcert.spec.attrs import choice_number
+from opcert.spec.tensor import kept_shape
 from opcert.targets.base import Target, TargetInfo
 from opcert.targets.layouts import LayoutSupport, c_calls
 from opcert.targets.protocol import TensorTarget
@@ -153,7 +155,7 @@ class CTensorTarget(TensorTarget):
 
     def call(self, op, std, x, reduced):
         x = np.ascontiguousarray(x)
-        y = np.empty_like(x)
+        y = np.empty(kept_shape(x.shape, reduced) if op.reduces else x.shape, dtype=x.dtype)
         sizes = (ctypes.c_int64 * max(1, x.ndim))(*x.shape)
         axes = (ctypes.c_uint32 * max(1, len(reduced)))(*reduced)
         # the operator's attributes in its declaration's order (LayerNormalization: epsilon), each binary32

@@ -19,6 +19,8 @@ TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 # over the reduced axes, with the standard's epsilon; standardize's default algorithm ("fast": the variance as
 # mean(x^2) - mean(x)^2, clipped at 0), as users call it
 NORMALIZATIONS = {"LayerNormalization": "standardize"}
+# the reductions jax.nn has (keepdims=True: the reduced axes kept with size 1)
+REDUCTIONS = {"ReduceLogSumExp": "logsumexp"}
 
 
 class JaxElementWise:
@@ -106,7 +108,7 @@ class JaxTensor(TensorTarget):
         self.version = jax.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS:
+        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS and op.name not in REDUCTIONS:
             return f"jax {self.version} has no {op.name} function in jax.nn"
         return None
 
@@ -115,6 +117,9 @@ class JaxTensor(TensorTarget):
         if op.name in NORMALIZATIONS:
             fn = getattr(self.jax.nn, NORMALIZATIONS[op.name])
             return np.asarray(fn(self.jax.numpy.asarray(x), axis=axis, epsilon=std.values()["epsilon"]))
+        if op.name in REDUCTIONS:
+            fn = getattr(self.jax.nn, REDUCTIONS[op.name])
+            return np.asarray(fn(self.jax.numpy.asarray(x), axis=tuple(reduced), keepdims=True))
         fn = getattr(self.jax.nn, TENSOR_FUNCTIONS[op.name])
         return np.asarray(fn(self.jax.numpy.asarray(x), axis=axis))
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from opcert.formats import get_format
 from opcert.spec.attrs import choice_number, user_value
+from opcert.spec.tensor import kept_shape
 from opcert.targets.protocol import BinaryTarget, TensorTarget
 
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
@@ -133,6 +134,9 @@ def ones_initializer(shape, dtype: str, name: str):
     return t
 
 
+# the reductions' models (ReduceLogSumExp): the opset whose version takes the axes as an input
+REDUCE_OPSET = 18
+
 # the tensor operators whose ONNX node takes a Scale input (given as ones: their declarations' Scale of 1)
 SCALED_NORMALIZATIONS = ("LayerNormalization", "RMSNormalization")
 
@@ -229,7 +233,9 @@ class OnnxTensorModels(TensorTarget):
 
     refused: dict
 
-    def _opset_axis(self, std, reduced, rank):
+    def _opset_axis(self, std, reduced, rank, op=None):
+        if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input
+            return REDUCE_OPSET, None
         if std.key.startswith("onnx"):  # the standard's own opset: Softmax 1, 11, 13; LayerNormalization 17
             return int(std.support[0].since), reduced[0]
         if len(reduced) == 1:
@@ -245,7 +251,7 @@ class OnnxTensorModels(TensorTarget):
                 f"a one-node ONNX model computes ONNX's {op.name} ({onnx.formula_text}); {std.op_name} ({std.key}) "
                 f"is another formula ({std.formula_text}): no ONNX runtime runs it"
             )
-        opset, _ = self._opset_axis(std, reduced, rank)
+        opset, _ = self._opset_axis(std, reduced, rank, op)
         if opset is None:
             return (
                 f"ONNX's {op.name} reduces over one axis (opset 13) or the trailing axes (opsets 1, 11): "
@@ -266,16 +272,25 @@ class OnnxTensorModels(TensorTarget):
         return self.refused[probe]
 
     def model(self, op, std, x, reduced):
-        from onnx import helper
+        from onnx import helper, numpy_helper
 
-        opset, axis = self._opset_axis(std, reduced, x.ndim)
+        opset, axis = self._opset_axis(std, reduced, x.ndim, op)
         elem = ONNX_ELEM[x.dtype.name]
         inputs, inits = ["X"], []
+        out_shape = kept_shape(x.shape, reduced) if op.reduces else x.shape
+        if op.reduces:  # the axes input (opset 18), keepdims = 1 (the default, said): the rank kept
+            inputs.append("axes")
+            inits.append(numpy_helper.from_array(np.asarray(reduced, dtype=np.int64), "axes"))
         if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
             inputs.append("Scale")
             inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
-        where = {"axes": [int(a) for a in reduced]} if std.axes.kind == "list" else {"axis": int(axis)}
+        if op.reduces:
+            where = {"keepdims": 1}
+        elif std.axes.kind == "list":
+            where = {"axes": [int(a) for a in reduced]}
+        else:
+            where = {"axis": int(axis)}
         # attributes as the standard spells them: a binary32 value a FLOAT, a choice named by a number an INT
         # (LpNormalization's p), another choice its name
         given = {k: v if choice_number(v) is None else choice_number(v) for k, v in op.given(std).items()}
@@ -284,7 +299,7 @@ class OnnxTensorModels(TensorTarget):
             [node],
             f"opcert_{op.name}",
             [helper.make_tensor_value_info("X", elem, x.shape)],
-            [helper.make_tensor_value_info("Y", elem, x.shape)],
+            [helper.make_tensor_value_info("Y", elem, out_shape)],
             initializer=inits,
         )
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")

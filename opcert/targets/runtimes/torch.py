@@ -23,6 +23,11 @@ TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 NORMALIZATIONS = {"LayerNormalization": "layer_norm", "RMSNormalization": "rms_norm"}
 # along one axis, p from the standard (torch's eps, 1e-12 below which the norm is taken as eps, is its own)
 ALONG_AXIS = {"LpNormalization": "normalize"}
+# the reductions torch has a function for, over a tuple of dims with the reduced dims kept (keepdim=True)
+REDUCTIONS = {
+    "ReduceLogSumExp": lambda torch, t, dims: torch.logsumexp(t, dim=dims, keepdim=True),
+    "ReduceL2": lambda torch, t, dims: torch.linalg.vector_norm(t, ord=2, dim=dims, keepdim=True),
+}
 
 
 @contextlib.contextmanager
@@ -154,7 +159,7 @@ class TorchTensor(TensorTarget):
         self.version = torch.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS and op.name not in ALONG_AXIS:
+        if not any(op.name in t for t in (TENSOR_FUNCTIONS, NORMALIZATIONS, ALONG_AXIS, REDUCTIONS)):
             return f"torch {self.version} has no {op.name} function"
         return None
 
@@ -174,6 +179,8 @@ class TorchTensor(TensorTarget):
             y = fn(t, tuple(x.shape[reduced[0] :]), eps=std.values()["epsilon"])
         elif op.name in ALONG_AXIS:
             y = getattr(torch.nn.functional, ALONG_AXIS[op.name])(t, p=float(op.given(std)["p"]), dim=reduced[0])
+        elif op.name in REDUCTIONS:
+            y = REDUCTIONS[op.name](torch, t, tuple(int(a) for a in reduced))
         elif len(reduced) == 1:
             fn = getattr(torch.nn.functional, TENSOR_FUNCTIONS[op.name])
             y = fn(t, dim=reduced[0])

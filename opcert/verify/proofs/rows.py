@@ -219,6 +219,12 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
                 )
             ]
         )
+    elif p.kind == "max_log_bounds":
+        top = x[0]
+        for v in x[1:]:
+            top = z3.If(v > top, v, top)
+        log_n = m.apply("log", Q(n))  # log(1) = 0: the primitive's exact point
+        claim = z3.And(*[z3.And(v >= top, v <= top + log_n) for v in y])
     elif p.kind == "row_sum":
         terms = y if p.sum_of == "y" else [m.apply("exp", v) for v in y]
         claim = z3.Sum(terms) == 1

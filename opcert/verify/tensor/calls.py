@@ -7,16 +7,23 @@ import numpy as np
 from opcert.errors import TargetFailure
 from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import over_arrays
+from opcert.spec.tensor import kept_shape
 from opcert.workers import activity
 
 EXP = PRIMITIVES["exp"]  # the row sums of exponentials: the primitive table's exp, and how far it moves
 EXP_MOVED = over_arrays(EXP.moved)  # |e^y - e^t| for |y - t| <= w, over arrays
 
 
+def output_shape(op, x_shape: tuple, reduced) -> tuple:
+    """The shape of op's output: x's, or a reduction's with each reduced axis of size 1 (keepdims)."""
+    return kept_shape(x_shape, reduced) if op.reduces else tuple(x_shape)
+
+
 def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
-    """The target's output, checked: an array of x's dtype and shape (anything else, or an exception, is a
-    TargetFailure naming the input's shape). The target gets a copy of x (it may write over its input),
-    unless copy=False: x is the caller's own scratch tensor."""
+    """The target's output, checked: an array of x's dtype and shape, a reduction's with each reduced axis of
+    size 1 (keepdims; one without the reduced axes, keepdims = 0, is taken in that shape), anything else, or an
+    exception, is a TargetFailure naming the input's shape. The target gets a copy of x (it may write over its
+    input), unless copy=False: x is the caller's own scratch tensor."""
     try:
         with (
             activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"),
@@ -32,8 +39,14 @@ def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
             y = np.asarray(y)
         except Exception:  # noqa: BLE001
             raise TargetFailure(f"returned {type(y).__name__}, not an array") from None
-    if y.shape != x.shape or y.dtype != x.dtype:
-        raise TargetFailure(f"returned {y.dtype} {y.shape} for an input of {x.dtype} {x.shape}")
+    want = output_shape(op, x.shape, reduced)
+    if op.reduces and y.dtype == x.dtype and y.shape != want:
+        dropped = tuple(d for a, d in enumerate(x.shape) if a not in set(reduced))
+        if y.shape == dropped:  # keepdims = 0
+            y = y.reshape(want)
+    if y.shape != want or y.dtype != x.dtype:
+        shape = f"{x.dtype} {want}" + (" (the reduced axes kept with size 1) or without them" if op.reduces else "")
+        raise TargetFailure(f"returned {y.dtype} {y.shape} for an input of {x.dtype} {x.shape}: wanted {shape}")
     return y
 
 
@@ -51,7 +64,7 @@ def row_excerpt(row: np.ndarray, j: int, fmt) -> dict:
     return {
         "length": int(row.size),
         "position": int(j),
-        "x": float(row64[j]),
+        "x": float(row64[j]) if j < row.size else None,  # (a reduction's empty row has no element)
         "neighbours": {int(k): float(row64[k]) for k in range(lo, hi)},
         "row_max": float(np.max(row64)) if row.size else None,
         "row": [float(v) for v in row64] if row.size <= 16 else None,

@@ -313,8 +313,19 @@ def _moment_cases(rows, fmt, rng) -> None:
     rows("tiny values (squares underflow)", tiny * rng.standard_normal((32, 8)))
 
 
+def _logsumexp_cases(rows, fmt, rng) -> None:
+    """LogSumExp's: the normalizations' rows, and rows whose exponentials overflow the format's own arithmetic,
+    binary32's or binary64's (log(sum(exp(x))) without the row maximum is inf there), rows far below 0 whose
+    exponentials all underflow (log(0) = -inf), and a row whose result is near 0 (log(sum) beside -max)."""
+    _moment_cases(rows, fmt, rng)
+    for v in (v for v in (11.5, 95.0, 720.0, 1e4) if v < fmt.max_finite / 2):
+        rows(f"values near {v:g} (exp overflows without the row maximum subtracted)", v + rng.standard_normal((32, 8)))
+        rows(f"values near {-v:g} (exp underflows without the row maximum)", -v + rng.standard_normal((32, 8)))
+    rows("rows of 2 near -log(2) (a result near 0)", np.full((4, 2), -math.log(2.0)) + rng.uniform(-1e-3, 1e-3, (4, 2)))
+
+
 # the hard rows of each operator family (TensorOperator.hard_cases)
-HARD_CASES = {"exp": _exp_cases, "moments": _moment_cases}
+HARD_CASES = {"exp": _exp_cases, "moments": _moment_cases, "logsumexp": _logsumexp_cases}
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
         checked = bad = 0
         example = None
         note = None
-        if kind in ("range", "nan_row", "infinite_entries", "one_hot_first", "row_sum", *ROW_MOMENTS):
+        if kind in ("range", "nan_row", "infinite_entries", "one_hot_first", "row_sum", "max_log_bounds", *ROW_MOMENTS):
             for case, reduced, xr, yr, ref in _rows_of(stats):
                 rr = to_rows(ref.rounded, reduced)[0]
                 y64, x64 = yr.astype(np.float64), xr.astype(np.float64)
@@ -81,6 +81,9 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                     checked += int(inf_row.sum())
                 elif kind in ROW_MOMENTS:
                     viol, n_rows = _moments(p, fmt, x64, y64, rr, max_ulp)
+                    checked += n_rows
+                elif kind == "max_log_bounds":
+                    viol, n_rows = _max_log_bounds(fmt, xr, yr, max_ulp)
                     checked += n_rows
                 elif kind == "one_hot_first":
                     viol = ~nan_row[:, None] & ~same_bits(yr, rr, fmt)
@@ -130,7 +133,11 @@ def _moments(p, fmt, x64, y64, rr, max_ulp):
     exact mean is 0."""
     nonfinite = ~np.isfinite(x64).all(axis=1)
     if p.kind == "nonfinite_row":  # bit for bit (any NaN for a NaN): the formula's NaN, +-0 and +-inf
-        return nonfinite[:, None] & (ordinal_distance(y64.astype(fmt.dtype), rr, fmt) > 0), int(nonfinite.sum())
+        r64 = np.asarray(rr, dtype=np.float64)
+        exact = ~np.isfinite(r64) | (r64 == 0)
+        # a finite value (LogSumExp's row with -inf entries dropped) is held to max_ulp like any other output
+        allowed = np.where(exact, 0, max(0, math.ceil(max_ulp - 0.5)))
+        return nonfinite[:, None] & (ordinal_distance(y64.astype(fmt.dtype), rr, fmt) > allowed), int(nonfinite.sum())
     n = x64.shape[1]
     if n == 0:  # an empty row has no outputs to hold to anything
         return np.zeros((x64.shape[0], 1), dtype=bool), 0
@@ -150,6 +157,30 @@ def _moments(p, fmt, x64, y64, rr, max_ulp):
                 sums = np.array([abs(math.fsum(r)) if np.isfinite(r).all() else math.inf for r in y64])
                 viol |= ~(sums <= rel / (1 - rel) * np.abs(y64).sum(axis=1) * (1 + 2.0**-40) + n * tiny)
     return (viol & keep)[:, None], int(keep.sum())
+
+
+def _max_log_bounds(fmt, xr, yr, max_ulp):
+    """(violations per row, rows checked): max(x) <= y <= max(x) + log(n) on the rows of finite entries, of
+    length 1 or more; y may be ceil(max_ulp - 1/2) values of the format beyond either bound (0: correctly rounded,
+    whose rounding cannot cross a bound that is a value of the format, or the upper bound rounded up)."""
+    x64 = xr.astype(np.float64)
+    n = x64.shape[1]
+    keep = np.isfinite(x64).all(axis=1) & (n > 0)
+    if not keep.any():
+        return np.zeros((x64.shape[0], 1), dtype=bool), 0
+    tol = max(0, math.ceil(max_ulp - 0.5))
+    top = np.where(keep, np.max(x64, axis=1, initial=-np.inf), 0.0)
+    lower = top.astype(fmt.dtype)  # a value of the format: exact
+    with np.errstate(all="ignore"):
+        up64 = top + math.log(n) * (1 + 2.0**-50) + 2.0**-1074
+        upper = up64.astype(fmt.dtype) if fmt.p == 53 else np.asarray(up64, dtype=np.float64).astype(fmt.dtype)
+        short = upper.astype(np.float64) < up64
+        upper = np.where(short, _next_up(upper, fmt) if fmt.p < 53 else np.nextafter(upper, np.inf), upper)
+    y = yr[:, 0]
+    y64 = y.astype(np.float64)
+    below = ~(y64 >= lower.astype(np.float64)) & (ordinal_distance(y, lower, fmt) > tol)
+    above = ~(y64 <= upper.astype(np.float64)) & (ordinal_distance(y, upper, fmt) > tol)
+    return (keep & (below | above))[:, None], int(keep.sum())
 
 
 def _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp):
@@ -210,9 +241,14 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             perm = rng.permutation(xa.shape[1])
             ya = _call_rows(rerun, case, reduced, xa, fmt)
             yb = _call_rows(rerun, case, reduced, np.ascontiguousarray(xa[:, perm]), fmt)
-            dist = ordinal_distance(ya[:, perm], yb, fmt)
-            related = (xa, xa[:, perm], ya[:, perm], yb)
-            words = "the row permuted (outputs compared in the permuted order)"
+            if op.reduces:  # one output per row: the same for the permuted row
+                dist = ordinal_distance(ya, yb, fmt)
+                related = (xa, xa[:, perm], ya, yb)
+                words = "the row permuted (its one output compared)"
+            else:
+                dist = ordinal_distance(ya[:, perm], yb, fmt)
+                related = (xa, xa[:, perm], ya[:, perm], yb)
+                words = "the row permuted (outputs compared in the permuted order)"
         else:
             # nudge element 0 of each row up by one value of the format: y_0 must not fall, the others not rise
             xa = xr
