@@ -6,7 +6,8 @@ For each target: one exhaustive (16-bit) or sampled measurement, its layout chec
 `elapsed_s` of each entry of `layouts`), and, in the same process, the time the kernel alone takes over as
 many outputs as each family compared (one contiguous call per 2^20 elements, the target's function called
 directly, no opcert around it). The ratio family / kernel-alone is what opcert adds to that path's floor.
-`c` is a C Tanh built here (cc -O2) with the float16 ABI of opcert.targets.c_abi.
+`c` is a C Tanh built here (cc -O2) with the float16 ABI of opcert.targets.c_abi; `c-relu` a C Relu on the bits,
+which costs next to nothing (`--op Relu --targets c-relu`): what opcert's own work around a kernel costs.
 """
 
 from __future__ import annotations
@@ -32,16 +33,23 @@ void tanh16(const _Float16 *x, _Float16 *y, size_t n, const float *a) {
 void tanh32(const float *x, float *y, size_t n, const float *a) {
     for (size_t i = 0; i < n; i++) y[i] = (float)tanh((double)x[i]);
 }
+/* a kernel that costs next to nothing (Relu on the bits, NaN kept): what opcert's own work around it costs */
+void relu16(const uint16_t *x, uint16_t *y, size_t n, const float *a) {
+    for (size_t i = 0; i < n; i++) y[i] = (x[i] & 0x8000) && (x[i] & 0x7fff) <= 0x7c00 ? 0 : x[i];
+}
+void relu32(const uint32_t *x, uint32_t *y, size_t n, const float *a) {
+    for (size_t i = 0; i < n; i++) y[i] = (x[i] >> 31) && (x[i] & 0x7fffffff) <= 0x7f800000 ? 0 : x[i];
+}
 """
 
 
-def c_target(dtype: str) -> str:
+def c_target(dtype: str, kind: str = "tanh") -> str:
     d = tempfile.mkdtemp(prefix="opcert-bench-")
     src, so = os.path.join(d, "t.c"), os.path.join(d, "libt.so")
     with open(src, "w") as fh:
         fh.write(C_TANH)
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", so, src, "-lm"], check=True)
-    return f"c:{so}:{'tanh16' if dtype == 'float16' else 'tanh32'}"
+    return f"c:{so}:{kind}{'16' if dtype == 'float16' else '32'}"
 
 
 def kernel_alone(target: str, op: str, dtype: str, outputs: int) -> float:
@@ -74,7 +82,7 @@ def main() -> None:
     from opcert.verify.accuracy.measure import measure
 
     for name in a.targets.split(","):
-        target = c_target(a.dtype) if name == "c" else name
+        target = c_target(a.dtype, "relu" if name == "c-relu" else "tanh") if name.startswith("c") else name
         mode = "exhaustive" if a.dtype in ("float16", "bfloat16") else "sample"
         t0 = time.perf_counter()
         res = measure(a.op, target, a.dtype, mode, isolation="none")

@@ -497,3 +497,38 @@ def test_the_one_pass_count_of_differing_rows_is_bits_differs(dtype):
         want_count = int(bits_differ(got, want, fmt).sum())
         assert want_count > 0
         assert count_window_differ(got, base, u.type(mask), u.type(inf)) == want_count, (dtype, n)
+
+
+@pytest.mark.parametrize("symbol", ["tanh_good", "tanh_remainder", "tanh_aliased", "tanh_unaligned"])
+def test_counted_calls_count_what_the_compared_calls_find(paths, symbol):
+    """A C kernel's calls of every length are counted as they are made (LayoutSupport.count_calls) where
+    nothing differs, and made again to be named where something does: the count is the number of outputs the
+    calls made into arrays (LayoutSupport.calls) differ in from the measurement's own outputs, 0 exactly where
+    they differ nowhere, at each length, offset and in place."""
+    import numpy as np
+
+    import opcert
+    from opcert.formats import bits_differ
+    from opcert.targets import load_target
+
+    tgt = load_target(f"c:{paths}:{symbol}")
+    op = opcert.get_operator("Tanh")
+    fmt = get_format("float32")
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal(500).astype(np.float32) * 3
+    base = tgt.run(op, values, {})  # the measurement's call: one call of 500 (its body is 8-wide)
+    nan_bits = (np.uint32(0x7FFFFFFF), np.uint32(0x7F800000))
+    sup = tgt.layouts
+    L = 20
+    vext, bext = np.resize(values, values.size + L + 1), np.resize(base, base.size + L + 1)
+    found = 0
+    for n in (1, 3, 8, 9, 17):
+        for offset, in_place in ((0, False), (4, False), (0, True)):
+            windows = np.lib.stride_tricks.as_strided(vext, (values.size, n), (4, 4))
+            y = sup.calls(op, np.ascontiguousarray(windows), {}, offset, in_place)
+            want = np.lib.stride_tricks.as_strided(bext, (values.size, n), (4, 4))
+            compared = int(np.count_nonzero(bits_differ(y, want, fmt)))
+            counted = sup.count_calls(op, vext, bext, values.size, n, {}, offset, in_place, nan_bits)
+            assert counted == compared, (symbol, n, offset, in_place, counted, compared)
+            found += counted
+    assert (found == 0) == (symbol == "tanh_good"), (symbol, found)

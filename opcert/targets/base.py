@@ -171,6 +171,7 @@ class Target:
         keep_layout: bool = False,
         call=None,
         owned: bool = False,
+        counted: bool = False,
     ) -> np.ndarray:
         """The target's output for x: a fresh array, owned by the caller (a kernel that reuses its output
         buffer cannot change what an earlier call returned). guard_globals=False leaves the check of the
@@ -180,10 +181,12 @@ class Target:
         run in the target's place (one of its LayoutSupport forms), under the same contract. owned: x is a
         buffer made for this call alone, which the caller does not take as its inputs again: given as it is
         (its layout kept; the layout check's arrays of 10^8 elements are not copied twice), and not compared
-        after the call (`modified_input` is then the caller's to set: the sweep checks its buffers itself)."""
-        return self._run(op, x, attrs, label, guard_globals, keep_layout, call, owned)
+        after the call (`modified_input` is then the caller's to set: the sweep checks its buffers itself).
+        counted: `call` makes the calls and compares their outputs itself, and returns how many differ (a
+        LayoutSupport count_calls form): that number is returned, under the same isolation and time limit."""
+        return self._run(op, x, attrs, label, guard_globals, keep_layout, call, owned, counted=counted)
 
-    def _run(self, op, x, attrs, label, guard_globals, keep_layout, call, owned, guard_warnings=True):
+    def _run(self, op, x, attrs, label, guard_globals, keep_layout, call, owned, guard_warnings=True, counted=False):
         why = self.unsupported(op, _dtype_name(x.dtype), attrs)
         if why:
             raise UnsupportedByTarget(why)
@@ -230,6 +233,8 @@ class Target:
             self.check_globals(where)
         if call is None and not owned and not _same_bits(given, x):
             self.modified_input = True
+        if counted:
+            return int(y)
         if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)
         if not isinstance(y, np.ndarray):

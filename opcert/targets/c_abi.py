@@ -43,7 +43,7 @@ from opcert.errors import UsageError
 from opcert.spec.attrs import choice_number
 from opcert.spec.tensor import kept_shape
 from opcert.targets.base import Target, TargetInfo
-from opcert.targets.layouts import LayoutSupport, c_calls
+from opcert.targets.layouts import LayoutSupport, c_calls, c_count_calls
 from opcert.targets.protocol import TensorTarget
 
 PREFIX = "c:"
@@ -117,6 +117,7 @@ def load(spec: str, timeout: float | None = None) -> Target:
         views=False,
         offsets=True,
         calls=many,
+        count_calls=c_count_calls(func),
         calls_in_place=True,
         concurrent=True,
         cannot={

@@ -34,6 +34,10 @@ class LayoutSupport:
     rows_are_calls: bool = False  # ... the same code a call of that length runs (no branch on the call's size)
     offsets: bool = False  # the kernel reads the caller's buffer where it lies (alignment reaches it)
     calls: Callable | None = None  # calls(op, X (m, n) rows, attrs, offset_bytes, in_place) -> Y: m calls of n
+    # count_calls(op, values, base, m, n, attrs, offset_bytes, in_place, nan_bits) -> the number of outputs that
+    # differ from base: the calls of `calls` over the m windows values[r:r + n], each compared as it is made (the
+    # layout check's common case, nothing differing, without its arrays of 10^8 elements: verify.paths.layout)
+    count_calls: Callable | None = None
     threads: Callable | None = None  # threads(n): a context in which the target runs on n threads
     in_place: Callable | None = None  # in_place(op, x, attrs) -> y: the kernel writing over its input
     in_place_for: Callable | None = None  # (op, attrs) -> whether the in-place form exists for this operator
@@ -106,6 +110,60 @@ def c_calls(func) -> Callable:
         return np.array(y, copy=True)
 
     return calls
+
+
+def c_count_calls(func) -> Callable:
+    """count_calls() for a C kernel: the calls c_calls makes over the windows of `values` (row r: values[r],
+    ..., values[r + n - 1]), one at a time through one buffer at the same alignment (and x == y in place),
+    each output compared with base[r:r + n] as it is made, any NaN equal to any NaN (formats.bits_differ's
+    rule: magnitude masks the sign off, a NaN's magnitude is above inf)."""
+
+    def count(op, values, base, m, n, attrs, offset: int = 0, in_place: bool = False, nan_bits=(0, 0)):
+        uint = np.dtype(f"uint{8 * values.dtype.itemsize}")
+        src, want = np.ascontiguousarray(values).view(uint), np.ascontiguousarray(base).view(uint)
+        stride = padded_stride(n, uint.itemsize)
+        xb = row_buffer(1, n, uint, stride, offset)[0]
+        yb = xb if in_place else row_buffer(1, n, uint, stride, offset)[0]
+        vals = [float(attrs[a.name]) for a in op.attributes if a.name in attrs]
+        a32 = np.array(vals, dtype=np.float32) if vals else np.zeros(1, np.float32)
+        magnitude, inf = (uint.type(v) for v in nan_bits)
+        return int(
+            _counting()(
+                func,
+                src,
+                want,
+                m,
+                n,
+                xb,
+                yb,
+                xb.ctypes.data,
+                yb.ctypes.data,
+                a32.ctypes.data if vals else 0,
+                magnitude,
+                inf,
+            )
+        )
+
+    return count
+
+
+def _count(f, src, want, m, n, xb, yb, xp, yp, a, magnitude, inf):
+    bad = 0
+    for r in range(m):
+        for c in range(n):
+            xb[c] = src[r + c]
+        f(xp, yp, n, a)
+        for c in range(n):
+            g, b = yb[c], want[r + c]
+            bad += (g != b) & ~(((g & magnitude) > inf) & ((b & magnitude) > inf))
+    return bad
+
+
+@functools.cache
+def _counting():
+    import numba
+
+    return numba.njit(nogil=True, cache=True)(_count)
 
 
 def padded_stride(n: int, itemsize: int) -> int:

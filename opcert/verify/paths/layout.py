@@ -259,9 +259,11 @@ class LayoutCheck:
                     fam.examples[j] = entry
                     have[k] = j
 
-    def _run(self, fam: Family, x: np.ndarray, label: str, call=None, keep_layout=True, owned=False):
+    def _run(self, fam: Family, x: np.ndarray, label: str, call=None, keep_layout=True, owned=False, counted=False):
         try:
-            return self.tgt.run(self.op, x, self.attrs, label=label, keep_layout=keep_layout, call=call, owned=owned)
+            return self.tgt.run(
+                self.op, x, self.attrs, label=label, keep_layout=keep_layout, call=call, owned=owned, counted=counted
+            )
         except TargetFailure as exc:
             fam.failed(exc)
             return None
@@ -376,9 +378,25 @@ class LayoutCheck:
 
     def _many_calls(self, fam, sup, n, offset, in_place) -> None:
         nv = self.nv
+        where = f"{' in place' if in_place else ''}{f' at {offset} bytes past a 64-byte boundary' if offset else ''}"
+        if sup.count_calls is not None:
+            # the same calls, each compared as it is made: where none differs, that is the family's finding
+            # (bench/README.md, 'Figures behind choices in the code'); where some do, the calls are made again
+            # below, to name them
+            count = lambda op, xx, attrs: sup.count_calls(
+                op, self.vext, self.bext, nv, n, attrs, offset, in_place, self._nan_bits
+            )
+            size = np.broadcast_to(np.zeros(1, self.fmt.dtype), (nv * n,))  # the calls' inputs, for their time limit
+            words = f"{nv:,} calls of {n} element(s){where} (layout check)"
+            differ = self._run(fam, size, words, call=count, owned=True, counted=True)
+            if differ is None:
+                fam.complete = False
+                return
+            if differ == 0:
+                fam.evaluated += nv * n
+                return
         x = self._windows(self.vext, nv, n)
         call = lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place)
-        where = f"{' in place' if in_place else ''}{f' at {offset} bytes past a 64-byte boundary' if offset else ''}"
         # owned: calls() copies the windows into buffers of its own before the kernel sees them
         y = self._run(fam, x, f"{nv:,} calls of {n} element(s){where} (layout check)", call=call, owned=True)
         if y is None:
