@@ -1,8 +1,8 @@
 """The normalizations of issue 53 on every runtime here: LayerNormalization, RMSNormalization,
-MeanVarianceNormalization and LpNormalization (p = 2 and p = 1) through torch (F.layer_norm, F.rms_norm,
-F.normalize; no MeanVarianceNormalization), JAX (jax.nn.standardize for LayerNormalization; no function for the
-others), ONNX Runtime, onnx.reference and OpenVINO (one-node ONNX models, Scale of ones), in float16, bfloat16
-and float32, each over the sampled and the generated hard rows of `opcert accuracy`.
+MeanVarianceNormalization, InstanceNormalization and LpNormalization (p = 2 and p = 1) through torch
+(F.layer_norm, F.rms_norm, F.instance_norm, F.normalize; no MeanVarianceNormalization), JAX (jax.nn.standardize
+for LayerNormalization; no function for the others), ONNX Runtime, onnx.reference and OpenVINO (one-node ONNX
+models, Scale of ones; InstanceNormalization's scale of ones and B of zeros), in float16, bfloat16 and float32, each over the sampled and the generated hard rows of `opcert accuracy`.
 
     python bench/normalizations.py [--samples 20000] [--out bench/normalizations.md]
 
@@ -27,6 +27,7 @@ OPS = (
     ("LayerNormalization", ()),
     ("RMSNormalization", ()),
     ("MeanVarianceNormalization", ()),
+    ("InstanceNormalization", ()),
     ("LpNormalization", ()),
     ("LpNormalization", (("p", "1"),)),
 )

@@ -27,6 +27,7 @@ def test_ops_json_lists_the_catalog(cli):
         "LpNormalization",
         "RMSNormalization",
         "MeanVarianceNormalization",
+        "InstanceNormalization",
         "ReduceLogSumExp",
         "ReduceLogSum",
         "ReduceL2",

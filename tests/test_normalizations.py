@@ -27,7 +27,7 @@ def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]
     division at increasing precision until the rounding is decided (oracle._ziv)."""
     q = [Fraction(float(v)) for v in row.astype(np.float64)]
     n = len(q)
-    if name in ("LayerNormalization", "MeanVarianceNormalization"):
+    if name in ("LayerNormalization", "MeanVarianceNormalization", "InstanceNormalization"):
         mean = sum(q, Fraction(0)) / n
         dev = [v - mean for v in q]
     else:
@@ -69,12 +69,15 @@ def _rows(dtype: str) -> list[np.ndarray]:
     return [r.astype(target) for r in rows]
 
 
-@pytest.mark.parametrize("name", ["LayerNormalization", "RMSNormalization", "MeanVarianceNormalization"])
+@pytest.mark.parametrize(
+    "name", ["LayerNormalization", "RMSNormalization", "MeanVarianceNormalization", "InstanceNormalization"]
+)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_reference_is_mpfr_rounded(name, dtype):
     axes = {"axes": [1]} if name == "MeanVarianceNormalization" else {}
     for row in _rows(dtype):
-        got = reference(name, row[None, :], **axes)[0].astype(np.float64)
+        x = row[None, None, :] if name == "InstanceNormalization" else row[None, :]  # (N, C, D): one row
+        got = reference(name, x, **axes).reshape(-1).astype(np.float64)
         want = _mpfr_row(name, row, EPS, dtype)
         assert got.tolist() == want, (row.tolist()[:8], got[:8], want[:8])
 
@@ -196,6 +199,9 @@ KERNELS = [
     ("squares in float16", "RMSNormalization", ["float16"], "rms_in_format"),
     ("careful", "LayerNormalization", ["float16", "float32"], "ln_careful"),
     ("careful rms", "RMSNormalization", ["float16", "float32"], "rms_careful"),
+    # InstanceNormalization's rows are the trailing axes from 2: the LayerNormalization kernels take them
+    ("instance: variance as E[x^2] - E[x]^2", "InstanceNormalization", ["float32"], "ln_naive_variance"),
+    ("careful instance", "InstanceNormalization", ["float16", "float32"], "ln_careful"),
 ]
 
 
@@ -345,3 +351,29 @@ def test_directml_mvn1_on_opcert_and_refused_by_the_onnx_runtimes_with_the_reaso
     assert "--standard directml-1" in r.command and "--attr epsilon=1e-05" in r.command
     ort = measure_rows("MeanVarianceNormalization", "onnxruntime", "float32", RowOptions(standard="directml-1"))
     assert ort.status == "unsupported" and "no ONNX runtime runs it" in ort.error
+
+
+def test_instance_normalization_rows_are_each_samples_channel(cli):
+    """InstanceNormalization's row is one sample's channel over the spatial axes: a (1, 2, 2) tensor holds two rows
+    (as MPFR rounds them); it takes no axis, and a tensor without a spatial axis is refused, saying why."""
+    code, out, err = cli("ref", "InstanceNormalization", "--shape", "1,2,2", "--json", "--", 1, 2, 40000, 40003)
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["reduced_axes"] == [2] and [r["row"] for r in got["results"]] == [0, 0, 1, 1]
+    want = [_mpfr_row("LayerNormalization", np.array(r, np.float32), EPS, "float32") for r in ([1, 2], [40000, 40003])]
+    assert [r["result"] for r in got["results"]] == want[0] + want[1]
+    code, _, err = cli("ref", "InstanceNormalization", "--axis", "1", "--shape", "1,2,2", "--", 1, 2, 3, 4)
+    assert code == 2 and "takes no axis" in err
+    code, _, err = cli("ref", "InstanceNormalization", "--shape", "2,2", "--", 1, 2, 3, 4)
+    assert code == 2 and "no spatial axis" in err and "3 to 8" in err
+
+
+def test_instance_normalization_on_torch_and_onnx_runtime():
+    """Both measured over the same rows (as (m, 1, n) tensors and in 4-D shapes); torch's instance_norm refuses a
+    channel of one spatial element, which is its failure on that case, named, not opcert's."""
+    o = measure_rows("InstanceNormalization", "onnxruntime", "float32", samples=600)
+    assert o.status == "ok" and o.elements > 0 and not o.call_failures, (o.error, o.call_failures[:1])
+    t = measure_rows("InstanceNormalization", "torch", "float32", samples=600)
+    assert t.status == "ok" and t.elements > 0, t.error
+    assert t.call_failures and all(math.prod(f["shape"][2:]) == 1 for f in t.call_failures), t.call_failures
+    assert "spatial element" in t.call_failures[0]["error"]

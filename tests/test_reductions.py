@@ -237,3 +237,52 @@ def test_a_gate_fails_log_sum_exp_without_the_maximum_and_passes_a_careful_kerne
     example = bad.accuracy["special_examples"][0]
     assert example["got"] in ("inf", math.inf) and math.isfinite(float(example["want"])), example
     assert any(example["case"] in r for r in bad.reasons), (example["case"], bad.reasons)
+
+
+SUM_SQUARE_C = r"""
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+/* ReduceSumSquare over any axes of a contiguous float tensor, accumulated in double: y has x's rank, each reduced
+   axis of size 1 (the tensor ABI of opcert.targets.c_abi) */
+void sum_square(const float *x, float *y, const int64_t *sizes, size_t rank, const uint32_t *axes, size_t naxes,
+                const float *attrs) {
+    int64_t total = 1, outn = 1, kept[8], stride[8];
+    for (size_t d = 0; d < rank; d++) {
+        int reduced = 0;
+        for (size_t k = 0; k < naxes; k++) reduced |= axes[k] == d;
+        kept[d] = reduced ? 1 : sizes[d];
+        total *= sizes[d];
+        outn *= kept[d];
+    }
+    for (size_t d = rank; d-- > 0;) stride[d] = d + 1 < rank ? stride[d + 1] * kept[d + 1] : 1;
+    double *acc = calloc(outn ? outn : 1, sizeof(double));
+    for (int64_t i = 0; i < total; i++) {
+        int64_t rest = i, o = 0;
+        for (size_t d = rank; d-- > 0;) {
+            int64_t c = rest % sizes[d];
+            rest /= sizes[d];
+            if (kept[d] != 1 || sizes[d] == 1) o += c * stride[d];
+        }
+        acc[o] += (double)x[i] * (double)x[i];
+    }
+    for (int64_t o = 0; o < outn; o++) y[o] = (float)acc[o];
+    free(acc);
+}
+"""
+
+
+def test_a_c_kernel_writes_one_value_per_row(tmp_path):
+    """The C tensor ABI for a reduction: y has each reduced axis of size 1. A sum of squares in double, rounded
+    once, is within 1 ULP of the reference on every case (every axis set the check makes) and calls none wrong."""
+    import shutil
+    import subprocess
+
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler (cc) on this machine")
+    (tmp_path / "ss.c").write_text(SUM_SQUARE_C)
+    so = tmp_path / "libss.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(tmp_path / "ss.c")], check=True)
+    r = measure_rows("ReduceSumSquare", f"c:{so}:sum_square", "float32", RowOptions(samples=600))
+    assert r.status == "ok" and not r.call_failures, (r.status, r.error, r.call_failures[:1])
+    assert r.max_ulp <= 1 and r.special_mismatches == 0, (r.max_ulp, r.worst)

@@ -250,6 +250,7 @@ def test_element_wise_layers_refuse_tensor_operators_by_name():
         "RMSNormalization",
         "MeanVarianceNormalization",
         "LpNormalization",
+        "InstanceNormalization",
         "ReduceLogSumExp",
         "ReduceLogSum",
         "ReduceL2",

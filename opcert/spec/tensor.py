@@ -71,7 +71,8 @@ def inf_rule_text(rule: str, op_name: str = "", key: str = "onnx", nonfinite: st
 class AxisRule:
     """How a standard's version picks the reduced axes. kind: "coerce-2d" (ONNX 1 and 11: axis and every
     later axis), "single" (ONNX 13: the one axis), "last" (DirectML's plain descriptors: the last
-    dimension), "list" (DirectML's `1` forms: the Axes array). `default`: the axis attribute's default;
+    dimension), "list" (DirectML's `1` forms: the Axes array), "spatial" (InstanceNormalization: the axes 2 to
+    rank - 1 of an (N, C, D1, ..., Dk) tensor, one row per sample and channel). `default`: the axis attribute's default;
     `negative`: whether negative axes count from the back."""
 
     kind: str
@@ -83,7 +84,7 @@ class AxisRule:
     default_axes: tuple | str | None = None
 
     def __post_init__(self):
-        if self.kind not in ("coerce-2d", "single", "last", "list"):
+        if self.kind not in ("coerce-2d", "single", "last", "list", "spatial"):
             raise ValueError(f"unknown axis rule {self.kind!r}")
 
 
@@ -299,6 +300,14 @@ def reduced_axes(
             raise UsageError(f"{where}: axis {a} is out of range for a tensor of rank {rank}; allowed: {allowed}")
         a %= rank
         return tuple(range(a, rank)) if rule.kind == "coerce-2d" else (a,)
+    if rule.kind == "spatial":
+        if axis is not None or axes is not None:
+            raise UsageError(f"{where} takes no axis: it normalizes over the spatial axes, 2 to rank - 1")
+        if rank < 3:
+            raise UsageError(
+                f"{where}: a tensor of rank {rank} has no spatial axis; allowed ranks: 3 to 8 (N, C, D1, ...)"
+            )
+        return tuple(range(2, rank))
     if axis is not None:
         raise UsageError(
             f"{where} takes no axis attribute"
@@ -337,6 +346,16 @@ def one_per_row(op: TensorOperator, values: np.ndarray) -> np.ndarray:
     if values.shape[1]:
         return values[:, :1]
     return np.full((values.shape[0], 1), op.empty_value)
+
+
+def block_call(std: TensorStandard, rows: np.ndarray) -> tuple[np.ndarray, tuple, callable]:
+    """A 2-D block of rows, each row reduced, as a tensor the standard's rule takes: (x, reduced axes, back), back(y)
+    -> the outputs as rows. Every rule takes the block itself, its last axis reduced, but the spatial one
+    (InstanceNormalization), which takes it as (m, 1, n)."""
+    if std.axes.kind == "spatial":
+        m = rows.shape[0]
+        return rows.reshape(m, 1, rows.shape[1]), (2,), lambda y: np.asarray(y).reshape(m, -1)
+    return rows, (1,), np.asarray
 
 
 def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]:

@@ -124,6 +124,13 @@ ONNX_TRAILING = AxisRule(
     negative=True,
     text="normalized over the axes from axis (default -1) to the last, flattened; axis in -rank to rank - 1",
 )
+# InstanceNormalization's: the spatial axes of an (N, C, D1, ..., Dk) tensor
+SPATIAL = AxisRule(
+    "spatial",
+    negative=False,
+    text="the spatial axes 2 to rank - 1 of an (N, C, D1, ..., Dk) tensor (rank 3 or more), flattened: one row per "
+    "sample and channel",
+)
 # |y_i| <= sqrt(n - 1): a row's deviations from its mean, normalized (LayerNormalization, MeanVarianceNormalization)
 DEVIATION_BOUND = RowProperty(
     "bound",
@@ -258,6 +265,7 @@ __all__ = [
     "PERMUTATION",
     "PERMUTATION_INVARIANT",
     "SHIFT",
+    "SPATIAL",
     "RowProperty",
     "DEVIATION_BOUND",
     "ONNX_TRAILING",

@@ -123,11 +123,12 @@ def scalar_initializer(value, dtype: str, name: str):
     return t
 
 
-def ones_initializer(shape, dtype: str, name: str):
-    """An initializer of ones of `shape` in dtype (bfloat16 through its bits, typed as ONNX's bfloat16)."""
+def ones_initializer(shape, dtype: str, name: str, value: float = 1.0):
+    """An initializer of ones (or `value`) of `shape` in dtype (bfloat16 through its bits, typed as ONNX's
+    bfloat16)."""
     from onnx import numpy_helper
 
-    arr = np.ones(tuple(shape), dtype=get_format(dtype).dtype)
+    arr = np.full(tuple(shape), value, dtype=get_format(dtype).dtype)
     t = numpy_helper.from_array(arr.view(np.uint16) if dtype == "bfloat16" else arr, name)
     if dtype == "bfloat16":
         t.data_type = ONNX_ELEM["bfloat16"]
@@ -139,6 +140,8 @@ REDUCE_OPSET = 18
 
 # the tensor operators whose ONNX node takes a Scale input (given as ones: their declarations' Scale of 1)
 SCALED_NORMALIZATIONS = ("LayerNormalization", "RMSNormalization")
+# ... and a scale and a B per channel (ones and zeros: InstanceNormalization's declared 1 and 0)
+CHANNEL_NORMALIZATIONS = ("InstanceNormalization",)
 
 
 def graph_model(nodes, name: str, xs, ys, elem: int, shape, inits, opset: int):
@@ -233,9 +236,11 @@ class OnnxTensorModels(TensorTarget):
 
     refused: dict
 
-    def _opset_axis(self, std, reduced, rank, op=None):
+    def _opset_axis(self, std, reduced, rank, op=None, dtype=None):
         if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input
             return REDUCE_OPSET, None
+        if std.axes.kind == "spatial":  # InstanceNormalization: the first version that has the dtype
+            return next((int(s.since) for s in std.support if dtype in s.dtypes), int(std.support[0].since)), None
         if std.key.startswith("onnx"):  # the standard's own opset: Softmax 1, 11, 13; LayerNormalization 17
             return int(std.support[0].since), reduced[0]
         if len(reduced) == 1:
@@ -251,7 +256,7 @@ class OnnxTensorModels(TensorTarget):
                 f"a one-node ONNX model computes ONNX's {op.name} ({onnx.formula_text}); {std.op_name} ({std.key}) "
                 f"is another formula ({std.formula_text}): no ONNX runtime runs it"
             )
-        opset, _ = self._opset_axis(std, reduced, rank, op)
+        opset, _ = self._opset_axis(std, reduced, rank, op, dtype)
         if opset is None:
             return (
                 f"ONNX's {op.name} reduces over one axis (opset 13) or the trailing axes (opsets 1, 11): "
@@ -274,7 +279,7 @@ class OnnxTensorModels(TensorTarget):
     def model(self, op, std, x, reduced):
         from onnx import helper, numpy_helper
 
-        opset, axis = self._opset_axis(std, reduced, x.ndim, op)
+        opset, axis = self._opset_axis(std, reduced, x.ndim, op, x.dtype.name)
         elem = ONNX_ELEM[x.dtype.name]
         inputs, inits = ["X"], []
         out_shape = kept_shape(x.shape, reduced) if op.reduces else x.shape
@@ -284,9 +289,14 @@ class OnnxTensorModels(TensorTarget):
         if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
             inputs.append("Scale")
             inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
+        if op.name in CHANNEL_NORMALIZATIONS:  # scale and B per channel, inputs the standard requires: 1 and 0
+            inputs += ["scale", "B"]
+            inits += [ones_initializer((x.shape[1],), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("B", 0.0))]
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
         if op.reduces:
             where = {"keepdims": 1}
+        elif std.axes.kind == "spatial":  # no axis attribute: the spatial axes
+            where = {}
         elif std.axes.kind == "list":
             where = {"axes": [int(a) for a in reduced]}
         else:

@@ -23,6 +23,8 @@ TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
 NORMALIZATIONS = {"LayerNormalization": "layer_norm", "RMSNormalization": "rms_norm"}
 # along one axis, p from the standard (torch's eps, 1e-12 below which the norm is taken as eps, is its own)
 ALONG_AXIS = {"LpNormalization": "normalize"}
+# over the spatial axes of (N, C, ...), one row per sample and channel (no weight, no running statistics)
+SPATIAL = {"InstanceNormalization": "instance_norm"}
 # the reductions torch has a function for, over a tuple of dims with the reduced dims kept (keepdim=True)
 REDUCTIONS = {
     "ReduceLogSumExp": lambda torch, t, dims: torch.logsumexp(t, dim=dims, keepdim=True),
@@ -159,7 +161,7 @@ class TorchTensor(TensorTarget):
         self.version = torch.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if not any(op.name in t for t in (TENSOR_FUNCTIONS, NORMALIZATIONS, ALONG_AXIS, REDUCTIONS)):
+        if not any(op.name in t for t in (TENSOR_FUNCTIONS, NORMALIZATIONS, ALONG_AXIS, REDUCTIONS, SPATIAL)):
             return f"torch {self.version} has no {op.name} function"
         return None
 
@@ -179,6 +181,8 @@ class TorchTensor(TensorTarget):
             y = fn(t, tuple(x.shape[reduced[0] :]), eps=std.values()["epsilon"])
         elif op.name in ALONG_AXIS:
             y = getattr(torch.nn.functional, ALONG_AXIS[op.name])(t, p=float(op.given(std)["p"]), dim=reduced[0])
+        elif op.name in SPATIAL:
+            y = getattr(torch.nn.functional, SPATIAL[op.name])(t, eps=std.values()["epsilon"])
         elif op.name in REDUCTIONS:
             y = REDUCTIONS[op.name](torch, t, tuple(int(a) for a in reduced))
         elif len(reduced) == 1:

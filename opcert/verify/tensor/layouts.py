@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from opcert.errors import TargetFailure
-from opcert.spec.tensor import to_rows
+from opcert.spec.tensor import block_call, to_rows
 from opcert.targets.layouts import cores as host_cores
 from opcert.verify.result import PropertyResult
 from opcert.verify.tensor.calls import call_target, row_excerpt, row_list
@@ -49,6 +49,9 @@ def other_axis(std, X: np.ndarray):
     if kind == "coerce-2d":
         a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)
         return X.reshape(m, a, n // a), (1, 2), lambda y: np.asarray(y).reshape(m, n)
+    if kind == "spatial":  # the same rows over two spatial axes: (m, 1, a, n / a)
+        a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)
+        return X.reshape(m, 1, a, n // a), (2, 3), lambda y: np.asarray(y).reshape(m, -1)
     return (
         None,
         (
@@ -111,9 +114,9 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         cannot["threads"] = "this host runs the process on one core"
     for measured in stats.outputs:
         case, reduced, Y, ref = measured
-        if not case.label.startswith(("random rows", "ties")) or case.x.ndim != 2 or tuple(reduced) != (1,):
+        if not case.label.startswith(("random rows", "ties")) or not _a_block(std, case.x, reduced):
             continue
-        X = case.x
+        X, Y = case.x.reshape(case.x.shape[0], -1), Y.reshape(Y.shape[0], -1)  # (m, 1, n): the spatial rule's
         fams, why = layouts(X, std, tgt, op, fmt)
         cannot.update(why)
         runs = [(fam, words, x2, red2, rows, back, None) for fam, words, x2, red2, rows, back in fams]
@@ -123,6 +126,9 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
                 for k in sorted({1, n_cores})
             ]
         for fam, words, x2, red2, rows, back, k in runs:
+            if x2.ndim == 2 and tuple(red2) == (1,):  # a 2-D block: as the standard's rule takes one
+                x2, red2, given = block_call(std, x2)
+                back = (lambda b, g: lambda y: b(g(y)))(back, given)
 
             def run(x2=x2, red2=red2, back=back, k=k):
                 if k is None:
@@ -162,6 +168,14 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
     return _verdict(p, (checked, bad, example), ran, cannot, time.perf_counter() - t0)
 
 
+def _a_block(std, x, reduced) -> bool:
+    """Whether the case is a 2-D block of rows as measure.cases makes them: (m, n) over axis 1, or the spatial
+    rule's (m, 1, n) over axis 2."""
+    if std.axes.kind == "spatial":
+        return x.ndim == 3 and x.shape[1] == 1 and tuple(reduced) == (2,)
+    return x.ndim == 2 and tuple(reduced) == (1,)
+
+
 def _verdict(p, found, ran, cannot, elapsed) -> PropertyResult:
     """found: (rows compared, rows that differ, the first one's example); ran: family -> [rows compared, rows
     that differ]; cannot: family -> why it was not given."""
@@ -199,7 +213,7 @@ def _measure(stats, measured, rows, y2, again, differ, label) -> None:
         res.max_ulp = e
         res.worst = {
             "case": label,
-            **row_excerpt(case.x[rows[r]], j, fmt),
+            **row_excerpt(to_rows(case.x, reduced)[0][rows[r]], j, fmt),
             "got": float(np.float64(y2[r, j])),
             "want": float(np.float64(rr[r, j])),
             "ulp": e,

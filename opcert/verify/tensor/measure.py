@@ -29,7 +29,7 @@ from opcert.progress import Progress
 from opcert.spec import get_tensor_operator
 from opcert.spec.attrs import describe
 from opcert.spec.row_reference import reference_detailed
-from opcert.spec.tensor import DEFAULT_INF_RULE, inf_rule_text, reduced_axes, to_rows
+from opcert.spec.tensor import DEFAULT_INF_RULE, block_call, inf_rule_text, reduced_axes, to_rows
 from opcert.targets import tensor as tensor_targets
 from opcert.verify.tensor import properties as row_properties
 from opcert.verify.tensor.calls import EXP, call_target, row_excerpt
@@ -205,12 +205,15 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     out: list[Case] = []
 
     def rows(label, block):
-        """A 2-D block of rows: the last axis reduced (every rule can say so)."""
+        """A 2-D block of rows: the last axis reduced (every rule can say so; the spatial rule of a (m, 1, n)
+        tensor)."""
         block = _fmt_rows(fmt, block)
         if kind == "coerce-2d" or kind == "single":
             out.append(Case(label, block, axis=1 if block.ndim == 2 else None))
         elif kind == "last":
             out.append(Case(label, block))
+        elif kind == "spatial":  # (m, 1, n): one sample's channel per row
+            out.append(Case(label, block_call(std, block)[0]))
         else:
             out.append(Case(label, block, axes=(1,)))
 
@@ -251,6 +254,9 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     elif kind == "last":
         for shape in ((1, 1, 5, 7), (9,), (1, 3, 33)):
             out.append(Case(f"shape {shape}", _fmt_rows(fmt, rng.standard_normal(shape) * 3)))
+    elif kind == "spatial":
+        for shape in ((2, 3, 4, 5), (1, 2, 7), (3, 2, 2, 2, 3)):
+            out.append(Case(f"shape {shape}, the spatial axes", _fmt_rows(fmt, rng.standard_normal(shape) * 3)))
     else:
         for shape, axes in (((4, 3, 5), (0, 2)), ((2, 3, 4), (1,)), ((2, 3, 4, 5), (1, 2, 3)), ((3, 4), (0,))):
             out.append(

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from opcert.spec.tensor import DEFAULT_INF_RULE, INF_RULES, to_rows
+from opcert.spec.tensor import DEFAULT_INF_RULE, INF_RULES, block_call, to_rows
 from opcert.verify.result import PropertyResult
 from opcert.verify.tensor import layouts as row_layouts
 from opcert.verify.tensor.calls import EXP, EXP_MOVED, call_target, row_list
@@ -104,7 +104,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                         "replayed": bool(np.all(ordinal_distance(again[i], yr[i], fmt) == 0)),
                     }
         elif kind in ("shift_invariance", "permutation", "row_monotonic"):
-            checked, bad, example, note = _related(op, kind, p, fmt, stats, rerun, max_ulp)
+            checked, bad, example, note = _related(op, std, kind, p, fmt, stats, rerun, max_ulp)
         elif kind == "row_layout":
             out.append(row_layouts.check(op, std, fmt, tgt, stats, p))
             continue
@@ -210,13 +210,13 @@ def _row_sums(p, fmt, x64, y64, ref, reduced, max_ulp):
     return viol[:, None], int(keep.sum())
 
 
-def _related(op, kind, p, fmt, stats, rerun, max_ulp):
+def _related(op, std, kind, p, fmt, stats, rerun, max_ulp):
     """Shift, permutation and monotonicity: the target run again on related rows of the random cases."""
     checked = bad = 0
     example = None
     tol = 0 if op.name == "Hardmax" else math.ceil(2 * max_ulp)
     rng = np.random.default_rng(1)
-    for case, reduced, xr, _yr, _ref in _rows_of(stats):
+    for case, _reduced, xr, _yr, _ref in _rows_of(stats):
         if not case.label.startswith(("random rows", "ties")) or xr.shape[1] < 2 or xr.shape[0] > 4096:
             continue
         x64 = xr.astype(np.float64)
@@ -226,7 +226,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
             c = 8.0
             xa = base.astype(fmt.dtype)
             xb = (base + c).astype(fmt.dtype)
-            ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
+            ya, yb = _call_rows(rerun, std, xa), _call_rows(rerun, std, xb)
             dist = ordinal_distance(ya, yb, fmt)
             related = (xa, xb, ya, yb)
             words = f"the row plus {c:g}"
@@ -239,8 +239,8 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
                 if not xa.shape[0]:
                     continue
             perm = rng.permutation(xa.shape[1])
-            ya = _call_rows(rerun, case, reduced, xa, fmt)
-            yb = _call_rows(rerun, case, reduced, np.ascontiguousarray(xa[:, perm]), fmt)
+            ya = _call_rows(rerun, std, xa)
+            yb = _call_rows(rerun, std, np.ascontiguousarray(xa[:, perm]))
             if op.reduces:  # one output per row: the same for the permuted row
                 dist = ordinal_distance(ya, yb, fmt)
                 related = (xa, xa[:, perm], ya, yb)
@@ -258,7 +258,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
                 if fmt.p == 53
                 else _next_up(xr[:, 0], fmt)
             )
-            ya, yb = _call_rows(rerun, case, reduced, xa, fmt), _call_rows(rerun, case, reduced, xb, fmt)
+            ya, yb = _call_rows(rerun, std, xa), _call_rows(rerun, std, xb)
             oa, ob = ordinals(ya, fmt), ordinals(yb, fmt)
             oa, ob = oa.astype(np.float64), ob.astype(np.float64)
             fall = np.zeros(oa.shape)
@@ -274,7 +274,7 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
         if len(rows_bad) and example is None:
             i = int(rows_bad[0])
             xa_, xb_, ya_, yb_ = related
-            again = _call_rows(rerun, case, reduced, xb_, fmt)
+            again = _call_rows(rerun, std, xb_)
             example = {
                 "case": case.label,
                 "row": row_list(xa_[i]),
@@ -292,9 +292,11 @@ def _related(op, kind, p, fmt, stats, rerun, max_ulp):
     return checked, bad, example, note
 
 
-def _call_rows(rerun, case, reduced, rows2d, fmt) -> np.ndarray:
-    """The target on these rows as a 2-D tensor, its last axis reduced (every standard's rule can say so)."""
-    return rerun(np.ascontiguousarray(rows2d), (1,))
+def _call_rows(rerun, std, rows2d) -> np.ndarray:
+    """The target on these rows as a 2-D tensor, its last axis reduced (every standard's rule can say so; the
+    spatial rule's as (m, 1, n): spec.tensor.block_call), its outputs as rows."""
+    x, reduced, back = block_call(std, np.ascontiguousarray(rows2d))
+    return back(rerun(x, reduced))
 
 
 def _next_up(v, fmt):

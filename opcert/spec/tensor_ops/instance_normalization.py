@@ -1,0 +1,75 @@
+"""InstanceNormalization: ONNX InstanceNormalization-6 (and 22), each sample's channel normalized over its
+spatial axes to mean 0 and variance 1 (scale 1, B 0)."""
+
+from opcert.expr import attr, rowsum, sqrt
+from opcert.spec.declarations import FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
+from opcert.spec.model import Support
+from opcert.spec.tensor import TensorOperator, TensorStandard
+from opcert.spec.tensor_declarations import (
+    DEVIATION_BOUND,
+    LAYOUT,
+    NONFINITE,
+    PERMUTATION,
+    SHIFT,
+    SPATIAL,
+    RowProperty,
+    deviation_bound,
+    deviations,
+    epsilon_attribute,
+)
+
+epsilon = attr("epsilon")
+# opcert's implementation (corrected) and the reference's fast path (shifted): as LayerNormalization's
+n, d, corrected, shifted = deviations()
+
+
+def normalized(dev):
+    return dev / sqrt(rowsum(dev * dev) / n + epsilon)
+
+
+OPERATOR = TensorOperator(
+    name="InstanceNormalization",
+    summary="(x_i - mean) / sqrt(variance + epsilon) over the spatial axes of each sample's channel",
+    family="normalization",
+    standards=(
+        TensorStandard(
+            "onnx",
+            "InstanceNormalization",
+            ONNX_DOC.format("InstanceNormalization"),
+            "y = scale * (x - mean) / sqrt(variance + epsilon) + B, where mean and variance are computed per "
+            "instance per channel",
+            normalized(d),
+            SPATIAL,
+            (Support("6", FLOATS_ONNX_OLD), Support("22", FLOATS_ONNX)),
+            versions=("6", "22"),
+            defaults={"epsilon": 1e-5},
+            attribute_names={"epsilon": "epsilon"},
+            notes="scale is 1 and B is 0 (the targets are given a scale of ones and a B of zeros, one per "
+            "channel); the variance is the population variance (divided by n), as ONNX's reference computes it",
+        ),
+    ),
+    primary="onnx",
+    implementation=normalized(corrected),
+    reference_form=normalized(shifted),
+    absent=0,
+    attributes=(epsilon_attribute("the variance"),),
+    nonfinite="formula",
+    hard_cases="moments",
+    error_bound=deviation_bound,
+    reference_in_binary64=True,
+    properties=(
+        SHIFT,
+        PERMUTATION,
+        DEVIATION_BOUND,
+        RowProperty(
+            "moments",
+            "moments",
+            "the outputs of a row have mean 0 and mean square var / (var + epsilon) <= 1 (a kernel's outputs, "
+            "each within e ULPs: within e 2^(1-p) of it, relative to the row's magnitudes)",
+            mean_zero=True,
+        ),
+        NONFINITE,
+        LAYOUT,
+    ),
+    budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
+)
