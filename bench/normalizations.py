@@ -59,7 +59,10 @@ def _cell(r) -> dict:
     }
 
 
-def main(argv=None, ops=OPS, name="normalizations", title="The normalizations") -> int:
+SETTINGS = "epsilon 1e-5 as binary32, Scale 1; LpNormalization p = 2 unless the operator column says p = 1"
+
+
+def main(argv=None, ops=OPS, name="normalizations", title="The normalizations", settings=SETTINGS) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=20000)
     ap.add_argument("--out", default=str(HERE / f"{name}.md"))
@@ -77,9 +80,8 @@ def main(argv=None, ops=OPS, name="normalizations", title="The normalizations") 
         "",
         f"`python bench/{name}.py --samples {a.samples}`: each row is the `opcert accuracy` command in its",
         "last column (it replays the row, its worst element included). Max ULP: over every element of the sampled",
-        "and the generated hard rows, against the correctly rounded value of the whole row (epsilon 1e-5 as",
-        "binary32, Scale 1; LpNormalization p = 2 unless the operator column says p = 1). NaN/inf wrong: outputs",
-        "NaN or infinite where the reference is not, or the other way.",
+        f"and the generated hard rows, against the correctly rounded value of the whole row ({settings}).",
+        "NaN/inf wrong: outputs NaN or infinite where the reference is not, or the other way.",
         "",
         "| operator | target | dtype | max ULP | worst row (case) | correctly rounded | NaN/inf wrong | refuted "
         "| failed calls | command |",

@@ -17,4 +17,6 @@ from normalizations import main
 OPS = (("ReduceLogSumExp", ()), ("ReduceLogSum", ()), ("ReduceL2", ()), ("ReduceSumSquare", ()))
 
 if __name__ == "__main__":
-    sys.exit(main(ops=OPS, name="reductions", title="The reductions"))
+    sys.exit(
+        main(ops=OPS, name="reductions", title="The reductions", settings="one output per row, the reduced axes kept")
+    )
