@@ -532,3 +532,15 @@ def test_counted_calls_count_what_the_compared_calls_find(paths, symbol):
             assert counted == compared, (symbol, n, offset, in_place, counted, compared)
             found += counted
     assert (found == 0) == (symbol == "tanh_good"), (symbol, found)
+
+
+def test_a_count_the_calls_made_again_do_not_reproduce_is_never_a_pass(paths, monkeypatch):
+    """Where the counted calls found outputs that differ and the same calls made again find none (a kernel whose
+    bits change from one run to the next), the layout property is refuted, saying so: not proved."""
+    import opcert.targets.c_abi as c_abi
+
+    monkeypatch.setattr(c_abi, "c_count_calls", lambda func: lambda *a, **k: 1)  # one output differed, each time
+    r = measure("Tanh", f"c:{paths}:tanh_good", "float32", samples=512, isolation="none")
+    lay = next(p for p in r.properties if p["name"] == "layout")
+    assert lay["status"] == "refuted", (lay["status"], lay.get("note"))
+    assert "none when the same calls were made again" in (lay.get("note") or ""), lay.get("note")

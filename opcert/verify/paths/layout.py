@@ -395,6 +395,7 @@ class LayoutCheck:
             if differ == 0:
                 fam.evaluated += nv * n
                 return
+        counted, before = (differ if sup.count_calls is not None else 0), fam.differ
         x = self._windows(self.vext, nv, n)
         call = lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place)
         # owned: calls() copies the windows into buffers of its own before the kernel sees them
@@ -411,6 +412,12 @@ class LayoutCheck:
             lambda i, nv=nv: self._redo_call(sup, n, offset, in_place, i, nv),
             self.bext,
         )
+        if counted and fam.differ == before:  # the same calls gave other bits the second time: never a pass
+            fam.errors.append(
+                f"{counted:,} outputs of {nv:,} calls of {n} element(s){where} differed from the measurement's when "
+                "counted, and none when the same calls were made again: the kernel's outputs are not the same "
+                "from one run of the same calls to the next"
+            )
 
     def _one_element_calls(self) -> None:
         """Every input alone in a call of one element: a runtime that compiles per shape (XLA) runs other code
