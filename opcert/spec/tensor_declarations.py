@@ -197,6 +197,7 @@ def reduction_standards(onnx_name: str, dml_function: str, formula_text: str, fo
             ONNX_REDUCE_AXES,
             (Support("18", FLOATS_ONNX),),
             versions=("18",),
+            in_place=False,  # one output per row: no tensor of the input's shape to write over
             notes=notes,
         ),
         TensorStandard(
