@@ -49,9 +49,10 @@ def test_ops_json_lists_the_catalog(cli):
     # the normalizations: ONNX's axis rule (the trailing axes from axis), epsilon with its default
     ln = tensor["LayerNormalization"]
     assert [(s["key"], s["axes"]["rule"], s["name"]) for s in ln["standards"]] == [
-        ("onnx", "coerce-2d", "LayerNormalization")
+        ("onnx", "coerce-2d", "LayerNormalization"),
+        ("ort-skip", "last", "com.microsoft SkipLayerNormalization"),  # ONNX Runtime's own kernel
     ]
-    assert [(a["name"], a["defaults"]) for a in ln["attributes"]] == [("epsilon", {"onnx": 1e-5})]
+    assert [(a["name"], a["defaults"]) for a in ln["attributes"]] == [("epsilon", {"onnx": 1e-5, "ort-skip": 1e-12})]
     # the seed documents' five and the catalog the issue lists
     assert {
         "Tanh",

@@ -377,3 +377,28 @@ def test_instance_normalization_on_torch_and_onnx_runtime():
     assert t.status == "ok" and t.elements > 0, t.error
     assert t.call_failures and all(math.prod(f["shape"][2:]) == 1 for f in t.call_failures), t.call_failures
     assert "spatial element" in t.call_failures[0]["error"]
+
+
+@pytest.mark.parametrize(
+    "name,standard,kernel",
+    [
+        ("LayerNormalization", "ort-skip", "SkipLayerNormalization"),
+        ("RMSNormalization", "ort-simplified", "SimplifiedLayerNormalization"),
+    ],
+)
+def test_onnx_runtimes_own_kernels_are_standards_it_alone_runs(name, standard, kernel):
+    """ONNX Runtime's fused kernels (SkipLayerNormalization with a skip of zeros, SimplifiedLayerNormalization) are
+    standards of their own, measured on ONNX Runtime against the same exact rows; opcert's implementation holds to
+    them; onnx.reference, which has no such operator, says so."""
+    from opcert.spec import get_tensor_operator
+
+    op, _ = get_tensor_operator(name)
+    std = op.standard(standard)
+    assert kernel in std.op_name and std.formula == op.standard("onnx").formula
+    r = measure_rows(name, "onnxruntime", "float32", samples=600, standard=standard)
+    assert r.status == "ok" and r.elements > 0 and r.standard == standard, (r.status, r.error)
+    assert all(f["case"] == "empty rows" for f in r.call_failures), r.call_failures[:1]  # ONNX Runtime's refusal
+    own = measure_rows(name, "opcert", "float32", samples=600, standard=standard)
+    assert own.status == "ok" and own.max_ulp <= 0.5, own.max_ulp
+    ref = measure_rows(name, "onnx-reference", "float32", samples=100, standard=standard)
+    assert ref.status == "unsupported" and "only the onnxruntime target runs it" in ref.error, ref.error

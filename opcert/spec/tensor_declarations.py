@@ -131,6 +131,13 @@ SPATIAL = AxisRule(
     text="the spatial axes 2 to rank - 1 of an (N, C, D1, ..., Dk) tensor (rank 3 or more), flattened: one row per "
     "sample and channel",
 )
+# ONNX Runtime's own kernels for the normalizations (its contrib operators: not ONNX's standard, defined by its docs)
+ORT_CONTRIB_DOC = "https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md#{}"
+ORT_LAST = AxisRule(
+    "last",
+    text="the last dimension (ONNX Runtime's (batch_size, sequence_length, hidden_size) input: other shapes are "
+    "given to it as (1, rows, hidden_size))",
+)
 # |y_i| <= sqrt(n - 1): a row's deviations from its mean, normalized (LayerNormalization, MeanVarianceNormalization)
 DEVIATION_BOUND = RowProperty(
     "bound",
@@ -270,6 +277,8 @@ __all__ = [
     "RowProperty",
     "DEVIATION_BOUND",
     "ONNX_TRAILING",
+    "ORT_CONTRIB_DOC",
+    "ORT_LAST",
     "deviation_bound",
     "deviations",
     "epsilon_attribute",

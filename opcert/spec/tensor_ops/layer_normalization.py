@@ -9,6 +9,8 @@ from opcert.spec.tensor_declarations import (
     LAYOUT,
     NONFINITE,
     ONNX_TRAILING,
+    ORT_CONTRIB_DOC,
+    ORT_LAST,
     PERMUTATION,
     SHIFT,
     RowProperty,
@@ -46,6 +48,23 @@ OPERATOR = TensorOperator(
             notes="Scale is 1 and B is absent (0): the targets are given a Scale of ones. stash_type is the "
             "standard's default, 1 (Mean and InvStdDev in float32): the exact reference does not depend on it; "
             "a kernel that computes in a narrower type shows it in its errors",
+        ),
+        TensorStandard(
+            "ort-skip",
+            "com.microsoft SkipLayerNormalization",
+            ORT_CONTRIB_DOC.format("com.microsoft.SkipLayerNormalization"),
+            "output = LayerNormalization(input + skip + bias) * gamma + beta over the last axis (ONNX Runtime's "
+            "fused kernel); here skip = 0, no bias, gamma = 1, no beta",
+            normalized(d),
+            ORT_LAST,
+            (Support("1", ("float16", "bfloat16", "float32")),),
+            versions=("1",),
+            defaults={"epsilon": 1e-12},
+            attribute_names={"epsilon": "epsilon"},
+            in_place=False,
+            notes="ONNX Runtime's own operator (domain com.microsoft, version 1; its schema's epsilon default is "
+            "1e-12): the kernel its transformer optimizer fuses a residual Add and a LayerNormalization into. Only "
+            "ONNX Runtime runs it",
         ),
     ),
     primary="onnx",

@@ -9,6 +9,7 @@ from opcert.spec.tensor_declarations import (
     LAYOUT,
     NONFINITE,
     ONNX_TRAILING,
+    ORT_CONTRIB_DOC,
     PERMUTATION,
     RowProperty,
     epsilon_attribute,
@@ -39,6 +40,22 @@ OPERATOR = TensorOperator(
             attribute_names={"epsilon": "epsilon"},
             notes="Scale is 1: the targets are given a Scale of ones. stash_type is the standard's default, 1 "
             "(float32): the exact reference does not depend on it",
+        ),
+        TensorStandard(
+            "ort-simplified",
+            "SimplifiedLayerNormalization",
+            ORT_CONTRIB_DOC.format("SimplifiedLayerNormalization"),
+            "Y = X / sqrt(mean(X^2 over the axes from axis) + epsilon) * scale (ONNX Runtime's kernel, in the ONNX "
+            "domain at version 1); here scale = 1",
+            RMS,
+            ONNX_TRAILING,
+            (Support("1", FLOATS_ONNX),),
+            versions=("1",),
+            defaults={"epsilon": 1e-5},
+            attribute_names={"epsilon": "epsilon"},
+            notes="ONNX Runtime's own operator (registered in the ONNX domain at version 1, not an ONNX standard): "
+            "the kernel its transformer optimizer fuses RMSNorm subgraphs into. Only ONNX "
+            "Runtime runs it",
         ),
     ),
     primary="onnx",

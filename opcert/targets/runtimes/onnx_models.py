@@ -237,6 +237,8 @@ class OnnxTensorModels(TensorTarget):
     refused: dict
 
     def _opset_axis(self, std, reduced, rank, op=None, dtype=None):
+        if std.key in ORT_KERNELS:  # ONNX Runtime's own operators, next to the default domain at 17
+            return 17, reduced[0]
         if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input
             return REDUCE_OPSET, None
         if std.axes.kind == "spatial":  # InstanceNormalization: the first version that has the dtype
@@ -250,6 +252,8 @@ class OnnxTensorModels(TensorTarget):
         return None, None
 
     def unsupported(self, op, std, dtype, reduced, rank):
+        if std.key in ORT_KERNELS and self.name != "onnxruntime":
+            return f"{std.op_name} ({std.key}) is ONNX Runtime's own operator: only the onnxruntime target runs it"
         onnx = next((s for s in op.standards if s.key.startswith("onnx")), None)
         if onnx is not None and not std.key.startswith("onnx") and std.formula != onnx.formula:
             return (
@@ -279,6 +283,8 @@ class OnnxTensorModels(TensorTarget):
     def model(self, op, std, x, reduced):
         from onnx import helper, numpy_helper
 
+        if std.key in ORT_KERNELS:
+            return _ort_kernel_model(op, std, x, reduced)
         opset, axis = self._opset_axis(std, reduced, x.ndim, op, x.dtype.name)
         elem = ONNX_ELEM[x.dtype.name]
         inputs, inits = ["X"], []
@@ -315,6 +321,54 @@ class OnnxTensorModels(TensorTarget):
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="opcert")
         m.ir_version = 9
         return m
+
+
+# ONNX Runtime's own kernels for the normalizations, by standard key: (operator, domain; None: the default one)
+ORT_KERNELS = {
+    "ort-skip": ("SkipLayerNormalization", "com.microsoft"),
+    "ort-simplified": ("SimplifiedLayerNormalization", None),
+}
+
+
+def _ort_kernel_model(op, std, x, reduced):
+    """A model of ONNX Runtime's own kernel for the standard: SkipLayerNormalization (com.microsoft) on x as
+    (1, rows, last axis), with a skip of zeros and a gamma of ones; SimplifiedLayerNormalization (ONNX Runtime's,
+    in the default domain) with `axis` and a scale of ones."""
+    from onnx import helper, numpy_helper
+
+    name, domain = ORT_KERNELS[std.key]
+    elem, dtype = ONNX_ELEM[x.dtype.name], x.dtype.name
+    given = {k: v for k, v in op.given(std).items()}
+    nodes, inits = [], []
+    if name == "SkipLayerNormalization":  # the last axis of a (batch, sequence, hidden) tensor
+        n = x.shape[-1] if x.ndim else 1
+        three = (1, int(np.prod(x.shape[:-1], dtype=np.int64)), n)
+        inits += [
+            numpy_helper.from_array(np.asarray(three, dtype=np.int64), "three"),
+            numpy_helper.from_array(np.asarray(x.shape, dtype=np.int64), "shape"),
+            ones_initializer(three, dtype, "skip", 0.0),
+            ones_initializer((n,), dtype, "gamma"),
+        ]
+        nodes += [
+            # allowzero: a 0 in the shape is a size of 0 (rows of no element), not "as the input's"
+            helper.make_node("Reshape", ["X", "three"], ["X3"], allowzero=1),
+            helper.make_node(name, ["X3", "skip", "gamma"], ["Y3"], domain=domain, **given),
+            helper.make_node("Reshape", ["Y3", "shape"], ["Y"], allowzero=1),
+        ]
+    else:
+        inits.append(ones_initializer(x.shape[reduced[0] :], dtype, "scale"))
+        nodes.append(helper.make_node(name, ["X", "scale"], ["Y"], axis=int(reduced[0]), **given))
+    g = helper.make_graph(
+        nodes,
+        f"opcert_{name}",
+        [helper.make_tensor_value_info("X", elem, x.shape)],
+        [helper.make_tensor_value_info("Y", elem, x.shape)],
+        initializer=inits,
+    )
+    imports = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    m = helper.make_model(g, opset_imports=imports, producer_name="opcert")
+    m.ir_version = 9
+    return m
 
 
 # ---- the binary operators ----------------------------------------------------------------------------------
