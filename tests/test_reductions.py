@@ -286,3 +286,42 @@ def test_a_c_kernel_writes_one_value_per_row(tmp_path):
     r = measure_rows("ReduceSumSquare", f"c:{so}:sum_square", "float32", RowOptions(samples=600))
     assert r.status == "ok" and not r.call_failures, (r.status, r.error, r.call_failures[:1])
     assert r.max_ulp <= 1 and r.special_mismatches == 0, (r.max_ulp, r.worst)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_opcerts_log_sum_takes_the_reference_where_binary64_cancels(dtype):
+    """A row of finite values whose binary64 sum cancels to 0 or changes sign (its log -inf or NaN there) is the
+    exact reference's: [1e30, 1, -1e30] sums to 1 exactly (log 0), [1e30, -1e30, 1, -2] to -1 (NaN)."""
+    import ml_dtypes  # noqa: F401
+
+    x = np.array([[1e30, 1, -1e30, 0], [1e30, -1e30, 1, -2], [1e30, 2, -1e30, 0]]).astype(dtype)
+    got = run("ReduceLogSum", x, axes=[1]).ravel().astype(np.float64)
+    assert got[0] == 0.0 and np.isnan(got[1]) and got[2] == float(np.float32(math.log(2)).astype(dtype)), got
+
+
+def test_a_reduction_descriptor_keeps_the_rank_and_reduces_to_size_1():
+    """DirectML's reduce descriptor: the output has the input's rank, each reduced axis of size 1 (the document's
+    constraint); equal sizes are refused; ONNX's empty axes input reduces every axis."""
+    from opcert.errors import UsageError
+    from opcert.impl import validate
+    from opcert.impl.descriptor import TensorDesc
+
+    validate(
+        "ReduceL2",
+        TensorDesc("float32", (2, 3, 4)),
+        TensorDesc("float32", (2, 1, 4)),
+        standard="directml",
+        level="3.0",
+        axes=[1],
+    )
+    with pytest.raises(UsageError, match="each reduced axis of size 1"):
+        validate(
+            "ReduceL2",
+            TensorDesc("float32", (2, 3, 4)),
+            TensorDesc("float32", (2, 3, 4)),
+            standard="directml",
+            level="3.0",
+            axes=[1],
+        )
+    x = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+    assert reference("ReduceL2", x, axes=[]).tolist() == reference("ReduceL2", x).tolist()

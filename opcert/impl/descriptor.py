@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from opcert.errors import UsageError, choices
 from opcert.spec import get_operator, get_tensor_operator, is_tensor_operator
 from opcert.spec.model import version_key
-from opcert.spec.tensor import reduced_axes
+from opcert.spec.tensor import kept_shape, reduced_axes
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,17 @@ def tensor_violations(
     sup = std.support_at(level)
     if sup is None:
         return [f"{op.name} is not available before {standard} level {std.support[0].since} (asked for {level})"]
-    found = _tables(op.name, sup, inp, out, standard, level, in_place and not std.in_place)
+    found = _tables(op.name, sup, inp, out, standard, level, in_place and not std.in_place, reduction=op.reduces)
     try:
-        reduced_axes(op, std, inp.rank, axis, axes)
+        reduced = reduced_axes(op, std, inp.rank, axis, axes)
     except UsageError as exc:
         found.append(str(exc))
+    else:
+        want = kept_shape(tuple(inp.sizes), reduced)
+        if op.reduces and inp.rank == out.rank and tuple(out.sizes) != want:
+            found.append(
+                f"output sizes {tuple(out.sizes)} are not the input's with each reduced axis of size 1 ({want})"
+            )
     if std.axes.kind == "last":
         sizes = list(inp.sizes)
         while len(sizes) > 1 and sizes[0] == 1:
@@ -81,7 +87,9 @@ def tensor_violations(
     return found
 
 
-def _tables(name, sup, inp, out, standard, level, in_place_refused) -> list[str]:
+def _tables(name, sup, inp, out, standard, level, in_place_refused, reduction: bool = False) -> list[str]:
+    """The constraints of the support tables, and equal sizes (a reduction's output sizes are checked by its
+    caller: the input's with each reduced axis of size 1)."""
     found = []
     for role, t in (("input", inp), ("output", out)):
         if t.dtype not in sup.dtypes:
@@ -102,7 +110,7 @@ def _tables(name, sup, inp, out, standard, level, in_place_refused) -> list[str]
         found.append(f"input and output data types differ ({inp.dtype} vs {out.dtype})")
     if inp.rank != out.rank:
         found.append(f"input and output dimension counts differ ({inp.rank} vs {out.rank})")
-    elif inp.sizes != out.sizes:
+    elif inp.sizes != out.sizes and not reduction:
         found.append(f"input and output sizes differ ({inp.sizes} vs {out.sizes})")
     if in_place_refused:
         found.append(f"{name} does not allow in-place execution in {standard}")

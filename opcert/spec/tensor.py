@@ -325,6 +325,8 @@ def reduced_axes(
             raise UsageError(f"{where} needs Axes (a non-empty list of distinct axes in {lo} to {rank - 1})")
         axes = range(rank) if rule.default_axes == "all" else rule.default_axes
     got = [int(a) for a in axes]
+    if not got and rule.default_axes == "all":  # ONNX's empty axes input (noop_with_empty_axes = 0): every axis
+        return tuple(range(rank))
     if not got:
         raise UsageError(f"{where}: AxisCount is 0; allowed: 1 to {rank} distinct axes in {lo} to {rank - 1}")
     bad = [a for a in got if not lo <= a <= rank - 1]

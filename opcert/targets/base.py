@@ -234,6 +234,10 @@ class Target:
         if call is None and not owned and not _same_bits(given, x):
             self.modified_input = True
         if counted:
+            if not isinstance(y, (int, np.integer)):
+                raise TargetFailure(
+                    f"a count of outputs was due from {self.name}'s calls; got {type(y).__name__} (on {where})"
+                )
             return int(y)
         if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)

@@ -65,8 +65,10 @@ class ElementWiseTarget(Protocol):
         keep_layout: bool = False,
         call=None,
         owned: bool = False,
+        counted: bool = False,
     ) -> np.ndarray:
-        """The output for x, under the call contract (TargetFailure for anything the target does wrong)."""
+        """The output for x, under the call contract (TargetFailure for anything the target does wrong); counted:
+        `call` compares its own outputs and returns how many differ (LayoutSupport.count_calls), that number."""
         ...
 
     def run_each(self, op, xs, attrs: dict[str, Fraction], labels, call=None) -> Iterator:
