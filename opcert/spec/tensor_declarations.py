@@ -147,6 +147,16 @@ DEVIATION_BOUND = RowProperty(
 )
 
 
+# a row standardized to mean 0 and variance var / (var + epsilon) (LayerNormalization, InstanceNormalization)
+STANDARDIZED_MOMENTS = RowProperty(
+    "moments",
+    "moments",
+    "the outputs of a row have mean 0 and mean square var / (var + epsilon) <= 1 (a kernel's outputs, "
+    "each within e ULPs: within e 2^(1-p) of it, relative to the row's magnitudes)",
+    mean_zero=True,
+)
+
+
 def deviations():
     """(n, d, corrected, shifted): a row's length and each element's deviation from the row's mean in three forms,
     equal over the reals. d is the standards' x - mean. corrected is opcert's implementation in binary64, the
@@ -255,6 +265,10 @@ def deviation_bound(rows: np.ndarray) -> np.ndarray:
     return 4 * (k * np.minimum(ratio, 2.0**40) + k)
 
 
+# the properties of such a row: shift and permutation, the bound sqrt(n - 1), its moments, the rule for NaN and
+# infinite entries, layout
+STANDARDIZED = (SHIFT, PERMUTATION, DEVIATION_BOUND, STANDARDIZED_MOMENTS, NONFINITE, LAYOUT)
+
 __all__ = [
     "DML_AXES",
     "DML_REDUCE_AXES",
@@ -273,6 +287,8 @@ __all__ = [
     "PERMUTATION",
     "PERMUTATION_INVARIANT",
     "SHIFT",
+    "STANDARDIZED",
+    "STANDARDIZED_MOMENTS",
     "SPATIAL",
     "RowProperty",
     "DEVIATION_BOUND",

@@ -6,13 +6,8 @@ from opcert.spec.declarations import FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
-    DEVIATION_BOUND,
-    LAYOUT,
-    NONFINITE,
-    PERMUTATION,
-    SHIFT,
     SPATIAL,
-    RowProperty,
+    STANDARDIZED,
     deviation_bound,
     deviations,
     epsilon_attribute,
@@ -57,19 +52,6 @@ OPERATOR = TensorOperator(
     hard_cases="moments",
     error_bound=deviation_bound,
     reference_in_binary64=True,
-    properties=(
-        SHIFT,
-        PERMUTATION,
-        DEVIATION_BOUND,
-        RowProperty(
-            "moments",
-            "moments",
-            "the outputs of a row have mean 0 and mean square var / (var + epsilon) <= 1 (a kernel's outputs, "
-            "each within e ULPs: within e 2^(1-p) of it, relative to the row's magnitudes)",
-            mean_zero=True,
-        ),
-        NONFINITE,
-        LAYOUT,
-    ),
+    properties=STANDARDIZED,
     budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
 )
