@@ -17,7 +17,7 @@ from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import to_format
 from opcert.spec import get_tensor_operator
 from opcert.spec.row_reference import check_float, reference_rows
-from opcert.spec.tensor import kept_shape, one_per_row, over_rows, reduced_axes, tensor_rows
+from opcert.spec.tensor import over_rows, reduced_axes, row_outputs, to_rows
 
 
 def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
@@ -46,8 +46,10 @@ def run(
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
     fmt = check_float(op, x)
-    rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
-    shape = kept_shape(x.shape, reduced_axes(op, std, x.ndim, axis, axes)) if op.reduces else x.shape
+    std = op.standard(standard or named)
+    reduced = reduced_axes(op, std, x.ndim, axis, axes)
+    rows, back = to_rows(x, reduced)
+    shape = op.output_shape(x.shape, reduced)
     if out is not None and (not isinstance(out, np.ndarray) or out.dtype != x.dtype or out.shape != shape):
         got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
         what = (
@@ -63,7 +65,7 @@ def run(
         rows64 = rows.astype(np.float64)
     if fmt.p == 53 and op.reference_in_binary64:
         values = reference_rows(op, rows64, fmt, rule=std.inf_rule, attrs=values_of)[0]
-        result = back(one_per_row(op, values) if op.reduces else values)
+        result = back(row_outputs(op, values))
         if out is None:
             return result
         out[...] = result
@@ -97,7 +99,7 @@ def run(
         near = np.nonzero(_near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
         if near.size:
             values[near] = reference_rows(op, rows64[near], fmt, rule=std.inf_rule, attrs=values_of)[0]
-    result = back(to_format(one_per_row(op, values) if op.reduces else values, fmt))
+    result = back(to_format(row_outputs(op, values), fmt))
     if out is None:
         return result
     out[...] = result

@@ -25,9 +25,9 @@ from opcert.spec import get_tensor_operator
 from opcert.spec.tensor import (
     DEFAULT_INF_RULE,
     TensorOperator,
-    one_per_row,
     over_rows,
     round_just_below,
+    row_outputs,
     tensor_rows,
 )
 
@@ -187,8 +187,9 @@ def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=No
         values, hi, lo, slow = reference_rows(
             op, rows.astype(np.float64), fmt, exact=True, rule=std.inf_rule, attrs=std.values()
         )
-    if op.reduces:  # one value per row, in the shape with the reduced axes kept
-        values, hi, lo = one_per_row(op, values), one_per_row(op, hi), np.nan_to_num(one_per_row(op, lo))
+    # a reduction's one value per row, in the shape with the reduced axes kept (an empty row's value is exact: no
+    # low part)
+    values, hi, lo = row_outputs(op, values), row_outputs(op, hi), row_outputs(op, lo, empty=0.0)
     return RowReference(back(values.astype(fmt.dtype)), slow, back(hi), back(lo))
 
 

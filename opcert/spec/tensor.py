@@ -214,6 +214,11 @@ class TensorOperator:
     def attribute(self, name: str):
         return next(a for a in self.attributes if a.name == name)
 
+    def output_shape(self, shape: tuple, reduced) -> tuple:
+        """The shape of the output for an input of `shape`: the same, or a reduction's, with each reduced axis of
+        size 1 (keepdims)."""
+        return kept_shape(shape, reduced) if self.reduces else tuple(shape)
+
     def for_standard(self, std: TensorStandard) -> TensorOperator:
         """The operator as std defines it: its implementation and reference form where std has its own."""
         if std.implementation is None and std.reference_form is None:
@@ -342,12 +347,15 @@ def kept_shape(shape: tuple, axes) -> tuple:
     return tuple(1 if a in set(axes) else d for a, d in enumerate(shape))
 
 
-def one_per_row(op: TensorOperator, values: np.ndarray) -> np.ndarray:
-    """A reduction's values over rows (the value at every element of each row: per_row) as one column, a row of
-    no elements taking the operator's empty_value."""
+def row_outputs(op: TensorOperator, values: np.ndarray, empty: float | None = None) -> np.ndarray:
+    """op's outputs over rows, from its values at every element of each row: those values, or a reduction's one
+    value per row (per_row: every element holds it) as one column, a row of no element taking `empty` (the
+    operator's empty_value where None)."""
+    if not op.reduces:
+        return values
     if values.shape[1]:
         return values[:, :1]
-    return np.full((values.shape[0], 1), op.empty_value)
+    return np.full((values.shape[0], 1), op.empty_value if empty is None else empty)
 
 
 def block_call(std: TensorStandard, rows: np.ndarray) -> tuple[np.ndarray, tuple, callable]:

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from opcert.expr import eq, exp, fma, lift, rowmax, rowsum, select, var
+from opcert.expr import attr, eq, exp, fma, lift, rowmax, rowsum, select, sqrt, var
 from opcert.expr.numpy_eval import depth
 from opcert.spec.declarations import DML_DOC, DML_FLOATS, DML_LEVELS_1_0, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.model import Attribute, AttributeDomain, Support
@@ -242,6 +242,12 @@ MAX_LOG_BOUNDS = RowProperty(
 )
 
 
+def standardized(dev):
+    """A row's deviations from its mean (one of deviations()' forms) divided by sqrt(variance + epsilon):
+    LayerNormalization's, InstanceNormalization's and DirectML's MEAN_VARIANCE_NORMALIZATION1's form."""
+    return dev / sqrt(rowsum(dev * dev) / rowsum(lift(1)) + attr("epsilon"))
+
+
 def epsilon_attribute(under: str):
     """A normalization's epsilon: a binary32 value >= 0, added to `under` under the square root."""
     return Attribute(
@@ -299,6 +305,7 @@ __all__ = [
     "deviations",
     "epsilon_attribute",
     "shifted",
+    "standardized",
     "standards",
     "x",
 ]

@@ -41,7 +41,6 @@ import numpy as np
 
 from opcert.errors import UsageError
 from opcert.spec.attrs import choice_number
-from opcert.spec.tensor import kept_shape
 from opcert.targets.base import Target, TargetInfo
 from opcert.targets.layouts import LayoutSupport, c_calls, c_count_calls
 from opcert.targets.protocol import TensorTarget
@@ -156,7 +155,7 @@ class CTensorTarget(TensorTarget):
 
     def call(self, op, std, x, reduced):
         x = np.ascontiguousarray(x)
-        y = np.empty(kept_shape(x.shape, reduced) if op.reduces else x.shape, dtype=x.dtype)
+        y = np.empty(op.output_shape(x.shape, reduced), dtype=x.dtype)
         sizes = (ctypes.c_int64 * max(1, x.ndim))(*x.shape)
         axes = (ctypes.c_uint32 * max(1, len(reduced)))(*reduced)
         # the operator's attributes in its declaration's order (LayerNormalization: epsilon), each binary32

@@ -104,9 +104,8 @@ def c_calls(func) -> Callable:
         xin = row_buffer(m, n, X.dtype, stride, offset)
         xin[...] = X
         y = xin if in_place else row_buffer(m, n, X.dtype, stride, offset)
-        values = [float(attrs[a.name]) for a in op.attributes if a.name in attrs]
-        a32 = np.array(values, dtype=np.float32) if values else np.zeros(1, np.float32)
-        _loop()(func, xin.ctypes.data, y.ctypes.data, m, n, stride * itemsize, a32.ctypes.data if values else 0)
+        a32, ap = _attrs32(op, attrs)
+        _loop()(func, xin.ctypes.data, y.ctypes.data, m, n, stride * itemsize, ap)
         return np.array(y, copy=True)
 
     return calls
@@ -124,8 +123,7 @@ def c_count_calls(func) -> Callable:
         stride = padded_stride(n, uint.itemsize)
         xb = row_buffer(1, n, uint, stride, offset)[0]
         yb = xb if in_place else row_buffer(1, n, uint, stride, offset)[0]
-        vals = [float(attrs[a.name]) for a in op.attributes if a.name in attrs]
-        a32 = np.array(vals, dtype=np.float32) if vals else np.zeros(1, np.float32)
+        a32, ap = _attrs32(op, attrs)
         magnitude, inf = (uint.type(v) for v in nan_bits)
         return int(
             _counting()(
@@ -138,13 +136,21 @@ def c_count_calls(func) -> Callable:
                 yb,
                 xb.ctypes.data,
                 yb.ctypes.data,
-                a32.ctypes.data if vals else 0,
+                ap,
                 magnitude,
                 inf,
             )
         )
 
     return count
+
+
+def _attrs32(op, attrs) -> tuple:
+    """The operator's attributes in its declaration's order as binary32 (the array, kept alive by the caller
+    through the call), and the pointer the kernel gets: NULL where it has none."""
+    values = [float(attrs[a.name]) for a in op.attributes if a.name in attrs]
+    a32 = np.array(values, dtype=np.float32)
+    return a32, a32.ctypes.data if values else 0
 
 
 def _count(f, src, want, m, n, xb, yb, xp, yp, a, magnitude, inf):

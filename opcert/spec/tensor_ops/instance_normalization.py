@@ -1,7 +1,6 @@
 """InstanceNormalization: ONNX InstanceNormalization-6 (and 22), each sample's channel normalized over its
 spatial axes to mean 0 and variance 1 (scale 1, B 0)."""
 
-from opcert.expr import attr, rowsum, sqrt
 from opcert.spec.declarations import FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import TensorOperator, TensorStandard
@@ -11,15 +10,11 @@ from opcert.spec.tensor_declarations import (
     deviation_bound,
     deviations,
     epsilon_attribute,
+    standardized,
 )
 
-epsilon = attr("epsilon")
 # opcert's implementation (corrected) and the reference's fast path (shifted): as LayerNormalization's
-n, d, corrected, shifted = deviations()
-
-
-def normalized(dev):
-    return dev / sqrt(rowsum(dev * dev) / n + epsilon)
+_, d, corrected, shifted = deviations()
 
 
 OPERATOR = TensorOperator(
@@ -33,7 +28,7 @@ OPERATOR = TensorOperator(
             ONNX_DOC.format("InstanceNormalization"),
             "y = scale * (x - mean) / sqrt(variance + epsilon) + B, where mean and variance are computed per "
             "instance per channel",
-            normalized(d),
+            standardized(d),
             SPATIAL,
             (Support("6", FLOATS_ONNX_OLD), Support("22", FLOATS_ONNX)),
             versions=("6", "22"),
@@ -44,8 +39,8 @@ OPERATOR = TensorOperator(
         ),
     ),
     primary="onnx",
-    implementation=normalized(corrected),
-    reference_form=normalized(shifted),
+    implementation=standardized(corrected),
+    reference_form=standardized(shifted),
     absent=0,
     attributes=(epsilon_attribute("the variance"),),
     nonfinite="formula",

@@ -1,6 +1,5 @@
 """LayerNormalization: ONNX LayerNormalization-17, each row normalized to mean 0 and variance 1 (Scale 1, B 0)."""
 
-from opcert.expr import attr, rowsum, sqrt
 from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import TensorOperator, TensorStandard
@@ -12,14 +11,10 @@ from opcert.spec.tensor_declarations import (
     deviation_bound,
     deviations,
     epsilon_attribute,
+    standardized,
 )
 
-epsilon = attr("epsilon")
-n, d, corrected, shifted = deviations()
-
-
-def normalized(dev):
-    return dev / sqrt(rowsum(dev * dev) / n + epsilon)
+_, d, corrected, shifted = deviations()
 
 
 OPERATOR = TensorOperator(
@@ -34,7 +29,7 @@ OPERATOR = TensorOperator(
             "Mean = ReduceMean<axes=normalized_axes>(X); D = Sub(X, Mean); DD = Mul(D, D); "
             "Var = ReduceMean<axes=normalized_axes>(DD); VarEps = Add(Var, epsilon); StdDev = Sqrt(VarEps); "
             "Normalized = Div(D, StdDev); Y = Mul(Normalized, Scale) + B",
-            normalized(d),
+            standardized(d),
             ONNX_TRAILING,
             (Support("17", FLOATS_ONNX),),
             versions=("17",),
@@ -50,7 +45,7 @@ OPERATOR = TensorOperator(
             ORT_CONTRIB_DOC.format("com.microsoft.SkipLayerNormalization"),
             "output = LayerNormalization(input + skip + bias) * gamma + beta over the last axis (ONNX Runtime's "
             "fused kernel); here skip = 0, no bias, gamma = 1, no beta",
-            normalized(d),
+            standardized(d),
             ORT_LAST,
             (Support("1", ("float16", "bfloat16", "float32")),),
             versions=("1",),
@@ -63,8 +58,8 @@ OPERATOR = TensorOperator(
         ),
     ),
     primary="onnx",
-    implementation=normalized(corrected),
-    reference_form=normalized(shifted),
+    implementation=standardized(corrected),
+    reference_form=standardized(shifted),
     absent=0,
     attributes=(epsilon_attribute("the variance"),),
     nonfinite="formula",

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from opcert.expr import attr, lift, rowsum, sqrt
+from opcert.expr import lift, rowsum, sqrt
 from opcert.spec.declarations import DML_FLOATS, FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
@@ -22,6 +22,7 @@ from opcert.spec.tensor_declarations import (
     deviation_bound,
     deviations,
     epsilon_attribute,
+    standardized,
 )
 
 # the function body's Epsilon, a float constant: 1e-9 rounded to binary32, exactly
@@ -32,11 +33,6 @@ n, d, corrected, shifted = deviations()
 
 def normalized(dev):
     return dev / (sqrt(rowsum(dev * dev) / n) + EPSILON)
-
-
-def under_root(dev):
-    """DirectML's: Epsilon added to the variance under the square root (LayerNormalization's form)."""
-    return dev / sqrt(rowsum(dev * dev) / n + attr("epsilon"))
 
 
 OPERATOR = TensorOperator(
@@ -72,7 +68,7 @@ OPERATOR = TensorOperator(
             "https://learn.microsoft.com/windows/win32/api/directml/"
             "ns-directml-dml_mean_variance_normalization1_operator_desc",
             "Output = FusedActivation(Scale * ((Input - Mean) / sqrt(Variance + Epsilon)) + Bias)",
-            under_root(d),
+            standardized(d),
             DML_AXES,
             (Support("2.1", DML_FLOATS, (4, 4)), Support("3.1", DML_FLOATS, (1, 8))),
             defaults={"epsilon": 1e-5},
@@ -81,8 +77,8 @@ OPERATOR = TensorOperator(
             "(1), Bias absent (0), no fused activation. Epsilon is a required field, 0.00001 recommended: opcert "
             "takes 1e-5 (binary32) where none is given. Introduced in DML_FEATURE_LEVEL_2_1 (4 dimensions), 1 to "
             "8 dimensions from 3_1",
-            implementation=under_root(corrected),
-            reference_form=under_root(shifted),
+            implementation=standardized(corrected),
+            reference_form=standardized(shifted),
         ),
     ),
     primary="onnx",

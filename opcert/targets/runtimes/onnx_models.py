@@ -16,7 +16,6 @@ import numpy as np
 
 from opcert.formats import get_format
 from opcert.spec.attrs import choice_number, user_value
-from opcert.spec.tensor import kept_shape
 from opcert.targets.protocol import BinaryTarget, TensorTarget
 
 # onnx.TensorProto element types (numbers, so that importing this module does not import onnx)
@@ -288,7 +287,7 @@ class OnnxTensorModels(TensorTarget):
         opset, axis = self._opset_axis(std, reduced, x.ndim, op, x.dtype.name)
         elem = ONNX_ELEM[x.dtype.name]
         inputs, inits = ["X"], []
-        out_shape = kept_shape(x.shape, reduced) if op.reduces else x.shape
+        out_shape = op.output_shape(x.shape, reduced)
         if op.reduces:  # the axes input (opset 18), keepdims = 1 (the default, said): the rank kept
             inputs.append("axes")
             inits.append(numpy_helper.from_array(np.asarray(reduced, dtype=np.int64), "axes"))
@@ -338,7 +337,7 @@ def _ort_kernel_model(op, std, x, reduced):
 
     name, domain = ORT_KERNELS[std.key]
     elem, dtype = ONNX_ELEM[x.dtype.name], x.dtype.name
-    given = {k: v for k, v in op.given(std).items()}
+    given = op.given(std)
     nodes, inits = [], []
     if name == "SkipLayerNormalization":  # the last axis of a (batch, sequence, hidden) tensor
         n = x.shape[-1] if x.ndim else 1

@@ -379,6 +379,8 @@ class LayoutCheck:
     def _many_calls(self, fam, sup, n, offset, in_place) -> None:
         nv = self.nv
         where = f"{' in place' if in_place else ''}{f' at {offset} bytes past a 64-byte boundary' if offset else ''}"
+        words = f"{nv:,} calls of {n} element(s){where} (layout check)"
+        counted = 0  # outputs the counted calls found differing
         if sup.count_calls is not None:
             # the same calls, each compared as it is made: where none differs, that is the family's finding
             # (bench/README.md, 'Figures behind choices in the code'); where some do, the calls are made again
@@ -387,19 +389,18 @@ class LayoutCheck:
                 op, self.vext, self.bext, nv, n, attrs, offset, in_place, self._nan_bits
             )
             size = np.broadcast_to(np.zeros(1, self.fmt.dtype), (nv * n,))  # the calls' inputs, for their time limit
-            words = f"{nv:,} calls of {n} element(s){where} (layout check)"
-            differ = self._run(fam, size, words, call=count, owned=True, counted=True)
-            if differ is None:
+            counted = self._run(fam, size, words, call=count, owned=True, counted=True)
+            if counted is None:
                 fam.complete = False
                 return
-            if differ == 0:
+            if counted == 0:
                 fam.evaluated += nv * n
                 return
-        counted, before = (differ if sup.count_calls is not None else 0), fam.differ
+        before = fam.differ
         x = self._windows(self.vext, nv, n)
         call = lambda op, xx, attrs: sup.calls(op, xx, attrs, offset, in_place)
         # owned: calls() copies the windows into buffers of its own before the kernel sees them
-        y = self._run(fam, x, f"{nv:,} calls of {n} element(s){where} (layout check)", call=call, owned=True)
+        y = self._run(fam, x, words, call=call, owned=True)
         if y is None:
             fam.complete = False
             return

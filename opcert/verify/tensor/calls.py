@@ -7,16 +7,10 @@ import numpy as np
 from opcert.errors import TargetFailure
 from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import over_arrays
-from opcert.spec.tensor import kept_shape
 from opcert.workers import activity
 
 EXP = PRIMITIVES["exp"]  # the row sums of exponentials: the primitive table's exp, and how far it moves
 EXP_MOVED = over_arrays(EXP.moved)  # |e^y - e^t| for |y - t| <= w, over arrays
-
-
-def output_shape(op, x_shape: tuple, reduced) -> tuple:
-    """The shape of op's output: x's, or a reduction's with each reduced axis of size 1 (keepdims)."""
-    return kept_shape(x_shape, reduced) if op.reduces else tuple(x_shape)
 
 
 def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
@@ -39,7 +33,7 @@ def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
             y = np.asarray(y)
         except Exception:  # noqa: BLE001
             raise TargetFailure(f"returned {type(y).__name__}, not an array") from None
-    want = output_shape(op, x.shape, reduced)
+    want = op.output_shape(x.shape, reduced)
     if op.reduces and y.dtype == x.dtype and y.shape != want:
         dropped = tuple(d for a, d in enumerate(x.shape) if a not in set(reduced))
         if y.shape == dropped:  # keepdims = 0

@@ -46,11 +46,10 @@ def other_axis(std, X: np.ndarray):
     kind = std.axes.kind
     if kind in ("single", "list"):
         return np.ascontiguousarray(X.T), (0,), lambda y: np.asarray(y).T
+    a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)  # n as a * (n / a): two axes of a row
     if kind == "coerce-2d":
-        a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)
         return X.reshape(m, a, n // a), (1, 2), lambda y: np.asarray(y).reshape(m, n)
     if kind == "spatial":  # the same rows over two spatial axes: (m, 1, a, n / a)
-        a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)
         return X.reshape(m, 1, a, n // a), (2, 3), lambda y: np.asarray(y).reshape(m, -1)
     return (
         None,

@@ -173,7 +173,7 @@ def _max_log_bounds(fmt, xr, yr, max_ulp):
     lower = top.astype(fmt.dtype)  # a value of the format: exact
     with np.errstate(all="ignore"):
         up64 = top + math.log(n) * (1 + 2.0**-50) + 2.0**-1074
-        upper = up64.astype(fmt.dtype) if fmt.p == 53 else np.asarray(up64, dtype=np.float64).astype(fmt.dtype)
+        upper = up64.astype(fmt.dtype)
         short = upper.astype(np.float64) < up64
         upper = np.where(short, _next_up(upper, fmt) if fmt.p < 53 else np.nextafter(upper, np.inf), upper)
     y = yr[:, 0]
