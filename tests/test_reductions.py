@@ -325,3 +325,26 @@ def test_a_reduction_descriptor_keeps_the_rank_and_reduces_to_size_1():
         )
     x = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
     assert reference("ReduceL2", x, axes=[]).tolist() == reference("ReduceL2", x).tolist()
+
+
+def test_the_row_checks_fail_kernels_that_break_them(tmp_path, monkeypatch):
+    """Each new property can fail on a target: log(sum(exp(x))) in float32 without the maximum lands outside
+    [max(x), max(x) + log(n)] (max_log_bounds refuted, with the row that shows it: already log(exp(x)) of one
+    element rounds above x); a norm returned negated breaks y >= 0 (range)."""
+    (tmp_path / "negated.py").write_text(
+        "import numpy as np\n"
+        "def l2(x, axis):\n"
+        "    return (-np.sqrt(np.sum(x.astype(np.float64) ** 2, axis=axis, keepdims=True))).astype(x.dtype)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = measure_rows("ReduceLogSumExp", "norm_kernels:lse_without_max", "float32", RowOptions(samples=300))
+    bounds = next(p for p in r.properties if p["name"] == "max_log_bounds")
+    assert bounds["status"] == "refuted", bounds
+    ce = bounds["counterexample"]
+    row = [v for v in ce["row"] if v != "..."]
+    assert len(row) == len(ce["row"]) and all(math.isfinite(v) for v in row), ce  # a whole row, every entry finite
+    got, top = ce["got"][0], max(row)
+    assert got < top or got > top + math.log(len(row)), ce
+    n = measure_rows("ReduceL2", "negated:l2", "float32", RowOptions(samples=300))
+    rng = next(p for p in n.properties if p["name"] == "range")
+    assert rng["status"] == "refuted" and rng["counterexample"]["got"][0] < 0, rng
