@@ -1,10 +1,11 @@
 """The normalizations of issue 53 on every runtime here: LayerNormalization, RMSNormalization,
-MeanVarianceNormalization, InstanceNormalization and LpNormalization (p = 2 and p = 1) through torch
-(F.layer_norm, F.rms_norm, F.instance_norm, F.normalize; no MeanVarianceNormalization), JAX (jax.nn.standardize
+MeanVarianceNormalization, InstanceNormalization, GroupNormalization (2 groups) and LpNormalization (p = 2 and
+p = 1) through torch (F.layer_norm, F.rms_norm, F.instance_norm, F.group_norm, F.normalize; no
+MeanVarianceNormalization), JAX (jax.nn.standardize
 for LayerNormalization; no function for the others), ONNX Runtime, onnx.reference and OpenVINO (one-node ONNX
 models, Scale of ones; InstanceNormalization's scale of ones and B of zeros), in float16, bfloat16 and float32, each over the sampled and the generated hard rows of `opcert accuracy`.
 
-    python bench/normalizations.py [--samples 20000] [--out bench/normalizations.md]
+    python bench/normalizations.py [--samples 20000] [--out bench/normalizations.md] [--only OP ...]
 
 Each cell is one `opcert accuracy` measurement (the command is in the table: it replays the cell, its worst
 row included); the JSON of every cell goes to bench/normalizations.json. Timings are per measurement, in one
@@ -28,6 +29,7 @@ OPS = (
     ("RMSNormalization", ()),
     ("MeanVarianceNormalization", ()),
     ("InstanceNormalization", ()),
+    ("GroupNormalization", (("num_groups", "2"),)),
     ("LpNormalization", ()),
     ("LpNormalization", (("p", "1"),)),
 )
@@ -39,7 +41,7 @@ def _cell(r) -> dict:
     refuted = [p["name"] for p in r.properties if p["status"] == "refuted"]
     w = r.worst or {}
     return {
-        "op": r.op + "".join(f" {k}={v['value']}" for k, v in (r.attrs or {}).items() if k == "p"),
+        "op": r.op + "".join(f" {k}={v['value']}" for k, v in (r.attrs or {}).items() if k in ("p", "num_groups")),
         "target": r.target,
         "version": r.target_version,
         "dtype": r.dtype,
@@ -66,9 +68,12 @@ def main(argv=None, ops=OPS, name="normalizations", title="The normalizations", 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=20000)
     ap.add_argument("--out", default=str(HERE / f"{name}.md"))
+    ap.add_argument("--only", action="append", help="measure this operator only (repeatable)")
     a = ap.parse_args(argv)
     cells = []
     for op, attrs in ops:
+        if a.only and op not in a.only:
+            continue
         for target in TARGETS:
             for dtype in DTYPES:
                 t0 = time.perf_counter()
@@ -78,7 +83,7 @@ def main(argv=None, ops=OPS, name="normalizations", title="The normalizations", 
     lines = [
         f"# {title} on every runtime here (issue 53)",
         "",
-        f"`python bench/{name}.py --samples {a.samples}`: each row is the `opcert accuracy` command in its",
+        f"`python bench/{name}.py --samples {a.samples}{''.join(f' --only {o}' for o in a.only or ())}`: each row is the `opcert accuracy` command in its",
         "last column (it replays the row, its worst element included). Max ULP: over every element of the sampled",
         f"and the generated hard rows, against the correctly rounded value of the whole row ({settings}).",
         "NaN/inf wrong: outputs NaN or infinite where the reference is not, or the other way.",

@@ -187,3 +187,30 @@ def lse_careful(x, axis=-1):
         y = np.where(np.isposinf(m[:, 0]), np.inf, y)
         y = np.where(np.isnan(v).any(axis=1), np.nan, y)
     return back(y.astype(x.dtype))
+
+
+def _groups(x, num_groups):
+    """GroupNormalization's rows: each sample's channels split into num_groups groups (a choice's name, "2")."""
+    g = int(num_groups)
+    return x.reshape(x.shape[0] * g, -1)
+
+
+def gn_careful(x, axis=(1,), epsilon=1e-5, num_groups="2"):
+    """ln_careful over each sample's groups of channels."""
+    if x.size == 0:
+        return x.copy()
+    return ln_careful(_groups(x, num_groups), -1, epsilon).reshape(x.shape)
+
+
+def gn_naive_variance(x, axis=(1,), epsilon=1e-5, num_groups="2"):
+    """ln_naive_variance (E[x^2] - E[x]^2 in float32) over each sample's groups of channels."""
+    if x.size == 0:
+        return x.copy()
+    return ln_naive_variance(_groups(x, num_groups), -1, epsilon).reshape(x.shape)
+
+
+def gn_one_group(x, axis=(1,), epsilon=1e-5, num_groups="2"):
+    """Careful, but over each sample's channels together, whatever num_groups says (LayerNormalization from axis 1)."""
+    if x.size == 0:
+        return x.copy()
+    return ln_careful(x.reshape(x.shape[0], -1), -1, epsilon).reshape(x.shape)

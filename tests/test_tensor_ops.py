@@ -251,6 +251,7 @@ def test_element_wise_layers_refuse_tensor_operators_by_name():
         "MeanVarianceNormalization",
         "LpNormalization",
         "InstanceNormalization",
+        "GroupNormalization",
         "ReduceLogSumExp",
         "ReduceLogSum",
         "ReduceL2",

@@ -46,7 +46,8 @@ def run(
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
     fmt = check_float(op, x)
-    std = op.standard(standard or named)
+    # with its attributes first: they may pick the rows (GroupNormalization's num_groups)
+    std = op.with_values(op.standard(standard or named), attrs)
     reduced = reduced_axes(op, std, x.ndim, axis, axes)
     rows, back = to_rows(x, reduced)
     shape = op.output_shape(x.shape, reduced)
@@ -58,7 +59,6 @@ def run(
             else "the input's dtype, and its shape with each reduced axis of size 1"
         )
         raise UsageError(f"out must have {what} ({x.dtype} {shape}); got {got}")
-    std = op.with_values(std, attrs)
     op = op.for_standard(std)
     values_of = std.values()
     with np.errstate(invalid="ignore"):

@@ -180,8 +180,7 @@ def reference_detailed(op, x, *, standard: str | None = None, axis=None, axes=No
     op, named = get_tensor_operator(op)
     x = np.asarray(x)
     fmt = check_float(op, x)
-    rows, back, std = tensor_rows(op, x, standard or named, axis, axes)
-    std = op.with_values(std, attrs)
+    rows, back, std = tensor_rows(op, x, standard or named, axis, axes, attrs=attrs)
     op = op.for_standard(std)
     with np.errstate(invalid="ignore"):
         values, hi, lo, slow = reference_rows(

@@ -72,8 +72,10 @@ class AxisRule:
     """How a standard's version picks the reduced axes. kind: "coerce-2d" (ONNX 1 and 11: axis and every
     later axis), "single" (ONNX 13: the one axis), "last" (DirectML's plain descriptors: the last
     dimension), "list" (DirectML's `1` forms: the Axes array), "spatial" (InstanceNormalization: the axes 2 to
-    rank - 1 of an (N, C, D1, ..., Dk) tensor, one row per sample and channel). `default`: the axis attribute's default;
-    `negative`: whether negative axes count from the back."""
+    rank - 1 of an (N, C, D1, ..., Dk) tensor, one row per sample and channel), "groups" (GroupNormalization: the
+    axes 1 to rank - 1 of an (N, C, D1, ..., Dk) tensor split into num_groups rows of C / num_groups channels each,
+    one row per sample and group). `default`: the axis attribute's default; `negative`: whether negative axes count
+    from the back."""
 
     kind: str
     default: int | None = None
@@ -84,7 +86,7 @@ class AxisRule:
     default_axes: tuple | str | None = None
 
     def __post_init__(self):
-        if self.kind not in ("coerce-2d", "single", "last", "list", "spatial"):
+        if self.kind not in ("coerce-2d", "single", "last", "list", "spatial", "groups"):
             raise ValueError(f"unknown axis rule {self.kind!r}")
 
 
@@ -288,13 +290,51 @@ def round_just_below(q, fmt) -> float:
     return round_fraction(q, fmt, negative_zero=q < 0)
 
 
+class Grouped(tuple):
+    """The axes 1 to rank - 1 of an (N, C, D1, ..., Dk) tensor, split along C into `groups` rows per sample
+    (GroupNormalization): a tuple of those axes wherever axes are said, with the group count beside them."""
+
+    groups: int
+
+    def __new__(cls, axes, groups: int):
+        t = super().__new__(cls, axes)
+        t.groups = int(groups)
+        return t
+
+    def __reduce__(self):  # pickled (worker processes) with its group count
+        return (Grouped, (tuple(self), self.groups))
+
+
+# GroupNormalization's num_groups: ONNX's INT attribute, a choice among these counts (an index in expressions and
+# in a standard's values: the counts opcert checks; each must divide the tensor's channel count)
+GROUP_COUNTS = ("1", "2", "3", "4", "6", "8", "12", "16", "24", "32", "64")
+GROUP_EXAMPLE = "2"  # where none is given: ONNX requires num_groups and gives no default
+
+
+def groups_of_standard(std: TensorStandard) -> int:
+    """The group count a standard of the "groups" rule holds (its num_groups attribute, else its default)."""
+    held = dict(std.attrs)
+    if "num_groups" in held:
+        return int(GROUP_COUNTS[int(held["num_groups"])])
+    return int(std.defaults.get("num_groups", GROUP_EXAMPLE))
+
+
 def reduced_axes(
     op: TensorOperator, std: TensorStandard, rank: int, axis: int | None = None, axes=None
 ) -> tuple[int, ...]:
-    """The axes (ascending, non-negative) a standard reduces over for a tensor of `rank` dimensions.
-    UsageError naming what was wrong and what is allowed."""
+    """The axes (ascending, non-negative) a standard reduces over for a tensor of `rank` dimensions (the
+    "groups" rule: a Grouped tuple). UsageError naming what was wrong and what is allowed."""
     rule = std.axes
     where = f"{op.name} ({std.key}, {std.op_name})"
+    if rule.kind == "groups":
+        if axis is not None or axes is not None:
+            raise UsageError(
+                f"{where} takes no axis: it normalizes each sample's groups of channels over the axes 1 to rank - 1 "
+                "(num_groups= sets the groups)"
+            )
+        if rank < 2:
+            raise UsageError(f"{where}: a tensor of rank {rank} has no channel axis; allowed ranks: 2 to 8 (N, C, ...)")
+        return Grouped(range(1, rank), groups_of_standard(std))
     if rule.kind in ("coerce-2d", "single"):
         if axes is not None:
             raise UsageError(f"{where} takes one axis (axis=), not an axis list")
@@ -361,7 +401,16 @@ def row_outputs(op: TensorOperator, values: np.ndarray, empty: float | None = No
 def block_call(std: TensorStandard, rows: np.ndarray) -> tuple[np.ndarray, tuple, callable]:
     """A 2-D block of rows, each row reduced, as a tensor the standard's rule takes: (x, reduced axes, back), back(y)
     -> the outputs as rows. Every rule takes the block itself, its last axis reduced, but the spatial one
-    (InstanceNormalization), which takes it as (m, 1, n)."""
+    (InstanceNormalization), which takes it as (m, 1, n), and the groups one (GroupNormalization, G groups), which
+    takes it as (ceil(m / G), G, n): a channel per group, the last sample's missing groups filled with the block's
+    first rows again (run and measured as rows of their own; back drops them)."""
+    if std.axes.kind == "groups":
+        m, n = rows.shape
+        g = groups_of_standard(std)
+        k = -(-m // g) if m else 0
+        filled = rows if k * g == m else np.concatenate([rows, np.resize(rows, (k * g - m, n))])
+        x = filled.reshape(k, g, n)
+        return x, Grouped((1, 2), g), lambda y: np.asarray(y).reshape(k * g, n)[:m]
     if std.axes.kind == "spatial":
         m = rows.shape[0]
         return rows.reshape(m, 1, rows.shape[1]), (2,), lambda y: np.asarray(y).reshape(m, -1)
@@ -370,7 +419,18 @@ def block_call(std: TensorStandard, rows: np.ndarray) -> tuple[np.ndarray, tuple
 
 def to_rows(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, callable]:
     """x as rows (2-D: one row per combination of the other axes, the reduced axes flattened along the
-    last, in x's index order) and the function that puts an array of rows back into x's shape."""
+    last, in x's index order; Grouped axes: one row per sample and group of channels) and the function that puts
+    an array of rows back into x's shape."""
+    groups = getattr(axes, "groups", None)
+    if groups is not None:
+        c = x.shape[1]
+        if c % groups:
+            raise UsageError(
+                f"num_groups {groups} does not divide the {c} channels of a tensor of shape {list(x.shape)}: "
+                "allowed: a channel count that is a multiple of num_groups"
+            )
+        rows = np.reshape(x, (x.shape[0] * groups, x.size // (x.shape[0] * groups) if x.shape[0] * groups else 0))
+        return rows, lambda y: np.asarray(y).reshape(x.shape)
     rest = tuple(a for a in range(x.ndim) if a not in axes)
     perm = rest + tuple(axes)
     moved = np.transpose(x, perm)
@@ -471,8 +531,9 @@ def over_rows(
     return outs[0] if channels == 1 else tuple(outs)
 
 
-def tensor_rows(op: TensorOperator, x: np.ndarray, standard: str | None, axis=None, axes=None, level=None):
-    """(rows, back, standard) of x for op: x's rows under the standard's axis rule (UsageError where the
-    axis, the axes or the rank is not allowed)."""
-    std = op.standard(standard)
+def tensor_rows(op: TensorOperator, x: np.ndarray, standard: str | None, axis=None, axes=None, level=None, attrs=None):
+    """(rows, back, standard) of x for op: x's rows under the standard's axis rule, the standard holding `attrs`
+    (they may pick the rows: GroupNormalization's num_groups; UsageError where the axis, the axes, the rank or an
+    attribute is not allowed)."""
+    std = op.with_values(op.standard(standard), attrs)
     return (*to_rows(x, reduced_axes(op, std, x.ndim, axis, axes)), std)

@@ -51,6 +51,6 @@ class OpcertTensor(TensorTarget):
         key = std.name  # with its rule for rows with infinite entries (onnx+ieee)
         if kind == "list":
             return run_tensor(op, x, standard=key, axes=list(reduced), attrs=attrs)
-        if kind in ("last", "spatial"):  # the rule's own axes
+        if kind in ("last", "spatial", "groups"):  # the rule's own axes
             return run_tensor(op, x, standard=key, attrs=attrs)
         return run_tensor(op, x, standard=key, axis=reduced[0], attrs=attrs)

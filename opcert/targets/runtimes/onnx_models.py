@@ -240,7 +240,7 @@ class OnnxTensorModels(TensorTarget):
             return 17, reduced[0]
         if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input
             return REDUCE_OPSET, None
-        if std.axes.kind == "spatial":  # InstanceNormalization: the first version that has the dtype
+        if std.axes.kind in ("spatial", "groups"):  # Instance-, GroupNormalization: the standard's version
             return next((int(s.since) for s in std.support if dtype in s.dtypes), int(std.support[0].since)), None
         if std.key.startswith("onnx"):  # the standard's own opset: Softmax 1, 11, 13; LayerNormalization 17
             return int(std.support[0].since), reduced[0]
@@ -270,10 +270,13 @@ class OnnxTensorModels(TensorTarget):
     def refusal(self, op, std, dtype, reduced, rank) -> str | None:
         """The library's own refusal of this case (a type it has no kernel for), from a call on zeros: its
         message, once per case."""
-        probe = (op.name, std.key, dtype, reduced, rank)
+        probe = (op.name, std.key, std.attrs, dtype, tuple(reduced), rank)
         if probe not in self.refused:
+            shape = [2] * rank
+            if std.axes.kind == "groups":  # channels the groups divide
+                shape[1] = reduced.groups
             try:
-                self.call(op, std, np.zeros((2,) * rank, dtype=get_format(dtype).dtype), reduced)
+                self.call(op, std, np.zeros(shape, dtype=get_format(dtype).dtype), reduced)
                 self.refused[probe] = None
             except Exception as exc:  # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
                 self.refused[probe] = f"{self.name} {self.version}: {str(exc).splitlines()[0][:300]}"
@@ -297,10 +300,16 @@ class OnnxTensorModels(TensorTarget):
         if op.name in CHANNEL_NORMALIZATIONS:  # scale and B per channel, inputs the standard requires: 1 and 0
             inputs += ["scale", "B"]
             inits += [ones_initializer((x.shape[1],), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("B", 0.0))]
+        if std.axes.kind == "groups":  # scale and bias per channel (opset 21) or per group (18): 1 and 0
+            per = x.shape[1] if opset >= 21 else reduced.groups
+            inputs += ["scale", "bias"]
+            inits += [ones_initializer((per,), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("bias", 0.0))]
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
         if op.reduces:
             where = {"keepdims": 1}
         elif std.axes.kind == "spatial":  # no axis attribute: the spatial axes
+            where = {}
+        elif std.axes.kind == "groups":  # the groups: num_groups, an INT attribute (given below, as a choice)
             where = {}
         elif std.axes.kind == "list":
             where = {"axes": [int(a) for a in reduced]}

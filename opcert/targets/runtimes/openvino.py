@@ -107,7 +107,8 @@ class OpenVinoTensor(ThreadCount, OnnxTensorModels):
         return self.refusal(op, std, dtype, reduced, rank)
 
     def call(self, op, std, x, reduced):
-        key = (op.name, std.key, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
+        # the standard's attributes too: another epsilon or num_groups is another model
+        key = (op.name, std.key, std.attrs, x.dtype.name, x.shape, tuple(reduced), self.n_threads)
         if key not in self.compiled:
             model = self.core.read_model(self.model(op, std, x, reduced).SerializeToString())
             threads = self.n_threads or 1

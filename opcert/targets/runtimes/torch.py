@@ -25,6 +25,8 @@ NORMALIZATIONS = {"LayerNormalization": "layer_norm", "RMSNormalization": "rms_n
 ALONG_AXIS = {"LpNormalization": "normalize"}
 # over the spatial axes of (N, C, ...), one row per sample and channel (no weight, no running statistics)
 SPATIAL = {"InstanceNormalization": "instance_norm"}
+# over each sample's groups of channels: group_norm(x, num_groups, eps=epsilon) (no weight, no bias)
+GROUPED = {"GroupNormalization": "group_norm"}
 # the reductions torch has a function for, over a tuple of dims with the reduced dims kept (keepdim=True)
 REDUCTIONS = {
     "ReduceLogSumExp": lambda torch, t, dims: torch.logsumexp(t, dim=dims, keepdim=True),
@@ -161,7 +163,7 @@ class TorchTensor(TensorTarget):
         self.version = torch.__version__
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        if not any(op.name in t for t in (TENSOR_FUNCTIONS, NORMALIZATIONS, ALONG_AXIS, REDUCTIONS, SPATIAL)):
+        if not any(op.name in t for t in (TENSOR_FUNCTIONS, NORMALIZATIONS, ALONG_AXIS, REDUCTIONS, SPATIAL, GROUPED)):
             return f"torch {self.version} has no {op.name} function"
         return None
 
@@ -183,6 +185,8 @@ class TorchTensor(TensorTarget):
             y = getattr(torch.nn.functional, ALONG_AXIS[op.name])(t, p=float(op.given(std)["p"]), dim=reduced[0])
         elif op.name in SPATIAL:
             y = getattr(torch.nn.functional, SPATIAL[op.name])(t, eps=std.values()["epsilon"])
+        elif op.name in GROUPED:
+            y = getattr(torch.nn.functional, GROUPED[op.name])(t, reduced.groups, eps=std.values()["epsilon"])
         elif op.name in REDUCTIONS:
             y = REDUCTIONS[op.name](torch, t, tuple(int(a) for a in reduced))
         elif len(reduced) == 1:

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from opcert.errors import TargetFailure
-from opcert.spec.tensor import block_call, to_rows
+from opcert.spec.tensor import Grouped, block_call, groups_of_standard, to_rows
 from opcert.targets.layouts import cores as host_cores
 from opcert.verify.result import PropertyResult
 from opcert.verify.tensor.calls import call_target, row_excerpt, row_list
@@ -51,6 +51,9 @@ def other_axis(std, X: np.ndarray):
         return X.reshape(m, a, n // a), (1, 2), lambda y: np.asarray(y).reshape(m, n)
     if kind == "spatial":  # the same rows over two spatial axes: (m, 1, a, n / a)
         return X.reshape(m, 1, a, n // a), (2, 3), lambda y: np.asarray(y).reshape(m, -1)
+    if kind == "groups":  # the same rows over two spatial axes: block_call's channel per group, (k, G, a, n / a)
+        x, grouped, back = block_call(std, X)
+        return x.reshape(x.shape[:2] + (a, n // a)), Grouped((1, 2, 3), grouped.groups), back
     return (
         None,
         (
@@ -115,7 +118,8 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         case, reduced, Y, ref = measured
         if not case.label.startswith(("random rows", "ties")) or not _a_block(std, case.x, reduced):
             continue
-        X, Y = case.x.reshape(case.x.shape[0], -1), Y.reshape(Y.shape[0], -1)  # (m, 1, n): the spatial rule's
+        # the block's rows: (m, 1, n) of the spatial rule, (k, G, n) of the groups rule as (k * G, n)
+        X, Y = to_rows(case.x, reduced)[0], to_rows(Y, reduced)[0]
         fams, why = layouts(X, std, tgt, op, fmt)
         cannot.update(why)
         runs = [(fam, words, x2, red2, rows, back, None) for fam, words, x2, red2, rows, back in fams]
@@ -157,7 +161,7 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
                 example = {
                     "case": case.label,
                     "row": row_list(X[i]),
-                    "measured_in": f"row {i} of the measured call (shape {list(X.shape)}, axes {list(reduced)})",
+                    "measured_in": f"row {i} of the measured call (shape {list(case.x.shape)}, axes {list(reduced)})",
                     "layout": words,
                     "got": row_list(Y[i]),
                     "got_in_layout": row_list(y2[r]),
@@ -172,6 +176,8 @@ def _a_block(std, x, reduced) -> bool:
     rule's (m, 1, n) over axis 2."""
     if std.axes.kind == "spatial":
         return x.ndim == 3 and x.shape[1] == 1 and tuple(reduced) == (2,)
+    if std.axes.kind == "groups":
+        return x.ndim == 3 and x.shape[1] == groups_of_standard(std) and tuple(reduced) == (1, 2)
     return x.ndim == 2 and tuple(reduced) == (1,)
 
 

@@ -29,7 +29,14 @@ from opcert.progress import Progress
 from opcert.spec import get_tensor_operator
 from opcert.spec.attrs import describe
 from opcert.spec.row_reference import reference_detailed
-from opcert.spec.tensor import DEFAULT_INF_RULE, block_call, inf_rule_text, reduced_axes, to_rows
+from opcert.spec.tensor import (
+    DEFAULT_INF_RULE,
+    block_call,
+    groups_of_standard,
+    inf_rule_text,
+    reduced_axes,
+    to_rows,
+)
 from opcert.targets import tensor as tensor_targets
 from opcert.verify.tensor import properties as row_properties
 from opcert.verify.tensor.calls import EXP, call_target, row_excerpt
@@ -212,7 +219,7 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
             out.append(Case(label, block, axis=1 if block.ndim == 2 else None))
         elif kind == "last":
             out.append(Case(label, block))
-        elif kind == "spatial":  # (m, 1, n): one sample's channel per row
+        elif kind in ("spatial", "groups"):  # (m, 1, n): one sample's channel per row; groups: one per group
             out.append(Case(label, block_call(std, block)[0]))
         else:
             out.append(Case(label, block, axes=(1,)))
@@ -257,6 +264,12 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     elif kind == "spatial":
         for shape in ((2, 3, 4, 5), (1, 2, 7), (3, 2, 2, 2, 3)):
             out.append(Case(f"shape {shape}, the spatial axes", _fmt_rows(fmt, rng.standard_normal(shape) * 3)))
+    elif kind == "groups":  # several channels per group, over no, one and several spatial axes
+        g = groups_of_standard(std)
+        for shape in ((2, 2 * g, 3, 5), (1, 3 * g, 7), (3, g, 2, 2, 3), (4, 2 * g)):
+            out.append(
+                Case(f"shape {shape}, {g} group(s) of the channels", _fmt_rows(fmt, rng.standard_normal(shape) * 3))
+            )
     else:
         for shape, axes in (((4, 3, 5), (0, 2)), ((2, 3, 4), (1,)), ((2, 3, 4, 5), (1, 2, 3)), ((3, 4), (0,))):
             out.append(

@@ -1,0 +1,97 @@
+"""GroupNormalization (issue 53): each sample's channels in num_groups groups, each group a row. The reference
+against MPFR (tests/test_normalizations.py's oracle, on the rows the groups make by hand), the rows through the
+CLI and its refusals, num_groups reaching a kernel, runtimes measured, and a gate that fails the variance bug."""
+
+import json
+
+import numpy as np
+import pytest
+from test_normalizations import EPS, FAULTS, _mpfr_row, _rows
+
+from opcert.spec.row_reference import reference
+from opcert.verify.tensor.measure import measure_rows
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("groups", [1, 2, 3])
+def test_reference_is_mpfr_rounded_over_each_group(dtype, groups):
+    """A (2, 3 * G, k) tensor of test_normalizations' hard rows: each group is 3 consecutive channels of k
+    elements of one sample, i.e. a row of 3k, cut by hand here (not by opcert's to_rows)."""
+    rows = [r for r in _rows(dtype) if r.size % 3 == 0 or r.size == 1]
+    for row in rows:
+        k = max(1, row.size // 3)
+        block = np.resize(row, (2 * groups * 3 * k,)).astype(row.dtype)  # 2 samples, G groups, 3 channels of k
+        x = block.reshape(2, 3 * groups, k)
+        got = reference("GroupNormalization", x, attrs={"num_groups": str(groups)}).astype(np.float64)
+        for s in range(2):
+            for g in range(groups):
+                part = x[s, 3 * g : 3 * (g + 1), :].reshape(-1)
+                want = _mpfr_row("LayerNormalization", part, EPS, dtype)
+                assert got[s, 3 * g : 3 * (g + 1), :].reshape(-1).tolist() == want, (dtype, groups, s, g)
+
+
+def test_rows_through_the_cli_and_its_refusals(cli):
+    """`opcert ref GroupNormalization --attr num_groups=2 --shape 1,4,1 -- 1 2 40000 40003`: rows [1, 2] and
+    [40000, 40003], as MPFR rounds them; an axis, a count that does not divide the channels, a count opcert does
+    not know, and a tensor without a channel axis are refused, saying what is allowed."""
+    code, out, err = cli(
+        "ref", "GroupNormalization", "--attr", "num_groups=2", "--shape", "1,4,1", "--json", "--", 1, 2, 40000, 40003
+    )
+    assert code == 0, err
+    got = json.loads(out)
+    assert [r["row"] for r in got["results"]] == [0, 0, 1, 1]
+    want = [_mpfr_row("LayerNormalization", np.array(r, np.float32), EPS, "float32") for r in ([1, 2], [40000, 40003])]
+    assert [r["result"] for r in got["results"]] == want[0] + want[1]
+    code, _, err = cli("ref", "GroupNormalization", "--attr", "num_groups=3", "--shape", "1,4,1", "--", 1, 2, 3, 4)
+    assert code == 2 and "does not divide the 4 channels" in err, err
+    code, _, err = cli("ref", "GroupNormalization", "--attr", "num_groups=5", "--shape", "1,5", "--", 1, 2, 3, 4, 5)
+    assert code == 2 and "num_groups" in err and "64" in err, err
+    code, _, err = cli("ref", "GroupNormalization", "--axis", "1", "--shape", "1,2", "--", 1, 2)
+    assert code == 2 and "takes no axis" in err, err
+    code, _, err = cli("ref", "GroupNormalization", "--shape", "4", "--", 1, 2, 3, 4)
+    assert code == 2 and "no channel axis" in err, err
+
+
+def test_num_groups_reaches_the_kernel():
+    """A kernel that normalizes each sample's channels together (one group) is far off where the check holds
+    num_groups = 3; the careful one is correctly rounded there, and both agree at num_groups = 1."""
+    attrs = {"num_groups": "3"}
+    good = measure_rows("GroupNormalization", "norm_kernels:gn_careful", "float32", samples=300, attrs=attrs)
+    assert good.status == "ok" and good.max_ulp <= 0.5, (good.error, good.max_ulp)
+    bad = measure_rows("GroupNormalization", "norm_kernels:gn_one_group", "float32", samples=300, attrs=attrs)
+    assert bad.status == "ok" and bad.max_ulp > 1e3, bad.max_ulp
+    one = measure_rows(
+        "GroupNormalization", "norm_kernels:gn_one_group", "float32", samples=300, attrs={"num_groups": "1"}
+    )
+    assert one.status == "ok" and one.max_ulp <= 0.5, one.max_ulp
+
+
+def test_torch_onnxruntime_and_onnx_reference_are_measured():
+    """torch's group_norm and ONNX's GroupNormalization-21 (ONNX Runtime, onnx.reference) over the same rows, with
+    several channels per group in the shaped cases; ONNX Runtime's refusal of an empty tensor is its failure on
+    that case, named."""
+    for target in ("torch", "onnxruntime", "onnx-reference"):
+        r = measure_rows("GroupNormalization", target, "float32", samples=400, attrs={"num_groups": "2"})
+        assert r.status == "ok" and r.elements > 0, (target, r.error)
+        assert all(f["case"] == "empty rows" for f in r.call_failures), (target, r.call_failures[:1])
+    old = measure_rows("GroupNormalization", "onnxruntime", "float32", samples=200, standard="onnx-18")
+    assert old.status == "ok" and old.elements > 0, old.error
+
+
+def test_a_gate_fails_the_variance_bug_with_the_row_that_shows_it():
+    import tomllib
+
+    from opcert.gating.config import parse
+    from opcert.gating.run import run_gate
+
+    text = "".join(
+        FAULTS.format(name=n, op="GroupNormalization", dtypes='["float32"]', kernel=k)
+        + '[check.attrs]\nnum_groups = "3"\n'
+        for n, k in (("group: variance as E[x^2] - E[x]^2", "gn_naive_variance"), ("careful group", "gn_careful"))
+    )
+    result = run_gate(parse(tomllib.loads(text), "groups.toml"), workers=2)
+    by = {r.check.name: r for r in result.results}
+    bad, good = by["group: variance as E[x^2] - E[x]^2"], by["careful group"]
+    assert good.status == "pass", good.reasons
+    assert bad.status == "fail" and bad.accuracy["max_ulp"] > 1 and bad.accuracy["worst"]["replayed"] is True
+    assert bad.reasons[0].startswith("max ULP error") and bad.accuracy["worst"]["case"] in bad.reasons[0]
