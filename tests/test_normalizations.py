@@ -402,3 +402,35 @@ def test_onnx_runtimes_own_kernels_are_standards_it_alone_runs(name, standard, k
     assert own.status == "ok" and own.max_ulp <= 0.5, own.max_ulp
     ref = measure_rows(name, "onnx-reference", "float32", samples=100, standard=standard)
     assert ref.status == "unsupported" and "only the onnxruntime target runs it" in ref.error, ref.error
+
+
+def test_directml_mvn_without_cross_channel_is_instance_normalization():
+    """DirectML's DML_MEAN_VARIANCE_NORMALIZATION (CrossChannel FALSE) is InstanceNormalization's formula over the
+    same rows, Epsilon under the square root: its reference is ONNX's (the rows MPFR rounds), its descriptor takes
+    4-D tensors only (feature level 1.0), and ONNX Runtime is measured against it."""
+    from opcert.errors import UsageError
+    from opcert.impl import validate
+    from opcert.impl.descriptor import TensorDesc
+
+    op, _ = get_tensor_operator("InstanceNormalization")
+    dml = op.standard("directml")
+    assert dml.formula == op.standard("onnx").formula and dml.attribute_names == {"epsilon": "Epsilon"}
+    x = np.array([1, 2, 40000, 40003], np.float32).reshape(1, 2, 1, 2)
+    got = reference("InstanceNormalization", x, standard="directml", attrs={"epsilon": 0.5})
+    want = [_mpfr_row("LayerNormalization", r, float(np.float32(0.5)), "float32") for r in x.reshape(2, 2)]
+    assert got.reshape(-1).tolist() == want[0] + want[1]
+    validate(
+        "InstanceNormalization",
+        TensorDesc("float32", (1, 2, 3, 4)),
+        TensorDesc("float32", (1, 2, 3, 4)),
+        standard="directml",
+    )
+    with pytest.raises(UsageError, match="dimension count 3 is not supported"):
+        validate(
+            "InstanceNormalization",
+            TensorDesc("float32", (2, 3, 4)),
+            TensorDesc("float32", (2, 3, 4)),
+            standard="directml",
+        )
+    r = measure_rows("InstanceNormalization", "onnxruntime", "float32", samples=300, standard="directml")
+    assert r.status == "ok" and r.elements > 0 and r.standard == "directml", r.error

@@ -241,7 +241,9 @@ class OnnxTensorModels(TensorTarget):
         if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input
             return REDUCE_OPSET, None
         if std.axes.kind in ("spatial", "groups"):  # Instance-, GroupNormalization: the standard's version
-            return next((int(s.since) for s in std.support if dtype in s.dtypes), int(std.support[0].since)), None
+            # (DirectML's form of InstanceNormalization: ONNX's, the same rows and formula)
+            own = std if std.key.startswith("onnx") else onnx_standard(op)
+            return next((int(s.since) for s in own.support if dtype in s.dtypes), int(own.support[0].since)), None
         if std.key.startswith("onnx"):  # the standard's own opset: Softmax 1, 11, 13; LayerNormalization 17
             return int(std.support[0].since), reduced[0]
         if len(reduced) == 1:
