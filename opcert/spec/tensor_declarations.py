@@ -197,14 +197,36 @@ DML_REDUCE_AXES = AxisRule(
     text="the Axes array (AxisCount of them, distinct, in 0 to DimensionCount - 1), flattened in increasing "
     "order; the output tensor has each reduced axis of size 1",
 )
+# the reductions before opset 18 (1, 11, 13): `axes` an attribute, the same values and rule
+ONNX_REDUCE_AXES_ATTRIBUTE = AxisRule(
+    "list",
+    negative=True,
+    default_axes="all",
+    text="the axes attribute (distinct, in -rank to rank - 1), flattened in increasing order; every axis where none "
+    "are given; the output keeps each reduced axis with size 1 (keepdims = 1)",
+)
 DML_REDUCE_LEVELS = (Support("1.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
 DML_REDUCE_DOC = "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_reduce_operator_desc"
 
 
 def reduction_standards(onnx_name: str, dml_function: str, formula_text: str, formula, notes: str = "") -> tuple:
-    """An ONNX reduction (opset 18: the axes input, keepdims = 1) and DirectML's DML_REDUCE_OPERATOR_DESC with
-    that Function, of one formula over the reduced elements."""
+    """An ONNX reduction (opset 18: the axes input, keepdims = 1; opsets 1, 11 and 13: the axes attribute) and
+    DirectML's DML_REDUCE_OPERATOR_DESC with that Function, of one formula over the reduced elements."""
     return (
+        TensorStandard(
+            "onnx-13",
+            onnx_name,
+            ONNX_DOC.format(onnx_name),
+            formula_text,
+            formula,
+            ONNX_REDUCE_AXES_ATTRIBUTE,
+            (Support("1", FLOATS_ONNX_OLD), Support("13", FLOATS_ONNX)),
+            versions=("1", "11", "13"),
+            in_place=False,
+            notes=(notes + "; " if notes else "")
+            + "opsets 1, 11 and 13 take axes as an attribute (opset 18 as an input): the same rows; a runtime is "
+            "given opset 13's model",
+        ),
         TensorStandard(
             "onnx",
             onnx_name,
@@ -280,6 +302,7 @@ __all__ = [
     "DML_REDUCE_AXES",
     "MAX_LOG_BOUNDS",
     "ONNX_REDUCE_AXES",
+    "ONNX_REDUCE_AXES_ATTRIBUTE",
     "per_row",
     "reduction_standards",
     "DML_LAST",

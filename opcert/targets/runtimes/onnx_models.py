@@ -238,8 +238,8 @@ class OnnxTensorModels(TensorTarget):
     def _opset_axis(self, std, reduced, rank, op=None, dtype=None):
         if std.key in ORT_KERNELS:  # ONNX Runtime's own operators, next to the default domain at 17
             return 17, reduced[0]
-        if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input
-            return REDUCE_OPSET, None
+        if op is not None and op.reduces:  # ReduceLogSumExp-18: any axes, as an input (13: as an attribute)
+            return (13 if std.key == "onnx-13" else REDUCE_OPSET), None
         if std.axes.kind in ("spatial", "groups"):  # Instance-, GroupNormalization: the standard's version
             # (DirectML's form of InstanceNormalization: ONNX's, the same rows and formula)
             own = std if std.key.startswith("onnx") else onnx_standard(op)
@@ -293,7 +293,7 @@ class OnnxTensorModels(TensorTarget):
         elem = ONNX_ELEM[x.dtype.name]
         inputs, inits = ["X"], []
         out_shape = op.output_shape(x.shape, reduced)
-        if op.reduces:  # the axes input (opset 18), keepdims = 1 (the default, said): the rank kept
+        if op.reduces and opset >= REDUCE_OPSET:  # the axes input (opset 18), keepdims = 1 (the default, said)
             inputs.append("axes")
             inits.append(numpy_helper.from_array(np.asarray(reduced, dtype=np.int64), "axes"))
         if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
@@ -308,7 +308,7 @@ class OnnxTensorModels(TensorTarget):
             inits += [ones_initializer((per,), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("bias", 0.0))]
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
         if op.reduces:
-            where = {"keepdims": 1}
+            where = {"keepdims": 1} if opset >= REDUCE_OPSET else {"keepdims": 1, "axes": [int(a) for a in reduced]}
         elif std.axes.kind == "spatial":  # no axis attribute: the spatial axes
             where = {}
         elif std.axes.kind == "groups":  # the groups: num_groups, an INT attribute (given below, as a choice)
