@@ -384,6 +384,7 @@ def test_instance_normalization_on_torch_and_onnx_runtime():
     [
         ("LayerNormalization", "ort-skip", "SkipLayerNormalization"),
         ("RMSNormalization", "ort-simplified", "SimplifiedLayerNormalization"),
+        ("RMSNormalization", "ort-skip-simplified", "SkipSimplifiedLayerNormalization"),
     ],
 )
 def test_onnx_runtimes_own_kernels_are_standards_it_alone_runs(name, standard, kernel):

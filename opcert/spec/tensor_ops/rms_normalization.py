@@ -10,6 +10,7 @@ from opcert.spec.tensor_declarations import (
     NONFINITE,
     ONNX_TRAILING,
     ORT_CONTRIB_DOC,
+    ORT_LAST,
     PERMUTATION,
     RowProperty,
     epsilon_attribute,
@@ -55,6 +56,23 @@ OPERATOR = TensorOperator(
             attribute_names={"epsilon": "epsilon"},
             notes="ONNX Runtime's own operator (registered in the ONNX domain at version 1, not an ONNX standard): "
             "the kernel its transformer optimizer fuses RMSNorm subgraphs into. Only ONNX "
+            "Runtime runs it",
+        ),
+        TensorStandard(
+            "ort-skip-simplified",
+            "com.microsoft SkipSimplifiedLayerNormalization",
+            ORT_CONTRIB_DOC.format("com.microsoft.SkipSimplifiedLayerNormalization"),
+            "output = SimplifiedLayerNormalization(input + skip + bias) * gamma over the last axis (ONNX Runtime's "
+            "fused kernel); here skip = 0, no bias, gamma = 1",
+            RMS,
+            ORT_LAST,
+            (Support("1", ("float16", "bfloat16", "float32")),),
+            versions=("1",),
+            defaults={"epsilon": 1e-12},
+            attribute_names={"epsilon": "epsilon"},
+            in_place=False,
+            notes="ONNX Runtime's own operator (domain com.microsoft, version 1; its schema's epsilon default is "
+            "1e-12): the kernel its transformer optimizer fuses a residual Add and an RMSNorm into. Only ONNX "
             "Runtime runs it",
         ),
     ),

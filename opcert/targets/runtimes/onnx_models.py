@@ -337,20 +337,21 @@ class OnnxTensorModels(TensorTarget):
 ORT_KERNELS = {
     "ort-skip": ("SkipLayerNormalization", "com.microsoft"),
     "ort-simplified": ("SimplifiedLayerNormalization", None),
+    "ort-skip-simplified": ("SkipSimplifiedLayerNormalization", "com.microsoft"),
 }
 
 
 def _ort_kernel_model(op, std, x, reduced):
-    """A model of ONNX Runtime's own kernel for the standard: SkipLayerNormalization (com.microsoft) on x as
-    (1, rows, last axis), with a skip of zeros and a gamma of ones; SimplifiedLayerNormalization (ONNX Runtime's,
-    in the default domain) with `axis` and a scale of ones."""
+    """A model of ONNX Runtime's own kernel for the standard: Skip(Simplified)LayerNormalization (com.microsoft) on
+    x as (1, rows, last axis), with a skip of zeros and a gamma of ones; SimplifiedLayerNormalization (ONNX
+    Runtime's, in the default domain) with `axis` and a scale of ones."""
     from onnx import helper, numpy_helper
 
     name, domain = ORT_KERNELS[std.key]
     elem, dtype = ONNX_ELEM[x.dtype.name], x.dtype.name
     given = op.given(std)
     nodes, inits = [], []
-    if name == "SkipLayerNormalization":  # the last axis of a (batch, sequence, hidden) tensor
+    if name.startswith("Skip"):  # the last axis of a (batch, sequence, hidden) tensor
         n = x.shape[-1] if x.ndim else 1
         three = (1, int(np.prod(x.shape[:-1], dtype=np.int64)), n)
         inits += [
