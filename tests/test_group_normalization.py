@@ -17,12 +17,15 @@ from opcert.verify.tensor.measure import measure_rows
 @pytest.mark.parametrize("groups", [1, 2, 3])
 def test_reference_is_mpfr_rounded_over_each_group(dtype, groups):
     """A (2, 3 * G, k) tensor of test_normalizations' hard rows: each group is 3 consecutive channels of k
-    elements of one sample, i.e. a row of 3k, cut by hand here (not by opcert's to_rows)."""
+    elements of one sample, i.e. a row of 3k, cut by hand here (not by opcert's to_rows). Each group holds the row
+    times its own factor (+-1, +-1/2, +-1/4, ...): a reference that took the groups together, or the channels in
+    another order, would give other values."""
     rows = [r for r in _rows(dtype) if r.size % 3 == 0 or r.size == 1]
     for row in rows:
         k = max(1, row.size // 3)
-        block = np.resize(row, (2 * groups * 3 * k,)).astype(row.dtype)  # 2 samples, G groups, 3 channels of k
-        x = block.reshape(2, 3 * groups, k)
+        base = np.resize(row, (3 * k,)).astype(np.float64)
+        parts = [base * (-1) ** j * 2.0 ** -(j // 2) for j in range(2 * groups)]  # sample s, group g: j = s G + g
+        x = np.concatenate(parts).astype(row.dtype).reshape(2, 3 * groups, k)
         got = reference("GroupNormalization", x, attrs={"num_groups": str(groups)}).astype(np.float64)
         for s in range(2):
             for g in range(groups):
@@ -99,3 +102,23 @@ def test_a_gate_fails_the_variance_bug_with_the_row_that_shows_it():
     assert good.status == "pass", good.reasons
     assert bad.status == "fail" and bad.accuracy["max_ulp"] > 1 and bad.accuracy["worst"]["replayed"] is True
     assert bad.reasons[0].startswith("max ULP error") and bad.accuracy["worst"]["case"] in bad.reasons[0]
+
+
+def test_a_kernel_without_num_groups_is_refused_saying_what_it_lacks(tmp_path, monkeypatch):
+    """A Python kernel whose signature has no num_groups keyword cannot be given the check's group count: the check
+    says so (the count by its name), not an error of opcert's."""
+    (tmp_path / "no_groups.py").write_text("def f(x, axis=None, epsilon=1e-5):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = measure_rows("GroupNormalization", "no_groups:f", "float32", samples=50, attrs={"num_groups": "2"})
+    assert r.status == "unsupported" and "takes no keyword num_groups" in r.error and "num_groups = '2'" in r.error
+
+
+def test_the_filled_groups_are_computed_but_not_counted():
+    """A block of 5 rows with num_groups = 2 runs as (3, 2, n), its sixth row a copy of the first: the counts are
+    the block's own rows (every element of the hard and random cases once), whatever num_groups is."""
+    one = measure_rows("GroupNormalization", "opcert", "float32", samples=300, attrs={"num_groups": "1"})
+    many = measure_rows("GroupNormalization", "opcert", "float32", samples=300, attrs={"num_groups": "3"})
+    assert one.status == many.status == "ok"
+    own = [c for c in one.cases if not c["label"].startswith("shape")]
+    again = [c for c in many.cases if not c["label"].startswith("shape")]
+    assert [(c["label"], c["rows"]) for c in own] == [(c["label"], c["rows"]) for c in again]

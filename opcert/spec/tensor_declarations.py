@@ -203,7 +203,8 @@ ONNX_REDUCE_AXES_ATTRIBUTE = AxisRule(
     negative=True,
     default_axes="all",
     text="the axes attribute (distinct, in -rank to rank - 1), flattened in increasing order; every axis where none "
-    "are given; the output keeps each reduced axis with size 1 (keepdims = 1)",
+    "are given; the output keeps each reduced axis with size 1 (keepdims = 1); the opset 1 document gives no range "
+    "for axes: opcert takes -rank to rank - 1, as opsets 11 and 13 say",
 )
 DML_REDUCE_LEVELS = (Support("1.0", DML_FLOATS, (4, 4)), Support("3.0", DML_FLOATS, (1, 8)))
 DML_REDUCE_DOC = "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_reduce_operator_desc"
@@ -213,6 +214,18 @@ def reduction_standards(onnx_name: str, dml_function: str, formula_text: str, fo
     """An ONNX reduction (opset 18: the axes input, keepdims = 1; opsets 1, 11 and 13: the axes attribute) and
     DirectML's DML_REDUCE_OPERATOR_DESC with that Function, of one formula over the reduced elements."""
     return (
+        TensorStandard(
+            "onnx",
+            onnx_name,
+            ONNX_DOC.format(onnx_name),
+            formula_text,
+            formula,
+            ONNX_REDUCE_AXES,
+            (Support("18", FLOATS_ONNX),),
+            versions=("18",),
+            in_place=False,  # one output per row: no tensor of the input's shape to write over
+            notes=notes,
+        ),
         TensorStandard(
             "onnx-13",
             onnx_name,
@@ -226,18 +239,6 @@ def reduction_standards(onnx_name: str, dml_function: str, formula_text: str, fo
             notes=(notes + "; " if notes else "")
             + "opsets 1, 11 and 13 take axes as an attribute (opset 18 as an input): the same rows; a runtime is "
             "given opset 13's model",
-        ),
-        TensorStandard(
-            "onnx",
-            onnx_name,
-            ONNX_DOC.format(onnx_name),
-            formula_text,
-            formula,
-            ONNX_REDUCE_AXES,
-            (Support("18", FLOATS_ONNX),),
-            versions=("18",),
-            in_place=False,  # one output per row: no tensor of the input's shape to write over
-            notes=notes,
         ),
         TensorStandard(
             "directml",

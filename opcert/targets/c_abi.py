@@ -20,7 +20,8 @@ The tensor operators' kernels have their own signature (`CTensorTarget`):
 
 x and y are contiguous, row-major, of `rank` dimensions of `sizes` (a reduction's y, ReduceLogSumExp's: the same
 rank, each reduced axis of size 1, one value per row); `axes` lists the reduced axes
-(ascending, distinct, non-negative: the rows the check's standard makes, its axis rule applied already);
+(ascending, distinct, non-negative: the rows the check's standard makes, its axis rule applied already;
+GroupNormalization's are 1 to rank - 1, its rows each sample's groups of consecutive channels, attrs[1] groups);
 `attrs` holds the operator's attributes in its declaration's order as binary32 values (LayerNormalization's
 epsilon; a choice named by a number as that number: LpNormalization's p), NULL for an operator without any
 (Softmax's family); T is as above.

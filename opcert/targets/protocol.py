@@ -105,7 +105,8 @@ class ElementWiseRuntime(Protocol):
 
 class TensorTarget(Protocol):
     """A target of the tensor operators: call(op, std, x, reduced) -> y, where `reduced` lists the axes (of x's
-    own shape) the check's standard reduces over."""
+    own shape) the check's standard reduces over; for GroupNormalization (spec.tensor.Grouped) the axes 1 to
+    rank - 1 and `reduced.groups`, the group count: each row is one sample's group of consecutive channels."""
 
     name: str
     version: str

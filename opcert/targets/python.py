@@ -122,7 +122,8 @@ def keywords_not_taken(name: str, fn, given: dict) -> str | None:
     missing = [k for k in given if params is None or (k not in params and not takes_all)]
     if not missing:
         return None
-    named = ", ".join(f"{k} = {given[k]:g}" for k in missing)
+    # a binary32 value as a number, a choice by its name (GroupNormalization's num_groups = "2")
+    named = ", ".join(f"{k} = {given[k]!r}" if isinstance(given[k], str) else f"{k} = {given[k]:g}" for k in missing)
     return f"{name} takes no keyword {', '.join(missing)} (its signature), and the check gives {named}"
 
 

@@ -73,7 +73,8 @@ def layouts(X: np.ndarray, std, tgt, op, fmt):
         out.append(
             (
                 "alone",
-                f"row {i} alone: a call of one row of {n}",
+                f"row {i} alone: a call of one row of {n}"
+                + (" (one sample, every group a copy of it)" if std.axes.kind == "groups" else ""),
                 X[i : i + 1].copy(),
                 (1,),
                 [i],
@@ -118,8 +119,8 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         case, reduced, Y, ref = measured
         if not case.label.startswith(("random rows", "ties")) or not _a_block(std, case.x, reduced):
             continue
-        # the block's rows: (m, 1, n) of the spatial rule, (k, G, n) of the groups rule as (k * G, n)
-        X, Y = to_rows(case.x, reduced)[0], to_rows(Y, reduced)[0]
+        # the block's own rows: (m, 1, n) of the spatial rule, (k, G, n) of the groups rule as its first m of k * G
+        X, Y = to_rows(case.x, reduced)[0][: case.own_rows], to_rows(Y, reduced)[0][: case.own_rows]
         fams, why = layouts(X, std, tgt, op, fmt)
         cannot.update(why)
         runs = [(fam, words, x2, red2, rows, back, None) for fam, words, x2, red2, rows, back in fams]

@@ -55,6 +55,10 @@ class Case:
     x: np.ndarray
     axis: int | None = None
     axes: tuple | None = None
+    # the case's own rows: the first own_rows of x's rows (None: every row). GroupNormalization's tensors hold its
+    # rows as (ceil(m / G), G, n), the last sample's missing groups filled with copies of the first rows: the
+    # target computes them, the counts and figures leave them out
+    own_rows: int | None = None
 
 
 @dataclass
@@ -220,7 +224,8 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
         elif kind == "last":
             out.append(Case(label, block))
         elif kind in ("spatial", "groups"):  # (m, 1, n): one sample's channel per row; groups: one per group
-            out.append(Case(label, block_call(std, block)[0]))
+            own = block.shape[0] if kind == "groups" else None
+            out.append(Case(label, block_call(std, block)[0], own_rows=own))
         else:
             out.append(Case(label, block, axes=(1,)))
 
@@ -544,11 +549,9 @@ class _Stats:
     def add(self, case: Case, reduced, y: np.ndarray, ref) -> None:
         res, fmt = self.res, self.fmt
         self.outputs.append((case, reduced, y, ref))
-        yr, _ = to_rows(y, reduced)
-        xr, _ = to_rows(case.x, reduced)
-        rr, _ = to_rows(ref.rounded, reduced)
-        hr, _ = to_rows(ref.exact_hi, reduced)
-        lr, _ = to_rows(ref.exact_lo, reduced)
+        yr, xr, rr, hr, lr = (
+            to_rows(a, reduced)[0][: case.own_rows] for a in (y, case.x, ref.rounded, ref.exact_hi, ref.exact_lo)
+        )
         res.elements += yr.size
         res.rows += yr.shape[0]
         with np.errstate(all="ignore"):
