@@ -28,6 +28,7 @@ def test_ops_json_lists_the_catalog(cli):
         "RMSNormalization",
         "MeanVarianceNormalization",
         "InstanceNormalization",
+        "GroupNormalization",
         "ReduceLogSumExp",
         "ReduceLogSum",
         "ReduceL2",

@@ -402,14 +402,16 @@ def block_call(std: TensorStandard, rows: np.ndarray) -> tuple[np.ndarray, tuple
     """A 2-D block of rows, each row reduced, as a tensor the standard's rule takes: (x, reduced axes, back), back(y)
     -> the outputs as rows. Every rule takes the block itself, its last axis reduced, but the spatial one
     (InstanceNormalization), which takes it as (m, 1, n), and the groups one (GroupNormalization, G groups), which
-    takes it as (ceil(m / G), G, n): a channel per group, the last sample's missing groups filled with the block's
-    first rows again (run and measured as rows of their own; back drops them)."""
+    takes it as (ceil(m / G), 2 G, n / 2) (two channels per group; (ceil(m / G), G, n) where n is odd), the last
+    sample's missing groups filled with the block's first rows again (run as rows of their own; back drops
+    them, and a check counts only the block's own: verify.tensor.measure.Case.own_rows)."""
     if std.axes.kind == "groups":
         m, n = rows.shape
         g = groups_of_standard(std)
         k = -(-m // g) if m else 0
         filled = rows if k * g == m else np.concatenate([rows, np.resize(rows, (k * g - m, n))])
-        x = filled.reshape(k, g, n)
+        c = 2 if n % 2 == 0 and n else 1  # two channels per group where the row splits in two: C / G > 1 as in use
+        x = filled.reshape(k, g * c, n // c)
         return x, Grouped((1, 2), g), lambda y: np.asarray(y).reshape(k * g, n)[:m]
     if std.axes.kind == "spatial":
         m = rows.shape[0]

@@ -51,9 +51,11 @@ def other_axis(std, X: np.ndarray):
         return X.reshape(m, a, n // a), (1, 2), lambda y: np.asarray(y).reshape(m, n)
     if kind == "spatial":  # the same rows over two spatial axes: (m, 1, a, n / a)
         return X.reshape(m, 1, a, n // a), (2, 3), lambda y: np.asarray(y).reshape(m, -1)
-    if kind == "groups":  # the same rows over two spatial axes: block_call's channel per group, (k, G, a, n / a)
+    if kind == "groups":  # the same rows over two spatial axes: block_call's (k, G c, s) as (k, G c, b, s / b)
         x, grouped, back = block_call(std, X)
-        return x.reshape(x.shape[:2] + (a, n // a)), Grouped((1, 2, 3), grouped.groups), back
+        s = x.shape[2]
+        b = next((k for k in range(2, int(s**0.5) + 1) if s % k == 0), s)
+        return x.reshape(x.shape[:2] + (b, s // b)), Grouped((1, 2, 3), grouped.groups), back
     return (
         None,
         (
@@ -178,7 +180,7 @@ def _a_block(std, x, reduced) -> bool:
     if std.axes.kind == "spatial":
         return x.ndim == 3 and x.shape[1] == 1 and tuple(reduced) == (2,)
     if std.axes.kind == "groups":
-        return x.ndim == 3 and x.shape[1] == groups_of_standard(std) and tuple(reduced) == (1, 2)
+        return x.ndim == 3 and x.shape[1] % groups_of_standard(std) == 0 and tuple(reduced) == (1, 2)
     return x.ndim == 2 and tuple(reduced) == (1,)
 
 
