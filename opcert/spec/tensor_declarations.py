@@ -298,6 +298,47 @@ def deviation_bound(rows: np.ndarray) -> np.ndarray:
 # infinite entries, layout
 STANDARDIZED = (SHIFT, PERMUTATION, DEVIATION_BOUND, STANDARDIZED_MOMENTS, NONFINITE, LAYOUT)
 
+
+def standardized_operator() -> dict:
+    """A TensorOperator's fields for a row standardized with epsilon under the square root (LayerNormalization,
+    InstanceNormalization, GroupNormalization): opcert's implementation (the corrected two-pass deviations), the
+    reference's form (the row maximum out), the rule for NaN and infinite entries, the hard rows, the error bound
+    and the properties; in binary64 the implementation is the reference."""
+    _, _, corrected, shifted = deviations()
+    return {
+        "implementation": standardized(corrected),
+        "reference_form": standardized(shifted),
+        "absent": 0,
+        "nonfinite": "formula",
+        "hard_cases": "moments",
+        "error_bound": deviation_bound,
+        "reference_in_binary64": True,
+        "properties": STANDARDIZED,
+        "budget64": lambda n: 0.5,  # the reference (reference_in_binary64)
+    }
+
+
+def ort_skip_standard(key: str, kernel: str, formula_text: str, formula, fused: str) -> TensorStandard:
+    """ONNX Runtime's com.microsoft Skip(Simplified)LayerNormalization as a standard of the operator it fuses: the
+    last axis, a skip of zeros and a gamma of ones given, its schema's epsilon default (1e-12)."""
+    return TensorStandard(
+        key,
+        f"com.microsoft {kernel}",
+        ORT_CONTRIB_DOC.format(f"com.microsoft.{kernel}"),
+        formula_text,
+        formula,
+        ORT_LAST,
+        (Support("1", ("float16", "bfloat16", "float32")),),
+        versions=("1",),
+        defaults={"epsilon": 1e-12},
+        attribute_names={"epsilon": "epsilon"},
+        in_place=False,
+        notes="ONNX Runtime's own operator (domain com.microsoft, version 1; its schema's epsilon default is "
+        f"1e-12): the kernel its transformer optimizer fuses a residual Add and {fused} into. Only ONNX Runtime runs "
+        "it",
+    )
+
+
 __all__ = [
     "DML_AXES",
     "DML_REDUCE_AXES",
@@ -330,6 +371,8 @@ __all__ = [
     "epsilon_attribute",
     "shifted",
     "standardized",
+    "standardized_operator",
+    "ort_skip_standard",
     "standards",
     "x",
 ]

@@ -5,15 +5,14 @@ from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Attribute, Support
 from opcert.spec.tensor import GROUP_COUNTS, GROUP_EXAMPLE, AxisRule, TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
-    STANDARDIZED,
-    deviation_bound,
     deviations,
     epsilon_attribute,
     standardized,
+    standardized_operator,
 )
 
-# opcert's implementation (corrected) and the reference's fast path (shifted): as LayerNormalization's
-_, d, corrected, shifted = deviations()
+# the standards' x - mean (opcert's and the reference's forms: standardized_operator)
+_, d, _, _ = deviations()
 
 GROUPS = AxisRule(
     "groups",
@@ -59,9 +58,6 @@ OPERATOR = TensorOperator(
     family="normalization",
     standards=(_standard("onnx", "21", "channel"), _standard("onnx-18", "18", "group")),
     primary="onnx",
-    implementation=standardized(corrected),
-    reference_form=standardized(shifted),
-    absent=0,
     attributes=(
         epsilon_attribute("the variance"),
         Attribute(
@@ -72,10 +68,5 @@ OPERATOR = TensorOperator(
             example=GROUP_EXAMPLE,
         ),
     ),
-    nonfinite="formula",
-    hard_cases="moments",
-    error_bound=deviation_bound,
-    reference_in_binary64=True,
-    properties=STANDARDIZED,
-    budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
+    **standardized_operator(),
 )

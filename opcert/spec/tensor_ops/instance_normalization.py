@@ -7,15 +7,14 @@ from opcert.spec.model import Support
 from opcert.spec.tensor import TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
     SPATIAL,
-    STANDARDIZED,
-    deviation_bound,
     deviations,
     epsilon_attribute,
     standardized,
+    standardized_operator,
 )
 
-# opcert's implementation (corrected) and the reference's fast path (shifted): as LayerNormalization's
-_, d, corrected, shifted = deviations()
+# the standards' x - mean (opcert's and the reference's forms: standardized_operator)
+_, d, _, _ = deviations()
 
 
 OPERATOR = TensorOperator(
@@ -58,14 +57,6 @@ OPERATOR = TensorOperator(
         ),
     ),
     primary="onnx",
-    implementation=standardized(corrected),
-    reference_form=standardized(shifted),
-    absent=0,
     attributes=(epsilon_attribute("the variance"),),
-    nonfinite="formula",
-    hard_cases="moments",
-    error_bound=deviation_bound,
-    reference_in_binary64=True,
-    properties=STANDARDIZED,
-    budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
+    **standardized_operator(),
 )

@@ -5,16 +5,15 @@ from opcert.spec.model import Support
 from opcert.spec.tensor import TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
     ONNX_TRAILING,
-    ORT_CONTRIB_DOC,
-    ORT_LAST,
-    STANDARDIZED,
-    deviation_bound,
     deviations,
     epsilon_attribute,
+    ort_skip_standard,
     standardized,
+    standardized_operator,
 )
 
-_, d, corrected, shifted = deviations()
+# the standards' x - mean (opcert's and the reference's forms: standardized_operator)
+_, d, _, _ = deviations()
 
 
 OPERATOR = TensorOperator(
@@ -39,33 +38,16 @@ OPERATOR = TensorOperator(
             "standard's default, 1 (Mean and InvStdDev in float32): the exact reference does not depend on it; "
             "a kernel that computes in a narrower type shows it in its errors",
         ),
-        TensorStandard(
+        ort_skip_standard(
             "ort-skip",
-            "com.microsoft SkipLayerNormalization",
-            ORT_CONTRIB_DOC.format("com.microsoft.SkipLayerNormalization"),
+            "SkipLayerNormalization",
             "output = LayerNormalization(input + skip + bias) * gamma + beta over the last axis (ONNX Runtime's "
             "fused kernel); here skip = 0, no bias, gamma = 1, no beta",
             standardized(d),
-            ORT_LAST,
-            (Support("1", ("float16", "bfloat16", "float32")),),
-            versions=("1",),
-            defaults={"epsilon": 1e-12},
-            attribute_names={"epsilon": "epsilon"},
-            in_place=False,
-            notes="ONNX Runtime's own operator (domain com.microsoft, version 1; its schema's epsilon default is "
-            "1e-12): the kernel its transformer optimizer fuses a residual Add and a LayerNormalization into. Only "
-            "ONNX Runtime runs it",
+            "a LayerNormalization",
         ),
     ),
     primary="onnx",
-    implementation=standardized(corrected),
-    reference_form=standardized(shifted),
-    absent=0,
     attributes=(epsilon_attribute("the variance"),),
-    nonfinite="formula",
-    hard_cases="moments",
-    error_bound=deviation_bound,
-    reference_in_binary64=True,
-    properties=STANDARDIZED,
-    budget64=lambda n: 0.5,  # the reference (reference_in_binary64)
+    **standardized_operator(),
 )

@@ -10,10 +10,10 @@ from opcert.spec.tensor_declarations import (
     NONFINITE,
     ONNX_TRAILING,
     ORT_CONTRIB_DOC,
-    ORT_LAST,
     PERMUTATION,
     RowProperty,
     epsilon_attribute,
+    ort_skip_standard,
     x,
 )
 
@@ -58,22 +58,13 @@ OPERATOR = TensorOperator(
             "the kernel its transformer optimizer fuses RMSNorm subgraphs into. Only ONNX "
             "Runtime runs it",
         ),
-        TensorStandard(
+        ort_skip_standard(
             "ort-skip-simplified",
-            "com.microsoft SkipSimplifiedLayerNormalization",
-            ORT_CONTRIB_DOC.format("com.microsoft.SkipSimplifiedLayerNormalization"),
+            "SkipSimplifiedLayerNormalization",
             "output = SimplifiedLayerNormalization(input + skip + bias) * gamma over the last axis (ONNX Runtime's "
             "fused kernel); here skip = 0, no bias, gamma = 1",
             RMS,
-            ORT_LAST,
-            (Support("1", ("float16", "bfloat16", "float32")),),
-            versions=("1",),
-            defaults={"epsilon": 1e-12},
-            attribute_names={"epsilon": "epsilon"},
-            in_place=False,
-            notes="ONNX Runtime's own operator (domain com.microsoft, version 1; its schema's epsilon default is "
-            "1e-12): the kernel its transformer optimizer fuses a residual Add and an RMSNorm into. Only ONNX "
-            "Runtime runs it",
+            "an RMSNorm",
         ),
     ),
     primary="onnx",
