@@ -785,3 +785,27 @@ def test_a_false_row_claim_is_not_proved(formula, kind, claim):
     op, _ = get_tensor_operator("Softmax")
     r = prove_rows(op, RowProperty("p", kind, "a claim", **claim), e, {}, None, "test")
     assert r.status != "proved" and "rows of" in r.note, r
+
+
+def test_the_built_in_gates_float64_budgets_hold_for_opcerts_implementation():
+    """`make gate` holds opcert's float64 tensor implementations to budget64 at the longest row. Where the
+    implementation is the reference (reference_in_binary64), its outputs are correctly rounded: up to half an ULP
+    from the exact value, so the budget is at least 0.5 (ReduceLogSumExp and ReduceLogSum said 0 and failed the
+    built-in gate). Every tensor operator's float64 outputs on random rows, against the exact value, within the
+    built-in gate's budget."""
+    from opcert.gating.config import default_config
+    from opcert.spec import tensor_operators
+    from opcert.spec.row_reference import reference_detailed
+    from opcert.verify.tensor.measure import LONGEST_ROW
+    from opcert.verify.ulp import ulp_error
+
+    f64 = get_format("float64")
+    gate = {c.op: c.max_ulp for c in default_config().checks if c.dtypes == ("float64",)}
+    rng = np.random.default_rng(11)
+    for op in tensor_operators():
+        if op.reference_in_binary64:
+            assert op.budget64(LONGEST_ROW) >= 0.5, op.name
+        x = rng.standard_normal((5, 2, 3, 7)) * 4  # rank 4, two channels: every axis rule takes it by default
+        ref = reference_detailed(op.name, x)
+        err = np.nanmax(ulp_error(opcert.run(op.name, x), ref.exact_hi, ref.exact_lo, f64))
+        assert err <= gate[op.name], (op.name, err, gate[op.name])
