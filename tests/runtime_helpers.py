@@ -118,3 +118,34 @@ def jax_exact_gelu_alone(bits: int) -> int:
     f = jax.jit(lambda t: jax.nn.gelu(t, approximate=False))
     x1 = np.array([bits], np.uint32).view(np.float32)
     return int(np.asarray(f(jnp.asarray(x1))).view(np.uint32)[0])
+
+
+def ort_refusals_of_raised_errors() -> tuple:
+    """ONNX Runtime's tensor target probing a case whose call raises: its own status error (NOT_IMPLEMENTED) is a
+    refusal with its message; a plain RuntimeError of the call's own code (as reading a bfloat16 output once
+    raised) is not taken for one. Returns (the refusal's reason, the propagated error's text)."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    from opcert.spec import get_tensor_operator
+    from opcert.targets.runtimes.onnxruntime import OnnxRuntimeTensor
+
+    op, _ = get_tensor_operator("Softmax")
+    std = op.standard("onnx")
+    t = OnnxRuntimeTensor()
+
+    def refuse(*args):
+        raise state.NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : no kernel")
+
+    t.call = refuse
+    reason = t.unsupported(op, std, "float32", (1,), 2)
+    t.refused.clear()
+
+    def broken(*args):
+        raise RuntimeError("No corresponding Numpy type for Tensor Type. bfloat16")
+
+    t.call = broken
+    try:
+        t.unsupported(op, std, "float32", (1,), 2)
+    except RuntimeError as exc:
+        return reason, str(exc)
+    return reason, None

@@ -379,3 +379,15 @@ def test_onnx_runtimes_bfloat16_outputs_are_read():
     has no NumPy type), not taken for its refusal, which the check once reported ("unsupported")."""
     r = measure_rows("ReduceLogSumExp", "onnxruntime", "bfloat16", samples=200)
     assert r.status == "ok" and r.elements > 0, r.error
+
+
+def test_only_onnx_runtimes_own_status_errors_are_its_refusals():
+    """The refusal probe takes ONNX Runtime's status errors (NOT_IMPLEMENTED ...) for its refusal of a case, with its
+    message; any other error of the call propagates instead of becoming an "unsupported" verdict."""
+    from runtime_helpers import ort_refusals_of_raised_errors
+
+    from opcert.workers import run_isolated
+
+    reason, error = run_isolated(ort_refusals_of_raised_errors)
+    assert reason is not None and "NOT_IMPLEMENTED : no kernel" in reason, reason
+    assert error is not None and "No corresponding Numpy type" in error, error

@@ -234,6 +234,10 @@ class OnnxTensorModels(TensorTarget):
     opset whose rule makes the same rows). Subclasses set `refused = {}` and define call()."""
 
     refused: dict
+    # the exceptions that are the library's refusal of a case (refusal()); any other raised by the probe is an error
+    # of the call's own code and propagates (ONNX Runtime: its status errors only; a plain RuntimeError from reading
+    # an output was once reported as its refusal of bfloat16)
+    refuses: tuple = (Exception,)
 
     def _opset_axis(self, std, reduced, rank, op=None, dtype=None):
         if std.key in ORT_KERNELS:  # ONNX Runtime's own operators, next to the default domain at 17
@@ -280,7 +284,7 @@ class OnnxTensorModels(TensorTarget):
             try:
                 self.call(op, std, np.zeros(shape, dtype=get_format(dtype).dtype), reduced)
                 self.refused[probe] = None
-            except Exception as exc:  # noqa: BLE001 - NOT_IMPLEMENTED and the like: the library's message
+            except self.refuses as exc:  # NOT_IMPLEMENTED and the like: the library's message
                 self.refused[probe] = f"{self.name} {self.version}: {str(exc).splitlines()[0][:300]}"
         return self.refused[probe]
 

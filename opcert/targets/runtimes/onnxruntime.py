@@ -180,6 +180,22 @@ class OnnxRuntimeElementWise(OnnxVersions):
         return sess.run(["Y"], {"X": x})[0]
 
 
+def ort_status_errors(ort) -> tuple:
+    """ONNX Runtime's status errors (NOT_IMPLEMENTED, INVALID_GRAPH, FAIL, ...): how it refuses a model or a run."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    names = (
+        "Fail",
+        "InvalidArgument",
+        "InvalidGraph",
+        "InvalidProtobuf",
+        "NotImplemented",
+        "RuntimeException",
+        "EPFail",
+    )
+    return tuple(getattr(state, n) for n in names if isinstance(getattr(state, n, None), type))
+
+
 class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
     name = "onnxruntime"
 
@@ -190,6 +206,7 @@ class OnnxRuntimeTensor(ThreadCount, OnnxTensorModels):
         self.version = ort.__version__
         self.sessions = {}
         self.refused = {}
+        self.refuses = ort_status_errors(ort)
 
     def unsupported(self, op, std, dtype, reduced, rank):
         why = super().unsupported(op, std, dtype, reduced, rank)
