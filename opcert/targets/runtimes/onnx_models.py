@@ -139,8 +139,6 @@ REDUCE_OPSET = 18
 
 # the tensor operators whose ONNX node takes a Scale input (given as ones: their declarations' Scale of 1)
 SCALED_NORMALIZATIONS = ("LayerNormalization", "RMSNormalization")
-# ... and a scale and a B per channel (ones and zeros: InstanceNormalization's declared 1 and 0)
-CHANNEL_NORMALIZATIONS = ("InstanceNormalization",)
 
 
 def graph_model(nodes, name: str, xs, ys, elem: int, shape, inits, opset: int):
@@ -303,19 +301,16 @@ class OnnxTensorModels(TensorTarget):
         if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
             inputs.append("Scale")
             inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
-        if op.name in CHANNEL_NORMALIZATIONS:  # scale and B per channel, inputs the standard requires: 1 and 0
-            inputs += ["scale", "B"]
-            inits += [ones_initializer((x.shape[1],), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("B", 0.0))]
-        if std.axes.kind == "groups":  # scale and bias per channel (opset 21) or per group (18): 1 and 0
-            per = x.shape[1] if opset >= 21 else reduced.groups
+        if std.axes.kind in ("spatial", "groups"):
+            # Instance- and GroupNormalization: a scale and a bias, inputs the standards require (their declared 1
+            # and 0), one per channel; GroupNormalization-18's one per group
+            per = reduced.groups if std.axes.kind == "groups" and opset < 21 else x.shape[1]
             inputs += ["scale", "bias"]
             inits += [ones_initializer((per,), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("bias", 0.0))]
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
         if op.reduces:
             where = {"keepdims": 1} if opset >= REDUCE_OPSET else {"keepdims": 1, "axes": [int(a) for a in reduced]}
-        elif std.axes.kind == "spatial":  # no axis attribute: the spatial axes
-            where = {}
-        elif std.axes.kind == "groups":  # the groups: num_groups, an INT attribute (given below, as a choice)
+        elif std.axes.kind in ("spatial", "groups"):  # no axis attribute (the groups: num_groups, given below)
             where = {}
         elif std.axes.kind == "list":
             where = {"axes": [int(a) for a in reduced]}

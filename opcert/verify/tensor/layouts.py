@@ -46,7 +46,7 @@ def other_axis(std, X: np.ndarray):
     kind = std.axes.kind
     if kind in ("single", "list"):
         return np.ascontiguousarray(X.T), (0,), lambda y: np.asarray(y).T
-    a = next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)  # n as a * (n / a): two axes of a row
+    a = _factor(n)
     if kind == "coerce-2d":
         return X.reshape(m, a, n // a), (1, 2), lambda y: np.asarray(y).reshape(m, n)
     if kind == "spatial":  # the same rows over two spatial axes: (m, 1, a, n / a)
@@ -54,7 +54,7 @@ def other_axis(std, X: np.ndarray):
     if kind == "groups":  # the same rows over two spatial axes: block_call's (k, G c, s) as (k, G c, b, s / b)
         x, grouped, back = block_call(std, X)
         s = x.shape[2]
-        b = next((k for k in range(2, int(s**0.5) + 1) if s % k == 0), s)
+        b = _factor(s)
         return x.reshape(x.shape[:2] + (b, s // b)), Grouped((1, 2, 3), grouped.groups), back
     return (
         None,
@@ -64,6 +64,11 @@ def other_axis(std, X: np.ndarray):
         ),
         None,
     )
+
+
+def _factor(n: int) -> int:
+    """n's smallest factor above 1 (n itself where it is prime, 1 or 0): n as a * (n / a), a row over two axes."""
+    return next((k for k in range(2, int(n**0.5) + 1) if n % k == 0), n)
 
 
 def layouts(X: np.ndarray, std, tgt, op, fmt):
@@ -122,7 +127,7 @@ def check(op, std, fmt, tgt, stats, p) -> PropertyResult:
         if not case.label.startswith(("random rows", "ties")) or not _a_block(std, case.x, reduced):
             continue
         # the block's own rows: (m, 1, n) of the spatial rule, (k, G, n) of the groups rule as its first m of k * G
-        X, Y = to_rows(case.x, reduced)[0][: case.own_rows], to_rows(Y, reduced)[0][: case.own_rows]
+        X, Y = case.rows_of(case.x, reduced), case.rows_of(Y, reduced)
         fams, why = layouts(X, std, tgt, op, fmt)
         cannot.update(why)
         runs = [(fam, words, x2, red2, rows, back, None) for fam, words, x2, red2, rows, back in fams]

@@ -56,9 +56,13 @@ class Case:
     axis: int | None = None
     axes: tuple | None = None
     # the case's own rows: the first own_rows of x's rows (None: every row). GroupNormalization's tensors hold its
-    # rows as (ceil(m / G), G, n), the last sample's missing groups filled with copies of the first rows: the
-    # target computes them, the counts and figures leave them out
+    # rows as spec.tensor.block_call makes them, the last sample's missing groups filled with copies of the first
+    # rows: the target computes them, the counts and figures leave them out
     own_rows: int | None = None
+
+    def rows_of(self, a: np.ndarray, reduced) -> np.ndarray:
+        """The case's own rows of `a` (its input, an output or the reference, of x's shape or a reduction's)."""
+        return to_rows(a, reduced)[0][: self.own_rows]
 
 
 @dataclass
@@ -269,7 +273,7 @@ def cases(op, std, fmt, samples: int, seed: int) -> list[Case]:
     elif kind == "spatial":
         for shape in ((2, 3, 4, 5), (1, 2, 7), (3, 2, 2, 2, 3)):
             out.append(Case(f"shape {shape}, the spatial axes", _fmt_rows(fmt, rng.standard_normal(shape) * 3)))
-    elif kind == "groups":  # several channels per group, over no, one and several spatial axes
+    elif kind == "groups":  # one to three channels per group, over no, one, two and three spatial axes
         g = groups_of_standard(std)
         for shape in ((2, 2 * g, 3, 5), (1, 3 * g, 7), (3, g, 2, 2, 3), (4, 2 * g)):
             out.append(
@@ -549,9 +553,7 @@ class _Stats:
     def add(self, case: Case, reduced, y: np.ndarray, ref) -> None:
         res, fmt = self.res, self.fmt
         self.outputs.append((case, reduced, y, ref))
-        yr, xr, rr, hr, lr = (
-            to_rows(a, reduced)[0][: case.own_rows] for a in (y, case.x, ref.rounded, ref.exact_hi, ref.exact_lo)
-        )
+        yr, xr, rr, hr, lr = (case.rows_of(a, reduced) for a in (y, case.x, ref.rounded, ref.exact_hi, ref.exact_lo))
         res.elements += yr.size
         res.rows += yr.shape[0]
         with np.errstate(all="ignore"):
