@@ -3,11 +3,13 @@
 its sin and cos are monotone over every binary32 value of the pieces expr.primitives' records declare (the
 contract clause the narrow formats' code relies on).
 
-    .venv/bin/python bench/quarter_turns.py
+    .venv/bin/python bench/quarter_turns.py [--per-element]
 
-and the time per element of expr.quarter_turns' sin and cos.
+and the time per element of expr.quarter_turns' sin and cos and of its reduction (alone with --per-element).
 """
 
+import functools
+import sys
 import time
 
 import numpy as np
@@ -20,7 +22,7 @@ STEP = 1 << 22
 
 
 def rests() -> str:
-    table = qt.table()
+    table = qt.pairs()
     other = 0
     smallest = np.inf
     for lo in range(0x3F000000, 0x7F800000, STEP):
@@ -66,25 +68,46 @@ def monotone(name: str) -> str:
     return "; ".join(out)
 
 
+def _best(f, x) -> float:
+    f(x[:1000])
+    best = np.inf
+    for _ in range(7):
+        t = time.perf_counter()
+        f(x)
+        best = min(best, time.perf_counter() - t)
+    return best / x.size * 1e9
+
+
+@functools.cache
+def _buffers(n: int) -> tuple:
+    return np.empty(n), np.empty(n, np.int8)
+
+
+def _reduction(x: np.ndarray) -> None:
+    """the reduction alone, into buffers made once (a fresh array's first touch is not the kernel's cost)"""
+    k.reduce(x, qt.pairs(), *_buffers(x.size), qt.E_MIN, qt.E_MAX, qt.QUARTER, 0)
+
+
 def per_element() -> str:
-    """sin and cos over 2^22 random binary32 values (all exponents), best of 7, ns per element."""
-    x = np.random.default_rng(1).integers(0, 0x7F800000, 1 << 22, dtype=np.uint32).view(np.float32)
-    x = x.astype(np.float64)
+    """ns per element, best of 7: sin, cos and the reduction alone (k.reduce) over 2^22 random binary32 values
+    (all exponents) and over 2^22 consecutive ones from 2^23 (as a sweep's chunk gives them: the quadrant and
+    the rest's sign then follow a pattern, and a branch on them is predicted)."""
+    random = np.random.default_rng(1).integers(0, 0x7F800000, 1 << 22, dtype=np.uint32).view(np.float32)
+    consecutive = np.arange(0x4B000000, 0x4B000000 + (1 << 22), dtype=np.uint32).view(np.float32)
     out = []
-    for name, f in qt.FUNCTIONS.items():
-        f(x[:1000])
-        best = np.inf
-        for _ in range(7):
-            t = time.perf_counter()
-            f(x)
-            best = min(best, time.perf_counter() - t)
-        out.append(f"{name} {best / x.size * 1e9:.1f} ns")
-    return "per element over 2^22 random binary32 values: " + ", ".join(out)
+    for label, x in (("random", random), ("consecutive", consecutive)):
+        x = x.astype(np.float64)
+        times = [f"{name} {_best(f, x):.1f} ns" for name, f in qt.FUNCTIONS.items()]
+        reduce = _best(_reduction, x)
+        out.append(f"{label}: " + ", ".join(times) + f", the reduction {reduce:.1f} ns")
+    return "per element over 2^22 binary32 values: " + "; ".join(out)
 
 
 def main() -> None:
     t0 = time.perf_counter()
     print(per_element())
+    if "--per-element" in sys.argv[1:]:
+        return
     print(rests())
     print(monotone("sin"))
     print(monotone("cos"))

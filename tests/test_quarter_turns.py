@@ -85,6 +85,24 @@ def test_symmetry_and_special_values():
     assert qt.sin(np.arange(4.0), out=into) is into and np.array_equal(into, qt.sin(np.arange(4.0)))
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_the_same_bits_whatever_a_value_shares_its_tile_with(name):
+    """The reduction works in tiles (quarter_turns_kernel.TILE), a tile of |t| < pi / 4 alone taking a short
+    path: values in tiles of every kind (all below pi / 4, all above, mixed, a partial last tile, NaN
+    payloads) give the bits each gives alone in a call of one element."""
+    from opcert.expr import quarter_turns_kernel as k
+
+    rng = np.random.default_rng(3)
+    small = rng.uniform(-0.78, 0.78, k.TILE)
+    large = rng.integers(0x3F500000, 0x7F800000, k.TILE, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    mixed = inputs()[: k.TILE]
+    nans = np.array([0x7FF0000000000001, 0x7FF8000000000123, 0xFFF4000000000000], np.uint64).view(np.float64)
+    x = np.concatenate([small, large.astype(np.float64), mixed, nans, small[:5], -large[:7].astype(np.float64)])
+    f = qt.FUNCTIONS[name]
+    alone = np.array([f(np.array([v]))[0] for v in x])
+    assert np.array_equal(f(x).view(np.int64), alone.view(np.int64))
+
+
 @functools.cache
 def _verdicts(op: str, target: str) -> dict:
     """{property: verdict} of the target's float16 measurement through the API (every input, every property):

@@ -49,6 +49,13 @@ def table() -> np.ndarray:
     return np.array(rows, dtype=np.uint64).reshape(-1)
 
 
+@functools.cache
+def pairs() -> np.ndarray:
+    """table() with each row as two 64-bit words, the lowest first: what the kernel reads (two loads a row)."""
+    limbs = table().reshape(-1, 2, 2)
+    return np.ascontiguousarray((limbs[:, :, 0] | (limbs[:, :, 1] << np.uint64(32))).reshape(-1))
+
+
 def _sine():
     """sin over binary64 arrays of |r| <= pi / 4: glibc's vector function, else NumPy's."""
     return libm_arrays.vector("sin") or np.sin
@@ -61,14 +68,14 @@ def _apply(t: np.ndarray, which: int) -> np.ndarray:
     flat = np.ascontiguousarray(a).reshape(-1)  # ascontiguousarray alone makes a 0-d argument 1-d
     r = np.empty(flat.size)
     q = np.empty(flat.size, np.int8)
-    k.reduce(flat, table(), r, q, E_MIN, E_MAX, QUARTER, which)
+    n_other = k.reduce(flat, pairs(), r, q, E_MIN, E_MAX, QUARTER, which)
     sin = _sine()
     with np.errstate(invalid="ignore"):
         out = k.combine(sin(r, out=r), q, which, np.empty(flat.size))
         # NumPy's (the C library's) for values that are no binary32 value (glibc's vector sin is not monotone
         # next to pi / 2, its scalar one is)
-        at = np.flatnonzero(q == k.OTHER)
-        if at.size:
+        if n_other:
+            at = np.flatnonzero(q == k.OTHER)
             out[at] = (np.sin if which == 0 else np.cos)(flat[at])
     return out.reshape(a.shape) if a.ndim else out[0]
 

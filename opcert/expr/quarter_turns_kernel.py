@@ -20,63 +20,90 @@ _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _S29, _S32, _S52, _S62 = np.uint64(29), np.uint64(32), np.uint64(52), np.uint64(62)
 _ABS = np.uint64((1 << 63) - 1)
+_EXP = np.uint64(2047)
 _TINY_F = np.uint64(
     1 << 14
 )  # a rest under 2^-48 of a quarter turn (high word below 2^14): the table's truncation matters
 
 
+TILE = 512  # elements whose table rows are copied out before their arithmetic (bench/quarter_turns.py)
+
+
 @numba.njit(cache=True, nogil=True)
-def reduce(t, table, r, q, e_min, e_max, quarter, which):
+def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     """r[i], q[i]: t[i] = (4k + q + r / (pi / 2)) with |r| <= pi / 4, q in 0..3 with the sign of t in bit 3
     (q + 8: negative t, as sin's oddness and cos's evenness use it); q = DIRECT and r = t where |t| < pi / 4 or t
-    is not finite; q = OTHER where t is no binary32 value. table: quarter_turns.table() flattened. Returns how many
-    are OTHER. The rest's sign is taken without a branch (it is random from one input to the next).
-    r[i] is then halved where the quadrant takes the cosine of r (sin, which 0, in quadrants 1 and 3; cos, which 1,
-    in 0 and 2): combine takes cos r as 1 - 2 sin(r / 2)^2, so one sine of r serves every element."""
+    is not finite; q = OTHER where t is no binary32 value. pairs: quarter_turns.pairs(), the table's rows as two
+    64-bit words. Returns how many are OTHER. r[i] is then halved where the quadrant takes the cosine of r (sin,
+    which 0, in quadrants 1 and 3; cos, which 1, in 0 and 2): combine takes cos r as 1 - 2 sin(r / 2)^2, so one
+    sine of r serves every element.
+    In tiles: a scalar loop copies each element and its table row into the tile's own buffers, then a loop
+    without branches reduces the tile, which LLVM vectorizes: every element is reduced (the exponent clamped to
+    the table's rows) and its case selected after, as the rest's sign and the quadrant vary at random from one
+    input to the next; a last loop copies the tile's results out. The vector loop reads and writes only the
+    tile's buffers: on the caller's arrays its time doubled with their alignment (bench/quarter_turns.py). The
+    conversions to binary64 go through 32-bit halves (exact: each half is, and their sum rounds once, as the
+    whole would)."""
     n_other = 0
-    tb = t.view(np.uint64)
-    for i in range(t.size):
-        v = t[i]
-        a = abs(v)
-        if not (a >= quarter) or a == np.inf:
-            r[i] = v * 0.5 if which else v
-            q[i] = DIRECT
+    n = t.size
+    wa = np.empty(TILE, np.uint64)
+    wb = np.empty(TILE, np.uint64)
+    for s in range(0, n, TILE):
+        # the tile's views, indexed from 0: an index s + j is checked for wrapping around (numba's negative
+        # indices), which kept every loop here scalar (a copy cost 1.5 ns an element, 0.2 through views)
+        ts = t[s : s + TILE]
+        tbs = ts.view(np.uint64)
+        rs = r[s : s + TILE]
+        qs = q[s : s + TILE]
+        k = ts.size
+        n_direct = 0
+        for j in range(k):
+            a = abs(ts[j])
+            n_direct += np.int64((a < quarter) | (a != a) | (a == np.inf))
+        if n_direct == k:  # a tile of |t| < pi / 4 (half of the binary32 values) needs no reduction
+            for j in range(k):
+                rs[j] = ts[j] * 0.5 if which else ts[j]  # v * 1.0 would quiet a signalling NaN
+                qs[j] = DIRECT
             continue
-        bits = tb[i] & _ABS
-        e = np.int64(bits >> _S52) - 1046
-        if (bits & _LOW29) != _ZERO or e < e_min or e > e_max:
-            r[i] = v
-            q[i] = OTHER
-            n_other += 1
-            continue
-        m = ((bits & _MANT) | _HIDDEN) >> _S29
-        row = 4 * (e - e_min)
-        p = m * table[row]
-        l0 = p & _M32
-        p = m * table[row + 1] + (p >> _S32)
-        l1 = p & _M32
-        p = m * table[row + 2] + (p >> _S32)
-        l2 = p & _M32
-        p = m * table[row + 3] + (p >> _S32)
-        hi = ((p & _M32) << _S32) | l2
-        lo = (l1 << _S32) | l0
-        fh = hi & _FRAC
-        neg = fh >= _HALF
-        # past half a quadrant: the next quadrant, less the complement 2^126 - (fh, lo)
-        quad = (np.int64(hi >> _S62) + np.int64(neg)) & 3
-        c_lo = (~lo) + _ONE
-        c_hi = _FRAC - fh + (_ONE if lo == _ZERO else _ZERO)
-        mag_hi = c_hi if neg else fh
-        mag_lo = c_lo if neg else lo
-        if mag_hi < _TINY_F:
-            r[i] = v
-            q[i] = OTHER
-            n_other += 1
-            continue
-        f = np.float64(mag_hi) * 2.0**-62 + np.float64(mag_lo) * 2.0**-126
-        rest = f * (-PIO2 if neg else PIO2)
-        r[i] = rest * (0.5 if (quad + which) & 1 else 1.0)  # exact: |rest| >= 2^-48
-        q[i] = quad + (8 if v < 0 else 0)
+        for j in range(k):
+            e = np.int64((tbs[j] >> _S52) & _EXP) - 1046
+            row = 2 * (min(max(e, e_min), e_max) - e_min)
+            wa[j] = pairs[row]
+            wb[j] = pairs[row + 1]
+        for j in range(k):
+            v = ts[j]
+            bits = tbs[j] & _ABS
+            e = np.int64(bits >> _S52) - 1046
+            m = ((bits & _MANT) | _HIDDEN) >> _S29
+            p = m * (wa[j] & _M32)
+            l0 = p & _M32
+            p = m * (wa[j] >> _S32) + (p >> _S32)
+            l1 = p & _M32
+            p = m * (wb[j] & _M32) + (p >> _S32)
+            l2 = p & _M32
+            p = m * (wb[j] >> _S32) + (p >> _S32)
+            hi = ((p & _M32) << _S32) | l2
+            lo = (l1 << _S32) | l0
+            fh = hi & _FRAC
+            neg = fh >= _HALF
+            # past half a quadrant: the next quadrant, less the complement 2^126 - (fh, lo)
+            quad = (np.int64(hi >> _S62) + np.int64(neg)) & 3
+            c_lo = (~lo) + _ONE
+            c_hi = _FRAC - fh + np.uint64(lo == _ZERO)
+            mag_hi = c_hi if neg else fh
+            mag_lo = c_lo if neg else lo
+            f_hi = np.float64(np.int64(mag_hi >> _S32)) * 2.0**32 + np.float64(np.int64(mag_hi & _M32))
+            f_lo = np.float64(np.int64(mag_lo >> _S32)) * 2.0**32 + np.float64(np.int64(mag_lo & _M32))
+            rest = (f_hi * 2.0**-62 + f_lo * 2.0**-126) * (-PIO2 if neg else PIO2)
+            a = abs(v)
+            direct = (a < quarter) | (a != a) | (a == np.inf)
+            other = (((bits & _LOW29) != _ZERO) | (e < e_min) | (e > e_max) | (mag_hi < _TINY_F)) & ~direct
+            reduced = rest * (0.5 if (quad + which) & 1 else 1.0)  # exact: |rest| >= 2^-48 where it is kept
+            reduced = v if other else reduced
+            rs[j] = (v * 0.5 if which else v) if direct else reduced
+            code = OTHER if other else quad + (8 if v < 0 else 0)
+            qs[j] = DIRECT if direct else code
+            n_other += np.int64(other)
     return n_other
 
 
