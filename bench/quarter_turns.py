@@ -1,6 +1,6 @@
 """expr.quarter_turns over every binary32 value: how many values >= pi/4 its reduction hands to the C library
 (a rest under 2^-48 of a quarter turn, where the table's truncation would matter), the smallest rest, and whether
-its sin and cos are monotone over every binary32 value of the pieces expr.primitives' records declare (the
+its sin, cos and tan are monotone over every binary32 value of the pieces expr.primitives' records declare (the
 contract clause the narrow formats' code relies on).
 
     .venv/bin/python bench/quarter_turns.py [--per-element]
@@ -111,6 +111,7 @@ def main() -> None:
     print(rests())
     print(monotone("sin"))
     print(monotone("cos"))
+    print(monotone("tan"))
     print(f"{time.perf_counter() - t0:.1f} s")
 
 

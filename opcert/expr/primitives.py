@@ -1390,12 +1390,20 @@ AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 def platform_array(p: Primitive, input_bits: int) -> Callable:
     """The binary64 function over arrays that opcert's implementation takes p's values from: on inputs of at
-    most 26 bits (its float16, bfloat16 and float32 code), sin and cos reduced exactly (expr.quarter_turns:
-    within quarter_turns.ULPS, far inside what impl.rounding_test assumes of them), else NumPy's (p.numpy). The
+    most 26 bits (its float16, bfloat16 and float32 code), sin, cos and tan reduced exactly (expr.quarter_turns:
+    within quarter_turns.ULPS_OF, far inside what impl.rounding_test assumes of them), else NumPy's (p.numpy). The
     narrow results do not depend on which: each is the correctly rounded one (impl.rounding_test)."""
-    if input_bits <= 26 and p.name in quarter_turns.FUNCTIONS:
+    if input_bits <= 26 and _reduced_exactly(p.name):
         return quarter_turns.FUNCTIONS[p.name]
     return p.numpy
+
+
+def _reduced_exactly(name: str) -> bool:
+    """Whether binary32 arguments of the primitive take expr.quarter_turns: sin and cos on every host; tan where
+    NumPy's loops are not AVX-512, where np.tan is the C library's one value at a time, with its slow reduction
+    of large arguments (a float32 sweep of Tan projected at 118 s there, against 29 s with NumPy's AVX-512 tan,
+    which beats the reduction: bench/README.md)."""
+    return name in ("sin", "cos") or (name == "tan" and not _numpy_avx512())
 
 
 def binary64_array(name: str) -> tuple[Callable, float, bool]:
@@ -1408,8 +1416,8 @@ def binary64_array(name: str) -> tuple[Callable, float, bool]:
     'Figures behind choices in the code'): only erf and erfc, which NumPy lacks, come from glibc there.
     sqrt stays NumPy's: IEEE 754's, correctly rounded and SIMD everywhere."""
     p = REGISTRY[name]
-    if name in quarter_turns.FUNCTIONS:  # the argument reduced exactly where it is a binary32 value
-        return quarter_turns.FUNCTIONS[name], max(p.ulps, quarter_turns.ULPS), True
+    if _reduced_exactly(name):  # the argument reduced exactly where it is a binary32 value
+        return quarter_turns.FUNCTIONS[name], max(p.ulps, quarter_turns.ULPS_OF[name]), True
     if name != "sqrt" and not (p.vector and _numpy_avx512()):
         f = _vector_blockwise(name)
         if f is not None:

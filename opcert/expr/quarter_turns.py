@@ -1,4 +1,4 @@
-"""sin and cos of binary32 values over arrays: the argument reduced exactly, then glibc's vector functions.
+"""sin, cos and tan of binary32 values over arrays: the argument reduced exactly, then glibc's vector sine.
 
 Why: the C library's sin and cos reduce a large argument with its slow path (Payne and Hanek's, one value at a
 time, also inside glibc's vector functions), and half of the binary32 values are beyond 2^20. A float32 sweep of
@@ -18,6 +18,11 @@ rounded and the product rounded: r within 2^-51 relative of the exact rest, whic
 adds the vector function's 4. cos r: sin(r / 2) within 4 ULPs (8 2^-53 relative), its square within 17 2^-53,
 2 sin^2 <= 0.293 so 5 2^-53 absolute, the subtraction half an ULP, over cos r >= 0.707: 8 ULPs, 10 with r's.
 ULPS = 12.
+tan (where NumPy's loops are not AVX-512: expr.primitives._reduced_exactly): tan r = sin r / cos r in quadrants 0
+and 2, -cos r / sin r in 1 and 3 (period pi), with cos r = 1 - 2 sin(r / 2)^2 as above and sin(r / 2) from a second
+call of the vector sine. In relative terms (u = 2^-53): r's error 4u moves tan r by at most
+r (1 + tan^2 r) / tan r = 2r / sin 2r <= pi / 2 times that, 6.3u; sin r's 4 ULPs are at most 8u, cos r's 8 ULPs
+at most 11.3u (cos r >= 0.707), the division 1u: 27u, within 27 ULPs of the result. ULPS_TAN = 32.
 Checked against MPFR in tests/test_quarter_turns.py, on the binary32 values nearest to multiples of pi / 2
 among them. Values that are no binary32 value (DirectML's x * scale + bias) take NumPy's functions (the C
 library's: glibc's vector sin is not monotone next to pi / 2, tests/test_contracts.py), and |t| < pi / 4 the vector
@@ -33,6 +38,7 @@ from mpmath import mp, mpf
 from opcert.expr import libm_arrays
 
 ULPS = 12.0
+ULPS_TAN = 32.0
 E_MIN, E_MAX = -30, 104  # M 2^E with M < 2^24: |t| >= pi / 4 needs E >= -24; binary32's largest has E = 104
 QUARTER = 0.7853981633974483  # below pi / 4 (binary64's pi / 4 rounds down): taken as it is
 
@@ -70,13 +76,17 @@ def _apply(t: np.ndarray, which: int) -> np.ndarray:
     q = np.empty(flat.size, np.int8)
     n_other = k.reduce(flat, pairs(), r, q, E_MIN, E_MAX, QUARTER, which)
     sin = _sine()
-    with np.errstate(invalid="ignore"):
-        out = k.combine(sin(r, out=r), q, which, np.empty(flat.size))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if which == 2:
+            h = sin(r * 0.5)
+            out = k.combine_tan(sin(r, out=r), h, q, np.empty(flat.size))
+        else:
+            out = k.combine(sin(r, out=r), q, which, np.empty(flat.size))
         # NumPy's (the C library's) for values that are no binary32 value (glibc's vector sin is not monotone
         # next to pi / 2, its scalar one is)
         if n_other:
             at = np.flatnonzero(q == k.OTHER)
-            out[at] = (np.sin if which == 0 else np.cos)(flat[at])
+            out[at] = (np.sin, np.cos, np.tan)[which](flat[at])
     return out.reshape(a.shape) if a.ndim else out[0]
 
 
@@ -96,4 +106,9 @@ def cos(t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return _into(_apply(t, 1), out)
 
 
-FUNCTIONS = {"sin": sin, "cos": cos}
+def tan(t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    return _into(_apply(t, 2), out)
+
+
+FUNCTIONS = {"sin": sin, "cos": cos, "tan": tan}
+ULPS_OF = {"sin": ULPS, "cos": ULPS, "tan": ULPS_TAN}

@@ -34,9 +34,10 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     """r[i], q[i]: t[i] = (4k + q + r / (pi / 2)) with |r| <= pi / 4, q in 0..3 with the sign of t in bit 3
     (q + 8: negative t, as sin's oddness and cos's evenness use it); q = DIRECT and r = t where |t| < pi / 4 or t
     is not finite; q = OTHER where t is no binary32 value. pairs: quarter_turns.pairs(), the table's rows as two
-    64-bit words. Returns how many are OTHER. r[i] is then halved where the quadrant takes the cosine of r (sin,
-    which 0, in quadrants 1 and 3; cos, which 1, in 0 and 2): combine takes cos r as 1 - 2 sin(r / 2)^2, so one
-    sine of r serves every element.
+    64-bit words. Returns how many are OTHER. For sin and cos r[i] is then halved where the quadrant takes the
+    cosine of r (sin, which 0, in quadrants 1 and 3; cos, which 1, in 0 and 2, and r = t / 2 where |t| < pi / 4):
+    combine takes cos r as 1 - 2 sin(r / 2)^2, so one sine of r serves every element. For tan (which 2) r is
+    whole: combine_tan takes sin r and sin(r / 2).
     In tiles: a scalar loop copies each element and its table row into the tile's own buffers, then a loop
     without branches reduces the tile, which LLVM vectorizes: every element is reduced (the exponent clamped to
     the table's rows) and its case selected after, as the rest's sign and the quadrant vary at random from one
@@ -46,6 +47,7 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     whole would)."""
     n_other = 0
     n = t.size
+    halving = 1 if which < 2 else 0
     wa = np.empty(TILE, np.uint64)
     wb = np.empty(TILE, np.uint64)
     for s in range(0, n, TILE):
@@ -62,7 +64,7 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
             n_direct += np.int64((a < quarter) | (a != a) | (a == np.inf))
         if n_direct == k:  # a tile of |t| < pi / 4 (half of the binary32 values) needs no reduction
             for j in range(k):
-                rs[j] = ts[j] * 0.5 if which else ts[j]  # v * 1.0 would quiet a signalling NaN
+                rs[j] = ts[j] * 0.5 if which == 1 else ts[j]  # v * 1.0 would quiet a signalling NaN
                 qs[j] = DIRECT
             continue
         for j in range(k):
@@ -98,9 +100,10 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
             a = abs(v)
             direct = (a < quarter) | (a != a) | (a == np.inf)
             other = (((bits & _LOW29) != _ZERO) | (e < e_min) | (e > e_max) | (mag_hi < _TINY_F)) & ~direct
-            reduced = rest * (0.5 if (quad + which) & 1 else 1.0)  # exact: |rest| >= 2^-48 where it is kept
+            # exact: |rest| >= 2^-48 where it is kept
+            reduced = rest * (0.5 if (quad + which) & halving else 1.0)
             reduced = v if other else reduced
-            rs[j] = (v * 0.5 if which else v) if direct else reduced
+            rs[j] = (v * 0.5 if which == 1 else v) if direct else reduced
             code = OTHER if other else quad + (8 if v < 0 else 0)
             qs[j] = DIRECT if direct else code
             n_other += np.int64(other)
@@ -122,4 +125,17 @@ def combine(s, q, which, out):
         v = c if odd else h  # a select, not c * odd + h * (1 - odd): that loses the sign of zero
         flip = ((quad >> 1) & 1) ^ ((k >> 3) & (1 - which))
         out[i] = v * (1.0 - 2.0 * flip)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def combine_tan(s, h, q, out):
+    """tan of the reduced values into out, from s = sin r and h = sin(r / 2) of reduce's r (which 2): with
+    c = cos r = 1 - 2 h^2, quadrants 0 and 2 take tan r = s / c, 1 and 3 take -cot r = -c / s (tan has period
+    pi); a negative t (bit 3) negates it (tan is odd)."""
+    for i in range(s.size):
+        k = np.int64(q[i])
+        c = 1.0 - 2.0 * (h[i] * h[i])
+        v = -c / s[i] if k & 1 else s[i] / c
+        out[i] = v * (1.0 - 2.0 * ((k >> 3) & 1))
     return out
