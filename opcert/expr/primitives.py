@@ -1401,8 +1401,8 @@ def platform_array(p: Primitive, input_bits: int) -> Callable:
 def _reduced_exactly(name: str) -> bool:
     """Whether binary32 arguments of the primitive take expr.quarter_turns: sin and cos on every host; tan where
     NumPy's loops are not AVX-512, where np.tan is the C library's one value at a time, with its slow reduction
-    of large arguments (a float32 sweep of Tan projected at 118 s there, against 29 s with NumPy's AVX-512 tan,
-    which beats the reduction: bench/README.md)."""
+    of large arguments; NumPy's AVX-512 tan is faster than the reduction (bench/README.md, 'Figures behind
+    choices in the code')."""
     return name in ("sin", "cos") or (name == "tan" and not _numpy_avx512())
 
 

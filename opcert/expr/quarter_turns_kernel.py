@@ -38,11 +38,10 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     cosine of r (sin, which 0, in quadrants 1 and 3; cos, which 1, in 0 and 2, and r = t / 2 where |t| < pi / 4):
     combine takes cos r as 1 - 2 sin(r / 2)^2, so one sine of r serves every element. For tan (which 2) r is
     whole: combine_tan takes sin r and sin(r / 2).
-    In tiles: a scalar loop copies each element and its table row into the tile's own buffers, then a loop
-    without branches reduces the tile, which LLVM vectorizes: every element is reduced (the exponent clamped to
-    the table's rows) and its case selected after, as the rest's sign and the quadrant vary at random from one
-    input to the next; a last loop copies the tile's results out. The vector loop reads and writes only the
-    tile's buffers: on the caller's arrays its time doubled with their alignment (bench/quarter_turns.py). The
+    In tiles: a tile of |t| < pi / 4 alone is copied; otherwise a scalar loop copies each element's table row
+    into the tile's buffers (LLVM does not vectorize the lookup), then a loop without branches reduces the tile,
+    which LLVM vectorizes: every element is reduced (the exponent clamped to the table's rows) and its case
+    selected after, as the rest's sign and the quadrant vary at random from one input to the next. The
     conversions to binary64 go through 32-bit halves (exact: each half is, and their sum rounds once, as the
     whole would)."""
     n_other = 0
@@ -52,7 +51,7 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     wb = np.empty(TILE, np.uint64)
     for s in range(0, n, TILE):
         # the tile's views, indexed from 0: an index s + j is checked for wrapping around (numba's negative
-        # indices), which kept every loop here scalar (a copy cost 1.5 ns an element, 0.2 through views)
+        # indices), which kept every loop here scalar (bench/README.md, 'Figures behind choices in the code')
         ts = t[s : s + TILE]
         tbs = ts.view(np.uint64)
         rs = r[s : s + TILE]
