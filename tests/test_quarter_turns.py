@@ -1,4 +1,4 @@
-"""expr.quarter_turns: sin and cos of binary32 values by an exact reduction, against MPFR."""
+"""expr.quarter_turns: sin, cos and tan of binary32 values by an exact reduction, against MPFR."""
 
 from __future__ import annotations
 
@@ -86,6 +86,50 @@ def test_symmetry_and_special_values():
     assert np.ndim(qt.cos(np.float64(3.0))) == 0 and np.shape(qt.cos(np.ones((2, 3)))) == (2, 3)
     into = np.empty(4)
     assert qt.sin(np.arange(4.0), out=into) is into and np.array_equal(into, qt.sin(np.arange(4.0)))
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_the_reduction_against_mpfr(which):
+    """The kernel's quadrant code and rest against x (2 / pi) taken in MPFR with 600 bits of pi (not the
+    kernel's table): the nearest integer k gives the quadrant k mod 4 (bit 3: a negative x) and the rest
+    (x (2 / pi) - k) pi / 2 within 2^-51 of itself, halved where combine takes the cosine of r (sin in quadrants
+    1 and 3, cos in 0 and 2 and below pi / 4; never for tan); |x| < pi / 4 and +-inf, NaN are their own rest
+    (DIRECT); a rest under 2^-48 quarter turns, and a value that is no binary32 value, the C library's (OTHER)."""
+    from opcert.expr import quarter_turns_kernel as k
+
+    rng = np.random.default_rng(17)
+    bits = rng.integers(0x3E000000, 0x7F800000, 3000, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32).astype(np.float64), nearest_to_quarter_turns()])
+    x = np.concatenate([x, -x[::3], [np.inf, -np.inf, np.nan, 1.0000000001, -0.0]])
+    r, q = np.empty(x.size), np.empty(x.size, np.int8)
+    n_other = k.reduce(x, qt.pairs(), r, q, qt.E_MIN, qt.E_MAX, qt.QUARTER, which)
+    assert n_other == int((q == k.OTHER).sum())
+    seen = set()
+    with gmpy2.context(precision=600):
+        half_pi = gmpy2.const_pi() / 2
+        for v, got_r, got_q in zip(x.tolist(), r.tolist(), q.tolist()):
+            if not np.isfinite(v) or abs(v) < qt.QUARTER:
+                assert got_q == k.DIRECT and got_r == (v * 0.5 if which == 1 else v) or (v != v and got_r != got_r)
+                seen.add("direct")
+                continue
+            if float(np.float32(v)) != v:  # in binary64: NumPy would compare a Python float in float32
+                assert got_q == k.OTHER and got_r == 0
+                seen.add("not binary32")
+                continue
+            turns = mpfr(abs(v)) / half_pi
+            n = gmpy2.rint(turns)
+            f = turns - n
+            if abs(f) < mpfr(2) ** -48:
+                assert got_q == k.OTHER and got_r == 0
+                seen.add("tiny rest")
+                continue
+            quad = int(n) % 4
+            assert got_q == quad + (8 if v < 0 else 0), (v, got_q, quad)
+            halved = which < 2 and (quad + which) % 2 == 1
+            exact = f * half_pi * (mpfr(0.5) if halved else 1)
+            assert abs(mpfr(got_r) - exact) <= abs(exact) * mpfr(2) ** -51, (v, got_r)
+            seen.add(f"quadrant {quad}")
+    assert seen >= {"direct", "not binary32", "quadrant 0", "quadrant 1", "quadrant 2", "quadrant 3"}, seen
 
 
 @pytest.mark.parametrize("name", ["sin", "cos", "tan"])

@@ -1390,7 +1390,8 @@ AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 def platform_array(p: Primitive, input_bits: int) -> Callable:
     """The binary64 function over arrays that opcert's implementation takes p's values from: on inputs of at
-    most 26 bits (its float16, bfloat16 and float32 code), sin, cos and tan reduced exactly (expr.quarter_turns:
+    most 26 bits (its float16, bfloat16 and float32 code), sin and cos reduced exactly, and tan where NumPy's loops
+    are not AVX-512 (_reduced_exactly; expr.quarter_turns:
     within quarter_turns.ULPS_OF, far inside what impl.rounding_test assumes of them), else NumPy's (p.numpy). The
     narrow results do not depend on which: each is the correctly rounded one (impl.rounding_test)."""
     if input_bits <= 26 and _reduced_exactly(p.name):

@@ -25,8 +25,8 @@ r (1 + tan^2 r) / tan r = 2r / sin 2r <= pi / 2 times that, 6.3u; sin r's 4 ULPs
 at most 11.3u (cos r >= 0.707), the division 1u: 27u, within 27 ULPs of the result. ULPS_TAN = 32.
 Checked against MPFR in tests/test_quarter_turns.py, on the binary32 values nearest to multiples of pi / 2
 among them. Values that are no binary32 value (DirectML's x * scale + bias) take NumPy's functions (the C
-library's: glibc's vector sin is not monotone next to pi / 2, tests/test_contracts.py), and |t| < pi / 4 the vector
-functions (or NumPy's) as they are."""
+library's: glibc's vector sin is not monotone next to pi / 2, tests/test_contracts.py); |t| < pi / 4 is taken as
+its own rest (r = t, the quadrant 0)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ TILE = 512  # elements whose table rows are copied out before their arithmetic (
 def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     """r[i], q[i]: t[i] = (4k + q + r / (pi / 2)) with |r| <= pi / 4, q in 0..3 with the sign of t in bit 3
     (q + 8: negative t, as sin's oddness and cos's evenness use it); q = DIRECT and r = t where |t| < pi / 4 or t
-    is not finite; q = OTHER where t is no binary32 value. pairs: quarter_turns.pairs(), the table's rows as two
+    is not finite; q = OTHER and r = 0 where t is no binary32 value. pairs: quarter_turns.pairs(), the table's rows as two
     64-bit words. Returns how many are OTHER. For sin and cos r[i] is then halved where the quadrant takes the
     cosine of r (sin, which 0, in quadrants 1 and 3; cos, which 1, in 0 and 2, and r = t / 2 where |t| < pi / 4):
     combine takes cos r as 1 - 2 sin(r / 2)^2, so one sine of r serves every element. For tan (which 2) r is
@@ -101,7 +101,9 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
             other = (((bits & _LOW29) != _ZERO) | (e < e_min) | (e > e_max) | (mag_hi < _TINY_F)) & ~direct
             # exact: |rest| >= 2^-48 where it is kept
             reduced = rest * (0.5 if (quad + which) & halving else 1.0)
-            reduced = v if other else reduced
+            # an OTHER element's value is the C library's of t (quarter_turns._apply): its r is never read, and
+            # 0 spares the vector sine a huge argument's slow path
+            reduced = 0.0 if other else reduced
             rs[j] = (v * 0.5 if which == 1 else v) if direct else reduced
             code = OTHER if other else quad + (8 if v < 0 else 0)
             qs[j] = DIRECT if direct else code
@@ -127,7 +129,7 @@ def combine(s, q, which, out):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")  # x / 0 is +-inf, NaN, not an exception
 def combine_tan(s, h, q, out):
     """tan of the reduced values into out, from s = sin r and h = sin(r / 2) of reduce's r (which 2): with
     c = cos r = 1 - 2 h^2, quadrants 0 and 2 take tan r = s / c, 1 and 3 take -cot r = -c / s (tan has period
