@@ -29,12 +29,26 @@ _TINY_F = np.uint64(
 TILE = 512  # elements whose table rows are copied out before their arithmetic (bench/quarter_turns.py)
 
 
+@numba.njit(inline="always")
+def _direct(v, quarter):
+    """t is its own rest: |t| < pi / 4, or t is not finite"""
+    a = abs(v)
+    return (a < quarter) | (a != a) | (a == np.inf)
+
+
+@numba.njit(inline="always")
+def _direct_rest(v, which):
+    """a direct t's r: t / 2 for cos (combine's cos r = 1 - 2 sin(r / 2)^2), else t itself (v * 1.0 would quiet
+    a signalling NaN)"""
+    return v * 0.5 if which == 1 else v
+
+
 @numba.njit(cache=True, nogil=True)
 def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     """r[i], q[i]: t[i] = (4k + q + r / (pi / 2)) with |r| <= pi / 4, q in 0..3 with the sign of t in bit 3
     (q + 8: negative t, as sin's oddness and cos's evenness use it); q = DIRECT and r = t where |t| < pi / 4 or t
-    is not finite; q = OTHER and r = 0 where t is no binary32 value. pairs: quarter_turns.pairs(), the table's rows as two
-    64-bit words. Returns how many are OTHER. For sin and cos r[i] is then halved where the quadrant takes the
+    is not finite; q = OTHER and r = 0 where t is no binary32 value. pairs: quarter_turns.pairs(), the table's
+    rows as two 64-bit words. Returns how many are OTHER. For sin and cos r[i] is then halved where the quadrant takes the
     cosine of r (sin, which 0, in quadrants 1 and 3; cos, which 1, in 0 and 2, and r = t / 2 where |t| < pi / 4):
     combine takes cos r as 1 - 2 sin(r / 2)^2, so one sine of r serves every element. For tan (which 2) r is
     whole: combine_tan takes sin r and sin(r / 2).
@@ -59,11 +73,10 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
         k = ts.size
         n_direct = 0
         for j in range(k):
-            a = abs(ts[j])
-            n_direct += np.int64((a < quarter) | (a != a) | (a == np.inf))
+            n_direct += np.int64(_direct(ts[j], quarter))
         if n_direct == k:  # a tile of |t| < pi / 4 (half of the binary32 values) needs no reduction
             for j in range(k):
-                rs[j] = ts[j] * 0.5 if which == 1 else ts[j]  # v * 1.0 would quiet a signalling NaN
+                rs[j] = _direct_rest(ts[j], which)
                 qs[j] = DIRECT
             continue
         for j in range(k):
@@ -96,15 +109,14 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
             f_hi = np.float64(np.int64(mag_hi >> _S32)) * 2.0**32 + np.float64(np.int64(mag_hi & _M32))
             f_lo = np.float64(np.int64(mag_lo >> _S32)) * 2.0**32 + np.float64(np.int64(mag_lo & _M32))
             rest = (f_hi * 2.0**-62 + f_lo * 2.0**-126) * (-PIO2 if neg else PIO2)
-            a = abs(v)
-            direct = (a < quarter) | (a != a) | (a == np.inf)
+            direct = _direct(v, quarter)
             other = (((bits & _LOW29) != _ZERO) | (e < e_min) | (e > e_max) | (mag_hi < _TINY_F)) & ~direct
             # exact: |rest| >= 2^-48 where it is kept
             reduced = rest * (0.5 if (quad + which) & halving else 1.0)
             # an OTHER element's value is the C library's of t (quarter_turns._apply): its r is never read, and
             # 0 spares the vector sine a huge argument's slow path
             reduced = 0.0 if other else reduced
-            rs[j] = (v * 0.5 if which == 1 else v) if direct else reduced
+            rs[j] = _direct_rest(v, which) if direct else reduced
             code = OTHER if other else quad + (8 if v < 0 else 0)
             qs[j] = DIRECT if direct else code
             n_other += np.int64(other)

@@ -3,8 +3,8 @@
 opcert's implementation computes in binary64 and rounds once into float16, bfloat16 or float32. Rounding the
 binary64 value y is rounding the exact value v wherever no midpoint of the narrow format lies between them. The
 platform's functions keep |y - v| within a few binary64 ULPs (expr.primitives' contracts: 4 for libm's, 12 for
-expr.quarter_turns' sin and cos, 32 for its tan), far below NEAR = 2^-22 of the narrow format's ULP (2^7 binary64 ULPs in float32), so where y
-is farther than that from every midpoint, rounding y is correctly rounding v. Where it is nearer (about one input
+expr.quarter_turns' sin and cos, 32 for its tan), far below NEAR = 2^-22 of the narrow format's ULP (2^7 binary64
+ULPs in float32), so where y is farther than that from every midpoint, rounding y is correctly rounding v. Where it is nearer (about one input
 in two million, and every binary64 value exactly on a midpoint: sin(9830.3984375) in float32, which rounded by
 ties-to-even was 0.5000000007 ULP off), impl.run takes the exact value's rounding where it is one of y's two
 neighbours (decide), as a correctly rounded float32 library takes its accurate path when its rounding test fails.
