@@ -12,6 +12,10 @@ from opcert.verify.accuracy.attr_sweep import F32_MAX, F32_TINY, attribute_sets
 
 NS = "{http://www.w3.org/2000/svg}"
 
+# The sweeps here are judged on their rows (which sets ran, which were skipped and why, the worst set), not on
+# the layout verdict each set also gets: 64 inputs per layout instead of the default (test_layout tests layouts).
+FEW_LAYOUT_INPUTS = ("--layout-samples", "64")
+
 
 def test_the_onnx_test_values_are_those_of_the_installed_onnx():
     import sys
@@ -55,6 +59,7 @@ def test_a_kernel_right_only_at_the_default_is_caught(cli, tmp_path):
         out,
         "--plot",
         svg,
+        *FEW_LAYOUT_INPUTS,
     )
     r = json.loads(out.read_text())
     default = next(row for row in r["rows"] if row["label"] == "default (onnx)")
@@ -95,7 +100,9 @@ def test_plot_takes_only_an_svg_name(cli, tmp_path):
 def test_values_outside_the_domain_and_unsupported_sets_are_skipped_with_reasons(cli, tmp_path):
     out = tmp_path / "s.json"
     # sampled: docs/gating.md's example sweeps Celu's attribute grid on every float16 input (tests/test_docs.py)
-    code, _, err = cli("accuracy", "Celu", "--dtype", "float16", "--attr-sweep", "--samples", "4096", "--json", out)
+    code, _, err = cli(
+        "accuracy", "Celu", "--dtype", "float16", "--attr-sweep", "--samples", "4096", "--json", out, *FEW_LAYOUT_INPUTS
+    )
     rows = json.loads(out.read_text())["rows"]
     zero = next(r for r in rows if r["grid"] == "alpha" and r["attrs"]["alpha"] == 0.0)
     assert zero["status"] == "skipped" and "outside its domain" in zero["reason"]
@@ -112,6 +119,7 @@ def test_values_outside_the_domain_and_unsupported_sets_are_skipped_with_reasons
         "--attr-sweep",
         "--json",
         out,
+        *FEW_LAYOUT_INPUTS,
     )
     rows = json.loads(out.read_text())["rows"]
     ran = [r for r in rows if r["status"] == "ok"]
@@ -123,7 +131,7 @@ def test_gate_attr_sweep_expands_into_one_check_per_set(cli, tmp_path):
     cfg = tmp_path / "g.toml"
     cfg.write_text(
         '[[check]]\nop = "Elu"\ndtypes = ["float16"]\nmode = "exhaustive"\nmax_ulp = 1\n'
-        'target = "bad_targets:elu_ignores_alpha"\nattr_sweep = true\nproofs = ["monotonic"]\n'
+        'target = "bad_targets:elu_ignores_alpha"\nattr_sweep = true\nproofs = ["monotonic"]\nlayout_samples = 64\n'
     )
     code, out, _ = cli("gate", "--config", cfg, "--json", tmp_path / "g.json", "--workers", "2")
     checks = json.loads((tmp_path / "g.json").read_text())["checks"]

@@ -345,6 +345,7 @@ def test_the_wheel_metadata_is_complete(dists):
         pkg_info = _metadata(tar.extractfile(f"opcert-{__version__}/PKG-INFO").read().decode())
 
     assert meta["Name"] == "opcert" and meta["Version"] == __version__
+    assert set(meta.get_all("Provides-Extra")) == set(project["optional-dependencies"])
     assert meta["Summary"] == project["description"] and len(meta["Summary"]) > 20
     assert meta["Requires-Python"] == project["requires-python"] == ">=3.11"
     assert meta["License-Expression"] == project["license"] == "Apache-2.0"
@@ -436,6 +437,7 @@ def _cpu_torch() -> str | None:
     return version if version.endswith("+cpu") else None
 
 
+@pytest.mark.slow  # CI: `make test` installs every extra from the index (test, runtimes, dask, docs) before it runs
 def test_every_extra_resolves_from_the_index(dists, torch_venv):
     """One resolution of opcert with every extra, from the package index, into a venv that has only torch (not
     torch again: its resolution reads multi-GB CUDA wheels here, and CI has 8 minutes): each requirement of each

@@ -119,8 +119,10 @@ def test_a_crashing_target_fails_the_sweep(tmp_path):
         ("onnxruntime", "HardSigmoid", "float64", "HardSigmoid in float64"),
         ("onnxruntime", "Tanh", "bfloat16", "NOT_IMPLEMENTED"),
         ("onnx-reference", "ScaledTanh", "float32", "No registered schema"),
-        ("torch", "ScaledTanh", "float32", "maps no torch function to ScaledTanh"),
-        ("torch", "HardSigmoid", "float32", "alpha = 1/6"),
+        # CI: test_gate's unsupported check gives torch's ScaledTanh reason, test_attr_sweep every skipped
+        # HardSigmoid set's (each torch case starts torch in a worker)
+        pytest.param("torch", "ScaledTanh", "float32", "maps no torch function to ScaledTanh", marks=pytest.mark.slow),
+        pytest.param("torch", "HardSigmoid", "float32", "alpha = 1/6", marks=pytest.mark.slow),
     ],
 )
 def test_unsupported_combinations_give_their_reasons(target, op, dtype, reason):
@@ -129,8 +131,9 @@ def test_unsupported_combinations_give_their_reasons(target, op, dtype, reason):
     assert r.status == "unsupported" and reason in r.error and r.inputs_checked == 0
 
 
+@pytest.mark.slow  # CI: test_attr_sweep's sweep of HardSigmoid on torch runs the one set it maps, 1/6 and 1/2
 def test_torch_hardsigmoid_maps_at_one_sixth():
-    # the mapping is what is tested here: no properties (tests/test_layout.py runs torch's layouts)
+    # the mapping is what is tested here: no properties (the layout check runs: measure's default)
     r = measure("HardSigmoid", "torch", "float16", "exhaustive", alpha=1 / 6, beta=0.5, properties=())
     assert r.status == "ok" and r.inputs_checked == 65536, r.error
 
@@ -150,7 +153,8 @@ def test_targets_agree_with_their_libraries(target):
 def test_accuracy_result_records_the_target_version():
     from importlib.metadata import version
 
-    r = measure("Tanh", "torch", "float16", "exhaustive", properties=())
+    # what a result records does not depend on its inputs: a sample (test_layout enumerates torch's layouts)
+    r = measure("Tanh", "torch", "float16", "sample", samples=100, properties=())
     assert r.status == "ok", r.error
     assert r.provenance["target_version"] == version("torch") and isinstance(r, AccuracyResult)
     assert r.target_info["details"]["git"] and r.target_info["fingerprint"]

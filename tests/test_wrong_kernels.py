@@ -130,7 +130,10 @@ def test_a_target_that_exits_fails_its_check(cli, kernel, tmp_path):
     assert data["status"] == "crashed" and ("SystemExit" in data["error"] or "exit status 0" in data["error"])
 
 
-@pytest.mark.parametrize("kernel", EXITS)
+# raises_systemexit is exits_0's SystemExit raised directly (the command line's test above runs all three)
+@pytest.mark.parametrize(
+    "kernel", [pytest.param(k, marks=[pytest.mark.slow] if k == "raises_systemexit" else []) for k in EXITS]
+)
 def test_the_gate_writes_its_reports_when_a_target_exits(cli, kernel, tmp_path):
     cfg = tmp_path / "g.toml"
     cfg.write_text(
