@@ -11,7 +11,9 @@ from fractions import Fraction
 import flint
 import numpy as np
 import pytest
+from conftest import all_16bit
 
+import opcert
 from opcert.expr import PRIMITIVES, libm_arrays
 from opcert.expr.primitives import binary64_array
 
@@ -391,3 +393,90 @@ def test_the_tiny_region_is_not_used_where_the_platforms_tanh_is_low_at_its_end(
     c = primitives.TANH_TINY
     keeps = real(c) >= np.nextafter(c, 0) and real(-c) <= -np.nextafter(c, 0)
     assert primitives._tiny_region.__wrapped__() == (c if keeps else 0.0)
+
+
+ON_BINARY32 = [n for n in libm_arrays.ON_BINARY32_NAMES if libm_arrays.on_binary32(n) is not None]
+needs_on_binary32 = pytest.mark.skipif(not ON_BINARY32, reason=f"no vector atan/cosh here: {libm_arrays.status()}")
+
+
+def _binary32_sample(seed=9, n=1 << 20) -> np.ndarray:
+    """Random binary32 values over every binade, every float16 and bfloat16 value widened, and every binary32
+    value in windows where the functions change regime (atan near 1/2, 1 and 2^26; cosh near 1, 22 and 711),
+    positive, sorted, distinct (bench/libmvec_binary32.py takes every binary32 value)."""
+    rng = np.random.default_rng(seed)
+    parts = [rng.integers(0, 0x7F800000, n, dtype=np.uint32)]
+    for v in (0.5, 1.0, 22.0, 711.0, 2.0**26):
+        b = int(np.float32(v).view(np.uint32))
+        parts.append(np.arange(b - 4096, b + 4096, dtype=np.uint32))
+    t = np.concatenate([np.unique(np.concatenate(parts)).view(np.float32).astype(np.float64)])
+    with np.errstate(invalid="ignore"):
+        for fmt in ("float16", "bfloat16"):
+            w = all_16bit(fmt).astype(np.float64)
+            t = np.concatenate([t, w[np.isfinite(w) & (w >= 0)]])
+    return np.unique(t)
+
+
+@needs_on_binary32
+@pytest.mark.parametrize("name", ON_BINARY32)
+def test_the_vector_functions_at_binary32_arguments_keep_the_records_contract(name):
+    """The clauses of the record opcert's provers assume (expr.primitives), on a sample of binary32 values:
+    within 4 ULPs of Arb, non-decreasing, atan odd bit for bit and within -pi/2..pi/2, cosh at least 1 and +inf
+    from 711 on (where _NARROW_FILLED fills a block without the call), and the values at 0, the infinities and
+    NaN."""
+    f = libm_arrays.on_binary32(name)
+    t = _binary32_sample()
+    with np.errstate(over="ignore"):
+        y = f(t)
+    with np.errstate(invalid="ignore"):
+        assert not (np.diff(y) < 0).any(), t[np.flatnonzero(np.diff(y) < 0)[:4]]
+    if name == "atan":
+        assert np.array_equal(f(-t).view(np.uint64), (-y).view(np.uint64))
+        assert (np.abs(y) <= math.pi / 2).all()
+        assert list(f(np.array([np.inf, -np.inf]))) == [math.pi / 2, -math.pi / 2]
+    else:
+        assert (y >= 1).all() and f(np.array([0.0]))[0] == 1.0
+        assert (y[t >= 711.0] == np.inf).all() and f(np.array([np.inf]))[0] == np.inf
+    assert np.isnan(f(np.array([np.nan, -np.nan]))).all()
+    zero = f(np.array([0.0, -0.0]))
+    if name == "atan":
+        assert (zero == 0).all() and not np.signbit(zero[0]) and np.signbit(zero[1])
+    rng = np.random.default_rng(4)
+    pick = rng.choice(t[np.isfinite(y)], 2000, replace=False)
+    flint.ctx.prec = 200
+    try:
+        for ti, gi in zip(pick.tolist(), f(pick).tolist()):
+            g = Fraction(gi)
+            err = (
+                abs(flint.arb(g.numerator) / flint.arb(g.denominator) - _arb(name, ti)) / flint.arb(math.ulp(gi))
+            ).upper()
+            assert float(err) <= libm_arrays.VECTOR_ULPS, (name, ti, gi, float(err))
+    finally:
+        flint.ctx.prec = 53
+
+
+@needs_on_binary32
+@pytest.mark.parametrize("name,op", [("atan", "Atan"), ("cosh", "Cosh")])
+def test_the_narrow_code_with_the_vector_functions_gives_the_references_bits(monkeypatch, name, op):
+    """opcert's float32 code where NumPy's loops are not AVX-512 (on an AVX-512 host the choice is made as if it
+    had none): the vector function at binary32 arguments, NumPy's at the others (DirectML's x * 0.75 + 0.1, of
+    which most are no binary32 value), Cosh's block above 711 filled with +inf; each result the reference's,
+    through NumPy's passes and the compiled loops alike (calls of fewer and of more than impl.run's MIN_SIZE)."""
+    from opcert.expr import primitives
+    from opcert.impl.run import MIN_SIZE
+
+    monkeypatch.setattr(primitives, "_numpy_avx512", lambda: False)
+    assert primitives.platform_array(PRIMITIVES[name], 24) is primitives._narrow_filled(name, True)
+    rng = np.random.default_rng(6)
+    x = np.concatenate(
+        [
+            (np.exp2(rng.uniform(-30, 12, 6000)) * rng.choice([-1, 1], 6000)).astype(np.float32),
+            np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 711.0, -800.0]),
+        ]
+    )
+    for attrs in ({}, {"standard": "directml", "scale": 0.75, "bias": 0.1}):
+        want = opcert.reference(op, x, **attrs)
+        for part in (x, x[:1000]):
+            got = opcert.run(op, part, **attrs)
+            assert np.array_equal(got.view(np.uint32), want[: part.size].view(np.uint32)), (op, attrs, part.size)
+    big = np.full(4096, 800.0, np.float32)  # a whole block above 711: filled
+    assert (opcert.run("Cosh", big) == np.inf).all() and MIN_SIZE <= big.size
