@@ -458,14 +458,21 @@ def test_the_vector_functions_at_binary32_arguments_keep_the_records_contract(na
 @pytest.mark.parametrize("name,op", [("atan", "Atan"), ("cosh", "Cosh")])
 def test_the_narrow_code_with_the_vector_functions_gives_the_references_bits(monkeypatch, name, op):
     """opcert's float32 code where NumPy's loops are not AVX-512 (on an AVX-512 host the choice is made as if it
-    had none): the vector function at binary32 arguments, NumPy's at the others (DirectML's x * 0.75 + 0.1, of
-    which most are no binary32 value), Cosh's block above 711 filled with +inf; each result the reference's,
-    through NumPy's passes and the compiled loops alike (calls of fewer and of more than impl.run's MIN_SIZE)."""
+    had none): the vector function where the primitive's argument is the input (atan(x), cosh(|x|)), NumPy's where
+    it is not (DirectML's x * 0.75 + 0.1), through NumPy's passes and the compiled loops alike (calls of fewer and
+    of more than impl.run's MIN_SIZE); each result the reference's."""
     from opcert.expr import primitives
     from opcert.impl.run import MIN_SIZE
 
     monkeypatch.setattr(primitives, "_numpy_avx512", lambda: False)
-    assert primitives.platform_array(PRIMITIVES[name], 24) is primitives._narrow_filled(name, True)
+    taken = []
+    vector = libm_arrays.on_binary32(name)
+
+    def spy(t, out=None):
+        taken.append(np.size(t))
+        return vector(t, out=out)
+
+    monkeypatch.setattr(libm_arrays, "on_binary32", lambda n: spy if n == name else None)
     rng = np.random.default_rng(6)
     x = np.concatenate(
         [
@@ -473,10 +480,32 @@ def test_the_narrow_code_with_the_vector_functions_gives_the_references_bits(mon
             np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 711.0, -800.0]),
         ]
     )
-    for attrs in ({}, {"standard": "directml", "scale": 0.75, "bias": 0.1}):
+    for attrs, through_vector in (({}, True), ({"standard": "directml", "scale": 0.75, "bias": 0.1}, False)):
         want = opcert.reference(op, x, **attrs)
         for part in (x, x[:1000]):
+            taken.clear()
             got = opcert.run(op, part, **attrs)
             assert np.array_equal(got.view(np.uint32), want[: part.size].view(np.uint32)), (op, attrs, part.size)
-    big = np.full(4096, 800.0, np.float32)  # a whole block above 711: filled
-    assert (opcert.run("Cosh", big) == np.inf).all() and MIN_SIZE <= big.size
+            assert (sum(taken) == part.size) if through_vector else not taken, (attrs, part.size, taken)
+    assert x.size >= MIN_SIZE > 1000  # both interpreters ran
+
+
+def test_a_cosh_block_above_711_is_filled_without_the_call():
+    """_NARROW_FILLED: a block of at least 1024 arguments all above 711 (strictly) is +inf without calling the function (one
+    that raises here), on every host; a block reaching below 711, or holding a NaN, calls it."""
+    import dataclasses
+
+    from opcert.expr import primitives
+
+    def raises(t, out=None):
+        raise AssertionError("called")
+
+    p = dataclasses.replace(PRIMITIVES["cosh"], numpy=raises)
+    f = primitives.platform_array(p, 24)
+    assert (f(np.full(1024, 711.5)) == np.inf).all() and (f(np.linspace(711.5, 1e30, 4096)) == np.inf).all()
+    for block in (np.linspace(700, 800, 4096), np.append(np.full(2047, 800.0), np.nan), np.full(1023, 800.0)):
+        with pytest.raises(AssertionError, match="called"):
+            f(block)
+    assert primitives.platform_array(p, 53) is raises  # the binary64 code: NumPy's as it is
+    with np.errstate(over="ignore"):
+        assert np.cosh(np.float64(711.0)) == np.inf  # what the fill gives is NumPy's own value there

@@ -42,7 +42,7 @@ from opcert.expr import BOOLEAN, PRIMITIVES, REDUCTIONS, Expr, compiled_ops, fma
 from opcert.expr.fold import Domain, element_wise_only, fold
 from opcert.expr.numpy_eval import NumpyDomain, const_value, fma_as_mul_add, uses_x
 from opcert.expr.pow_record import numpy_power
-from opcert.expr.primitives import platform_array
+from opcert.expr.primitives import argument_is_input, platform_array
 from opcert.jit import load_generated
 
 _ENABLED = True  # bench/impl_compiled.py and the tests turn it off to time or check numpy_eval alone
@@ -451,7 +451,7 @@ class _Kernel:
                 else:
                     arg = x64
                 v = (
-                    platform_array(PRIMITIVES[node.op], input_bits)(arg)
+                    platform_array(PRIMITIVES[node.op], input_bits, argument_is_input(node))(arg)
                     if node.op != "pow"
                     else numpy_power(arg, self._exponent(node, u))
                 )

@@ -5,8 +5,9 @@ Why: on a CPU without AVX-512 NumPy's binary64 tanh, exp, expm1 and log1p run
 their scalar paths, much slower than libmvec's AVX2 functions (bench/README.md,
 'Figures behind choices in the code'), and NumPy has no erf at all, in any
 format. The float32 sweep's ball and the binary64 reference's long double path
-spend most of their time there; opcert's own float32 code too, for atan and cosh
-at binary32 arguments (`on_binary32()`: values checked on every binary32 input). A small C file calls the functions; it is
+spend most of their time there; so does opcert's own float32 code, for atan and
+cosh (`on_binary32()`, at binary32 arguments only: its order, oddness and
+bounds are checked on every binary32 value). A small C file calls the functions; it is
 compiled once a machine with the system's C compiler into the kernel cache
 (opcert.files) and loaded with ctypes. No compiler, another C library or
 another CPU: `vector()`, `on_binary32()` and `long_double()` return None, and the callers keep
@@ -45,9 +46,10 @@ from opcert.files import kernel_cache_dir
 
 VECTOR_ULPS = 4.0
 VECTOR_NAMES = ("exp", "expm1", "tanh", "log1p", "log", "erf", "erfc", "sin", "cos")
-# the functions opcert's float16, bfloat16 and float32 code takes at binary32 arguments where NumPy's loops are
-# not AVX-512 (expr.primitives.platform_array), not the reference's: each is in order and odd (atan) on every
-# binary32 value, which bench/libmvec_binary32.py checks and tests/test_libm_arrays.py samples
+# the functions opcert's float16, bfloat16 and float32 code takes where NumPy's loops are not AVX-512, for a node
+# whose argument is the input (expr.primitives.platform_array: binary32 values), not the reference's: each is in
+# order and odd (atan) on every binary32 value, which bench/libmvec_binary32.py checks and
+# tests/test_libm_arrays.py samples
 ON_BINARY32_NAMES = ("atan", "cosh")
 LONG_DOUBLE_NAMES = ("erf", "erfc")
 
@@ -178,14 +180,18 @@ def _wrap(fn, dtype):
     return apply
 
 
+def _vector_of(name: str, names: tuple):
+    if name not in names or not _cpu_has_avx2_fma():
+        return None
+    lib, _ = _library()
+    return None if lib is None else _wrap(getattr(lib, f"opcert_v_{name}"), np.float64)
+
+
 @functools.cache
 def vector(name: str):
     """glibc's binary64 vector function `name` over arrays (x, out=None), or None where it is
     not available here. Its contract: VECTOR_ULPS."""
-    if name not in VECTOR_NAMES or not _cpu_has_avx2_fma():
-        return None
-    lib, _ = _library()
-    return None if lib is None else _wrap(getattr(lib, f"opcert_v_{name}"), np.float64)
+    return _vector_of(name, VECTOR_NAMES)
 
 
 @functools.cache
@@ -193,10 +199,7 @@ def on_binary32(name: str):
     """glibc's binary64 vector function `name` of ON_BINARY32_NAMES over arrays (x, out=None), or None where it
     is not available here: for arguments that are binary32 values (the caller keeps to them). Its contract:
     VECTOR_ULPS."""
-    if name not in ON_BINARY32_NAMES or not _cpu_has_avx2_fma():
-        return None
-    lib, _ = _library()
-    return None if lib is None else _wrap(getattr(lib, f"opcert_v_{name}"), np.float64)
+    return _vector_of(name, ON_BINARY32_NAMES)
 
 
 @functools.cache

@@ -22,7 +22,7 @@ import numpy as np
 from opcert.expr import NAMED, PRIMITIVES, Expr
 from opcert.expr.fold import Domain, fold
 from opcert.expr.pow_record import numpy_power
-from opcert.expr.primitives import platform_array
+from opcert.expr.primitives import argument_is_input, platform_array
 
 
 def fma_as_mul_add(node, input_bits: int) -> bool:
@@ -186,7 +186,8 @@ class _Binary64(Domain):
         return np.logical_not(args[0]) if op == "not" else _BINARY[op](args[0], args[1])
 
     def primitive(self, p, a, node=None):
-        return platform_array(p, getattr(self, "input_bits", 53))(a)
+        bits = getattr(self, "input_bits", 53)
+        return platform_array(p, bits, node is not None and argument_is_input(node))(a)
 
     def power(self, a, b, node=None):
         return numpy_power(a, b)

@@ -1388,68 +1388,41 @@ SIGN_PRESERVING = frozenset(
 AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 
-def platform_array(p: Primitive, input_bits: int) -> Callable:
-    """The binary64 function over arrays that opcert's implementation takes p's values from: on inputs of at
-    most 26 bits (its float16, bfloat16 and float32 code), sin and cos reduced exactly, and tan where NumPy's loops
-    are not AVX-512 (_reduced_exactly; expr.quarter_turns:
-    within quarter_turns.ULPS_OF, far inside what impl.rounding_test assumes of them), and there atan and cosh from
-    glibc's vector functions at binary32 arguments (_vector_at_binary32), else NumPy's (p.numpy). The
-    narrow results do not depend on which: each is the correctly rounded one (impl.rounding_test)."""
-    return _narrow(p.name) if input_bits <= 26 else p.numpy
+def platform_array(p: Primitive, input_bits: int, argument_is_input: bool = False) -> Callable:
+    """The binary64 function over arrays that opcert's implementation takes p's values from. On inputs of at
+    most 26 bits (its float16, bfloat16 and float32 code): sin and cos reduced exactly, and tan where NumPy's loops
+    are not AVX-512 (_reduced_exactly; expr.quarter_turns: within quarter_turns.ULPS_OF, far inside what
+    impl.rounding_test assumes of them); where NumPy's loops are not AVX-512 and the primitive's argument is the
+    input itself (argument_is_input: atan(x), cosh(|x|), whose arguments are then binary32 values), atan and cosh
+    from glibc's vector functions (libm_arrays.on_binary32); cosh with its blocks above 711 filled (_NARROW_FILLED);
+    else NumPy's (p.numpy). One node of an expression takes one of them for every argument, so each is non-decreasing
+    over the arguments it gets where its record says so. The narrow results do not depend on which: each is the
+    correctly rounded one (impl.rounding_test)."""
+    if input_bits > 26:
+        return p.numpy
+    if _reduced_exactly(p.name):
+        return quarter_turns.FUNCTIONS[p.name]
+    f = p.numpy
+    if argument_is_input and input_bits <= 24 and not _numpy_avx512():
+        # the arguments are binary32 values, every one of which bench/libmvec_binary32.py puts through glibc's
+        # vector atan and cosh: in order, odd for atan, within the record's bounds, no NaN at a finite one; their
+        # 4 ULPs (glibc's stated bound, the C library record's contract) checked against Arb on a sample by
+        # tests/test_libm_arrays.py
+        f = libm_arrays.on_binary32(p.name) or f
+    return filled_beyond(f, *_NARROW_FILLED[p.name]) if p.name in _NARROW_FILLED else f
+
+
+def argument_is_input(node) -> bool:
+    """Whether a primitive node's argument is the input x itself, or |x| or -x (its values are then the input's)."""
+    a = node.args[0]
+    return a.op == "var" or (a.op in ("abs", "neg") and a.args[0].op == "var")
 
 
 # A block of cosh's arguments wholly above 711 is +inf without the call: there cosh(t) > e^t / 2 > 2^1024, so every
 # function within the contract overflows, and the C library's cosh and glibc's vector one take a slow path for each
 # such value (about half of the binary32 values, which Cosh's float32 sweep gives in blocks of one sign and a few
-# binades).
+# binades). No lower end: Cosh's argument is |x| (cosh is a primitive on t >= 0).
 _NARROW_FILLED = {"cosh": (-math.inf, 711.0, math.nan, math.inf)}
-
-
-def _narrow(name: str) -> Callable:
-    """platform_array's function for the narrow formats' code (decided at each call: the tests set the host)."""
-    if _reduced_exactly(name):
-        return quarter_turns.FUNCTIONS[name]
-    vector = None if _numpy_avx512() else _vector_at_binary32(name)
-    return _narrow_filled(name, vector is not None)
-
-
-@functools.cache
-def _narrow_filled(name: str, vector: bool) -> Callable:
-    f = _vector_at_binary32(name) if vector else REGISTRY[name].numpy
-    return filled_beyond(f, *_NARROW_FILLED[name]) if name in _NARROW_FILLED else f
-
-
-@functools.cache
-def _vector_at_binary32(name: str) -> Callable | None:
-    """Where NumPy's loops are not AVX-512 (NumPy's atan and cosh are then the C library's, one value at a time;
-    _narrow decides): glibc's vector function (libm_arrays.on_binary32) at the arguments that are binary32 values,
-    the values at which its contract is checked on every input (bench/libmvec_binary32.py: in order, odd for atan,
-    within bounds), NumPy's at the others (a DirectML scale-bias's x * scale + bias). Its contract, 4 ULPs, is the
-    C library's record's. None: no vector function here."""
-    vector = libm_arrays.on_binary32(name)
-    if vector is None:
-        return None
-    scalar = REGISTRY[name].numpy
-
-    def f(t, out=None):
-        a = np.asarray(t, dtype=np.float64)
-        flat = np.ascontiguousarray(a).reshape(-1)
-        with np.errstate(invalid="ignore", over="ignore"):
-            other = flat.astype(np.float32).astype(np.float64) != flat  # NaN: NumPy's too
-            y = np.empty(flat.size)
-            if other.all():
-                scalar(flat, out=y)
-            else:
-                vector(flat, out=y)
-                if other.any():
-                    y[other] = scalar(flat[other])
-        y = y.reshape(a.shape) if a.ndim else y[0]
-        if out is None:
-            return y
-        out[...] = y
-        return out
-
-    return f
 
 
 def _reduced_exactly(name: str) -> bool:
