@@ -86,7 +86,7 @@ def speed(name: str) -> tuple[float, float]:
     if name == "atan":
         t *= rng.choice([-1.0, 1.0], t.size)
     f, g = libm_arrays.on_binary32(name), {"atan": np.arctan, "cosh": np.cosh}[name]
-    narrow = primitives.platform_array(primitives.REGISTRY[name], 24, argument_is_input=True)
+    narrow = primitives.platform_array(primitives.REGISTRY[name], 24, of_input=True)
     y = np.empty_like(t)
     best = {}
     for label, fn in (("vector", f), ("narrow", narrow), ("numpy", g)):

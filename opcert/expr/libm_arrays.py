@@ -7,11 +7,12 @@ their scalar paths, much slower than libmvec's AVX2 functions (bench/README.md,
 format. The float32 sweep's ball and the binary64 reference's long double path
 spend most of their time there; so does opcert's own float32 code, for atan and
 cosh (`on_binary32()`, at binary32 arguments only: its order, oddness and
-bounds are checked on every binary32 value). A small C file calls the functions; it is
-compiled once a machine with the system's C compiler into the kernel cache
-(opcert.files) and loaded with ctypes. No compiler, another C library or
-another CPU: `vector()`, `on_binary32()` and `long_double()` return None, and the callers keep
-NumPy's functions (or the exact path), with the reason in `status()`.
+bounds are checked on every binary32 value). A small C file calls the
+functions; it is compiled once a machine with the system's C compiler into the
+kernel cache (opcert.files) and loaded with ctypes. No compiler, another C
+library or another CPU: `vector()`, `on_binary32()` and `long_double()` return
+None, and the callers keep NumPy's functions (or the exact path), with the
+reason in `status()`.
 
 The contracts, part of the primitives' records where they are used:
 - libmvec: glibc states that its x86-64 vector functions were tested by

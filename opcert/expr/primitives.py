@@ -1388,12 +1388,12 @@ SIGN_PRESERVING = frozenset(
 AT_INF = {n: p.at_inf for n, p in REGISTRY.items()}
 
 
-def platform_array(p: Primitive, input_bits: int, argument_is_input: bool = False) -> Callable:
+def platform_array(p: Primitive, input_bits: int, of_input: bool = False) -> Callable:
     """The binary64 function over arrays that opcert's implementation takes p's values from. On inputs of at
     most 26 bits (its float16, bfloat16 and float32 code): sin and cos reduced exactly, and tan where NumPy's loops
     are not AVX-512 (_reduced_exactly; expr.quarter_turns: within quarter_turns.ULPS_OF, far inside what
     impl.rounding_test assumes of them); where NumPy's loops are not AVX-512 and the primitive's argument is the
-    input itself (argument_is_input: atan(x), cosh(|x|), whose arguments are then binary32 values), atan and cosh
+    input itself (of_input, argument_is_input: atan(x), cosh(|x|), whose arguments are binary32 values), atan and cosh
     from glibc's vector functions (libm_arrays.on_binary32); cosh with its blocks above 711 filled (_NARROW_FILLED);
     else NumPy's (p.numpy). One node of an expression takes one of them for every argument, so each is non-decreasing
     over the arguments it gets where its record says so. The narrow results do not depend on which: each is the
@@ -1403,7 +1403,7 @@ def platform_array(p: Primitive, input_bits: int, argument_is_input: bool = Fals
     if _reduced_exactly(p.name):
         return quarter_turns.FUNCTIONS[p.name]
     f = p.numpy
-    if argument_is_input and input_bits <= 24 and not _numpy_avx512():
+    if of_input and input_bits <= 24 and not _numpy_avx512():
         # the arguments are binary32 values, every one of which bench/libmvec_binary32.py puts through glibc's
         # vector atan and cosh: in order, odd for atan, within the record's bounds, no NaN at a finite one; their
         # 4 ULPs (glibc's stated bound, the C library record's contract) checked against Arb on a sample by
