@@ -408,7 +408,7 @@ def _binary32_sample(seed=9, n=1 << 20) -> np.ndarray:
     for v in (0.5, 1.0, 22.0, 711.0, 2.0**26):
         b = int(np.float32(v).view(np.uint32))
         parts.append(np.arange(b - 4096, b + 4096, dtype=np.uint32))
-    t = np.concatenate([np.unique(np.concatenate(parts)).view(np.float32).astype(np.float64)])
+    t = np.unique(np.concatenate(parts)).view(np.float32).astype(np.float64)
     with np.errstate(invalid="ignore"):
         for fmt in ("float16", "bfloat16"):
             w = all_16bit(fmt).astype(np.float64)
@@ -491,8 +491,8 @@ def test_the_narrow_code_with_the_vector_functions_gives_the_references_bits(mon
 
 
 def test_a_cosh_block_above_711_is_filled_without_the_call():
-    """_NARROW_FILLED: a block of at least 1024 arguments all above 711 (strictly) is +inf without calling the function (one
-    that raises here), on every host; a block reaching below 711, or holding a NaN, calls it."""
+    """_NARROW_FILLED: a block of at least 1024 arguments all above 711 (strictly) is +inf without calling the
+    function (one that raises here), on every host; a block reaching down to 711, or holding a NaN, calls it."""
     import dataclasses
 
     from opcert.expr import primitives
