@@ -9,6 +9,10 @@ in two million, and every binary64 value exactly on a midpoint: sin(9830.3984375
 ties-to-even was 0.5000000007 ULP off), impl.run takes the exact value's rounding where it is one of y's two
 neighbours (decide), as a correctly rounded float32 library takes its accurate path when its rounding test fails.
 
+A standard whose binary64 value carries an absolute error instead (Standard.absolute_error: DirectML's periodic
+forms, an addition formula whose terms cancel next to a zero) is held to that bound as well: impl.run takes the
+exact value's rounding wherever the bound reaches a rounding boundary of the narrow format.
+
 The properties proved of the code hold for these results too: each is one of the two neighbours of y, on the side
 the exact value lies. Two inputs x1 < x2 whose binary64 values are in order and between the same two neighbours
 keep their order: where one is near the midpoint and the other not, the other lies farther out, on its own side,

@@ -9,6 +9,7 @@ from opcert.expr.compiled_eval import evaluate
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FloatFormat, IntFormat, format_of, to_format
 from opcert.impl.rounding_test import decide, near_indices, to_float32
+from opcert.impl.tensor_run import near_boundary
 from opcert.impl.tensor_run import run as run_tensor
 from opcert.spec import get_operator, is_tensor_operator, scale_bias, standard_named
 from opcert.spec.attrs import resolve, standard_for
@@ -80,6 +81,16 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
                 exact = _exact_rounded(op, x.reshape(-1)[near], attrs, std, fmt)
                 result[near] = decide(np.asarray(y64).reshape(-1)[near], result[near], exact, fmt)
                 result = result.reshape(x.shape)
+            absolute_error = op.standard(std).absolute_error
+            if absolute_error is not None:
+                # an error absolute, not relative to the value (a sum whose terms cancel): where it reaches a
+                # rounding boundary, the exact value's rounding, whichever it is
+                flat_y = np.asarray(y64, dtype=np.float64).reshape(-1)
+                off = np.flatnonzero(near_boundary(flat_y, fmt, ulps=absolute_error(flat_y)))
+                if off.size:
+                    result = result.reshape(-1)
+                    result[off] = _exact_rounded(op, x.reshape(-1)[off], attrs, std, fmt)
+                    result = result.reshape(x.shape)
     if out is None:
         return result
     out[...] = result

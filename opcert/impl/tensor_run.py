@@ -20,7 +20,7 @@ from opcert.spec.row_reference import check_float, reference_rows
 from opcert.spec.tensor import over_rows, reduced_axes, row_outputs, to_rows
 
 
-def _near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
+def near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
     """Where v moved by `ulps` binary64 ULPs (16, or an array of v's shape: the operator's error_bound) either
     way rounds to another value of fmt (NaN and +-inf: never).
     nonnegative (the operator's outputs are >= 0): a band around a binary64 zero (an exp that underflowed)
@@ -96,7 +96,7 @@ def run(
         rng = next((p for p in op.properties if p.kind == "range"), None)
         nonnegative = rng is not None and rng.lower is not None and rng.lower >= 0
         ulps = 16 if op.error_bound is None else op.error_bound(rows64)
-        near = np.nonzero(_near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
+        near = np.nonzero(near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
         if near.size:
             values[near] = reference_rows(op, rows64[near], fmt, rule=std.inf_rule, attrs=values_of)[0]
     result = back(to_format(row_outputs(op, values), fmt))

@@ -9,6 +9,8 @@ exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and 
 its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
 STANDARD_NOTE says so in each standard). The reference is exact."""
 
+import numpy as np
+
 from opcert.expr import absolute, attr, both, const, cos, eq, floor, fma, select, sin
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, finite_where_zero, x
 from opcert.spec.model import Attribute, Limit, Property, Standard, Support
@@ -58,12 +60,14 @@ def dml_element_wise(
     key: str = "directml",
     implementation_of_x=None,
     reference_of_x=None,
+    absolute_error=None,
 ) -> Standard:
     """The standard of DML_ELEMENT_WISE_<name> with a ScaleBias: f(x * scale + bias). `f` maps an expression to
     the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f.
     `key`: another where the operator's "directml" is its activation descriptor (Identity). `implementation_of_x`:
     an implementation written over x itself, where f of the once-rounded scale-bias would not do (periodic_scaled);
-    `reference_of_x` likewise for the reference's form (periodic_reference)."""
+    `reference_of_x` likewise for the reference's form (periodic_reference); `absolute_error` its error bound where
+    it is absolute (Standard.absolute_error)."""
     return Standard(
         key=key,
         op_name=f"DML_ELEMENT_WISE_{name}",
@@ -78,6 +82,7 @@ def dml_element_wise(
         if reference_of_x is not None
         else (reference_form(scaled()) if reference_form else None),
         notes=(STANDARD_NOTE + " " + notes).strip(),
+        absolute_error=absolute_error,
     )
 
 
@@ -107,8 +112,9 @@ def periodic_scaled(f, addition):
     value in [-1, 1] (DirectML's Sin at bias 1 was 3.5 million bfloat16 ULPs off). Where that sum is inexact (its
     two-sum error lo is not 0), f(p + bias) comes from the addition formula `addition(p, bias)` on the exact
     product p = x * scale (binary32 operands: 48 bits) and the bias, each reduced by the platform's function; it
-    stays within a few binary64 ULPs of the value absolutely (relatively, not next to a zero of f). Bias 0: f of
-    the exact product, as before. +-inf and NaN give NaN through the formula (lo is NaN there)."""
+    stays within a few binary64 ULPs of the value absolutely (relatively, not next to a zero of f: there impl.run
+    takes the exact value wherever that absolute error reaches a rounding boundary, Standard.absolute_error). Bias
+    0: f of the exact product, as before. +-inf and NaN give NaN through the formula (lo is NaN there)."""
     p, s, lo = scale_bias_parts()
     return select(eq(bias, 0), f(s), select(eq(lo, 0), f(s), addition(p, bias)))
 
@@ -168,10 +174,29 @@ def periodic_reference(addition):
     return addition(x * scale, bias)
 
 
+# The addition formula's error (periodic_scaled): each of its two products is within 12 + 4 + 1 binary64 ULPs of
+# its value (quarter_turns' or the C library's sin or cos of the exact product, the C library's of the bias, the
+# product's rounding), each value at most 1 in magnitude, and the sum adds one rounding: at most 35 x 2^-52 in all,
+# whatever the result. Next to a zero of the sum that is many ULPs of the result, so impl.run takes the exact value
+# wherever 48 x 2^-52 either way of the binary64 value reaches a rounding boundary of the narrow format: a ULP of
+# y64 is at least 2^-53 |y64|, so 96 / |y64| of its ULPs. Tan, the quotient S / C of two such sums: its relative
+# error is at most 48 x 2^-52 (1 / |S| + 1 / |C|), and with S^2 + C^2 about 1 (so max(|S|, |C|) >= 0.7) and
+# |y| = |S| / |C|, at most 48 x 2^-52 (1 + 1 / |y| + |y|) / 0.7: in ULPs of y64, 2^53 times that.
+def _sum_error(y):
+    with np.errstate(divide="ignore"):
+        return 96.0 / np.abs(y)
+
+
+def _quotient_error(y):
+    with np.errstate(divide="ignore", over="ignore"):
+        a = np.abs(y)
+        return 96.0 * (1.0 + 1.0 / a + a) / 0.7
+
+
 def periodic_standards(name: str, f, addition) -> tuple:
     """ONNX's `name`-7 (bfloat16 from 22) and DirectML's DML_ELEMENT_WISE_<NAME> (level 1.0) of a periodic f: its
     implementation and reference by the addition formula where x * scale + bias is inexact (periodic_scaled,
-    periodic_reference)."""
+    periodic_reference), with that formula's absolute error bound."""
     return (
         onnx_unary(name, f(x), f"y = {f.__name__}(x)", since=("7", "22"), notes="At +-inf, IEEE 754's NaN."),
         dml_element_wise(
@@ -180,6 +205,7 @@ def periodic_standards(name: str, f, addition) -> tuple:
             f,
             implementation_of_x=periodic_scaled(f, addition),
             reference_of_x=periodic_reference(addition),
+            absolute_error=_quotient_error if name == "Tan" else _sum_error,
         ),
     )
 

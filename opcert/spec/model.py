@@ -71,6 +71,10 @@ class Standard:
     # the declared variant of a ScaleBias (spec.scale_bias): x * scale + bias first rounded in the tensor's type,
     # selected as KEY+rounded (`--standard directml+rounded`)
     rounded_scale_bias: bool = False
+    # where the implementation's binary64 value carries an absolute error, not one relative to it (a sum whose terms
+    # cancel next to a zero: DirectML's periodic forms, spec.elementwise.periodic_scaled): y64 -> a bound on that
+    # error in binary64 ULPs of y64, which impl.run holds against the narrow format's rounding boundaries
+    absolute_error: Callable | None = None
 
     @property
     def name(self) -> str:
