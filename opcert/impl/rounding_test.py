@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from opcert.formats import to_format
 from opcert.jit import numba  # impl.run's compiled loops load numba already
 
 NEAR_BITS = 22  # the test's width: 2^-NEAR_BITS of the narrow format's ULP
@@ -135,3 +136,17 @@ def decide(y: np.ndarray, rounded: np.ndarray, exact: np.ndarray, fmt) -> np.nda
         own = np.abs(at(rounded) - y)  # about half the narrow ULP
         neighbour = np.abs(at(exact) - y) <= 2 * own  # the other neighbour is as far; the next ones 3 times
     return np.where(neighbour, exact, rounded)
+
+
+def near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
+    """Where v moved by `ulps` binary64 ULPs (16, or an array of v's shape: a tensor operator's error_bound, a
+    standard's absolute_error) either way rounds to another value of fmt (NaN and +-inf: never).
+    nonnegative (the operator's outputs are >= 0): a band around a binary64 zero (an exp that underflowed)
+    rounds to +0 and -0 only, and +0 is the value: not near (a fifth of Softmax's float16 pairs)."""
+    with np.errstate(all="ignore"):
+        d = ulps * np.abs(np.spacing(v))
+        lo, hi = to_format(v - d, fmt), to_format(v + d, fmt)
+    near = np.isfinite(v) & (lo.view(fmt.uint) != hi.view(fmt.uint))
+    if nonnegative:
+        near &= ~((lo == 0) & (hi == 0))
+    return near

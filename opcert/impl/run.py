@@ -8,8 +8,7 @@ from opcert.errors import UsageError
 from opcert.expr.compiled_eval import evaluate
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import FloatFormat, IntFormat, format_of, to_format
-from opcert.impl.rounding_test import decide, near_indices, to_float32
-from opcert.impl.tensor_run import near_boundary
+from opcert.impl.rounding_test import decide, near_boundary, near_indices, to_float32
 from opcert.impl.tensor_run import run as run_tensor
 from opcert.spec import get_operator, is_tensor_operator, scale_bias, standard_named
 from opcert.spec.attrs import resolve, standard_for

@@ -15,23 +15,10 @@ import numpy as np
 from opcert.errors import UsageError
 from opcert.expr.numpy_eval import eval_numpy
 from opcert.formats import to_format
+from opcert.impl.rounding_test import near_boundary
 from opcert.spec import get_tensor_operator
 from opcert.spec.row_reference import check_float, reference_rows
 from opcert.spec.tensor import over_rows, reduced_axes, row_outputs, to_rows
-
-
-def near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
-    """Where v moved by `ulps` binary64 ULPs (16, or an array of v's shape: the operator's error_bound) either
-    way rounds to another value of fmt (NaN and +-inf: never).
-    nonnegative (the operator's outputs are >= 0): a band around a binary64 zero (an exp that underflowed)
-    rounds to +0 and -0 only, and +0 is the value: not near (a fifth of Softmax's float16 pairs)."""
-    with np.errstate(all="ignore"):
-        d = ulps * np.abs(np.spacing(v))
-        lo, hi = to_format(v - d, fmt), to_format(v + d, fmt)
-    near = np.isfinite(v) & (lo.view(fmt.uint) != hi.view(fmt.uint))
-    if nonnegative:
-        near &= ~((lo == 0) & (hi == 0))
-    return near
 
 
 def run(
