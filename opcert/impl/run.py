@@ -66,21 +66,35 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
         if fmt.name == "float64":
             result = y64 if y64 is not None else to_format(eval_numpy(impl, x64, a64, input_bits=fmt.p), fmt)
             result = np.broadcast_to(result, x.shape).copy() if result.shape != x.shape else result
+            if scale_bias.has_scale_bias(op.standard(std)) and (a64["scale"], a64["bias"]) != (1.0, 0.0):
+                # a float64 tensor's x * scale is not exact in binary64: f of the rounded sum is off by f's
+                # condition number (Exp at scale 3: 192 ULPs; Sin past 2^53: any value), and the forms over the
+                # sum's exact parts assume an exact product (spec.elementwise). Every finite input takes the
+                # reference's value: only there, and the C library's values beside correctly rounded ones would
+                # break the order monotonicity claims (Acos: a rising pair, 1 ULP)
+                off = np.flatnonzero(np.isfinite(x64.reshape(-1)))
+                if off.size:
+                    result = result.reshape(-1)
+                    result[off] = reference_detailed(op, x.reshape(-1)[off], attrs, std).rounded
+                    result = result.reshape(x.shape)
         else:
             if y64 is None:
                 y64 = np.broadcast_to(eval_numpy(impl, x64, a64, input_bits=fmt.p), x.shape)
-            if fmt.name == "float32":
-                result, near = to_float32(y64)
-            else:
-                result, near = to_format(y64, fmt), near_indices(y64, fmt.p, fmt.emin)
-            # a binary64 value too near a midpoint of the narrow format: the exact value decides between its two
-            # neighbours (impl.rounding_test)
-            if near.size:
-                result = result.reshape(-1)
-                exact = _exact_rounded(op, x.reshape(-1)[near], attrs, std, fmt)
-                result[near] = decide(np.asarray(y64).reshape(-1)[near], result[near], exact, fmt)
-                result = result.reshape(x.shape)
-            absolute_error = op.standard(std).absolute_error
+            result = _rounded(op, x, y64, attrs, std, fmt)
+            absolute_error, slope = op.standard(std).absolute_error, op.standard(std).slope
+            if slope is not None and (a64["scale"], a64["bias"]) != (1.0, 0.0):
+                # f's condition unbounded at the rounded sum s (acos at 1): where its error from the sum's rounding,
+                # |lo| slope(s), reaches a rounding boundary, the standard's form over the sum's exact parts
+                flat_y = np.asarray(y64, dtype=np.float64).reshape(-1)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ulps = 16 + _sum_rounding_error(x64, a64, slope) / np.abs(np.spacing(flat_y))
+                off = np.flatnonzero(near_boundary(flat_y, fmt, ulps=ulps))
+                if off.size:
+                    xs = x.reshape(-1)[off]
+                    steep = eval_numpy(op.standard(std).steep_form, x64.reshape(-1)[off], a64, input_bits=fmt.p)
+                    result = result.reshape(-1)
+                    result[off] = _rounded(op, xs, np.broadcast_to(steep, xs.shape), attrs, std, fmt)
+                    result = result.reshape(x.shape)
             if absolute_error is not None:
                 # an error absolute, not relative to the value (a sum whose terms cancel): where it reaches a
                 # rounding boundary, the exact value's rounding, whichever it is
@@ -94,6 +108,38 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
         return result
     out[...] = result
     return out
+
+
+def _rounded(op, x: np.ndarray, y64: np.ndarray, attrs: dict, std, fmt) -> np.ndarray:
+    """y64 (binary64 values of the operator at x, x's shape) rounded into the narrow format fmt: where a value is
+    too near a midpoint, the exact value decides between its two neighbours (impl.rounding_test)."""
+    if fmt.name == "float32":
+        result, near = to_float32(y64)
+    else:
+        result, near = to_format(y64, fmt), near_indices(y64, fmt.p, fmt.emin)
+    if near.size:
+        result = result.reshape(-1)
+        exact = _exact_rounded(op, x.reshape(-1)[near], attrs, std, fmt)
+        result[near] = decide(np.asarray(y64).reshape(-1)[near], result[near], exact, fmt)
+        result = result.reshape(x.shape)
+    return result
+
+
+def _sum_rounding_error(x64: np.ndarray, attrs: dict, slope) -> np.ndarray:
+    """For binary32 (or narrower) x: a bound on |f(s) - f(x * scale + bias)|, s the sum rounded once in binary64
+    (x * scale is exact there: 48 bits), flat: |lo| slope(s) doubled (slope is f's at s, not its largest between s
+    and the sum), lo the sum's two-sum error. 0 where the sum is exact and at +-inf and NaN (their values are the
+    limits')."""
+    scale, bias = attrs["scale"], attrs["bias"]
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = x64.reshape(-1) * scale
+        s = p + bias
+        bb = s - p
+        lo = (p - (s - bb)) + (bias - bb)
+        inexact = np.isfinite(lo) & (lo != 0)
+        err = np.zeros(p.shape)
+        err[inexact] = 2.0 * np.abs(lo[inexact]) * slope(s[inexact])
+    return err
 
 
 # The reference's rounding of the inputs whose binary64 values were near a midpoint, per operator, standard,

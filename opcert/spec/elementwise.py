@@ -4,14 +4,18 @@ Most of them take an optional DML_SCALE_BIAS: "g(x) = x * scale + bias to each i
 computing this operator". opcert reads it as the exact real x * scale + bias (scale and bias binary32
 attributes, as every FLOAT attribute): what the descriptor defines, with no intermediate type named. Without a
 ScaleBias (the descriptor's null pointer) scale = 1 and bias = 0, the plain function. opcert's implementation
-computes the scale-bias as one fused multiply-add in binary64 (x * scale is exact there); where |x * scale|
-exceeds |bias| by more than about 2^29, that sum can land on a binary32 tie and be rounded a second time, so
-its results with a nonzero bias are not always correctly rounded (1 ULP off at such ties for Identity and Abs;
-STANDARD_NOTE says so in each standard). The reference is exact."""
+computes the scale-bias as one fused multiply-add in binary64 (x * scale is exact there for binary32 operands),
+f of that sum, and where f would lose its value to the sum's rounding (next to 1 for log, acosh, atanh; beyond
+2^53 for the periodic functions; at an integer for floor and ceil) a form over the sum's exact parts
+(scale_bias_parts, scaled_minus), for acos and asin next to +-1 where the sum's rounding reaches a rounding
+boundary (Standard.slope). A float64 tensor's product is not exact in binary64: there impl.run takes the
+reference's value at every finite input when the scale-bias is not 1, 0. The reference is exact."""
+
+import math
 
 import numpy as np
 
-from opcert.expr import absolute, attr, both, const, cos, eq, floor, fma, select, sin
+from opcert.expr import absolute, asin, attr, both, const, cos, either, eq, floor, fma, isnan, select, sin, sqrt
 from opcert.spec.declarations import ANY_RANK, DML_FLOATS, FLOATS_ONNX, FLOATS_ONNX_OLD, ONNX_DOC, finite_where_zero, x
 from opcert.spec.model import Attribute, Limit, Property, Standard, Support
 
@@ -25,7 +29,8 @@ DML_ELEMENT_WISE_LEVELS_2_0 = (Support("2.0", DML_FLOATS, (4, 4)), Support("3.0"
 
 STANDARD_NOTE = (
     "The scale-bias is the exact real x * scale + bias. opcert's implementation computes it as one binary64 fused "
-    "multiply-add: with a nonzero bias much smaller than x * scale, a result can be rounded twice (1 ULP off)."
+    "multiply-add, with forms over the sum's exact parts where f would lose its value to that rounding; in float64, "
+    "where x * scale + bias is no binary64 value, it takes the reference's value."
 )
 scale, bias = attr("scale"), attr("bias")
 # every finite x of every format: the domain of a property that +-inf breaks by IEEE 754 (sin(+-inf) is NaN)
@@ -41,12 +46,72 @@ def scaled(t=x):
     return t * scale + bias
 
 
-def scaled_once(t=x, plus=None):
-    """The scale-bias as opcert computes it, t * scale + bias (or + `plus`: log's bias - 1), one rounding
-    (binary32 x and scale: their product is exact). At a zero scale, t * scale is 0 for every t, +-inf
-    included, where IEEE's 0 * inf would be NaN (the limits there are f(bias)): t is clamped first
-    (declarations.finite_where_zero)."""
-    return fma(finite_where_zero(scale, t), scale, bias if plus is None else plus)
+def scaled_once(t=x):
+    """The scale-bias as opcert computes it, t * scale + bias, one rounding (binary32 x and scale: their product
+    is exact). At a zero scale, t * scale is 0 for every t, +-inf included, where IEEE's 0 * inf would be NaN (the
+    limits there are f(bias)): t is clamped first (declarations.finite_where_zero)."""
+    return fma(finite_where_zero(scale, t), scale, bias)
+
+
+def scaled_minus(c: float):
+    """x * scale + bias - c, one rounding of the exact value for binary32 x and scale (c = 1 or -1: log's, acosh's,
+    atanh's and the arcs' distance to 1 and -1). From the sum's two-sum s + lo (scale_bias_parts): s - c is
+    exact wherever it cancels (Sterbenz: s within a factor 2 of c), and adding lo rounds once. Computing bias - c
+    first would not do: it is inexact for |bias| below 2^-29 (1 - 3 x 2^-60 needs 61 bits), and next to x * scale
+    = c - bias the lost bits of bias are the result's leading ones. +-inf: s - c (lo is NaN there)."""
+    _, s, lo = scale_bias_parts()
+    d = s - const(c)
+    return select(isnan(lo), d, d + lo)
+
+
+def minus_scaled(c: float):
+    """c - (x * scale + bias), as scaled_minus: +0 where the sum is c (negating scaled_minus would give -0 there,
+    and atanh's 2 / (1 - g) -inf instead of +inf)."""
+    _, s, lo = scale_bias_parts()
+    d = const(c) - s
+    return select(isnan(lo), d, d - lo)
+
+
+def where_inexact(corrected, plain):
+    """`plain` where x * scale + bias is exact in binary64 (s is the sum itself) or x is +-inf (lo is NaN), else
+    `corrected`: a form over the exact sum's parts where f of the once-rounded sum loses the value (next to a
+    pole or an end point of f's domain, where rounding the sum moves f by many of the narrow format's ULPs)."""
+    _, _, lo = scale_bias_parts()
+    return select(either(eq(lo, 0), isnan(lo)), plain, corrected)
+
+
+def arc_slope(s: np.ndarray) -> np.ndarray:
+    """|acos'(s)| = |asin'(s)| = 1 / sqrt(1 - s^2): inf at +-1 and beyond (Standard.slope)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = 1.0 - s * s
+        return np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), np.inf)
+
+
+def acos_of_distance(d):
+    """acos(1 - d) = 2 asin(sqrt(d / 2)), for d in [0, 1] well conditioned where acos(1 - d) is not; NaN below 0
+    (1 - d beyond 1), as IEEE's acos there."""
+    return 2 * asin(sqrt(d * 0.5))
+
+
+PI, HALF_PI = const(math.pi), const(math.pi / 2)
+
+
+def acos_steep():
+    """acos(x * scale + bias) from the sum's distance to +-1, rounded once (minus_scaled, scaled_minus): acos of
+    the once-rounded sum next to 1 loses the value (acos(1 - 3 x 8.8e-24) came out 0, 1.68e7 float32 ULPs from
+    7.3e-12), and next to -1 its domain (pi for a sum just below -1, where the value is NaN)."""
+    return select(scaled_once() >= 0, acos_of_distance(minus_scaled(1)), PI - acos_of_distance(scaled_minus(-1)))
+
+
+def asin_steep():
+    """asin(x * scale + bias) beyond +-1/2 as pi/2 - acos of the sum's distance to +-1 (acos_steep: asin of the
+    once-rounded sum next to 1 was a float32 ULP off); within, asin of the sum."""
+    s = scaled_once()
+    return select(
+        s >= 0.5,
+        HALF_PI - acos_of_distance(minus_scaled(1)),
+        select(s <= -0.5, acos_of_distance(scaled_minus(-1)) - HALF_PI, asin(s)),
+    )
 
 
 def dml_element_wise(
@@ -61,13 +126,16 @@ def dml_element_wise(
     implementation_of_x=None,
     reference_of_x=None,
     absolute_error=None,
+    slope=None,
+    steep_form=None,
 ) -> Standard:
     """The standard of DML_ELEMENT_WISE_<name> with a ScaleBias: f(x * scale + bias). `f` maps an expression to
     the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f.
     `key`: another where the operator's "directml" is its activation descriptor (Identity). `implementation_of_x`:
     an implementation written over x itself, where f of the once-rounded scale-bias would not do (periodic_scaled);
     `reference_of_x` likewise for the reference's form (periodic_reference); `absolute_error` its error bound where
-    it is absolute (Standard.absolute_error)."""
+    it is absolute (Standard.absolute_error); `slope` f's slope where its condition is unbounded, `steep_form` the
+    form taken there (Standard.slope)."""
     return Standard(
         key=key,
         op_name=f"DML_ELEMENT_WISE_{name}",
@@ -83,6 +151,8 @@ def dml_element_wise(
         else (reference_form(scaled()) if reference_form else None),
         notes=(STANDARD_NOTE + " " + notes).strip(),
         absolute_error=absolute_error,
+        slope=slope,
+        steep_form=steep_form,
     )
 
 

@@ -75,6 +75,12 @@ class Standard:
     # cancel next to a zero: DirectML's periodic forms, spec.elementwise.periodic_scaled): y64 -> a bound on that
     # error in binary64 ULPs of y64, which impl.run holds against the narrow format's rounding boundaries
     absolute_error: Callable | None = None
+    # f's slope at the once-rounded scale-bias s (binary64 in, out; inf where unbounded) where f's condition there
+    # is unbounded (acos and asin at +-1): impl.run bounds f(s)'s error from the sum's rounding lo by |lo| slope(s),
+    # and where that reaches a rounding boundary of the narrow format it rounds `steep_form` instead, a form over
+    # the sum's exact parts (the implementation stays f(s): monotonic as the provers see it)
+    slope: Callable | None = None
+    steep_form: Expr | None = None
 
     @property
     def name(self) -> str:

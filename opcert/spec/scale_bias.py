@@ -68,6 +68,11 @@ def rounded_argument(x: np.ndarray, attrs: dict, fmt) -> np.ndarray:
     return np.where(midpoint, np.where(lo > 0, above, below), r.astype(np.float64)).astype(fmt.dtype)
 
 
+def has_scale_bias(standard) -> bool:
+    """Whether the standard is a DirectML element-wise descriptor's with a ScaleBias (spec.elementwise)."""
+    return standard.attribute_names.get("scale") == "ScaleBias.Scale"
+
+
 def plain_attributes(attrs: dict) -> dict:
     """The attributes with the scale-bias taken out (scale 1, bias 0): f alone, at the rounded argument."""
     return {**attrs, **PLAIN}

@@ -6,7 +6,16 @@ non-increasing on [-1, 1]: a monotonic property with `decreasing`."""
 from opcert.expr import acos, both, eq, negate
 from opcert.expr.primitives import PI_ABOVE
 from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
+from opcert.spec.elementwise import (
+    SCALE_BIAS,
+    acos_steep,
+    arc_slope,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    scale,
+    scale_bias_limits,
+)
 from opcert.spec.model import Operator, RuntimeMap
 
 OPERATOR = Operator(
@@ -16,7 +25,7 @@ OPERATOR = Operator(
     attributes=SCALE_BIAS,
     standards=(
         onnx_unary("Acos", acos(x), "y = acos(x)", since=("7", "22"), notes="Outside [-1, 1], IEEE 754's NaN."),
-        dml_element_wise("ACOS", "f(x) = acos(x)", acos),
+        dml_element_wise("ACOS", "f(x) = acos(x)", acos, slope=arc_slope, steep_form=acos_steep()),
     ),
     primary="onnx",
     implementation=acos(x),

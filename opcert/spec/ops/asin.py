@@ -5,7 +5,16 @@ Outside [-1, 1] both follow IEEE 754 (C's asin), which ONNX's reference operator
 from opcert.expr import asin, both, eq, negate
 from opcert.expr.primitives import HALF_PI_ABOVE
 from opcert.spec.declarations import LIMITS, NAN_PROPAGATION, Property, const, x
-from opcert.spec.elementwise import SCALE_BIAS, bias, dml_element_wise, onnx_unary, scale, scale_bias_limits
+from opcert.spec.elementwise import (
+    SCALE_BIAS,
+    arc_slope,
+    asin_steep,
+    bias,
+    dml_element_wise,
+    onnx_unary,
+    scale,
+    scale_bias_limits,
+)
 from opcert.spec.model import Operator, RuntimeMap
 
 UNIT = (const(-1), const(1))
@@ -17,7 +26,7 @@ OPERATOR = Operator(
     attributes=SCALE_BIAS,
     standards=(
         onnx_unary("Asin", asin(x), "y = asin(x)", since=("7", "22"), notes="Outside [-1, 1], IEEE 754's NaN."),
-        dml_element_wise("ASIN", "f(x) = asin(x)", asin),
+        dml_element_wise("ASIN", "f(x) = asin(x)", asin, slope=arc_slope, steep_form=asin_steep()),
     ),
     primary="onnx",
     implementation=asin(x),

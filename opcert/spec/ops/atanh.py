@@ -16,9 +16,11 @@ from opcert.spec.elementwise import (
     SCALE_BIAS,
     bias,
     dml_element_wise,
+    minus_scaled,
     onnx_unary,
     scale,
     scale_bias_limits,
+    scaled_minus,
     scaled_once,
 )
 from opcert.spec.model import Operator, RuntimeMap
@@ -45,8 +47,8 @@ OPERATOR = Operator(
             ),
             implementation=select(
                 scaled_once() >= 0,
-                0.5 * log1p(2 * scaled_once() / scaled_once(-x, 1 - bias)),
-                -0.5 * log1p(-2 * scaled_once() / scaled_once(plus=bias + 1)),
+                0.5 * log1p(2 * scaled_once() / minus_scaled(1)),
+                -0.5 * log1p(-2 * scaled_once() / scaled_minus(-1)),
             ),
         ),
     ),

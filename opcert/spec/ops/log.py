@@ -5,7 +5,7 @@ log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf."""
 
 import dataclasses
 
-from opcert.expr import both, eq, log, log1p, negate
+from opcert.expr import both, eq, log, log1p, negate, select
 from opcert.spec.declarations import (
     LIMITS,
     NAN_PROPAGATION,
@@ -20,7 +20,9 @@ from opcert.spec.elementwise import (
     onnx_unary,
     scale,
     scale_bias_limits,
+    scaled_minus,
     scaled_once,
+    where_inexact,
 )
 from opcert.spec.model import Operator, RuntimeMap
 
@@ -33,12 +35,18 @@ OPERATOR = Operator(
         onnx_unary(
             "Log", log(x), "y = log(x)", notes="Outside the real domain, IEEE 754's log: -inf at +-0, NaN below 0."
         ),
-        # ln(x * scale + bias) = ln(1 + (x * scale + (bias - 1))): near 1 (bias = 1, tiny x) the sum's rounding
-        # would lose every bit of the logarithm; bias - 1 is exact, and the fused sum rounds once
+        # where the sum is inexact and at least 1/2, ln(x * scale + bias) = ln(1 + (x * scale + bias - 1)):
+        # next to 1 the sum's rounding would lose the logarithm's leading bits; x * scale + bias - 1 rounds once
+        # (scaled_minus). Below 1/2 (log1p of a value near -1 would lose a tiny sum: ln(1e-33) came out -inf)
+        # and where the sum is exact, ln of the sum itself
         dataclasses.replace(
             dml_element_wise("LOG", "f(x) = log(x)", log),
-            implementation=log1p(scaled_once(plus=bias - 1)),
-            reference_form=log1p(x * scale + (bias - 1)),
+            implementation=where_inexact(
+                select(scaled_once() >= 0.5, log1p(scaled_minus(1)), log(scaled_once())), log(scaled_once())
+            ),
+            # the reference likewise: log1p of a ball next to -1 is never decided at binary64's precision (every
+            # input below 2^-54 at the defaults took the multi-precision path: bench/README.md, eighteenth stop)
+            reference_form=select(x * scale + bias < 0.5, log(x * scale + bias), log1p(x * scale + (bias - 1))),
         ),
     ),
     primary="onnx",
