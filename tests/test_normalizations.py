@@ -95,6 +95,18 @@ def test_the_issues_row_through_the_cli(cli):
     assert json.loads(out)["attrs"]["epsilon"]["bits"] == "0x3727c5ac"  # 1e-5 rounded to binary32
 
 
+def test_the_library_takes_a_tensor_operators_attributes_as_keywords():
+    """opcert.run and opcert.reference take epsilon= as the element-wise operators take theirs (it was a TypeError
+    from the tensor code's signature). [40000, ..., 40003] at epsilon 1: variance 5/4, sqrt(5/4 + 1) = 3/2, so the
+    row is (x - 40001.5) / 1.5 = -1, -1/3, 1/3, 1, by hand; an unknown name is a UsageError naming the allowed."""
+    x = np.array([[40000, 40001, 40002, 40003]], np.float32)
+    want = np.array([[-1, -1 / 3, 1 / 3, 1]], np.float32)
+    assert np.array_equal(opcert.run("LayerNormalization", x, epsilon=1.0), want)
+    assert np.array_equal(opcert.reference("LayerNormalization", x, axis=-1, epsilon=1.0), want)
+    with pytest.raises(opcert.UsageError, match="allowed: epsilon"):
+        opcert.run("LayerNormalization", x, eps=1.0)
+
+
 def test_epsilon_is_an_attribute_of_its_domain(cli):
     x = np.array([[3.0, 3.0, 3.0]], np.float32)
     assert np.isnan(reference("LayerNormalization", x, attrs={"epsilon": 0})).all()  # 0 / 0, as the formula

@@ -30,7 +30,9 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **
     out-of-domain attributes, or a mismatched `out`. A tensor operator (Softmax) takes
     axis= or axes= (opcert.impl.tensor_run)."""
     if is_tensor_operator(op):
-        return run_tensor(op, x, out=out, standard=standard, **attrs)
+        axis, axes, given = attrs.pop("axis", None), attrs.pop("axes", None), attrs.pop("attrs", None)
+        # the attributes as keywords, as for the element-wise operators (epsilon=1e-3 was a TypeError)
+        return run_tensor(op, x, out=out, standard=standard, axis=axis, axes=axes, attrs={**(given or {}), **attrs})
     standard = standard or standard_named(op)
     op = get_operator(op)
     return run_resolved(op, x, resolve(op, attrs, standard), out=out, standard=standard)

@@ -167,13 +167,13 @@ def reference_detailed(
         # a sample closed under negation (x, then -x in the same order: inputs.sample, every pattern of a
         # 16-bit format) of an odd or even function: the fast path on the first half, the second from it
         idx = np.nonzero(pending[:half] if half else pending)[0]
-        val, decided, h, l, a, zero = _fast_threads(form, std.formula, x64[idx], a64, precision, fmt)
+        val, decided, h, l, a, zero = _fast_threads(form, std.zero_form, x64[idx], a64, precision, fmt)
         parts = [(idx, val, h, l)]
         if half:
             twin, sign = idx + half, (-1.0 if mirror == "odd" else 1.0)
             tval, th, tl = sign * val, sign * h, sign * l + 0.0  # lo: +0, never -0, as computed
             if zero.any():  # an exact zero's sign is the formula's, at its own sign
-                tval[zero] = th[zero] = zero_signs(std.formula, x64[twin[zero]], a64)
+                tval[zero] = th[zero] = zero_signs(std.zero_form, x64[twin[zero]], a64)
             parts.append((twin, tval, th, tl))
         for at, v, hh, ll in parts:
             out[at[decided]] = v[decided]
@@ -197,7 +197,7 @@ def reference_detailed(
             out[i] = hi[i] = special
             continue
         if v.is_rational and v.lo == 0:
-            out[i] = hi[i] = zero_signs(std.formula, np.array([xi]), a64)[0]
+            out[i] = hi[i] = zero_signs(std.zero_form, np.array([xi]), a64)[0]
             exact_q[i] = Fraction(0)
             continue
         mid = v.mid
@@ -337,7 +337,9 @@ def reference(op, x, *, standard: str | None = None, **attrs) -> np.ndarray:
     `op` is, such as DML_ACTIVATION_SOFTPLUS). A tensor operator (Softmax) takes axis= or axes= instead
     of attributes (spec.row_reference)."""
     if is_tensor_operator(op):
-        return reference_tensor(op, x, standard=standard, **attrs)
+        axis, axes, given = attrs.pop("axis", None), attrs.pop("axes", None), attrs.pop("attrs", None)
+        # the attributes as keywords, as for the element-wise operators (impl.run likewise)
+        return reference_tensor(op, x, standard=standard, axis=axis, axes=axes, attrs={**(given or {}), **attrs})
     standard = standard or standard_named(op)
     op = get_operator(op)
     x = np.asarray(x)
