@@ -2,7 +2,9 @@
 subnormals), decided by the side of the exact value: against MPFR, and the sweep
 against the per-input path on the same inputs."""
 
+import gmpy2
 import numpy as np
+import pytest
 from conftest import same_bits
 from oracle import oracle
 
@@ -53,7 +55,34 @@ def test_expressions_outside_the_known_shapes_are_not_described():
 
     x = Expr("var", name="x")
     assert one_sided.supported(opcert.get_operator("ScaledTanh").reference_form(None))
-    assert not one_sided.supported(Expr("exp", (x,)))
+    assert not one_sided.supported(Expr("sin", (x,)))
+
+
+@pytest.mark.parametrize(
+    "op, standard, attrs, dtype, x, f",
+    [
+        # gamma alpha = 1.0507 x 2.5 (DirectML's binary32 gamma) is a float32 midpoint, and below -745
+        # expm1(x) = -1 + e^x is above -1 by less than 2^-1074: no ball decides it ("undecided at 32768 bits")
+        ("Selu", "directml", {"alpha": 2.5}, np.float32, -5867537 / 512, "selu"),
+        # 2.5 (11824 + log1p(e^-11824)): 29560, a float16 midpoint, plus about 2^-17056
+        ("Softplus", "directml-parametric", {"alpha": 2.5, "beta": 1.0}, np.float16, 11824.0, "softplus"),
+    ],
+)
+def test_a_midpoint_plus_a_value_under_the_smallest_double_is_decided_by_its_side(op, standard, attrs, dtype, x, f):
+    """exp, expm1 and log1p far below 0 are one-sided (expr.primitives: UNDER_SMALLEST): the reference rounds as
+    MPFR does at 40,000 bits, and opcert's code with it."""
+    xs = np.array([x], dtype)
+    with gmpy2.context(precision=40000):
+        t = gmpy2.mpfr(float(xs[0]))
+        if f == "selu":
+            v = gmpy2.mpfr(float(np.float32(1.0507))) * gmpy2.mpfr(attrs["alpha"]) * gmpy2.expm1(t)
+        else:
+            v = gmpy2.mpfr(attrs["alpha"]) * (t + gmpy2.log1p(gmpy2.exp(-t)))
+    p, emin, emax = (24, -148, 128) if dtype is np.float32 else (11, -23, 16)
+    with gmpy2.context(precision=p, emin=emin, emax=emax, subnormalize=True):
+        want = float(+v)
+    assert float(opcert.reference(op, xs, standard=standard, **attrs)[0]) == want
+    assert float(opcert.run(op, xs, standard=standard, **attrs)[0]) == want
 
 
 def test_the_sweep_decides_midpoints_like_the_per_input_path(tmp_path):

@@ -327,12 +327,36 @@ def _tanh_one_sided(arg, an):
     return t, np.where(t == 0, 0.0, gap), -np.sign(t), ok
 
 
+# Below it e^t < 2^-1075: e^t is a positive value under the smallest double (a ball at any fixed precision cannot
+# tell -1 + e^t from -1: DirectML's Selu at alpha 2.5 puts gamma alpha, a float32 midpoint, there for x < -745)
+UNDER_SMALLEST = -746.0
+
+
 def _expm1_one_sided(arg, an):
     # Selu at gamma = 3, alpha = 2: 6 expm1(x) for tiny x < 0 is 6x plus t^2/2, and 6x is a binary32
-    # midpoint for a quarter of the inputs; below 2^-26, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2)
+    # midpoint for a quarter of the inputs; below 2^-26, expm1(t) - t = t^2/2 + t^3/6 + ... is in (0, t^2).
+    # Far below 0, expm1(t) = -1 + e^t, above -1 by less than 2^-1074
     t, ok = an.tiny_exact(arg, 2.0**-26)
     gap = np.maximum(t * t, 2.0**-1074)
-    return t, np.where(t == 0, 0.0, gap), np.where(t == 0, 0.0, 1.0), ok
+    u, exact = an.tiny_exact(arg, np.inf)
+    far = exact & (u < UNDER_SMALLEST)
+    m = np.where(far, -1.0, t)
+    return m, np.where(far, 2.0**-1074, np.where(t == 0, 0.0, gap)), np.where(far | (t != 0), 1.0, 0.0), ok | far
+
+
+def _exp_one_sided(arg, an):
+    # far below 0, e^t is a positive value under 2^-1074: 0 on the side above (Softplus's log1p(e^-t) for
+    # large t: t + that, times alpha, on a midpoint)
+    u, exact = an.tiny_exact(arg, np.inf)
+    far = exact & (u < UNDER_SMALLEST)
+    return np.float64(0.0), np.where(far, 2.0**-1074, 0.0), np.where(far, 1.0, 0.0), far
+
+
+def _log1p_one_sided(arg, an):
+    # log1p(v) for a positive v under 2^-1074 (exp_one_sided's): in (0, v)
+    m, r, side, ok = an.one_sided(arg)
+    tiny = ok & (m == 0) & (side > 0) & (r <= 2.0**-1074)
+    return np.float64(0.0), np.where(tiny, r, 0.0), np.where(tiny, 1.0, 0.0), tiny
 
 
 def _erfc_one_sided(arg, an):
@@ -863,6 +887,7 @@ REGISTRY: dict[str, Primitive] = {
             ball_radius=_exp_ball,
             moved=_exp_moved,
             grows=True,
+            one_sided=_exp_one_sided,
         ),
         Primitive(
             name="expm1",
@@ -925,6 +950,7 @@ REGISTRY: dict[str, Primitive] = {
         Primitive(
             name="log1p",
             doc="ln(1 + t), t > -1",
+            one_sided=_log1p_one_sided,
             numpy=np.log1p,
             arb=_arb("log1p"),
             exact=_at_zero(0),

@@ -274,6 +274,9 @@ class _Analyses:
     def sign_bound(self, e: Expr):
         return _sign_bound(e, self.x, self.attrs)
 
+    def one_sided(self, e: Expr):
+        return fold(e, OneSided(self.x, self.attrs))
+
 
 NONE = (np.float64(0.0), 0.0, 0.0, False)  # nothing known: the exact path decides
 
@@ -325,6 +328,12 @@ class OneSided(Domain):
                 ok = exact & (np.abs(bound) <= np.abs(ma) * 2.0**-60) & (ma != 0)
                 if np.any(ok):
                     return ma, np.where(sgn == 0, 0.0, bound), sgn, ok
+            # an exact value plus a one-sided value at 0 (Softplus: t + log1p(e^-t), the second under 2^-1074)
+            for (ma, ra, sa, oka), (mb, rb, sb, okb) in ((args[0], args[1]), (args[1], args[0])):
+                ok = oka & (sa == 0) & (ra == 0) & okb & (mb == 0) & (sb != 0) & (rb <= np.abs(ma) * 2.0**-60)
+                ok = ok & (ma != 0)
+                if np.any(ok):
+                    return ma, np.where(ok, rb, 0.0), np.where(ok, sb, 0.0), ok
             return NONE
         if op in ("min", "max"):
             # min(c, v) and max(c, v) with an exact c and v's interval strictly on one side: v

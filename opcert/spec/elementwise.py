@@ -128,6 +128,7 @@ def dml_element_wise(
     absolute_error=None,
     slope=None,
     steep_form=None,
+    zero_sign_form=None,
 ) -> Standard:
     """The standard of DML_ELEMENT_WISE_<name> with a ScaleBias: f(x * scale + bias). `f` maps an expression to
     the operator's expression of it; `implementation` and `reference_form` likewise, when they differ from f.
@@ -135,7 +136,7 @@ def dml_element_wise(
     an implementation written over x itself, where f of the once-rounded scale-bias would not do (periodic_scaled);
     `reference_of_x` likewise for the reference's form (periodic_reference); `absolute_error` its error bound where
     it is absolute (Standard.absolute_error); `slope` f's slope where its condition is unbounded, `steep_form` the
-    form taken there (Standard.slope)."""
+    form taken there (Standard.slope); `zero_sign_form` what gives an exact zero its sign (Standard.zero_sign_form)."""
     return Standard(
         key=key,
         op_name=f"DML_ELEMENT_WISE_{name}",
@@ -153,6 +154,7 @@ def dml_element_wise(
         absolute_error=absolute_error,
         slope=slope,
         steep_form=steep_form,
+        zero_sign_form=zero_sign_form,
     )
 
 

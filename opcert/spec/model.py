@@ -81,6 +81,14 @@ class Standard:
     # the sum's exact parts (the implementation stays f(s): monotonic as the provers see it)
     slope: Callable | None = None
     steep_form: Expr | None = None
+    # the expression whose IEEE value gives an exact zero result its sign, where the formula's does not: the
+    # formula in binary64 rounds x * scale + bias first, and Ceil of a sum in (-1, 0) rounded to -1 is -1, not
+    # IEEE's -0 (None: the formula)
+    zero_sign_form: Expr | None = None
+
+    @property
+    def zero_form(self) -> Expr:
+        return self.zero_sign_form if self.zero_sign_form is not None else self.formula
 
     @property
     def name(self) -> str:

@@ -36,6 +36,8 @@ OPERATOR = Operator(
             _ceil,
             implementation_of_x=ceil_scaled(),
             reference_of_x=integral_scaled(_ceil),
+            # ceil of a sum in (-1, 0) is -0 (IEEE's ceil there); the formula in binary64 rounds -1 + 1e-20 to -1
+            zero_sign_form=ceil_scaled(),
         ),
     ),
     primary="onnx",

@@ -18,6 +18,7 @@ from opcert.spec.declarations import (
     Support,
     attr,
     const,
+    finite_where_zero,
     x,
 )
 from opcert.spec.model import Attribute, Operator, RuntimeMap, Standard
@@ -57,10 +58,13 @@ OPERATOR = Operator(
             defaults={"alpha": 1 / 6, "beta": 0.5},
             attribute_names={"alpha": "Alpha", "beta": "Beta"},
             support=(Support("6.2", DML_FLOATS, (1, 8)),),
+            # at alpha = 0, alpha * x is beta's 0 for every x, +-inf included (IEEE's 0 * inf is NaN: HardSwish(inf)
+            # came out NaN at alpha 0, beta 0.5, where it is inf)
             implementation=select(
-                fma(alpha, x, beta) <= 0,
-                select(x < 0, -const(0), const(0)),
-                x * maximum(0, minimum(fma(alpha, x, beta), 1)),
+                fma(alpha, finite_where_zero(alpha, x), beta) <= 0,
+                # x times a hard sigmoid of 0: a zero of x's sign (-0 at x = -0, where beta <= 0 puts it here)
+                select(x < 0, -const(0), select(x > 0, const(0), x * const(0))),
+                x * maximum(0, minimum(fma(alpha, finite_where_zero(alpha, x), beta), 1)),
             ),
             notes="The document's typical default for Alpha is '0.166667 (1/6)': opcert takes 1/6 rounded to "
             "binary32 (0.1666666716...), which is not 1/6, so the two standards never agree exactly.",

@@ -17,6 +17,7 @@ from opcert.spec.declarations import (
     attr,
     const,
     dml_levels_1_0,
+    finite_where_zero,
     softplus_monotone,
     x,
 )
@@ -77,7 +78,8 @@ OPERATOR = Operator(
             defaults={},
             attribute_names={"alpha": "Alpha", "beta": "Beta"},
             support=dml_levels_1_0(),
-            implementation=alpha * softplus_monotone(beta * x),
+            # at alpha = 0 every value is 0 and at beta = 0 alpha ln 2, +-inf included (IEEE's 0 * inf was NaN there)
+            implementation=alpha * softplus_monotone(beta * finite_where_zero(beta, finite_where_zero(alpha, x))),
             reference_form=alpha * stable(beta * x),
             notes="The document gives no typical defaults: opcert checks alpha = beta = 1 unless told.",
         ),
@@ -85,6 +87,8 @@ OPERATOR = Operator(
     primary="onnx",
     implementation=softplus_monotone(x),
     limits=(
+        Limit(1, const(0), condition=eq(alpha, 0)),  # alpha * ln(1 + e^(beta x)) is 0 for every x
+        Limit(-1, const(0), condition=eq(alpha, 0)),
         Limit(1, "inf", condition=both(alpha > 0, beta > 0)),
         Limit(1, "-inf", condition=both(alpha < 0, beta > 0)),
         Limit(1, const(0), zero_sign=-1, condition=both(alpha < 0, beta < 0)),

@@ -234,7 +234,7 @@ class _Chunk:
             if cfg.accuracy and self.hi - self.lo >= COMPILED_BALL_FROM
             else None
         )
-        self.formula = s.op.standard(cfg.standard).formula
+        self.formula = s.op.standard(cfg.standard).zero_form  # what gives an exact zero its sign
         # where the real function is odd (or even), the correctly rounded reference at -m is the one at +m
         # negated (or the same): rounding to nearest even is symmetric. The +m side's ball serves both.
         self.mirror = expr.parity(self.form)
