@@ -5,8 +5,8 @@ Library API (the CLI is a thin layer over it):
     opcert.operators(), opcert.get_operator(name)    the catalog
     opcert.reference(op, x, **attrs)                  the correctly rounded reference
     opcert.run(op, x, out=None, **attrs)              opcert's implementation
-    (a tensor operator, Softmax, LogSoftmax, Hardmax, takes axis= or axes= and standard= instead:
-    opcert.spec.tensor_operators())
+    (a tensor operator, Softmax, LayerNormalization, ..., takes axis= or axes= besides standard= and its
+    attributes, epsilon=: opcert.spec.tensor_operators())
     opcert.measure(op, target, dtype, inputs, options, attrs=...)
                                                       ULP accuracy of any target, and its properties
     opcert.given_outputs(x, y)                        outputs computed elsewhere, as a target

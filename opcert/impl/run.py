@@ -28,7 +28,7 @@ def run(op, x, *, out: np.ndarray | None = None, standard: str | None = None, **
     bits, tests/test_compiled_eval.py). `out` receives the result when given; it must have x's dtype and
     shape and may be x itself (in place). Raises UsageError on an unsupported dtype, unknown or
     out-of-domain attributes, or a mismatched `out`. A tensor operator (Softmax) takes
-    axis= or axes= (opcert.impl.tensor_run)."""
+    axis= or axes= besides its attributes (opcert.impl.tensor_run)."""
     if is_tensor_operator(op):
         axis, axes, given = attrs.pop("axis", None), attrs.pop("axes", None), attrs.pop("attrs", None)
         # the attributes as keywords, as for the element-wise operators (epsilon=1e-3 was a TypeError)

@@ -313,6 +313,7 @@ class OneSided(Domain):
             p, exact = _product_exact(np.asarray(ma, dtype=np.float64), np.asarray(mb, dtype=np.float64))
             # one exact factor c times a one-sided value: c m, on side sign(c) s, within |c| r
             r = np.where(exact_a, np.abs(ma) * rb, np.abs(mb) * ra) * (1 + 2.0**-50)
+            r = r + np.where(r > 0, 2.0**-1074, 0.0)  # a product in the subnormal range rounds: still a bound
             s = np.where(exact_a, np.sign(ma) * sb, np.sign(mb) * sa)
             zero = (exact_a & (ma == 0)) | (exact_b & (mb == 0))
             ok = oka & okb & (exact_a | exact_b) & (exact | zero)

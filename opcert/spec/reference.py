@@ -334,8 +334,8 @@ def reference(op, x, *, standard: str | None = None, **attrs) -> np.ndarray:
     Attributes take ONNX or DirectML names; missing ones take the standard's
     defaults. `standard` selects whose definition ("onnx", "directml", ...);
     by default the operator's primary standard (or the standard whose own name
-    `op` is, such as DML_ACTIVATION_SOFTPLUS). A tensor operator (Softmax) takes axis= or axes= instead
-    of attributes (spec.row_reference)."""
+    `op` is, such as DML_ACTIVATION_SOFTPLUS). A tensor operator (Softmax) takes axis= or axes= besides
+    its attributes (LayerNormalization's epsilon=; spec.row_reference)."""
     if is_tensor_operator(op):
         axis, axes, given = attrs.pop("axis", None), attrs.pop("axes", None), attrs.pop("attrs", None)
         # the attributes as keywords, as for the element-wise operators (impl.run likewise)
