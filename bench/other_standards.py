@@ -13,21 +13,13 @@ import numpy as np
 
 import opcert
 from opcert.errors import UsageError
+from opcert.formats import get_format
 from opcert.verify.accuracy.attr_sweep import attribute_sets
+from opcert.verify.ulp import ordinal_distance
 
 DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float32": np.dtype(np.float32), "float16": np.dtype(np.float16)}
 BITS = {2: np.uint16, 4: np.uint32}
 SPECIAL = [0, -0.0, 1, -1, 0.5, -0.5, 2, -2, np.inf, -np.inf, np.nan]
-
-
-def apart(a, b):
-    """Values of the format between a and b (NaN against NaN: 0; NaN against a number: the format's size)."""
-    signed = {2: np.int16, 4: np.int32}[a.dtype.itemsize]
-    top = 1 << (8 * a.dtype.itemsize - 1)
-    ia, ib = (v.view(signed).astype(np.int64) for v in (a, b))
-    oa, ob = np.where(ia >= 0, ia, -(ia + top)), np.where(ib >= 0, ib, -(ib + top))
-    na, nb = np.isnan(a.astype(np.float64)), np.isnan(b.astype(np.float64))
-    return np.where(na & nb, 0, np.where(na ^ nb, 2 * top, np.abs(oa - ob)))
 
 
 def main():
@@ -59,7 +51,7 @@ def main():
                         print(f"{op.name} {st.key} {s.attrs} {dname}: raised {type(e).__name__}: {str(e)[:120]}")
                         continue
                     checked += 1
-                    d = apart(y, r)
+                    d = ordinal_distance(y, r, get_format(dname))
                     k = int(np.argmax(d))
                     if d[k] > 0:
                         wrong += 1

@@ -3,9 +3,9 @@
     .venv/bin/python bench/scale_bias_forms.py [--dtypes float32,float64] [--samples N] [--ops Acos,Log,...]
 
 Per form, attribute set and dtype: how many of the inputs are not the reference's value, and the most values of the
-format apart (1: the neighbour). Inputs: N random bit patterns (every exponent), N uniform in [-8, 8], and 12
-steps of the format either way of each x where x * scale + bias is 0, +-1/2, +-1 or +-2 (the arcs' end points,
-log's and atanh's poles). The figures of bench/README.md ("DirectML's ScaleBias forms of opcert's own code")."""
+format apart (1: the neighbour; inf: NaN against a number, verify.ulp.ordinal_distance). Inputs: N random bit
+patterns (every exponent), N uniform in [-8, 8], and 12 steps of the format either way of each x where x * scale +
+bias is 0, +-1/2, +-1 or +-2 (the arcs' end points, log's and atanh's poles). The figures of bench/README.md ("DirectML's ScaleBias forms of opcert's own code")."""
 
 import argparse
 import time
@@ -14,6 +14,9 @@ import ml_dtypes
 import numpy as np
 
 import opcert
+from opcert.formats import get_format
+from opcert.spec.scale_bias import has_scale_bias
+from opcert.verify.ulp import ordinal_distance
 
 SETS = [(1.0, 0.0), (3.0, 0.0), (3.0, 1.0), (0.5, 1.0), (-1.7, 2.5), (1e-3, 0.999), (0.1, -0.25), (3.0, 3 * 2.0**-60)]
 DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
@@ -33,17 +36,6 @@ def inputs(dtype, scale, bias, n, rng):
         return xs[np.isfinite(xs.astype(np.float64))]
 
 
-def apart(a, b):
-    """Values of the format between a and b (NaN against NaN: 0; NaN against a number: the format's size)."""
-    signed = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
-    top = 1 << (8 * a.dtype.itemsize - 1)
-    ia, ib = (v.view(signed).astype(object) for v in (a, b))
-    oa = np.array([v if v >= 0 else -(v + top) for v in ia], dtype=object)
-    ob = np.array([v if v >= 0 else -(v + top) for v in ib], dtype=object)
-    na, nb = np.isnan(a.astype(np.float64)), np.isnan(b.astype(np.float64))
-    return np.where(na & nb, 0, np.where(na ^ nb, 2 * top, np.abs(oa - ob)))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dtypes", default="bfloat16,float32,float64")
@@ -56,7 +48,7 @@ def main():
         (op.name, s.key)
         for op in opcert.operators()
         for s in op.standards
-        if s.attribute_names.get("scale") == "ScaleBias.Scale" and (not wanted or op.name in wanted)
+        if has_scale_bias(s) and (not wanted or op.name in wanted)
     ]
     print("| operator | dtype | scale | bias | inputs | not the reference's | most values apart | at x |")
     print("|---|---|---|---|---|---|---|---|")
@@ -69,7 +61,7 @@ def main():
                 xs = inputs(dtype, sc, bi, args.samples, np.random.default_rng(args.seed))
                 got = opcert.run(name, xs, standard=std, scale=sc, bias=bi)
                 want = opcert.reference(name, xs, standard=std, scale=sc, bias=bi)
-                d = apart(got, want)
+                d = ordinal_distance(got, want, get_format(dname))
                 k = int(np.argmax(d))
                 worst = f"{float(xs[k])!r}" if d[k] else ""
                 print(

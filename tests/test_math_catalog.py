@@ -13,6 +13,7 @@ from oracle import catalog_oracle
 
 import opcert
 from opcert.formats import FLOAT_FORMATS
+from opcert.spec.scale_bias import has_scale_bias
 
 GATE = """
 [[check]]
@@ -216,10 +217,7 @@ def test_asin_clamped_instead_of_nan_has_a_nan_mismatch_at_every_input_beyond_on
 
 
 SCALE_BIAS_FORMS = [
-    (op.name, s.key)
-    for op in opcert.operators()
-    for s in op.standards
-    if "scale" in s.defaults and s.attribute_names.get("scale") == "ScaleBias.Scale"
+    (op.name, s.key) for op in opcert.operators() for s in op.standards if "scale" in s.defaults and has_scale_bias(s)
 ]
 
 

@@ -68,7 +68,7 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
         if fmt.name == "float64":
             result = y64 if y64 is not None else to_format(eval_numpy(impl, x64, a64, input_bits=fmt.p), fmt)
             result = np.broadcast_to(result, x.shape).copy() if result.shape != x.shape else result
-            if scale_bias.has_scale_bias(op.standard(std)) and (a64["scale"], a64["bias"]) != (1.0, 0.0):
+            if scale_bias.has_scale_bias(op.standard(std)) and not scale_bias.is_plain(a64):
                 # a float64 tensor's x * scale is not exact in binary64: f of the rounded sum is off by f's
                 # condition number (Exp at scale 3: 192 ULPs; Sin past 2^53: any value), and the forms over the
                 # sum's exact parts assume an exact product (spec.elementwise). Every finite input takes the
@@ -76,15 +76,13 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
                 # break the order monotonicity claims (Acos: a rising pair, 1 ULP)
                 off = np.flatnonzero(np.isfinite(x64.reshape(-1)))
                 if off.size:
-                    result = result.reshape(-1)
-                    result[off] = reference_detailed(op, x.reshape(-1)[off], attrs, std).rounded
-                    result = result.reshape(x.shape)
+                    result = _put(result, off, reference_detailed(op, x.reshape(-1)[off], attrs, std).rounded)
         else:
             if y64 is None:
                 y64 = np.broadcast_to(eval_numpy(impl, x64, a64, input_bits=fmt.p), x.shape)
             result = _rounded(op, x, y64, attrs, std, fmt)
             absolute_error, slope = op.standard(std).absolute_error, op.standard(std).slope
-            if slope is not None and (a64["scale"], a64["bias"]) != (1.0, 0.0):
+            if slope is not None and not scale_bias.is_plain(a64):
                 # f's condition unbounded at the rounded sum s (acos at 1): where its error from the sum's rounding,
                 # |lo| slope(s), reaches a rounding boundary, the standard's form over the sum's exact parts
                 flat_y = np.asarray(y64, dtype=np.float64).reshape(-1)
@@ -94,18 +92,14 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
                 if off.size:
                     xs = x.reshape(-1)[off]
                     steep = eval_numpy(op.standard(std).steep_form, x64.reshape(-1)[off], a64, input_bits=fmt.p)
-                    result = result.reshape(-1)
-                    result[off] = _rounded(op, xs, np.broadcast_to(steep, xs.shape), attrs, std, fmt)
-                    result = result.reshape(x.shape)
+                    result = _put(result, off, _rounded(op, xs, np.broadcast_to(steep, xs.shape), attrs, std, fmt))
             if absolute_error is not None:
                 # an error absolute, not relative to the value (a sum whose terms cancel): where it reaches a
                 # rounding boundary, the exact value's rounding, whichever it is
                 flat_y = np.asarray(y64, dtype=np.float64).reshape(-1)
                 off = np.flatnonzero(near_boundary(flat_y, fmt, ulps=absolute_error(flat_y)))
                 if off.size:
-                    result = result.reshape(-1)
-                    result[off] = _exact_rounded(op, x.reshape(-1)[off], attrs, std, fmt)
-                    result = result.reshape(x.shape)
+                    result = _put(result, off, _exact_rounded(op, x.reshape(-1)[off], attrs, std, fmt))
     if out is None:
         return result
     out[...] = result
@@ -120,11 +114,16 @@ def _rounded(op, x: np.ndarray, y64: np.ndarray, attrs: dict, std, fmt) -> np.nd
     else:
         result, near = to_format(y64, fmt), near_indices(y64, fmt.p, fmt.emin)
     if near.size:
-        result = result.reshape(-1)
         exact = _exact_rounded(op, x.reshape(-1)[near], attrs, std, fmt)
-        result[near] = decide(np.asarray(y64).reshape(-1)[near], result[near], exact, fmt)
-        result = result.reshape(x.shape)
+        result = _put(result, near, decide(np.asarray(y64).reshape(-1)[near], result.reshape(-1)[near], exact, fmt))
     return result
+
+
+def _put(result: np.ndarray, flat: np.ndarray, values) -> np.ndarray:
+    """result with its elements at the flat indices replaced by values (in place where result is contiguous)."""
+    out = result.reshape(-1)
+    out[flat] = values
+    return out.reshape(result.shape)
 
 
 def _sum_rounding_error(x64: np.ndarray, attrs: dict, slope) -> np.ndarray:
@@ -132,14 +131,10 @@ def _sum_rounding_error(x64: np.ndarray, attrs: dict, slope) -> np.ndarray:
     (x * scale is exact there: 48 bits), flat: |lo| slope(s) doubled (slope is f's at s, not its largest between s
     and the sum), lo the sum's two-sum error. 0 where the sum is exact and at +-inf and NaN (their values are the
     limits')."""
-    scale, bias = attrs["scale"], attrs["bias"]
+    s, lo = scale_bias.sum_parts(x64.reshape(-1), attrs["scale"], attrs["bias"])
     with np.errstate(invalid="ignore", over="ignore"):
-        p = x64.reshape(-1) * scale
-        s = p + bias
-        bb = s - p
-        lo = (p - (s - bb)) + (bias - bb)
         inexact = np.isfinite(lo) & (lo != 0)
-        err = np.zeros(p.shape)
+        err = np.zeros(s.shape)
         err[inexact] = 2.0 * np.abs(lo[inexact]) * slope(s[inexact])
     return err
 

@@ -49,11 +49,8 @@ def rounded_argument(x: np.ndarray, attrs: dict, fmt) -> np.ndarray:
         return np.where(np.isnan(x64), x64, to_format(np.full(x64.shape, bias), fmt)).astype(fmt.dtype)
     if fmt.name == "float64":
         return fma(x64, np.float64(scale), np.float64(bias)).astype(np.float64)
+    s, lo = sum_parts(x64, scale, bias)
     with np.errstate(invalid="ignore", over="ignore"):
-        p = x64 * scale  # exact: binary32 operands at most, 48 bits
-        s = p + bias
-        bb = s - p
-        lo = (p - (s - bb)) + (bias - bb)  # s + lo = p + bias exactly (NaN at infinities)
         r = to_format(s, fmt)
         # the sum rounds as s does (|lo| is at most half s's binary64 ULP: no midpoint of fmt lies strictly between
         # them) but where s is itself a midpoint of fmt, halfway between the values its two binary64 neighbours
@@ -66,6 +63,21 @@ def rounded_argument(x: np.ndarray, attrs: dict, fmt) -> np.ndarray:
         a2 = np.where(np.isinf(above), np.copysign(edge, above), above)
         midpoint = np.isfinite(lo) & (lo != 0) & (below != above) & (s == (b2 + a2) / 2)
     return np.where(midpoint, np.where(lo > 0, above, below), r.astype(np.float64)).astype(fmt.dtype)
+
+
+def sum_parts(x64: np.ndarray, scale: float, bias: float) -> tuple[np.ndarray, np.ndarray]:
+    """(s, lo) for binary32 (or narrower) x given in binary64: s = x * scale + bias rounded once in binary64, and lo
+    its error (Knuth's two-sum: x * scale is exact, 48 bits at most), s + lo the exact sum; lo is NaN at +-inf."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = x64 * scale
+        s = p + bias
+        bb = s - p
+        return s, (p - (s - bb)) + (bias - bb)
+
+
+def is_plain(attrs: dict) -> bool:
+    """Whether the scale-bias is 1, 0 (the plain function)."""
+    return attrs["scale"] == 1 and attrs["bias"] == 0
 
 
 def has_scale_bias(standard) -> bool:
