@@ -156,6 +156,16 @@ def wrong_at_negative_zero(x, **attrs):
     return y
 
 
+def round_unsigned_zeros(x, **attrs):
+    """np.round, but every zero it gives is +0 (Round(-0.3) is -0) and 0.25's neighbours above round to 1:
+    wrong zero signs and wrong values among exact zeros."""
+    y = np.round(x)
+    y[y == 0] = x.dtype.type(0.0)
+    b = np.abs(x).view(np.uint32 if x.dtype == np.float32 else np.uint16)
+    y[(b > np.float32(0.25).view(np.uint32)) & (b < np.float32(0.25).view(np.uint32) + 64)] = x.dtype.type(1.0)
+    return y
+
+
 def wrong_at_subnormals(x, **attrs):
     y = np.tanh(x)
     tiny = (x != 0) & (np.abs(x.astype(np.float64)) < _finfo(x.dtype).tiny)

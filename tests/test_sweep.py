@@ -656,6 +656,9 @@ def test_the_numpy_ball_and_the_compiled_one_give_the_same_sweep(op, target, tmp
         ("ScaledTanh", "opcert", (("alpha", "1/1048576"), ("beta", "1/2")), (0, 0x1000)),  # zeros of a known sign
         ("Softsign", "opcert", (), (0x7F7FF000, 0x7F801000)),  # up to infinity and NaNs
         ("Identity", "opcert", (), (0, 0x800)),  # exact zeros, a sign each
+        # below and above 1/2: mostly exact zeros, signed at -m before an unmirrored pass (sweep.ZEROS_SHIFT)
+        ("Round", "opcert", (), (0x3EFFF000, 0x3F001000)),
+        ("Round", "bad_targets:round_unsigned_zeros", (), (0x3E7FF000, 0x3E801000)),
     ],
 )
 def test_the_negative_half_from_the_mirrored_reference_is_the_exact_reference(

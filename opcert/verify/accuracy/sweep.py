@@ -87,6 +87,9 @@ SIGN = np.uint32(0x80000000)
 # those block would count without a figure (NaN and infinite references) first: a pass over the whole block
 # (bench/sweep_stages_block.py)
 SPECIALS_SHIFT = 4
+# -m's exact zeros are signed before the pass, which then runs unmirrored, where more than this share of +m's balls
+# are exact zeros (run_chunk._classify)
+ZEROS_SHIFT = 4
 CHUNK_SCHEMA = "opcert.chunk/4"  # /4: the fingerprints of every block's outputs (/3: one block's digest)
 
 
@@ -287,6 +290,11 @@ class _Chunk:
         # cases) goes to block with the mirrored ball, built only then
         mirrored = negative and self.mirror
         blk = sweep_kernel.Block(bits, y, y.view(np.uint32), *self.kept[:3]) if mirrored else self._own(bits, y)
+        if mirrored and self.kept[3] > n >> ZEROS_SHIFT:
+            # many exact zeros (Round below 1/2): the mirror pass leaves each to block, whose branches cost
+            # several times the plain pass; their signs are set here and the plain pass takes the ball as -m's
+            # own (bench/README.md, 'Figures behind choices in the code')
+            blk, mirrored = self._mirrored(blk, odd), False
         tops = sweep_kernel.Floor(t.top_err[TOP - 1], t.top_bits[TOP - 1], t.topw_err[TOP - 1], t.topw_bits[TOP - 1])
         if self.crowded[negative]:
             tops = sweep_kernel.sampled_floor(
