@@ -76,7 +76,33 @@ def test_opcerts_abs_is_even_in_every_format(dtype):
         assert p.method == f"every {dtype} input enumerated on the code (complete)"
         assert p.statement.endswith("(bit for bit)")
     else:
-        assert p.method.startswith("z3 rounding abstraction") and p.statement.endswith("(as values: +0 = -0)")
+        assert p.method.startswith("z3 rounding abstraction")
+        assert p.statement.endswith("(zeros' signs compared at x = +-0; the other inputs as values: +0 = -0)")
+
+
+class _Code:
+    """A stand-in for a proof's subject: its code at +0, -0, +inf, -inf."""
+
+    def __init__(self, *outputs):
+        self.outputs = outputs
+
+    def run(self, xs):
+        return np.array(self.outputs, dtype=np.float32)
+
+
+@pytest.mark.parametrize("zero_sign", [True, False])
+def test_the_binary32_parity_prover_compares_zeros_signs_where_the_property_is_bit_for_bit(zero_sign):
+    """f(+0) = f(-0) = +0 is odd as values and not bit for bit: the prover's evaluation at +-0 (where the
+    z3 abstraction, over the reals, has no -0) refutes only the bit-for-bit claim; f(+-inf) = -+1 is odd."""
+    from opcert.spec.model import Property
+    from opcert.verify.proofs.impl_level import _special_violation
+
+    prop = Property("odd", "odd", "f(-x) = -f(x)", zero_sign=zero_sign)
+    bad = _special_violation(_Code(0.0, 0.0, -1.0, 1.0), prop, None, (None, None))
+    assert (bad is not None) == zero_sign
+    assert _special_violation(_Code(0.0, -0.0, -1.0, 1.0), prop, None, (None, None)) is None
+    even = Property("even", "even", "f(-x) = f(x)", zero_sign=zero_sign)
+    assert (_special_violation(_Code(0.0, -0.0, 1.0, 1.0), even, None, (None, None)) is not None) == zero_sign
 
 
 def test_the_bit_precise_model_agrees_on_abs():

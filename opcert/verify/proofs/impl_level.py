@@ -598,12 +598,16 @@ def _special_violation(s: Subject, prop, bounds, dom):
             if _in(dom, xval[k]) and (np.isnan(y) or (lo is not None and y < lo) or (hi is not None and y > hi)):
                 return {"inputs": {"x": k}, "outputs": {"f(x)": float(y)}, "replayed": True}
     elif prop.kind in ("odd", "even"):
-        # as values; NaN at both of x and -x is consistent with oddness (asin(+-inf)) and evenness, as the
-        # sweeps' scan takes it
+        # NaN at both of x and -x is consistent with oddness (asin(+-inf)) and evenness, as the sweeps' scan takes
+        # it; zeros' signs count where the property is bit for bit (zero_sign), as the enumeration and the sweeps'
+        # scan take them: f(+-0) = +0 at both is not odd bit for bit (the abstraction, over the reals, has no -0)
         mirror = -1.0 if prop.kind == "odd" else 1.0
 
         def holds(a, b):
-            return a == mirror * b or (np.isnan(a) and np.isnan(b))
+            if np.isnan(a) and np.isnan(b):
+                return True
+            same_sign = not prop.zero_sign or a != 0 or np.signbit(a) == np.signbit(mirror * b)
+            return a == mirror * b and same_sign
 
         if not (holds(spec["-0"], spec["+0"]) and holds(spec["-inf"], spec["+inf"])):
             return {"inputs": {"x": "+-0, +-inf"}, "outputs": {k: float(v) for k, v in spec.items()}, "replayed": True}
@@ -823,7 +827,12 @@ def _ordinal(v, fmt) -> int:
 
 def prove_parity(s: Subject, prop, rlimit) -> PropertyResult:
     """Oddness or evenness (prop.kind): +-0 and +-inf on the code, the finite inputs by the abstraction."""
-    res = PropertyResult(prop.name, prop.kind, prop.statement + " (as values: +0 = -0)", "unknown", "-")
+    scope = (
+        " (zeros' signs compared at x = +-0; the other inputs as values: +0 = -0)"
+        if prop.zero_sign
+        else " (as values: +0 = -0)"
+    )
+    res = PropertyResult(prop.name, prop.kind, prop.statement + scope, "unknown", "-")
     bad = _special_violation(s, prop, None, (None, None))
     if bad:
         res.status, res.counterexample, res.method = "refuted", bad, "evaluation of the code at +-0 and +-inf"
