@@ -214,3 +214,38 @@ def gn_one_group(x, axis=(1,), epsilon=1e-5, num_groups="2"):
     if x.size == 0:
         return x.copy()
     return ln_careful(x.reshape(x.shape[0], -1), -1, epsilon).reshape(x.shape)
+
+
+# BatchNormalization in inference form, one channel: y = scale (x - input_mean) / sqrt(input_var + epsilon) + B
+def bn_careful(x, scale=1.0, B=0.0, input_mean=0.0, input_var=1.0, epsilon=1e-5):
+    """binary64 throughout, one rounding into x's format: within 2^-50 of the value, so correctly rounded but
+    where B cancels the rest."""
+    v = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        y = np.float64(scale) * (v - np.float64(input_mean)) / np.sqrt(np.float64(input_var) + np.float64(epsilon))
+        return (y + np.float64(B)).astype(x.dtype)
+
+
+def bn_in_format(x, scale=1.0, B=0.0, input_mean=0.0, input_var=1.0, epsilon=1e-5):
+    """Every parameter and step in x's own format (float16 arithmetic for a float16 x)."""
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        return (t(scale) * (x - t(input_mean)) / np.sqrt(t(input_var) + t(epsilon)) + t(B)).astype(x.dtype)
+
+
+def bn_folded_float32(x, scale=1.0, B=0.0, input_mean=0.0, input_var=1.0, epsilon=1e-5):
+    """The usual inference folding, in float32: k = scale / sqrt(var + eps), c = B - mean k, y = x k + c. Where
+    x k cancels c the rounding of k and c is many ULPs of y."""
+    f = np.float32
+    k = f(scale) / np.sqrt(f(input_var) + f(epsilon))
+    c = f(B) - f(input_mean) * k
+    with np.errstate(all="ignore"):
+        return (x.astype(f) * k + c).astype(x.dtype)
+
+
+def bn_epsilon_after_sqrt(x, scale=1.0, B=0.0, input_mean=0.0, input_var=1.0, epsilon=1e-5):
+    """binary64, but epsilon added to the standard deviation instead of the variance."""
+    v = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        y = np.float64(scale) * (v - np.float64(input_mean)) / (np.sqrt(np.float64(input_var)) + np.float64(epsilon))
+        return (y + np.float64(B)).astype(x.dtype)

@@ -240,6 +240,16 @@ def catalog_scalar(op: str, x: float, attrs: dict[str, float], dtype: str) -> fl
     if op == "ConstantPow":
         return _constant_pow(x, attrs, dtype)
 
+    if op == "BatchNormalization":  # scale (x - mean) / sqrt(var + epsilon) + B: x - mean and var + epsilon exact
+        a = {k: _exact_q(v) for k, v in attrs.items()}
+        d, s2 = _exact_q(x) - a["input_mean"], a["input_var"] + a["epsilon"]
+
+        def at(prec):
+            with _working(prec):
+                return mpfr(a["scale"] * d) / gmpy2.sqrt(mpfr(s2)) + mpfr(a["B"])
+
+        return _ziv(at, dtype)
+
     def at(prec):
         with _working(prec):
             t = mpfr(x)

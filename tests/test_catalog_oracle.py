@@ -32,6 +32,13 @@ OTHER = [
     ("Linear", None, {"alpha": 3.0, "beta": -0.1}),
     ("Linear", None, {"alpha": -0.25, "beta": 3.0}),
     ("Gelu", None, {"approximate": "tanh"}),
+    # one channel's parameters: B cancelling the rest at x = -85.75 (to about 3e-5), and a negative scale
+    (
+        "BatchNormalization",
+        None,
+        {"scale": 3.0, "B": 991.1026611328125, "input_mean": -2.5, "input_var": 0.0625, "epsilon": 0.001},
+    ),
+    ("BatchNormalization", None, {"scale": -0.7, "B": 0.3, "input_mean": 0.1, "input_var": 5.5}),
     ("HardSwish", "directml", {}),
     ("HardSwish", "directml", {"alpha": 0.2, "beta": 0.5}),
     ("HardSwish", "directml", {"alpha": 0.125, "beta": 0.25}),

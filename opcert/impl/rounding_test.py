@@ -138,6 +138,13 @@ def decide(y: np.ndarray, rounded: np.ndarray, exact: np.ndarray, fmt) -> np.nda
     return np.where(neighbour, exact, rounded)
 
 
+def width_ulps(fmt) -> float:
+    """The rounding test's own width in binary64 ULPs of the value, at its narrowest (a normal result of fmt):
+    where a value's error is within it, the test has already found every value it could move across a rounding
+    boundary (impl.run holds a standard's absolute_error to near_boundary only beyond it)."""
+    return 2.0 ** (53 - fmt.p - NEAR_BITS)
+
+
 def near_boundary(v: np.ndarray, fmt, nonnegative: bool = False, ulps=16) -> np.ndarray:
     """Where v moved by `ulps` binary64 ULPs (16, or an array of v's shape: a tensor operator's error_bound, a
     standard's absolute_error) either way rounds to another value of fmt (NaN and +-inf: never).

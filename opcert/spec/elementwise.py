@@ -254,12 +254,12 @@ def periodic_reference(addition):
 # y64 is at least 2^-53 |y64|, so 96 / |y64| of its ULPs. Tan, the quotient S / C of two such sums: its relative
 # error is at most 48 x 2^-52 (1 / |S| + 1 / |C|), and with S^2 + C^2 about 1 (so max(|S|, |C|) >= 0.7) and
 # |y| = |S| / |C|, at most 48 x 2^-52 (1 + 1 / |y| + |y|) / 0.7: in ULPs of y64, 2^53 times that.
-def _sum_error(y):
+def _sum_error(y, attrs=None):
     with np.errstate(divide="ignore"):
         return 96.0 / np.abs(y)
 
 
-def _quotient_error(y):
+def _quotient_error(y, attrs=None):
     with np.errstate(divide="ignore", over="ignore"):
         a = np.abs(y)
         return 96.0 * (1.0 + 1.0 / a + a) / 0.7

@@ -73,8 +73,16 @@ class Standard:
     rounded_scale_bias: bool = False
     # where the implementation's binary64 value carries an absolute error, not one relative to it (a sum whose terms
     # cancel next to a zero: DirectML's periodic forms, spec.elementwise.periodic_scaled): y64 -> a bound on that
-    # error in binary64 ULPs of y64, which impl.run holds against the narrow format's rounding boundaries
+    # error in binary64 ULPs of y64, which impl.run holds against the narrow format's rounding boundaries; called as
+    # absolute_error(y64, attrs), attrs the attributes' binary64 values (BatchNormalization's bound takes B)
     absolute_error: Callable | None = None
+    # attrs (binary64 values) -> True where a float64 tensor takes the exact value at every finite input: the binary64
+    # value's error is absolute there (BatchNormalization at B != 0), and no relative `budget64` holds
+    float64_reference: Callable | None = None
+    # how the ONNX models give the tensor-input attributes (Attribute.input): "scalar", 0-d tensors in X's type,
+    # broadcast (PRelu's slope, Clip's bounds); "channel", X viewed as (1, 1, n) and each a one-element 1-D tensor
+    # in binary32 (binary64 for a float64 X), one channel's parameters (BatchNormalization)
+    tensor_inputs: str = "scalar"
     # f's slope at the once-rounded scale-bias s (binary64 in, out; inf where unbounded) where f's condition there
     # is unbounded (acos and asin at +-1): impl.run bounds f(s)'s error from the sum's rounding lo by |lo| slope(s),
     # and where that reaches a rounding boundary of the narrow format it rounds `steep_form` instead, a form over

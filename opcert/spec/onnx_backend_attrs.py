@@ -12,6 +12,7 @@ ATTRS = {
     "Asinh": [],
     "Atan": [],
     "Atanh": [],
+    "BatchNormalization": [{"epsilon": 0.009999999776482582}],
     "Ceil": [],
     "Celu": [{"alpha": 2.0}],
     "Clip": [],

@@ -10,6 +10,7 @@ standard only). Nothing here imports onnx before a model is built.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -76,16 +77,27 @@ def onnx_mismatch(op, attrs: dict) -> str | None:
     return None
 
 
-def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: int = 1, opset: int | None = None):
+def onnx_model(
+    op,
+    dtype: str,
+    attrs: dict[str, Fraction],
+    shape=None,
+    copies: int = 1,
+    opset: int | None = None,
+    parameters_in_x_type: bool = False,
+):
     """A one-node ONNX model: Y = op(X), X and Y of `dtype` and `shape`
     (None: unknown). A tensor-input attribute (PRelu's slope) is a
     0-d initializer, broadcast by the operator. copies > 1: that many
     independent nodes, Yi = op(Xi) (targets.layouts: many calls in one run).
-    opset: the runtime's choice (onnx_opset with what it knows); None: the newest."""
+    opset: the runtime's choice (onnx_opset with what it knows); None: the newest. parameters_in_x_type: a
+    `channel` operator's parameters in X's type (a runtime that refuses ONNX-15's mixed types: the caller has
+    checked that each value is exact in it, channel_parameters_exact)."""
     from onnx import helper
 
     std = onnx_standard(op)
     op_name, names = (std.op_name, std.attribute_names) if std is not None else (op.name, {})
+    channel = std is not None and std.tensor_inputs == "channel"
     elem = ONNX_ELEM[dtype]
     inputs, inits, node_attrs = ["X"], [], {}
     for k, v in attrs.items():
@@ -93,15 +105,56 @@ def onnx_model(op, dtype: str, attrs: dict[str, Fraction], shape=None, copies: i
         if a.input:
             # the initializer's own name: ONNX Pow calls its exponent input Y, which is this graph's output
             name = f"opcert_{names.get(k, k)}"
-            # a 0-d tensor: ONNX's scalars (Clip's min and max); Pow broadcasts both ways, and a one-element Y of
-            # shape (1,) made a 0-d X's output (1,)
             inputs.append(name)
-            inits.append(scalar_initializer(v, dtype, name))
+            if channel:  # one channel's parameter, in binary32 (binary64 for a float64 X): not rounded to X's type
+                wide = dtype if parameters_in_x_type or dtype == "float64" else "float32"
+                inits.append(ones_initializer((1,), wide, name, float(v)))
+            else:
+                # a 0-d tensor: ONNX's scalars (Clip's min and max); Pow broadcasts both ways, and a one-element Y of
+                # shape (1,) made a 0-d X's output (1,)
+                inits.append(scalar_initializer(v, dtype, name))
         else:
             node_attrs[names.get(k, k)] = user_value(op, k, v)
     xs, ys = copy_names(copies)
-    nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
+    if channel:
+        nodes = [n for xi, yi in zip(xs, ys) for n in channel_nodes(op_name, xi, yi, inputs[1:], node_attrs)]
+        inits.append(_int64_initializer("opcert_one_channel", [1, 1, -1]))
+    else:
+        nodes = [helper.make_node(op_name, [xi] + inputs[1:], [yi], **node_attrs) for xi, yi in zip(xs, ys)]
     return graph_model(nodes, f"opcert_{op.name}", xs, ys, elem, shape, inits, opset or onnx_opset(op, dtype))
+
+
+def channel_parameters_exact(op, dtype: str, attrs: dict[str, Fraction]) -> str | None:
+    """Why a `channel` operator's parameters cannot be given in X's type without rounding (None: each is exact
+    in it, or the operator has none)."""
+    std = onnx_standard(op)
+    if std is None or std.tensor_inputs != "channel":
+        return None
+    fmt = get_format(dtype)
+    for k, v in attrs.items():
+        if op.attribute(k).input and Fraction(float(np.asarray(float(v)).astype(fmt.dtype))) != v:
+            return f"{k}={float(v)!r} is not a {dtype} value"
+    return None
+
+
+def channel_nodes(op_name: str, x: str, y: str, params: list[str], node_attrs: dict) -> list:
+    """y = op(x) with x viewed as one channel, (1, 1, n), and the result given x's shape back (Standard.tensor_inputs
+    "channel": BatchNormalization's X is (N, C, ...), its parameters one value per channel)."""
+    from onnx import helper
+
+    return [
+        helper.make_node("Shape", [x], [f"{x}_shape"]),
+        helper.make_node("Reshape", [x, "opcert_one_channel"], [f"{x}_channel"]),
+        helper.make_node(op_name, [f"{x}_channel", *params], [f"{y}_channel"], **node_attrs),
+        # allowzero: a 0 in X's shape is a size of 0, not "the same as the input's" (X of shape (3, 0, 2))
+        helper.make_node("Reshape", [f"{y}_channel", f"{x}_shape"], [y], allowzero=1),
+    ]
+
+
+def _int64_initializer(name: str, values: list[int]):
+    from onnx import numpy_helper
+
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
 
 
 def copy_names(copies: int) -> tuple[list[str], list[str]]:
@@ -170,8 +223,17 @@ def built(cache: dict, op, dtype, attrs, build):
         try:
             cache[key] = build()
         except Exception as exc:  # the library's own refusal: NOT_IMPLEMENTED, unknown schema, ...
-            cache[key] = str(exc).splitlines()[0][:300]
+            cache[key] = refusal_text(exc)
     return cache[key]
+
+
+def refusal_text(exc: Exception, most: int = 400) -> str:
+    """A library's refusal in one line: its message's lines that say something, without those that only name
+    where it was raised (OpenVINO's first line is "Exception from src/inference/src/cpp/core.cpp:105:")."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    told = [ln for ln in lines if not re.fullmatch(r"Exception from \S+:\d+:", ln)]
+    text = " ".join(told or lines) or type(exc).__name__
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def schema_versions(schemas) -> dict[str, frozenset[int]]:

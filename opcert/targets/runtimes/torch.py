@@ -63,6 +63,24 @@ def array_of(torch, y, x: np.ndarray):
     return y.detach().float().numpy() if y.dtype == torch.bfloat16 else y.detach().numpy()
 
 
+def batch_norm_one_channel(x, *, mean: float, var: float, weight: float, bias: float, eps: float):
+    """torch.nn.functional.batch_norm in inference form on x viewed as one channel, (1, 1, n), its result given x's
+    shape back: the operator's parameters are one channel's (spec/ops/batch_normalization.py), as one-element tensors
+    in binary32 (binary64 for a float64 x; torch's CPU kernel takes float32 parameters beside float16 and bfloat16
+    inputs), so they are not rounded to x's type first."""
+    import torch
+
+    dt = torch.float64 if x.dtype == torch.float64 else torch.float32
+
+    def one(v):
+        return torch.tensor([v], dtype=dt, device=x.device)
+
+    y = torch.nn.functional.batch_norm(
+        x.reshape(1, 1, -1), one(mean), one(var), one(weight), one(bias), training=False, eps=eps
+    )
+    return y.reshape(x.shape)
+
+
 def torch_isa(torch) -> str:
     """The CPU capability torch's kernels were dispatched for (ATEN_CPU_CAPABILITY caps it)."""
     try:

@@ -1,0 +1,225 @@
+"""BatchNormalization in inference form (issue 53): one channel's y = scale (x - mean) / sqrt(var + epsilon) + B.
+
+Expected values come from MPFR through gmpy2 (the exact value, rounded by MPFR into each format) and from ONNX's
+own test case (onnx/backend/test/case/node/batch_normalization.py), never from opcert's code."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import gmpy2
+import ml_dtypes
+import numpy as np
+import pytest
+from gmpy2 import mpfr, mpq
+from oracle import _round
+
+import opcert
+from opcert.formats import FLOAT_FORMATS
+from opcert.verify.ulp import ordinal_distance
+
+NAMES = ("scale", "B", "input_mean", "input_var", "epsilon")
+DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
+# (scale, B, mean, var, epsilon): the declaration's examples, B cancelling much of the rest, a negative scale, a
+# variance + epsilon of exactly 1 (scale (x - mean) + B: exact zeros), a zero scale, tiny and huge parameters
+SETS = [
+    (1.25, -0.5, 0.75, 2.0, 1e-5),
+    (3.0, 1000.0, -2.5, 0.0625, 1e-3),
+    (-0.7, 0.3, 0.1, 5.5, 1e-5),
+    (1.0, -0.5, 0.0, 1.0 - 2.0**-24, 2.0**-24),
+    (0.0, 2.5, 1.0, 1.0, 1e-5),
+    (2.0**-20, 2.0**-30, 3e4, 1e-30, 1e-38),
+    (6e4, -1e30, -7e-3, 3e38, 1.0),
+]
+
+
+def _q(v: float) -> mpq:
+    return mpq(*float(v).as_integer_ratio())
+
+
+def mpfr_batch_norm(x: float, p: tuple, dtype: str) -> float:
+    """The exact value at a finite x rounded by MPFR into dtype: x - mean and var + epsilon exact in rationals,
+    the quotient by the square root at 600 bits; where var + epsilon is 1, scale (x - mean) + B exactly (its
+    zeros included: +0, as IEEE's sum of a zero product and B = -(product))."""
+    scale, b, mean, var, eps = (_q(np.float32(v)) for v in p)
+    d = _q(x) - mean
+    if var + eps == 1:
+        return _round(scale * d + b, dtype)
+    with gmpy2.context(precision=600):
+        y = mpfr(scale * d) / gmpy2.sqrt(mpfr(var + eps)) + mpfr(b)
+    return _round(y, dtype)
+
+
+def _attrs(p):
+    return dict(zip(NAMES, (float(np.float32(v)) for v in p)))
+
+
+def _inputs(dtype: str, n: int, rng) -> np.ndarray:
+    fmt = FLOAT_FORMATS[dtype]
+    if fmt.bits == 16:
+        x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(fmt.dtype)
+    else:
+        x = rng.integers(0, 1 << fmt.bits, n, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
+    with np.errstate(invalid="ignore"):
+        return x[np.isfinite(x.astype(np.float64))]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("p", SETS[:4], ids=lambda p: ",".join(f"{v:g}" for v in p))
+def test_the_reference_is_mpfr_rounded(dtype, p):
+    """On a spread of finite inputs (every 64th 16-bit pattern; 400 random ones wider), and at inputs next to
+    the zero of (x - mean) k + B, where B cancels the rest."""
+    rng = np.random.default_rng(5)
+    x = _inputs(dtype, 400, rng)
+    if FLOAT_FORMATS[dtype].bits == 16:
+        x = x[::64]
+    attrs = _attrs(p)
+    root = attrs["input_mean"] - attrs["B"] * np.sqrt(attrs["input_var"] + attrs["epsilon"]) / attrs["scale"]
+    near = np.array([root], dtype=np.float64).astype(DTYPES[dtype])
+    for _ in range(8):  # its neighbours, both ways
+        near = np.concatenate(
+            [near, np.nextafter(near, DTYPES[dtype](np.inf)), np.nextafter(near, DTYPES[dtype](-np.inf))]
+        )
+    x = np.concatenate([x, np.unique(near)])
+    want = np.array([mpfr_batch_norm(float(v), p, dtype) for v in x.astype(np.float64)])
+    got = opcert.reference("BatchNormalization", x, **attrs).astype(np.float64)
+    bad = np.flatnonzero(~((got == want) & (np.signbit(got) == np.signbit(want))))
+    assert bad.size == 0, [(float(x[i]), got[i], want[i]) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("p", SETS, ids=lambda p: ",".join(f"{v:g}" for v in p))
+def test_opcerts_code_is_the_reference_on_every_16_bit_input(dtype, p):
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(DTYPES[dtype])
+    attrs = _attrs(p)
+    got, want = opcert.run("BatchNormalization", x, **attrs), opcert.reference("BatchNormalization", x, **attrs)
+    nan = np.isnan(want.astype(np.float32))
+    assert np.array_equal(nan, np.isnan(got.astype(np.float32)))  # NaN at NaN inputs only, any payload
+    assert np.array_equal(got.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
+
+
+@pytest.mark.parametrize("p", SETS, ids=lambda p: ",".join(f"{v:g}" for v in p))
+def test_opcerts_float32_is_correctly_rounded_and_float64_within_its_budget(p):
+    """float32 where the binary64 value cancels (inputs next to the zero of the sum, and random ones) equals the
+    reference bit for bit; float64 is the exact value where B != 0 and within budget64 (5 ULPs) at B = 0."""
+    attrs = _attrs(p)
+    rng = np.random.default_rng(11)
+    for dtype in ("float32", "float64"):
+        x = _inputs(dtype, 20000, rng)
+        if attrs["scale"] != 0:
+            root = attrs["input_mean"] - attrs["B"] * np.sqrt(attrs["input_var"] + attrs["epsilon"]) / attrs["scale"]
+            t = DTYPES[dtype]
+            r = np.array([root]).astype(t)
+            steps = [r]
+            for _ in range(200):
+                steps += [np.nextafter(steps[-1], t(np.inf))]
+            x = np.concatenate([x, *steps, *(np.nextafter(s, t(-np.inf)) for s in steps[:1])])
+        got = opcert.run("BatchNormalization", x, **attrs)
+        want = opcert.reference("BatchNormalization", x, **attrs)
+        if dtype == "float32" or attrs["B"] != 0:
+            assert np.array_equal(
+                got.view(np.uint64 if dtype == "float64" else np.uint32),
+                want.view(got.view(np.uint64 if dtype == "float64" else np.uint32).dtype),
+            )
+        else:
+            d = ordinal_distance(got, want, FLOAT_FORMATS["float64"])
+            assert int(np.max(d)) <= 5
+
+
+def test_onnx_backend_case_per_channel():
+    """ONNX's test_batchnorm_example and test_batchnorm_epsilon: X (2, 3, 4, 5) and one scale, B, mean, var per
+    channel, the expected output ONNX's formula in float32 NumPy. opcert's reference, channel by channel, is
+    within ONNX's own float32 roundings of it and equal to MPFR's."""
+    from onnx.backend.test.case.node.batch_normalization import _batchnorm_test_mode
+
+    rng = np.random.default_rng(0)
+    for eps in (1e-5, 1e-2):
+        x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+        s, b, m = (rng.standard_normal(3).astype(np.float32) for _ in range(3))
+        v = rng.random(3).astype(np.float32)
+        onnx_y = _batchnorm_test_mode(x, s, b, m, v, eps).astype(np.float32)
+        for c in range(3):
+            attrs = dict(scale=float(s[c]), B=float(b[c]), input_mean=float(m[c]), input_var=float(v[c]), epsilon=eps)
+            got = opcert.reference("BatchNormalization", x[:, c], **attrs)
+            assert got.shape == x[:, c].shape
+            # ONNX's float32 steps are off by their roundings of the terms, many ULPs of y where B cancels them:
+            # within 4 float32 roundings of the terms' size, the tolerance its own backend tests are far above
+            terms = np.abs(s[c] * (x[:, c] - m[c]) / np.sqrt(v[c] + eps)) + abs(b[c])
+            assert np.all(np.abs(got.astype(np.float64) - onnx_y[:, c]) <= 4 * 2.0**-24 * terms)
+            p = (s[c], b[c], m[c], v[c], eps)
+            want = [mpfr_batch_norm(float(t), p, "float32") for t in x[:, c].reshape(-1)]
+            assert got.reshape(-1).astype(np.float64).tolist() == want
+
+
+def test_through_the_cli_and_the_attribute_domains(cli):
+    code, out, err = cli(
+        "ref", "BatchNormalization", "--attr", "scale=2", "--attr", "B=1", "--attr", "input_mean=0.5",
+        "--attr", "input_var=3.99999", "--json", "--", 0.5, 2.5,
+    )  # fmt: skip
+    assert code == 0, err
+    res = [r["result"] for r in json.loads(out)["results"]]
+    assert res[0] == 1.0  # x = mean: B
+    assert res[1] == float(
+        np.float32(1 + 2 * 2 / np.sqrt(np.float64(np.float32(3.99999)) + np.float64(np.float32(1e-5))))
+    )
+    code, _, err = cli("ref", "BatchNormalization", "--attr", "input_var=-1", "--", 1)
+    assert code == 2 and "input_var" in err and ">= 0" in err
+    code, _, err = cli("ref", "BatchNormalization", "--attr", "epsilon=0", "--", 1)
+    assert code == 2 and "epsilon" in err and "> 0" in err
+
+
+FAULTS = """
+[[check]]
+name = "{name}"
+op = "BatchNormalization"
+dtypes = ["float16"]
+target = "norm_kernels:{kernel}"
+max_ulp = 1
+attrs = {{ scale = 3.0, B = 991.1026611328125, input_mean = -2.5, input_var = 0.0625, epsilon = 0.001 }}
+"""
+KERNELS = [
+    ("careful", "bn_careful"),
+    ("in float16", "bn_in_format"),
+    ("folded in float32", "bn_folded_float32"),
+    ("epsilon after the square root", "bn_epsilon_after_sqrt"),
+]
+
+
+def test_a_gate_fails_each_bug_class_and_passes_the_careful_kernel():
+    """Every float16 input, at parameters where B (binary32 of 3 (85.75 - 2.5) / sqrt(0.0625 + 0.001)) cancels the
+    rest at x = -85.75 to about 3e-5: the careful binary64 kernel
+    passes; computing in float16, folding k and c in float32, or adding epsilon to the standard deviation each
+    fail with the input that shows it."""
+    from opcert.gating.config import parse
+    from opcert.gating.run import run_gate
+
+    text = "".join(FAULTS.format(name=n, kernel=k) for n, k in KERNELS)
+    result = run_gate(parse(tomllib.loads(text), "bn.toml"), workers=2)
+    by = {r.check.name: r for r in result.results}
+    assert by["careful"].status == "pass", by["careful"].reasons
+    for name, _ in KERNELS[1:]:
+        r = by[name]
+        assert r.status == "fail", (name, r.reasons)
+        assert r.accuracy["max_ulp"] > 1, (name, r.accuracy["max_ulp"])
+        # the input that shows it, with its output and the correctly rounded one, in the reason a reader sees
+        why = r.reasons[0]
+        assert why.startswith("max ULP error") and f"at x = {r.accuracy['worst_input']!r}" in why, why
+
+
+def test_runtimes_run_it_as_one_channel():
+    """ONNX Runtime, onnx.reference and torch each run the one-channel form of every shape (X viewed as
+    (1, 1, n)), in float32 within a few ULPs; OpenVINO in float16 where the parameters are float16 values, and
+    says why not where one is not."""
+    attrs = _attrs(SETS[0])
+    x = np.linspace(-4, 4, 24, dtype=np.float32).reshape(2, 3, 4)
+    want = opcert.reference("BatchNormalization", x, **attrs)
+    for target in ("onnxruntime", "onnx-reference", "torch"):
+        r = opcert.measure("BatchNormalization", target, "float32", x, attrs=attrs)
+        # the inputs cross the zero of (x - mean) k + B: a float32 kernel's folding is a few ULPs off there
+        assert r.status == "ok" and r.inputs_checked == 24 and r.max_ulp <= 16, (target, r.status, r.error, r.max_ulp)
+    r = opcert.measure("BatchNormalization", "openvino", "float16", x.astype(np.float16), attrs=attrs)
+    assert r.status == "ok", r.error
+    r = opcert.measure("BatchNormalization", "openvino", "float16", x.astype(np.float16), attrs={**attrs, "B": 0.1})
+    assert r.status == "unsupported" and "B=0.10000000149011612 is not a float16 value" in r.error
+    assert want.shape == x.shape
