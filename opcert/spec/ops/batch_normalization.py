@@ -12,8 +12,9 @@ opcert's binary64 value is fma(x - mean, k, B) with k = scale / sqrt(var + epsil
 and of the fma are each relative to their own value, so the error is absolute, up to 8 binary64 ULPs of |y| + |B|
 (bench/README.md): next to y = 0, where (x - mean) k cancels B, it is many ULPs of y. impl.run holds that bound
 against the narrow format's rounding boundaries and takes the exact value where it reaches one
-(Standard.absolute_error), and a float64 tensor takes the exact value wherever B != 0 (there is no relative
-budget to state; at B = 0 the error is relative, `budget64`)."""
+(Standard.absolute_error). A float64 tensor has no such format above it: its values come from an evaluation with
+x - mean and the product exact and k as a double-double, correctly rounded wherever its error bound stays clear of
+a rounding boundary, the exact value elsewhere (Standard.float64_rounded, numerics.affine64)."""
 
 import numpy as np
 
@@ -62,9 +63,15 @@ def absolute_error(y: np.ndarray, attrs: dict) -> np.ndarray:
     return out
 
 
-def float64_reference(attrs: dict) -> bool:
-    """Where B != 0 the binary64 value's error is absolute (absolute_error): a float64 tensor takes the exact value."""
-    return attrs["B"] != 0
+def float64_rounded(x64: np.ndarray, attrs: dict):
+    """A float64 tensor's values, correctly rounded where not `undecided` (numerics.affine64: x - mean and the
+    product exact, k as a double-double): fma's binary64 value has no relative bound where B cancels the rest."""
+    from fractions import Fraction
+
+    from opcert.numerics import affine64
+
+    kh, kl = affine64.coefficient(*(Fraction(attrs[k]) for k in ("scale", "input_var", "epsilon")))
+    return affine64.rounded(x64, attrs["input_mean"], kh, kl, attrs["B"])
 
 
 def _standard(key, op_name, document, formula_text, names, support, notes):
@@ -79,7 +86,7 @@ def _standard(key, op_name, document, formula_text, names, support, notes):
         support=support,
         notes=ONE_CHANNEL + " " + notes,
         absolute_error=absolute_error,
-        float64_reference=float64_reference,
+        float64_rounded=float64_rounded,
         tensor_inputs="channel",
     )
 
@@ -167,9 +174,8 @@ OPERATOR = Operator(
         NAN_PROPAGATION,
         LIMITS,
     ),
-    # at B = 0 (float64 elsewhere takes the exact value): x - mean (2^-53 relative), k (2.5 2^-53: the sum, the square
-    # root, the division) and the product (2^-53) rounded, 4.5 2^-53 of |y|: within 5 ULPs
-    budget64=5.0,
+    # float64 is correctly rounded (float64_rounded, the exact value where it cannot decide)
+    budget64=0.5,
     runtimes={
         "torch": RuntimeMap(
             "opcert.targets.runtimes.torch.batch_norm_one_channel",

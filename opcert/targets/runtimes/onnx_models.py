@@ -132,7 +132,11 @@ def channel_parameters_exact(op, dtype: str, attrs: dict[str, Fraction]) -> str 
         return None
     fmt = get_format(dtype)
     for k, v in attrs.items():
-        if op.attribute(k).input and Fraction(float(np.asarray(float(v)).astype(fmt.dtype))) != v:
+        if not op.attribute(k).input:
+            continue
+        with np.errstate(over="ignore"):
+            r = float(np.asarray(float(v)).astype(fmt.dtype))
+        if not np.isfinite(r) or Fraction(r) != v:  # beyond the format's range, or between two of its values
             return f"{k}={float(v)!r} is not a {dtype} value"
     return None
 

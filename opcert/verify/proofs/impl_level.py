@@ -828,7 +828,7 @@ def _ordinal(v, fmt) -> int:
 def prove_parity(s: Subject, prop, rlimit) -> PropertyResult:
     """Oddness or evenness (prop.kind): +-0 and +-inf on the code, the finite inputs by the abstraction."""
     scope = (
-        " (zeros' signs compared at x = +-0; the other inputs as values: +0 = -0)"
+        " (zeros' signs compared at x = +-0 and +-inf; the other inputs as values: +0 = -0)"
         if prop.zero_sign
         else " (as values: +0 = -0)"
     )
