@@ -43,6 +43,16 @@ def _direct_rest(v, which):
     return v * 0.5 if which == 1 else v
 
 
+_BIAS52 = np.uint64(0x4330000000000000)  # the bits of 2^52
+
+
+@numba.njit(inline="always")
+def _half(u):
+    """A value below 2^32 in binary64, exactly: its bits under 2^52's, less 2^52 (no int64 -> binary64 conversion,
+    which AVX2 lacks: LLVM took each one a value at a time)."""
+    return np.uint64(u | _BIAS52).view(np.float64) - 2.0**52
+
+
 @numba.njit(cache=True, nogil=True)
 def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
     """r[i], q[i]: t[i] = (4k + q + r / (pi / 2)) with |r| <= pi / 4, q in 0..3 with the sign of t in bit 3
@@ -106,8 +116,8 @@ def reduce(t, pairs, r, q, e_min, e_max, quarter, which):
             c_hi = _FRAC - fh + np.uint64(lo == _ZERO)
             mag_hi = c_hi if neg else fh
             mag_lo = c_lo if neg else lo
-            f_hi = np.float64(np.int64(mag_hi >> _S32)) * 2.0**32 + np.float64(np.int64(mag_hi & _M32))
-            f_lo = np.float64(np.int64(mag_lo >> _S32)) * 2.0**32 + np.float64(np.int64(mag_lo & _M32))
+            f_hi = _half(mag_hi >> _S32) * 2.0**32 + _half(mag_hi & _M32)
+            f_lo = _half(mag_lo >> _S32) * 2.0**32 + _half(mag_lo & _M32)
             rest = (f_hi * 2.0**-62 + f_lo * 2.0**-126) * (-PIO2 if neg else PIO2)
             direct = _direct(v, quarter)
             other = (((bits & _LOW29) != _ZERO) | (e < e_min) | (e > e_max) | (mag_hi < _TINY_F)) & ~direct
