@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
+
 import numpy as np
 
 from opcert.errors import UsageError
@@ -68,8 +71,9 @@ def run_resolved(op, x, attrs, out=None, standard: str | None = None) -> np.ndar
         if fmt.name == "float64":
             result = y64 if y64 is not None else to_format(eval_numpy(impl, x64, a64, input_bits=fmt.p), fmt)
             result = np.broadcast_to(result, x.shape).copy() if result.shape != x.shape else result
-            rounded64 = op.standard(std).float64_rounded
-            if rounded64 is not None:
+            named = op.standard(std).float64_rounded
+            if named is not None:
+                rounded64 = _named_function(named)
                 # the standard's correctly rounded binary64 evaluation, and the exact value where it cannot decide
                 flat = x64.reshape(-1)
                 fin = np.flatnonzero(np.isfinite(flat))
@@ -132,6 +136,13 @@ def _rounded(op, x: np.ndarray, y64: np.ndarray, attrs: dict, std, fmt) -> np.nd
         exact = _exact_rounded(op, x.reshape(-1)[near], attrs, std, fmt)
         result = _put(result, near, decide(np.asarray(y64).reshape(-1)[near], result.reshape(-1)[near], exact, fmt))
     return result
+
+
+@functools.cache
+def _named_function(path: str):
+    """The function a declaration names as "module:function" (Standard.float64_rounded)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _put(result: np.ndarray, flat: np.ndarray, values) -> np.ndarray:

@@ -13,66 +13,60 @@ transformation may not be exact (|ph| above 2^1020 or, but for an exact zero, be
 
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 
 import numpy as np
+from mpmath import mp, mpf
+
+from opcert.expr.fma_kernel import llvm_fma
+from opcert.jit import numba
 
 E_REL = 2.0**-99
 E_ABS = 2.0**-1070
 
 
+def _real(q: Fraction):
+    return mpf(q.numerator) / q.denominator  # a binary32 value: exact at the caller's 240 bits
+
+
 def coefficient(scale: Fraction, var: Fraction, eps: Fraction) -> tuple[float, float]:
     """scale / sqrt(var + eps) as kh + kl within 2^-106 of it (mpmath at 240 bits, each part rounded once)."""
-    from mpmath import mp, mpf
-
     with mp.workprec(240):
-
-        def real(q: Fraction):
-            return mpf(q.numerator) / q.denominator  # binary32 values: exact at 240 bits
-
-        k = real(scale) / mp.sqrt(real(var) + real(eps))
+        k = _real(scale) / mp.sqrt(_real(var) + _real(eps))
         kh = float(k)
         kl = float(k - mpf(kh))
     return kh, kl
 
 
-@functools.cache
-def _kernel():
-    from opcert.expr.fma_kernel import llvm_fma
-    from opcert.jit import numba
-
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def affine(x, m, kh, kl, b, out, undecided):
-        for i in range(x.size):
-            xi = x[i]
-            dh = xi - m
-            bb = dh - xi
-            dl = (xi - (dh - bb)) + (-m - bb)
-            ph = dh * kh
-            pl = llvm_fma(dh, kh, -ph)
-            sh = ph + b
-            bb = sh - ph
-            sl = (ph - (sh - bb)) + (b - bb)
-            t = sl + (pl + (dh * kl + dl * kh))
-            hi = sh + t
-            bb = hi - sh
-            lo = (sh - (hi - bb)) + (t - bb)
-            e = E_REL * (abs(ph) + abs(b)) + E_ABS
-            ah = abs(hi)
-            bits = np.float64(ah).view(np.uint64)
-            expo = np.int64(bits >> np.uint64(52))
-            # hi's spacing 2^(expo - 1075), a normal binary64 value from |hi| >= 2^-969 (below: undecided)
-            u = np.uint64(max(expo - 52, 1) << 52).view(np.float64)
-            side = u * 0.5
-            if (bits & np.uint64((1 << 52) - 1)) == 0 and expo > 1 and (lo < 0.0) != (hi < 0.0) and lo != 0.0:
-                side = u * 0.25  # below a power of two the spacing halves
-            exact_ok = abs(ph) <= 2.0**1020 and (abs(ph) >= 2.0**-960 or dh == 0.0 or kh == 0.0)
-            out[i] = hi
-            undecided[i] = not (exact_ok and expo > 53 and side - abs(lo) > e)
-        return out
-
-    return affine
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _affine(x, m, kh, kl, b, out, undecided):
+    for i in range(x.size):
+        xi = x[i]
+        dh = xi - m
+        bb = dh - xi
+        dl = (xi - (dh - bb)) + (-m - bb)
+        ph = dh * kh
+        pl = llvm_fma(dh, kh, -ph)
+        sh = ph + b
+        bb = sh - ph
+        sl = (ph - (sh - bb)) + (b - bb)
+        t = sl + (pl + (dh * kl + dl * kh))
+        hi = sh + t
+        bb = hi - sh
+        lo = (sh - (hi - bb)) + (t - bb)
+        e = E_REL * (abs(ph) + abs(b)) + E_ABS
+        ah = abs(hi)
+        bits = np.float64(ah).view(np.uint64)
+        expo = np.int64(bits >> np.uint64(52))
+        # hi's spacing 2^(expo - 1075), a normal binary64 value from |hi| >= 2^-969 (below: undecided)
+        u = np.uint64(max(expo - 52, 1) << 52).view(np.float64)
+        side = u * 0.5
+        if (bits & np.uint64((1 << 52) - 1)) == 0 and expo > 1 and (lo < 0.0) != (hi < 0.0) and lo != 0.0:
+            side = u * 0.25  # below a power of two the spacing halves
+        exact_ok = abs(ph) <= 2.0**1020 and (abs(ph) >= 2.0**-960 or dh == 0.0 or kh == 0.0)
+        out[i] = hi
+        undecided[i] = not (exact_ok and expo > 53 and side - abs(lo) > e)
+    return out
 
 
 def rounded(x: np.ndarray, m: float, kh: float, kl: float, b: float) -> tuple[np.ndarray, np.ndarray]:
@@ -80,5 +74,12 @@ def rounded(x: np.ndarray, m: float, kh: float, kl: float, b: float) -> tuple[np
     wherever undecided[i] is False."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     out, undecided = np.empty(x.size), np.empty(x.size, np.bool_)
-    _kernel()(x, float(m), float(kh), float(kl), float(b), out, undecided)
+    _affine(x, float(m), float(kh), float(kl), float(b), out, undecided)
     return out, undecided
+
+
+def batch_normalization(x64: np.ndarray, attrs: dict):
+    """BatchNormalization's float64 values (Standard.float64_rounded names this function: the declaration, imported
+    with opcert, loads no numba): k = scale / sqrt(input_var + epsilon), m = input_mean, b = B."""
+    kh, kl = coefficient(*(Fraction(attrs[k]) for k in ("scale", "input_var", "epsilon")))
+    return rounded(x64, attrs["input_mean"], kh, kl, attrs["B"])

@@ -76,11 +76,12 @@ class Standard:
     # error in binary64 ULPs of y64, which impl.run holds against the narrow format's rounding boundaries; called as
     # absolute_error(y64, attrs), attrs the attributes' binary64 values (BatchNormalization's bound takes B)
     absolute_error: Callable | None = None
-    # a float64 tensor's values by a correctly rounded evaluation of the standard's own (x64, attrs) -> (values,
-    # undecided), for the finite binary64 inputs x64 (flat; attrs their binary64 values): the exact value is taken
-    # where undecided. Where the implementation's binary64 value has no relative bound (BatchNormalization: an error
-    # absolute in |y| + |B|), this replaces it in float64, which the implementation's proofs still describe
-    float64_rounded: Callable | None = None
+    # a float64 tensor's values by a correctly rounded evaluation of the standard's own: "module:function" of
+    # f(x64, attrs) -> (values, undecided), for the finite binary64 inputs x64 (flat; attrs their binary64 values),
+    # the exact value taken where undecided (named, not imported: such code loads numba, which `import opcert` does
+    # not). Where the implementation's binary64 value has no relative bound (BatchNormalization: an error absolute in
+    # |y| + |B|), this replaces it in float64, which the implementation's proofs still describe
+    float64_rounded: str | None = None
     # how the ONNX models give the tensor-input attributes (Attribute.input): "scalar", 0-d tensors in X's type,
     # broadcast (PRelu's slope, Clip's bounds); "channel", X viewed as (1, 1, n) and each a one-element 1-D tensor
     # in binary32 (binary64 for a float64 X), one channel's parameters (BatchNormalization)

@@ -63,17 +63,6 @@ def absolute_error(y: np.ndarray, attrs: dict) -> np.ndarray:
     return out
 
 
-def float64_rounded(x64: np.ndarray, attrs: dict):
-    """A float64 tensor's values, correctly rounded where not `undecided` (numerics.affine64: x - mean and the
-    product exact, k as a double-double): fma's binary64 value has no relative bound where B cancels the rest."""
-    from fractions import Fraction
-
-    from opcert.numerics import affine64
-
-    kh, kl = affine64.coefficient(*(Fraction(attrs[k]) for k in ("scale", "input_var", "epsilon")))
-    return affine64.rounded(x64, attrs["input_mean"], kh, kl, attrs["B"])
-
-
 def _standard(key, op_name, document, formula_text, names, support, notes):
     return Standard(
         key=key,
@@ -86,7 +75,7 @@ def _standard(key, op_name, document, formula_text, names, support, notes):
         support=support,
         notes=ONE_CHANNEL + " " + notes,
         absolute_error=absolute_error,
-        float64_rounded=float64_rounded,
+        float64_rounded="opcert.numerics.affine64:batch_normalization",
         tensor_inputs="channel",
     )
 
