@@ -67,6 +67,33 @@ def inverse_in_binary64(name):
 
 arcsinh_in_binary64 = inverse_in_binary64("arcsinh")
 arctanh_in_binary64 = inverse_in_binary64("arctanh")
+arccosh_in_binary64 = inverse_in_binary64("arccosh")
+
+
+def sin_in_binary64(x, **attrs):
+    """NumPy's binary64 sine of x, rounded once to x's type (no scale-bias: x * 1 + 0 would turn -0 into +0)."""
+    with np.errstate(invalid="ignore"):
+        return np.sin(x.astype(np.float64)).astype(x.dtype)
+
+
+PI32 = np.float32(np.pi)  # pi rounded to binary32: 8.7e-8 below pi
+
+
+def sin_reduced_with_float_pi(x, **attrs):
+    """sin of x reduced by a binary32 pi, in float32: k = rint(x / pi), r = x - k pi with PI32, then sin(r). The
+    reduction's error k (pi - PI32) grows with |x|: any value at all past 1e7."""
+    with np.errstate(all="ignore"):
+        k = np.rint(x.astype(np.float32) / PI32)
+        r = (x.astype(np.float32) - k * PI32).astype(np.float32)
+        s = np.sin(r.astype(np.float64)).astype(np.float32)
+        return np.where(np.fmod(k, 2) != 0, -s, s).astype(x.dtype)
+
+
+def acosh_naive_in_float(x, **attrs):
+    """acosh(x) = log(x + sqrt(x^2 - 1)) in the tensor's type: x^2 - 1 cancels next to 1 and overflows past 1.8e19."""
+    with np.errstate(all="ignore"):
+        t = x.astype(np.float32)
+        return np.log(t + np.sqrt(t * t - np.float32(1))).astype(x.dtype)
 
 
 def asin_nan_clamped(x, **attrs):

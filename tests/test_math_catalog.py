@@ -45,6 +45,52 @@ def test_exp_through_exp2_in_float_fails_max_ulp_1_and_binary64_rounded_once_pas
             assert abs(gmpy2.mpfr(y) - v) / ulp > 1
 
 
+HELD_OUT = """
+[[check]]
+op = "{op}"
+dtypes = ["float32"]
+target = "math_kernels:{kernel}"
+mode = "sample"
+samples = 20000
+max_ulp = 1.0
+proofs = []
+"""
+
+
+@pytest.mark.parametrize(
+    "op, kernel, ok, mpfr",
+    [
+        ("Sin", "sin_reduced_with_float_pi", False, gmpy2.sin),
+        ("Sin", "sin_in_binary64", True, gmpy2.sin),
+        ("Acosh", "acosh_naive_in_float", False, gmpy2.acosh),
+        ("Acosh", "arccosh_in_binary64", True, gmpy2.acosh),
+    ],
+)
+def test_a_sin_reduced_with_float_pi_and_a_naive_acosh_fail_max_ulp_1_and_binary64_passes(
+    tmp_path, op, kernel, ok, mpfr
+):
+    """Issue 52's held-out shapes in a float32 gate check of 20,000 samples: a sine whose argument is reduced with
+    a binary32 pi and acosh as log(x + sqrt(x^2 - 1)) in float32 fail max_ulp = 1, the worst input's error over 1
+    ULP by MPFR as well; NumPy's binary64 function rounded once passes."""
+    import math_kernels
+
+    cfg = tmp_path / "opcert.toml"
+    cfg.write_text(HELD_OUT.format(op=op, kernel=kernel))
+    result = opcert.gate(str(cfg), workers=1)
+    check = result.to_dict()["checks"][0]
+    assert result.ok is ok, check
+    if not ok:
+        x = np.float32(check["accuracy"]["worst_input"])
+        y = getattr(math_kernels, kernel)(np.array([x]))[0]
+        with gmpy2.context(precision=300):
+            v = mpfr(gmpy2.mpfr(float(x)))
+            if not gmpy2.is_finite(gmpy2.mpfr(float(y))):
+                assert gmpy2.is_finite(v)  # an overflow where the value is finite
+                return
+            ulp = 2.0 ** (max(math.frexp(float(v))[1], -125) - 24)
+            assert abs(gmpy2.mpfr(float(y)) - v) / ulp > 1
+
+
 def _float16_scale_bias(kernel):
     return opcert.measure(
         "Exp",
