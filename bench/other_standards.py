@@ -5,21 +5,19 @@ attribute sweep's sets, against the reference: a sampled probe.
 
 Per operator, standard, attribute set (verify.accuracy.attr_sweep.attribute_sets) and format (bfloat16, float16,
 float32 where the standard has it): 3,000 random bit patterns, 2,000 uniform values in [-8, 8] and the special
-values (+-0, +-1/2, +-1, +-2, +-inf, NaN). Prints each set where a value is not the reference's (or where either
-raised), and how many. The figures of bench/README.md ("The other standards' attribute sets")."""
+values (+-0, +-1/2, +-1, +-2, +-inf, NaN), zeros' signs included: tests/test_other_standards.py's comparison,
+wider. Prints each set where a value is not the reference's (or where either raised), and how many. The figures of
+bench/README.md ("The other standards' attribute sets")."""
 
-import ml_dtypes
+import os
+import sys
+
 import numpy as np
 
 import opcert
-from opcert.errors import UsageError
-from opcert.formats import get_format
-from opcert.verify.accuracy.attr_sweep import attribute_sets
-from opcert.verify.ulp import ordinal_distance
 
-DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float32": np.dtype(np.float32), "float16": np.dtype(np.float16)}
-BITS = {2: np.uint16, 4: np.uint32}
-SPECIAL = [0, -0.0, 1, -1, 0.5, -0.5, 2, -2, np.inf, -np.inf, np.nan]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+from test_other_standards import compare  # noqa: E402 - the test's comparison, beside it in tests/
 
 
 def main():
@@ -29,36 +27,11 @@ def main():
         for st in op.standards:
             if st.rounded_scale_bias or st.key == op.primary:
                 continue
-            for s in attribute_sets(op, st.key):
-                for dname, dt in DTYPES.items():
-                    if not any(dname in sp.dtypes for sp in st.support):
-                        continue
-                    u = BITS[dt.itemsize]
-                    xs = np.concatenate(
-                        [
-                            rng.integers(0, np.iinfo(u).max, 3000, dtype=u, endpoint=True).view(dt),
-                            rng.uniform(-8, 8, 2000).astype(dt),
-                            np.array(SPECIAL, dt),
-                        ]
-                    )
-                    try:
-                        y = opcert.run(op, xs, standard=st.key, **s.attrs)
-                        r = opcert.reference(op, xs, standard=st.key, **s.attrs)
-                    except UsageError:
-                        continue  # outside the attribute's domain
-                    except Exception as e:  # noqa: BLE001 - a probe: any crash is a finding, printed
-                        wrong += 1
-                        print(f"{op.name} {st.key} {s.attrs} {dname}: raised {type(e).__name__}: {str(e)[:120]}")
-                        continue
-                    checked += 1
-                    d = ordinal_distance(y, r, get_format(dname))
-                    k = int(np.argmax(d))
-                    if d[k] > 0:
-                        wrong += 1
-                        print(
-                            f"{op.name} {st.key} {s.attrs} {dname}: {int((d > 0).sum())} not the reference's, "
-                            f"at x = {float(xs[k])!r}: {float(y[k])!r} against {float(r[k])!r}"
-                        )
+            n, bad = compare(op, st.key, rng, 3000, 2000)
+            checked += n
+            wrong += len(bad)
+            for line in bad:
+                print(f"{op.name} {st.key} {line}")
     print(f"{wrong} sets wrong or raising; {checked} compared")
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import tomllib
 
-import gmpy2
 import ml_dtypes
 import numpy as np
 import pytest
-from gmpy2 import mpfr, mpq
-from oracle import _round
+from conftest import all_16bit
+from oracle import catalog_scalar
 
 import opcert
 from opcert.formats import FLOAT_FORMATS
@@ -36,21 +35,10 @@ SETS = [
 ]
 
 
-def _q(v: float) -> mpq:
-    return mpq(*float(v).as_integer_ratio())
-
-
 def mpfr_batch_norm(x: float, p: tuple, dtype: str) -> float:
-    """The exact value at a finite x rounded by MPFR into dtype: x - mean and var + epsilon exact in rationals,
-    the quotient by the square root at 600 bits; where var + epsilon is 1, scale (x - mean) + B exactly (its
-    zeros included: +0, as IEEE's sum of a zero product and B = -(product))."""
-    scale, b, mean, var, eps = (_q(np.float32(v)) for v in p)
-    d = _q(x) - mean
-    if var + eps == 1:
-        return _round(scale * d + b, dtype)
-    with gmpy2.context(precision=600):
-        y = mpfr(scale * d) / gmpy2.sqrt(mpfr(var + eps)) + mpfr(b)
-    return _round(y, dtype)
+    """MPFR's value at a finite x, rounded into dtype (tests/oracle.py: x - mean and var + epsilon exact in
+    rationals, the quotient raised in precision where it lands on a midpoint), the parameters as binary32."""
+    return catalog_scalar("BatchNormalization", x, _attrs(p), dtype)
 
 
 def _attrs(p):
@@ -60,7 +48,7 @@ def _attrs(p):
 def _inputs(dtype: str, n: int, rng) -> np.ndarray:
     fmt = FLOAT_FORMATS[dtype]
     if fmt.bits == 16:
-        x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(fmt.dtype)
+        x = all_16bit(dtype)
     else:
         x = rng.integers(0, 1 << fmt.bits, n, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
     with np.errstate(invalid="ignore"):
@@ -93,7 +81,7 @@ def test_the_reference_is_mpfr_rounded(dtype, p):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("p", SETS, ids=lambda p: ",".join(f"{v:g}" for v in p))
 def test_opcerts_code_is_the_reference_on_every_16_bit_input(dtype, p):
-    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(DTYPES[dtype])
+    x = all_16bit(dtype)
     attrs = _attrs(p)
     got, want = opcert.run("BatchNormalization", x, **attrs), opcert.reference("BatchNormalization", x, **attrs)
     nan = np.isnan(want.astype(np.float32))
