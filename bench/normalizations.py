@@ -37,11 +37,16 @@ TARGETS = ("torch", "jax", "onnxruntime", "onnx-reference", "openvino")
 DTYPES = ("float16", "bfloat16", "float32")
 
 
+def _named(name: str, value) -> bool:
+    """Whether the operator column names the attribute: a choice, or a scale or B other than the identity."""
+    return name in ("p", "num_groups") or (name in ("scale", "B") and float(value) != {"scale": 1.0, "B": 0.0}[name])
+
+
 def _cell(r) -> dict:
     refuted = [p["name"] for p in r.properties if p["status"] == "refuted"]
     w = r.worst or {}
     return {
-        "op": r.op + "".join(f" {k}={v['value']}" for k, v in (r.attrs or {}).items() if k in ("p", "num_groups")),
+        "op": r.op + "".join(f" {k}={v['value']}" for k, v in (r.attrs or {}).items() if _named(k, v["value"])),
         "target": r.target,
         "version": r.target_version,
         "dtype": r.dtype,

@@ -249,3 +249,59 @@ def bn_epsilon_after_sqrt(x, scale=1.0, B=0.0, input_mean=0.0, input_var=1.0, ep
     with np.errstate(all="ignore"):
         y = np.float64(scale) * (v - np.float64(input_mean)) / (np.sqrt(np.float64(input_var)) + np.float64(epsilon))
         return (y + np.float64(B)).astype(x.dtype)
+
+
+# The affine step after the normalization (Scale and B, each one value over the row): y = scale z + B
+def _careful_z(x, axis, epsilon):
+    """ln_careful's normalized rows in binary64, before any rounding, and the shape to put them back in."""
+    r, shape = _rows(x, axis)
+    v = r.astype(np.float64)
+    c = v - v.mean(axis=1, keepdims=True)
+    c = c - c.mean(axis=1, keepdims=True)
+    return c / np.sqrt((c * c).mean(axis=1, keepdims=True) + np.float64(epsilon)), shape
+
+
+def ln_affine_careful(x, axis=-1, epsilon=1e-5, scale=1.0, B=0.0):
+    """binary64 throughout, scale and B applied in binary64, one rounding into x's format."""
+    if x.size == 0:
+        return x.copy()
+    z, shape = _careful_z(x, axis, epsilon)
+    return (z * np.float64(scale) + np.float64(B)).astype(x.dtype).reshape(shape)
+
+
+def ln_affine_in_format(x, axis=-1, epsilon=1e-5, scale=1.0, B=0.0):
+    """The normalization careful and rounded into x's format, then scale and B applied in x's format (two more
+    roundings: where scale z cancels B the first one's error is many ULPs of y)."""
+    if x.size == 0:
+        return x.copy()
+    z, shape = _careful_z(x, axis, epsilon)
+    t = x.dtype.type
+    zf = z.astype(x.dtype)
+    return (zf * t(scale) + t(B)).astype(x.dtype).reshape(shape)
+
+
+def ln_bias_ignored(x, axis=-1, epsilon=1e-5, scale=1.0, B=0.0):
+    """Takes B and ignores it: scale z, carefully."""
+    return ln_affine_careful(x, axis, epsilon, scale, 0.0)
+
+
+def rms_affine_careful(x, axis=-1, epsilon=1e-5, scale=1.0):
+    """rms_careful's binary64 value times scale in binary64, one rounding."""
+    if x.size == 0:
+        return x.copy()
+    r, shape = _rows(x, axis)
+    v = r.astype(np.float64)
+    with np.errstate(all="ignore"):
+        top = np.max(np.abs(v), axis=1, keepdims=True)
+        k = np.where(np.isfinite(top) & (top > 0), np.frexp(top)[1], 0).astype(np.float64)
+        s = np.ldexp(1.0, -k.astype(int))
+        u = v * s
+        y = u / np.sqrt((u * u).mean(axis=1, keepdims=True) + np.float64(epsilon) * s * s) * np.float64(scale)
+    return y.astype(x.dtype).reshape(shape)
+
+
+def gn_affine_careful(x, axis=(1,), epsilon=1e-5, num_groups="2", scale=1.0, B=0.0):
+    """ln_affine_careful over each sample's groups of channels."""
+    if x.size == 0:
+        return x.copy()
+    return ln_affine_careful(_groups(x, num_groups), -1, epsilon, scale, B).reshape(x.shape)

@@ -53,7 +53,11 @@ def test_ops_json_lists_the_catalog(cli):
         ("onnx", "coerce-2d", "LayerNormalization"),
         ("ort-skip", "last", "com.microsoft SkipLayerNormalization"),  # ONNX Runtime's own kernel
     ]
-    assert [(a["name"], a["defaults"]) for a in ln["attributes"]] == [("epsilon", {"onnx": 1e-5, "ort-skip": 1e-12})]
+    assert [(a["name"], a["defaults"]) for a in ln["attributes"]] == [
+        ("epsilon", {"onnx": 1e-5, "ort-skip": 1e-12}),
+        ("scale", {"onnx": 1.0, "ort-skip": 1.0}),  # the standards' Scale (gamma) of ones
+        ("B", {"onnx": 0.0, "ort-skip": 0.0}),  # B (beta) absent
+    ]
     # the seed documents' five and the catalog the issue lists
     assert {
         "Tanh",

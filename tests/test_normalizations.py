@@ -22,9 +22,10 @@ from opcert.verify.tensor.measure import measure_rows
 EPS = float(np.float32(1e-5))  # the default epsilon as binary32, as the standards hold attributes
 
 
-def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]:
-    """Each output of the row by MPFR: the mean and the variance exact (rationals), the square root and the
-    division at increasing precision until the rounding is decided (oracle._ziv)."""
+def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str, scale: float = 1.0, bias: float = 0.0) -> list[float]:
+    """Each output of the row by MPFR: the mean and the variance exact (rationals), the square root, the division
+    and the affine step (scale times it plus bias: binary32 values, exact in MPFR) at increasing precision until the
+    rounding is decided (oracle._ziv)."""
     q = [Fraction(float(v)) for v in row.astype(np.float64)]
     n = len(q)
     if name in ("LayerNormalization", "MeanVarianceNormalization", "InstanceNormalization"):
@@ -36,8 +37,8 @@ def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]
     second = sum((d * d for d in dev), Fraction(0)) / n + (0 if after else Fraction(eps))
     out = []
     for d in dev:
-        if d == 0:
-            out.append(0.0)
+        if d == 0:  # scale 0 + B: B itself, rounded
+            out.append(_ziv(lambda prec: mpfr(bias), dtype) if bias else 0.0)
             continue
 
         def at(prec, d=d):
@@ -46,7 +47,7 @@ def _mpfr_row(name: str, row: np.ndarray, eps: float, dtype: str) -> list[float]
                 root = gmpy2.sqrt(mpfr(gmpy2.mpq(second.numerator, second.denominator)))
                 if after:
                     root = root + mpfr(float(np.float32(1e-9)))
-                return num / root
+                return num / root * mpfr(scale) + mpfr(bias)
 
         out.append(_ziv(at, dtype))
     return out
@@ -427,7 +428,8 @@ def test_directml_mvn_without_cross_channel_is_instance_normalization():
 
     op, _ = get_tensor_operator("InstanceNormalization")
     dml = op.standard("directml")
-    assert dml.formula == op.standard("onnx").formula and dml.attribute_names == {"epsilon": "Epsilon"}
+    assert dml.formula == op.standard("onnx").formula
+    assert dml.attribute_names == {"epsilon": "Epsilon", "scale": "ScaleTensor", "B": "BiasTensor"}
     x = np.array([1, 2, 40000, 40003], np.float32).reshape(1, 2, 1, 2)
     got = reference("InstanceNormalization", x, standard="directml", attrs={"epsilon": 0.5})
     want = [_mpfr_row("LayerNormalization", r, float(np.float32(0.5)), "float32") for r in x.reshape(2, 2)]

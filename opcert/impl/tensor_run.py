@@ -83,6 +83,8 @@ def run(
         rng = next((p for p in op.properties if p.kind == "range"), None)
         nonnegative = rng is not None and rng.lower is not None and rng.lower >= 0
         ulps = 16 if op.error_bound is None else op.error_bound(rows64)
+        if "scale" in values_of:
+            ulps = _through_affine(ulps, values, values_of.get("B", 0.0))
         near = np.nonzero(near_boundary(values, fmt, nonnegative, ulps).any(axis=1))[0]
         if near.size:
             values[near] = reference_rows(op, rows64[near], fmt, rule=std.inf_rule, attrs=values_of)[0]
@@ -91,3 +93,14 @@ def run(
         return result
     out[...] = result
     return out
+
+
+def _through_affine(ulps, values: np.ndarray, bias: float) -> np.ndarray:
+    """The bound of y = fma(z, scale, B) (spec.tensor_declarations.affine) from z's bound of `ulps` binary64 ULPs:
+    an ULP of z is at most 2^-52 |z|, so z's error times |scale| is at most ulps |scale z| 2^-52 = ulps |y - B| 2^-52,
+    and an ULP of y at least 2^-53 |y|: 2 ulps |y - B| / |y| ULPs of y, and the fma's rounding (half of one; one is
+    allowed). Unbounded where y is 0 (B cancelled exactly): those elements are the reference's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(values - bias) / np.abs(values)
+    ratio = np.where(np.isnan(ratio), np.inf, ratio)
+    return 2.0 * ulps * ratio * (1 + 2.0**-40) + 1.0

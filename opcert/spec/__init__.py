@@ -117,6 +117,11 @@ def _load_tensor() -> dict:
                 raise RuntimeError(f"{op.name} {where}: {bad[0]} is not an operation of a tensor operator")
             if not reduces(e):
                 raise RuntimeError(f"{op.name} {where}: reduces over no row (an element-wise operator: spec/ops/)")
+        for s in op.standards:  # what a standard runs and is measured against reads only the attributes it holds
+            for e in (s.formula, s.implementation or op.implementation, s.reference_form or op.reference_form):
+                missing = sorted({n.name for n in e.nodes() if n.op == "attr" and not s.has(n.name)})
+                if missing:
+                    raise RuntimeError(f"{op.name} {s.key}: its forms use {', '.join(missing)}, which it does not have")
         if op.primary not in {s.key for s in op.standards}:
             raise RuntimeError(f"{op.name}: primary standard {op.primary} is not declared")
         found[op.name] = op

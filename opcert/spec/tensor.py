@@ -26,7 +26,7 @@ import numpy as np
 from opcert.errors import UsageError, choices
 from opcert.expr import Expr
 from opcert.expr.numpy_eval import eval_numpy
-from opcert.formats import round_fraction
+from opcert.formats import get_format, round_fraction
 from opcert.spec.attrs import resolve, user_value
 from opcert.spec.model import Support, standard_of, support_at
 
@@ -234,6 +234,27 @@ class TensorOperator:
     def given(self, std: TensorStandard) -> dict:
         """std's attributes as a target is given them: binary32 values as floats, a choice by its name."""
         return {k: user_value(self, k, v) for k, v in std.attrs}
+
+    def node_attributes(self, std: TensorStandard) -> dict:
+        """given(std) without the tensor inputs (Attribute.input: a normalization's scale and B), which a runtime
+        takes as tensors beside X, not as attributes of its node or keywords of its function."""
+        inputs = {a.name for a in self.attributes if a.input}
+        return {k: v for k, v in self.given(std).items() if k not in inputs}
+
+    def input_values(self, std: TensorStandard) -> dict:
+        """The tensor inputs' values std holds (scale, B: name -> binary64 value of the binary32 attribute)."""
+        held = std.values()
+        return {a.name: held[a.name] for a in self.attributes if a.input and a.name in held}
+
+    def inputs_inexact(self, std: TensorStandard, dtype: str) -> str | None:
+        """Why a runtime that takes the tensor inputs in X's type cannot be given them in dtype: the first value that
+        is no value of dtype (rounding it first would measure another operator), or None."""
+        np_type = get_format(dtype).dtype
+        for k, v in self.input_values(std).items():
+            with np.errstate(over="ignore"):
+                if float(np.asarray(v).astype(np_type)) != v:
+                    return f"{k}={v!r} is not a {dtype} value"
+        return None
 
     def with_values(self, std: TensorStandard, attrs: dict | None = None) -> TensorStandard:
         """std holding the attributes `attrs` (name or alias -> value; the standard's defaults for the rest),

@@ -142,7 +142,8 @@ ORT_LAST = AxisRule(
 DEVIATION_BOUND = RowProperty(
     "bound",
     "row_bound",
-    "|y_i| <= sqrt(n - 1) in a row of n (Cauchy-Schwarz: the deviations sum to 0)",
+    "|y_i - B| <= |scale| sqrt(n - 1) in a row of n (Cauchy-Schwarz: the deviations sum to 0; scale 1 and B 0 "
+    "where the standard has none)",
     bound_less=1,
 )
 
@@ -151,8 +152,9 @@ DEVIATION_BOUND = RowProperty(
 STANDARDIZED_MOMENTS = RowProperty(
     "moments",
     "moments",
-    "the outputs of a row have mean 0 and mean square var / (var + epsilon) <= 1 (a kernel's outputs, "
-    "each within e ULPs: within e 2^(1-p) of it, relative to the row's magnitudes)",
+    "the outputs of a row have mean B and mean square about B of scale^2 var / (var + epsilon) <= scale^2 (scale 1 "
+    "and B 0 where the standard has none; a kernel's outputs, each within e ULPs: within e 2^(1-p) of it, relative "
+    "to the row's magnitudes)",
     mean_zero=True,
 )
 
@@ -271,6 +273,36 @@ def standardized(dev):
     return dev / sqrt(rowsum(dev * dev) / rowsum(lift(1)) + attr("epsilon"))
 
 
+# The normalizations' Scale and B (bias) tensors, each checked as one binary32 value at every element (their
+# standards' tensors filled with it): the affine step after the normalization. Attributes with `input`: a runtime
+# is given them as its tensors, a Python kernel as keywords, a C kernel after epsilon in attrs[].
+SCALE = Attribute(
+    "scale",
+    "each normalized value is multiplied by it (the standard's Scale tensor, every element this value; 1 where none "
+    "is given)",
+    aliases=("Scale", "gamma", "ScaleTensor"),
+    input=True,
+)
+BIAS = Attribute(
+    "B",
+    "added to each scaled value (the standard's B or bias tensor, every element this value; 0 where none is given)",
+    aliases=("bias", "beta", "BiasTensor"),
+    input=True,
+)
+# where the standard's tensors are absent: what the formula then is (a kernel without those keywords computes it)
+AFFINE_IDENTITY = {"scale": 1.0, "B": 0.0}
+
+
+def affine(e, bias: bool = True, fused: bool = False):
+    """e scaled, and shifted by B (bias=True): the standards' Y = Normalized * Scale + B. fused: as one fma (opcert's
+    implementation and the reference's form: one rounding in binary64, an exact ball); the standards' formula is
+    the product and the sum."""
+    s = attr("scale")
+    if not bias:
+        return e * s
+    return fma(e, s, attr("B")) if fused else e * s + attr("B")
+
+
 def epsilon_attribute(under: str):
     """A normalization's epsilon: a binary32 value >= 0, added to `under` under the square root."""
     return Attribute(
@@ -300,14 +332,14 @@ STANDARDIZED = (SHIFT, PERMUTATION, DEVIATION_BOUND, STANDARDIZED_MOMENTS, NONFI
 
 
 def standardized_operator() -> dict:
-    """A TensorOperator's fields for a row standardized with epsilon under the square root (LayerNormalization,
-    InstanceNormalization, GroupNormalization): opcert's implementation (the corrected two-pass deviations), the
-    reference's form (the row maximum out), the rule for NaN and infinite entries, the hard rows, the error bound
-    and the properties; in binary64 the implementation is the reference."""
+    """A TensorOperator's fields for a row standardized with epsilon under the square root, then scaled and shifted
+    (LayerNormalization, InstanceNormalization, GroupNormalization): opcert's implementation (the corrected
+    two-pass deviations), the reference's form (the row maximum out), the rule for NaN and infinite entries, the
+    hard rows, the error bound and the properties; in binary64 the implementation is the reference."""
     _, _, corrected, shifted = deviations()
     return {
-        "implementation": standardized(corrected),
-        "reference_form": standardized(shifted),
+        "implementation": affine(standardized(corrected), fused=True),
+        "reference_form": affine(standardized(shifted), fused=True),
         "absent": 0,
         "nonfinite": "formula",
         "hard_cases": "moments",
@@ -318,9 +350,13 @@ def standardized_operator() -> dict:
     }
 
 
-def ort_skip_standard(key: str, kernel: str, formula_text: str, formula, fused: str) -> TensorStandard:
+def ort_skip_standard(
+    key: str, kernel: str, formula_text: str, formula, fused: str, affine_names=None
+) -> TensorStandard:
     """ONNX Runtime's com.microsoft Skip(Simplified)LayerNormalization as a standard of the operator it fuses: the
-    last axis, a skip of zeros and a gamma of ones given, its schema's epsilon default (1e-12)."""
+    last axis, a skip of zeros given, its schema's epsilon default (1e-12); affine_names: opcert's scale and B as
+    its gamma and beta."""
+    affine_names = affine_names or {}
     return TensorStandard(
         key,
         f"com.microsoft {kernel}",
@@ -330,8 +366,8 @@ def ort_skip_standard(key: str, kernel: str, formula_text: str, formula, fused: 
         ORT_LAST,
         (Support("1", ("float16", "bfloat16", "float32")),),
         versions=("1",),
-        defaults={"epsilon": 1e-12},
-        attribute_names={"epsilon": "epsilon"},
+        defaults={"epsilon": 1e-12, **{k: AFFINE_IDENTITY[k] for k in affine_names}},
+        attribute_names={"epsilon": "epsilon", **affine_names},
         in_place=False,
         notes="ONNX Runtime's own operator (domain com.microsoft, version 1; its schema's epsilon default is "
         f"1e-12): the kernel its transformer optimizer fuses a residual Add and {fused} into. Only ONNX Runtime runs "
@@ -375,4 +411,8 @@ __all__ = [
     "ort_skip_standard",
     "standards",
     "x",
+    "AFFINE_IDENTITY",
+    "BIAS",
+    "SCALE",
+    "affine",
 ]

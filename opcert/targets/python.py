@@ -136,10 +136,28 @@ class PythonTensorTarget(TensorTarget):
         self.name = name
 
     def unsupported(self, op, std, dtype, reduced, rank):
-        return keywords_not_taken(self.name, self.fn, op.given(std))
+        return keywords_not_taken(self.name, self.fn, self._given(op, std))
 
     def call(self, op, std, x, reduced):
-        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced), **op.given(std))
+        return self.fn(x, axis=reduced[0] if len(reduced) == 1 else tuple(reduced), **self._given(op, std))
+
+    def _given(self, op, std) -> dict:
+        """op.given(std), less each tensor input (a normalization's scale and B) that the kernel takes no keyword
+        for and that holds the standard's default: a kernel without a Scale or a B computes the formula with a Scale
+        of ones and no B, which that default is. At any other value the kernel is refused (keywords_not_taken)."""
+        given = op.given(std)
+        try:
+            params = inspect.signature(self.fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return given
+        held = std.values()
+        for a in op.attributes:
+            if a.input and a.name in given and a.name not in params and a.name in std.defaults:
+                if held[a.name] == float(std.defaults[a.name]):
+                    del given[a.name]
+        return given
 
 
 @lru_cache(maxsize=1)

@@ -1,10 +1,15 @@
 """GroupNormalization: ONNX GroupNormalization-21 (and 18), each sample's channels split into num_groups groups,
-each group normalized over its channels and spatial axes to mean 0 and variance 1 (scale 1, bias 0)."""
+each group normalized over its channels and spatial axes to mean 0 and variance 1, then scaled and shifted (scale
+and bias one binary32 value each: 1 and 0 where none is given)."""
 
 from opcert.spec.declarations import FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Attribute, Support
 from opcert.spec.tensor import GROUP_COUNTS, GROUP_EXAMPLE, AxisRule, TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
+    AFFINE_IDENTITY,
+    BIAS,
+    SCALE,
+    affine,
     deviations,
     epsilon_attribute,
     standardized,
@@ -33,13 +38,15 @@ def _standard(key: str, since: str, per: str) -> TensorStandard:
         "GroupNormalization",
         ONNX_DOC.format("GroupNormalization"),
         FORMULA,
-        standardized(d),
+        affine(standardized(d)),
         GROUPS,
         (Support(since, FLOATS_ONNX, (2, 8)),),
         versions=(since,),
-        defaults={"epsilon": 1e-5},
-        attribute_names={"epsilon": "epsilon", "num_groups": "num_groups"},
-        notes=f"scale is 1 and bias is 0 (the targets are given ones and zeros, one per {per}); the variance is the "
+        defaults={"epsilon": 1e-5, **AFFINE_IDENTITY},
+        attribute_names={"epsilon": "epsilon", "num_groups": "num_groups", "scale": "scale", "B": "bias"},
+        notes=f"scale and bias (opcert's B) are checked as one binary32 value each (the targets are given tensors of "
+        f"that value, one per {per}; ONNX requires both and gives no default: opcert takes 1 and 0 where none is "
+        "given); the variance is the "
         "population variance (divided by n). num_groups is required by ONNX, which gives it no default: opcert "
         f"takes {GROUP_EXAMPLE} where none is given (--attr num_groups=N, N in {', '.join(GROUP_COUNTS)}); it must "
         "divide the channel count"
@@ -54,7 +61,8 @@ def _standard(key: str, since: str, per: str) -> TensorStandard:
 
 OPERATOR = TensorOperator(
     name="GroupNormalization",
-    summary="(x_i - mean) / sqrt(variance + epsilon) over each group of C / num_groups channels of each sample",
+    summary="scale (x_i - mean) / sqrt(variance + epsilon) + bias over each group of C / num_groups channels of each "
+    "sample",
     family="normalization",
     standards=(_standard("onnx", "21", "channel"), _standard("onnx-18", "18", "group")),
     primary="onnx",
@@ -67,6 +75,9 @@ OPERATOR = TensorOperator(
             choices=GROUP_COUNTS,
             example=GROUP_EXAMPLE,
         ),
+        # after num_groups: a C kernel's attrs[] keeps its order (epsilon, num_groups, then scale and B)
+        SCALE,
+        BIAS,
     ),
     **standardized_operator(),
 )

@@ -12,13 +12,17 @@ from opcert.spec.declarations import DML_FLOATS, FLOATS_ONNX, ONNX_DOC
 from opcert.spec.model import Support
 from opcert.spec.tensor import AxisRule, TensorOperator, TensorStandard
 from opcert.spec.tensor_declarations import (
+    AFFINE_IDENTITY,
+    BIAS,
     DEVIATION_BOUND,
     DML_AXES,
     LAYOUT,
     NONFINITE,
     PERMUTATION,
+    SCALE,
     SHIFT,
     RowProperty,
+    affine,
     deviation_bound,
     deviations,
     epsilon_attribute,
@@ -68,24 +72,29 @@ OPERATOR = TensorOperator(
             "https://learn.microsoft.com/windows/win32/api/directml/"
             "ns-directml-dml_mean_variance_normalization1_operator_desc",
             "Output = FusedActivation(Scale * ((Input - Mean) / sqrt(Variance + Epsilon)) + Bias)",
-            standardized(d),
+            affine(standardized(d)),
             DML_AXES,
             (Support("2.1", DML_FLOATS, (4, 4)), Support("3.1", DML_FLOATS, (1, 8))),
-            defaults={"epsilon": 1e-5},
-            attribute_names={"epsilon": "Epsilon"},
-            notes="NormalizeVariance TRUE (FALSE is Input - Mean, a centering, not measured here), Scale absent "
-            "(1), Bias absent (0), no fused activation. Epsilon is a required field, 0.00001 recommended: opcert "
+            defaults={"epsilon": 1e-5, **AFFINE_IDENTITY},
+            attribute_names={"epsilon": "Epsilon", "scale": "ScaleTensor", "B": "BiasTensor"},
+            notes="NormalizeVariance TRUE (FALSE is Input - Mean, a centering, not measured here); ScaleTensor and "
+            "BiasTensor, optional, are scale and B, one binary32 value each (absent: 1 and 0); no fused activation. Epsilon is a required field, 0.00001 recommended: opcert "
             "takes 1e-5 (binary32) where none is given. Introduced in DML_FEATURE_LEVEL_2_1 (4 dimensions), 1 to "
             "8 dimensions from 3_1",
-            implementation=standardized(corrected),
-            reference_form=standardized(shifted),
+            implementation=affine(standardized(corrected), fused=True),
+            reference_form=affine(standardized(shifted), fused=True),
         ),
     ),
     primary="onnx",
     implementation=normalized(corrected),
     reference_form=normalized(shifted),
     absent=0,
-    attributes=(epsilon_attribute("the variance (DirectML's form only)"),),
+    attributes=(
+        epsilon_attribute("the variance (DirectML's form only)"),
+        # DirectML's form only: ONNX's MeanVarianceNormalization has no Scale or B
+        SCALE,
+        BIAS,
+    ),
     nonfinite="formula",
     hard_cases="moments",
     error_bound=deviation_bound,

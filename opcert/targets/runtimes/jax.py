@@ -110,6 +110,13 @@ class JaxTensor(TensorTarget):
     def unsupported(self, op, std, dtype, reduced, rank):
         if op.name not in TENSOR_FUNCTIONS and op.name not in NORMALIZATIONS and op.name not in REDUCTIONS:
             return f"jax {self.version} has no {op.name} function in jax.nn"
+        held = op.input_values(std)
+        if held.get("scale", 1.0) != 1.0 or held.get("B", 0.0) != 0.0:
+            # the scale and bias are a library's layer (flax's LayerNorm), not jax.nn's function
+            return (
+                f"jax {self.version}'s jax.nn.{NORMALIZATIONS.get(op.name, op.name)} takes no scale or bias "
+                f"(scale={held.get('scale', 1.0):g}, B={held.get('B', 0.0):g} given)"
+            )
         return None
 
     def call(self, op, std, x, reduced):

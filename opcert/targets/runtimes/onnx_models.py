@@ -194,7 +194,7 @@ def ones_initializer(shape, dtype: str, name: str, value: float = 1.0):
 # the reductions' models (ReduceLogSumExp): the opset whose version takes the axes as an input
 REDUCE_OPSET = 18
 
-# the tensor operators whose ONNX node takes a Scale input (given as ones: their declarations' Scale of 1)
+# the tensor operators whose ONNX node takes a Scale input over the normalized shape (filled with the standard's scale)
 SCALED_NORMALIZATIONS = ("LayerNormalization", "RMSNormalization")
 
 
@@ -329,6 +329,12 @@ class OnnxTensorModels(TensorTarget):
                 f"a one-node ONNX model computes ONNX's {op.name} ({onnx.formula_text}); {std.op_name} ({std.key}) "
                 f"is another formula ({std.formula_text}): no ONNX runtime runs it"
             )
+        inexact = op.inputs_inexact(std, dtype)
+        if inexact:  # the standards' Scale and B tensors have X's type
+            return (
+                f"{std.op_name} takes its scale and B tensors in X's type, and {inexact}: rounding it first would "
+                "measure another operator"
+            )
         opset, _ = self._opset_axis(std, reduced, rank, op, dtype)
         if opset is None:
             return (
@@ -364,15 +370,21 @@ class OnnxTensorModels(TensorTarget):
         if op.reduces and opset >= REDUCE_OPSET:  # the axes input (opset 18), keepdims = 1 (the default, said)
             inputs.append("axes")
             inits.append(numpy_helper.from_array(np.asarray(reduced, dtype=np.int64), "axes"))
-        if op.name in SCALED_NORMALIZATIONS:  # Scale, an input the standard requires: ones (the declaration's Scale)
+        held = op.input_values(std)  # scale and B, one value each (unsupported() found them exact in X's type)
+        if op.name in SCALED_NORMALIZATIONS:  # Scale (and LayerNormalization's B) over the normalized shape
             inputs.append("Scale")
-            inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale"))
+            inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "Scale", held["scale"]))
+            if held.get("B", 0.0) != 0.0:  # B is optional: absent at 0, as the standard without it
+                inputs.append("B")
+                inits.append(ones_initializer(x.shape[axis:], x.dtype.name, "B", held["B"]))
         if std.axes.kind in ("spatial", "groups"):
-            # Instance- and GroupNormalization: a scale and a bias, inputs the standards require (their declared 1
-            # and 0), one per channel; GroupNormalization-18's one per group
+            # Instance- and GroupNormalization: a scale and a bias, inputs the standards require, one per channel;
+            # GroupNormalization-18's one per group
             per = reduced.groups if std.axes.kind == "groups" and opset < 21 else x.shape[1]
             inputs += ["scale", "bias"]
-            inits += [ones_initializer((per,), x.dtype.name, n, v) for n, v in (("scale", 1.0), ("bias", 0.0))]
+            inits += [
+                ones_initializer((per,), x.dtype.name, n, held[k]) for n, k in (("scale", "scale"), ("bias", "B"))
+            ]
         # the standard's own axis attribute: one `axis`, or an `axes` list (MeanVarianceNormalization)
         if op.reduces:
             where = {"keepdims": 1} if opset >= REDUCE_OPSET else {"keepdims": 1, "axes": [int(a) for a in reduced]}
@@ -384,7 +396,7 @@ class OnnxTensorModels(TensorTarget):
             where = {"axis": int(axis)}
         # attributes as the standard spells them: a binary32 value a FLOAT, a choice named by a number an INT
         # (LpNormalization's p), another choice its name
-        given = {k: v if choice_number(v) is None else choice_number(v) for k, v in op.given(std).items()}
+        given = {k: v if choice_number(v) is None else choice_number(v) for k, v in op.node_attributes(std).items()}
         node = helper.make_node(op.name, inputs, ["Y"], **where, **given)
         g = helper.make_graph(
             [node],
@@ -408,13 +420,14 @@ ORT_KERNELS = {
 
 def _ort_kernel_model(op, std, x, reduced):
     """A model of ONNX Runtime's own kernel for the standard: Skip(Simplified)LayerNormalization (com.microsoft) on
-    x as (1, rows, last axis), with a skip of zeros and a gamma of ones; SimplifiedLayerNormalization (ONNX
-    Runtime's, in the default domain) with `axis` and a scale of ones."""
+    x as (1, rows, last axis), with a skip of zeros, a gamma of opcert's scale and (LayerNormalization's) a beta of
+    its B; SimplifiedLayerNormalization (ONNX Runtime's, in the default domain) with `axis` and a scale of opcert's
+    scale."""
     from onnx import helper, numpy_helper
 
     name, domain = ORT_KERNELS[std.key]
     elem, dtype = ONNX_ELEM[x.dtype.name], x.dtype.name
-    given = op.given(std)
+    given, held = op.node_attributes(std), op.input_values(std)
     nodes, inits = [], []
     if name.startswith("Skip"):  # the last axis of a (batch, sequence, hidden) tensor
         n = x.shape[-1] if x.ndim else 1
@@ -423,16 +436,19 @@ def _ort_kernel_model(op, std, x, reduced):
             numpy_helper.from_array(np.asarray(three, dtype=np.int64), "three"),
             numpy_helper.from_array(np.asarray(x.shape, dtype=np.int64), "shape"),
             ones_initializer(three, dtype, "skip", 0.0),
-            ones_initializer((n,), dtype, "gamma"),
+            ones_initializer((n,), dtype, "gamma", held["scale"]),
         ]
+        beta = ["beta"] if held.get("B", 0.0) != 0.0 else []  # SkipLayerNormalization's optional beta (opcert's B)
+        if beta:
+            inits.append(ones_initializer((n,), dtype, "beta", held["B"]))
         nodes += [
             # allowzero: a 0 in the shape is a size of 0 (rows of no element), not "as the input's"
             helper.make_node("Reshape", ["X", "three"], ["X3"], allowzero=1),
-            helper.make_node(name, ["X3", "skip", "gamma"], ["Y3"], domain=domain, **given),
+            helper.make_node(name, ["X3", "skip", "gamma", *beta], ["Y3"], domain=domain, **given),
             helper.make_node("Reshape", ["Y3", "shape"], ["Y"], allowzero=1),
         ]
     else:
-        inits.append(ones_initializer(x.shape[reduced[0] :], dtype, "scale"))
+        inits.append(ones_initializer(x.shape[reduced[0] :], dtype, "scale", held["scale"]))
         nodes.append(helper.make_node(name, ["X", "scale"], ["Y"], axis=int(reduced[0]), **given))
     g = helper.make_graph(
         nodes,

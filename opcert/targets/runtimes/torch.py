@@ -19,13 +19,15 @@ from opcert.targets.runtimes.onnx_models import BinaryRuntime
 
 # the tensor operators torch has a function for (torch.nn.functional)
 TENSOR_FUNCTIONS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
-# the normalizations: f(x, normalized_shape, eps=epsilon) over the trailing axes (weight None: Scale 1)
+# the normalizations: f(x, normalized_shape, weight, bias, eps=epsilon) over the trailing axes (weight and bias filled
+# with the standard's scale and B; rms_norm has no bias)
 NORMALIZATIONS = {"LayerNormalization": "layer_norm", "RMSNormalization": "rms_norm"}
 # along one axis, p from the standard (torch's eps, 1e-12 below which the norm is taken as eps, is its own)
 ALONG_AXIS = {"LpNormalization": "normalize"}
-# over the spatial axes of (N, C, ...), one row per sample and channel (no weight, no running statistics)
+# over the spatial axes of (N, C, ...), one row per sample and channel (weight and bias per channel, no running
+# statistics)
 SPATIAL = {"InstanceNormalization": "instance_norm"}
-# over each sample's groups of channels: group_norm(x, num_groups, eps=epsilon) (no weight, no bias)
+# over each sample's groups of channels: group_norm(x, num_groups, weight, bias, eps=epsilon) (per channel)
 GROUPED = {"GroupNormalization": "group_norm"}
 # the reductions torch has a function for, over a tuple of dims with the reduced dims kept (keepdim=True)
 REDUCTIONS = {
@@ -183,7 +185,23 @@ class TorchTensor(TensorTarget):
     def unsupported(self, op, std, dtype, reduced, rank):
         if not any(op.name in t for t in (TENSOR_FUNCTIONS, NORMALIZATIONS, ALONG_AXIS, REDUCTIONS, SPATIAL, GROUPED)):
             return f"torch {self.version} has no {op.name} function"
+        inexact = op.inputs_inexact(std, dtype)
+        if inexact:  # weight and bias must have the input's dtype
+            return (
+                f"torch {self.version} takes {op.name}'s weight and bias in the input's dtype, and {inexact}: "
+                "rounding it first would measure another operator"
+            )
         return None
+
+    def _affine(self, op, std, t, shape):
+        """torch's weight and bias: tensors of `shape` in t's dtype holding the standard's scale and B; None where the
+        standard has none or holds the identity (1, 0): the function without them, as torch's defaults."""
+        held = op.input_values(std)
+        identity = {"scale": 1.0, "B": 0.0}
+        return tuple(
+            None if held.get(k, identity[k]) == identity[k] else self.torch.full(shape, held[k], dtype=t.dtype)
+            for k in ("scale", "B")
+        )
 
     def threads(self, n: int):
         return torch_threads(self.torch, n)
@@ -198,13 +216,20 @@ class TorchTensor(TensorTarget):
         r = x.ndim
         if op.name in NORMALIZATIONS:  # reduced: the trailing axes (the standard's rule)
             fn = getattr(torch.nn.functional, NORMALIZATIONS[op.name])
-            y = fn(t, tuple(x.shape[reduced[0] :]), eps=std.values()["epsilon"])
+            shape = tuple(x.shape[reduced[0] :])
+            weight, bias = self._affine(op, std, t, shape)
+            extra = {"bias": bias} if op.name == "LayerNormalization" else {}  # rms_norm takes no bias
+            y = fn(t, shape, weight=weight, eps=std.values()["epsilon"], **extra)
         elif op.name in ALONG_AXIS:
             y = getattr(torch.nn.functional, ALONG_AXIS[op.name])(t, p=float(op.given(std)["p"]), dim=reduced[0])
         elif op.name in SPATIAL:
-            y = getattr(torch.nn.functional, SPATIAL[op.name])(t, eps=std.values()["epsilon"])
+            weight, bias = self._affine(op, std, t, (x.shape[1],))
+            y = getattr(torch.nn.functional, SPATIAL[op.name])(t, weight=weight, bias=bias, eps=std.values()["epsilon"])
         elif op.name in GROUPED:
-            y = getattr(torch.nn.functional, GROUPED[op.name])(t, reduced.groups, eps=std.values()["epsilon"])
+            weight, bias = self._affine(op, std, t, (x.shape[1],))
+            y = getattr(torch.nn.functional, GROUPED[op.name])(
+                t, reduced.groups, weight=weight, bias=bias, eps=std.values()["epsilon"]
+            )
         elif op.name in REDUCTIONS:
             y = REDUCTIONS[op.name](torch, t, tuple(int(a) for a in reduced))
         elif len(reduced) == 1:

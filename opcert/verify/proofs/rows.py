@@ -260,10 +260,16 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
             claims += [yi[i] >= y[i], *[yi[j] <= y[j] for j in range(n) if j != i]]
         claim = z3.Implies(d > 0, z3.And(*claims))
     elif p.kind in ("row_bound", "moments"):
+        # about the standard's B, in units of its scale (1 and 0 where the formula has none)
+        used = {e.name for e in formula.nodes() if e.op == "attr"}
+        s2 = attrs["scale"] * attrs["scale"] if "scale" in used else 1
+        b = attrs["B"] if "B" in used else 0
         if p.kind == "row_bound":
-            claim = z3.And(*[v * v <= n - p.bound_less for v in y])
+            claim = z3.And(*[(v - b) * (v - b) <= s2 * (n - p.bound_less) for v in y])
         else:
-            claim = z3.And(z3.Sum([v * v for v in y]) <= n, *([z3.Sum(y) == 0] if p.mean_zero else []))
+            claim = z3.And(
+                z3.Sum([(v - b) * (v - b) for v in y]) <= s2 * n, *([z3.Sum(y) == n * b] if p.mean_zero else [])
+            )
         # where the formula is defined: every square root's argument (variance + epsilon) above 0
         defined = [t > 0 for t, _ in m.apps.get("sqrt", [])]
         claim = z3.Implies(z3.And(*defined), claim)
@@ -312,7 +318,8 @@ ARGUMENT = (
 # the normalizations' bound and moments: a theorem for every length, which z3 is given length by length
 MOMENTS_ARGUMENT = (
     "for longer rows, Cauchy-Schwarz: the deviations d sum to 0, so d_i^2 <= (n - 1)/n sum d_j^2, and the "
-    "mean square is var / (var + epsilon) <= 1; z3 proves it length by length (the lengths above), not for every n"
+    "mean square is var / (var + epsilon) <= 1, each times scale^2 about B where the standard has them (scale and B "
+    "real variables: every value); z3 proves it length by length (the lengths above), not for every n"
 )
 
 

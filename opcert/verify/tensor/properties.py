@@ -80,7 +80,7 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
                     viol = inf_row[:, None] & (ordinal_distance(yr, rr, fmt) > tol)
                     checked += int(inf_row.sum())
                 elif kind in ROW_MOMENTS:
-                    viol, n_rows = _moments(p, fmt, x64, y64, rr, max_ulp)
+                    viol, n_rows = _moments(p, fmt, x64, y64, rr, max_ulp, std.values())
                     checked += n_rows
                 elif kind == "max_log_bounds":
                     viol, n_rows = _max_log_bounds(fmt, xr, yr, max_ulp)
@@ -124,13 +124,15 @@ def check(op, std, fmt, tgt, stats, max_ulp: float) -> list[PropertyResult]:
 ROW_MOMENTS = ("nonfinite_row", "row_bound", "moments")
 
 
-def _moments(p, fmt, x64, y64, rr, max_ulp):
+def _moments(p, fmt, x64, y64, rr, max_ulp, attrs=None):
     """(violations per row, rows checked) of the normalizations' row claims. nonfinite_row: a row holding NaN or
     +-inf gives the standard's formula's IEEE values bit for bit (any NaN for a NaN). row_bound and moments, on
-    the rows whose reference is a number: an output within e = max(max_ulp, 1/2) ULPs of its exact value t_i is
-    within r = e 2^(1-p) of it relatively (plus the smallest subnormal), so |y_i| <= sqrt(n - k) (1 + r), the
-    mean square <= (1 + r)^2, and |sum y_i| <= r sum |t_i| <= r / (1 - r) sum |y_i| (+ n subnormals) where the
-    exact mean is 0."""
+    the rows whose reference is a number, with the standard's scale s and B (1 and 0 where it has none: attrs):
+    an output within e = max(max_ulp, 1/2) ULPs of its exact value t_i is within r |t_i| + a of it (r = e 2^(1-p),
+    a = e times the smallest subnormal: an ULP there), so |y_i - B| <= |s| sqrt(n - k) + r |t_i| + a, the root mean
+    square of y - B is at most |s| + r rms(t) + a (Minkowski), and |sum (y_i - B)| <= r sum |t_i| + n a where the
+    exact mean is B. |t_i| is bounded by the reference's correctly rounded value rr_i: |t_i| <= |rr_i| (1 + 2^-p)
+    plus half that subnormal (never by the output measured, which may be anything)."""
     nonfinite = ~np.isfinite(x64).all(axis=1)
     if p.kind == "nonfinite_row":  # bit for bit (any NaN for a NaN): the formula's NaN, +-0 and +-inf
         r64 = np.asarray(rr, dtype=np.float64)
@@ -141,21 +143,34 @@ def _moments(p, fmt, x64, y64, rr, max_ulp):
     n = x64.shape[1]
     if n == 0:  # an empty row has no outputs to hold to anything
         return np.zeros((x64.shape[0], 1), dtype=bool), 0
-    keep = ~nonfinite & ~np.isnan(np.asarray(rr, dtype=np.float64)).any(axis=1) & (n > 0)
-    rel = max(max_ulp, 0.5) * 2.0 ** (1 - fmt.p)
+    attrs = attrs or {}
+    scale, bias = abs(float(attrs.get("scale", 1.0))), float(attrs.get("B", 0.0))
+    r64 = np.asarray(rr, dtype=np.float64)
+    keep = ~nonfinite & ~np.isnan(r64).any(axis=1) & (n > 0)
+    e = max(max_ulp, 0.5)
+    rel = e * 2.0 ** (1 - fmt.p)
     tiny = 2.0 ** (fmt.emin - fmt.p + 1)
+    a = e * tiny
     viol = np.zeros(x64.shape[0], dtype=bool)
     with np.errstate(all="ignore"):
+        t_mag = np.abs(r64) * (1 + 2.0**-fmt.p) + tiny / 2  # |t_i|, from the reference
         if p.kind == "row_bound":
-            bound = math.sqrt(max(n - p.bound_less, 0)) * (1 + rel) + tiny
-            viol = ~(np.abs(y64) <= bound).all(axis=1)
+            bound = scale * math.sqrt(max(n - p.bound_less, 0)) + rel * t_mag + a
+            viol = ~(np.abs(y64 - bias) <= bound * (1 + 2.0**-40)).all(axis=1)
         else:
-            y = y64.astype(np.longdouble)
+            y = y64.astype(np.longdouble) - np.longdouble(bias)
             ms = np.mean(y * y, axis=1)
-            viol = ~(ms <= (1 + rel) ** 2 * (1 + 2.0**-40) + n * tiny * tiny)
+            rms_t = np.sqrt(np.mean(t_mag.astype(np.longdouble) ** 2, axis=1))
+            viol = ~(ms <= (scale + rel * rms_t + a) ** 2 * (1 + 2.0**-40))
             if p.mean_zero:
-                sums = np.array([abs(math.fsum(r)) if np.isfinite(r).all() else math.inf for r in y64])
-                viol |= ~(sums <= rel / (1 - rel) * np.abs(y64).sum(axis=1) * (1 + 2.0**-40) + n * tiny)
+                # sum (y_i - B), exactly: the outputs and n copies of -B, as math.fsum adds them
+                sums = np.array(
+                    [
+                        abs(math.fsum([*r, *([-bias] * n)] if bias else r)) if np.isfinite(r).all() else math.inf
+                        for r in y64
+                    ]
+                )
+                viol |= ~(sums <= (rel * t_mag.sum(axis=1) + n * a) * (1 + 2.0**-40))
     return (viol & keep)[:, None], int(keep.sum())
 
 
