@@ -158,7 +158,9 @@ def test_rows_with_nan_or_infinite_entries_take_the_formula_in_ieee_arithmetic()
 def test_opcerts_implementation_is_correctly_rounded_on_every_generated_row(name, dtype):
     r = measure_rows(name, "opcert", dtype, samples=2000)
     assert r.status == "ok" and r.correctly_rounded == r.elements and r.special_mismatches == 0, r.worst
-    assert {p["status"] for p in r.properties} == {"checked"}, [p for p in r.properties if p["status"] != "checked"]
+    claimed = [p for p in r.properties if p["expected"] == "holds"]  # scaling: claimed where epsilon = 0 only
+    assert {p["status"] for p in claimed} == {"checked"}, [p for p in claimed if p["status"] != "checked"]
+    assert {p["name"] for p in r.properties if p["expected"] != "holds"} <= {"scaling"}
 
 
 def test_float64_is_the_reference_and_rms_within_its_bound():
@@ -449,3 +451,39 @@ def test_directml_mvn_without_cross_channel_is_instance_normalization():
         )
     r = measure_rows("InstanceNormalization", "onnxruntime", "float32", samples=300, standard="directml")
     assert r.status == "ok" and r.elements > 0 and r.standard == "directml", r.error
+
+
+def test_scaling_is_claimed_where_epsilon_is_0_and_checked_there():
+    """LayerNormalization(c x) = LayerNormalization(x) for c > 0 where epsilon = 0 (issue 53's property): checked on
+    opcert's code there, refuted on a kernel that keeps its own epsilon (1e-5 beside a variance 16 times larger once
+    the row is times 4), not claimed at the default epsilon (skipped, said so, enforced nowhere); proved over the
+    reals, and not claimed for ONNX's MeanVarianceNormalization (its 1e-9 after the square root)."""
+    from opcert.verify.proofs import prove
+
+    zero = (("epsilon", 0.0),)
+    own = measure_rows("LayerNormalization", "opcert", "float32", samples=600, attrs=zero)
+    assert {p["name"]: p["status"] for p in own.properties}["scaling"] == "checked"
+    bad = measure_rows("LayerNormalization", "norm_kernels:ln_fixed_epsilon", "float32", samples=600, attrs=zero)
+    verdict = next(p for p in bad.properties if p["name"] == "scaling")
+    assert verdict["status"] == "refuted" and verdict["counterexample"]["how"] == "the row times 4", verdict
+    r = measure_rows("LayerNormalization", "opcert", "float32", samples=300)
+    (scaling,) = [p for p in r.properties if p["name"] == "scaling"]
+    assert scaling["status"] == "skipped" and scaling["expected"] == "not claimed" and "epsilon = 0" in scaling["note"]
+    got = {(p.name, p.status, p.expected) for p in prove("MeanVarianceNormalization").properties if p.name == "scaling"}
+    assert got == {("scaling", "proved", "holds"), ("scaling", "skipped", "not claimed")}, got
+
+
+def test_a_gate_requires_scaling_only_where_it_is_claimed():
+    import tomllib
+
+    from opcert.errors import ConfigErrors
+    from opcert.gating.config import parse
+
+    base = FAULTS.format(name="c", op="LayerNormalization", dtypes='["float32"]', kernel="ln_careful")
+    (check,) = parse(tomllib.loads(base), "s.toml").checks  # proofs = "all" at epsilon 1e-5: scaling left out
+    assert "scaling" not in check.proofs and "shift" in check.proofs
+    (check,) = parse(tomllib.loads(base + "attrs = { epsilon = 0 }\n"), "s.toml").checks
+    assert "scaling" in check.proofs
+    named = base.replace('proofs = "all"', 'proofs = ["scaling"]')
+    with pytest.raises(ConfigErrors, match="scaling is claimed where epsilon = 0 only"):
+        parse(tomllib.loads(named), "s.toml")

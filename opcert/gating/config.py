@@ -741,6 +741,7 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
                 if not _attrs_valid(op, attrs, standard, at, P):
                     continue
                 given = tuple(sorted(attrs.items()))
+            proofs = _claimed(op, proofs, given, standard, raw.get("proofs") == "all", at, P)
             out.append(
                 dataclasses.replace(base, proofs=tuple(n for n in proofs if n not in dict(base.waive)), attrs=given)
             )
@@ -774,6 +775,24 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
     if isa_levels and isa_levels is not _BAD:
         out = [dataclasses.replace(c, isa=lv) for c in out for lv in isa_levels]
     return out
+
+
+def _claimed(op, proofs: tuple, given: tuple, standard, all_of_them: bool, at: tuple, P: _Problems) -> tuple:
+    """The required row properties claimed at the check's attributes (scaling: where epsilon = 0). One named that is
+    not claimed there is an error at its line; "all" leaves it out (it is still measured and reported)."""
+    try:
+        std = op.with_values(op.standard(standard), dict(given))
+    except UsageError:  # the attributes' own errors are recorded where they are read
+        return proofs
+    declared = {p.name: p for p in op.properties}
+    out = []
+    for j, n in enumerate(proofs):
+        why = declared[n].not_claimed(std) if n in declared else None
+        if why is None:
+            out.append(n)
+        elif not all_of_them:
+            P.add(at + ("proofs", j), why)
+    return tuple(out)
 
 
 def _attrs_valid(op, attrs: dict, standard, at: tuple, P: _Problems) -> bool:
@@ -1100,8 +1119,10 @@ def default_config() -> GateConfig:
         checks.append(check(("float32",), "sample", DEFAULT_BUDGET["float32"]))
         checks.append(check(("float64",), "sample", op.budget64))
     for op in tensor_operators():
-        proofs = tuple(p.name for p in op.properties)
+        held = op.with_values(op.standard(None))  # the primary standard at its defaults
+        proofs = tuple(p.name for p in op.properties if p.not_claimed(held) is None)
         evidence = TENSOR_EVIDENCE if op.hard_cases == "exp" else MOMENTS_EVIDENCE
+        evidence = (evidence, *(p.not_claimed(held) for p in op.properties if p.not_claimed(held) is not None))
         checks.append(
             Check(
                 op.name,
@@ -1111,7 +1132,7 @@ def default_config() -> GateConfig:
                 max_ulp=DEFAULT_BUDGET["float32"],
                 proofs=proofs,
                 accept_sampled_evidence=True,
-                proofs_left_out=(evidence,),
+                proofs_left_out=evidence,
             )
         )
         checks.append(
@@ -1123,7 +1144,7 @@ def default_config() -> GateConfig:
                 max_ulp=op.budget64(LONGEST_ROW),
                 proofs=proofs,
                 accept_sampled_evidence=True,
-                proofs_left_out=(evidence,),
+                proofs_left_out=evidence,
             )
         )
     for op in binary_operators():

@@ -133,6 +133,7 @@ ROW_KINDS = {
     "range": "lower <= y_i <= upper for every element of every row without NaN",
     "row_sum": "the row's outputs (or their exponentials: sum_of) sum to 1",
     "shift_invariance": "f(x + c) = f(x) for a constant c added to a row",
+    "scale_invariance": "f(c x) = f(x) for a constant c > 0 multiplying a row (where RowProperty.requires holds)",
     "permutation": "f(P x) = P f(x) for a permutation P of a row",
     "row_monotonic": "y_i non-decreasing in x_i, non-increasing in x_j (j != i)",
     "one_hot_first": "1 at the first maximum of the row, 0 elsewhere",
@@ -160,10 +161,26 @@ class RowProperty:
     bound_less: int = 0  # row_bound: the k in sqrt(n - k)
     mean_zero: bool = False  # moments: the mean is 0 too
     longest: int | None = None  # the longest row z3 is given (verify.proofs.rows.MAX_LENGTH where None)
+    # (attribute, value) pairs the property is claimed at (scale invariance: epsilon = 0); elsewhere it is not
+    # claimed, and no check or proof reports it as established
+    requires: tuple = ()
 
     def __post_init__(self):
         if self.kind not in ROW_KINDS:
             raise ValueError(f"row property {self.name}: unknown kind {self.kind!r}")
+
+    def not_claimed(self, std) -> str | None:
+        """Why the property is not claimed for the standard std at the attribute values it holds (None: it is)."""
+        held = std.values()
+        for name, value in self.requires:
+            if name not in held:
+                return f"{self.name} is claimed where {name} = {value:g}; {std.op_name} ({std.key}) has no {name}"
+            if held[name] != value:
+                return (
+                    f"{self.name} is claimed where {name} = {value:g} only; this check's {name} is {held[name]:g} "
+                    f"(--attr {name}={value:g} checks it)"
+                )
+        return None
 
 
 @dataclass(frozen=True)

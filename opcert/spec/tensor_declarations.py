@@ -109,6 +109,13 @@ SHIFT = RowProperty(
     "outputs unchanged (exactly in the reals; a kernel within its "
     "stated bound)",
 )
+SCALING = RowProperty(
+    "scaling",
+    "scale_invariance",
+    "multiplying a row by a constant c > 0 leaves the outputs unchanged where epsilon = 0 (exactly in the reals; a "
+    "kernel within its stated bound)",
+    requires=(("epsilon", 0.0),),
+)
 LAYOUT = RowProperty(
     "layout",
     "row_layout",
@@ -326,9 +333,9 @@ def deviation_bound(rows: np.ndarray) -> np.ndarray:
     return 4 * (k * np.minimum(ratio, 2.0**40) + k)
 
 
-# the properties of such a row: shift and permutation, the bound sqrt(n - 1), its moments, the rule for NaN and
-# infinite entries, layout
-STANDARDIZED = (SHIFT, PERMUTATION, DEVIATION_BOUND, STANDARDIZED_MOMENTS, NONFINITE, LAYOUT)
+# the properties of such a row: shift, scaling (epsilon 0) and permutation, the bound sqrt(n - 1), its moments, the
+# rule for NaN and infinite entries, layout
+STANDARDIZED = (SHIFT, SCALING, PERMUTATION, DEVIATION_BOUND, STANDARDIZED_MOMENTS, NONFINITE, LAYOUT)
 
 
 def standardized_operator() -> dict:
@@ -394,6 +401,7 @@ __all__ = [
     "PERMUTATION",
     "PERMUTATION_INVARIANT",
     "SHIFT",
+    "SCALING",
     "STANDARDIZED",
     "STANDARDIZED_MOMENTS",
     "SPATIAL",

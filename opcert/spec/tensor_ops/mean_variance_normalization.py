@@ -20,6 +20,7 @@ from opcert.spec.tensor_declarations import (
     NONFINITE,
     PERMUTATION,
     SCALE,
+    SCALING,
     SHIFT,
     RowProperty,
     affine,
@@ -101,6 +102,8 @@ OPERATOR = TensorOperator(
     reference_in_binary64=True,
     properties=(
         SHIFT,
+        # DirectML's form at Epsilon 0 (ONNX's adds its constant 1e-9 after the square root: not scale invariant)
+        SCALING,
         PERMUTATION,
         # epsilon after the square root: z3 spends its whole budget on rows of 4 (`opcert prove
         # MeanVarianceNormalization` with longest 4 is unknown), so rows of 1 to 3, said in the method

@@ -13,6 +13,7 @@ from opcert.spec.tensor_declarations import (
     ORT_CONTRIB_DOC,
     PERMUTATION,
     SCALE,
+    SCALING,
     RowProperty,
     affine,
     epsilon_attribute,
@@ -85,6 +86,7 @@ OPERATOR = TensorOperator(
     # ULPs at most
     error_bound=lambda rows: 2.0 * (depth(rows.shape[1]) + 9),
     properties=(
+        SCALING,
         PERMUTATION,
         RowProperty("bound", "row_bound", "|y_i| <= |scale| sqrt(n) in a row of n", bound_less=0),
         RowProperty(

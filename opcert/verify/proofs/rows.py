@@ -240,6 +240,13 @@ def _query(op, p, formula: Expr, attrs: dict, n: int, first_only: bool = False):
         y2 = fold(formula, _RowDomain(m, [xi + c for xi in x], attrs))
         extra = _homomorphism(m, [(xi + c, xi) for xi in x])
         claim = z3.And(*[a == b for a, b in zip(y, y2)])
+    elif p.kind == "scale_invariance":
+        c = z3.Real("c")
+        y2 = fold(formula, _RowDomain(m, [c * xi for xi in x], attrs))
+        extra = [c > 0]
+        # where the formula is defined: every square root's argument above 0 (the scaled row's are c^2 times these)
+        defined = [t > 0 for t, _ in m.apps.get("sqrt", [])]
+        claim = z3.Implies(z3.And(*defined), z3.And(*[a == b for a, b in zip(y, y2)]))
     elif p.kind == "permutation":
         if n == 1:
             return z3.BoolVal(True), lambda: [], m
@@ -346,6 +353,17 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
             "outputs whatever the tensor around it; each target's outputs decide it in "
             "every layout (`opcert accuracy`)",
         )
+    if p.requires:  # claimed at these values only (scaling: epsilon = 0): proved there, for every other attribute
+        used = {e.name for e in formula.nodes() if e.op == "attr"}
+        absent = [name for name, _ in p.requires if name not in used]
+        if absent:
+            r = PropertyResult.skipped(
+                p,
+                f"claimed where {', '.join(absent)} = 0 only; this formula ({standards}) has no {', '.join(absent)}",
+            )
+            r.expected = "not claimed"
+            return r
+        attrs = {**attrs, **{name: Fraction(value) for name, value in p.requires}}
     longest = min(MAX_LENGTH, p.longest or MAX_LENGTH)
     for n in range(1, longest + 1):
         # monotonicity in x_i is monotonicity in x_0 of the row with x_i and x_0 swapped, where the formula
