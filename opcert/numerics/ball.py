@@ -249,8 +249,12 @@ class Balls(Domain):
             m, r, dok, s = R["div"](ma, ra, sa, mb, rb, sb, u, eta)
             ok = ok & dok
         elif op == "fma":
+            # the product's ball, then the sum's: each exact where its midpoint operation is (a scale of 1 and a B
+            # of 0 leave z's ball as it was, and its sign: one rule for both roundings lost both, and sent most of
+            # a normalization's elements at the identity to the exact path)
             (ma, ra, _, sa), (mb, rb, _, sb), (mc, rc, _, sc) = args
-            m, r, s = R["fma"](ma, ra, sa, mb, rb, sb, mc, rc, sc, u, eta)
+            mp, rp, sp = R["mul"](ma, ra, sa, mb, rb, sb, _product_exact(ma, mb, self.P), u, eta)
+            m, r, s = R["add"](mp, rp, sp, mc, rc, sc, _sum_exact(mp, mc, self.P), u)
         elif op in ("min", "max"):
             (ma, ra, _, sa), (mb, rb, _, sb) = args
             m, r, s = R["minimum" if op == "min" else "maximum"](ma, ra, sa, mb, rb, sb)
