@@ -142,6 +142,24 @@ def _balls(evaluator, form, a, x64):
     return np.asarray(m, dtype=np.float64), np.broadcast_to(r, x64.shape), np.asarray(ok)
 
 
+@pytest.mark.parametrize("evaluator", ["compiled", "numpy"])
+def test_an_fma_whose_radius_products_underflow_still_holds_the_exact_value(evaluator):
+    """fma(x / 3, s, B) at x = 5e-324, s = 2^-149 and B = 1 + 2^-24 (a float32 tie): x / 3's ball has midpoint 0 and
+    a radius whose product with s underflows to 0, so a product taken as exact had radius 0 and the ball B alone,
+    which rounds to 1 where the exact value, above the tie, rounds to 1 + 2^-23 (a review's case). Exact: rationals."""
+    from opcert.expr import attr, fma, var
+
+    x = var("x")
+    form = fma(x / 3, attr("s"), attr("B"))
+    a = {"s": 2.0**-149, "B": 1 + 2.0**-24}
+    x64 = np.array([5e-324, 3e-300, 1.0, -7.5])
+    m, r, ok = _balls(evaluator, form, a, x64)
+    for i, xi in enumerate(x64.tolist()):
+        exact = Fraction(xi) / 3 * Fraction(a["s"]) + Fraction(a["B"])
+        assert not ok[i] or abs(exact - Fraction(float(m[i]))) <= Fraction(float(r[i])), (xi, m[i], r[i])
+    assert r[0] > 0
+
+
 @pytest.mark.parametrize("name,standard,attrs", COMPILED_CASES)
 def test_every_ball_holds_the_exact_value(name, standard, attrs):
     """The invariant itself, stronger than the rounded values (a radius too small by a factor

@@ -463,9 +463,10 @@ def test_scaling_is_claimed_where_epsilon_is_0_and_checked_there():
     zero = (("epsilon", 0.0),)
     own = measure_rows("LayerNormalization", "opcert", "float32", samples=600, attrs=zero)
     assert {p["name"]: p["status"] for p in own.properties}["scaling"] == "checked"
-    bad = measure_rows("LayerNormalization", "norm_kernels:ln_fixed_epsilon", "float32", samples=600, attrs=zero)
-    verdict = next(p for p in bad.properties if p["name"] == "scaling")
-    assert verdict["status"] == "refuted" and verdict["counterexample"]["how"] == "the row times 4", verdict
+    for dtype in ("float16", "bfloat16", "float32"):  # the 16-bit formats on the rows of small spread
+        bad = measure_rows("LayerNormalization", "norm_kernels:ln_fixed_epsilon", dtype, samples=600, attrs=zero)
+        verdict = next(p for p in bad.properties if p["name"] == "scaling")
+        assert verdict["status"] == "refuted" and verdict["counterexample"]["how"] == "the row times 4", verdict
     r = measure_rows("LayerNormalization", "opcert", "float32", samples=300)
     (scaling,) = [p for p in r.properties if p["name"] == "scaling"]
     assert scaling["status"] == "skipped" and scaling["expected"] == "not claimed" and "epsilon = 0" in scaling["note"]
@@ -482,6 +483,7 @@ def test_a_gate_requires_scaling_only_where_it_is_claimed():
     base = FAULTS.format(name="c", op="LayerNormalization", dtypes='["float32"]', kernel="ln_careful")
     (check,) = parse(tomllib.loads(base), "s.toml").checks  # proofs = "all" at epsilon 1e-5: scaling left out
     assert "scaling" not in check.proofs and "shift" in check.proofs
+    assert any(w.startswith("scaling is claimed where epsilon = 0 only") for w in check.proofs_left_out)
     (check,) = parse(tomllib.loads(base + "attrs = { epsilon = 0 }\n"), "s.toml").checks
     assert "scaling" in check.proofs
     named = base.replace('proofs = "all"', 'proofs = ["scaling"]')

@@ -741,9 +741,14 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
                 if not _attrs_valid(op, attrs, standard, at, P):
                     continue
                 given = tuple(sorted(attrs.items()))
-            proofs = _claimed(op, proofs, given, standard, raw.get("proofs") == "all", at, P)
+            proofs, left = _claimed(op, proofs, given, standard, raw.get("proofs") == "all", at, P)
             out.append(
-                dataclasses.replace(base, proofs=tuple(n for n in proofs if n not in dict(base.waive)), attrs=given)
+                dataclasses.replace(
+                    base,
+                    proofs=tuple(n for n in proofs if n not in dict(base.waive)),
+                    attrs=given,
+                    proofs_left_out=tuple(base.proofs_left_out) + left,
+                )
             )
             continue
         if attrs is None or (not sweep and not _attrs_valid(op, attrs, standard, at, P)):
@@ -778,21 +783,24 @@ def _parse_check(raw, i, P: _Problems, base_dir: str | None) -> list[Check]:
 
 
 def _claimed(op, proofs: tuple, given: tuple, standard, all_of_them: bool, at: tuple, P: _Problems) -> tuple:
-    """The required row properties claimed at the check's attributes (scaling: where epsilon = 0). One named that is
-    not claimed there is an error at its line; "all" leaves it out (it is still measured and reported)."""
+    """(the required row properties claimed at the check's attributes, why each other one is left out): scaling is
+    claimed where epsilon = 0. One named that is not claimed there is an error at its line; "all" leaves it out
+    (it is still measured and reported), and says so."""
     try:
         std = op.with_values(op.standard(standard), dict(given))
     except UsageError:  # the attributes' own errors are recorded where they are read
-        return proofs
+        return proofs, ()
     declared = {p.name: p for p in op.properties}
-    out = []
+    out, left = [], []
     for j, n in enumerate(proofs):
         why = declared[n].not_claimed(std) if n in declared else None
         if why is None:
             out.append(n)
-        elif not all_of_them:
+        elif all_of_them:
+            left.append(why)
+        else:
             P.add(at + ("proofs", j), why)
-    return tuple(out)
+    return tuple(out), tuple(left)
 
 
 def _attrs_valid(op, attrs: dict, standard, at: tuple, P: _Problems) -> bool:

@@ -100,7 +100,7 @@ def run(
 def _exact_affine(scale: float, bias: float) -> bool:
     """Whether fma(z, scale, B) is z times a power of two, exactly (B 0, scale +-2^k: the identity among them): y
     then has z's significand, and z's bound in its own ULPs is y's (a wider band would send rows to the reference
-    for nothing: bench/README.md)."""
+    that need not go there)."""
     return bias == 0.0 and scale != 0.0 and math.frexp(abs(scale))[0] == 0.5
 
 

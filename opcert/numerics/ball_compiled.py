@@ -319,8 +319,12 @@ class _Gen(Domain):
             E(f"{m}, {r}, dok, {s} = {self.call('div', ma, ra, sa, mb, rb, sb, 'U', 'ETA')}")
             E(f"{ok} = {ok} and dok")
         elif op == "fma":
+            # the product's ball, then the sum's, each exact where its midpoint operation is: numerics.ball's
             (ma, ra, _, sa), (mb, rb, _, sb), (mc, rc, _, sc) = args
-            E(f"{m}, {r}, {s} = {self.call('fma', ma, ra, sa, mb, rb, sb, mc, rc, sc, 'U', 'ETA')}")
+            pm, pr, ps = f"{m}_p", f"{r}_p", f"{s}_p"
+            exact = f"{_product_exact()}({ma}, {mb})"
+            E(f"{pm}, {pr}, {ps} = {self.call('mul', ma, ra, sa, mb, rb, sb, exact, 'U', 'ETA')}")
+            E(f"{m}, {r}, {s} = {self.call('add', pm, pr, ps, mc, rc, sc, f'sum_exact({pm}, {mc})', 'U')}")
         elif op in ("min", "max"):
             (ma, ra, _, sa), (mb, rb, _, sb) = args
             E(f"{m}, {r}, {s} = {self.call('minimum' if op == 'min' else 'maximum', ma, ra, sa, mb, rb, sb)}")

@@ -625,7 +625,8 @@ class LayoutCheck:
         value_bits = self.values.view(self.uint)
 
         def where_of(cb: int) -> int | None:
-            # one comparison per neighbour, not a dict of every input (bench/README.md, 'Figures behind choices in the code')
+            # one comparison per neighbour, not a dict of every input (bench/README.md, 'The layout check's mixed
+            # vectors')
             at = np.flatnonzero(value_bits == self.uint.type(cb))
             return int(at[-1]) if at.size else None
 

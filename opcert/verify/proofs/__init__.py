@@ -203,7 +203,15 @@ def prove_tensor(
                 report.properties.append(r)
     elif not axis_rules_only:
         note = UNDECIDED_ROWS.format(op=op.name, dtype=fmt if fmt in ("float16", "bfloat16") else "float16")
-        report.properties += [PropertyResult(p.name, p.kind, p.statement, "unknown", "-", note=note) for p in chosen]
+        held = op.with_values(op.standard(None))  # the primary standard at its defaults, as the check would run
+        for p in chosen:
+            why = p.not_claimed(held)
+            if why is None:
+                report.properties.append(PropertyResult(p.name, p.kind, p.statement, "unknown", "-", note=note))
+            else:  # scaling at the default epsilon: nothing to decide there
+                r = PropertyResult.skipped(p, why)
+                r.expected = "not claimed"
+                report.properties.append(r)
     report.elapsed_s = time.perf_counter() - t0
     return report
 

@@ -330,6 +330,14 @@ MOMENTS_ARGUMENT = (
 )
 
 
+# scaling: the deviations (or the values) and the root of their mean square both scale by c where epsilon is 0
+SCALING_ARGUMENT = (
+    "for longer rows, the same argument: where epsilon = 0 the numerator (x_i - mean, or x_i) and the square root of "
+    "the mean of its squares are both multiplied by c > 0, so their quotient is unchanged; z3 proves it length by "
+    "length (the lengths above), not for every n"
+)
+
+
 def prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards: str) -> PropertyResult:
     """Property p of the formula over rows of 1 to MAX_LENGTH elements; rlimit: z3's resource units per
     query instead of the family's budget (common.BUDGETS)."""
@@ -359,7 +367,9 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
         if absent:
             r = PropertyResult.skipped(
                 p,
-                f"claimed where {', '.join(absent)} = 0 only; this formula ({standards}) has no {', '.join(absent)}",
+                "claimed where "
+                + ", ".join(f"{name} = {value:g}" for name, value in p.requires if name in absent)
+                + f" only; this formula ({standards}) has no {', '.join(absent)}",
             )
             r.expected = "not claimed"
             return r
@@ -401,5 +411,9 @@ def _prove_rows(op, p, formula: Expr, attrs: dict, rlimit: int | None, standards
         "proved",
         f"z3, real rows of 1 to {longest} elements ({standards}' formula)",
         elapsed_s=time.perf_counter() - t0,
-        note=MOMENTS_ARGUMENT if p.kind in ("row_bound", "moments") else ARGUMENT,
+        note=MOMENTS_ARGUMENT
+        if p.kind in ("row_bound", "moments")
+        else SCALING_ARGUMENT
+        if p.kind == "scale_invariance"
+        else ARGUMENT,
     )
