@@ -78,10 +78,9 @@ def ln_epsilon_after_sqrt(x, axis=-1, epsilon=1e-5):
     return y.astype(x.dtype).reshape(shape)
 
 
-def rms_careful(x, axis=-1, epsilon=1e-5):
-    """binary64 throughout (the row scaled by a power of two first: no square overflows), rounded once."""
-    if x.size == 0:
-        return x.copy()
+def _rms64(x, axis, epsilon):
+    """RMSNormalization's rows in binary64 (the row scaled by a power of two first: no square overflows), and the
+    shape to put them back in."""
     r, shape = _rows(x, axis)
     v = r.astype(np.float64)
     with np.errstate(all="ignore"):
@@ -89,7 +88,14 @@ def rms_careful(x, axis=-1, epsilon=1e-5):
         k = np.where(np.isfinite(top) & (top > 0), np.frexp(top)[1], 0).astype(np.float64)
         s = np.ldexp(1.0, -k.astype(int))
         u = v * s
-        y = u / np.sqrt((u * u).mean(axis=1, keepdims=True) + np.float64(epsilon) * s * s)
+        return u / np.sqrt((u * u).mean(axis=1, keepdims=True) + np.float64(epsilon) * s * s), shape
+
+
+def rms_careful(x, axis=-1, epsilon=1e-5):
+    """binary64 throughout, rounded once."""
+    if x.size == 0:
+        return x.copy()
+    y, shape = _rms64(x, axis, epsilon)
     return y.astype(x.dtype).reshape(shape)
 
 
@@ -289,15 +295,9 @@ def rms_affine_careful(x, axis=-1, epsilon=1e-5, scale=1.0):
     """rms_careful's binary64 value times scale in binary64, one rounding."""
     if x.size == 0:
         return x.copy()
-    r, shape = _rows(x, axis)
-    v = r.astype(np.float64)
+    y, shape = _rms64(x, axis, epsilon)
     with np.errstate(all="ignore"):
-        top = np.max(np.abs(v), axis=1, keepdims=True)
-        k = np.where(np.isfinite(top) & (top > 0), np.frexp(top)[1], 0).astype(np.float64)
-        s = np.ldexp(1.0, -k.astype(int))
-        u = v * s
-        y = u / np.sqrt((u * u).mean(axis=1, keepdims=True) + np.float64(epsilon) * s * s) * np.float64(scale)
-    return y.astype(x.dtype).reshape(shape)
+        return (y * np.float64(scale)).astype(x.dtype).reshape(shape)
 
 
 def gn_affine_careful(x, axis=(1,), epsilon=1e-5, num_groups="2", scale=1.0, B=0.0):

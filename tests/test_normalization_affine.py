@@ -5,6 +5,7 @@ tensor's format or without B failing a gate, and the runtimes given tensors of t
 
 import numpy as np
 import pytest
+from test_normalizations import FAULTS as NORM_FAULTS
 from test_normalizations import _mpfr_row
 
 import opcert
@@ -123,18 +124,8 @@ def test_the_properties_are_restated_about_b_in_units_of_scale():
     assert got == {"bound": "proved", "moments": "proved"}, got
 
 
-FAULTS = """
-[[check]]
-name = "{name}"
-op = "{op}"
-dtypes = {dtypes}
-target = "norm_kernels:{kernel}"
-max_ulp = 1
-samples = 2000
-proofs = "all"
-accept_sampled_evidence = true
-attrs = {attrs}
-"""
+# test_normalizations' gate check, with the check's attributes
+FAULTS = NORM_FAULTS + "attrs = {attrs}\n"
 
 KERNELS = [
     ("affine in float16", "LayerNormalization", ["float16"], "ln_affine_in_format", "{ scale = 1.25, B = -0.5 }"),
