@@ -48,6 +48,7 @@ from opcert.targets import DEFAULT_LOAD_LIMIT_S, describe_target, trusted
 from opcert.verify.accuracy.measure import enforcement, measure, reproduce_command
 from opcert.verify.binary.measure import PairOptions, command, measure_pairs, settle
 from opcert.verify.predicate import measure as predicate_measure
+from opcert.verify.result import verdict_text
 from opcert.verify.tensor.measure import measure_rows
 from opcert.workers import Pool, WorkerLost
 
@@ -396,7 +397,7 @@ def enforcement_lines(e: dict | None) -> list[str]:
         return []
 
     def names(entries):
-        return ", ".join(f"{x['name']} ({x['status']})" for x in entries) or "none"
+        return ", ".join(f"{x['name']} ({verdict_text(x)})" for x in entries) or "none"
 
     out = [f"properties enforced (a refuted one fails): {names(e['enforced'])}"]
     if e.get("reported"):

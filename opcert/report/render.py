@@ -19,6 +19,7 @@ from pathlib import Path
 from opcert.files import write_bytes_atomic, write_text_atomic
 from opcert.report.svg import error_svg, histogram_svg, rows_svg
 from opcert.report.text import LONG_LIMIT, clip, md, md_code
+from opcert.verify.result import verdict_text
 
 # Text from a gate result may come from a target (its errors, notes, name, version): every text is clipped
 # (report.text.clip) once where it is taken from the result, and escaped for the format it is written in
@@ -145,7 +146,7 @@ def _enforcement(e: dict | None) -> list[tuple[str, str]]:
         return []
 
     def names(entries):
-        return ", ".join(f"{x['name']} ({x['status']})" for x in entries) or "none"
+        return ", ".join(f"{x['name']} ({verdict_text(x)})" for x in entries) or "none"
 
     out = [("properties enforced", clip(names(e.get("enforced") or [])))]
     if e.get("reported"):

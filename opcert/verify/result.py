@@ -84,3 +84,10 @@ class ProofReport:
         if self.accuracy is not None:
             d["accuracy"] = self.accuracy
         return d
+
+
+def verdict_text(entry: dict) -> str:
+    """A verdict as a report lists it: its status, and what the catalog expects of it where that is not "holds"
+    (scaling at epsilon 1e-5: "skipped, not claimed")."""
+    expected = entry.get("expected", "holds")
+    return entry["status"] if expected == "holds" else f"{entry['status']}, {expected}"
