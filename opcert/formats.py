@@ -114,6 +114,18 @@ def get_format(name) -> FloatFormat | IntFormat:
     return FORMATS[key]
 
 
+def not_values_of(values: dict, dtype: str) -> str | None:
+    """Why the named values (binary32 attributes: floats or exact Fractions) cannot be given in dtype as they are:
+    the first that is no value of it (beyond its range, or between two of its values), or None."""
+    np_type = get_format(dtype).dtype
+    for k, v in values.items():
+        with np.errstate(over="ignore"):
+            r = float(np.asarray(float(v)).astype(np_type))
+        if not math.isfinite(r) or Fraction(r) != Fraction(v):
+            return f"{k}={float(v)!r} is not a {dtype} value"
+    return None
+
+
 def format_of(array: np.ndarray) -> FloatFormat | IntFormat:
     return get_format(array.dtype)
 

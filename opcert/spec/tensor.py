@@ -26,7 +26,7 @@ import numpy as np
 from opcert.errors import UsageError, choices
 from opcert.expr import Expr
 from opcert.expr.numpy_eval import eval_numpy
-from opcert.formats import get_format, round_fraction
+from opcert.formats import not_values_of, round_fraction
 from opcert.spec.attrs import resolve, user_value
 from opcert.spec.model import Support, standard_of, support_at
 
@@ -266,12 +266,7 @@ class TensorOperator:
     def inputs_inexact(self, std: TensorStandard, dtype: str) -> str | None:
         """Why a runtime that takes the tensor inputs in X's type cannot be given them in dtype: the first value that
         is no value of dtype (rounding it first would measure another operator), or None."""
-        np_type = get_format(dtype).dtype
-        for k, v in self.input_values(std).items():
-            with np.errstate(over="ignore"):
-                if float(np.asarray(v).astype(np_type)) != v:
-                    return f"{k}={v!r} is not a {dtype} value"
-        return None
+        return not_values_of(self.input_values(std), dtype)
 
     def with_values(self, std: TensorStandard, attrs: dict | None = None) -> TensorStandard:
         """std holding the attributes `attrs` (name or alias -> value; the standard's defaults for the rest),

@@ -109,16 +109,21 @@ def load_callable(name: str, signature: str) -> tuple:
     return obj, str(getattr(importlib.import_module(module.split(".")[0]), "__version__", ""))
 
 
+def keywords_of(fn) -> tuple[dict | None, bool]:
+    """fn's parameters (None where it has no signature to read: a ufunc, a builtin) and whether it takes **kwargs."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None, False
+    return params, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def keywords_not_taken(name: str, fn, given: dict) -> str | None:
     """Why `fn` cannot be given these keyword attributes (names its signature does not take; every one for a ufunc
     or a builtin, which have no signature to read), or None where it takes them all."""
     if not given:
         return None
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        params = None
-    takes_all = params is not None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    params, takes_all = keywords_of(fn)
     missing = [k for k in given if params is None or (k not in params and not takes_all)]
     if not missing:
         return None
@@ -134,6 +139,8 @@ class PythonTensorTarget(TensorTarget):
     def __init__(self, name: str):
         self.fn, self.version = load_callable(name, "f(x, axis=...) -> ndarray")
         self.name = name
+        params, self.takes_all = keywords_of(self.fn)  # read once, not at every call
+        self.keywords = frozenset(params or ())
 
     def unsupported(self, op, std, dtype, reduced, rank):
         return keywords_not_taken(self.name, self.fn, self._given(op, std))
@@ -146,15 +153,11 @@ class PythonTensorTarget(TensorTarget):
         for and that holds the standard's default: a kernel without a Scale or a B computes the formula with a Scale
         of ones and no B, which that default is. At any other value the kernel is refused (keywords_not_taken)."""
         given = op.given(std)
-        try:
-            params = inspect.signature(self.fn).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        if self.takes_all:
             return given
         held = std.values()
         for a in op.attributes:
-            if a.input and a.name in given and a.name not in params and a.name in std.defaults:
+            if a.input and a.name in given and a.name not in self.keywords and a.name in std.defaults:
                 if held[a.name] == float(std.defaults[a.name]):
                     del given[a.name]
         return given

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from opcert.formats import get_format
+from opcert.formats import get_format, not_values_of
 from opcert.spec.attrs import choice_number, user_value
 from opcert.targets.protocol import BinaryTarget, TensorTarget
 
@@ -130,15 +130,7 @@ def channel_parameters_exact(op, dtype: str, attrs: dict[str, Fraction]) -> str 
     std = onnx_standard(op)
     if std is None or std.tensor_inputs != "channel":
         return None
-    fmt = get_format(dtype)
-    for k, v in attrs.items():
-        if not op.attribute(k).input:
-            continue
-        with np.errstate(over="ignore"):
-            r = float(np.asarray(float(v)).astype(fmt.dtype))
-        if not np.isfinite(r) or Fraction(r) != v:  # beyond the format's range, or between two of its values
-            return f"{k}={float(v)!r} is not a {dtype} value"
-    return None
+    return not_values_of({k: v for k, v in attrs.items() if op.attribute(k).input}, dtype)
 
 
 def channel_nodes(op_name: str, x: str, y: str, params: list[str], node_attrs: dict) -> list:

@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from opcert.formats import get_format
+from opcert.spec.tensor_declarations import AFFINE_IDENTITY
 from opcert.targets.layouts import LayoutSupport
 from opcert.targets.protocol import TensorTarget
 from opcert.targets.runtimes.functions import arguments, resolve_function, runtime_function
@@ -197,9 +198,10 @@ class TorchTensor(TensorTarget):
         """torch's weight and bias: tensors of `shape` in t's dtype holding the standard's scale and B; None where the
         standard has none or holds the identity (1, 0): the function without them, as torch's defaults."""
         held = op.input_values(std)
-        identity = {"scale": 1.0, "B": 0.0}
         return tuple(
-            None if held.get(k, identity[k]) == identity[k] else self.torch.full(shape, held[k], dtype=t.dtype)
+            None
+            if held.get(k, AFFINE_IDENTITY[k]) == AFFINE_IDENTITY[k]
+            else self.torch.full(shape, held[k], dtype=t.dtype)
             for k in ("scale", "B")
         )
 
