@@ -39,6 +39,7 @@ except ImportError:  # Windows: each process compiles its own, as numba alone do
 import numba
 from numba.core import caching, dispatcher
 
+from opcert import numba_registries
 from opcert.files import kernel_cache_dir
 from opcert.fingerprint import code_fingerprint
 
@@ -118,6 +119,7 @@ def _lock_path(disp) -> str | None:
 def _compile_once(self, sig):
     """numba's Dispatcher.compile, for opcert's cached kernels under a lock across processes: the
     process that waited finds the kernel in numba's cache, whose index it reads again."""
+    numba_registries.load()
     path = _lock_path(self)
     if path is None:
         return _COMPILE(self, sig)

@@ -39,6 +39,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
+from opcert import numba_registries
 from opcert.runtime_table import threaded_modules
 
 # In a worker: the connection to the parent and the shared activity record (None in the parent itself).
@@ -218,15 +219,9 @@ def _context():
 @functools.lru_cache(maxsize=1)
 def warm_before_fork() -> None:
     """Done once in the parent, so that every forked worker inherits it rather than doing it first: numba's
-    first compilation or cache load in a process loads its type registries (numba.np.arraymath, which
-    imports scipy.linalg), a large part of each worker's start (bench/README.md, 'Figures behind choices in
-    the code')."""
-    try:
-        from numba.core.registry import cpu_target
-
-        cpu_target.target_context.refresh()
-    except Exception:  # noqa: BLE001 - numba's internals moved: each worker does it itself, as before
-        pass
+    first compilation or cache load in a process loads its type registries (opcert.jit.load_registries), a
+    large part of each worker's start (bench/README.md, 'Figures behind choices in the code')."""
+    numba_registries.load()
 
 
 class _Worker:

@@ -145,3 +145,32 @@ def test_a_generated_ball_kernel_is_keyed():
         if isinstance(v, CPUDispatcher) and _caches(v)
     ]
     assert kernels and all(keyed(k) for k in kernels)  # evaluate, and errorfree's functions it imports
+
+
+def test_numbas_registries_load_without_scipy_linalg_and_answer_its_blas_probe_as_numba_does():
+    """opcert.numba_registries answers numba.np.arraymath's BLAS probe from SciPy's files: the same answer as
+    numba's own probe (which imports scipy.linalg), with scipy.linalg not imported, and a kernel compiles and
+    runs after it; a kernel that calls BLAS (np.dot) still gets it."""
+    probe = textwrap.dedent(
+        """
+        import json, sys
+        import numpy as np
+        from opcert import numba_registries
+        from opcert.jit import numba
+        numba_registries.load()
+        from numba.np import arraymath, linalg
+        after_load = "scipy.linalg" in sys.modules
+        try:
+            linalg.ensure_blas()  # numba's own probe: imports scipy.linalg
+            own = True
+        except ImportError:
+            own = False
+        f = numba.njit(lambda a, b: np.dot(a, b) + a.sum())
+        print(json.dumps([after_load, bool(arraymath._HAVE_BLAS), own, float(f(np.ones(3), np.ones(3)))]))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    after_load, ours, own, value = json.loads(out.stdout.strip().splitlines()[-1])
+    assert after_load is False
+    assert ours == own
+    assert value == 6.0  # 3 (the dot product) + 3

@@ -727,6 +727,43 @@ def test_the_distributions_of_top_level_modules_are_the_standard_librarys_mappin
     # build changed what is installed (a fresh-clone run saw 'opcert' twice in one and three times in the other)
     _distributions.cache_clear()
     assert _distributions() == packages_distributions()
+    _distributions.cache_clear()  # now from the kernel cache's copy, as the next process reads it
+    assert _distributions() == packages_distributions()
+
+
+def test_the_cached_distributions_follow_an_install(tmp_path, monkeypatch):
+    # the mapping is kept between processes under a key of what is installed: a distribution added to a
+    # directory on sys.path, or one removed, is read again, not served from the old copy
+    from importlib.metadata import packages_distributions
+
+    from opcert.targets.python import _distributions
+
+    monkeypatch.setenv("OPCERT_KERNEL_CACHE", str(tmp_path / "cache"))
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+
+    def install(name, top):
+        meta = site / f"{name}-1.0.dist-info"
+        meta.mkdir()
+        (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (meta / "top_level.txt").write_text(f"{top}\n")
+
+    install("opcert-probe-a", "probe_a")
+    _distributions.cache_clear()
+    assert _distributions()["probe_a"] == ["opcert-probe-a"]
+    assert "probe_b" not in _distributions()
+    assert list((tmp_path / "cache" / "distributions").glob("*.json"))  # written for the next process
+    install("opcert-probe-b", "probe_b")
+    _distributions.cache_clear()
+    assert _distributions()["probe_b"] == ["opcert-probe-b"]
+    assert _distributions() == packages_distributions()
+    for f in (site / "opcert-probe-a-1.0.dist-info").iterdir():
+        f.unlink()
+    (site / "opcert-probe-a-1.0.dist-info").rmdir()
+    _distributions.cache_clear()
+    assert "probe_a" not in _distributions()
+    _distributions.cache_clear()
 
 
 def test_kernel_tuning_can_be_turned_off_and_a_bad_value_is_named(monkeypatch):

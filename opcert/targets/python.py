@@ -15,17 +15,20 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
 import os
 import platform
 import re
 import sys
 import sysconfig
+import time
 from functools import lru_cache
 from importlib.metadata import distributions
 from importlib.metadata import version as dist_version
 from types import ModuleType
 
 from opcert.errors import TargetFailure, UsageError
+from opcert.files import kernel_cache_dir, write_json_atomic
 from opcert.provenance import simd
 from opcert.spec.attrs import user_value
 from opcert.targets.base import Target, TargetInfo
@@ -165,10 +168,64 @@ class PythonTensorTarget(TensorTarget):
 
 @lru_cache(maxsize=1)
 def _distributions() -> dict[str, list[str]]:
-    """importlib.metadata.packages_distributions(), read faster here (each worker that loads a Python target
-    reads it: bench/README.md, 'Figures behind choices in the code'): the distributions without top_level.txt
-    have their RECORD read as text rather than as 26,000 PackagePath objects. The same mapping
-    (tests/test_sweep.py checks it)."""
+    """importlib.metadata.packages_distributions(), kept between processes in the kernel cache under a key of
+    what is installed (_installed_key): reading every distribution's metadata was a large part of the start
+    of each process that loads a Python target (bench/README.md, 'Figures behind choices in the code'). The
+    same mapping (tests/test_sweep.py checks it)."""
+    d = kernel_cache_dir()
+    path = None if d is None else d / "distributions" / f"{_installed_key()}.json"
+    if path is not None:
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            pass
+    out = _read_distributions()
+    if path is not None:
+        try:
+            write_json_atomic(str(path), out)
+            _evict_old(path.parent)
+        except OSError:  # a cache that cannot be written: read again next time
+            pass
+    return out
+
+
+def _installed_key() -> str:
+    """A hash of what importlib.metadata reads distributions from: each sys.path entry and each *.dist-info or
+    *.egg-info in it (an install or a removal adds or removes one) with its modification time; and the
+    interpreter. Not the directory's own time: writing a report into the working directory (sys.path's first
+    entry for `python -m opcert`) would read everything again."""
+    h = hashlib.sha256(f"{sys.executable} {sys.version}".encode())
+    for p in sys.path:
+        h.update(f"\0{p}".encode())
+        try:
+            with os.scandir(p or ".") as entries:
+                metas = sorted(
+                    (e.name, e.stat().st_mtime_ns) for e in entries if e.name.endswith((".dist-info", ".egg-info"))
+                )
+        except OSError:  # not there, or not a directory (a zip holds no distribution importlib reads)
+            continue
+        h.update(repr(metas).encode())
+    return h.hexdigest()[:32]
+
+
+_KEEP_DAYS = 30
+
+
+def _evict_old(d) -> None:
+    """Remove the mappings of installs not read for _KEEP_DAYS (each install that changes the key writes one)."""
+    cutoff = time.time() - _KEEP_DAYS * 86400
+    for f in d.glob("*.json"):
+        try:
+            if f.stat().st_mtime < cutoff:
+                f.unlink()
+        except OSError:
+            pass
+
+
+def _read_distributions() -> dict[str, list[str]]:
+    """importlib.metadata.packages_distributions(), read faster: the distributions without top_level.txt have
+    their RECORD read as text rather than as 26,000 PackagePath objects."""
     out: dict[str, list[str]] = {}
     for dist in distributions():
         tops = (dist.read_text("top_level.txt") or "").split()

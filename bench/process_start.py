@@ -1,0 +1,78 @@
+"""What every opcert process pays before it measures anything: numba's registries and a Python target's
+distributions, each the old way and opcert's way, in fresh processes run alternately; and a whole command.
+
+    .venv/bin/python bench/process_start.py [--rounds 8] [--command "accuracy Tanh --dtype float64 ..."]
+
+numba's registries (its first compile or cache load in a process): numba's own refresh, which imports
+scipy.linalg through arraymath's BLAS probe, against opcert.numba_registries.load (the probe on disk). A
+Python target's distributions: importlib.metadata read in full (opcert.targets.python._read_distributions)
+against the copy kept in the kernel cache (_distributions, warm). Each figure is the median of --rounds fresh
+processes, timed inside the process (its start excluded); the command is timed from outside, whole."""
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+PROBES = {
+    "numba's own refresh": (
+        "import numba, time; t = time.perf_counter(); from numba.core.registry import cpu_target; "
+        "cpu_target.target_context.refresh(); print(time.perf_counter() - t)"
+    ),
+    "opcert.numba_registries.load": (
+        "import numba, time; from opcert import numba_registries; t = time.perf_counter(); "
+        "numba_registries.load(); print(time.perf_counter() - t)"
+    ),
+    "distributions read in full": (
+        "import time; from opcert.targets import python as p; t = time.perf_counter(); "
+        "p._read_distributions(); print(time.perf_counter() - t)"
+    ),
+    "distributions from the kernel cache": (
+        "import time; from opcert.targets import python as p; t = time.perf_counter(); "
+        "p._distributions(); print(time.perf_counter() - t)"
+    ),
+}
+
+DEFAULT_COMMAND = "accuracy Tanh --dtype float64 --target numpy:tanh --samples 1000000"
+
+
+def probe(code: str) -> float:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def command(args: list[str]) -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "opcert", *args], capture_output=True, check=False)
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--command", default=DEFAULT_COMMAND, help="an opcert command, timed whole ('' for none)")
+    a = ap.parse_args()
+    probe(PROBES["distributions from the kernel cache"])  # the cache filled once, as the first run would
+    times = {name: [] for name in PROBES}
+    for _ in range(a.rounds):
+        for name, code in PROBES.items():
+            times[name].append(probe(code))
+    print(f"median of {a.rounds} fresh processes each, run alternately (s):")
+    for name, ts in times.items():
+        print(f"  {name:40s} {statistics.median(ts):.3f}  (min {min(ts):.3f}, max {max(ts):.3f})")
+    if a.command:
+        args = shlex.split(a.command)
+        command(args)  # warm: kernels loaded from their caches, as in every later run
+        ts = [command(args) for _ in range(a.rounds)]
+        print(
+            f"`opcert {a.command}`, whole, median of {a.rounds}: {statistics.median(ts):.3f} s "
+            f"(min {min(ts):.3f}, max {max(ts):.3f})"
+        )
+    print(f"NPY_DISABLE_CPU_FEATURES={os.environ.get('NPY_DISABLE_CPU_FEATURES', '')!r}")
+
+
+if __name__ == "__main__":
+    main()
