@@ -5,38 +5,51 @@ numba.np.arraymath, probes at import whether BLAS is there by importing scipy.li
 imports scipy.linalg: about half of that load's time, in every process that runs a kernel (a command, each
 spawned worker, each test worker; bench/README.md, 'Figures behind choices in the code'). That probe only
 decides how numba's np.correlate and np.convolve are compiled; the overloads that call BLAS import it
-themselves when they compile. Here the probe looks for SciPy's cython_blas on disk instead, so the answer is
-the same and scipy.linalg is imported only by a kernel that calls BLAS.
+themselves when they compile. Here the probe looks for SciPy's built cython_blas module on disk instead
+(blas_present says where its answer can differ), and scipy.linalg is imported only by a kernel that calls BLAS.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
-import threading
 from pathlib import Path
 
 _DONE = False
-_LOCK = threading.Lock()
 
 
 def blas_present() -> None:
-    """numba.np.linalg.ensure_blas as arraymath's import-time probe reads it: ImportError (with numba's
-    words) where SciPy or its cython_blas module is not installed, found without importing them."""
+    """numba.np.linalg.ensure_blas as arraymath's import-time probe reads it, without importing SciPy's
+    linalg: ImportError (with numba's words) where SciPy or a built cython_blas extension module (a file with
+    one of this interpreter's extension suffixes) is not installed; then numba's own check that SciPy's BLAS
+    integer width is the one numba was built for (it reads scipy.__config__, not scipy.linalg). One case
+    answers otherwise than numba's probe: a cython_blas built but failing to load (a broken SciPy). numba's
+    np.correlate and np.convolve then compile through np.dot, whose own ensure_blas raises the ImportError."""
     spec = importlib.util.find_spec("scipy")
     places = (spec.submodule_search_locations or []) if spec is not None else []
-    if not any(next(Path(p, "linalg").glob("cython_blas.*"), None) for p in places):
+    names = {"cython_blas" + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES}
+    if not any(Path(p, "linalg", n).is_file() for p in places for n in names):
         raise ImportError("scipy 0.16+ is required for linear algebra")
+    from numba.np import linalg
+
+    width = getattr(linalg, "_check_lapack_int_width", None)
+    if width is not None:
+        width()
 
 
 def load() -> None:
     """numba's registries, as its first compile or cache load would load them, with arraymath imported
     under blas_present. Once per process (a forked child inherits them); where numba's internals moved,
-    nothing: its own first compile loads them as before."""
+    nothing: its own first compile loads them as before. Under numba's global compiler lock, which its own
+    refresh takes and which a compile already holds (re-entrant): no other thread compiles while the probe is
+    swapped, and the locks are taken in numba's order."""
     global _DONE
     if _DONE:
         return
-    with _LOCK:  # another thread's compile must not see the probe swapped
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
         if _DONE:
             return
         try:

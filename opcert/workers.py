@@ -219,7 +219,7 @@ def _context():
 @functools.lru_cache(maxsize=1)
 def warm_before_fork() -> None:
     """Done once in the parent, so that every forked worker inherits it rather than doing it first: numba's
-    first compilation or cache load in a process loads its type registries (opcert.jit.load_registries), a
+    first compilation or cache load in a process loads its type registries (opcert.numba_registries.load), a
     large part of each worker's start (bench/README.md, 'Figures behind choices in the code')."""
     numba_registries.load()
 

@@ -750,6 +750,7 @@ def test_the_cached_distributions_follow_an_install(tmp_path, monkeypatch):
         (meta / "top_level.txt").write_text(f"{top}\n")
 
     install("opcert-probe-a", "probe_a")
+    (site / "dangling-1.0.dist-info").symlink_to(tmp_path / "nowhere")  # unreadable: the others still count
     _distributions.cache_clear()
     assert _distributions()["probe_a"] == ["opcert-probe-a"]
     assert "probe_b" not in _distributions()

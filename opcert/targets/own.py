@@ -24,7 +24,7 @@ def load(timeout: float | None = None, standard: str | None = None) -> Target:
     info = TargetInfo("opcert", "opcert", __version__, fp, {"numpy_isa": simd()}, isolated=False)
     tgt = Target(info, lambda op, x, attrs: run_resolved(op, x, attrs, standard=standard), timeout=timeout)
     tgt.isolation = Isolation(trusted=True)
-    # run_resolved converts its input into a fresh contiguous binary64 array before any of its own code runs:
+    # run_resolved converts a float input into a fresh contiguous binary64 array before any of its own code runs:
     # the rows of a view and the caller's alignment never reach that code (the rows of a view are one long
     # call of their elements, which the long calls drive; bench/README.md, 'Figures behind choices in the code')
     tgt.layouts = LayoutSupport(

@@ -29,6 +29,7 @@ from types import ModuleType
 
 from opcert.errors import TargetFailure, UsageError
 from opcert.files import kernel_cache_dir, write_json_atomic
+from opcert.fingerprint import code_fingerprint
 from opcert.provenance import simd
 from opcert.spec.attrs import user_value
 from opcert.targets.base import Target, TargetInfo
@@ -177,7 +178,10 @@ def _distributions() -> dict[str, list[str]]:
     if path is not None:
         try:
             with open(path) as f:
-                return json.load(f)
+                held = json.load(f)
+            if isinstance(held, dict) and all(isinstance(v, list) for v in held.values()):
+                _touch(path)
+                return held
         except (OSError, ValueError):
             pass
     out = _read_distributions()
@@ -190,30 +194,53 @@ def _distributions() -> dict[str, list[str]]:
     return out
 
 
+_METADATA_FILES = ("METADATA", "PKG-INFO", "top_level.txt", "RECORD")  # what _read_distributions reads of each
+
+
 def _installed_key() -> str:
-    """A hash of what importlib.metadata reads distributions from: each sys.path entry and each *.dist-info or
-    *.egg-info in it (an install or a removal adds or removes one) with its modification time; and the
-    interpreter. Not the directory's own time: writing a report into the working directory (sys.path's first
-    entry for `python -m opcert`) would read everything again."""
-    h = hashlib.sha256(f"{sys.executable} {sys.version}".encode())
+    """A hash of what importlib.metadata reads distributions from: each sys.path entry; in each directory, each
+    *.dist-info or *.egg-info (an install or a removal adds or removes one) with its modification time and its
+    files' that _read_distributions reads (an edit in place); a zip or an egg file's own time; the interpreter;
+    and opcert's code (a change to how the mapping is read). Not a directory's own time: writing a report into
+    the working directory (sys.path's first entry for `python -m opcert`) would read everything again."""
+    h = hashlib.sha256(f"{sys.executable} {sys.version} {code_fingerprint()}".encode())
     for p in sys.path:
         h.update(f"\0{p}".encode())
         try:
-            with os.scandir(p or ".") as entries:
-                metas = sorted(
-                    (e.name, e.stat().st_mtime_ns) for e in entries if e.name.endswith((".dist-info", ".egg-info"))
-                )
-        except OSError:  # not there, or not a directory (a zip holds no distribution importlib reads)
+            entries = list(os.scandir(p or "."))
+        except OSError:  # not there, or not a directory: a zip (importlib reads those too) by its time
+            h.update(repr(_mtime(p)).encode())
             continue
-        h.update(repr(metas).encode())
+        for e in sorted(entries, key=lambda e: e.name):
+            if e.name.lower().endswith((".dist-info", ".egg-info", ".egg")):
+                stamps = [_mtime(e.path)] + [_mtime(os.path.join(e.path, f)) for f in _METADATA_FILES]
+                stamps += [_mtime(os.path.join(e.path, "EGG-INFO", f)) for f in _METADATA_FILES]
+                h.update(f"\0{e.name} {stamps}".encode())
     return h.hexdigest()[:32]
+
+
+def _mtime(path: str):
+    """A path's modification time, or None where it is not there or cannot be read (a dangling link: the entry
+    still counts by its name)."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _touch(path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 _KEEP_DAYS = 30
 
 
 def _evict_old(d) -> None:
-    """Remove the mappings of installs not read for _KEEP_DAYS (each install that changes the key writes one)."""
+    """Remove the mappings not read for _KEEP_DAYS (each install that changes the key writes one; a read
+    touches its file)."""
     cutoff = time.time() - _KEEP_DAYS * 86400
     for f in d.glob("*.json"):
         try:
