@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from opcert.errors import UsageError
@@ -113,3 +114,22 @@ def kernel_cache_dir() -> Path | None:
         return Path(root) if os.access(root, os.W_OK) else None
     except OSError:
         return None
+
+
+KEEP_DAYS = 30  # a file of the kernel cache not used for this long is removed when another of its kind is written
+
+
+def touch(path) -> None:
+    """Mark a kernel cache file as used now (its modification time), so that unused() keeps it."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def unused(path) -> bool:
+    """Whether a kernel cache file was not used (touched or written) for KEEP_DAYS; False where it is gone."""
+    try:
+        return os.stat(path).st_mtime < time.time() - KEEP_DAYS * 86400
+    except OSError:
+        return False

@@ -28,7 +28,6 @@ import os
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 try:
@@ -40,7 +39,7 @@ import numba
 from numba.core import caching, dispatcher
 
 from opcert import numba_registries
-from opcert.files import kernel_cache_dir
+from opcert.files import kernel_cache_dir, touch, unused
 from opcert.fingerprint import code_fingerprint
 
 __all__ = ["numba", "keyed", "load_generated"]
@@ -162,24 +161,13 @@ def _install() -> None:
 _install()
 
 
-KEEP_DAYS = 30  # a generated kernel not used for this long is removed when another is written
-
-
-def _touch(path: Path) -> None:
-    try:
-        os.utime(path)
-    except OSError:
-        pass
-
-
 def _evict(d: Path, prefix: str) -> None:
     """Remove the generated kernels of one kind (source and numba's cache files) not used for
-    KEEP_DAYS: every attribute value swept makes one, and nothing else removes them."""
-    cutoff = time.time() - KEEP_DAYS * 86400
+    files.KEEP_DAYS: every attribute value swept makes one, and nothing else removes them."""
     for src in d.glob(prefix + "*.py"):
+        if not unused(src):
+            continue
         try:
-            if src.stat().st_mtime >= cutoff:
-                continue
             for f in [src, *(d / "__pycache__").glob(src.stem + ".*")]:
                 f.unlink(missing_ok=True)
         except OSError:  # another process removed it first
@@ -206,7 +194,7 @@ def load_generated(src: str, prefix: str):
             fh.write(src)
         os.replace(tmp, path)
     else:
-        _touch(path)
+        touch(path)
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod

@@ -21,14 +21,13 @@ import platform
 import re
 import sys
 import sysconfig
-import time
 from functools import lru_cache
 from importlib.metadata import distributions
 from importlib.metadata import version as dist_version
 from types import ModuleType
 
 from opcert.errors import TargetFailure, UsageError
-from opcert.files import kernel_cache_dir, write_json_atomic
+from opcert.files import kernel_cache_dir, touch, unused, write_json_atomic
 from opcert.fingerprint import code_fingerprint
 from opcert.provenance import simd
 from opcert.spec.attrs import user_value
@@ -180,7 +179,7 @@ def _distributions() -> dict[str, list[str]]:
             with open(path) as f:
                 held = json.load(f)
             if isinstance(held, dict) and all(isinstance(v, list) for v in held.values()):
-                _touch(path)
+                touch(path)
                 return held
         except (OSError, ValueError):
             pass
@@ -228,26 +227,15 @@ def _mtime(path: str):
         return None
 
 
-def _touch(path) -> None:
-    try:
-        os.utime(path)
-    except OSError:
-        pass
-
-
-_KEEP_DAYS = 30
-
-
 def _evict_old(d) -> None:
-    """Remove the mappings not read for _KEEP_DAYS (each install that changes the key writes one; a read
+    """Remove the mappings not read for files.KEEP_DAYS (each install that changes the key writes one; a read
     touches its file)."""
-    cutoff = time.time() - _KEEP_DAYS * 86400
     for f in d.glob("*.json"):
-        try:
-            if f.stat().st_mtime < cutoff:
-                f.unlink()
-        except OSError:
-            pass
+        if unused(f):
+            try:
+                f.unlink(missing_ok=True)
+            except OSError:  # a cache directory this process cannot clean: the next one may
+                pass
 
 
 def _read_distributions() -> dict[str, list[str]]:
