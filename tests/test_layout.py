@@ -19,6 +19,7 @@ import sys
 import textwrap
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from opcert.formats import get_format
@@ -544,3 +545,14 @@ def test_a_count_the_calls_made_again_do_not_reproduce_is_never_a_pass(paths, mo
     lay = next(p for p in r.properties if p["name"] == "layout")
     assert lay["status"] == "refuted", (lay["status"], lay.get("note"))
     assert "none when the same calls were made again" in (lay.get("note") or ""), lay.get("note")
+
+
+@pytest.mark.parametrize("nv", [1, 2, 3, 7, 1000, 65537])
+def test_long_calls_index_each_pass_one_position_later(nv):
+    """layout.passes_shifted builds the long calls' indices from slices: they are (i + i // nv) % nv at every
+    i, for calls shorter than one pass, of a pass and a remainder, and of thousands of short passes."""
+    from opcert.verify.paths.layout import passes_shifted
+
+    for size in sorted({1, nv, nv + 1, 3 * nv + 77, (1 << 16) + 1}):
+        i = np.arange(size, dtype=np.int64)
+        assert np.array_equal(passes_shifted(nv, size), (i + i // nv) % nv), (nv, size)

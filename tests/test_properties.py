@@ -479,3 +479,34 @@ def test_chunks_meeting_where_both_outputs_overflow_merge_without_a_warning():
         merged.finish_chains()
     acc = merged.acc[prop.name]
     assert acc.evaluated > 0 and acc.violations == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_a_sides_domain_is_the_run_a_pass_would_find(dtype):
+    """kernels._domain finds the elements of a side inside [dlo, dhi] by bisection; here every such run is
+    the one a comparison of each element finds, on sides as add_block gets them (unique ascending magnitudes,
+    +m and -m, NaN payloads last), with bounds at the elements themselves, between them, at the zeros, at the
+    infinities and not representable in the side's format."""
+    from opcert.verify.properties import kernels
+
+    rng = np.random.default_rng(11)
+    uint = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[dtype]
+    bits = 8 * np.dtype(uint).itemsize
+    inf = int(np.array([np.inf], dtype).view(uint)[0])
+    for trial in range(60):
+        n = int(rng.integers(1, 300))
+        top = (inf + 3) if trial % 3 == 0 else inf + 1  # NaN magnitudes in a third of them
+        mags = np.unique(rng.integers(0, top, size=n, dtype=np.uint64)).astype(uint)
+        for negative in (False, True):
+            b = mags | uint(1 << (bits - 1)) if negative else mags
+            with np.errstate(invalid="ignore"):
+                x = b.view(dtype).astype(np.float64) if dtype == np.float16 else b.view(dtype)
+            finite = x[~np.isnan(x)]
+            picks = [-np.inf, np.inf, 0.0, -0.0, 1e-300, -1e-300, 0.1, -0.1]
+            if finite.size:
+                picks += [float(v) for v in rng.choice(finite, 4)] + [float(np.nextafter(finite[0], np.inf))]
+            for dlo in picks:
+                for dhi in picks:
+                    inside = np.flatnonzero((x >= dlo) & (x <= dhi))
+                    i0, i1 = kernels._domain(x, dlo, dhi)
+                    assert np.array_equal(np.arange(i0, i1), inside), (dtype, negative, dlo, dhi)

@@ -94,6 +94,27 @@ def count_window_differ(got, base, magnitude, inf):
     return n
 
 
+def passes_shifted(nv: int, size: int) -> np.ndarray:
+    """(i + i // nv) % nv for i in 0..size-1: passes over the inputs 0..nv-1, each one position later than
+    the one before. Made from slices of one range, not computed per element: the integer divisions cost a
+    float32 sweep's layout check more than its other long calls (bench/README.md, 'Figures behind choices in
+    the code')."""
+    if size <= nv:  # within the first pass
+        return np.arange(size, dtype=np.int64)
+    if size > 64 * nv:  # many short passes (a small sample): the divisions cost less than a loop of slices
+        i = np.arange(size, dtype=np.int64)
+        return (i + i // nv) % nv
+    base = np.arange(nv, dtype=np.int64)
+    out = np.empty(size, np.int64)
+    for q, a in enumerate(range(0, size, nv)):
+        seg = out[a : min(a + nv, size)]
+        k = q % nv  # this pass starts at input k and wraps round
+        head = min(seg.size, nv - k)
+        seg[:head] = base[k : k + head]
+        seg[head:] = base[: seg.size - head]
+    return out
+
+
 def enumerable(sup) -> bool:
     """Whether every input can go through every short call of this target (so that the verdict can be a
     proof): calls made in bulk (C, ONNX Runtime), or rows the target runs as calls (torch, onnx.reference)."""
@@ -761,10 +782,10 @@ class LayoutCheck:
         fills = [("", None)] + ([(" of path-dependent inputs", np.array(sensitive, np.int64))] if sensitive else [])
         for what, pool in fills:
             for size in sizes:
-                i = np.arange(size)
                 if pool is None:
-                    idx = (i + i // nv) % nv  # each pass over the inputs one position later
+                    idx = passes_shifted(nv, size)
                 else:
+                    i = np.arange(size)
                     idx = pool[(i + i // pool.size) % pool.size]
                 x = self.values[idx]
                 first = None

@@ -253,7 +253,8 @@ class PropertyChecker:
             return from_bits(np.asarray(bits, dtype=np.uint64).astype(self.fmt.uint), self.fmt).astype(np.float64)
 
     def add_block(self, mags: np.ndarray, yp: np.ndarray, yn: np.ndarray, limits=None, negb=None) -> None:
-        """mags: ascending magnitudes (bit patterns without the sign); yp, yn: the
+        """mags: ascending magnitudes, each once (bit patterns without the sign: the scans find a property's
+        domain in each side by bisection, kernels._domain); yp, yn: the
         target's outputs at +m and -m (arrays of the format). limits: the
         correctly rounded outputs at (+inf, -inf), as bit patterns. negb: the bit
         patterns of -m where the caller has them (the float32 sweep: two passes saved)."""

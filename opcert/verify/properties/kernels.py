@@ -48,25 +48,88 @@ def _record(st, wmag, key, a, b, mag):
         st[WORST_KEY], st[WORST_A], st[WORST_B] = key, a, b
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _finite_end(x):
+    """How many of x's leading elements are not NaN: a side's NaN inputs come last (its magnitudes ascend,
+    and a NaN's is above infinity's), so x != x is False then True along it, and a bisection finds where."""
+    lo, hi = 0, x.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x[mid] != x[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _domain(x, dlo, dhi):
+    """[i0, i1): the elements of x in [dlo, dhi]. A side's inputs are its ascending magnitudes with one sign
+    (add_block's contract): ascending at +m, descending at -m, NaN last. So the elements inside are one run,
+    found by bisection with the same comparisons a pass would make (x[i] >= dlo, x[i] <= dhi), where a pass
+    over every element cost each scan half its time (bench/README.md, 'Figures behind choices in the code')."""
+    k = _finite_end(x)
+    if k == 0:
+        return 0, 0
+    if x[0] <= x[k - 1]:  # ascending: those >= dlo are a tail, those <= dhi a head
+        lo, hi = 0, k
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if x[mid] >= dlo:
+                hi = mid
+            else:
+                lo = mid + 1
+        i0 = lo
+        lo, hi = i0, k
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if x[mid] <= dhi:
+                lo = mid + 1
+            else:
+                hi = mid
+        return i0, max(lo, i0)
+    lo, hi = 0, k  # descending: those <= dhi are a tail, those >= dlo a head
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x[mid] <= dhi:
+            hi = mid
+        else:
+            lo = mid + 1
+    i0 = lo
+    lo, hi = i0, k
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x[mid] >= dlo:
+            lo = mid + 1
+        else:
+            hi = mid
+    return i0, max(lo, i0)
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _count_values(kind, x, y, bounds):
     """(evaluated, violations) of scan_values, branch-free so that it vectorises:
-    nearly every block has no violation, and then this pass is the whole scan."""
+    nearly every block has no violation, and then this pass is the whole scan. The inputs evaluated are
+    one run of the side (_domain; kind 2: the NaN inputs, its tail)."""
     dlo, dhi, lo, hi, value = bounds
-    n = 0
     bad = 0
-    for i in range(x.size):
-        xi, yi = x[i], y[i]
-        if kind == 2:
-            isnan = xi != xi
-            n += isnan
-            bad += isnan & (yi == yi)
-        else:
-            inside = (xi >= dlo) & (xi <= dhi)
-            good = (yi == value) if kind == 1 else ((yi >= lo) & (yi <= hi))
-            n += inside
-            bad += inside & ~good
-    return n, bad
+    # each loop over a slice from 0: LLVM did not vectorise a loop over range(i0, i1) (bench/README.md,
+    # 'Figures behind choices in the code')
+    if kind == 2:
+        k = _finite_end(x)
+        z = y[k:]
+        for i in range(z.size):
+            bad += z[i] == z[i]
+        return x.size - k, bad
+    i0, i1 = _domain(x, dlo, dhi)
+    z = y[i0:i1]
+    if kind == 1:
+        for i in range(z.size):
+            bad += z[i] != value
+    else:
+        for i in range(z.size):  # outside [lo, hi], or NaN
+            bad += ~((z[i] >= lo) & (z[i] <= hi))
+    return i1 - i0, bad
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -108,14 +171,18 @@ def scan_parity(pos, neg, sign, mirror, bitwise, st, wmag):
     Odd: mirror -1 and sign the format's sign bit; even: mirror 1 and sign 0 (the same bits)."""
     mags, xp, yp, ybp = pos
     negb, _, yn, ybn = neg
-    n = 0
+    # branch-free count first (vectorised), over the inputs that are not NaN (the side's head: _finite_end),
+    # one loop per form; the recording loop only where needed
+    n = _finite_end(xp)
     bad = 0
-    for i in range(xp.size):  # branch-free count first (vectorised); the recording loop only where needed
-        a, b = yp[i], yn[i]
-        good = (ybn[i] == (ybp[i] ^ sign)) if bitwise else (b == mirror * a)
-        isx = xp[i] == xp[i]
-        n += isx
-        bad += isx & ~good & ~((a != a) & (b != b))
+    a, b = yp[:n], yn[:n]
+    if bitwise:
+        p, q = ybp[:n], ybn[:n]
+        for i in range(n):
+            bad += (q[i] != (p[i] ^ sign)) & ~((a[i] != a[i]) & (b[i] != b[i]))
+    else:
+        for i in range(n):
+            bad += (b[i] != mirror * a[i]) & ~((a[i] != a[i]) & (b[i] != b[i]))
     if bad == 0:
         st[EVALUATED] += n
         return
@@ -152,14 +219,18 @@ def scan_monotonic(side, bounds, negative, decreasing, chain, st, wmag, ends):
     # f is non-increasing), else must not rise
     up = negative == decreasing
     n = x.size
-    inside = 0
     bad = 0
-    for i in range(n):  # the common case first, branch-free: every input valid, no pair going wrong
-        inside += (x[i] >= dlo) & (x[i] <= dhi)
-    if n and inside == n:
-        for i in range(n - 1):
-            bad += (y[i + 1] < y[i]) if up else (y[i + 1] > y[i])
-            bad += y[i] != y[i]
+    i0, i1 = _domain(x, dlo, dhi)
+    if n and i0 == 0 and i1 == n:  # the common case first, branch-free: every input valid, no pair going wrong
+        # a pair going wrong or a NaN (only whether any is counts): one loop per direction, so that the
+        # direction is not a branch inside it
+        a, b = y[: n - 1], y[1:]
+        if up:
+            for i in range(n - 1):
+                bad += (b[i] < a[i]) | (a[i] != a[i])
+        else:
+            for i in range(n - 1):
+                bad += (b[i] > a[i]) | (a[i] != a[i])
         bad += y[n - 1] != y[n - 1]
         if has_prev:
             bad += not ((prev_y <= y[0]) if up else (y[0] <= prev_y))
