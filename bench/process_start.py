@@ -7,7 +7,8 @@ numba's registries (its first compile or cache load in a process): numba's own r
 scipy.linalg through arraymath's BLAS probe, against opcert.numba_registries.load (the probe on disk). A
 Python target's distributions: importlib.metadata read in full (opcert.targets.python._read_distributions)
 against the copy kept in the kernel cache (_distributions, warm). Each figure is the median of --rounds fresh
-processes, timed inside the process (its start excluded); the command is timed from outside, whole."""
+processes, timed inside the process (its start excluded); the command is timed from outside, whole, as
+`python -m opcert` runs it and, alternately, as main() and the interpreter's own exit (what cli.entry skips)."""
 
 import argparse
 import os
@@ -44,9 +45,16 @@ def probe(code: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def command(args: list[str]) -> float:
+def command(args: list[str], teardown: bool = False) -> float:
+    """The command's wall time: as `python -m opcert` runs it (cli.entry: no interpreter teardown), or with
+    teardown, main() and then the interpreter's own exit (every module's objects freed)."""
+    run = (
+        [sys.executable, "-c", f"import sys; from opcert.cli import main; sys.argv[1:] = {args!r}; sys.exit(main())"]
+        if teardown
+        else [sys.executable, "-m", "opcert", *args]
+    )
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "opcert", *args], capture_output=True, check=False)
+    subprocess.run(run, capture_output=True, check=False)
     return time.perf_counter() - t
 
 
@@ -66,11 +74,15 @@ def main():
     if a.command:
         args = shlex.split(a.command)
         command(args)  # warm: kernels loaded from their caches, as in every later run
-        ts = [command(args) for _ in range(a.rounds)]
-        print(
-            f"`opcert {a.command}`, whole, median of {a.rounds}: {statistics.median(ts):.3f} s "
-            f"(min {min(ts):.3f}, max {max(ts):.3f})"
-        )
+        ts, torn = [], []
+        for _ in range(a.rounds):  # alternately: the command as it runs, and with the interpreter's teardown
+            ts.append(command(args))
+            torn.append(command(args, teardown=True))
+        for what, t in (("", ts), (" with the interpreter's teardown (main(), then its own exit)", torn)):
+            print(
+                f"`opcert {a.command}`{what}, whole, median of {a.rounds}: {statistics.median(t):.3f} s "
+                f"(min {min(t):.3f}, max {max(t):.3f})"
+            )
     print(f"NPY_DISABLE_CPU_FEATURES={os.environ.get('NPY_DISABLE_CPU_FEATURES', '')!r}")
 
 

@@ -1,3 +1,3 @@
-from opcert.cli import main
+from opcert.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -7,6 +7,7 @@ mismatch, a budget exceeded); 2 bad usage (the message says what is allowed).
 from __future__ import annotations
 
 import argparse
+import atexit
 import decimal
 import json
 import math
@@ -1917,3 +1918,37 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 3
+
+
+_hard_exit = os._exit  # taken at import: a target run in this process has its os._exit replaced while it runs
+
+
+def entry() -> None:
+    """The `opcert` command (the console script and `python -m opcert`): main(), then the process ends
+    without tearing the interpreter down. Everything a command leaves is done when main returns: its files
+    are written whole and closed (files.write_*_atomic), its worker processes joined, and the atexit handlers
+    (logging's, multiprocessing's, tempfile's finalizers) run here first; what is skipped is the freeing of
+    every module's objects (numba's and LLVM's among them), a short command's last quarter second or so
+    (bench/README.md, 'Figures behind choices in the code'). main() itself returns, for callers in a process
+    that goes on (the tests, a library)."""
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse's --help and usage errors
+        code = exc.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_handlers is None:  # an interpreter without it: the ordinary exit
+        raise SystemExit(code)
+    run_exit_handlers()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader went away (main's own rule: 141 where nothing else failed)
+            code = code or 141
+        except (OSError, ValueError):  # a full disk, a closed stream: what could not be written is lost
+            code = code or 1
+    _hard_exit(code)

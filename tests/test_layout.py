@@ -553,6 +553,6 @@ def test_long_calls_index_each_pass_one_position_later(nv):
     i, for calls shorter than one pass, of a pass and a remainder, and of thousands of short passes."""
     from opcert.verify.paths.layout import passes_shifted
 
-    for size in sorted({1, nv, nv + 1, 3 * nv + 77, (1 << 16) + 1}):
+    for size in sorted({0, 1, nv, nv + 1, 3 * nv + 77, (1 << 16) + 1}):
         i = np.arange(size, dtype=np.int64)
         assert np.array_equal(passes_shifted(nv, size), (i + i // nv) % nv), (nv, size)

@@ -495,18 +495,22 @@ def test_a_sides_domain_is_the_run_a_pass_would_find(dtype):
     inf = int(np.array([np.inf], dtype).view(uint)[0])
     for trial in range(60):
         n = int(rng.integers(1, 300))
-        top = (inf + 3) if trial % 3 == 0 else inf + 1  # NaN magnitudes in a third of them
-        mags = np.unique(rng.integers(0, top, size=n, dtype=np.uint64)).astype(uint)
+        top = (inf + 3) if trial % 3 == 0 else inf + 1
+        drawn = rng.integers(0, top, size=n, dtype=np.uint64)
+        # +-0, the infinity and two NaN payloads in every side: the NaN tail and the zero are the edges
+        edges = np.array([0, inf, inf + 1, inf + 2][: 2 + 2 * (trial % 2)], dtype=np.uint64)
+        mags = np.unique(np.concatenate([drawn, edges])).astype(uint)
         for negative in (False, True):
             b = mags | uint(1 << (bits - 1)) if negative else mags
             with np.errstate(invalid="ignore"):
                 x = b.view(dtype).astype(np.float64) if dtype == np.float16 else b.view(dtype)
-            finite = x[~np.isnan(x)]
+                wide = x.astype(np.float64)  # the kernel compares in binary64 (NumPy would round a bound to x's)
+            finite = wide[~np.isnan(wide)]
             picks = [-np.inf, np.inf, 0.0, -0.0, 1e-300, -1e-300, 0.1, -0.1]
             if finite.size:
                 picks += [float(v) for v in rng.choice(finite, 4)] + [float(np.nextafter(finite[0], np.inf))]
             for dlo in picks:
                 for dhi in picks:
-                    inside = np.flatnonzero((x >= dlo) & (x <= dhi))
+                    inside = np.flatnonzero((wide >= dlo) & (wide <= dhi))
                     i0, i1 = kernels._domain(x, dlo, dhi)
                     assert np.array_equal(np.arange(i0, i1), inside), (dtype, negative, dlo, dhi)
