@@ -1,10 +1,12 @@
-"""What every opcert process pays before it measures anything: numba's registries and a Python target's
-distributions, each the old way and opcert's way, in fresh processes run alternately; and a whole command.
+"""What every opcert process pays before it measures anything: ml_dtypes' import, numba's registries and a Python
+target's distributions, each the old way and opcert's way, in fresh processes run alternately; and a whole command.
 
     .venv/bin/python bench/process_start.py [--rounds 8] [--command "accuracy Tanh --dtype float64 ..."]
 
-numba's registries (its first compile or cache load in a process): numba's own refresh, which imports
-scipy.linalg through arraymath's BLAS probe, against opcert.numba_registries.load (the probe on disk). A
+ml_dtypes: its import after NumPy's, the version installed (0.7.0 is excluded in pyproject.toml: its extension
+loaded in 1.2-1.3 s where 0.6.0's took 13 ms, bench/README.md). numba's registries (its first compile or cache
+load in a process): numba's own refresh, which imports scipy.linalg through arraymath's BLAS probe, against
+opcert.numba_registries.load (the probe on disk). A
 Python target's distributions: importlib.metadata read in full (opcert.targets.python._read_distributions)
 against the copy kept in the kernel cache (_distributions, warm). Each figure is the median of --rounds fresh
 processes, timed inside the process (its start excluded); the command is timed from outside, whole, as
@@ -19,6 +21,11 @@ import sys
 import time
 
 PROBES = {
+    # every opcert process loads ml_dtypes (opcert.formats); to compare another version, put it first on
+    # PYTHONPATH (`pip install --no-deps --target DIR ml_dtypes==V`, then PYTHONPATH=DIR)
+    "ml_dtypes imported (NumPy already)": (
+        "import numpy, time; t = time.perf_counter(); import ml_dtypes; print(time.perf_counter() - t)"
+    ),
     "numba's own refresh": (
         "import numba, time; t = time.perf_counter(); from numba.core.registry import cpu_target; "
         "cpu_target.target_context.refresh(); print(time.perf_counter() - t)"

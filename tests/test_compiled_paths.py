@@ -208,7 +208,9 @@ def test_openvino_compiles_the_gelu_subgraph_and_says_which_nodes_ran():
     why, seen, far = run_isolated(_openvino_subgraph)
     (one,) = seen
     assert why is None and one["form"].startswith("erf") and one["nodes_run"], one
-    assert far <= 4, far
+    # the subgraph is Gelu: within a few representable values of the correctly rounded one (OpenVINO's erf
+    # differs by host: at most 4 measured with AVX-512, 8 on a Zen 3 host with AVX2 alone)
+    assert far <= 16, far
 
 
 def test_each_isa_level_of_torch_compile_has_its_own_inductor_cache_unless_the_user_set_one(monkeypatch):
