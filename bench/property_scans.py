@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/property_scans.py                    # Tanh against numpy:tanh, chunks 64 and 100
     .venv/bin/python bench/property_scans.py --op HardSigmoid --chunks 60 62
+    .venv/bin/python bench/property_scans.py --op Sigmoid --each  # and each property alone
     .venv/bin/python bench/property_scans.py --loops            # a loop over range(i0, i1) and over a slice
 
 The first: the target's outputs of every block of the chunks (2^16 magnitudes, both signs) made first, then
@@ -62,6 +63,9 @@ def main():
     ap.add_argument("--target", default=None, help="default: numpy:tanh for Tanh, else opcert")
     ap.add_argument("--chunks", type=int, nargs="*", default=[64, 100])
     ap.add_argument("--loops", action="store_true")
+    ap.add_argument(
+        "--each", action="store_true", help="also each property alone (its scan and the block's fixed cost)"
+    )
     a = ap.parse_args()
     if a.loops:
         return loops()
@@ -77,17 +81,25 @@ def main():
             yp = s.tgt.run(op, mags.view(np.float32).copy(), s.attrs)
             yn = s.tgt.run(op, negb.view(np.float32).copy(), s.attrs)
             blocks.append((mags, yp, yn, negb))
-    best = float("inf")
-    for _ in range(5):
-        checker = PropertyChecker(s.compiled, sweep.F32)
-        t = time.perf_counter()
-        for mags, yp, yn, negb in blocks:
-            checker.add_block(mags, yp, yn, limits=s.limits[:2], negb=negb)
-        best = min(best, time.perf_counter() - t)
+
+    def timed(compiled):
+        best = float("inf")
+        for _ in range(5):
+            checker = PropertyChecker(compiled, sweep.F32)
+            t = time.perf_counter()
+            for mags, yp, yn, negb in blocks:
+                checker.add_block(mags, yp, yn, limits=s.limits[:2], negb=negb)
+            best = min(best, time.perf_counter() - t)
+        return best / len(blocks) * 1e6, checker
+
+    us, checker = timed(s.compiled)
     print(
-        f"{a.op} ({cfg.target}): add_block {best / len(blocks) * 1e6:.1f} us per block (best of 5), "
+        f"{a.op} ({cfg.target}): add_block {us:.1f} us per block (best of 5), "
         f"{[c.name for c in checker.compiled]}, violations {checker.violations()} (opcert at {opcert.__file__})"
     )
+    if a.each:
+        for c in checker.compiled:
+            print(f"  {c.name} alone: {timed([c])[0]:.1f} us per block")
 
 
 if __name__ == "__main__":

@@ -514,3 +514,63 @@ def test_a_sides_domain_is_the_run_a_pass_would_find(dtype):
                     inside = np.flatnonzero((wide >= dlo) & (wide <= dhi))
                     i0, i1 = kernels._domain(x, dlo, dhi)
                     assert np.array_equal(np.arange(i0, i1), inside), (dtype, negative, dlo, dhi)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_point_symmetry_in_a_sweeps_blocks_counts_as_symmetry_violations_does(dtype):
+    """add_block's compiled symmetry scan (kernels.scan_symmetry, the pairs at the tolerance's edge decided
+    exactly) counts, and picks the first and the worst violation, as symmetry_violations over the block's pairs
+    whose input is not NaN does (itself checked against rational arithmetic above): Sigmoid's outputs with
+    f(-x) moved -3..3 steps off 1 - f(x) (some pairs exactly at the tolerance, which the scan leaves to the exact
+    decision), random bit patterns, infinities and NaN, over blocks with zeros, subnormals, the largest values
+    and the NaN inputs."""
+    from fractions import Fraction
+
+    from opcert.formats import FLOAT_FORMATS
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.verify.properties.checks import Acc, PropertyChecker, compile_all, symmetry_violations
+
+    fmt = FLOAT_FORMATS[dtype]
+    op = get_operator("Sigmoid")
+    compiled = [c for c in compile_all(op, fmt, resolve(op), op.primary) if c.kind == "point_symmetry"]
+    (c,) = compiled
+    rng = np.random.default_rng(5)
+    checker, want = PropertyChecker(compiled, fmt), Acc()
+    top = 1 << (fmt.bits - 1)
+    size = 0x800 if fmt.bits == 16 else 0x1000
+    starts = (0, 0x3000 if fmt.bits == 16 else 0x3F000000, (top - 1) - 2 * size + 1)
+    for b0 in starts:
+        for lo in range(b0, b0 + 2 * size, size):
+            mags = np.arange(lo, lo + size, dtype=np.uint64).astype(fmt.uint)
+            negb = mags | fmt.uint.type(top)
+            with np.errstate(all="ignore"):
+                x = mags.view(fmt.dtype).astype(np.float64)
+                yp = (1 / (1 + np.exp(-x))).astype(fmt.dtype)
+                yn = (1 - yp.astype(np.float64)).astype(fmt.dtype)
+            steps = rng.integers(-3, 4, yn.size)
+            for k in (1, 2, 3):
+                for sign in (1, -1):
+                    m = steps == sign * k
+                    yn[m] = np.nextafter(yn[m], np.array(sign * np.inf, dtype=fmt.dtype))
+            for y in (yp, yn):
+                broken = rng.random(y.size) < 0.01
+                y[broken] = (
+                    rng.integers(0, 1 << fmt.bits, int(broken.sum()), dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
+                )
+                y[rng.random(y.size) < 0.002] = np.inf
+            checker.add_block(mags, yp, yn, negb=negb)
+            sel = ~np.isnan(x)
+            with np.errstate(invalid="ignore"):  # the NaN outputs' casts
+                bad, excess = symmetry_violations(
+                    yp.astype(np.float64), yn.astype(np.float64), float(Fraction(c.center)), fmt
+                )
+            want.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
+    got = checker.acc[c.name]
+    assert (got.evaluated, got.violations, got.first, got.worst) == (
+        want.evaluated,
+        want.violations,
+        want.first,
+        want.worst,
+    )
+    assert want.violations > 0 and want.evaluated < 6 * size  # violations found; the NaN inputs not evaluated

@@ -294,9 +294,16 @@ class PropertyChecker:
                 kernels.scan_parity(pos, neg, sign, mirror, bool(c.prop.zero_sign), st, wmag)
                 acc.take(st, wmag, pairs=True)
             elif k == "point_symmetry":
-                sel = ~np.isnan(xp)
-                bad, excess = symmetry_violations(yp64, yn64, c.center, fmt)
-                acc.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
+                # one compiled pass; the pairs at the tolerance's edge decided exactly here, as
+                # symmetry_violations decides them
+                st, wmag = kernels.new_state()
+                close = np.empty(mags.size, np.intp)
+                nclose = kernels.scan_symmetry(pos, neg, float(c.center), fmt.emin, fmt.p, st, wmag, close)
+                acc.take(st, wmag, pairs=True)
+                if nclose:
+                    i = close[:nclose]
+                    bad, excess = symmetry_violations(yp64[i], yn64[i], c.center, fmt)
+                    acc.add(0, bad, mags[i], [mags[i], negb[i]], excess)
             elif k == "monotonic":
                 self._monotonic(c, pos, neg)
             elif k == "exact_point":

@@ -286,3 +286,45 @@ def symmetry_pass(yp, yn, center, emin, p, bad, excess, close):
         bad[i] = not (ad <= tol)
         excess[i] = ad - tol
         close[i] = abs(ad - tol) <= tol * 2.0**-40 and abs(a) < np.inf and abs(b) < np.inf
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def scan_symmetry(pos, neg, center, emin, p, st, wmag, close):
+    """f(x) + f(-x) = center within (ulp(f(x)) + ulp(f(-x))) / 2, on every pair whose input is not NaN (the
+    side's head: _finite_end), with symmetry_pass's arithmetic. A pair whose |d| is within 2^-40 tol of tol, both
+    outputs finite, is left to the caller, who decides it exactly: its index goes to close, and the count of
+    them is returned. A violation's magnitude is |d| - tol, its inputs (+m, -m)."""
+    mags, xp, yp, _ = pos
+    negb, _, yn, _ = neg
+    n = _finite_end(xp)
+    st[EVALUATED] += n
+    # branch-free count first: nearly every block has no violation and no pair at the edge
+    a_, b_ = yp[:n], yn[:n]
+    flagged = 0
+    for i in range(n):
+        a = np.float64(a_[i])
+        b = np.float64(b_[i])
+        s = a + b
+        bb = s - a
+        d = (s - center) + ((a - (s - bb)) + (b - bb))
+        tol = 0.5 * (_ulp(a, emin, p) + _ulp(b, emin, p))
+        ad = abs(d)
+        flagged += (abs(ad - tol) <= tol * 2.0**-40) | ~(ad <= tol)
+    if flagged == 0:
+        return 0
+    k = 0
+    for i in range(n):
+        a = np.float64(yp[i])
+        b = np.float64(yn[i])
+        s = a + b
+        bb = s - a
+        e = (a - (s - bb)) + (b - bb)
+        d = (s - center) + e
+        tol = 0.5 * (_ulp(a, emin, p) + _ulp(b, emin, p))
+        ad = abs(d)
+        if abs(ad - tol) <= tol * 2.0**-40 and abs(a) < np.inf and abs(b) < np.inf:
+            close[k] = i
+            k += 1
+        elif not (ad <= tol):
+            _record(st, wmag, np.uint64(mags[i]), np.uint64(mags[i]), np.uint64(negb[i]), ad - tol)
+    return k
