@@ -516,14 +516,17 @@ def test_a_sides_domain_is_the_run_a_pass_would_find(dtype):
                     assert np.array_equal(np.arange(i0, i1), inside), (dtype, negative, dlo, dhi)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
 def test_point_symmetry_in_a_sweeps_blocks_counts_as_symmetry_violations_does(dtype):
     """add_block's compiled symmetry scan (kernels.scan_symmetry, the pairs at the tolerance's edge decided
     exactly) counts, and picks the first and the worst violation, as symmetry_violations over the block's pairs
-    whose input is not NaN does (itself checked against rational arithmetic above): Sigmoid's outputs with
-    f(-x) moved -3..3 steps off 1 - f(x) (some pairs exactly at the tolerance, which the scan leaves to the exact
-    decision), random bit patterns, infinities and NaN, over blocks with zeros, subnormals, the largest values
-    and the NaN inputs."""
+    whose input is not NaN does (itself checked against rational arithmetic above), block by block: Sigmoid's
+    outputs with f(-x) moved -3..3 steps off 1 - f(x) (pairs exactly at the tolerance), random bit patterns,
+    infinities and NaN (in the blocks from 0 only, so that elsewhere a finite worst is compared), over blocks of
+    zeros and subnormals, around 0.5, of the largest values, of infinity and NaN inputs, an empty one and a
+    quiet one. In
+    binary64 a pair at the edge can be a violation (1 - 2^-53 and 2^-53 + 2^-54 + 2^-105, by 2^-106): some are
+    put in each of its blocks."""
     from fractions import Fraction
 
     from opcert.formats import FLOAT_FORMATS
@@ -533,44 +536,67 @@ def test_point_symmetry_in_a_sweeps_blocks_counts_as_symmetry_violations_does(dt
 
     fmt = FLOAT_FORMATS[dtype]
     op = get_operator("Sigmoid")
-    compiled = [c for c in compile_all(op, fmt, resolve(op), op.primary) if c.kind == "point_symmetry"]
-    (c,) = compiled
+    (c,) = [c for c in compile_all(op, fmt, resolve(op), op.primary) if c.kind == "point_symmetry"]
+    center = float(Fraction(c.center))
     rng = np.random.default_rng(5)
-    checker, want = PropertyChecker(compiled, fmt), Acc()
     top = 1 << (fmt.bits - 1)
     size = 0x800 if fmt.bits == 16 else 0x1000
-    starts = (0, 0x3000 if fmt.bits == 16 else 0x3F000000, (top - 1) - 2 * size + 1)
-    for b0 in starts:
-        for lo in range(b0, b0 + 2 * size, size):
-            mags = np.arange(lo, lo + size, dtype=np.uint64).astype(fmt.uint)
-            negb = mags | fmt.uint.type(top)
-            with np.errstate(all="ignore"):
-                x = mags.view(fmt.dtype).astype(np.float64)
-                yp = (1 / (1 + np.exp(-x))).astype(fmt.dtype)
-                yn = (1 - yp.astype(np.float64)).astype(fmt.dtype)
-            steps = rng.integers(-3, 4, yn.size)
-            for k in (1, 2, 3):
-                for sign in (1, -1):
-                    m = steps == sign * k
-                    yn[m] = np.nextafter(yn[m], np.array(sign * np.inf, dtype=fmt.dtype))
-            for y in (yp, yn):
-                broken = rng.random(y.size) < 0.01
-                y[broken] = (
-                    rng.integers(0, 1 << fmt.bits, int(broken.sum()), dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
-                )
+
+    def bits(v):
+        return int(np.array([v], dtype=fmt.dtype).view(fmt.uint)[0])
+
+    inf = bits(np.inf)
+    # None: an empty block; the quiet one has no violation but the edge pairs (its worst is one of them)
+    quiet = bits(0.25)
+    for lo in [0, size, bits(0.5), inf - size, inf, None, quiet]:
+        mags = np.arange(0 if lo is None else lo, 0 if lo is None else min(lo + size, top), dtype=np.uint64)
+        mags = mags.astype(fmt.uint)
+        negb = mags | fmt.uint.type(top)
+        with np.errstate(all="ignore"):
+            x = mags.view(fmt.dtype).astype(np.float64)
+            yp = (1 / (1 + np.exp(-x))).astype(fmt.dtype)
+            yn = (1 - yp.astype(np.float64)).astype(fmt.dtype)
+        steps = rng.integers(-3, 4, yn.size) * (lo != quiet)
+        for k in (1, 2, 3):
+            for sign in (1, -1):
+                m = steps == sign * k
+                yn[m] = np.nextafter(yn[m], np.array(sign * np.inf, dtype=fmt.dtype))
+        for y in (yp, yn):
+            broken = (rng.random(y.size) < 0.01) & (lo != quiet)
+            y[broken] = (
+                rng.integers(0, 1 << fmt.bits, int(broken.sum()), dtype=np.uint64).astype(fmt.uint).view(fmt.dtype)
+            )
+            if lo == 0:
                 y[rng.random(y.size) < 0.002] = np.inf
-            checker.add_block(mags, yp, yn, negb=negb)
-            sel = ~np.isnan(x)
-            with np.errstate(invalid="ignore"):  # the NaN outputs' casts
-                bad, excess = symmetry_violations(
-                    yp.astype(np.float64), yn.astype(np.float64), float(Fraction(c.center)), fmt
-                )
-            want.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
-    got = checker.acc[c.name]
-    assert (got.evaluated, got.violations, got.first, got.worst) == (
-        want.evaluated,
-        want.violations,
-        want.first,
-        want.worst,
-    )
-    assert want.violations > 0 and want.evaluated < 6 * size  # violations found; the NaN inputs not evaluated
+                y[rng.random(y.size) < 0.002] = np.nan
+            else:
+                with np.errstate(invalid="ignore"):
+                    y[~np.isfinite(y.astype(np.float64))] = 0
+        at = rng.choice(mags.size, min(8, mags.size), replace=False)
+        if dtype == "float64":
+            yp[at], yn[at] = 1 - 2.0**-53, 2.0**-53 + 2.0**-54 + 2.0**-105
+        checker, want = PropertyChecker([c], fmt), Acc()
+        checker.add_block(mags, yp, yn, negb=negb)
+        sel = ~np.isnan(x)
+        with np.errstate(invalid="ignore"):  # the NaN outputs' casts
+            bad, excess = symmetry_violations(yp.astype(np.float64), yn.astype(np.float64), center, fmt)
+        want.add(sel.sum(), sel & bad, mags, [mags, negb], excess)
+        got = checker.acc[c.name]
+        assert (got.evaluated, got.violations, got.first, got.worst) == (
+            want.evaluated,
+            want.violations,
+            want.first,
+            want.worst,
+        ), lo
+        if lo is None:
+            assert want.evaluated == 0
+        elif lo == inf:
+            assert 0 < want.evaluated < mags.size  # infinity evaluated, the NaN inputs not
+        elif lo == quiet:
+            assert want.violations == (8 if dtype == "float64" else 0)
+        else:
+            assert want.evaluated == mags.size and want.violations > 0
+            if lo != 0:
+                assert np.isfinite(want.worst[0])  # a finite worst compared
+            if dtype == "float64":  # the edge pairs put in are violations, decided exactly
+                assert bad[at].all() and (np.abs(excess[at]) <= 2.0**-100).all()

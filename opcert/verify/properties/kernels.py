@@ -267,6 +267,17 @@ def scan_monotonic(side, bounds, negative, decreasing, chain, st, wmag, ends):
         ends[0], ends[3], ends[4] = 1, lb_, lyb
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _symmetry_gap(a, b, center, emin, p):
+    """(|d|, tol) of one pair of binary64 outputs: d = a + b - center, the sum's rounding error kept (TwoSum),
+    and tol = (ulp(a) + ulp(b)) / 2."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    d = (s - center) + e
+    return abs(d), 0.5 * (_ulp(a, emin, p) + _ulp(b, emin, p))
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def symmetry_pass(yp, yn, center, emin, p, bad, excess, close):
     """properties.symmetry_violations' binary64 pass, in one loop: for each pair, d = f(x) + f(-x) -
@@ -277,12 +288,7 @@ def symmetry_pass(yp, yn, center, emin, p, bad, excess, close):
     for i in range(yp.size):
         a = yp[i]
         b = yn[i]
-        s = a + b
-        bb = s - a
-        e = (a - (s - bb)) + (b - bb)
-        d = (s - center) + e
-        tol = 0.5 * (_ulp(a, emin, p) + _ulp(b, emin, p))
-        ad = abs(d)
+        ad, tol = _symmetry_gap(a, b, center, emin, p)
         bad[i] = not (ad <= tol)
         excess[i] = ad - tol
         close[i] = abs(ad - tol) <= tol * 2.0**-40 and abs(a) < np.inf and abs(b) < np.inf
@@ -302,13 +308,7 @@ def scan_symmetry(pos, neg, center, emin, p, st, wmag, close):
     a_, b_ = yp[:n], yn[:n]
     flagged = 0
     for i in range(n):
-        a = np.float64(a_[i])
-        b = np.float64(b_[i])
-        s = a + b
-        bb = s - a
-        d = (s - center) + ((a - (s - bb)) + (b - bb))
-        tol = 0.5 * (_ulp(a, emin, p) + _ulp(b, emin, p))
-        ad = abs(d)
+        ad, tol = _symmetry_gap(np.float64(a_[i]), np.float64(b_[i]), center, emin, p)
         flagged += (abs(ad - tol) <= tol * 2.0**-40) | ~(ad <= tol)
     if flagged == 0:
         return 0
@@ -316,12 +316,7 @@ def scan_symmetry(pos, neg, center, emin, p, st, wmag, close):
     for i in range(n):
         a = np.float64(yp[i])
         b = np.float64(yn[i])
-        s = a + b
-        bb = s - a
-        e = (a - (s - bb)) + (b - bb)
-        d = (s - center) + e
-        tol = 0.5 * (_ulp(a, emin, p) + _ulp(b, emin, p))
-        ad = abs(d)
+        ad, tol = _symmetry_gap(a, b, center, emin, p)
         if abs(ad - tol) <= tol * 2.0**-40 and abs(a) < np.inf and abs(b) < np.inf:
             close[k] = i
             k += 1
