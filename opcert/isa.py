@@ -306,7 +306,7 @@ def compared_inputs(op, fmt, resolved, mode: str, options: Options):
         return x, f"every {fmt.name} input ({x.size:,})", True
     if mode == "exhaustive":
         n = options.layout_samples or SWEEP_LAYOUT_SAMPLES
-        x = inputs_mod.sample(op, fmt, resolved, n, seed)
+        x = inputs_mod.sample(op, fmt, resolved, n, seed, options.standard)
         return (
             x,
             (
@@ -316,7 +316,7 @@ def compared_inputs(op, fmt, resolved, mode: str, options: Options):
             False,
         )
     n = options.samples or default_samples(op, fmt.name, options.standard)[0]
-    x = inputs_mod.sample(op, fmt, resolved, n, seed)
+    x = inputs_mod.sample(op, fmt, resolved, n, seed, options.standard)
     return x, f"the check's {x.size:,} sampled {fmt.name} inputs (seed {seed})", False
 
 

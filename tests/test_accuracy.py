@@ -110,6 +110,19 @@ def test_sample_covers_binades_specials_and_branch_points():
     assert -2.5 in x64 and np.nextafter(np.float32(2.5), np.float32(3)) in x
 
 
+def test_the_sample_takes_the_special_points_of_the_standard_measured(monkeypatch):
+    """The sample's neighbours of branch points, thresholds and saturation points are those of the standard the
+    check measures, not of the one its attributes would name (for every operator today the two give the same
+    points: this keeps them from parting silently)."""
+    from opcert.verify.accuracy import inputs
+
+    asked = []
+    real = inputs.special_points
+    monkeypatch.setattr(inputs, "special_points", lambda *a: asked.append(a[3:]) or real(*a))
+    res = measure("Tanh", "opcert", "float32", samples=500, standard="sonnx", properties=())
+    assert res.status == "ok" and asked and all(a == ("sonnx",) for a in asked), asked
+
+
 def test_signed_zero_and_flush_are_counted_apart():
     r = measure("Tanh", "bad_targets:flush_and_flip", "float16", "exhaustive")
     assert r.signed_zero_mismatches == 1  # -0 -> +0

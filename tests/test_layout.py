@@ -448,6 +448,78 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
                     assert g.dtype == np.float32 and np.array_equal(g.view(np.uint32), w.view(np.uint32)), k
 
 
+def test_run_calls_holds_each_call_to_runs_contract(tmp_path):
+    """Target.run_calls (the layout check's separate calls from Python, one isolation around a batch): each
+    call is given its own copy (a kernel that writes into its input leaves the caller's array alone, and is
+    recorded as doing so), each output is copied out of a buffer the kernel reuses, and is what run() gives
+    for that input alone; an output that is not an array, or of another dtype or shape, fails as in run(),
+    naming its call; a function of numpy replaced during the batch fails it and is put back."""
+    import numpy as np
+
+    from opcert.errors import TargetFailure
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import load_target
+
+    op = get_operator("Tanh")
+    attrs = resolve(op)
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(n).astype(np.float32) for n in (1, 2, 3, 5, 8, 13)]
+    originals = [x.copy() for x in xs]
+    labels = [f"call {k}" for k in range(len(xs))]
+    # one output buffer per size, written again by every call of that size; the input scribbled on
+    reuses = "OUT = globals().setdefault('OUT', {})\ny = OUT.setdefault(x.size, np.empty_like(x))\n" + (
+        "np.tanh(x, out=y)\nx[:] = 7\nreturn y"
+    )
+    with _kernel_module(tmp_path, reuses) as name:
+        tgt = load_target(name)
+        got = tgt.run_calls(op, xs, attrs, labels, "6 calls")
+        again = tgt.run_calls(op, xs, attrs, labels, "6 calls")
+        assert tgt.modified_input
+    for x, x0, g, h in zip(xs, originals, got, again):
+        assert np.array_equal(x.view(np.uint32), x0.view(np.uint32))
+        assert g.dtype == np.float32 and g.shape == x.shape
+        assert np.array_equal(g.view(np.uint32), np.tanh(x0).view(np.uint32))
+        assert g is not h and np.array_equal(g, h)
+    for k, (body, words) in enumerate([
+        ("if x.size == 5:\n    return [0.5] * 5\nreturn np.tanh(x)", "returned list, not a numpy array (on call 3)"),
+        ("if x.size == 8:\n    return np.tanh(x.astype(np.float64))\nreturn np.tanh(x)", "dtype float64"),
+        ("if x.size == 13:\n    return np.tanh(x)[:-1]\nreturn np.tanh(x)", "shape (12,); expected (13,) (on call 5)"),
+        ("if x.size == 2:\n    raise ValueError('two')\nreturn np.tanh(x)", "raised ValueError: two on call 1"),
+    ]):
+        (tmp_path / str(k)).mkdir()  # a module of its own (one file rewritten within a second keeps its .pyc)
+        with _kernel_module(tmp_path / str(k), body) as name:
+            with pytest.raises(TargetFailure) as err:
+                load_target(name).run_calls(op, xs, attrs, labels, "6 calls")
+        assert words in str(err.value), (body, str(err.value))
+    real_tanh = np.tanh
+    (tmp_path / "patch").mkdir()
+    with _kernel_module(tmp_path / "patch", "np.tanh = np.sin\nreturn np.cos(x)") as name:
+        with pytest.raises(TargetFailure) as err:
+            load_target(name).run_calls(op, xs, attrs, labels, "6 calls")
+    assert "replaced numpy.tanh" in str(err.value) and "(on 6 calls)" in str(err.value)
+    assert np.tanh is real_tanh
+
+
+def test_one_element_calls_hold_each_call_to_the_contract(tmp_path, monkeypatch):
+    """A target that compiles per shape gets every input in a call of one element; a kernel whose
+    one-element call returns a list (where the calls of every other size return arrays) fails that family,
+    named, as run() fails such a call (the batch once concatenated what the calls returned, and said only that
+    the batch's outputs had another dtype)."""
+    from opcert.targets import layouts, python
+
+    monkeypatch.setattr(python, "PYTHON", dict(layouts.PYTHON, compiles_per_shape=True))
+    body = "if x.size == 1:\n    return [float(np.tanh(x[0]))]\nreturn np.tanh(x)"
+    with _kernel_module(tmp_path, body) as name:
+        res = measure("Tanh", name, "float16", "sample", samples=300, properties=("layout",), isolation="none")
+    lay = res.properties[-1]
+    assert lay["status"] == "refuted", lay
+    fam = next(f for f in lay["layouts"] if f["family"] == "one-element calls")
+    assert fam["errors"] and "returned list, not a numpy array (on a call of one element, input 0 of" in (
+        fam["errors"][0]
+    ), fam
+
+
 def test_a_binary64_kernel_wrong_in_short_calls_is_refuted_and_its_worst_error_found(tmp_path):
     # binary64 bit patterns as ordinals run up to 2^63: their difference overflowed int64 (an OverflowError
     # in opcert, on torch's float64 Celu), and a NaN marker of 2^40 was itself an ordinal of binary64

@@ -224,11 +224,7 @@ class Target:
         except TargetFailure:
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ... are the target's
-            if isinstance(exc, KeyboardInterrupt) and self.isolation.user_interrupted:
-                raise
-            kind = type(exc).__name__
-            detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
-            raise TargetFailure(f"target {self.name} raised {kind}{detail} on {where}") from None
+            raise self._raised(exc, where) from None
         if guard_globals:
             self.check_globals(where)
         if call is None and not owned and not _same_bits(given, x):
@@ -239,6 +235,69 @@ class Target:
                     f"a count of outputs was due from {self.name}'s calls; got {type(y).__name__} (on {where})"
                 )
             return int(y)
+        return self._checked(y, x, where)
+
+    def run_calls(self, op, xs, attrs: dict[str, Fraction], labels, batch: str) -> list[np.ndarray]:
+        """Each x of xs through the target in a call of its own, with run()'s contract for each call (its own
+        fresh copy of x, its time limit and its label for a crash or a hang, the output checked for type,
+        dtype and shape and copied out of the target's buffer, the copy compared with x after the call), but
+        with the process state a call may change (`Isolation.call`, `check_globals`) saved once before the
+        first call and checked once after the last: for short calls from Python that costs more than the
+        calls (bench/README.md, 'Figures behind choices in the code'). batch names the calls together. The
+        outputs, in order; the first call that fails raises its TargetFailure, which names it (the calls after
+        it are not made)."""
+        xs, outs = list(xs), []
+        for dtype in {x.dtype for x in xs}:
+            why = self.unsupported(op, _dtype_name(dtype), attrs)
+            if why:
+                raise UnsupportedByTarget(why)
+        try:
+            with (
+                activity(f"running {batch}", None),
+                np.errstate(all="ignore"),
+                warnings.catch_warnings(),
+                self.isolation.call(self.name, "calls"),
+            ):
+                warnings.simplefilter("ignore")
+                pid = os.getpid()
+                for x, where in zip(xs, labels):
+                    if os.getpid() != pid:  # a child the target forked, returning: Isolation.call ends it
+                        break
+                    given = np.array(x, copy=True)
+                    limit, hint = (self.timeout, "") if self.timeout is not None else default_timeout(x.size)
+                    with activity(f"running on {where}", limit, hint):
+                        try:
+                            y = self._call(op, given, attrs)
+                        except BaseException as exc:  # noqa: BLE001 - as in run()
+                            raise self._raised(exc, where) from None
+                    # out of the target's buffer before its next call, as in run()
+                    if isinstance(y, np.ndarray) and not (
+                        y.base is None and y.flags.owndata and sys.getrefcount(y) == 2
+                    ):
+                        y = np.array(y, copy=True)
+                    if not _same_bits(given, x):
+                        self.modified_input = True
+                    outs.append(self._checked(y, x, where))
+        except TargetFailure:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - raised between the calls, by what a call left behind
+            raise self._raised(exc, batch) from None
+        self.check_globals(batch)
+        return outs
+
+    def _raised(self, exc: BaseException, where: str) -> TargetFailure:
+        """What the target raised, as the failure of its call (a Ctrl-C the user pressed is raised again)."""
+        if isinstance(exc, KeyboardInterrupt) and self.isolation.user_interrupted:
+            raise exc
+        if isinstance(exc, TargetFailure):
+            return exc
+        kind = type(exc).__name__
+        detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
+        return TargetFailure(f"target {self.name} raised {kind}{detail} on {where}")
+
+    def _checked(self, y, x: np.ndarray, where: str) -> np.ndarray:
+        """The target's output for x, as the call contract takes it: an array (a scalar becomes one) of x's
+        dtype and shape, else a TargetFailure."""
         if not isinstance(y, np.ndarray) and (isinstance(y, np.generic) or np.isscalar(y)):
             y = np.asarray(y)
         if not isinstance(y, np.ndarray):

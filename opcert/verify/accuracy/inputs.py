@@ -96,11 +96,14 @@ def stratified_magnitudes(fmt: FloatFormat, n: int, rng: np.random.Generator) ->
     return (exps << np.uint64(mant)) | m
 
 
-def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int = 0) -> np.ndarray:
+def sample(
+    op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int = 0, standard: str | None = None
+) -> np.ndarray:
     """About n inputs, in bit order, closed under negation (every x with -x):
     stratified magnitudes over every binade, each with its upward neighbour
     (adjacent pairs for monotonicity), the special values, and the neighbours
-    of the operator's special points (branch points, thresholds, saturation)."""
+    of the operator's special points (branch points, thresholds, saturation)
+    at `standard`'s definition (None: the one its attributes name)."""
     rng = np.random.default_rng(seed)
     sign = np.uint64(1) << np.uint64(fmt.bits - 1)
     top = np.uint64(max_ordinal(fmt))  # +inf: the neighbour of the largest finite value
@@ -109,7 +112,7 @@ def sample(op, fmt: FloatFormat, attrs: dict[str, Fraction], n: int, seed: int =
     # sorted_unique merges in linear time
     base = np.sort(base.reshape(-1, max(1, base.size // _binades(fmt))), axis=1).reshape(-1)
     parts = [base, np.minimum(base + np.uint64(1), top)]
-    for extra in (special_values(fmt), neighbours(special_points(op, attrs, fmt), fmt)):
+    for extra in (special_values(fmt), neighbours(special_points(op, attrs, fmt, standard), fmt)):
         b = np.ascontiguousarray(np.asarray(extra, dtype=fmt.dtype)).view(fmt.uint).astype(np.uint64)
         parts.append(b & ~sign)
     mags = sorted_unique(np.concatenate(parts))

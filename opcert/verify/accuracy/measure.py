@@ -488,7 +488,7 @@ def _inputs_here(req: Request, op, fmt) -> tuple:
         return inputs_mod.exhaustive(fmt), "exhaustive", None
     if isinstance(req.inputs, str):
         n, why_fewer = (o.samples, None) if o.samples else default_samples(op, fmt.name, o.standard)
-        return inputs_mod.sample(op, fmt, req.resolved, n, o.seed), "sample", why_fewer
+        return inputs_mod.sample(op, fmt, req.resolved, n, o.seed, o.standard), "sample", why_fewer
     return req.inputs, "given", None
 
 
@@ -923,7 +923,7 @@ def _layout_sampled(req: Request, tgt: Target):
     n = req.layout_samples
     # more candidates than go through the layouts (16x, 4x past 2^16, where the reference's cost per input
     # adds up: bench/README.md, 'Figures behind choices in the code'): those not correctly rounded go first
-    x = inputs_mod.sample(op, F32, req.resolved, (16 if n <= 1 << 16 else 4) * n, o.seed)
+    x = inputs_mod.sample(op, F32, req.resolved, (16 if n <= 1 << 16 else 4) * n, o.seed, o.standard)
     y = tgt.run(op, x, req.resolved, label=f"{x.size:,} sampled float32 inputs (layout check)")
     rounded = reference_detailed(op, x, req.resolved, o.standard).rounded
     return layout_verdict(req, tgt, x, y, rounded, f"one call of the {x.size:,} sampled inputs", whole=False)

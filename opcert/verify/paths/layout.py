@@ -443,29 +443,29 @@ class LayoutCheck:
 
     def _one_element_calls(self) -> None:
         """Every input alone in a call of one element: a runtime that compiles per shape (XLA) runs other code
-        for it than for the measurement's long call, and 8 such calls decide nothing. The calls are made in
-        batches under one supervised call each (the isolation around a call costs more than the call)."""
+        for it than for the measurement's long call, and 8 such calls decide nothing. The calls are separate
+        calls under run()'s contract, made in batches under one isolation each (Target.run_calls)."""
         nv = self.nv
         fam = Family(
             "one-element calls",
             f"each of the {nv:,} inputs alone in a call of one element (the target compiles code per shape)",
         )
         self.families.append(fam)
-        one = self.tgt.kernel
-
-        def calls(op, xx, attrs):
-            return np.concatenate([np.asarray(one(op, xx[k : k + 1], attrs)).reshape(-1) for k in range(xx.size)])
-
         for b0 in range(0, nv, ONE_ELEMENT_BATCH):
             b1 = min(nv, b0 + ONE_ELEMENT_BATCH)
             self.progress(f"layout: one-element calls {b0:,} of {nv:,}")
-            y = self._run(fam, self.values[b0:b1], f"{b1 - b0:,} calls of one element each (layout check)", call=calls)
-            if y is None:
+            ys = self._run_calls(
+                fam,
+                [self.values[k : k + 1] for k in range(b0, b1)],
+                (f"a call of one element, input {k:,} of {nv:,} (layout check)" for k in range(b0, b1)),
+                f"{b1 - b0:,} calls of one element each (layout check)",
+            )
+            if ys is None:
                 fam.complete = False
                 continue
             self._compare(
                 fam,
-                y.view(self.uint),
+                np.concatenate(ys).view(self.uint),
                 self.base[b0:b1],
                 lambda i, b0=b0: b0 + i,
                 lambda i: "a call of one element",
@@ -475,7 +475,8 @@ class LayoutCheck:
             )
 
     def _sampled_calls(self, sup) -> None:
-        """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values."""
+        """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values (the calls
+        of one length in one batch: Target.run_calls)."""
         if sup.compiles_per_shape:
             self._one_element_calls()
         nv, L, c = self.nv, self.L, CALLS_PER_LENGTH
@@ -491,20 +492,33 @@ class LayoutCheck:
         rng = np.random.default_rng(12345)
         for n in range(1, L + 1):
             self.progress(f"layout: calls of {n} of {L}")
-            for _ in range(c):
-                start = int(rng.integers(nv))
-                idx = (start + np.arange(n)) % nv
-                y = self._run(fam, self.values[idx], f"a call of {n} element(s) (layout check)", keep_layout=False)
-                if y is None:
-                    continue
-                self._compare(
-                    fam,
-                    y.view(self.uint),
-                    self.base[idx],
-                    lambda i, idx=idx: idx[i],
-                    lambda i, n=n: f"a call of {n} element(s), position {i}",
-                    lambda i, idx=idx, v=self.values: self._redo(lambda: v[idx].copy(), i, keep_layout=False),
-                )
+            idx = (rng.integers(nv, size=c)[:, None] + np.arange(n)) % nv  # call j: values idx[j]
+            ys = self._run_calls(
+                fam,
+                [self.values[row] for row in idx],
+                (f"a call of {n} element(s), call {j + 1} of {c} (layout check)" for j in range(c)),
+                f"{c} calls of {n} element(s) (layout check)",
+            )
+            if ys is None:
+                continue
+            flat = idx.reshape(-1)
+            self._compare(
+                fam,
+                np.concatenate(ys).view(self.uint),
+                self.base[flat],
+                lambda i, flat=flat: flat[i],
+                lambda i, n=n: f"a call of {n} element(s), position {i % n}",
+                lambda i, idx=idx, n=n, v=self.values: self._redo(
+                    lambda: v[idx[i // n]].copy(), i % n, keep_layout=False
+                ),
+            )
+
+    def _run_calls(self, fam: Family, xs, labels, batch: str):
+        try:
+            return self.tgt.run_calls(self.op, xs, self.attrs, labels, batch)
+        except TargetFailure as exc:
+            fam.failed(exc)
+            return None
 
     def offsets(self, sup) -> None:
         L = self.L

@@ -851,7 +851,7 @@ def search_point_symmetry(s: Subject, prop) -> PropertyResult:
     t0 = time.perf_counter()
     res = PropertyResult(prop.name, prop.kind, prop.statement + " (within half an ULP of each output)", "unknown", "-")
     with np.errstate(invalid="ignore", over="ignore"):  # the sample holds NaN patterns and overflows
-        x = sample(s.op, s.fmt, s.attrs, SYMMETRY_SEARCH).astype(np.float64)
+        x = sample(s.op, s.fmt, s.attrs, SYMMETRY_SEARCH, standard=s.std).astype(np.float64)
         x = x[np.isfinite(x) & (x > 0)]
         yp, yn = s.run(x), s.run(-x)
     bad, _ = symmetry_violations(yp, yn, float(s.q(prop.center)), s.fmt)
