@@ -410,6 +410,23 @@ def test_the_midpoints_are_the_same_from_kept_scratch_and_from_fresh_arrays(name
                 assert np.array_equal(pa[k], plain.view(np.uint64)), (name, node)
 
 
+@pytest.mark.parametrize("approximate", [0, 1])
+def test_a_block_reaches_only_the_branch_the_attributes_choose(approximate):
+    """Gelu's form is a select on the attribute `approximate`: the generated code takes that branch alone, so a
+    block reaches the nodes of that branch and none of the other's (whose condition on x was folded over every
+    block, the whole sweep long, for a branch the code never takes)."""
+    op = opcert.get_operator("Gelu")
+    a = {k: float(v) for k, v in resolve(op, {"approximate": ["none", "tanh"][approximate]}).items()}
+    form = op.reference_form(None)
+    assert form.op == "select" and not form.args[0].uses("var")
+    taken, other = (form.args[2], form.args[1]) if approximate else (form.args[1], form.args[2])
+    reach = ball_compiled._Reached(ball_compiled.Midpoints(np.linspace(-3.0, 3.0, 2000), a))
+    fold(form, reach)
+    only_other = set(other.nodes()) - set(taken.nodes()) - set(form.args[0].nodes())
+    assert only_other and not only_other & set(reach.memo)
+    assert set(taken.nodes()) <= set(reach.memo)
+
+
 def _run_kernel(src, pre, x64, a, form):
     k = ball_compiled._load(src)
     n = x64.size

@@ -768,11 +768,12 @@ class _Reached(Domain):
     def select(self, e, walk):
         walk(e.args[0])
         cond = e.args[0]
-        one = (
-            _one_value(fold(cond, self.mid))
-            if all(n.op in _MID_OPS or n.op in _COND_OPS for n in cond.nodes())
-            else None
-        )
+        one = None
+        if all(n.op in _MID_OPS or n.op in _COND_OPS for n in cond.nodes()):
+            c = fold(cond, self.mid)
+            # an attributes' choice (a scalar): the generated code takes that branch alone, as Midpoints
+            # does; the other is not walked (Gelu's tanh form folded its condition over every block)
+            one = bool(c) if np.ndim(c) == 0 else _one_value(c)
         for branch, taken in ((e.args[1], one is not False), (e.args[2], one is not True)):
             if taken:
                 walk(branch)
