@@ -427,6 +427,34 @@ def test_a_block_reaches_only_the_branch_the_attributes_choose(approximate):
     assert set(taken.nodes()) <= set(reach.memo)
 
 
+def test_the_bound_of_e_to_the_minus_y_holds_it_within_a_factor_of_two_in_both_meanings():
+    """ball_ops.exp_neg_above (the erf and erfc radius rule's e^(-t^2), without an exp call): a power of two p with
+    e^-y <= p <= 2 e^-y (1 + 2^-40: at a whole y log2(e) the margin below it can take the next power), checked against MPFR (gmpy2) on a grid, at the binary64 values around each y = n ln 2
+    (where y log2(e) is nearest a whole number, and a rounding up would cross it), in long double too; the
+    compiled meaning gives the NumPy one's bits; NaN gives NaN."""
+    from opcert.expr import ball_ops
+
+    bound = ball_ops.numba_ops().exp_neg_above
+    comp = numba.njit(lambda y: bound(y))
+    grid = [np.linspace(0.0, 676.0, 20001), [0.0, 5e-324, 2.0**-60, 0.5, 1.0, 700.0, 708.5, 1e4]]
+    for n in range(1, 976):
+        c = float(gmpy2.mpfr(n) * gmpy2.log(2))
+        grid.append([np.nextafter(c, 0.0), c, np.nextafter(c, np.inf)])
+    ys = np.concatenate([np.asarray(g, dtype=np.float64) for g in grid])
+    got = ball_ops.NUMPY.exp_neg_above(ys)
+    assert np.array_equal(got.view(np.uint64), np.array([comp(y) for y in ys]).view(np.uint64))
+    with gmpy2.context(gmpy2.context(precision=200, emin=-40000)):
+        for y, p in zip(ys.tolist(), got.tolist()):
+            e = gmpy2.exp(-gmpy2.mpfr(y))
+            assert math.frexp(p)[0] == 0.5 and e <= p and (p <= 2 * e * (1 + 2.0**-40) or p == 2.0**-1022), y
+        wide = np.array([0.0, 1.0, 3000.0, 11025.0], dtype=np.longdouble)
+        for y, p in zip(wide, ball_ops.NUMPY.exp_neg_above(wide)):
+            e = gmpy2.exp(-gmpy2.mpfr(float(y)))
+            lo = gmpy2.mpfr(int(np.frexp(p)[1]) - 1)
+            assert np.frexp(p)[0] == 0.5 and e <= gmpy2.exp2(lo) <= 2 * e * (1 + 2.0**-40), float(y)
+    assert np.isnan(ball_ops.NUMPY.exp_neg_above(np.array([np.nan]))[0]) and np.isnan(comp(np.nan))
+
+
 def _run_kernel(src, pre, x64, a, form):
     k = ball_compiled._load(src)
     n = x64.size

@@ -481,12 +481,20 @@ def test_run_calls_holds_each_call_to_runs_contract(tmp_path):
         assert g.dtype == np.float32 and g.shape == x.shape
         assert np.array_equal(g.view(np.uint32), np.tanh(x0).view(np.uint32))
         assert g is not h and np.array_equal(g, h)
-    for k, (body, words) in enumerate([
-        ("if x.size == 5:\n    return [0.5] * 5\nreturn np.tanh(x)", "returned list, not a numpy array (on call 3)"),
-        ("if x.size == 8:\n    return np.tanh(x.astype(np.float64))\nreturn np.tanh(x)", "dtype float64"),
-        ("if x.size == 13:\n    return np.tanh(x)[:-1]\nreturn np.tanh(x)", "shape (12,); expected (13,) (on call 5)"),
-        ("if x.size == 2:\n    raise ValueError('two')\nreturn np.tanh(x)", "raised ValueError: two on call 1"),
-    ]):
+    for k, (body, words) in enumerate(
+        [
+            (
+                "if x.size == 5:\n    return [0.5] * 5\nreturn np.tanh(x)",
+                "returned list, not a numpy array (on call 3)",
+            ),
+            ("if x.size == 8:\n    return np.tanh(x.astype(np.float64))\nreturn np.tanh(x)", "dtype float64"),
+            (
+                "if x.size == 13:\n    return np.tanh(x)[:-1]\nreturn np.tanh(x)",
+                "shape (12,); expected (13,) (on call 5)",
+            ),
+            ("if x.size == 2:\n    raise ValueError('two')\nreturn np.tanh(x)", "raised ValueError: two on call 1"),
+        ]
+    ):
         (tmp_path / str(k)).mkdir()  # a module of its own (one file rewritten within a second keeps its .pyc)
         with _kernel_module(tmp_path / str(k), body) as name:
             with pytest.raises(TargetFailure) as err:
@@ -515,8 +523,8 @@ def test_one_element_calls_hold_each_call_to_the_contract(tmp_path, monkeypatch)
     lay = res.properties[-1]
     assert lay["status"] == "refuted", lay
     fam = next(f for f in lay["layouts"] if f["family"] == "one-element calls")
-    assert fam["errors"] and "returned list, not a numpy array (on a call of one element, input 0 of" in (
-        fam["errors"][0]
+    assert (
+        fam["errors"] and "returned list, not a numpy array (on a call of one element, input 0 of" in (fam["errors"][0])
     ), fam
 
 

@@ -31,6 +31,25 @@ def _ball_sign_numpy(m, r):
     return np.where(m - r > 0, 1, np.where(m + r < 0, -1, 0))
 
 
+# a binary64 value below log2(e) (0x3FF71547652B82FE), and the factor that keeps a rounded product of it below
+# the exact one: exp_neg_above's exponent
+LOG2E_BELOW = 1.4426950408889634
+SHRINK = 1.0 - 2.0**-50
+
+
+def _exp_neg_above_numpy(y):
+    """A power of two 2^-k with e^-y <= 2^-k <= 2 e^-y (1 + 2^-40), for y >= 0 in y's float type (NaN: NaN): k =
+    floor(fl(fl(y L) (1 - 2^-50))) with L below log2(e), which is at most y log2(e) whatever the two roundings
+    (each at most 2^-53 relative, fewer than the factor takes off; in long double 2^-64). In binary64 k is
+    held at 1022 (2^-1022 bounds every e^-y below it)."""
+    y = np.asarray(y)
+    ok = y == y
+    q = np.floor((np.where(ok, y, 0) * LOG2E_BELOW) * SHRINK)
+    if y.dtype == np.float64:
+        q = np.minimum(q, 1022.0)
+    return np.where(ok, np.ldexp(np.ones_like(q), (-q).astype(np.int64)), y)
+
+
 NUMPY = types.ModuleType("opcert.expr.ball_ops.NUMPY")
 # exp is each meaning's platform exp: NumPy's here (its AVX-512 loop differs from the C library's by an
 # ULP here and there), the C library's in compiled code; a rule uses it only under a margin that covers either
@@ -43,6 +62,7 @@ NUMPY.__dict__.update(
     nmax=np.maximum,
     nmin=np.minimum,  # NaN wins, as np.maximum
     exp=np.exp,
+    exp_neg_above=_exp_neg_above_numpy,
     expm1=np.expm1,
     sqrt=np.sqrt,
     floor=np.floor,
@@ -99,6 +119,13 @@ def numba_ops() -> types.ModuleType:
         return math.exp(a)
 
     @jit
+    def exp_neg_above(y):  # as _exp_neg_above_numpy in binary64: bits, not a call (LLVM vectorises the loop)
+        ok = y == y
+        q = min(np.floor(((y if ok else 0.0) * LOG2E_BELOW) * SHRINK), 1022.0)
+        d = np.uint64(np.uint64(1023 - np.int64(q)) << np.uint64(52)).view(np.float64)
+        return d if ok else y
+
+    @jit
     def expm1(a):
         return math.expm1(a)
 
@@ -136,6 +163,7 @@ def numba_ops() -> types.ModuleType:
         nmax=nmax,
         nmin=nmin,
         exp=exp,
+        exp_neg_above=exp_neg_above,
         expm1=expm1,
         sqrt=sqrt,
         floor=floor,

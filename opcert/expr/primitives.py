@@ -418,8 +418,11 @@ def _tanh_ball(m, ma, ra, contract, u):
 
 
 def _erf_ball(m, ma, ra, contract, u):
-    # |erf'| = |erfc'| = (2/sqrt(pi)) e^(-t^2) <= 1.1285 e^(-t^2) on the ball, t its least |argument|. The
-    # argument of exp is clamped where exp's result would underflow (the C library is slow there): in
+    # |erf'| = |erfc'| = (2/sqrt(pi)) e^(-t^2) <= 1.1285 e^(-t^2) on the ball, t its least |argument|.
+    # e^(-t^2) is bounded by a power of two at most twice it (B.exp_neg_above: no exp call, which kept LLVM
+    # from vectorising Gelu's kernel: bench/README.md, 'Figures behind choices in the code'); a rounding up
+    # of t^2 takes it down by less than the bound's own margin (its exponent is below t^2 log2(e) by 2^-51
+    # relative, at least). The argument is clamped where e^(-t^2) would underflow: in
     # binary64 at t = 26, above which e^-676 < 2^-975 bounds it; in long double (u = 2^-64), whose exp is
     # normal down to e^-11355, at t = 105 (e^-11025, about 2^-15906). In binary64 that bound stood for
     # every t >= 26, and Gelu's value below x = -38 (under 2^-1075) had a radius near 2^-1030 in long
@@ -430,7 +433,7 @@ def _erf_ball(m, ma, ra, contract, u):
     wide = u < 2.0**-60
     top = B.where(wide, 105.0, 26.0)
     tt = B.nmin(t, top)
-    d = B.exp(-tt * tt)
+    d = B.exp_neg_above(tt * tt)
     far = B.where(wide, d, 2.0**-975)
     return 1.1285 * B.where(t < top, d * ra, B.where(t < 110.0, far * ra, far)), True, False
 
