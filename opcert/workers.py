@@ -66,12 +66,14 @@ class activity:
         self.text, self.timeout = text + (_HINT + hint if hint else ""), timeout
 
     def __enter__(self):
+        self.pid = os.getpid()
         if _RECORD is not None:
             _RECORD.begin(self.text, self.timeout)
         return self
 
     def __exit__(self, *exc):
-        if _RECORD is not None:
+        # not in a child a target forked: the record is its parent's (shared memory), whose time limit it would lift
+        if _RECORD is not None and os.getpid() == self.pid:
             _RECORD.end()
         return False
 

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -449,7 +450,7 @@ def test_run_each_gives_every_call_its_output_in_order_and_a_failing_call_its_fa
 
 
 def test_run_calls_holds_each_call_to_runs_contract(tmp_path):
-    """Target.run_calls (the layout check's separate calls from Python, one isolation around a batch): each
+    """Target.run_calls (the layout check's one-element calls, one isolation around a batch): each
     call is given its own copy (a kernel that writes into its input leaves the caller's array alone, and is
     recorded as doing so), each output is copied out of a buffer the kernel reuses, and is what run() gives
     for that input alone; an output that is not an array, or of another dtype or shape, fails as in run(),
@@ -507,6 +508,109 @@ def test_run_calls_holds_each_call_to_runs_contract(tmp_path):
             load_target(name).run_calls(op, xs, attrs, labels, "6 calls")
     assert "replaced numpy.tanh" in str(err.value) and "(on 6 calls)" in str(err.value)
     assert np.tanh is real_tanh
+
+
+def _calls_under_a_limit(name: str, batched: bool) -> str:
+    """In a worker: three calls of target `name` with a time limit of 2 s, one by one (run) or in one batch."""
+    import numpy as np
+
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import load_target
+
+    op = get_operator("Tanh")
+    attrs = resolve(op)
+    tgt = load_target(name, timeout=2.0)
+    xs = [np.linspace(-1, 1, n).astype(np.float32) for n in (1, 2, 3)]
+    if batched:
+        tgt.run_calls(op, xs, attrs, [f"the call of {x.size}" for x in xs], "3 calls")
+    else:
+        for x in xs:
+            tgt.run(op, x, attrs, label=f"the call of {x.size}")
+    return "returned"
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_child_forked_in_a_call_does_not_lift_the_calls_time_limit(tmp_path, batched):
+    """A kernel forks; the child returns from the call, the parent goes on past the call's time limit. The child
+    is ended before it leaves the call's activity (whose record it shares with the worker that forked it: leaving
+    it there wiped the worker's deadline, and the overrun went unseen), so the worker is stopped at the limit."""
+    from opcert.workers import WorkerLost, run_isolated
+
+    body = (
+        "import os, time\nif x.size == 2:\n    if os.fork() == 0:\n        return np.tanh(x)\n"
+        "    time.sleep(30)\nreturn np.tanh(x)"
+    )
+    with _kernel_module(tmp_path, body) as name:
+        t0 = time.monotonic()
+        with pytest.raises(WorkerLost) as err:
+            run_isolated(_calls_under_a_limit, name, batched)
+    assert err.value.timed_out and "the call of 2" in str(err.value), str(err.value)
+    assert time.monotonic() - t0 < 20
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_call_that_fails_after_replacing_a_function_of_numpy_is_put_back_and_named(tmp_path, batched):
+    """A call that raises is not checked after it as a call that returns is: the numpy function it replaced is
+    put back all the same, and its failure names it; an exception whose message raises is a finding too."""
+    import numpy as np
+
+    from opcert.errors import TargetFailure
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import load_target
+
+    op = get_operator("Tanh")
+    attrs = resolve(op)
+    xs = [np.linspace(-1, 1, n).astype(np.float32) for n in (1, 2, 3)]
+    real_tanh = np.tanh
+    for k, (body, words) in enumerate(
+        [
+            (
+                "if x.size == 2:\n    np.tanh = np.sin\n    raise ValueError('two')\nreturn np.tanh(x)",
+                "ValueError: two",
+            ),
+            (
+                "class E(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n"
+                "if x.size == 2:\n    raise E()\nreturn np.tanh(x)",
+                "raised E (whose message could not be read",
+            ),
+        ]
+    ):
+        (tmp_path / str(k)).mkdir()
+        with _kernel_module(tmp_path / str(k), body) as name:
+            tgt = load_target(name)
+            with pytest.raises(TargetFailure) as err:
+                if batched:
+                    tgt.run_calls(op, xs, attrs, [f"the call of {x.size}" for x in xs], "3 calls")
+                else:
+                    for x in xs:
+                        tgt.run(op, x, attrs, label=f"the call of {x.size}")
+        assert words in str(err.value) and "the call of 2" in str(err.value), str(err.value)
+        assert ("replaced numpy.tanh" in str(err.value)) == (k == 0), str(err.value)
+        assert np.tanh is real_tanh
+
+
+def test_run_calls_gives_plain_arrays_for_a_kernels_array_subclass(tmp_path):
+    """What run_calls returns is opcert's to concatenate and compare: a kernel's ndarray subclass (whose
+    __array_function__ refuses numpy's functions) comes back as a plain ndarray of its bits."""
+    import numpy as np
+
+    from opcert.spec import get_operator
+    from opcert.spec.attrs import resolve
+    from opcert.targets import load_target
+
+    body = (
+        "class Sub(np.ndarray):\n    def __array_function__(self, *a, **k):\n        raise RuntimeError('no')\n"
+        "y = Sub(x.shape, x.dtype)  # owns its memory: no copy out of a buffer of the target's\n"
+        "np.ndarray.__setitem__(y, slice(None), np.tanh(x))\nreturn y"
+    )
+    op = get_operator("Tanh")
+    xs = [np.linspace(-1, 1, n).astype(np.float32) for n in (1, 2)]
+    with _kernel_module(tmp_path, body) as name:
+        got = load_target(name).run_calls(op, xs, resolve(op), ["one", "two"], "2 calls")
+    assert all(type(g) is np.ndarray for g in got)
+    assert np.array_equal(np.concatenate(got).view(np.uint32), np.tanh(np.concatenate(xs)).view(np.uint32))
 
 
 def test_one_element_calls_hold_each_call_to_the_contract(tmp_path, monkeypatch):

@@ -38,10 +38,12 @@ SHRINK = 1.0 - 2.0**-50
 
 
 def _exp_neg_above_numpy(y):
-    """A power of two 2^-k with e^-y <= 2^-k <= 2 e^-y (1 + 2^-40), for y >= 0 in y's float type (NaN: NaN): k =
-    floor(fl(fl(y L) (1 - 2^-50))) with L below log2(e), which is at most y log2(e) whatever the two roundings
-    (each at most 2^-53 relative, fewer than the factor takes off; in long double 2^-64). In binary64 k is
-    held at 1022 (2^-1022 bounds every e^-y below it)."""
+    """A power of two 2^-k with e^-y <= 2^-k <= 2 e^-y (1 + 2^-40), for y >= 0 in binary64 or long double (NaN:
+    NaN): k = floor(fl(fl(y L) (1 - 2^-50))) with L below log2(e), which is at most y log2(e) whatever the two
+    roundings (each at most 2^-53 relative, fewer than the factor takes off; in long double 2^-64). In binary64
+    k is held at 1022 (2^-1022 bounds every e^-y below it); in long double y must stay below 11,400 (2^-k is
+    0 past it: the erf rule clamps y at 11,025). Not for binary32 arrays (their roundings exceed the factor),
+    nor a negative y."""
     y = np.asarray(y)
     ok = y == y
     q = np.floor((np.where(ok, y, 0) * LOG2E_BELOW) * SHRINK)

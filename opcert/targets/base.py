@@ -221,10 +221,8 @@ class Target:
                     and not (y.base is None and y.flags.owndata and sys.getrefcount(y) == 2)
                 ):
                     y = np.array(y, copy=True)
-        except TargetFailure:
-            raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ... are the target's
-            raise self._raised(exc, where) from None
+            raise self._failed(exc, where) from None
         if guard_globals:
             self.check_globals(where)
         if call is None and not owned and not _same_bits(given, x):
@@ -240,48 +238,53 @@ class Target:
     def run_calls(self, op, xs, attrs: dict[str, Fraction], labels, batch: str) -> list[np.ndarray]:
         """Each x of xs through the target in a call of its own, with run()'s contract for each call (its own
         fresh copy of x, its time limit and its label for a crash or a hang, the output checked for type,
-        dtype and shape and copied out of the target's buffer, the copy compared with x after the call), but
-        with the process state a call may change (`Isolation.call`, `check_globals`) saved once before the
-        first call and checked once after the last: for short calls from Python that costs more than the
-        calls (bench/README.md, 'Figures behind choices in the code'). batch names the calls together. The
-        outputs, in order; the first call that fails raises its TargetFailure, which names it (the calls after
-        it are not made)."""
+        dtype and shape and copied out of the target's buffer, the copy compared with x after the call, the
+        floating-point environment it leaves recorded and opcert's put back, a child it forked that returns
+        ended), but with the rest of the process state a call may change (`Isolation.call`: the working
+        directory, the SIGINT handler, os._exit; `check_globals`) saved once before the first call and checked
+        once after the last: the layout check's one-element calls, 10^5 of them, where that costs more than the
+        calls. opcert's code between two calls only copies and compares bits, with ndarray's own methods; a
+        function of numpy a call replaced and a later call of the batch put back is not reported (run() reports
+        it). batch names the calls together.
+        The outputs (plain ndarrays), in order; the first call that fails raises its TargetFailure, which names
+        it (the calls after it are not made)."""
         xs, outs = list(xs), []
         for dtype in {x.dtype for x in xs}:
             why = self.unsupported(op, _dtype_name(dtype), attrs)
             if why:
                 raise UnsupportedByTarget(why)
+        iso, pid = self.isolation, os.getpid()
         try:
-            with (
-                activity(f"running {batch}", None),
-                np.errstate(all="ignore"),
-                warnings.catch_warnings(),
-                self.isolation.call(self.name, "calls"),
-            ):
+            with np.errstate(all="ignore"), warnings.catch_warnings(), iso.call(self.name, "calls"):
                 warnings.simplefilter("ignore")
-                pid = os.getpid()
+                # between two calls opcert calls methods of ndarray alone, which no target can replace (a
+                # function of numpy it replaced and put back within the batch is not seen by check_globals)
                 for x, where in zip(xs, labels):
-                    if os.getpid() != pid:  # a child the target forked, returning: Isolation.call ends it
-                        break
-                    given = np.array(x, copy=True)
+                    given = np.ndarray.copy(x)
                     limit, hint = (self.timeout, "") if self.timeout is not None else default_timeout(x.size)
                     with activity(f"running on {where}", limit, hint):
                         try:
                             y = self._call(op, given, attrs)
                         except BaseException as exc:  # noqa: BLE001 - as in run()
+                            iso.end_if_forked(pid, self.name)
                             raise self._raised(exc, where) from None
+                        # a child the target forked ends here, before it leaves the call's activity (whose record
+                        # it shares with its parent: leaving it there would lift the parent's time limit)
+                        iso.end_if_forked(pid, self.name)
+                    iso.fp.leave("call")  # as run() records it, call by call
+                    iso.fp.enter()
                     # out of the target's buffer before its next call, as in run()
                     if isinstance(y, np.ndarray) and not (
                         y.base is None and y.flags.owndata and sys.getrefcount(y) == 2
                     ):
-                        y = np.array(y, copy=True)
-                    if not _same_bits(given, x):
+                        y = np.ndarray.copy(y)
+                    if np.ndarray.tobytes(given) != np.ndarray.tobytes(x):  # bit for bit, as _same_bits
                         self.modified_input = True
-                    outs.append(self._checked(y, x, where))
-        except TargetFailure:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - raised between the calls, by what a call left behind
-            raise self._raised(exc, batch) from None
+                    y = self._checked(y, x, where)
+                    # a subclass's own methods (its __array_function__) are not opcert's to call
+                    outs.append(y if type(y) is np.ndarray else np.ndarray.view(y, np.ndarray))
+        except BaseException as exc:  # noqa: BLE001 - a call's failure, or what a call left behind
+            raise self._failed(exc, batch) from None
         self.check_globals(batch)
         return outs
 
@@ -292,8 +295,24 @@ class Target:
         if isinstance(exc, TargetFailure):
             return exc
         kind = type(exc).__name__
-        detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
+        try:
+            detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
+        except Exception:  # noqa: BLE001 - an exception whose message itself raises: the target's, not opcert's
+            detail = " (whose message could not be read: its str() raised)"
         return TargetFailure(f"target {self.name} raised {kind}{detail} on {where}")
+
+    def _failed(self, exc: BaseException, where: str) -> TargetFailure:
+        """_raised, with the functions of the guarded modules the target replaced put back and named: a call
+        that fails is not checked after it as one that returns is (check_globals), and opcert goes on
+        computing in this process."""
+        failure = self._raised(exc, where)
+        patched = self.isolation.restore_globals()
+        if not patched:
+            return failure
+        return TargetFailure(
+            f"{failure}; it also replaced {', '.join(patched[:5])}{' and more' if len(patched) > 5 else ''} in "
+            "this process (opcert put the originals back)"
+        )
 
     def _checked(self, y, x: np.ndarray, where: str) -> np.ndarray:
         """The target's output for x, as the call contract takes it: an array (a scalar becomes one) of x's

@@ -95,12 +95,7 @@ class Isolation:
         try:
             yield
         finally:
-            if os.getpid() != pid:
-                # a child the target forked, returning from its call: it must not go on as opcert
-                os.write(
-                    2, f"opcert: a process forked by target {target} returned from its call and was ended\n".encode()
-                )
-                saved_exit(0)
+            self.end_if_forked(pid, target)
             self.fp.leave(what)
             if main:
                 os._exit = saved_exit
@@ -114,6 +109,14 @@ class Isolation:
                     f"target {target} left {len(left)} child process(es) running after its "
                     f"{what} (pid {', '.join(map(str, left))}); opcert stopped them"
                 )
+
+    @staticmethod
+    def end_if_forked(pid: int, target: str) -> None:
+        """In a child the target forked (the process is not pid), returning from its call: end it there, as
+        it must not go on as opcert."""
+        if os.getpid() != pid:
+            os.write(2, f"opcert: a process forked by target {target} returned from its call and was ended\n".encode())
+            _REAL_EXIT(0)
 
     def _interrupt(self, previous):
         def handler(signum, frame):
@@ -138,6 +141,7 @@ class Isolation:
 
 
 _MISSING = object()
+_REAL_EXIT = os._exit  # the main process's os._exit is replaced during a call (_raise_exit)
 
 
 def _raise_exit(code=0):

@@ -475,8 +475,7 @@ class LayoutCheck:
             )
 
     def _sampled_calls(self, sup) -> None:
-        """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values (the calls
-        of one length in one batch: Target.run_calls)."""
+        """Separate calls from Python: CALLS_PER_LENGTH per length, the inputs spread over the values."""
         if sup.compiles_per_shape:
             self._one_element_calls()
         nv, L, c = self.nv, self.L, CALLS_PER_LENGTH
@@ -492,26 +491,20 @@ class LayoutCheck:
         rng = np.random.default_rng(12345)
         for n in range(1, L + 1):
             self.progress(f"layout: calls of {n} of {L}")
-            idx = (rng.integers(nv, size=c)[:, None] + np.arange(n)) % nv  # call j: values idx[j]
-            ys = self._run_calls(
-                fam,
-                [self.values[row] for row in idx],
-                (f"a call of {n} element(s), call {j + 1} of {c} (layout check)" for j in range(c)),
-                f"{c} calls of {n} element(s) (layout check)",
-            )
-            if ys is None:
-                continue
-            flat = idx.reshape(-1)
-            self._compare(
-                fam,
-                np.concatenate(ys).view(self.uint),
-                self.base[flat],
-                lambda i, flat=flat: flat[i],
-                lambda i, n=n: f"a call of {n} element(s), position {i % n}",
-                lambda i, idx=idx, n=n, v=self.values: self._redo(
-                    lambda: v[idx[i // n]].copy(), i % n, keep_layout=False
-                ),
-            )
+            for _ in range(c):
+                start = int(rng.integers(nv))
+                idx = (start + np.arange(n)) % nv
+                y = self._run(fam, self.values[idx], f"a call of {n} element(s) (layout check)", keep_layout=False)
+                if y is None:
+                    continue
+                self._compare(
+                    fam,
+                    y.view(self.uint),
+                    self.base[idx],
+                    lambda i, idx=idx: idx[i],
+                    lambda i, n=n: f"a call of {n} element(s), position {i}",
+                    lambda i, idx=idx, v=self.values: self._redo(lambda: v[idx].copy(), i, keep_layout=False),
+                )
 
     def _run_calls(self, fam: Family, xs, labels, batch: str):
         try:
