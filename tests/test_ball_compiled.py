@@ -455,6 +455,38 @@ def test_the_bound_of_e_to_the_minus_y_holds_it_within_a_factor_of_two_in_both_m
     assert np.isnan(ball_ops.NUMPY.exp_neg_above(np.array([np.nan]))[0]) and np.isnan(comp(np.nan))
 
 
+def test_comparisons_and_domains_decide_only_what_the_exact_ends_decide():
+    """The ball rules' comparisons and a primitive's closed domain compare rounded ends: a strict comparison
+    of them implies the exact one, a non-strict one does not. fl(pi) against the ball of pi (fl(pi) with
+    radius pi - fl(pi) < half an ULP: its upper end rounds to fl(pi)) is neither decided less nor decided not
+    less; a ball whose exact lower end is below -1 but rounds to -1 is not inside asin's [-1, 1]; balls of
+    radius 0 compare exactly. Both meanings of the rules (NumPy's and compiled)."""
+    from opcert.numerics import ball_rules
+
+    below = float(gmpy2.const_pi(precision=200) - gmpy2.mpfr(math.pi))  # pi - fl(pi), about 1.2246e-16
+    assert 0 < below < math.ulp(math.pi) / 2 and math.pi + below == math.pi
+    numpy_rules, compiled_rules = ball_rules.numpy_rules(), ball_rules.compiled_rules()
+
+    def both(name, *args):
+        got = compiled_rules[name](*args)
+        arrays = numpy_rules[name](*(np.array([a]) for a in args))
+        assert tuple(bool(np.asarray(v).reshape(-1)[0]) for v in arrays) == tuple(bool(v) for v in got), name
+        return tuple(bool(v) for v in got)
+
+    pi = math.pi
+    assert both("less", pi, 0.0, pi, below) == (False, False)  # fl(pi) < pi: not decided either way
+    assert both("less_equal", pi, below, pi, 0.0) == (False, False)  # pi <= fl(pi) is false: not decided yes
+    assert both("less", pi, 0.0, pi, 0.0) == (False, True) and both("less_equal", pi, 0.0, pi, 0.0) == (True, False)
+    assert both("less", 1.0, 0.5, 2.0, 0.25) == (True, False) and both("less", 3.0, 0.5, 1.0, 0.25) == (False, True)
+    # asin's domain [-1, 1], closed: the ball (-1 + 2^-54, 2^-53) reaches -1 - 2^-54, its rounded end -1
+    tiny = 2.0**-54
+    assert -1.0 + tiny - 2 * tiny == -1.0
+    args = (0.0, -1.0 + tiny, 2 * tiny, True, 0.0, True, 0.0, False, False, -1.0, False, 1.0, False)
+    assert not both("primitive", *args)[1]  # not ok: the ball leaves the domain
+    at_end = (0.0, -1.0, 0.0, True, 0.0, True, 0.0, False, False, -1.0, False, 1.0, False)
+    assert both("primitive", *at_end)[1]  # -1 itself, radius 0: inside
+
+
 def _run_kernel(src, pre, x64, a, form):
     k = ball_compiled._load(src)
     n = x64.size

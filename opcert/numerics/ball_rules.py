@@ -122,9 +122,14 @@ def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_
     the domain, or exactly at an open end (log(0), atanh(1)), is outside the real domain: IEEE's value
     there is exact, the platform's m (NaN; the pole's infinity), radius 0, ok as the argument is
     (ball.evaluate takes it at the root only)."""
+    # a closed end is reached by a ball of radius 0 alone: the rounded end of a wider ball (as in less) may be
+    # the domain's end where the exact one is beyond it (ma - ra at -1 - 1e-17 rounds to -1)
     inside = B.both(
         B.both(ok, prop_ok),
-        B.both(B.where(lo_open, ma - ra > lo, ma - ra >= lo), B.where(hi_open, ma + ra < hi, ma + ra <= hi)),
+        B.both(
+            B.either(ma - ra > lo, B.both(B.negated(lo_open), B.both(ra == 0, ma >= lo))),
+            B.either(ma + ra < hi, B.both(B.negated(hi_open), B.both(ra == 0, ma <= hi))),
+        ),
     )
     outside = B.either(
         B.either(ma + ra < lo, ma - ra > hi),
@@ -190,16 +195,20 @@ SIGN_RULES = {
 
 
 def less(ma, ra, mb, rb):
-    """(yes, no) of a < b over the balls; exact balls compare their midpoints."""
+    """(yes, no) of a < b over the balls; exact balls compare their midpoints. The ends are rounded sums: only
+    a strict comparison of them implies the exact one (rounding is monotone); ends that round to one value
+    leave the comparison undecided (a >= b decided there called fl(pi) < pi false: its ball's end fl(pi) +
+    1.2e-16 rounds to fl(pi))."""
     exact = B.both(ra == 0, rb == 0)
     t = ma < mb
-    return (B.either(ma + ra < mb - rb, B.both(exact, t)), B.either(ma - ra >= mb + rb, B.both(exact, B.negated(t))))
+    return (B.either(ma + ra < mb - rb, B.both(exact, t)), B.either(ma - ra > mb + rb, B.both(exact, B.negated(t))))
 
 
 def less_equal(ma, ra, mb, rb):
+    """(yes, no) of a <= b over the balls, as less: strict comparisons of the rounded ends."""
     exact = B.both(ra == 0, rb == 0)
     t = ma <= mb
-    return (B.either(ma + ra <= mb - rb, B.both(exact, t)), B.either(ma - ra > mb + rb, B.both(exact, B.negated(t))))
+    return (B.either(ma + ra < mb - rb, B.both(exact, t)), B.either(ma - ra > mb + rb, B.both(exact, B.negated(t))))
 
 
 def equal(ma, ra, mb, rb):
