@@ -575,6 +575,11 @@ def test_a_call_that_fails_after_replacing_a_function_of_numpy_is_put_back_and_n
                 "if x.size == 2:\n    raise E()\nreturn np.tanh(x)",
                 "raised E (whose message could not be read",
             ),
+            (  # its message is the target's code too: read under the isolation, where os._exit is a finding
+                "import os\nclass E(Exception):\n    def __str__(self):\n        os._exit(0)\n"
+                "if x.size == 2:\n    raise E()\nreturn np.tanh(x)",
+                "raised E (whose message could not be read: its str() raised TargetExit)",
+            ),
         ]
     ):
         (tmp_path / str(k)).mkdir()
@@ -593,22 +598,31 @@ def test_a_call_that_fails_after_replacing_a_function_of_numpy_is_put_back_and_n
 
 def test_run_calls_gives_plain_arrays_for_a_kernels_array_subclass(tmp_path):
     """What run_calls returns is opcert's to concatenate and compare: a kernel's ndarray subclass (whose
-    __array_function__ refuses numpy's functions) comes back as a plain ndarray of its bits."""
+    __array_function__ refuses numpy's functions) comes back as a plain ndarray of its bits, and one whose dtype
+    property lies about its data is judged by its data."""
     import numpy as np
 
+    from opcert.errors import TargetFailure
     from opcert.spec import get_operator
     from opcert.spec.attrs import resolve
     from opcert.targets import load_target
 
     body = (
         "class Sub(np.ndarray):\n    def __array_function__(self, *a, **k):\n        raise RuntimeError('no')\n"
+        "class Liar(Sub):\n    @property\n    def dtype(self):  # binary64 data that says binary32\n"
+        "        return np.dtype(np.float32)\n"
+        "if x.size == 3:\n    y = Liar(x.shape, np.float64)\n"
+        "    np.ndarray.__setitem__(y, slice(None), np.tanh(x.astype(np.float64)))\n    return y\n"
         "y = Sub(x.shape, x.dtype)  # owns its memory: no copy out of a buffer of the target's\n"
         "np.ndarray.__setitem__(y, slice(None), np.tanh(x))\nreturn y"
     )
     op = get_operator("Tanh")
     xs = [np.linspace(-1, 1, n).astype(np.float32) for n in (1, 2)]
     with _kernel_module(tmp_path, body) as name:
-        got = load_target(name).run_calls(op, xs, resolve(op), ["one", "two"], "2 calls")
+        tgt = load_target(name)
+        got = tgt.run_calls(op, xs, resolve(op), ["one", "two"], "2 calls")
+        with pytest.raises(TargetFailure, match="returned dtype float64; expected float32 \\(on three\\)"):
+            tgt.run_calls(op, [*xs, xs[1][:1].repeat(3)], resolve(op), ["one", "two", "three"], "3 calls")
     assert all(type(g) is np.ndarray for g in got)
     assert np.array_equal(np.concatenate(got).view(np.uint32), np.tanh(np.concatenate(xs)).view(np.uint32))
 

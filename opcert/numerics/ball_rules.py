@@ -19,9 +19,12 @@ of a wide ball.
 from __future__ import annotations
 
 import functools
+import math
 
 from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import NUMPY, compiled, over_arrays
+
+INF = math.inf
 
 B = NUMPY  # the vocabulary's meaning as written; ball_ops.instantiate rebinds it
 MARGIN = 1.0 + 2.0**-50  # radius computed with rounding: enlarge it
@@ -123,12 +126,13 @@ def primitive(m, ma, ra, ok, prop, prop_ok, contract_m, exact_at_zero, exact_at_
     there is exact, the platform's m (NaN; the pole's infinity), radius 0, ok as the argument is
     (ball.evaluate takes it at the root only)."""
     # a closed end is reached by a ball of radius 0 alone: the rounded end of a wider ball (as in less) may be
-    # the domain's end where the exact one is beyond it (ma - ra at -1 - 1e-17 rounds to -1)
+    # the domain's end where the exact one is beyond it (ma - ra at -1 - 1e-17 rounds to -1); an infinite end
+    # (no bound) holds every ball whose end is not NaN, an overflowed end included
     inside = B.both(
         B.both(ok, prop_ok),
         B.both(
-            B.either(ma - ra > lo, B.both(B.negated(lo_open), B.both(ra == 0, ma >= lo))),
-            B.either(ma + ra < hi, B.both(B.negated(hi_open), B.both(ra == 0, ma <= hi))),
+            B.either(ma - ra > lo, B.both(B.negated(lo_open), B.both(B.either(ra == 0, lo == -INF), ma - ra >= lo))),
+            B.either(ma + ra < hi, B.both(B.negated(hi_open), B.both(B.either(ra == 0, hi == INF), ma + ra <= hi))),
         ),
     )
     outside = B.either(

@@ -208,7 +208,10 @@ class Target:
             ):
                 if guard_warnings:
                     warnings.simplefilter("ignore")
-                y = (call or self._call)(op, given, attrs)
+                try:
+                    y = (call or self._call)(op, given, attrs)
+                except BaseException as exc:  # noqa: BLE001 - its message is read here, under the isolation:
+                    raise self._raised(exc, where) from None  # str() of the target's exception is its code
                 # out of the target's buffer before its next call (a layout form on a buffer made for the
                 # call returns that buffer or a fresh one: nothing of the target's to copy out of). An array
                 # that owns its memory and that nothing but this frame refers to (getrefcount's own argument
@@ -273,6 +276,10 @@ class Target:
                         iso.end_if_forked(pid, self.name)
                     iso.fp.leave("call")  # as run() records it, call by call
                     iso.fp.enter()
+                    # a subclass's own properties and methods (its dtype, its __array_function__) are not
+                    # opcert's to read or call: its data as a plain ndarray
+                    if isinstance(y, np.ndarray) and type(y) is not np.ndarray:
+                        y = np.ndarray.view(y, np.ndarray)
                     # out of the target's buffer before its next call, as in run()
                     if isinstance(y, np.ndarray) and not (
                         y.base is None and y.flags.owndata and sys.getrefcount(y) == 2
@@ -280,9 +287,7 @@ class Target:
                         y = np.ndarray.copy(y)
                     if np.ndarray.tobytes(given) != np.ndarray.tobytes(x):  # bit for bit, as _same_bits
                         self.modified_input = True
-                    y = self._checked(y, x, where)
-                    # a subclass's own methods (its __array_function__) are not opcert's to call
-                    outs.append(y if type(y) is np.ndarray else np.ndarray.view(y, np.ndarray))
+                    outs.append(self._checked(y, x, where))
         except BaseException as exc:  # noqa: BLE001 - a call's failure, or what a call left behind
             raise self._failed(exc, batch) from None
         self.check_globals(batch)
@@ -297,16 +302,18 @@ class Target:
         kind = type(exc).__name__
         try:
             detail = f"({exc.code!r})" if isinstance(exc, SystemExit) else f": {exc}"
-        except Exception:  # noqa: BLE001 - an exception whose message itself raises: the target's, not opcert's
-            detail = " (whose message could not be read: its str() raised)"
+        except BaseException as err:  # noqa: BLE001 - a message whose str() raises (or calls os._exit): the target's
+            if isinstance(err, KeyboardInterrupt) and self.isolation.user_interrupted:
+                raise
+            detail = f" (whose message could not be read: its str() raised {type(err).__name__})"
         return TargetFailure(f"target {self.name} raised {kind}{detail} on {where}")
 
     def _failed(self, exc: BaseException, where: str) -> TargetFailure:
         """_raised, with the functions of the guarded modules the target replaced put back and named: a call
         that fails is not checked after it as one that returns is (check_globals), and opcert goes on
         computing in this process."""
+        patched = self.isolation.restore_globals()  # first: a Ctrl-C the user pressed is raised again below
         failure = self._raised(exc, where)
-        patched = self.isolation.restore_globals()
         if not patched:
             return failure
         return TargetFailure(
