@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -632,6 +633,44 @@ def test_a_forked_child_that_returns_from_the_call_does_not_go_on_as_opcert(cli,
     # the pipes); the parent's call is a kernel that forks the caller's process: a finding, with its reason
     assert code == 1 and data["status"] == "crashed" and "child process" in data["error"]
     assert "UnpicklingError" not in err
+
+
+def test_a_tensor_kernels_forked_child_that_returns_does_not_go_on_as_opcert(tmp_path, monkeypatch):
+    """The tensor, binary and predicate operators' targets are called without an Isolation: a child a kernel
+    forks there that returns from the call (or raises out of it) is ended where it returns, and one that
+    raises SystemExit is a finding, not the end of opcert. Measured in this process: a child going on as
+    opcert would finish the measurement a second time and write its marker file."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    done = tmp_path / "done"
+    module(
+        tmp_path,
+        "tensor_forks",
+        """
+        import os, sys
+        def softmax(x, axis):
+            if os.fork() == 0:
+                if x.size % 2:
+                    raise ValueError("the child raises")
+                return np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True)
+            return np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True)
+        def exits(x, axis):
+            sys.exit(3)
+    """,
+    )
+    from opcert.verify.tensor.measure import measure_rows
+
+    pid = os.getpid()
+    r = measure_rows("Softmax", "tensor_forks:softmax", "float32", samples=200, isolation="none")
+    if os.getpid() != pid:  # a child that went on as opcert: mark it and end without pytest's teardown
+        done.write_text("a child went on")
+        os._exit(0)
+    for _ in range(50):  # the children end at once; give any that did not a moment to write its mark
+        if done.exists():
+            break
+        time.sleep(0.01)
+    assert not done.exists() and r.status in ("ok", "failed"), r.status
+    r = measure_rows("Softmax", "tensor_forks:exits", "float32", samples=200, isolation="none")
+    assert not r.ok and r.call_failures and "SystemExit: 3" in r.call_failures[0]["error"], r.call_failures[:1]
 
 
 def test_a_module_that_hangs_at_import_honours_the_time_limit(cli, tmp_path, monkeypatch):

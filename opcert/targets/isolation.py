@@ -140,6 +140,18 @@ class Isolation:
         return out
 
 
+@contextlib.contextmanager
+def child_ends(target: str):
+    """Around a call made without an Isolation (the tensor, binary and predicate operators' targets): a child
+    the target forked that returns from the call, or raises out of it, is ended here, inside the call's
+    activity (whose record it shares with its parent)."""
+    pid = os.getpid()
+    try:
+        yield
+    finally:
+        Isolation.end_if_forked(pid, target)
+
+
 _MISSING = object()
 _REAL_EXIT = os._exit  # the main process's os._exit is replaced during a call (_raise_exit)
 

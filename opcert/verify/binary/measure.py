@@ -33,6 +33,7 @@ from opcert.progress import Progress
 from opcert.spec import get_binary_operator
 from opcert.spec.binary import BinaryOperator
 from opcert.targets import binary as binary_targets
+from opcert.targets.isolation import child_ends
 from opcert.verify.binary import pairs as P
 from opcert.verify.result import PropertyResult
 from opcert.verify.ulp import ulp_error, ulp_error_exact
@@ -208,9 +209,15 @@ def call(tgt, op, std, x, y, attrs) -> np.ndarray:
     is a TargetFailure naming the call)."""
     shape = np.broadcast_shapes(x.shape, y.shape)
     try:
-        with activity(f"running on {x.dtype.name} pairs of shapes {x.shape} and {y.shape}"), np.errstate(all="ignore"):
+        with (
+            activity(f"running on {x.dtype.name} pairs of shapes {x.shape} and {y.shape}"),
+            np.errstate(all="ignore"),
+            child_ends(tgt.name),
+        ):
             z = tgt.call(op, std, x.copy(), y.copy(), dict(attrs))
-    except Exception as exc:  # noqa: BLE001 - whatever the target raises is its failure
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - whatever the target raises (SystemExit too) is its failure
         raise TargetFailure(f"{type(exc).__name__}: {str(exc)[:300]} (inputs {x.shape} and {y.shape})") from None
     if not isinstance(z, np.ndarray):
         try:

@@ -35,6 +35,7 @@ from opcert.errors import TargetFailure, UsageError
 from opcert.formats import FloatFormat, get_format
 from opcert.progress import Progress
 from opcert.spec.predicate import CHECKED_DTYPES, class_name, fields, get_predicate_operator
+from opcert.targets.isolation import child_ends
 from opcert.targets.predicate import load_predicate
 from opcert.verify.result import PropertyResult
 from opcert.workers import WorkerLost, activity, in_worker, run_isolated
@@ -194,9 +195,15 @@ def call(tgt, op, std, x, attrs) -> np.ndarray:
     shape (anything else, or an exception, is a TargetFailure naming the call). Its dtype is judged by the
     output_type property, not here."""
     try:
-        with activity(f"running {op.name} on {x.dtype.name} inputs of shape {x.shape}"), np.errstate(all="ignore"):
+        with (
+            activity(f"running {op.name} on {x.dtype.name} inputs of shape {x.shape}"),
+            np.errstate(all="ignore"),
+            child_ends(tgt.name),
+        ):
             z = tgt.call(op, std, x, dict(attrs))
-    except Exception as exc:  # noqa: BLE001 - whatever the target raises is its failure
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - whatever the target raises (SystemExit too) is its failure
         raise TargetFailure(f"{type(exc).__name__}: {str(exc)[:300]} (input of shape {x.shape})") from None
     if not isinstance(z, np.ndarray):
         try:

@@ -7,6 +7,7 @@ import numpy as np
 from opcert.errors import TargetFailure
 from opcert.expr import PRIMITIVES
 from opcert.expr.ball_ops import over_arrays
+from opcert.targets.isolation import child_ends
 from opcert.workers import activity
 
 EXP = PRIMITIVES["exp"]  # the row sums of exponentials: the primitive table's exp, and how far it moves
@@ -22,9 +23,12 @@ def call_target(tgt, op, std, x, reduced, copy: bool = True) -> np.ndarray:
         with (
             activity(f"running on a {x.dtype.name} tensor of shape {x.shape}, rows over axes {list(reduced)}"),
             np.errstate(all="ignore"),
+            child_ends(tgt.name),
         ):
             y = tgt.call(op, std, x.copy() if copy else x, reduced)
-    except Exception as exc:  # noqa: BLE001 - whatever the target raises is its failure
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - whatever the target raises (SystemExit too) is its failure
         raise TargetFailure(
             f"{type(exc).__name__}: {str(exc)[:300]} (input {x.dtype.name} {x.shape}, axes {list(reduced)})"
         ) from None
