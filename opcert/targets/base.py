@@ -24,7 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from opcert.errors import TargetFailure, UsageError
-from opcert.targets.isolation import Isolation
+from opcert.targets.isolation import Isolation, child_ends
 from opcert.targets.layouts import LayoutSupport, copy_with_layout, cores
 from opcert.workers import activity
 
@@ -256,7 +256,7 @@ class Target:
             why = self.unsupported(op, _dtype_name(dtype), attrs)
             if why:
                 raise UnsupportedByTarget(why)
-        iso, pid = self.isolation, os.getpid()
+        iso = self.isolation
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings(), iso.call(self.name, "calls"):
                 warnings.simplefilter("ignore")
@@ -265,15 +265,13 @@ class Target:
                 for x, where in zip(xs, labels):
                     given = np.ndarray.copy(x)
                     limit, hint = (self.timeout, "") if self.timeout is not None else default_timeout(x.size)
-                    with activity(f"running on {where}", limit, hint):
+                    # a child the target forked ends before it leaves the call's activity (whose record it shares
+                    # with its parent: leaving it there would lift the parent's time limit)
+                    with activity(f"running on {where}", limit, hint), child_ends(self.name):
                         try:
                             y = self._call(op, given, attrs)
                         except BaseException as exc:  # noqa: BLE001 - as in run()
-                            iso.end_if_forked(pid, self.name)
                             raise self._raised(exc, where) from None
-                        # a child the target forked ends here, before it leaves the call's activity (whose record
-                        # it shares with its parent: leaving it there would lift the parent's time limit)
-                        iso.end_if_forked(pid, self.name)
                     iso.fp.leave("call")  # as run() records it, call by call
                     iso.fp.enter()
                     # a subclass's own properties and methods (its dtype, its __array_function__) are not
